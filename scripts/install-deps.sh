@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs everything stackpin needs to build and test, from Debian 12's own packages.
+# Idempotent: packages already present are left alone. Run as root (or with sudo).
+#
+#   scripts/install-deps.sh            build + test dependencies
+#   scripts/install-deps.sh --tools    also the checkers the tests run when present
+#                                      (shellcheck, dpkg-dev, lintian, xz-utils, unzip)
+set -euo pipefail
+
+build_pkgs=(
+  build-essential cmake pkg-config
+  libarchive-dev libssl-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
+  libcurl4-openssl-dev libgtest-dev libgmock-dev
+)
+tool_pkgs=(shellcheck xz-utils unzip zip python3)
+
+want=("${build_pkgs[@]}")
+if [[ ${1:-} == --tools ]]; then want+=("${tool_pkgs[@]}"); fi
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#want[@]} packages present"
+  exit 0
+fi
+SUDO=
+if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,129 @@
+// stackpin check MANIFEST... [--explain] [--strict] [--json]
+#include <ostream>
+
+#include "commands.hpp"
+#include "core/check.hpp"
+#include "format/json.hpp"
+#include "format/manifest_reader.hpp"
+
+namespace cli {
+
+namespace {
+
+struct CheckOptions {
+  std::vector<std::string> manifests;
+  bool explain = false;
+  bool strict = false;
+  bool json = false;
+};
+
+void render_explain(std::ostream& os, const model::CheckReport& r, const Style& st) {
+  os << st.bold("Resolved facts for " + r.name) << " (" << r.manifest_path << ")\n";
+  os << "  CUDA " << r.cuda_version << ", cuDNN " << r.cudnn_version;
+  if (r.cudnn_cuda_major) os << " built for CUDA " << *r.cudnn_cuda_major;
+  os << "\n  driver minimum:\n";
+  for (const auto& d : r.drivers) {
+    os << "    " << model::to_string(d.os) << (d.os == model::Os::linux ? "    " : "  ") << d.effective;
+    std::vector<std::string> why;
+    if (d.pinned) why.push_back("pinned");
+    if (d.release_min) why.push_back("NVIDIA's minimum for CUDA " + r.cuda_version + ": " + d.release_min->text());
+    else if (d.release_na) why.push_back("NVIDIA's table: N/A for this release");
+    if (d.family_floor) why.push_back("CUDA " + r.cuda_version.substr(0, r.cuda_version.find('.')) + ".x floor: " + d.family_floor->text());
+    if (!why.empty()) {
+      os << "  (";
+      for (std::size_t i = 0; i < why.size(); ++i) os << (i ? "; " : "") << why[i];
+      os << ")";
+    }
+    os << "\n";
+    if (!d.source.empty()) os << "              " << st.dim("source: " + d.source) << "\n";
+  }
+  if (r.windows) {
+    const auto& w = *r.windows;
+    os << "  Windows layout (relative to the cuDNN root):\n";
+    if (!w.dll_dir.empty()) {
+      os << "    DLLs              " << w.dll_dir << "\\" << w.main_dll << " (and the other cudnn*64_N.dll)\n";
+      os << "    import libraries  " << w.import_lib_dir << "\\cudnn.lib" << (w.verified ? "" : "  (not verified for this version)") << "\n";
+      os << "    headers           " << w.include_dir << "\\cudnn.h, cudnn_version.h\n";
+    } else {
+      os << "    unknown for this version\n";
+    }
+    os << "    zlibwapi.dll      " << (w.zlibwapi_needed ? "needed (not in the cuDNN zip)" : "not needed") << "\n";
+    if (!w.source.empty()) os << "    " << st.dim("source: " + w.source) << "\n";
+  }
+  if (!r.wheels.empty()) {
+    os << "  framework packages:\n";
+    for (const auto& w : r.wheels) {
+      os << "    pip install " << w.requirement;
+      if (!w.index_url.empty()) os << " --index-url " << w.index_url;
+      if (!w.bundled_cudnn.empty()) os << "   (brings cuDNN " << w.bundled_cudnn << ")";
+      os << "\n";
+    }
+  }
+  if (!r.archives.empty()) {
+    os << "  archives:\n";
+    for (const auto& a : r.archives) {
+      os << "    " << model::to_string(a.platform) << "  " << a.file << "\n";
+      if (a.size) os << "      size    " << *a.size << "\n";
+      if (!a.sha256.empty()) os << "      sha256  " << a.sha256 << "\n";
+      os << "      " << (a.known ? (a.cross_checked ? "NVIDIA's published values (cross-checked)" : "NVIDIA's published values (single source)")
+                               : "not cross-checked against NVIDIA")
+         << "\n";
+    }
+  }
+}
+
+int run_check(const CheckOptions& o, Context& ctx) {
+  const auto& kb = knowledge::KnowledgeBase::embedded();
+  std::vector<model::CheckReport> reports;
+  std::vector<model::Finding> all_findings;
+  std::optional<util::Error> first_error;
+  bool failed = false;
+  for (const auto& path : o.manifests) {
+    auto manifest = format::load_manifest(path);
+    util::Result<model::CheckReport> report =
+        manifest ? core::check_manifest(*manifest, kb) : util::Result<model::CheckReport>(manifest.error());
+    if (!report) {
+      failed = true;
+      if (!first_error) first_error = report.error();
+      if (!o.json) render_error(ctx.io.err, report.error(), ctx.err_style);
+      continue;
+    }
+    auto counts = model::count(report->findings);
+    if (counts.errors > 0 || (o.strict && counts.warnings > 0)) failed = true;
+    if (!o.json) {
+      auto& os = ctx.io.out;
+      const auto& st = ctx.out_style;
+      os << st.bold(path) << ": " << report->name << "\n";
+      for (const auto& f : report->findings)
+        if (f.severity != model::Severity::ok || o.explain) render_finding(os, f, st);
+      if (o.explain) render_explain(os, *report, st);
+      os << "  " << summary(counts) << (counts.errors ? "" : o.strict && counts.warnings ? " (--strict: warnings fail)" : "")
+         << "\n\n";
+    }
+    all_findings.insert(all_findings.end(), report->findings.begin(), report->findings.end());
+    reports.push_back(std::move(report).value());
+  }
+  if (o.json) {
+    ctx.io.out << format::envelope("check", !failed, all_findings, format::to_json(reports),
+                                   first_error ? &*first_error : nullptr);
+  } else if (o.manifests.size() > 1) {
+    ctx.io.out << (failed ? ctx.out_style.red("check failed") : ctx.out_style.green("check passed")) << ": "
+               << o.manifests.size() << " manifests, " << summary(model::count(all_findings)) << "\n";
+  }
+  return failed ? k_exit_failed : k_exit_ok;
+}
+
+}  // namespace
+
+void add_check(CLI::App& app, Context& ctx) {
+  auto opts = std::make_shared<CheckOptions>();
+  auto* cmd = app.add_subcommand("check", "Judge manifests against stackpin's compatibility knowledge");
+  cmd->add_option("MANIFEST", opts->manifests, "Manifest file(s) to check")->required();
+  cmd->add_flag("--explain", opts->explain,
+                "Also print the resolved facts: driver minimums, Windows directories, matching wheels, archives");
+  cmd->add_flag("--strict", opts->strict, "Treat warnings as failures (exit 1)");
+  cmd->add_flag("--json", opts->json, "Print one JSON document on stdout and nothing else there");
+  cmd->callback([opts, &ctx] { ctx.action = [opts, &ctx] { return run_check(*opts, ctx); }; });
+}
+
+}  // namespace cli

@@ -1,0 +1,396 @@
+#include "format/facts_reader.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "toml_schema.hpp"
+#include "util/strings.hpp"
+
+namespace format {
+namespace {
+
+using detail::Diagnostics;
+using detail::TableReader;
+using model::Version;
+
+struct Doc {
+  std::string name;
+  std::vector<std::string> lines;
+  Diagnostics diag;
+  std::optional<toml::table> table;
+  Doc(std::string n, std::string_view text) : name(std::move(n)), lines(detail::split_lines(text)), diag(name, &lines) {
+    table = detail::parse_toml(text, name, diag);
+  }
+};
+
+// Helpers that read one key of a data entry; errors go to the reader's diagnostics.
+std::string str(TableReader& r, const char* key, bool required = false) {
+  auto s = r.string(key, required);
+  return s ? s->value : std::string();
+}
+
+Version ver(TableReader& r, const char* key, std::size_t min_parts = 1, std::size_t max_parts = 4) {
+  auto v = r.version(key, min_parts, max_parts, "\"1.2.3\"", true);
+  return v ? v->value : Version();
+}
+
+std::optional<Version> opt_ver(TableReader& r, const char* key, std::size_t min_parts = 1, std::size_t max_parts = 4) {
+  auto v = r.version(key, min_parts, max_parts, "\"1.2.3\"", false);
+  if (!v) return std::nullopt;
+  return v->value;
+}
+
+std::vector<std::string> strings(TableReader& r, const char* key, bool required = false) {
+  std::vector<std::string> out;
+  const toml::array* a = r.array(key);
+  if (!a) {
+    if (required) {
+      auto p = detail::pos_of(r.table());
+      r.diag().error_at(p.line, p.column, "missing required key `" + r.qualified(key) + "`");
+    }
+    return out;
+  }
+  for (const auto& el : *a) {
+    if (!el.is_string()) {
+      r.diag().error(el.source(), "`" + r.qualified(key) + "` must list strings");
+      continue;
+    }
+    out.push_back(el.as_string()->get());
+  }
+  return out;
+}
+
+model::Sources sources(TableReader& r) { return strings(r, "source", true); }
+
+int integer(TableReader& r, const char* key, bool required = true) {
+  auto i = r.integer(key, required);
+  return i ? static_cast<int>(i->value) : 0;
+}
+
+bool boolean(TableReader& r, const char* key, bool dflt) {
+  const toml::node* n = r.get(key);
+  if (!n) return dflt;
+  if (!n->is_boolean()) {
+    r.diag().error(n->source(), "`" + r.qualified(key) + "` must be true or false");
+    return dflt;
+  }
+  return n->as_boolean()->get();
+}
+
+// Calls fn(reader) for every table of the array-of-tables `key` in `doc`'s top table.
+template <class Fn>
+void each(TableReader& top, const char* key, Fn fn) {
+  const toml::node* n = top.get(key);
+  if (!n) return;
+  if (!n->is_array_of_tables()) {
+    top.diag().error(n->source(), std::string("`") + key + "` must be an array of tables ([[" + key + "]])");
+    return;
+  }
+  int i = 0;
+  for (const auto& el : *n->as_array()) {
+    TableReader r(*el.as_table(), std::string(key) + "[" + std::to_string(++i) + "]", top.diag());
+    fn(r);
+    r.finish();
+  }
+}
+
+template <class Fn>
+void table(TableReader& top, const char* key, Fn fn) {
+  if (const toml::table* t = top.subtable(key)) {
+    TableReader r(*t, key, top.diag());
+    fn(r);
+    r.finish();
+  }
+}
+
+void check_schema(TableReader& top) {
+  auto s = top.integer("schema", true);
+  if (s && s->value != 1)
+    top.diag().error_at(s->pos.line, s->pos.column, "knowledge data schema " + std::to_string(s->value) + " is not supported");
+}
+
+void read_drivers(TableReader& top, model::Facts& f) {
+  each(top, "family", [&](TableReader& r) {
+    model::DriverFamily d;
+    d.cuda_major = integer(r, "cuda_major");
+    d.linux = ver(r, "linux");
+    d.windows = ver(r, "windows");
+    d.below = opt_ver(r, "below");
+    d.source = sources(r);
+    d.note = str(r, "note");
+    f.driver_families.push_back(std::move(d));
+  });
+  each(top, "release", [&](TableReader& r) {
+    model::DriverRelease d;
+    d.cuda = ver(r, "cuda", 3, 3);
+    d.label = str(r, "label");
+    d.linux = opt_ver(r, "linux");
+    d.windows = opt_ver(r, "windows");
+    d.windows_na = boolean(r, "windows_na", false);
+    d.source = sources(r);
+    d.note = str(r, "note");
+    f.driver_releases.push_back(std::move(d));
+  });
+}
+
+void read_archives(TableReader& top, model::Facts& f) {
+  f.cudnn_base_url = str(top, "base_url", true);
+  str(top, "url_pattern");
+  each(top, "archive", [&](TableReader& r) {
+    model::CudnnArchiveFact a;
+    a.version = ver(r, "version", 4, 4);
+    a.cuda = integer(r, "cuda");
+    auto p = r.choice("platform", model::platform_names(), true);
+    if (p) a.platform = static_cast<model::Platform>(p->value);
+    a.file = str(r, "file", true);
+    a.url = str(r, "url", true);
+    a.sha256 = str(r, "sha256", true);
+    if (a.sha256.size() != 64 || !util::is_hex(a.sha256)) {
+      auto pos = r.key_pos("sha256");
+      r.diag().error_at(pos.line, pos.column, "`" + r.qualified("sha256") + "` is not 64 hex digits");
+    }
+    if (auto s = r.integer("size")) a.size = static_cast<std::uint64_t>(s->value);
+    a.md5 = str(r, "md5");
+    a.released = str(r, "released");
+    a.cross_checked = boolean(r, "cross_checked", false);
+    a.caveat = str(r, "caveat");
+    a.source = sources(r);
+    f.cudnn_archives.push_back(std::move(a));
+  });
+}
+
+void read_layout_rules(TableReader& top, const char* key, std::vector<model::LayoutRule>& out) {
+  each(top, key, [&](TableReader& r) {
+    model::LayoutRule l;
+    l.from = ver(r, "from", 3, 3);
+    l.until = opt_ver(r, "until", 3, 3);
+    l.dirs = strings(r, "dirs", true);
+    l.verified = boolean(r, "verified", true);
+    l.source = sources(r);
+    l.note = str(r, "note");
+    out.push_back(std::move(l));
+  });
+}
+
+void read_layouts(TableReader& top, model::Facts& f) {
+  read_layout_rules(top, "windows_import_lib_dir", f.windows_import_lib_dir);
+  read_layout_rules(top, "windows_dll_dir", f.windows_dll_dir);
+  read_layout_rules(top, "linux_lib_dir", f.linux_lib_dir);
+  each(top, "major", [&](TableReader& r) {
+    model::CudnnMajorContents m;
+    m.major = integer(r, "major");
+    m.linux_libraries = strings(r, "linux_libraries", true);
+    m.linux_optional_libraries = strings(r, "linux_optional_libraries");
+    m.headers = strings(r, "headers", true);
+    m.windows_dlls = strings(r, "windows_dlls", true);
+    m.windows_optional_dlls = strings(r, "windows_optional_dlls");
+    m.windows_import_libs = strings(r, "windows_import_libs", true);
+    m.main_dll = str(r, "main_dll", true);
+    m.soname = str(r, "soname", true);
+    m.source = sources(r);
+    m.note = str(r, "note");
+    f.cudnn_majors.push_back(std::move(m));
+  });
+}
+
+void read_frameworks(TableReader& top, model::Facts& f) {
+  table(top, "torch_index", [&](TableReader& r) {
+    f.torch_index_pattern = str(r, "url_pattern", true);
+    f.torch_install_flag = str(r, "install_flag");
+    str(r, "note");
+    f.torch_index_source = sources(r);
+  });
+  each(top, "torch", [&](TableReader& r) {
+    model::TorchRelease t;
+    t.release = ver(r, "release", 2, 3);
+    t.python = str(r, "python");
+    t.variants = strings(r, "variants", true);
+    t.stable_cuda = strings(r, "stable_cuda");
+    t.experimental_cuda = strings(r, "experimental_cuda");
+    if (const toml::table* c = r.subtable("cudnn")) {
+      for (auto&& [k, v] : *c) {
+        auto parsed = v.is_string() ? Version::parse(v.as_string()->get()) : std::nullopt;
+        if (!parsed) {
+          r.diag().error(v.source(), "`" + r.qualified("cudnn") + "." + std::string(k.str()) + "` must be a version string");
+          continue;
+        }
+        t.cudnn[std::string(k.str())] = *parsed;
+      }
+    }
+    t.source = sources(r);
+    t.note = str(r, "note");
+    f.torch.push_back(std::move(t));
+  });
+  each(top, "tensorflow", [&](TableReader& r) {
+    model::TensorflowBuild t;
+    t.version = ver(r, "version", 2, 3);
+    auto os = r.choice("os", {"linux", "windows"}, true);
+    if (os) t.os = os->value == 0 ? model::Os::linux : model::Os::windows;
+    t.package = str(r, "package", true);
+    t.cuda = ver(r, "cuda", 1, 3);
+    t.cudnn = ver(r, "cudnn", 1, 3);
+    t.python = str(r, "python");
+    t.source = sources(r);
+    f.tensorflow.push_back(std::move(t));
+  });
+  table(top, "tensorflow_notes", [&](TableReader& r) {
+    f.tensorflow_windows_native_gpu_last = opt_ver(r, "windows_native_gpu_last");
+    f.tensorflow_notes = str(r, "text");
+    f.tensorflow_notes_source = sources(r);
+  });
+  each(top, "onnxruntime", [&](TableReader& r) {
+    model::OnnxRuntimeRow o;
+    o.first = ver(r, "first", 2, 3);
+    o.last = ver(r, "last", 2, 3);
+    o.cuda_major = integer(r, "cuda_major");
+    o.cuda = str(r, "cuda");
+    o.cudnn_major = integer(r, "cudnn_major");
+    o.cudnn_linux = opt_ver(r, "cudnn_linux");
+    o.cudnn_windows = opt_ver(r, "cudnn_windows");
+    o.note = str(r, "note");
+    o.source = sources(r);
+    f.onnxruntime.push_back(std::move(o));
+  });
+  table(top, "onnxruntime_notes", [&](TableReader& r) {
+    f.onnxruntime_notes = str(r, "text");
+    f.onnxruntime_notes_source = sources(r);
+  });
+}
+
+void read_windows_runtime(TableReader& top, model::Facts& f) {
+  table(top, "zlibwapi", [&](TableReader& r) {
+    model::ZlibwapiFact z;
+    z.from = ver(r, "from", 3, 3);
+    z.until = ver(r, "until", 3, 3);
+    z.dll = str(r, "dll", true);
+    z.note = str(r, "note");
+    z.source = sources(r);
+    f.zlibwapi = std::move(z);
+  });
+  table(top, "vc_runtime", [&](TableReader& r) {
+    f.vc_runtime_note = str(r, "note");
+    f.vc_runtime_source = sources(r);
+  });
+}
+
+// Tables whose text is kept for people but not used by any rule yet: every key must still be a
+// string or an array of strings, so that a typo'd structure is noticed.
+void read_text_table(TableReader& top, const char* key) {
+  table(top, key, [&](TableReader& r) {
+    for (auto&& [k, v] : r.table()) {
+      std::string name(k.str());
+      if (v.is_string()) str(r, name.c_str());
+      else strings(r, name.c_str());
+    }
+  });
+}
+
+void read_conda(TableReader& top, model::Facts& f) {
+  table(top, "cuda_version", [&](TableReader& r) {
+    f.conda_cuda_versions = strings(r, "versions");
+    str(r, "note");
+    f.conda_source = sources(r);
+  });
+  each(top, "conda_forge_cudnn", [&](TableReader& r) {
+    model::CondaCudnn c;
+    c.version = ver(r, "version", 4, 4);
+    if (const toml::array* a = r.array("cuda_majors"))
+      for (const auto& el : *a) {
+        if (el.is_integer()) c.cuda_majors.push_back(static_cast<int>(el.as_integer()->get()));
+        else r.diag().error(el.source(), "`" + r.qualified("cuda_majors") + "` must list integers");
+      }
+    c.note = str(r, "note");
+    c.source = sources(r);
+    f.conda_forge_cudnn.push_back(std::move(c));
+  });
+  read_text_table(top, "nvidia_channel");
+  read_text_table(top, "pytorch_channel");
+}
+
+void read_containers(TableReader& top, model::Facts& f) {
+  table(top, "apt_naming", [&](TableReader& r) {
+    f.apt_naming_v8 = str(r, "v8", true);
+    f.apt_naming_v9 = str(r, "v9", true);
+    for (auto&& [k, v] : r.table()) {
+      std::string name(k.str());
+      if (name != "source" && v.is_string()) str(r, name.c_str());
+    }
+    f.apt_naming_source = sources(r);
+  });
+  each(top, "apt_pin", [&](TableReader& r) {
+    model::AptPin a;
+    a.cuda = ver(r, "cuda", 2, 3);
+    a.os = str(r, "os", true);
+    a.cudnn = ver(r, "cudnn", 4, 4);
+    a.package = str(r, "package", true);
+    a.package_dev = str(r, "package_dev");
+    a.note = str(r, "note");
+    a.source = sources(r);
+    f.apt_pins.push_back(std::move(a));
+  });
+  each(top, "docker_tag", [&](TableReader& r) {
+    model::DockerTag d;
+    d.tag = str(r, "tag", true);
+    d.cuda = ver(r, "cuda", 3, 3);
+    d.flavor = str(r, "flavor", true);
+    d.os = str(r, "os", true);
+    d.cudnn = ver(r, "cudnn", 4, 4);
+    d.apt_package = str(r, "apt_package");
+    d.note = str(r, "note");
+    d.source = sources(r);
+    f.docker_tags.push_back(std::move(d));
+  });
+  table(top, "docker_tag_naming", [&](TableReader& r) {
+    strings(r, "repositories");
+    f.docker_suffix_history = str(r, "suffix_history");
+    for (auto&& [k, v] : r.table()) {
+      std::string name(k.str());
+      if (name != "source" && name != "repositories" && v.is_string()) str(r, name.c_str());
+    }
+    f.docker_source = sources(r);
+  });
+}
+
+using Reader = void (*)(TableReader&, model::Facts&);
+const std::vector<std::pair<std::string, Reader>>& readers() {
+  static const std::vector<std::pair<std::string, Reader>> k_readers{
+      {"drivers.toml", read_drivers},       {"cudnn-archives.toml", read_archives},
+      {"cudnn-layouts.toml", read_layouts}, {"frameworks.toml", read_frameworks},
+      {"windows-runtime.toml", read_windows_runtime}, {"conda.toml", read_conda},
+      {"containers.toml", read_containers}};
+  return k_readers;
+}
+
+}  // namespace
+
+const std::vector<std::string>& facts_file_names() {
+  static const std::vector<std::string> k_names = [] {
+    std::vector<std::string> n;
+    for (const auto& [name, fn] : readers()) n.push_back(name);
+    return n;
+  }();
+  return k_names;
+}
+
+util::Result<model::Facts> parse_facts(const std::vector<std::pair<std::string, std::string_view>>& files) {
+  model::Facts facts;
+  for (const auto& [name, reader] : readers()) {
+    auto it = std::find_if(files.begin(), files.end(), [&](const auto& p) { return p.first == name; });
+    if (it == files.end()) return util::Error(util::ErrorCode::not_found, "knowledge data file " + name + " is missing");
+    Doc doc(name, it->second);
+    if (doc.table) {
+      TableReader top(*doc.table, "", doc.diag);
+      check_schema(top);
+      reader(top, facts);
+      top.finish();
+    }
+    if (doc.diag.any()) {
+      auto e = doc.diag.first();
+      e.context = "reading stackpin's knowledge data";
+      return e;
+    }
+  }
+  return facts;
+}
+
+}  // namespace format

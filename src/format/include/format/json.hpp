@@ -1,0 +1,41 @@
+#pragma once
+// JSON output for --json: one document per command, the envelope of ARCHITECTURE's contract:
+//   {"schema": 1, "command": ..., "ok": bool, "findings": [...], "report": {...}, "error": {...}|null}
+// The JSON library stays inside this layer; callers get text.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/check_report.hpp"
+#include "model/finding.hpp"
+#include "util/result.hpp"
+
+namespace format {
+
+// An opaque JSON value built by the to_json functions below.
+class JsonDoc {
+ public:
+  JsonDoc();
+  ~JsonDoc();
+  JsonDoc(const JsonDoc& other);
+  JsonDoc& operator=(const JsonDoc& other);
+  std::string dump(int indent = 2) const;
+  struct Impl;
+  Impl& impl() { return *m_impl; }
+  const Impl& impl() const { return *m_impl; }
+
+ private:
+  std::unique_ptr<Impl> m_impl;
+};
+
+JsonDoc to_json(const model::Finding& f);
+JsonDoc to_json(const util::Error& e);
+JsonDoc to_json(const model::CheckReport& r);
+// {"manifests": [report, ...]}
+JsonDoc to_json(const std::vector<model::CheckReport>& reports);
+JsonDoc empty_object();
+
+std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,
+                     const JsonDoc& report, const util::Error* error);
+
+}  // namespace format

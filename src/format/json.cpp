@@ -1,0 +1,102 @@
+#include "format/json.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "json_impl.hpp"
+
+namespace format {
+
+using nlohmann::json;
+
+JsonDoc::JsonDoc() : m_impl(std::make_unique<Impl>()) {}
+JsonDoc::~JsonDoc() = default;
+JsonDoc::JsonDoc(const JsonDoc& other) : m_impl(std::make_unique<Impl>(*other.m_impl)) {}
+JsonDoc& JsonDoc::operator=(const JsonDoc& other) {
+  *m_impl = *other.m_impl;
+  return *this;
+}
+std::string JsonDoc::dump(int indent) const { return m_impl->value.dump(indent, ' ', false, json::error_handler_t::replace); }
+
+namespace {
+json location_json(const util::SourceLocation& loc) {
+  return json{{"file", loc.file}, {"line", loc.line}, {"column", loc.column}};
+}
+JsonDoc wrap(json v) {
+  JsonDoc d;
+  d.impl().value = std::move(v);
+  return d;
+}
+}  // namespace
+
+JsonDoc to_json(const model::Finding& f) {
+  json j{{"rule", f.rule},         {"severity", model::to_string(f.severity)},
+         {"subject", f.subject},   {"seen", f.seen},
+         {"expected", f.expected}, {"fix", f.fix},
+         {"source", f.source}};
+  j["where"] = f.where ? location_json(*f.where) : json(nullptr);
+  return wrap(std::move(j));
+}
+
+JsonDoc to_json(const util::Error& e) {
+  json j{{"code", util::to_string(e.code)}, {"message", e.message}, {"context", e.context}, {"hints", e.hints}};
+  j["where"] = e.where ? location_json(*e.where) : json(nullptr);
+  return wrap(std::move(j));
+}
+
+JsonDoc to_json(const model::CheckReport& r) {
+  json drivers = json::array();
+  for (const auto& d : r.drivers) {
+    json dj{{"os", model::to_string(d.os)}, {"effective", d.effective}, {"release_na", d.release_na}, {"source", d.source}};
+    dj["family_floor"] = d.family_floor ? json(d.family_floor->text()) : json(nullptr);
+    dj["release_min"] = d.release_min ? json(d.release_min->text()) : json(nullptr);
+    dj["pinned"] = d.pinned ? json(d.pinned->text()) : json(nullptr);
+    drivers.push_back(std::move(dj));
+  }
+  json wheels = json::array();
+  for (const auto& w : r.wheels)
+    wheels.push_back({{"framework", w.framework}, {"version", w.version}, {"variant", w.variant},
+                      {"requirement", w.requirement}, {"index_url", w.index_url},
+                      {"bundled_cudnn", w.bundled_cudnn}, {"source", w.source}});
+  json archives = json::array();
+  for (const auto& a : r.archives) {
+    json aj{{"platform", model::to_string(a.platform)}, {"file", a.file}, {"known", a.known},
+            {"cross_checked", a.cross_checked}, {"sha256", a.sha256}, {"url", a.url}};
+    aj["size"] = a.size ? json(*a.size) : json(nullptr);
+    archives.push_back(std::move(aj));
+  }
+  json j{{"manifest", r.manifest_path}, {"name", r.name},         {"cuda", r.cuda_version},
+         {"cudnn", r.cudnn_version},    {"drivers", drivers},     {"wheels", wheels},
+         {"archives", archives}};
+  j["cudnn_cuda_major"] = r.cudnn_cuda_major ? json(*r.cudnn_cuda_major) : json(nullptr);
+  if (r.windows) {
+    const auto& w = *r.windows;
+    j["windows"] = {{"dll_dir", w.dll_dir},   {"import_lib_dir", w.import_lib_dir}, {"include_dir", w.include_dir},
+                    {"main_dll", w.main_dll}, {"verified", w.verified},             {"zlibwapi_needed", w.zlibwapi_needed},
+                    {"source", w.source}};
+  } else {
+    j["windows"] = nullptr;
+  }
+  json findings = json::array();
+  for (const auto& f : r.findings) findings.push_back(to_json(f).impl().value);
+  j["findings"] = std::move(findings);
+  return wrap(std::move(j));
+}
+
+JsonDoc to_json(const std::vector<model::CheckReport>& reports) {
+  json arr = json::array();
+  for (const auto& r : reports) arr.push_back(to_json(r).impl().value);
+  return wrap(json{{"manifests", std::move(arr)}});
+}
+
+JsonDoc empty_object() { return wrap(json::object()); }
+
+std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,
+                     const JsonDoc& report, const util::Error* error) {
+  json f = json::array();
+  for (const auto& x : findings) f.push_back(to_json(x).impl().value);
+  json j{{"schema", 1}, {"command", command}, {"ok", ok}, {"findings", std::move(f)}, {"report", report.impl().value}};
+  j["error"] = error ? to_json(*error).impl().value : json(nullptr);
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace format

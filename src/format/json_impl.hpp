@@ -1,0 +1,10 @@
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "format/json.hpp"
+
+namespace format {
+struct JsonDoc::Impl {
+  nlohmann::json value;
+};
+}  // namespace format

@@ -1,0 +1,83 @@
+#pragma once
+// The compatibility knowledge stackpin judges with: CUDA -> driver minimums, NVIDIA's cuDNN
+// archives, archive layouts by version, framework matrices, Windows runtime needs, conda-forge
+// and container facts. Loaded from the TOML files under data/knowledge/, which the build embeds;
+// every fact carries its source. Adding knowledge means adding data, not code.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "model/check_report.hpp"
+#include "model/facts.hpp"
+#include "util/result.hpp"
+
+namespace knowledge {
+
+class KnowledgeBase {
+ public:
+  // The knowledge embedded at build time. Parsed once; the data is validated by the test suite,
+  // so a failure here is a bug (assertion).
+  static const KnowledgeBase& embedded();
+  // Knowledge from data files (name -> text). Errors: those of format::parse_facts.
+  static util::Result<KnowledgeBase> from_files(const std::vector<std::pair<std::string, std::string_view>>& files);
+  // The embedded data files, name -> text.
+  static std::vector<std::pair<std::string_view, std::string_view>> embedded_files();
+
+  const model::Facts& facts() const { return m_facts; }
+
+  // --- drivers ---------------------------------------------------------------------------
+  const model::DriverFamily* driver_family(int cuda_major) const;
+  // NVIDIA's row for a toolkit release: the exact release, else the newest row of the same
+  // major.minor that is not newer (12.3.2 -> 12.3.1); nullptr when the table has none.
+  const model::DriverRelease* driver_release(const model::Version& cuda) const;
+  // The minimum driver for a CUDA release on an OS, as ARCHITECTURE's contract defines it: the
+  // family floor (below: error), the release's own minimum (below: warning), unknown kept unknown.
+  model::DriverMinimum driver_minimum(const model::Version& cuda, model::Os os) const;
+
+  // --- cuDNN archives --------------------------------------------------------------------
+  const model::CudnnArchiveFact* cudnn_archive(const model::Version& version, int cuda_major,
+                                               model::Platform platform) const;
+  const model::CudnnArchiveFact* cudnn_archive_by_file(std::string_view file_name) const;
+  const model::CudnnArchiveFact* cudnn_archive_by_sha256(std::string_view sha256_hex) const;
+  // Every archive of one cuDNN version (all CUDA majors and platforms).
+  std::vector<const model::CudnnArchiveFact*> cudnn_archives(const model::Version& version) const;
+  // cuDNN versions NVIDIA published for a CUDA major (and platform, when given), ascending.
+  std::vector<model::Version> cudnn_versions_for(int cuda_major, std::optional<model::Platform> platform) const;
+  // NVIDIA's file name for an archive: cudnn-<platform>-<version>_cuda<M>-archive.<zip|tar.xz>.
+  static std::string cudnn_archive_file_name(const model::Version& version, int cuda_major, model::Platform platform);
+  std::string cudnn_archive_url(const model::Version& version, int cuda_major, model::Platform platform) const;
+
+  // --- layouts ---------------------------------------------------------------------------
+  // The rule covering a cuDNN version, nullptr when no rule does (an unknown layout is an error
+  // for the caller, never a guess).
+  const model::LayoutRule* windows_dll_dir(const model::Version& cudnn) const;
+  const model::LayoutRule* windows_import_lib_dir(const model::Version& cudnn) const;
+  const model::LayoutRule* linux_lib_dir(const model::Version& cudnn) const;
+  const model::CudnnMajorContents* cudnn_contents(int major) const;
+  bool zlibwapi_needed(const model::Version& cudnn) const;
+
+  // --- frameworks ------------------------------------------------------------------------
+  // The torch release row covering a version ("2.1.0" -> release "2.1").
+  const model::TorchRelease* torch_release(const model::Version& version) const;
+  std::string torch_index_url(const std::string& variant) const;
+  // TensorFlow's tested configurations for a version (matched on major.minor) on an OS.
+  std::vector<const model::TensorflowBuild*> tensorflow_builds(const model::Version& version, model::Os os) const;
+  // ONNX Runtime rows whose version range covers `version`.
+  std::vector<const model::OnnxRuntimeRow*> onnxruntime_rows(const model::Version& version) const;
+
+  // --- conda and containers --------------------------------------------------------------
+  const model::CondaCudnn* conda_forge_cudnn(const model::Version& version) const;
+  const model::DockerTag* docker_tag(std::string_view tag) const;
+  std::vector<const model::AptPin*> apt_pins(const model::Version& cuda) const;
+
+ private:
+  explicit KnowledgeBase(model::Facts facts) : m_facts(std::move(facts)) {}
+  model::Facts m_facts;
+};
+
+// "https://docs... ; github:..." -> the first source, for one-line display.
+std::string first_source(const model::Sources& sources);
+
+}  // namespace knowledge

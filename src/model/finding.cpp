@@ -1,0 +1,28 @@
+#include "model/finding.hpp"
+
+namespace model {
+
+const char* to_string(Severity s) {
+  switch (s) {
+    case Severity::ok: return "ok";
+    case Severity::note: return "note";
+    case Severity::warning: return "warning";
+    case Severity::error: return "error";
+  }
+  return "?";
+}
+
+FindingCounts count(const std::vector<Finding>& findings) {
+  FindingCounts c;
+  for (const auto& f : findings) {
+    switch (f.severity) {
+      case Severity::ok: ++c.oks; break;
+      case Severity::note: ++c.notes; break;
+      case Severity::warning: ++c.warnings; break;
+      case Severity::error: ++c.errors; break;
+    }
+  }
+  return c;
+}
+
+}  // namespace model

@@ -1,0 +1,155 @@
+#pragma once
+// The compatibility facts stackpin judges with, as plain values. The `knowledge` layer owns the
+// queries; `format` reads these from the TOML files under data/knowledge/.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/platform.hpp"
+#include "model/version.hpp"
+
+namespace model {
+
+using Sources = std::vector<std::string>;
+
+struct DriverFamily {       // minor-version compatibility floor of a CUDA major
+  int cuda_major = 0;
+  Version linux, windows;
+  std::optional<Version> below;  // next family's floor
+  Sources source;
+  std::string note;
+};
+
+struct DriverRelease {      // NVIDIA's minimum driver for one toolkit release
+  Version cuda;
+  std::string label;
+  std::optional<Version> linux, windows;  // absent = unknown
+  bool windows_na = false;                // NVIDIA says N/A (no Windows driver bundled)
+  Sources source;
+  std::string note;
+};
+
+struct CudnnArchiveFact {
+  Version version;            // 4 parts
+  int cuda = 0;               // CUDA major of the build
+  Platform platform = Platform::linux_x86_64;
+  std::string file, url, sha256, md5, released, caveat;
+  std::optional<std::uint64_t> size;
+  bool cross_checked = false;
+  Sources source;
+};
+
+struct LayoutRule {         // directory of a file kind inside the archive, by cuDNN version range
+  Version from;
+  std::optional<Version> until;
+  std::vector<std::string> dirs;  // forward slashes, first = preferred
+  bool verified = true;
+  Sources source;
+  std::string note;
+};
+
+struct CudnnMajorContents {
+  int major = 0;
+  std::vector<std::string> linux_libraries, linux_optional_libraries;
+  std::vector<std::string> headers;
+  std::vector<std::string> windows_dlls, windows_optional_dlls, windows_import_libs;
+  std::string main_dll, soname;
+  Sources source;
+  std::string note;
+};
+
+struct TorchRelease {
+  Version release;           // "2.1"
+  std::string python;
+  std::vector<std::string> variants;  // cu118, cu121
+  std::vector<std::string> stable_cuda, experimental_cuda;
+  std::map<std::string, Version> cudnn;  // bundled cuDNN per variant
+  Sources source;
+  std::string note;
+};
+
+struct TensorflowBuild {
+  Version version;
+  Os os = Os::linux;
+  std::string package;  // tensorflow | tensorflow_gpu
+  Version cuda, cudnn;  // X.Y
+  std::string python;
+  Sources source;
+};
+
+struct OnnxRuntimeRow {
+  Version first, last;  // inclusive version-prefix bounds
+  int cuda_major = 0;
+  std::string cuda;     // verbatim ("12.x", "11.8")
+  int cudnn_major = 0;
+  std::optional<Version> cudnn_linux, cudnn_windows;
+  std::string note;
+  Sources source;
+};
+
+struct ZlibwapiFact {
+  Version from, until;
+  std::string dll;
+  std::string note;
+  Sources source;
+};
+
+struct CondaCudnn {
+  Version version;
+  std::vector<int> cuda_majors;
+  std::string note;
+  Sources source;
+};
+
+struct AptPin {
+  Version cuda;
+  std::string os, package, package_dev;
+  Version cudnn;
+  std::string note;
+  Sources source;
+};
+
+struct DockerTag {
+  std::string tag;
+  Version cuda;
+  std::string flavor, os;
+  Version cudnn;
+  std::string apt_package;
+  std::string note;
+  Sources source;
+};
+
+struct Facts {
+  std::vector<DriverFamily> driver_families;
+  std::vector<DriverRelease> driver_releases;
+  std::string cudnn_base_url;
+  std::vector<CudnnArchiveFact> cudnn_archives;
+  std::vector<LayoutRule> windows_import_lib_dir, windows_dll_dir, linux_lib_dir;
+  std::vector<CudnnMajorContents> cudnn_majors;
+  std::string torch_index_pattern, torch_install_flag;
+  Sources torch_index_source;
+  std::vector<TorchRelease> torch;
+  std::vector<TensorflowBuild> tensorflow;
+  std::optional<Version> tensorflow_windows_native_gpu_last;
+  std::string tensorflow_notes;
+  Sources tensorflow_notes_source;
+  std::vector<OnnxRuntimeRow> onnxruntime;
+  std::string onnxruntime_notes;
+  Sources onnxruntime_notes_source;
+  std::optional<ZlibwapiFact> zlibwapi;
+  std::string vc_runtime_note;
+  Sources vc_runtime_source;
+  std::vector<CondaCudnn> conda_forge_cudnn;
+  std::vector<std::string> conda_cuda_versions;
+  Sources conda_source;
+  std::string apt_naming_v8, apt_naming_v9;
+  Sources apt_naming_source;
+  std::vector<AptPin> apt_pins;
+  std::vector<DockerTag> docker_tags;
+  std::string docker_suffix_history;
+  Sources docker_source;
+};
+
+}  // namespace model

@@ -1,0 +1,118 @@
+#pragma once
+// The manifest a user writes: one pinned GPU stack (schema 1). Plain values with the position of
+// every key, so that any later judgement can point at the exact line.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/platform.hpp"
+#include "model/version.hpp"
+#include "util/result.hpp"
+
+namespace model {
+
+struct Pos {
+  int line = 0;
+  int column = 0;
+};
+
+template <class T>
+struct Located {
+  T value{};
+  Pos pos;
+};
+
+enum class Origin { nvidia, local };
+const char* to_string(Origin o);
+
+struct ArchivePin {
+  Located<Platform> platform;
+  Located<Origin> origin;                      // default nvidia (pos = the table's)
+  std::optional<Located<std::string>> url;
+  std::optional<Located<std::string>> file;    // file name to look for; default: the URL's basename
+  std::optional<Located<std::string>> sha256;  // 64 lowercase hex digits
+  std::optional<Located<std::uint64_t>> size;  // bytes
+  Pos pos;                                     // the [[cudnn.archives]] header
+  // The archive's file name: `file` when given, else the last component of `url`; "" if neither.
+  std::string file_name() const;
+};
+
+struct CudaPin {
+  Located<Version> version;  // toolkit release, X.Y or X.Y.Z
+};
+
+struct DriverPin {
+  std::optional<Located<Version>> linux;
+  std::optional<Located<Version>> windows;
+  Pos pos;
+};
+
+struct CudnnPin {
+  Located<Version> version;                   // four parts, 8.9.5.30
+  std::optional<Located<int>> cuda;           // CUDA major the build targets
+  std::vector<ArchivePin> archives;
+  Pos pos;
+};
+
+enum class WindowsLayout { isolated, cuda_merge };
+enum class LinuxLayout { lib64, deb };
+enum class DockerCudnn { archive, apt };
+const char* to_string(WindowsLayout l);
+const char* to_string(LinuxLayout l);
+const char* to_string(DockerCudnn m);
+
+struct WindowsTarget {
+  Located<WindowsLayout> layout;
+  std::optional<Located<std::string>> prefix;     // where the isolated tree lives on the Windows machine
+  std::optional<Located<std::string>> cuda_path;  // the CUDA toolkit root on the Windows machine
+  Pos pos;
+};
+
+struct LinuxTarget {
+  Located<LinuxLayout> layout;
+  std::optional<Located<std::string>> prefix;
+  Pos pos;
+};
+
+struct DockerTarget {
+  std::optional<Located<std::string>> base_image;
+  std::optional<Located<std::string>> base_digest;  // sha256:<64 hex>
+  Located<DockerCudnn> cudnn;
+  Pos pos;
+};
+
+struct CondaTarget {
+  std::vector<Located<std::string>> channels;
+  std::optional<Located<Version>> cudnn;  // the cuDNN conda really publishes, when it differs
+  Pos pos;
+};
+
+struct Manifest {
+  std::string path;                 // the file it was read from ("<stdin>" or a test name otherwise)
+  std::vector<std::string> lines;   // the file's lines, for excerpts in findings and errors
+  Located<int> schema;
+  Located<std::string> name;
+  std::optional<Located<std::string>> description;
+  std::optional<CudaPin> cuda;
+  std::optional<DriverPin> driver;
+  std::optional<CudnnPin> cudnn;
+  std::map<std::string, Located<Version>> frameworks;  // torch, torchvision, torchaudio, tensorflow, onnxruntime-gpu
+  Pos frameworks_pos;
+  std::optional<Located<Version>> python;
+  std::optional<WindowsTarget> windows;
+  std::optional<LinuxTarget> linux;
+  std::optional<DockerTarget> docker;
+  std::optional<CondaTarget> conda;
+
+  // file:line:col with the line's text, for errors and findings.
+  util::SourceLocation locate(Pos pos) const;
+  // The archive pinned for a platform, if any.
+  const ArchivePin* archive_for(Platform p) const;
+};
+
+// The framework keys a manifest accepts in [frameworks].
+const std::vector<std::string>& framework_names();
+
+}  // namespace model

@@ -1,0 +1,23 @@
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace model {
+
+// NVIDIA's redistributable platform names (linux-aarch64 is Jetson; linux-sbsa is Arm servers).
+enum class Platform { linux_x86_64, linux_sbsa, windows_x86_64, linux_aarch64 };
+
+std::optional<Platform> parse_platform(std::string_view text);
+const char* to_string(Platform p);
+bool is_windows(Platform p);
+const std::vector<std::string>& platform_names();
+// Archive extension NVIDIA uses for the platform ("zip" or "tar.xz").
+const char* archive_extension(Platform p);
+
+enum class Os { linux, windows };
+inline Os os_of(Platform p) { return is_windows(p) ? Os::windows : Os::linux; }
+const char* to_string(Os os);
+
+}  // namespace model

@@ -1,0 +1,39 @@
+#include "model/manifest.hpp"
+
+#include "util/strings.hpp"
+
+namespace model {
+
+const char* to_string(Origin o) { return o == Origin::nvidia ? "nvidia" : "local"; }
+const char* to_string(WindowsLayout l) { return l == WindowsLayout::isolated ? "isolated" : "cuda-merge"; }
+const char* to_string(LinuxLayout l) { return l == LinuxLayout::lib64 ? "lib64" : "deb"; }
+const char* to_string(DockerCudnn m) { return m == DockerCudnn::archive ? "archive" : "apt"; }
+
+std::string ArchivePin::file_name() const {
+  if (file) return file->value;
+  if (url) return util::basename_of(url->value);
+  return {};
+}
+
+util::SourceLocation Manifest::locate(Pos pos) const {
+  util::SourceLocation loc;
+  loc.file = path;
+  loc.line = pos.line;
+  loc.column = pos.column;
+  if (pos.line > 0 && static_cast<std::size_t>(pos.line) <= lines.size()) loc.excerpt = lines[pos.line - 1];
+  return loc;
+}
+
+const ArchivePin* Manifest::archive_for(Platform p) const {
+  if (!cudnn) return nullptr;
+  for (const auto& a : cudnn->archives)
+    if (a.platform.value == p) return &a;
+  return nullptr;
+}
+
+const std::vector<std::string>& framework_names() {
+  static const std::vector<std::string> k_names{"torch", "torchvision", "torchaudio", "tensorflow", "onnxruntime-gpu"};
+  return k_names;
+}
+
+}  // namespace model

@@ -1,0 +1,19 @@
+#include "util/env.hpp"
+
+#include <cstdlib>
+
+namespace util {
+
+std::optional<std::string> SystemEnv::get(const std::string& name) const {
+  const char* v = std::getenv(name.c_str());
+  if (!v) return std::nullopt;
+  return std::string(v);
+}
+
+std::optional<std::string> MapEnv::get(const std::string& name) const {
+  auto it = m_vars.find(name);
+  if (it == m_vars.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace util

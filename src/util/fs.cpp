@@ -1,0 +1,113 @@
+#include "util/fs.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <system_error>
+
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <fcntl.h>
+#include <unistd.h>
+#endif
+
+namespace util {
+namespace fs = std::filesystem;
+
+std::string os_error_text(int errno_value) { return std::generic_category().message(errno_value); }
+
+Result<std::string> read_file(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Error(ErrorCode::not_found, "no such file: " + path.string());
+  if (fs::is_directory(path, ec)) return Error(ErrorCode::io, path.string() + " is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error(ErrorCode::io, "cannot open " + path.string() + ": " + os_error_text(errno));
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Error(ErrorCode::io, "cannot read " + path.string() + ": " + os_error_text(errno));
+  return data;
+}
+
+namespace {
+std::string random_suffix() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char k_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string s(8, 'x');
+  for (auto& c : s) c = k_chars[rng() % (sizeof k_chars - 1)];
+  return s;
+}
+}  // namespace
+
+Status write_file_atomic(const fs::path& path, std::string_view content) {
+  fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  fs::path tmp = dir / ("." + path.filename().string() + ".tmp-" + random_suffix());
+#ifdef _WIN32
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Error(ErrorCode::io, "cannot write " + tmp.string());
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.flush();
+    if (!out) { std::error_code ec; fs::remove(tmp, ec); return Error(ErrorCode::io, "cannot write " + tmp.string()); }
+  }
+#else
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return Error(ErrorCode::io, "cannot create " + tmp.string() + ": " + os_error_text(errno));
+  const char* p = content.data();
+  std::size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return Error(ErrorCode::io, "cannot write " + path.string() + ": " + os_error_text(e));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    return Error(ErrorCode::io, "cannot write " + path.string() + ": " + os_error_text(e));
+  }
+#endif
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return Error(ErrorCode::io, "cannot replace " + path.string() + ": " + ec.message());
+  }
+  return {};
+}
+
+Result<TempDir> TempDir::create(const fs::path& parent, std::string_view prefix) {
+  std::error_code ec;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    fs::path p = parent / (std::string(prefix) + random_suffix());
+    if (fs::create_directory(p, ec)) return TempDir(p);
+    if (ec) return Error(ErrorCode::io, "cannot create a directory in " + parent.string() + ": " + ec.message());
+  }
+  return Error(ErrorCode::io, "cannot create a unique directory in " + parent.string());
+}
+
+TempDir::TempDir(TempDir&& other) noexcept : m_path(std::move(other.m_path)) { other.m_path.clear(); }
+TempDir& TempDir::operator=(TempDir&& other) noexcept {
+  if (this != &other) {
+    if (!m_path.empty()) { std::error_code ec; fs::remove_all(m_path, ec); }
+    m_path = std::move(other.m_path);
+    other.m_path.clear();
+  }
+  return *this;
+}
+TempDir::~TempDir() {
+  if (!m_path.empty()) { std::error_code ec; fs::remove_all(m_path, ec); }
+}
+fs::path TempDir::release() {
+  fs::path p = std::move(m_path);
+  m_path.clear();
+  return p;
+}
+
+}  // namespace util

@@ -1,0 +1,34 @@
+#pragma once
+// Environment access behind an interface, so that nothing below cli reads global state and tests
+// can give a command any environment they like.
+#include <map>
+#include <optional>
+#include <string>
+
+namespace util {
+
+class Env {
+ public:
+  virtual ~Env() = default;
+  virtual std::optional<std::string> get(const std::string& name) const = 0;
+};
+
+// The process environment.
+class SystemEnv final : public Env {
+ public:
+  std::optional<std::string> get(const std::string& name) const override;
+};
+
+// A fixed map, for tests and for commands that compute an environment.
+class MapEnv final : public Env {
+ public:
+  MapEnv() = default;
+  explicit MapEnv(std::map<std::string, std::string> vars) : m_vars(std::move(vars)) {}
+  std::optional<std::string> get(const std::string& name) const override;
+  void set(std::string name, std::string value) { m_vars[std::move(name)] = std::move(value); }
+
+ private:
+  std::map<std::string, std::string> m_vars;
+};
+
+}  // namespace util

@@ -1,0 +1,40 @@
+#pragma once
+// File helpers shared by every layer: whole-file reads, atomic writes, temporary directories.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "util/result.hpp"
+
+namespace util {
+
+// Reads a whole file. Errors: not_found (absent), io (unreadable, a directory).
+Result<std::string> read_file(const std::filesystem::path& path);
+
+// Writes `content` to `path` atomically: a temporary file in the same directory is written,
+// flushed to disk and renamed over `path`, so readers see the old or the new file, never half.
+// Errors: io (with the OS reason: read-only file system, no space left, ...).
+Status write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+// A directory removed (recursively) when the object goes out of scope, unless released.
+class TempDir {
+ public:
+  // Creates a fresh directory named `<prefix>XXXXXX` inside `parent`. Errors: io.
+  static Result<TempDir> create(const std::filesystem::path& parent, std::string_view prefix);
+  TempDir(TempDir&& other) noexcept;
+  TempDir& operator=(TempDir&& other) noexcept;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir();
+  const std::filesystem::path& path() const { return m_path; }
+  std::filesystem::path release();
+
+ private:
+  explicit TempDir(std::filesystem::path p) : m_path(std::move(p)) {}
+  std::filesystem::path m_path;
+};
+
+// Text of the OS error `errno_value` ("No space left on device").
+std::string os_error_text(int errno_value);
+
+}  // namespace util

@@ -1,0 +1,25 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace util {
+
+std::vector<std::string> split(std::string_view text, char sep);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+std::string_view trim(std::string_view text);
+std::string to_lower(std::string_view text);
+bool is_ascii(std::string_view text);
+bool is_hex(std::string_view text);
+// Parses a non-negative decimal integer that fits in uint64; nullopt otherwise.
+std::optional<std::uint64_t> parse_u64(std::string_view text);
+// "a", "a or b", "a, b or c" (for error messages listing valid values).
+std::string one_of(const std::vector<std::string>& values);
+// Last path component of a URL or path ('/' or '\\' separated), without query or fragment.
+std::string basename_of(std::string_view path_or_url);
+// Human-readable byte count: "705,347,747 bytes (672.7 MiB)".
+std::string format_bytes(std::uint64_t bytes);
+
+}  // namespace util

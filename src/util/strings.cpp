@@ -1,0 +1,94 @@
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+namespace util {
+
+std::vector<std::string> split(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    auto pos = text.find(sep, start);
+    out.emplace_back(text.substr(start, pos == std::string_view::npos ? text.npos : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string_view trim(std::string_view text) {
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+std::string to_lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool is_ascii(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+bool is_hex(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view text) {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    std::uint64_t d = static_cast<std::uint64_t>(c - '0');
+    if (v > (UINT64_MAX - d) / 10) return std::nullopt;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+std::string one_of(const std::vector<std::string>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += (i + 1 == values.size()) ? " or " : ", ";
+    out += values[i];
+  }
+  return out;
+}
+
+std::string basename_of(std::string_view path_or_url) {
+  auto cut = path_or_url.find_first_of("?#");
+  if (cut != std::string_view::npos && path_or_url.find("://") != std::string_view::npos)
+    path_or_url = path_or_url.substr(0, cut);
+  auto slash = path_or_url.find_last_of("/\\");
+  return std::string(slash == std::string_view::npos ? path_or_url : path_or_url.substr(slash + 1));
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  std::string digits = std::to_string(bytes);
+  std::string grouped;
+  int n = 0;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it, ++n) {
+    if (n && n % 3 == 0) grouped.insert(grouped.begin(), ',');
+    grouped.insert(grouped.begin(), *it);
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " bytes (%.1f MiB)", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return grouped + buf;
+}
+
+}  // namespace util
