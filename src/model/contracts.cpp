@@ -1,0 +1,34 @@
+#include "model/contracts.hpp"
+
+namespace model {
+
+std::optional<Target> parse_target(const std::string& text) {
+  if (text == "windows") return Target::windows;
+  if (text == "linux") return Target::linux;
+  if (text == "docker") return Target::docker;
+  if (text == "conda") return Target::conda;
+  return std::nullopt;
+}
+
+const char* to_string(Target t) {
+  switch (t) {
+    case Target::windows: return "windows";
+    case Target::linux: return "linux";
+    case Target::docker: return "docker";
+    case Target::conda: return "conda";
+  }
+  return "?";
+}
+
+Platform default_platform(Target target, Platform host) {
+  return target == Target::windows ? Platform::windows_x86_64 : host;
+}
+
+std::optional<std::filesystem::path> resolve_dest(Target target, const std::optional<std::filesystem::path>& dest_option,
+                                                  const Manifest& manifest) {
+  if (dest_option) return dest_option;
+  if (target == Target::linux && manifest.linux && manifest.linux->prefix) return std::filesystem::path(manifest.linux->prefix->value);
+  return std::nullopt;
+}
+
+}  // namespace model

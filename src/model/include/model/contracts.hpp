@@ -1,0 +1,37 @@
+#pragma once
+// The contracts every command shares (ARCHITECTURE "Contracts"), defined once.
+//
+// DEST: `--dest DIR` is the local directory that *becomes* the target's prefix (isolated, lib64)
+// or the CUDA root (cuda-merge); it is never joined onto the manifest's prefix the way DESTDIR is.
+// stackpin's own files in a staged tree live under DEST/.stackpin/.
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "model/manifest.hpp"
+#include "model/platform.hpp"
+
+namespace model {
+
+struct StateDir {
+  std::filesystem::path dest;
+  std::filesystem::path root() const { return dest / ".stackpin"; }
+  std::filesystem::path receipt() const { return root() / "receipt.json"; }  // versioned
+  std::filesystem::path journal() const { return root() / "journal"; }      // in-progress operations
+  std::filesystem::path backup() const { return root() / "backup"; }        // what cuda-merge overwrote
+  std::filesystem::path lock() const { return root() / "lock"; }
+};
+
+enum class Target { windows, linux, docker, conda };
+std::optional<Target> parse_target(const std::string& text);
+const char* to_string(Target t);
+
+// --platform default: windows-x86_64 for the windows target, the host's platform otherwise.
+Platform default_platform(Target target, Platform host);
+
+// The DEST a command uses: --dest when given; for the linux target the manifest's prefix;
+// nullopt when neither applies (the windows target always needs --dest).
+std::optional<std::filesystem::path> resolve_dest(Target target, const std::optional<std::filesystem::path>& dest_option,
+                                                  const Manifest& manifest);
+
+}  // namespace model

@@ -1,0 +1,44 @@
+// The binary's contract: --help, --version, usage errors and exit codes.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "cli/run.hpp"
+#include "test_support.hpp"
+
+using testing_support::stackpin;
+
+TEST(CliBasics, HelpListsCommandsAndExitCodes) {
+  auto r = stackpin({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("check"), std::string::npos);
+  EXPECT_NE(r.out.find("Exit codes"), std::string::npos);
+}
+
+TEST(CliBasics, VersionNamesTheKnowledge) {
+  auto r = stackpin({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("stackpin 0."), std::string::npos);
+  EXPECT_NE(r.out.find("cuDNN archives"), std::string::npos);
+}
+
+TEST(CliBasics, NoCommandIsAUsageError) {
+  auto r = stackpin({});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--help"), std::string::npos);
+}
+
+TEST(CliBasics, UnknownCommandOrOptionIsAUsageError) {
+  EXPECT_EQ(stackpin({"frobnicate"}).exit_code, 2);
+  EXPECT_EQ(stackpin({"check", "--no-such-option", "x.toml"}).exit_code, 2);
+  EXPECT_EQ(stackpin({"check"}).exit_code, 2);
+}
+
+TEST(CliBasics, RunsInProcess) {
+  std::ostringstream out, err;
+  util::MapEnv env;
+  cli::Io io{out, err, env};
+  EXPECT_EQ(cli::run({"--version"}, io), 0);
+  EXPECT_NE(out.str().find("stackpin"), std::string::npos);
+  EXPECT_EQ(cli::run({"check"}, io), 2);
+}

@@ -1,0 +1,90 @@
+#include "test_support.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace testing_support {
+namespace fs = std::filesystem;
+
+fs::path source_dir() { return STACKPIN_SOURCE_DIR; }
+fs::path shared_dir() { return STACKPIN_SHARED_DIR; }
+fs::path binary() { return STACKPIN_BINARY; }
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+RunResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& cwd) {
+  RunResult r;
+  char out_tmpl[] = "/tmp/sp-test-outXXXXXX";
+  char err_tmpl[] = "/tmp/sp-test-errXXXXXX";
+  int out_fd = mkstemp(out_tmpl), err_fd = mkstemp(err_tmpl);
+  if (out_fd < 0 || err_fd < 0) throw std::runtime_error("mkstemp failed");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
+  for (const auto& e : env) envs.push_back(e);
+  std::vector<char*> cargv, cenv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (const auto& e : envs) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+  std::string old_cwd = fs::current_path();
+  if (!cwd.empty()) fs::current_path(cwd);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), cenv.data());
+  if (!cwd.empty()) fs::current_path(old_cwd);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error(std::string("posix_spawn failed: ") + std::strerror(rc));
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  close(out_fd);
+  close(err_fd);
+  r.out = read_text(out_tmpl);
+  r.err = read_text(err_tmpl);
+  unlink(out_tmpl);
+  unlink(err_tmpl);
+  return r;
+}
+
+RunResult stackpin(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::vector<std::string> argv{binary().string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, env);
+}
+
+ScratchDir::ScratchDir() {
+  static std::mt19937_64 rng{std::random_device{}()};
+  m_path = fs::temp_directory_path() / ("stackpin-test-" + std::to_string(rng()));
+  fs::create_directories(m_path);
+}
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  fs::remove_all(m_path, ec);
+}
+fs::path ScratchDir::write(const std::string& name, const std::string& content) const {
+  fs::path p = m_path / name;
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << content;
+  return p;
+}
+
+}  // namespace testing_support

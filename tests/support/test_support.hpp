@@ -1,0 +1,39 @@
+#pragma once
+// Helpers shared by the test programs: paths of the tree, temporary directories, running the
+// real stackpin binary and capturing what it prints.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace testing_support {
+
+std::filesystem::path source_dir();
+std::filesystem::path shared_dir();
+std::filesystem::path binary();
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs `argv[0] argv[1..]` with stdin closed, extra environment `env` ("NAME=value"), in `cwd`.
+RunResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
+                      const std::filesystem::path& cwd = {});
+// Runs the stackpin binary.
+RunResult stackpin(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+
+// A fresh directory under the test temp root, removed at exit of the test.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  const std::filesystem::path& path() const { return m_path; }
+  std::filesystem::path write(const std::string& name, const std::string& content) const;
+
+ private:
+  std::filesystem::path m_path;
+};
+
+std::string read_text(const std::filesystem::path& p);
+
+}  // namespace testing_support

@@ -1,0 +1,135 @@
+// The embedded knowledge agrees with the shared, sourced facts file wherever both have an entry.
+// Reads ../shared/data/gpu-stack-facts.toml directly with toml++; skipped when it is absent.
+#include <gtest/gtest.h>
+#include <toml++/toml.h>
+
+#include <filesystem>
+
+#include "knowledge/knowledge_base.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+class FactsAgreement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto path = testing_support::shared_dir() / "data" / "gpu-stack-facts.toml";
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << "no shared facts file at " << path;
+    m_facts = toml::parse_file(path.string());
+  }
+  toml::table m_facts;
+  const knowledge::KnowledgeBase& kb = knowledge::KnowledgeBase::embedded();
+};
+
+std::string str(const toml::node_view<const toml::node>& n) { return n.value_or(std::string()); }
+
+}  // namespace
+
+TEST_F(FactsAgreement, EveryCudnnArchiveMatchesHashSizeAndUrl) {
+  int compared = 0, in_facts = 0;
+  const toml::table* versions = m_facts["cudnn"]["archives"].as_table();
+  ASSERT_NE(versions, nullptr);
+  for (auto&& [ver, variants] : *versions)
+    for (auto&& [cuda, platforms] : *variants.as_table())
+      for (auto&& [platform, entry] : *platforms.as_table()) {
+        ++in_facts;
+        const auto& e = *entry.as_table();
+        auto v = model::Version::parse(ver.str());
+        auto p = model::parse_platform(platform.str());
+        ASSERT_TRUE(v && p) << ver.str() << " " << platform.str();
+        int major = std::stoi(std::string(cuda.str()).substr(4));
+        const auto* a = kb.cudnn_archive(*v, major, *p);
+        ASSERT_NE(a, nullptr) << ver.str() << " " << cuda.str() << " " << platform.str() << " missing from the knowledge base";
+        EXPECT_EQ(a->sha256, str(toml::node_view<const toml::node>(e["sha256"].node())));
+        EXPECT_EQ(a->url, str(toml::node_view<const toml::node>(e["url"].node())));
+        if (auto size = e["size"].value<std::int64_t>()) {
+          ASSERT_TRUE(a->size.has_value()) << a->file;
+          EXPECT_EQ(*a->size, static_cast<std::uint64_t>(*size)) << a->file;
+        } else {
+          EXPECT_FALSE(a->size.has_value()) << a->file << ": the facts record no size";
+        }
+        ++compared;
+      }
+  EXPECT_EQ(compared, in_facts);
+  EXPECT_EQ(static_cast<std::size_t>(compared), kb.facts().cudnn_archives.size());
+}
+
+TEST_F(FactsAgreement, EveryDriverMinimumMatches) {
+  const toml::table* rows = m_facts["cuda"]["driver_minimums"].as_table();
+  ASSERT_NE(rows, nullptr);
+  int compared = 0;
+  for (auto&& [cuda, entry] : *rows) {
+    const auto& e = *entry.as_table();
+    const auto* r = kb.driver_release(*model::Version::parse(cuda.str()));
+    ASSERT_NE(r, nullptr) << cuda.str();
+    ASSERT_EQ(r->cuda.text(), std::string(cuda.str()));
+    std::string lin = e["linux_x86_64_min"].value_or(std::string());
+    std::string win = e["windows_x86_64_min"].value_or(std::string());
+    if (lin == "unknown" || lin.empty()) EXPECT_FALSE(r->linux.has_value());
+    else EXPECT_EQ(r->linux->text(), lin) << cuda.str();
+    if (win == "N/A") EXPECT_TRUE(r->windows_na) << cuda.str();
+    else if (win == "unknown" || win.empty()) EXPECT_FALSE(r->windows.has_value());
+    else EXPECT_EQ(r->windows->text(), win) << cuda.str();
+    ++compared;
+  }
+  EXPECT_EQ(static_cast<std::size_t>(compared), kb.facts().driver_releases.size());
+}
+
+TEST_F(FactsAgreement, TorchVariantsAndBundledCudnnMatch) {
+  const toml::table* rel = m_facts["frameworks"]["pytorch"]["releases"].as_table();
+  ASSERT_NE(rel, nullptr);
+  for (auto&& [release, entry] : *rel) {
+    const auto* t = kb.torch_release(*model::Version::parse(std::string(release.str()) + ".0"));
+    ASSERT_NE(t, nullptr) << release.str();
+    const auto& e = *entry.as_table();
+    std::vector<std::string> variants;
+    for (auto&& x : *e["wheel_variants"].as_array()) variants.push_back(x.value_or(std::string()));
+    EXPECT_EQ(t->variants, variants) << release.str();
+    for (auto&& [variant, cudnn] : *e["cudnn_by_variant"].as_table())
+      EXPECT_EQ(t->cudnn.at(std::string(variant.str())).text(), cudnn.value_or(std::string())) << release.str();
+  }
+}
+
+TEST_F(FactsAgreement, TensorflowBuildsMatch) {
+  for (const char* os : {"linux_gpu", "windows_gpu"}) {
+    const toml::table* rows = m_facts["frameworks"]["tensorflow"][os].as_table();
+    ASSERT_NE(rows, nullptr);
+    for (auto&& [name, entry] : *rows) {
+      std::string n(name.str());
+      auto dash = n.rfind('-');
+      auto ver = model::Version::parse(n.substr(dash + 1));
+      ASSERT_TRUE(ver) << n;
+      auto builds = kb.tensorflow_builds(*ver, std::string(os) == "linux_gpu" ? model::Os::linux : model::Os::windows);
+      bool found = false;
+      for (auto* b : builds)
+        if (b->version == *ver) {
+          found = true;
+          EXPECT_EQ(b->cudnn.text(), entry.as_table()->get("cudnn")->value_or(std::string())) << n;
+          EXPECT_EQ(b->cuda.text(), entry.as_table()->get("cuda")->value_or(std::string())) << n;
+        }
+      EXPECT_TRUE(found) << n;
+    }
+  }
+}
+
+TEST_F(FactsAgreement, CondaForgeVersionsMatch) {
+  const toml::array* versions = m_facts["conda"]["conda_forge_cudnn"]["versions_in_feedstock_history"].as_array();
+  ASSERT_NE(versions, nullptr);
+  for (auto&& x : *versions) {
+    auto v = model::Version::parse(x.value_or(std::string()));
+    ASSERT_TRUE(v);
+    EXPECT_NE(kb.conda_forge_cudnn(*v), nullptr) << v->text();
+  }
+  EXPECT_EQ(kb.facts().conda_forge_cudnn.size(), versions->size());
+}
+
+TEST_F(FactsAgreement, DockerTagsMatch) {
+  const toml::table* tags = m_facts["docker_tags"]["tags"].as_table();
+  ASSERT_NE(tags, nullptr);
+  for (auto&& [tag, entry] : *tags) {
+    const auto* t = kb.docker_tag(tag.str());
+    ASSERT_NE(t, nullptr) << tag.str();
+    EXPECT_EQ(t->cudnn.text(), entry.as_table()->get("cudnn_version")->value_or(std::string()));
+  }
+  EXPECT_EQ(kb.facts().docker_tags.size(), tags->size());
+}

@@ -1,0 +1,45 @@
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+#include "util/fs.hpp"
+
+TEST(Fs, AtomicWriteReplacesWholeFile) {
+  testing_support::ScratchDir dir;
+  auto p = dir.path() / "f.txt";
+  ASSERT_TRUE(util::write_file_atomic(p, "first").ok());
+  ASSERT_TRUE(util::write_file_atomic(p, "second").ok());
+  EXPECT_EQ(*util::read_file(p), "second");
+  // no temporary left behind
+  int n = 0;
+  for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator(dir.path())) ++n;
+  EXPECT_EQ(n, 1);
+}
+
+TEST(Fs, ReadFileErrors) {
+  testing_support::ScratchDir dir;
+  auto missing = util::read_file(dir.path() / "nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, util::ErrorCode::not_found);
+  auto is_dir = util::read_file(dir.path());
+  ASSERT_FALSE(is_dir.ok());
+  EXPECT_EQ(is_dir.error().code, util::ErrorCode::io);
+}
+
+TEST(Fs, AtomicWriteIntoMissingDirectoryFailsCleanly) {
+  testing_support::ScratchDir dir;
+  auto r = util::write_file_atomic(dir.path() / "no" / "such" / "f", "x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, util::ErrorCode::io);
+}
+
+TEST(Fs, TempDirIsRemoved) {
+  testing_support::ScratchDir dir;
+  std::filesystem::path p;
+  {
+    auto t = util::TempDir::create(dir.path(), ".stage-");
+    ASSERT_TRUE(t.ok());
+    p = t->path();
+    EXPECT_TRUE(std::filesystem::is_directory(p));
+  }
+  EXPECT_FALSE(std::filesystem::exists(p));
+}

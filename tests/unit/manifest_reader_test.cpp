@@ -1,0 +1,302 @@
+// Every error path of the manifest reader, with the exact location and the key words of the
+// message; and a full manifest read back value by value.
+#include <gtest/gtest.h>
+
+#include "format/manifest_reader.hpp"
+
+namespace {
+
+const char* k_full = R"(schema = 1
+name = "cu121-cudnn895-torch21"
+description = "PyTorch 2.1 on CUDA 12.1 with cuDNN 8.9.5"
+
+[cuda]
+version = "12.1.1"
+
+[driver]
+linux = "530.30.02"
+windows = "531.14"
+
+[cudnn]
+version = "8.9.5.30"
+cuda = 12
+
+[[cudnn.archives]]
+platform = "windows-x86_64"
+origin = "nvidia"
+url = "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/windows-x86_64/cudnn-windows-x86_64-8.9.5.30_cuda12-archive.zip"
+sha256 = "BE76D407CE0E609F94688AA45BFD5648FD21A4D9F84A588FAD10AA4802CA1301"
+size = 705347747
+
+[[cudnn.archives]]
+platform = "linux-x86_64"
+origin = "local"
+file = "my-repack.tar.xz"
+sha256 = "2a2eb89a2ab51071151c6082f1e816c702167a711a9372f9f73a7b5c4b06e01a"
+size = 42
+
+[frameworks]
+torch = "2.1.0"
+
+[python]
+version = "3.10"
+
+[targets.windows]
+layout = "isolated"
+prefix = 'C:\tools\cudnn\v8.9.5'
+cuda_path = 'C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.1'
+
+[targets.linux]
+layout = "lib64"
+prefix = "/usr/local/cudnn-8.9.5"
+
+[targets.docker]
+base_image = "nvidia/cuda:12.1.1-runtime-ubuntu22.04"
+base_digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+cudnn = "archive"
+
+[targets.conda]
+channels = ["conda-forge"]
+cudnn = "8.9.7.29"
+)";
+
+util::Error parse_error(const std::string& text) {
+  auto r = format::parse_manifest(text, "m.toml");
+  EXPECT_FALSE(r.ok()) << "expected an error for:\n" << text;
+  if (r.ok()) return util::Error();
+  return r.error();
+}
+
+void expect_at(const util::Error& e, int line, int column) {
+  ASSERT_TRUE(e.where.has_value()) << e.message;
+  EXPECT_EQ(e.where->file, "m.toml");
+  EXPECT_EQ(e.where->line, line) << e.message;
+  EXPECT_EQ(e.where->column, column) << e.message;
+  EXPECT_FALSE(e.where->excerpt.empty());
+}
+
+std::string base() { return "schema = 1\nname = \"x\"\n"; }
+
+}  // namespace
+
+TEST(ManifestReader, ReadsEveryKeyOfTheSchema) {
+  auto r = format::parse_manifest(k_full, "full.toml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto& m = *r;
+  EXPECT_EQ(m.name.value, "cu121-cudnn895-torch21");
+  EXPECT_EQ(m.cuda->version.value.text(), "12.1.1");
+  EXPECT_EQ(m.driver->linux->value.text(), "530.30.02");
+  EXPECT_EQ(m.driver->windows->value.text(), "531.14");
+  EXPECT_EQ(m.cudnn->version.value.text(), "8.9.5.30");
+  EXPECT_EQ(m.cudnn->cuda->value, 12);
+  ASSERT_EQ(m.cudnn->archives.size(), 2u);
+  const auto& w = m.cudnn->archives[0];
+  EXPECT_EQ(w.platform.value, model::Platform::windows_x86_64);
+  EXPECT_EQ(w.origin.value, model::Origin::nvidia);
+  EXPECT_EQ(w.file_name(), "cudnn-windows-x86_64-8.9.5.30_cuda12-archive.zip");
+  EXPECT_EQ(w.sha256->value, "be76d407ce0e609f94688aa45bfd5648fd21a4d9f84a588fad10aa4802ca1301");  // normalised
+  EXPECT_EQ(w.size->value, 705347747u);
+  EXPECT_EQ(w.sha256->pos.line, 20);
+  const auto& l = m.cudnn->archives[1];
+  EXPECT_EQ(l.origin.value, model::Origin::local);
+  EXPECT_EQ(l.file_name(), "my-repack.tar.xz");
+  EXPECT_EQ(m.frameworks.at("torch").value.text(), "2.1.0");
+  EXPECT_EQ(m.python->value.text(), "3.10");
+  EXPECT_EQ(m.windows->layout.value, model::WindowsLayout::isolated);
+  EXPECT_EQ(m.windows->prefix->value, "C:\\tools\\cudnn\\v8.9.5");
+  EXPECT_EQ(m.linux->prefix->value, "/usr/local/cudnn-8.9.5");
+  EXPECT_EQ(m.docker->cudnn.value, model::DockerCudnn::archive);
+  EXPECT_EQ(m.conda->channels.at(0).value, "conda-forge");
+  EXPECT_EQ(m.conda->cudnn->value.text(), "8.9.7.29");
+  EXPECT_EQ(m.locate({6, 11}).excerpt, "version = \"12.1.1\"");
+}
+
+TEST(ManifestReader, SyntaxErrorHasLocationAndQuotingHint) {
+  auto e = parse_error(base() + "[targets.windows]\nprefix = \"C:\\tools\\cudnn\"\n");
+  EXPECT_EQ(e.code, util::ErrorCode::invalid);
+  EXPECT_NE(e.message.find("TOML syntax error"), std::string::npos);
+  ASSERT_TRUE(e.where);
+  EXPECT_EQ(e.where->line, 4);
+  ASSERT_FALSE(e.hints.empty());
+  EXPECT_NE(e.hints[0].find("single quotes"), std::string::npos);
+}
+
+TEST(ManifestReader, UnknownKeySuggestsTheClosestValidOne) {
+  auto e = parse_error(base() + "[cudnn]\nversion = \"8.9.5.30\"\ncuda = 12\nplatfrom = \"x\"\n");
+  expect_at(e, 6, 1);
+  EXPECT_NE(e.message.find("unknown key `cudnn.platfrom`"), std::string::npos);
+  ASSERT_FALSE(e.hints.empty());
+  EXPECT_NE(e.hints[0].find("valid keys here: archives, cuda, version"), std::string::npos);
+}
+
+TEST(ManifestReader, UnknownTopLevelTableSuggestsTargets) {
+  auto e = parse_error(base() + "[target.linux]\nlayout = \"lib64\"\n");
+  EXPECT_NE(e.message.find("unknown key `target`"), std::string::npos);
+  EXPECT_NE(e.hints.at(0).find("did you mean `targets`"), std::string::npos);
+}
+
+TEST(ManifestReader, WrongTypeSaysWhatIsExpected) {
+  auto e = parse_error(base() + "[cudnn]\nversion = \"8.9.5.30\"\ncuda = \"12\"\n");
+  expect_at(e, 5, 8);
+  EXPECT_NE(e.message.find("`cudnn.cuda` must be an integer"), std::string::npos);
+  EXPECT_NE(e.message.find("not a string"), std::string::npos);
+}
+
+TEST(ManifestReader, MalformedCudaVersion) {
+  auto e = parse_error(base() + "[cuda]\nversion = \"12.x\"\n");
+  expect_at(e, 4, 11);
+  EXPECT_NE(e.message.find("is not a version"), std::string::npos);
+}
+
+TEST(ManifestReader, CudnnNeedsFourParts) {
+  auto e = parse_error(base() + "[cudnn]\nversion = \"8.9.5\"\ncuda = 12\n");
+  expect_at(e, 4, 11);
+  EXPECT_NE(e.message.find("has 3 parts"), std::string::npos);
+  EXPECT_NE(e.message.find("8.9.5.29 and 8.9.5.30"), std::string::npos);
+}
+
+TEST(ManifestReader, CudaMajorOutOfRange) {
+  auto e = parse_error(base() + "[cudnn]\nversion = \"8.9.5.30\"\ncuda = 121\n");
+  expect_at(e, 5, 8);
+  EXPECT_NE(e.message.find("not a CUDA major"), std::string::npos);
+}
+
+namespace {
+std::string archive(const std::string& body) {
+  return base() + "[cudnn]\nversion = \"8.9.5.30\"\ncuda = 12\n[[cudnn.archives]]\n" + body;
+}
+}  // namespace
+
+TEST(ManifestReader, BadHashLength) {
+  auto e = parse_error(archive("platform = \"linux-x86_64\"\nsha256 = \"abc\"\n"));
+  expect_at(e, 8, 10);
+  EXPECT_NE(e.message.find("not a SHA-256"), std::string::npos);
+  EXPECT_NE(e.message.find("got 3 character(s)"), std::string::npos);
+}
+
+TEST(ManifestReader, BadHashDigits) {
+  auto e = parse_error(archive("platform = \"linux-x86_64\"\nsha256 = \"" + std::string(63, 'a') + "g\"\n"));
+  EXPECT_NE(e.message.find("non-hex"), std::string::npos);
+}
+
+TEST(ManifestReader, NonPositiveSize) {
+  auto e = parse_error(archive("platform = \"linux-x86_64\"\nsize = 0\n"));
+  expect_at(e, 8, 8);
+  EXPECT_NE(e.message.find("positive number of bytes"), std::string::npos);
+}
+
+TEST(ManifestReader, SizeAsStringIsATypeError) {
+  auto e = parse_error(archive("platform = \"linux-x86_64\"\nsize = \"705347747\"\n"));
+  EXPECT_NE(e.message.find("must be an integer (no quotes)"), std::string::npos);
+}
+
+TEST(ManifestReader, UnknownPlatformListsValidOnes) {
+  auto e = parse_error(archive("platform = \"win64\"\n"));
+  expect_at(e, 7, 12);
+  EXPECT_NE(e.message.find("\"linux-x86_64\", \"linux-sbsa\", \"windows-x86_64\""), std::string::npos);
+}
+
+TEST(ManifestReader, MissingPlatform) {
+  auto e = parse_error(archive("url = \"https://x/y.zip\"\n"));
+  EXPECT_NE(e.message.find("missing required key `cudnn.archives[1].platform`"), std::string::npos);
+}
+
+TEST(ManifestReader, BadOrigin) {
+  auto e = parse_error(archive("platform = \"linux-x86_64\"\norigin = \"mirror\"\n"));
+  EXPECT_NE(e.message.find("use \"nvidia\" or \"local\""), std::string::npos);
+}
+
+TEST(ManifestReader, LocalArchiveNeedsAFileOrUrl) {
+  auto e = parse_error(archive("platform = \"linux-x86_64\"\norigin = \"local\"\n"));
+  EXPECT_NE(e.message.find("needs `url` or `file`"), std::string::npos);
+}
+
+TEST(ManifestReader, UrlMustBeAUrl) {
+  auto e = parse_error(archive("platform = \"linux-x86_64\"\nurl = \"cudnn.tar.xz\"\n"));
+  EXPECT_NE(e.message.find("is not an http(s):// or file:// URL"), std::string::npos);
+}
+
+TEST(ManifestReader, FileMustBeAPlainName) {
+  auto e = parse_error(archive("platform = \"linux-x86_64\"\nfile = \"../x.tar.xz\"\n"));
+  EXPECT_NE(e.message.find("plain file name"), std::string::npos);
+}
+
+TEST(ManifestReader, DuplicatePlatformPointsAtBothEntries) {
+  auto e = parse_error(archive("platform = \"linux-x86_64\"\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\n"));
+  expect_at(e, 9, 12);
+  EXPECT_NE(e.message.find("duplicate archive for platform \"linux-x86_64\" (already pinned on line 7)"), std::string::npos);
+}
+
+TEST(ManifestReader, ArchivesMustBeAnArrayOfTables) {
+  auto e = parse_error(base() + "[cudnn]\nversion = \"8.9.5.30\"\narchives = \"x\"\n");
+  EXPECT_NE(e.message.find("[[cudnn.archives]]"), std::string::npos);
+}
+
+TEST(ManifestReader, SchemaMustBeOne) {
+  auto e = parse_error("schema = 2\nname = \"x\"\n");
+  expect_at(e, 1, 10);
+  EXPECT_NE(e.message.find("schema 2 is not supported"), std::string::npos);
+  EXPECT_NE(e.hints.at(0).find("upgrade stackpin"), std::string::npos);
+}
+
+TEST(ManifestReader, SchemaAndNameAreRequired) {
+  auto e = parse_error("name = \"x\"\n");
+  EXPECT_NE(e.message.find("missing required key `schema`"), std::string::npos);
+  auto e2 = parse_error("schema = 1\n");
+  EXPECT_NE(e2.message.find("missing required key `name`"), std::string::npos);
+}
+
+TEST(ManifestReader, NameCharacters) {
+  auto e = parse_error("schema = 1\nname = \"my stack\"\n");
+  expect_at(e, 2, 8);
+  EXPECT_NE(e.message.find("may only contain letters"), std::string::npos);
+}
+
+TEST(ManifestReader, UnknownFramework) {
+  auto e = parse_error(base() + "[frameworks]\npytorch = \"2.1.0\"\n");
+  EXPECT_NE(e.message.find("unknown key `frameworks.pytorch`"), std::string::npos);
+  EXPECT_NE(e.hints.at(0).find("onnxruntime-gpu"), std::string::npos);
+}
+
+TEST(ManifestReader, FrameworkLocalTagIsRefusedWithAHint) {
+  auto e = parse_error(base() + "[frameworks]\ntorch = \"2.1.0+cu121\"\n");
+  expect_at(e, 4, 9);
+  EXPECT_NE(e.hints.at(0).find("without the local tag"), std::string::npos);
+}
+
+TEST(ManifestReader, TargetLayoutValues) {
+  auto e = parse_error(base() + "[targets.windows]\nlayout = \"merge\"\n");
+  EXPECT_NE(e.message.find("use \"isolated\" or \"cuda-merge\""), std::string::npos);
+  auto e2 = parse_error(base() + "[targets.linux]\nlayout = \"lib\"\n");
+  EXPECT_NE(e2.message.find("use \"lib64\" or \"deb\""), std::string::npos);
+}
+
+TEST(ManifestReader, LinuxPrefixMustBeAbsolute) {
+  auto e = parse_error(base() + "[targets.linux]\nprefix = \"opt/cudnn\"\n");
+  EXPECT_NE(e.message.find("must be an absolute path"), std::string::npos);
+}
+
+TEST(ManifestReader, BaseDigestFormat) {
+  auto e = parse_error(base() + "[targets.docker]\nbase_digest = \"sha256:abc\"\n");
+  EXPECT_NE(e.message.find("\"sha256:\" followed by 64 hex digits"), std::string::npos);
+}
+
+TEST(ManifestReader, CondaChannelsMustBeStrings) {
+  auto e = parse_error(base() + "[targets.conda]\nchannels = [\"conda-forge\", 3]\n");
+  expect_at(e, 4, 28);
+  EXPECT_NE(e.message.find("must list strings"), std::string::npos);
+}
+
+TEST(ManifestReader, ReportsTheEarliestOfSeveralProblems) {
+  auto e = parse_error(base() + "[cuda]\nversion = \"x\"\n[cudnn]\nversion = \"y\"\n");
+  expect_at(e, 4, 11);
+  ASSERT_FALSE(e.hints.empty());
+  EXPECT_NE(e.hints.back().find("1 more problem(s)"), std::string::npos);
+}
+
+TEST(ManifestReader, MissingFile) {
+  auto r = format::load_manifest("/nonexistent/stack.toml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, util::ErrorCode::not_found);
+  EXPECT_NE(r.error().context.find("/nonexistent/stack.toml"), std::string::npos);
+}
