@@ -84,19 +84,33 @@ void cudnn_published(Ctx& c) {
   auto& f = c.add("cudnn.published", Severity::ok, cudnn_subject(c), pin.version.pos);
   f.seen = "published by NVIDIA";
   f.source = knowledge::first_source(all.front()->source);
-  // platforms pinned but not published for this (version, major)
+  // Platforms pinned but absent for this (version, major). The knowledge base lists a version's
+  // platforms completely only where it read NVIDIA's whole manifest for it; that shows as one CUDA
+  // variant covering the three main platforms. Elsewhere an absent platform may just be unknown.
+  std::vector<std::string> platforms;
+  for (auto* x : all)
+    if (x->cuda == c.cudnn_cuda) platforms.push_back(model::to_string(x->platform));
+  bool complete = false;
+  for (int major : {11, 12, 13}) {
+    int n = 0;
+    for (auto p : {model::Platform::linux_x86_64, model::Platform::linux_sbsa, model::Platform::windows_x86_64})
+      n += c.kb.cudnn_archive(c.cudnn, major, p) != nullptr;
+    complete = complete || n == 3;
+  }
   for (const auto& a : pin.archives) {
     if (c.kb.cudnn_archive(c.cudnn, c.cudnn_cuda, a.platform.value)) continue;
-    std::vector<std::string> platforms;
-    for (auto* x : all)
-      if (x->cuda == c.cudnn_cuda) platforms.push_back(model::to_string(x->platform));
-    auto& g = c.add("cudnn.published", Severity::error,
+    std::string where = " for CUDA " + std::to_string(c.cudnn_cuda) + " on " + model::to_string(a.platform.value);
+    auto& g = c.add("cudnn.published", complete ? Severity::error : Severity::warning,
                     std::string("[[cudnn.archives]] ") + model::to_string(a.platform.value), a.platform.pos);
-    g.seen = "NVIDIA did not publish cuDNN " + c.cudnn.text() + " for CUDA " + std::to_string(c.cudnn_cuda) + " on " +
-             model::to_string(a.platform.value);
     g.expected = "a published platform: " + util::join(platforms, ", ");
-    g.fix = "remove this archive or pin a version published for " + std::string(model::to_string(a.platform.value));
     g.source = knowledge::first_source(all.front()->source);
+    if (complete) {
+      g.seen = "NVIDIA did not publish cuDNN " + c.cudnn.text() + where;
+      g.fix = "remove this archive or pin a version published for " + std::string(model::to_string(a.platform.value));
+    } else {
+      g.seen = "the knowledge base has no cuDNN " + c.cudnn.text() + where + " (its record of this version is partial)";
+      g.fix = "check NVIDIA's redistrib_" + c.cudnn.prefix(3) + ".json; the archive's hash cannot be cross-checked";
+    }
   }
 }
 
