@@ -9,7 +9,7 @@ set -euo pipefail
 
 build_pkgs=(
   build-essential cmake pkg-config
-  libarchive-dev libssl-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
+  libarchive-dev liblzma-dev libssl-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libcurl4-openssl-dev libgtest-dev libgmock-dev
 )
 tool_pkgs=(shellcheck xz-utils unzip zip python3)

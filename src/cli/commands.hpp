@@ -3,7 +3,9 @@
 // callback stores the action, which run() executes after parsing succeeded.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
+#include <string>
 
 #include "cli/run.hpp"
 #include "render.hpp"
@@ -18,5 +20,17 @@ struct Context {
 };
 
 void add_check(CLI::App& app, Context& ctx);
+void add_verify(CLI::App& app, Context& ctx);
+void add_stage(CLI::App& app, Context& ctx);
+
+// Helpers shared by the commands (commands.cpp).
+// Renders `e` (text on stderr, or the --json envelope on stdout) and returns its exit code.
+int fail(Context& ctx, const std::string& command, bool json, const util::Error& e);
+// A progress line on stderr when it is a terminal and --json is off; empty function otherwise.
+std::function<void(std::uint64_t done, std::uint64_t total, std::uint64_t files)> progress_printer(Context& ctx, bool json,
+                                                                                                   const std::string& what);
+// Calls the fault hook of STACKPIN_TEST_FAULT_AT (tests kill a run at a chosen journal record).
+std::function<void(int)> fault_hook(Context& ctx);
+std::string sha256_of_file(const std::string& path);
 
 }  // namespace cli

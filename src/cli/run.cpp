@@ -33,6 +33,8 @@ int run(const std::vector<std::string>& args, Io& io) {
       "Exit codes: 0 ok, 1 the operation found a problem, 2 usage error, 3 nothing to run on (no GPU/driver), "
       "70 internal error.\nRun `stackpin COMMAND --help` for a command's options.");
   add_check(app, ctx);
+  add_verify(app, ctx);
+  add_stage(app, ctx);
 
   // CLI11 wants argv order with the program name first and parses from the back.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -1,0 +1,156 @@
+// stackpin stage MANIFEST --archives DIR --target windows|linux [--dest DIR] ...
+// stackpin unstage --dest DIR [--force]
+// stackpin status --dest DIR
+#include <ostream>
+
+#include "commands.hpp"
+#include "core/stage.hpp"
+#include "format/manifest_reader.hpp"
+#include "format/receipt.hpp"
+#include "util/strings.hpp"
+
+#ifndef STACKPIN_VERSION
+#define STACKPIN_VERSION "0.0.0"
+#endif
+
+namespace cli {
+
+namespace {
+
+struct StageCli {
+  std::string manifest, archives, target, dest, platform;
+  bool dry_run = false, remove_stale = false, force = false, json = false;
+  std::optional<std::uint64_t> max_unpacked;
+};
+
+void print_stage(std::ostream& os, const model::StageReport& r, const Style& st) {
+  if (r.no_op) {
+    os << st.green("already staged") << ": " << r.dest << " holds this exact staging (" << r.files
+       << " files intact per .stackpin/receipt.json); nothing to do\n";
+    return;
+  }
+  if (!r.recovered.empty()) os << st.yellow("recovered") << ": " << r.recovered << "\n";
+  if (r.dry_run) {
+    os << st.bold("plan") << " (--dry-run, nothing changed): " << r.files << " files, " << util::format_bytes(r.bytes) << " into "
+       << r.dest << "\n";
+    for (const auto& f : r.plan)
+      os << "  " << f.from << " -> " << f.to << (f.type == "symlink" ? "  (symlink)" : "") << (f.replaces ? "  replaces an existing file" : "")
+         << "\n";
+  } else {
+    os << st.green("staged") << " " << r.files << " files (" << util::format_bytes(r.bytes) << ") into " << r.dest << "\n";
+  }
+  os << "  archive  " << r.archive_path << "\n           sha256 " << r.archive_sha256 << " (verified), " << r.archive_size << " bytes\n";
+  os << "  target   " << r.target << ", layout " << r.layout << ", prefix on the target machine: " << r.prefix << "\n";
+  if (r.replaced_previous) os << "  replaced the cuDNN previously staged there (its files were removed and what it replaced restored)\n";
+  std::size_t replaced = 0;
+  for (const auto& f : r.plan) replaced += f.replaces;
+  if (replaced && !r.dry_run) os << "  " << replaced << " existing file(s) replaced; kept in .stackpin/backup/ for `stackpin unstage`\n";
+  if (!r.stale.empty()) {
+    os << st.yellow("warning") << ": other cuDNN DLLs in the tree (found before the pinned ones on PATH, they shadow it):\n";
+    for (const auto& s : r.stale) os << "    " << s << "\n";
+    if (r.removed_stale.empty()) os << "  rerun with --remove-stale to move them to .stackpin/backup/ (unstage puts them back)\n";
+    else os << "  moved " << r.removed_stale.size() << " of them to .stackpin/backup/\n";
+  }
+}
+
+int run_stage(const StageCli& c, Context& ctx) {
+  auto m = format::load_manifest(c.manifest);
+  if (!m) return fail(ctx, "stage", c.json, m.error());
+  core::StageOptions o;
+  o.archives_dir = c.archives;
+  auto target = model::parse_target(c.target);
+  if (!target || (*target != model::Target::windows && *target != model::Target::linux))
+    return fail(ctx, "stage", c.json, util::Error(util::ErrorCode::usage, "--target must be windows or linux"));
+  o.target = *target;
+  if (!c.dest.empty()) o.dest = c.dest;
+  if (!c.platform.empty()) {
+    o.platform = model::parse_platform(c.platform);
+    if (!o.platform) return fail(ctx, "stage", c.json, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64, linux-sbsa, linux-aarch64 or windows-x86_64"));
+  }
+  o.dry_run = c.dry_run;
+  o.remove_stale = c.remove_stale;
+  o.force = c.force;
+  o.max_unpacked = c.max_unpacked;
+  o.manifest_sha256 = sha256_of_file(c.manifest);
+  o.stackpin_version = STACKPIN_VERSION;
+  if (auto p = progress_printer(ctx, c.json, "staging"))
+    o.progress = [p](const archive_io::Progress& pr) { p(pr.archive_bytes, pr.archive_total, pr.files); };
+  if (!c.json && ctx.io.err_is_tty) o.on_lock_wait = [&ctx] { ctx.io.err << "waiting for another stackpin run on this destination...\n"; };
+  o.fault = fault_hook(ctx);
+  auto r = core::stage(*m, knowledge::KnowledgeBase::embedded(), o);
+  if (!r) return fail(ctx, "stage", c.json, r.error());
+  if (c.json) ctx.io.out << format::envelope("stage", true, {}, format::to_json(*r), nullptr);
+  else print_stage(ctx.io.out, *r, ctx.out_style);
+  return k_exit_ok;
+}
+
+int run_unstage(const std::string& dest, bool force, bool json, Context& ctx) {
+  core::UnstageOptions o;
+  o.dest = dest;
+  o.force = force;
+  o.fault = fault_hook(ctx);
+  model::UnstageReport report;
+  auto r = core::unstage(o, report);
+  if (!r) {
+    if (json) {
+      ctx.io.out << format::envelope("unstage", false, {}, format::to_json(report), &r.error());
+      return exit_code_for(r.error());
+    }
+    return fail(ctx, "unstage", json, r.error());
+  }
+  if (json) {
+    ctx.io.out << format::envelope("unstage", true, {}, format::to_json(*r), nullptr);
+  } else {
+    if (!r->recovered.empty()) ctx.io.out << ctx.out_style.yellow("recovered") << ": " << r->recovered << "\n";
+    ctx.io.out << ctx.out_style.green("unstaged") << ": removed " << r->removed << " file(s), restored " << r->restored
+               << " replaced file(s) in " << r->dest << "\n";
+  }
+  return k_exit_ok;
+}
+
+int run_status(const std::string& dest, bool json, Context& ctx) {
+  std::vector<model::Finding> findings;
+  auto r = core::status(dest, findings);
+  if (!r) return fail(ctx, "status", json, r.error());
+  bool ok = model::count(findings).errors == 0;
+  if (json) {
+    ctx.io.out << format::envelope("status", ok, findings, format::to_json(*r), nullptr);
+  } else {
+    for (const auto& f : findings) render_finding(ctx.io.out, f, ctx.out_style);
+    ctx.io.out << (ok ? ctx.out_style.green("intact") : ctx.out_style.red("drift")) << ": " << r->dest << "\n";
+  }
+  return ok ? k_exit_ok : k_exit_failed;
+}
+
+}  // namespace
+
+void add_stage(CLI::App& app, Context& ctx) {
+  auto c = std::make_shared<StageCli>();
+  auto* cmd = app.add_subcommand("stage", "Verify the pinned cuDNN archive and stage it into a Windows or Linux layout");
+  cmd->add_option("MANIFEST", c->manifest, "The manifest")->required();
+  cmd->add_option("--archives", c->archives, "Folder holding the downloaded archives")->required();
+  cmd->add_option("--target", c->target, "windows or linux")->required();
+  cmd->add_option("--dest", c->dest, "The directory that becomes the prefix (or the CUDA root for cuda-merge)");
+  cmd->add_option("--platform", c->platform, "Archive platform (default: windows-x86_64 for windows, the host's for linux)");
+  cmd->add_flag("--dry-run", c->dry_run, "Print the plan (every file, where it goes, what it replaces); change nothing");
+  cmd->add_flag("--remove-stale", c->remove_stale, "Move other-version cuDNN DLLs found in the tree to .stackpin/backup/");
+  cmd->add_flag("--force", c->force, "Replace a previous staging even where its files were modified");
+  cmd->add_option("--max-unpacked", c->max_unpacked, "Refuse archives that expand past BYTES (default 16x the archive)");
+  cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_stage(*c, ctx); }; });
+
+  auto u = std::make_shared<std::tuple<std::string, bool, bool>>();
+  auto* un = app.add_subcommand("unstage", "Remove exactly what stage put into DEST, restoring what it replaced");
+  un->add_option("--dest", std::get<0>(*u), "The staged directory")->required();
+  un->add_flag("--force", std::get<1>(*u), "Remove staged files even where they were modified since");
+  un->add_flag("--json", std::get<2>(*u), "Print one JSON document on stdout and nothing else there");
+  un->callback([u, &ctx] { ctx.action = [u, &ctx] { return run_unstage(std::get<0>(*u), std::get<1>(*u), std::get<2>(*u), ctx); }; });
+
+  auto s = std::make_shared<std::pair<std::string, bool>>();
+  auto* st = app.add_subcommand("status", "Re-hash every staged file against DEST's receipt and report drift");
+  st->add_option("--dest", s->first, "The staged directory")->required();
+  st->add_flag("--json", s->second, "Print one JSON document on stdout and nothing else there");
+  st->callback([s, &ctx] { ctx.action = [s, &ctx] { return run_status(s->first, s->second, ctx); }; });
+}
+
+}  // namespace cli

@@ -1,0 +1,68 @@
+// stackpin verify MANIFEST --archives DIR [--platform P] [--json]
+// stackpin verify FILE --sha256 HEX [--size N] [--json]
+#include <ostream>
+
+#include "commands.hpp"
+#include "core/verify.hpp"
+#include "format/manifest_reader.hpp"
+#include "format/receipt.hpp"
+
+namespace cli {
+
+namespace {
+
+struct VerifyOptions {
+  std::string target;  // manifest or file
+  std::string archives;
+  std::string platform;
+  std::string sha256;
+  std::optional<std::uint64_t> size;
+  bool json = false;
+};
+
+int run_verify(const VerifyOptions& o, Context& ctx) {
+  std::vector<model::Finding> findings;
+  util::Result<model::VerifyReport> report = util::Error(util::ErrorCode::internal, "not run");
+  if (!o.sha256.empty()) {
+    report = core::verify_file(o.target, o.sha256, o.size, findings);
+  } else {
+    if (o.archives.empty())
+      return fail(ctx, "verify", o.json,
+                  util::Error(util::ErrorCode::usage, "verify MANIFEST needs --archives DIR (or verify FILE --sha256 HEX)"));
+    std::optional<model::Platform> platform;
+    if (!o.platform.empty()) {
+      platform = model::parse_platform(o.platform);
+      if (!platform)
+        return fail(ctx, "verify", o.json, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64, linux-sbsa, linux-aarch64 or windows-x86_64"));
+    }
+    auto m = format::load_manifest(o.target);
+    if (!m) return fail(ctx, "verify", o.json, m.error());
+    report = core::verify_manifest(*m, o.archives, platform, knowledge::KnowledgeBase::embedded(), findings);
+  }
+  if (!report) return fail(ctx, "verify", o.json, report.error());
+  bool ok = model::count(findings).errors == 0;
+  if (o.json) {
+    ctx.io.out << format::envelope("verify", ok, findings, format::to_json(*report), nullptr);
+  } else {
+    for (const auto& f : findings) render_finding(ctx.io.out, f, ctx.out_style);
+    ctx.io.out << (ok ? ctx.out_style.green("verified") : ctx.out_style.red("verification failed")) << ": "
+               << report->archives.size() << " archive(s)\n";
+  }
+  return ok ? k_exit_ok : k_exit_failed;
+}
+
+}  // namespace
+
+void add_verify(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<VerifyOptions>();
+  auto* cmd = app.add_subcommand("verify", "Check archives against their pinned SHA-256 and size (changes nothing)");
+  cmd->add_option("MANIFEST_OR_FILE", o->target, "A manifest, or one file with --sha256")->required();
+  cmd->add_option("--archives", o->archives, "Folder holding the downloaded archives (found by name, else by size and hash)");
+  cmd->add_option("--platform", o->platform, "Only the archive of this platform");
+  cmd->add_option("--sha256", o->sha256, "Verify FILE against this SHA-256 (64 hex digits)");
+  cmd->add_option("--size", o->size, "... and this size in bytes");
+  cmd->add_flag("--json", o->json, "Print one JSON document on stdout and nothing else there");
+  cmd->callback([o, &ctx] { ctx.action = [o, &ctx] { return run_verify(*o, ctx); }; });
+}
+
+}  // namespace cli

@@ -1,0 +1,46 @@
+#pragma once
+// `stackpin verify`: proves archives are the pinned ones (size and SHA-256), touching nothing.
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "knowledge/knowledge_base.hpp"
+#include "model/manifest.hpp"
+#include "model/staging.hpp"
+#include "util/result.hpp"
+
+namespace core {
+
+// What an archive must be: its file name, SHA-256 and size. For origin = "nvidia" archives the
+// knowledge base fills a hash or size the manifest leaves out.
+struct ArchiveExpectation {
+  model::Platform platform = model::Platform::linux_x86_64;
+  std::string file;
+  std::string sha256;
+  std::optional<std::uint64_t> size;
+};
+
+// Errors: invalid (with the manifest location) when neither the manifest nor the knowledge base
+// gives the archive's SHA-256.
+util::Result<ArchiveExpectation> expectation_for(const model::Manifest& m, const model::ArchivePin& pin,
+                                                 const knowledge::KnowledgeBase& kb);
+
+// Finds the archive in `dir`: by its pinned file name, else (users rename downloads) the one
+// regular file of the pinned size whose SHA-256 matches. Returns the path, or nullopt.
+// `found_by_content` is set when it was found under another name. Errors: io (unreadable dir).
+util::Result<std::optional<std::filesystem::path>> locate_archive(const ArchiveExpectation& e,
+                                                                  const std::filesystem::path& dir,
+                                                                  bool& found_by_content);
+
+// Verifies every pinned archive (or only `platform`'s) found in `dir`. The report lists each with
+// expected and actual values; findings say what failed. Errors: invalid (nothing pinned for the
+// platform, no hash to compare with), io.
+util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, const std::filesystem::path& dir,
+                                                  std::optional<model::Platform> platform,
+                                                  const knowledge::KnowledgeBase& kb, std::vector<model::Finding>& findings);
+
+// Verifies one file against a SHA-256 (and size). Errors: not_found, io, usage (malformed hash).
+util::Result<model::VerifyReport> verify_file(const std::filesystem::path& file, const std::string& sha256_hex,
+                                              std::optional<std::uint64_t> size, std::vector<model::Finding>& findings);
+
+}  // namespace core

@@ -1,0 +1,111 @@
+#include "crypto/sha256.hpp"
+
+#include <openssl/evp.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cassert>
+#include <memory>
+
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+namespace crypto {
+
+std::string to_hex(const Digest& d) {
+  static const char k_hex[] = "0123456789abcdef";
+  std::string out(64, '0');
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    out[2 * i] = k_hex[d[i] >> 4];
+    out[2 * i + 1] = k_hex[d[i] & 15];
+  }
+  return out;
+}
+
+std::optional<Digest> from_hex(std::string_view hex) {
+  if (hex.size() != 64 || !util::is_hex(hex)) return std::nullopt;
+  auto val = [](char c) -> unsigned {
+    if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
+    if (c >= 'a' && c <= 'f') return static_cast<unsigned>(c - 'a' + 10);
+    return static_cast<unsigned>(c - 'A' + 10);
+  };
+  Digest d{};
+  for (std::size_t i = 0; i < 32; ++i) d[i] = static_cast<unsigned char>(val(hex[2 * i]) << 4 | val(hex[2 * i + 1]));
+  return d;
+}
+
+namespace {
+EVP_MD_CTX* ctx_of(void* p) { return static_cast<EVP_MD_CTX*>(p); }
+void init(EVP_MD_CTX* c) {
+  int ok = EVP_DigestInit_ex(c, EVP_sha256(), nullptr);
+  assert(ok == 1 && "EVP_DigestInit_ex(sha256) failed");
+  (void)ok;
+}
+}  // namespace
+
+Sha256::Sha256() : m_ctx(EVP_MD_CTX_new()) {
+  assert(m_ctx && "EVP_MD_CTX_new failed");
+  init(ctx_of(m_ctx));
+}
+Sha256::~Sha256() {
+  if (m_ctx) EVP_MD_CTX_free(ctx_of(m_ctx));
+}
+Sha256::Sha256(Sha256&& other) noexcept : m_ctx(other.m_ctx) { other.m_ctx = nullptr; }
+Sha256& Sha256::operator=(Sha256&& other) noexcept {
+  if (this != &other) {
+    if (m_ctx) EVP_MD_CTX_free(ctx_of(m_ctx));
+    m_ctx = other.m_ctx;
+    other.m_ctx = nullptr;
+  }
+  return *this;
+}
+
+void Sha256::update(const void* data, std::size_t size) {
+  if (size == 0) return;
+  int ok = EVP_DigestUpdate(ctx_of(m_ctx), data, size);
+  assert(ok == 1);
+  (void)ok;
+}
+
+Digest Sha256::finish() {
+  Digest d{};
+  unsigned int n = 0;
+  int ok = EVP_DigestFinal_ex(ctx_of(m_ctx), d.data(), &n);
+  assert(ok == 1 && n == 32);
+  (void)ok;
+  init(ctx_of(m_ctx));
+  return d;
+}
+
+Digest sha256_of(std::string_view data) {
+  Sha256 h;
+  h.update(data);
+  return h.finish();
+}
+
+util::Result<FileHash> hash_file(const std::filesystem::path& path) {
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) {
+    int e = errno;
+    return util::Error(e == ENOENT ? util::ErrorCode::not_found : util::ErrorCode::io,
+                       "cannot open " + path.string() + ": " + util::os_error_text(e));
+  }
+  std::unique_ptr<char[]> buf(new char[1 << 20]);
+  Sha256 h;
+  FileHash out;
+  while (true) {
+    std::size_t n = std::fread(buf.get(), 1, 1 << 20, f.get());
+    if (n > 0) {
+      h.update(buf.get(), n);
+      out.size += n;
+    }
+    if (n < (1u << 20)) {
+      if (std::ferror(f.get())) return util::Error(util::ErrorCode::io, "cannot read " + path.string() + ": " + util::os_error_text(errno));
+      break;
+    }
+  }
+  out.digest = h.finish();
+  return out;
+}
+
+}  // namespace crypto

@@ -1,0 +1,21 @@
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "format/json.hpp"
+#include "model/staging.hpp"
+#include "util/result.hpp"
+
+namespace format {
+
+// The receipt as JSON text (stable key order, one file per line-ish via indentation).
+std::string write_receipt(const model::Receipt& r);
+// Reads a receipt. Errors: parse (not JSON), invalid (missing keys, another schema).
+util::Result<model::Receipt> parse_receipt(std::string_view text, const std::string& path);
+
+JsonDoc to_json(const model::VerifyReport& r);
+JsonDoc to_json(const model::StageReport& r);
+JsonDoc to_json(const model::UnstageReport& r);
+JsonDoc to_json(const model::StatusReport& r);
+
+}  // namespace format

@@ -1,0 +1,137 @@
+#include "format/receipt.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "json_impl.hpp"
+
+namespace format {
+
+using nlohmann::json;
+
+namespace {
+JsonDoc wrap(json v) {
+  JsonDoc d;
+  d.impl().value = std::move(v);
+  return d;
+}
+}  // namespace
+
+std::string write_receipt(const model::Receipt& r) {
+  json files = json::array();
+  for (const auto& f : r.files) {
+    json j{{"path", f.path}, {"type", f.type}, {"from", f.from}};
+    if (f.type == "file") {
+      j["sha256"] = f.sha256;
+      j["size"] = f.size;
+      j["mode"] = f.mode;
+      j["mtime_ns"] = f.mtime_ns;
+    }
+    if (f.type == "symlink") j["link"] = f.link;
+    if (!f.backup.empty()) j["backup"] = f.backup;
+    files.push_back(std::move(j));
+  }
+  json j{{"schema", r.schema},
+         {"stackpin_version", r.stackpin_version},
+         {"manifest", {{"path", r.manifest_path}, {"name", r.manifest_name}, {"sha256", r.manifest_sha256}}},
+         {"cudnn", {{"version", r.cudnn_version}, {"cuda_major", r.cudnn_cuda_major}}},
+         {"platform", r.platform},
+         {"target", r.target},
+         {"layout", r.layout},
+         {"dest", r.dest},
+         {"prefix", r.prefix},
+         {"archive", {{"file", r.archive_file}, {"sha256", r.archive_sha256}, {"size", r.archive_size}}},
+         {"files", std::move(files)},
+         {"created_dirs", r.created_dirs}};
+  return j.dump(1) + "\n";
+}
+
+util::Result<model::Receipt> parse_receipt(std::string_view text, const std::string& path) {
+  model::Receipt r;
+  try {
+    json j = json::parse(text);
+    r.schema = j.at("schema").get<int>();
+    if (r.schema != 1)
+      return util::Error(util::ErrorCode::invalid, path + ": receipt schema " + std::to_string(r.schema) + " is not supported")
+          .with_hint("it was written by a newer stackpin; use that version");
+    r.stackpin_version = j.value("stackpin_version", "");
+    const auto& m = j.at("manifest");
+    r.manifest_path = m.value("path", "");
+    r.manifest_name = m.value("name", "");
+    r.manifest_sha256 = m.value("sha256", "");
+    r.cudnn_version = j.at("cudnn").at("version").get<std::string>();
+    r.cudnn_cuda_major = j.at("cudnn").at("cuda_major").get<int>();
+    r.platform = j.at("platform").get<std::string>();
+    r.target = j.at("target").get<std::string>();
+    r.layout = j.at("layout").get<std::string>();
+    r.dest = j.at("dest").get<std::string>();
+    r.prefix = j.value("prefix", "");
+    const auto& a = j.at("archive");
+    r.archive_file = a.at("file").get<std::string>();
+    r.archive_sha256 = a.at("sha256").get<std::string>();
+    r.archive_size = a.at("size").get<std::uint64_t>();
+    for (const auto& f : j.at("files")) {
+      model::StagedFile s;
+      s.path = f.at("path").get<std::string>();
+      s.type = f.at("type").get<std::string>();
+      s.from = f.value("from", "");
+      s.sha256 = f.value("sha256", "");
+      s.size = f.value("size", std::uint64_t{0});
+      s.mode = f.value("mode", 0u);
+      s.mtime_ns = f.value("mtime_ns", std::int64_t{0});
+      s.link = f.value("link", "");
+      s.backup = f.value("backup", "");
+      r.files.push_back(std::move(s));
+    }
+    for (const auto& d : j.at("created_dirs")) r.created_dirs.push_back(d.get<std::string>());
+  } catch (const json::exception& e) {
+    return util::Error(util::ErrorCode::parse, path + " is not a valid stackpin receipt: " + e.what())
+        .with_hint("if the tree was staged by hand or the receipt was edited, restage with `stackpin stage`");
+  }
+  return r;
+}
+
+JsonDoc to_json(const model::VerifyReport& r) {
+  json arr = json::array();
+  for (const auto& a : r.archives) {
+    json j{{"platform", model::to_string(a.platform)}, {"expected_file", a.expected_file}, {"path", a.path},
+           {"found_by_content", a.found_by_content}, {"expected_sha256", a.expected_sha256},
+           {"actual_sha256", a.actual_sha256}, {"ok", a.ok}};
+    j["expected_size"] = a.expected_size ? json(*a.expected_size) : json(nullptr);
+    j["actual_size"] = a.actual_size ? json(*a.actual_size) : json(nullptr);
+    arr.push_back(std::move(j));
+  }
+  return wrap(json{{"archives", arr}});
+}
+
+JsonDoc to_json(const model::StageReport& r) {
+  json plan = json::array();
+  for (const auto& p : r.plan)
+    plan.push_back({{"from", p.from}, {"to", p.to}, {"type", p.type}, {"size", p.size}, {"replaces", p.replaces}});
+  return wrap(json{{"dest", r.dest},
+                   {"prefix", r.prefix},
+                   {"target", r.target},
+                   {"layout", r.layout},
+                   {"platform", r.platform},
+                   {"archive", {{"path", r.archive_path}, {"sha256", r.archive_sha256}, {"size", r.archive_size}}},
+                   {"dry_run", r.dry_run},
+                   {"no_op", r.no_op},
+                   {"replaced_previous", r.replaced_previous},
+                   {"files", r.files},
+                   {"bytes", r.bytes},
+                   {"plan", plan},
+                   {"stale", r.stale},
+                   {"removed_stale", r.removed_stale},
+                   {"recovered", r.recovered}});
+}
+
+JsonDoc to_json(const model::UnstageReport& r) {
+  return wrap(json{{"dest", r.dest}, {"removed", r.removed}, {"restored", r.restored}, {"modified", r.modified},
+                   {"recovered", r.recovered}});
+}
+
+JsonDoc to_json(const model::StatusReport& r) {
+  return wrap(json{{"dest", r.dest}, {"cudnn", r.cudnn_version}, {"archive", r.archive_file}, {"target", r.target},
+                   {"layout", r.layout}, {"files", r.files}, {"pending", r.pending}});
+}
+
+}  // namespace format

@@ -1,0 +1,90 @@
+#pragma once
+// Values of verify / stage / unstage / status: what was found, what was (or would be) staged,
+// and the receipt kept in DEST/.stackpin/receipt.json.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/platform.hpp"
+
+namespace model {
+
+struct StagedFile {
+  std::string path;       // relative to DEST, '/'-separated
+  std::string type;       // file | symlink | dir
+  std::string sha256;     // files
+  std::uint64_t size = 0;
+  unsigned mode = 0;
+  std::string link;       // symlinks: target as stored
+  std::int64_t mtime_ns = 0;  // as left by stage, for the fast no-op check
+  std::string backup;     // relative to DEST: where the file this one replaced was kept
+  std::string from;       // path inside the archive (without its top directory)
+};
+
+struct Receipt {
+  int schema = 1;
+  std::string stackpin_version;
+  std::string manifest_path, manifest_name, manifest_sha256;
+  std::string cudnn_version;
+  int cudnn_cuda_major = 0;
+  std::string platform, target, layout;
+  std::string dest;    // the local directory staged into
+  std::string prefix;  // where the tree lives on the target machine (manifest prefix / cuda_path)
+  std::string archive_file, archive_sha256;
+  std::uint64_t archive_size = 0;
+  std::vector<StagedFile> files;          // in staging order (directories before their contents)
+  std::vector<std::string> created_dirs;  // directories stage created (removed by unstage when empty)
+};
+
+struct VerifiedArchive {
+  Platform platform = Platform::linux_x86_64;
+  std::string expected_file;   // the pinned file name
+  std::string path;            // what was checked ("" when not found)
+  bool found_by_content = false;  // found by size and hash under another name
+  std::string expected_sha256, actual_sha256;
+  std::optional<std::uint64_t> expected_size, actual_size;
+  bool ok = false;
+};
+
+struct VerifyReport {
+  std::vector<VerifiedArchive> archives;
+};
+
+struct PlannedFile {
+  std::string from;  // archive path without the top directory
+  std::string to;    // DEST-relative
+  std::string type;  // file | symlink | dir
+  std::uint64_t size = 0;
+  bool replaces = false;  // an existing file is replaced (kept in .stackpin/backup)
+};
+
+struct StageReport {
+  std::string dest, prefix, target, layout, platform;
+  std::string archive_path, archive_sha256;
+  std::uint64_t archive_size = 0;
+  bool dry_run = false;
+  bool no_op = false;  // DEST already held exactly this stage
+  bool replaced_previous = false;  // another staging was unstaged first
+  std::vector<PlannedFile> plan;
+  std::vector<std::string> stale;    // other-version cuDNN DLLs found in the tree
+  std::vector<std::string> removed_stale;
+  std::uint64_t files = 0, bytes = 0;
+  std::string recovered;             // what an interrupted earlier run left, and what was done
+};
+
+struct UnstageReport {
+  std::string dest;
+  std::uint64_t removed = 0, restored = 0;
+  std::vector<std::string> modified;  // files changed since staging (refused without --force)
+  std::string recovered;
+};
+
+struct StatusReport {
+  std::string dest;
+  std::string cudnn_version, archive_file, target, layout;
+  std::uint64_t files = 0;
+  std::string pending;  // an interrupted operation's journal is present
+};
+
+}  // namespace model

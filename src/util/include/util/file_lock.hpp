@@ -1,0 +1,46 @@
+#pragma once
+// An exclusive advisory lock on a file (flock on POSIX, LockFileEx on Windows), held for the
+// lifetime of the object, and an append-only file whose every line is flushed to disk before
+// append_line() returns (the journal of staging operations).
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "util/result.hpp"
+
+namespace util {
+
+class FileLock {
+ public:
+  // Locks `path` (created if absent). When another process holds it, `on_wait` is called once and
+  // the call blocks until the lock is free. Errors: io.
+  static Result<FileLock> acquire(const std::filesystem::path& path, void (*on_wait)(void*) = nullptr, void* ctx = nullptr);
+  FileLock(FileLock&& o) noexcept : m_fd(o.m_fd) { o.m_fd = -1; }
+  FileLock& operator=(FileLock&& o) noexcept;
+  FileLock(const FileLock&) = delete;
+  ~FileLock();
+
+ private:
+  explicit FileLock(int fd) : m_fd(fd) {}
+  int m_fd = -1;
+};
+
+class DurableAppender {
+ public:
+  // Opens (creating) `path` for appending. Errors: io.
+  static Result<DurableAppender> open(const std::filesystem::path& path);
+  DurableAppender(DurableAppender&& o) noexcept : m_fd(o.m_fd) { o.m_fd = -1; }
+  DurableAppender(const DurableAppender&) = delete;
+  ~DurableAppender();
+  // Appends `line` and a newline, then fsyncs. Errors: io.
+  Status append_line(std::string_view line);
+
+ private:
+  explicit DurableAppender(int fd) : m_fd(fd) {}
+  int m_fd = -1;
+};
+
+// Flushes a directory's entries (renames, creations) to disk; a no-op where unsupported.
+void sync_directory(const std::filesystem::path& dir);
+
+}  // namespace util

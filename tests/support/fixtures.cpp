@@ -1,0 +1,577 @@
+#include "fixtures.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <locale.h>
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <stdexcept>
+
+namespace fixtures {
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("fixtures: " + what); }
+
+// ---- libarchive writing -----------------------------------------------------------------------
+
+struct WriteDeleter {
+  void operator()(archive* a) const { archive_write_free(a); }
+};
+struct EntryDeleter {
+  void operator()(archive_entry* e) const { archive_entry_free(e); }
+};
+using WritePtr = std::unique_ptr<archive, WriteDeleter>;
+using EntryPtr = std::unique_ptr<archive_entry, EntryDeleter>;
+
+[[noreturn]] void fail_archive(archive* a, const fs::path& out, const std::string& step) {
+  const char* msg = archive_error_string(a);
+  fail("writing " + out.string() + ": " + step + ": " + (msg ? msg : "unknown libarchive error"));
+}
+
+void check(archive* a, int rc, const fs::path& out, const std::string& step) {
+  if (rc != ARCHIVE_OK) fail_archive(a, out, step);
+}
+
+// libarchive translates names between the locale's charset and UTF-8 (pax "path" records, the zip
+// UTF-8 flag). Under the "C" locale of a test program a non-ASCII name cannot be translated (and
+// libarchive 3.6 crashes on a name given only as UTF-8), so archives are written under a UTF-8
+// LC_CTYPE for this thread only. Names are passed as the raw bytes given: UTF-8 ones are stored as
+// UTF-8, others (deliberately broken bytes) verbatim with hdrcharset=BINARY.
+class Utf8Ctype {
+ public:
+  Utf8Ctype() {
+    for (const char* name : {"C.UTF-8", "C.utf8", "en_US.UTF-8"}) {
+      m_loc = newlocale(LC_CTYPE_MASK, name, static_cast<locale_t>(0));
+      if (m_loc) break;
+    }
+    if (m_loc) m_old = uselocale(m_loc);
+  }
+  ~Utf8Ctype() {
+    if (m_loc) {
+      uselocale(m_old);
+      freelocale(m_loc);
+    }
+  }
+  Utf8Ctype(const Utf8Ctype&) = delete;
+  Utf8Ctype& operator=(const Utf8Ctype&) = delete;
+
+ private:
+  locale_t m_loc = static_cast<locale_t>(0);
+  locale_t m_old = static_cast<locale_t>(0);
+};
+
+void write_entry(archive* a, const fs::path& out, const Entry& in, bool zip) {
+  if (zip && in.kind == Kind::hardlink) fail("writing " + out.string() + ": zip cannot store hardlink \"" + in.path + "\"");
+  EntryPtr e{archive_entry_new()};
+  if (!e) fail("archive_entry_new failed");
+  archive_entry_set_pathname(e.get(), in.path.c_str());
+  archive_entry_set_mtime(e.get(), static_cast<time_t>(fixed_mtime), 0);
+  archive_entry_set_uid(e.get(), 0);
+  archive_entry_set_gid(e.get(), 0);
+  archive_entry_set_uname(e.get(), "root");
+  archive_entry_set_gname(e.get(), "root");
+  unsigned perm = in.mode & 07777;
+  bool has_data = false;
+  switch (in.kind) {
+    case Kind::file:
+      archive_entry_set_filetype(e.get(), AE_IFREG);
+      archive_entry_set_size(e.get(), static_cast<la_int64_t>(in.data.size()));
+      has_data = true;
+      break;
+    case Kind::dir:
+      archive_entry_set_filetype(e.get(), AE_IFDIR);
+      archive_entry_set_size(e.get(), 0);
+      if (in.mode == 0644) perm = 0755;
+      break;
+    case Kind::symlink:
+      archive_entry_set_filetype(e.get(), AE_IFLNK);
+      archive_entry_set_size(e.get(), 0);
+      archive_entry_set_symlink(e.get(), in.link.c_str());
+      if (in.mode == 0644) perm = 0777;
+      break;
+    case Kind::hardlink:
+      archive_entry_set_filetype(e.get(), AE_IFREG);
+      archive_entry_set_size(e.get(), 0);
+      archive_entry_set_hardlink(e.get(), in.link.c_str());
+      break;
+    case Kind::fifo:
+      archive_entry_set_filetype(e.get(), AE_IFIFO);
+      archive_entry_set_size(e.get(), 0);
+      break;
+    case Kind::chardev:
+      archive_entry_set_filetype(e.get(), AE_IFCHR);
+      archive_entry_set_size(e.get(), 0);
+      archive_entry_set_rdevmajor(e.get(), 1);
+      archive_entry_set_rdevminor(e.get(), 3);
+      break;
+  }
+  archive_entry_set_perm(e.get(), static_cast<mode_t>(perm));
+  int rc = archive_write_header(a, e.get());
+  // ARCHIVE_WARN: written, with a remark (e.g. a name libarchive could not translate); keep it.
+  if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) fail_archive(a, out, "header of \"" + in.path + "\"");
+  if (has_data && !in.data.empty()) {
+    la_ssize_t n = archive_write_data(a, in.data.data(), in.data.size());
+    if (n < 0 || static_cast<std::size_t>(n) != in.data.size()) fail_archive(a, out, "data of \"" + in.path + "\"");
+  }
+  rc = archive_write_finish_entry(a);
+  if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) fail_archive(a, out, "end of \"" + in.path + "\"");
+}
+
+// ---- small helpers ------------------------------------------------------------------------------
+
+struct Version4 {
+  int major = 0, minor = 0, patch = 0, build = 0;
+};
+
+Version4 parse_version(const std::string& v) {
+  std::array<int, 4> parts{};
+  std::size_t pos = 0;
+  for (int i = 0; i < 4; ++i) {
+    std::size_t end = v.find('.', pos);
+    std::string part = v.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 6)
+      fail("cuDNN version \"" + v + "\" is not four dot-separated numbers");
+    parts[static_cast<std::size_t>(i)] = std::stoi(part);
+    if ((i < 3) != (end != std::string::npos)) fail("cuDNN version \"" + v + "\" must have exactly four parts");
+    pos = end + 1;
+  }
+  return {parts[0], parts[1], parts[2], parts[3]};
+}
+
+bool at_least(const Version4& v, int major, int minor) {
+  return v.major > major || (v.major == major && v.minor >= minor);
+}
+
+void require_major(int major) {
+  if (major != 8 && major != 9) fail("cuDNN major " + std::to_string(major) + " has no fixture layout (8 or 9)");
+}
+
+// Deterministic pseudo-random bytes (splitmix64 seeded by FNV-1a of the name), after a magic prefix
+// so that a library at least starts like one.
+std::string pseudo_random(const std::string& name, std::size_t n, const std::string& magic) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  std::string s = magic.substr(0, n);
+  s.reserve(n);
+  std::uint64_t x = h;
+  while (s.size() < n) {
+    x += 0x9E3779B97F4A7C15ull;
+    std::uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    for (int k = 0; k < 8 && s.size() < n; ++k) s.push_back(static_cast<char>((z >> (8 * k)) & 0xFF));
+  }
+  return s;
+}
+
+std::string read_prefix(const fs::path& p, std::size_t cap) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) fail("cannot read " + p.string());
+  std::string s;
+  if (cap > 0) {
+    s.resize(cap);
+    in.read(s.data(), static_cast<std::streamsize>(cap));
+    s.resize(static_cast<std::size_t>(in.gcount()));
+  } else {
+    s.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return s;
+}
+
+std::string top_dir(const std::string& platform, const std::string& version, int cuda_major) {
+  return "cudnn-" + platform + "-" + version + "_cuda" + std::to_string(cuda_major) + "-archive";
+}
+
+Entry dir_entry(const std::string& p) { return Entry{p + "/", Kind::dir, {}, {}, 0755}; }
+Entry file_entry(const std::string& p, std::string data, unsigned mode = 0644) {
+  return Entry{p, Kind::file, std::move(data), {}, mode};
+}
+Entry symlink_entry(const std::string& p, const std::string& target) {
+  return Entry{p, Kind::symlink, {}, target, 0777};
+}
+
+std::string license_text(const std::string& version) {
+  return "NVIDIA cuDNN SOFTWARE LICENSE AGREEMENT\n\n"
+         "Stand-in text of a stackpin test fixture for cuDNN " + version + ".\n"
+         "This archive contains no NVIDIA software.\n";
+}
+
+std::string header_guard(const std::string& name) {
+  std::string g;
+  for (char c : name) g.push_back(c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  return g + "_";
+}
+
+std::string header_text(const std::string& name, const std::string& version, int major) {
+  if (name == "cudnn_version.h") return cudnn_version_header(version);
+  std::string guard = header_guard(name);
+  std::string s = "/*\n * " + name + ": stand-in for NVIDIA's header in a stackpin test fixture (cuDNN " + version +
+                  ").\n */\n\n#ifndef " + guard + "\n#define " + guard + "\n\n";
+  if (name == "cudnn.h") {
+    for (const auto& h : cudnn_headers(major))
+      if (h != "cudnn.h" && h != "cudnn_backend.h") s += "#include \"" + h + "\"\n";
+  } else {
+    s += "#include \"cudnn_version.h\"\n";
+  }
+  s += "\n#endif /* " + guard + " */\n";
+  return s;
+}
+
+std::string toml_string(const std::string& s) {
+  std::string r = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': r += "\\\""; break;
+      case '\\': r += "\\\\"; break;
+      case '\n': r += "\\n"; break;
+      case '\t': r += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+          r += buf;
+        } else {
+          r.push_back(c);
+        }
+    }
+  }
+  return r + "\"";
+}
+
+void write_bytes(const fs::path& out, const std::string& bytes) {
+  if (out.has_parent_path()) fs::create_directories(out.parent_path());
+  std::ofstream f(out, std::ios::binary | std::ios::trunc);
+  if (!f) fail("cannot create " + out.string());
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!f) fail("cannot write " + out.string());
+}
+
+std::string read_all(const fs::path& in) {
+  std::ifstream f(in, std::ios::binary);
+  if (!f) fail("cannot read " + in.string());
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+// ---- write_archive -------------------------------------------------------------------------------
+
+void write_archive(const fs::path& out, Format fmt, const std::vector<Entry>& entries, int xz_threads) {
+  Utf8Ctype utf8;  // before archive_write_new: libarchive caches the charset per archive
+  WritePtr a{archive_write_new()};
+  if (!a) fail("archive_write_new failed");
+  archive* w = a.get();
+  if (fmt == Format::zip) {
+    check(w, archive_write_set_format_zip(w), out, "zip format");
+    check(w, archive_write_zip_set_compression_deflate(w), out, "zip deflate");
+  } else {
+    check(w, archive_write_set_format_pax_restricted(w), out, "pax format");
+    if (fmt == Format::tar_gz) {
+      check(w, archive_write_add_filter_gzip(w), out, "gzip filter");
+      // No time stamp in the gzip header: the same entries give the same bytes.
+      check(w, archive_write_set_filter_option(w, "gzip", "timestamp", nullptr), out, "gzip:!timestamp");
+    } else if (fmt == Format::tar_xz) {
+      check(w, archive_write_add_filter_xz(w), out, "xz filter");
+      if (xz_threads > 1) {
+        check(w, archive_write_set_filter_option(w, "xz", "compression-level", "0"), out, "xz:compression-level");
+        check(w, archive_write_set_filter_option(w, "xz", "threads", std::to_string(xz_threads).c_str()), out,
+              "xz:threads");
+      }
+    }
+  }
+  if (out.has_parent_path()) fs::create_directories(out.parent_path());
+  check(w, archive_write_open_filename(w, out.c_str()), out, "open");
+  for (const auto& e : entries) write_entry(w, out, e, fmt == Format::zip);
+  check(w, archive_write_close(w), out, "close");
+}
+
+// ---- info ----------------------------------------------------------------------------------------
+
+Info info(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) fail("cannot read " + p.string());
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx{EVP_MD_CTX_new(), &EVP_MD_CTX_free};
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) fail("sha256 init failed");
+  std::uint64_t size = 0;
+  std::array<char, 1 << 16> buf{};
+  while (in) {
+    in.read(buf.data(), buf.size());
+    auto n = static_cast<std::size_t>(in.gcount());
+    if (n == 0) break;
+    size += n;
+    if (EVP_DigestUpdate(ctx.get(), buf.data(), n) != 1) fail("sha256 update failed");
+  }
+  if (in.bad()) fail("error reading " + p.string());
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  if (EVP_DigestFinal_ex(ctx.get(), md, &len) != 1) fail("sha256 final failed");
+  static const char* hex = "0123456789abcdef";
+  std::string s;
+  for (unsigned i = 0; i < len; ++i) {
+    s.push_back(hex[md[i] >> 4]);
+    s.push_back(hex[md[i] & 0xF]);
+  }
+  return Info{p, s, size};
+}
+
+// ---- cuDNN layouts -------------------------------------------------------------------------------
+
+std::vector<std::string> cudnn_linux_stems(int major) {
+  require_major(major);
+  if (major == 8)
+    return {"libcudnn",           "libcudnn_adv_infer", "libcudnn_adv_train", "libcudnn_cnn_infer",
+            "libcudnn_cnn_train", "libcudnn_ops_infer", "libcudnn_ops_train"};
+  return {"libcudnn",      "libcudnn_adv",          "libcudnn_cnn",
+          "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled",
+          "libcudnn_graph", "libcudnn_heuristic", "libcudnn_ops"};
+}
+
+std::vector<std::string> cudnn_headers(int major) {
+  require_major(major);
+  if (major == 8)
+    return {"cudnn.h",           "cudnn_adv_infer.h", "cudnn_adv_train.h", "cudnn_backend.h", "cudnn_cnn_infer.h",
+            "cudnn_cnn_train.h", "cudnn_ops_infer.h", "cudnn_ops_train.h", "cudnn_version.h"};
+  return {"cudnn.h", "cudnn_adv.h", "cudnn_backend.h", "cudnn_cnn.h", "cudnn_graph.h", "cudnn_ops.h", "cudnn_version.h"};
+}
+
+namespace {
+std::vector<std::string> dll_bases(int major) {
+  std::vector<std::string> bases;
+  for (const auto& stem : cudnn_linux_stems(major)) bases.push_back(stem.substr(3));  // drop "lib"
+  return bases;
+}
+}  // namespace
+
+std::vector<std::string> cudnn_dlls(int major) {
+  std::vector<std::string> dlls;
+  for (const auto& b : dll_bases(major)) dlls.push_back(b + "64_" + std::to_string(major) + ".dll");
+  return dlls;
+}
+
+std::string cudnn_version_header(const std::string& version) {
+  Version4 v = parse_version(version);
+  const char* factor = v.major >= 9 ? "10000" : "1000";
+  return "/*\n"
+         " * Stand-in for NVIDIA's cudnn_version.h in a stackpin test fixture.\n"
+         " */\n"
+         "\n"
+         "/**\n"
+         " * \\file: The master cuDNN version file.\n"
+         " */\n"
+         "\n"
+         "#ifndef CUDNN_VERSION_H_\n"
+         "#define CUDNN_VERSION_H_\n"
+         "\n"
+         "#define CUDNN_MAJOR " + std::to_string(v.major) + "\n" +
+         "#define CUDNN_MINOR " + std::to_string(v.minor) + "\n" +
+         "#define CUDNN_PATCHLEVEL " + std::to_string(v.patch) + "\n" +
+         "\n"
+         "#define CUDNN_VERSION (CUDNN_MAJOR * " + factor + " + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n" +
+         "\n"
+         "#endif /* CUDNN_VERSION_H */\n";
+}
+
+std::string cudnn_archive_name(const std::string& platform, const std::string& version, int cuda_major) {
+  bool windows = platform.rfind("windows", 0) == 0;
+  return top_dir(platform, version, cuda_major) + (windows ? ".zip" : ".tar.xz");
+}
+
+std::vector<Entry> cudnn_linux_entries(const std::string& version, int cuda_major, const CudnnOptions& o,
+                                       const std::string& platform) {
+  Version4 v = parse_version(version);
+  require_major(v.major);
+  const std::string top = top_dir(platform, version, cuda_major);
+  const std::string maj = std::to_string(v.major);
+  const std::string full = maj + "." + std::to_string(v.minor) + "." + std::to_string(v.patch);
+  const fs::path real_dir = "/usr/local/cuda/lib64";
+
+  std::vector<Entry> es;
+  es.push_back(dir_entry(top));
+  es.push_back(dir_entry(top + "/include"));
+  es.push_back(dir_entry(top + "/lib"));
+  es.push_back(file_entry(top + "/LICENSE", license_text(version)));
+  for (const auto& h : cudnn_headers(v.major))
+    es.push_back(file_entry(top + "/include/" + h, header_text(h, version, v.major)));
+  for (const auto& stem : cudnn_linux_stems(v.major)) {
+    const std::string real_name = stem + ".so." + full;
+    std::string bytes;
+    fs::path real = real_dir / (stem + ".so.9");
+    std::error_code ec;
+    if (o.real_libraries && v.major == 9 && fs::is_regular_file(real, ec))
+      bytes = read_prefix(real, o.library_bytes);
+    else
+      bytes = pseudo_random(real_name, o.library_bytes, std::string("\x7f" "ELF\x02\x01\x01", 7));
+    es.push_back(file_entry(top + "/lib/" + real_name, std::move(bytes), 0755));
+    es.push_back(symlink_entry(top + "/lib/" + stem + ".so." + maj, real_name));
+    es.push_back(symlink_entry(top + "/lib/" + stem + ".so", stem + ".so." + maj));
+    if (v.major >= 9 || stem != "libcudnn") {
+      const std::string static_name = stem + "_static.a";
+      es.push_back(file_entry(top + "/lib/" + static_name, pseudo_random(static_name, o.library_bytes, "!<arch>\n")));
+    }
+  }
+  return es;
+}
+
+std::vector<Entry> cudnn_windows_entries(const std::string& version, int cuda_major, const CudnnOptions& o) {
+  Version4 v = parse_version(version);
+  require_major(v.major);
+  const std::string top = top_dir("windows-x86_64", version, cuda_major);
+  const std::string maj = std::to_string(v.major);
+  const std::string bin = at_least(v, 9, 18) ? top + "/bin/x64" : top + "/bin";
+  const std::string lib = at_least(v, 8, 5) ? top + "/lib/x64" : top + "/lib";
+
+  std::vector<Entry> es;
+  es.push_back(dir_entry(top));
+  es.push_back(dir_entry(top + "/bin"));
+  if (bin != top + "/bin") es.push_back(dir_entry(bin));
+  es.push_back(dir_entry(top + "/include"));
+  es.push_back(dir_entry(top + "/lib"));
+  if (lib != top + "/lib") es.push_back(dir_entry(lib));
+  es.push_back(file_entry(top + "/LICENSE", license_text(version)));
+  for (const auto& h : cudnn_headers(v.major))
+    es.push_back(file_entry(top + "/include/" + h, header_text(h, version, v.major)));
+  for (const auto& dll : cudnn_dlls(v.major))
+    es.push_back(file_entry(bin + "/" + dll, pseudo_random(dll, o.library_bytes, "MZ")));
+  for (const auto& b : dll_bases(v.major)) {
+    for (const std::string& name : {b + ".lib", b + "64_" + maj + ".lib"})
+      es.push_back(file_entry(lib + "/" + name, pseudo_random(name, o.library_bytes, "!<arch>\n")));
+  }
+  return es;
+}
+
+Info make_cudnn_linux(const fs::path& dir, const std::string& version, int cuda_major, const CudnnOptions& o) {
+  fs::path out = dir / cudnn_archive_name("linux-x86_64", version, cuda_major);
+  write_archive(out, Format::tar_xz, cudnn_linux_entries(version, cuda_major, o), o.xz_threads);
+  return info(out);
+}
+
+Info make_cudnn_windows(const fs::path& dir, const std::string& version, int cuda_major, const CudnnOptions& o) {
+  fs::path out = dir / cudnn_archive_name("windows-x86_64", version, cuda_major);
+  write_archive(out, Format::zip, cudnn_windows_entries(version, cuda_major, o));
+  return info(out);
+}
+
+// ---- manifest ------------------------------------------------------------------------------------
+
+std::string local_manifest(const std::string& cudnn_version, int cuda_major, const std::string& cuda_version,
+                           const std::vector<std::pair<std::string, Info>>& platform_archives,
+                           const std::string& extra) {
+  std::string s;
+  s += "schema = 1\n";
+  s += "name = \"fixture\"\n\n";
+  s += "[cuda]\nversion = " + toml_string(cuda_version) + "\n\n";
+  s += "[cudnn]\nversion = " + toml_string(cudnn_version) + "\ncuda = " + std::to_string(cuda_major) + "\n";
+  for (const auto& [platform, inf] : platform_archives) {
+    s += "\n[[cudnn.archives]]\n";
+    s += "platform = " + toml_string(platform) + "\n";
+    s += "origin = \"local\"\n";
+    s += "file = " + toml_string(inf.path.filename().string()) + "\n";
+    s += "sha256 = " + toml_string(inf.sha256) + "\n";
+    s += "size = " + std::to_string(inf.size) + "\n";
+  }
+  if (!extra.empty()) {
+    s += "\n" + extra;
+    if (extra.back() != '\n') s += "\n";
+  }
+  return s;
+}
+
+// ---- broken streams ------------------------------------------------------------------------------
+
+namespace {
+void put_octal(char* field, std::size_t width, std::uint64_t value) {
+  // width-1 octal digits, zero-padded, then NUL.
+  std::string digits(width - 1, '0');
+  for (std::size_t i = width - 1; i-- > 0 && value;) {
+    digits[i] = static_cast<char>('0' + (value & 7));
+    value >>= 3;
+  }
+  if (value) fail("value does not fit a " + std::to_string(width) + "-byte tar field");
+  std::copy(digits.begin(), digits.end(), field);
+  field[width - 1] = '\0';
+}
+
+void put_size(char* field, std::uint64_t value) {
+  if (value < (std::uint64_t{1} << 33)) {
+    put_octal(field, 12, value);
+    return;
+  }
+  // GNU/star base-256: high bit of the first byte set, big-endian number in the rest.
+  field[0] = static_cast<char>(0x80);
+  for (int i = 11; i >= 1; --i) {
+    field[i] = static_cast<char>(value & 0xFF);
+    value >>= 8;
+  }
+}
+
+void put_string(char* field, std::size_t width, const std::string& s) {
+  if (s.size() > width) fail("\"" + s + "\" does not fit a " + std::to_string(width) + "-byte tar field");
+  std::copy(s.begin(), s.end(), field);
+}
+}  // namespace
+
+void write_tar_with_lying_size(const fs::path& out, const std::string& path, std::uint64_t declared_size,
+                               const std::string& actual) {
+  std::array<char, 512> h{};
+  // ustar header: name[100] mode[8] uid[8] gid[8] size[12] mtime[12] chksum[8] typeflag[1]
+  // linkname[100] magic[6] version[2] uname[32] gname[32] devmajor[8] devminor[8] prefix[155]
+  std::string name = path, prefix;
+  if (name.size() > 100) {
+    std::size_t cut = path.rfind('/', 155);
+    if (cut == std::string::npos || path.size() - cut - 1 > 100 || path.size() - cut - 1 == 0)
+      fail("path \"" + path + "\" does not fit a ustar header");
+    prefix = path.substr(0, cut);
+    name = path.substr(cut + 1);
+  }
+  put_string(&h[0], 100, name);
+  put_octal(&h[100], 8, 0644);
+  put_octal(&h[108], 8, 0);
+  put_octal(&h[116], 8, 0);
+  put_size(&h[124], declared_size);
+  put_octal(&h[136], 12, static_cast<std::uint64_t>(fixed_mtime));
+  h[156] = '0';
+  put_string(&h[257], 6, std::string("ustar\0", 6));
+  put_string(&h[263], 2, "00");
+  put_string(&h[265], 32, "root");
+  put_string(&h[297], 32, "root");
+  put_octal(&h[329], 8, 0);
+  put_octal(&h[337], 8, 0);
+  put_string(&h[345], 155, prefix);
+  std::fill(h.begin() + 148, h.begin() + 156, ' ');
+  unsigned sum = 0;
+  for (char c : h) sum += static_cast<unsigned char>(c);
+  put_octal(&h[148], 7, sum);  // six digits and NUL, the space stays: "0012345\0 " style
+  h[155] = ' ';
+
+  std::string bytes(h.data(), h.size());
+  bytes += actual;
+  bytes.append((512 - actual.size() % 512) % 512, '\0');
+  bytes.append(1024, '\0');
+  write_bytes(out, bytes);
+}
+
+void truncate_copy(const fs::path& in, const fs::path& out, std::uint64_t keep) {
+  std::string bytes = read_all(in);
+  if (keep > bytes.size()) fail("truncate_copy: keep " + std::to_string(keep) + " exceeds the " +
+                                std::to_string(bytes.size()) + " bytes of " + in.string());
+  bytes.resize(static_cast<std::size_t>(keep));
+  write_bytes(out, bytes);
+}
+
+void corrupt_copy(const fs::path& in, const fs::path& out, std::uint64_t offset) {
+  std::string bytes = read_all(in);
+  if (offset >= bytes.size()) fail("corrupt_copy: offset " + std::to_string(offset) + " is past the " +
+                                   std::to_string(bytes.size()) + " bytes of " + in.string());
+  bytes[static_cast<std::size_t>(offset)] = static_cast<char>(~static_cast<unsigned char>(bytes[offset]));
+  write_bytes(out, bytes);
+}
+
+}  // namespace fixtures

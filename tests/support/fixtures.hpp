@@ -1,0 +1,108 @@
+#pragma once
+// Test fixtures made at test time: archives written with libarchive (including hostile entries),
+// cuDNN archives in NVIDIA's exact layouts, manifests pinning them, and broken streams that
+// libarchive's writer cannot produce (a tar whose header lies about the size, truncated and
+// corrupted copies).
+//
+// Everything here is deterministic: the same input gives the same bytes on every run (fixed mtime,
+// uid/gid 0, uname/gname "root", no gzip timestamp, pseudo-random library contents seeded by name).
+// Failures throw std::runtime_error naming the file and libarchive's message.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fixtures {
+namespace fs = std::filesystem;
+
+enum class Kind { file, dir, symlink, hardlink, fifo, chardev };
+
+struct Entry {
+  std::string path;          // archive path as stored (may be hostile: "../x", "/etc/x", "a/../../b")
+  Kind kind = Kind::file;
+  std::string data;          // file contents
+  std::string link;          // symlink target or hardlink target (archive path)
+  unsigned mode = 0644;      // include setuid etc. when a test wants it (e.g. 04755)
+                             // dir and symlink entries left at the default 0644 are written 0755 / 0777
+};
+
+enum class Format { tar, tar_gz, tar_xz, zip };
+
+// The fixed modification time of every entry written here (2024-01-01T00:00:00Z).
+inline constexpr std::int64_t fixed_mtime = 1704067200;
+
+// Writes `entries` in order with libarchive (pax-restricted tar: ustar headers plus pax extended
+// headers only where needed; zip with deflate). Paths and link targets are stored verbatim.
+// Hardlink entries carry no data. Chardev entries get rdev 1:3 (/dev/null). In zip, symlinks are Unix
+// symlink entries; hardlinks (refused here) and fifos/devices (refused by libarchive's zip writer)
+// throw std::runtime_error.
+// tar_xz: xz_threads > 1 selects liblzma's multi-threaded encoder ("xz:threads") at compression level
+// 0, whose blocks are 1 MiB of input each: the stream has several blocks once the tar exceeds 1 MiB
+// (e.g. CudnnOptions::library_bytes = 256 KiB for a cuDNN layout). The bytes do not depend on the
+// number of threads beyond "1" versus "more than 1".
+void write_archive(const fs::path& out, Format fmt, const std::vector<Entry>& entries, int xz_threads = 1);
+
+struct Info {
+  fs::path path;
+  std::string sha256;   // lowercase hex
+  std::uint64_t size;
+};
+Info info(const fs::path& p);   // sha256 (lowercase hex) and size of a file
+
+// cuDNN archives in NVIDIA's exact layouts. Top directory "cudnn-<platform>-<version>_cuda<M>-archive/".
+// version has 4 parts ("8.9.7.29", "9.1.0.70", "9.19.0.56"); the major is taken from it.
+//
+// Linux (tar.xz): <top>/, <top>/include/, <top>/lib/ directory entries first, then <top>/LICENSE,
+//   <top>/include/<headers>, and in <top>/lib/ for each library stem L:
+//   L.so.<maj>.<min>.<patch> (regular file), L.so.<maj> -> L.so.<maj>.<min>.<patch>, L.so -> L.so.<maj>
+//   (relative symlinks), then L_static.a (v8: sub-libraries only, not libcudnn; v9: every stem).
+// Windows (zip): <top>/LICENSE, <top>/include/*.h, DLLs in <top>/bin/ (version < 9.18) or
+//   <top>/bin/x64/ (>= 9.18), import libraries B.lib and B64_<maj>.lib for each DLL base B in
+//   <top>/lib/x64/ (version >= 8.5) or <top>/lib/ (version < 8.5).
+// cudnn_version.h carries real-looking CUDNN_MAJOR/MINOR/PATCHLEVEL lines and NVIDIA's CUDNN_VERSION
+// formula for the major (v8: * 1000, v9: * 10000).
+struct CudnnOptions {
+  std::size_t library_bytes = 4096;   // size of each fake library (deterministic pseudo-random bytes, seeded by name)
+  bool real_libraries = false;        // Linux, major 9: take the bytes of /usr/local/cuda/lib64/L.so.9 where present
+                                      // (the first library_bytes of them when library_bytes > 0)
+  int xz_threads = 1;
+};
+
+// NVIDIA's library stems, header names and DLL names for a major (8 or 9).
+std::vector<std::string> cudnn_linux_stems(int major);
+std::vector<std::string> cudnn_headers(int major);
+std::vector<std::string> cudnn_dlls(int major);
+// The text of cudnn_version.h for a version.
+std::string cudnn_version_header(const std::string& version);
+
+std::vector<Entry> cudnn_linux_entries(const std::string& version, int cuda_major, const CudnnOptions& o = {},
+                                       const std::string& platform = "linux-x86_64");
+std::vector<Entry> cudnn_windows_entries(const std::string& version, int cuda_major, const CudnnOptions& o = {});
+// NVIDIA's file name: cudnn-<platform>-<version>_cuda<M>-archive.zip (windows-*) or .tar.xz (others).
+std::string cudnn_archive_name(const std::string& platform, const std::string& version, int cuda_major);
+// Builds the archive into dir under NVIDIA's name and returns its info.
+Info make_cudnn_linux(const fs::path& dir, const std::string& version, int cuda_major, const CudnnOptions& o = {});
+Info make_cudnn_windows(const fs::path& dir, const std::string& version, int cuda_major, const CudnnOptions& o = {});
+
+// A schema-1 manifest pinning the given archives with origin = "local" (file = basename):
+//   schema = 1 / name = "fixture" / [cuda] version / [cudnn] version, cuda /
+//   [[cudnn.archives]] platform, origin = "local", file, sha256, size   (one per platform_archives entry)
+// followed by `extra` verbatim (targets etc.).
+std::string local_manifest(const std::string& cudnn_version, int cuda_major, const std::string& cuda_version,
+                           const std::vector<std::pair<std::string, Info>>& platform_archives,
+                           const std::string& extra = "");
+
+// Hostile/broken archive helpers that libarchive's writer cannot produce directly.
+// A ustar tar (uncompressed) with one regular entry `path` whose header declares `declared_size` bytes
+// but which carries `actual` bytes of data, padded to 512, followed by the two zero end blocks (no
+// further record padding, so a declared size beyond the data runs into end of file).
+void write_tar_with_lying_size(const fs::path& out, const std::string& path, std::uint64_t declared_size,
+                               const std::string& actual);
+// Copies `in` to `out` keeping only the first `keep` bytes (truncated stream).
+void truncate_copy(const fs::path& in, const fs::path& out, std::uint64_t keep);
+// Copies `in` to `out` with the byte at `offset` inverted (corrupt stream).
+void corrupt_copy(const fs::path& in, const fs::path& out, std::uint64_t offset);
+
+}  // namespace fixtures
