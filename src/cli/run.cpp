@@ -35,6 +35,7 @@ int run(const std::vector<std::string>& args, Io& io) {
   add_check(app, ctx);
   add_verify(app, ctx);
   add_stage(app, ctx);
+  add_convtest(app, ctx);
 
   // CLI11 wants argv order with the program name first and parses from the back.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

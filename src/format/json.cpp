@@ -88,6 +88,31 @@ JsonDoc to_json(const std::vector<model::CheckReport>& reports) {
   return wrap(json{{"manifests", std::move(arr)}});
 }
 
+JsonDoc to_json(const model::ConvReport& r) {
+  auto lib = [](const model::LoadedLibrary& l) {
+    return json{{"what", l.what}, {"requested", l.requested}, {"path", l.path}, {"error", l.error}, {"tried", l.tried}};
+  };
+  json gpus = json::array();
+  for (const auto& g : r.gpus)
+    gpus.push_back({{"index", g.index}, {"name", g.name}, {"compute_capability", std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor)},
+                    {"memory", g.memory}});
+  json cases = json::array();
+  for (const auto& c : r.cases)
+    cases.push_back({{"device", c.device}, {"op", c.op}, {"dtype", c.dtype}, {"shape", c.shape}, {"algo", c.algo},
+                     {"status", c.status}, {"ms", c.ms}, {"gflops", c.gflops}, {"max_abs_err", c.max_abs_err},
+                     {"tolerance", c.tolerance}, {"non_finite", c.non_finite}, {"ok", c.ok}, {"detail", c.detail}});
+  return wrap(json{{"cudart", lib(r.cudart)},
+                   {"cudnn", lib(r.cudnn)},
+                   {"cudnn_version", r.cudnn_version},
+                   {"cudnn_version_raw", r.cudnn_version_raw},
+                   {"cudnn_built_with_cuda", r.cudnn_built_with_cuda},
+                   {"runtime_version", r.runtime_version},
+                   {"driver_version", r.driver_version},
+                   {"gpus", gpus},
+                   {"cases", cases},
+                   {"nothing_to_run", r.nothing_to_run}});
+}
+
 JsonDoc empty_object() { return wrap(json::object()); }
 
 std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,

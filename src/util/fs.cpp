@@ -3,7 +3,11 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <chrono>
+#include <cstdint>
+#include <functional>
 #include <random>
+#include <thread>
 #include <system_error>
 
 #ifdef _WIN32
@@ -31,7 +35,11 @@ Result<std::string> read_file(const fs::path& path) {
 
 namespace {
 std::string random_suffix() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  // Names only need to differ between concurrent runs (creation is exclusive anyway); the clock,
+  // the thread and an address are enough, and avoid std::random_device (arc4random, glibc 2.36).
+  static thread_local std::mt19937_64 rng{static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+                                          std::hash<std::thread::id>{}(std::this_thread::get_id()) ^
+                                          reinterpret_cast<std::uintptr_t>(&rng)};
   static const char k_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
   std::string s(8, 'x');
   for (auto& c : s) c = k_chars[rng() % (sizeof k_chars - 1)];

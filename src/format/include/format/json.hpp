@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/check_report.hpp"
+#include "model/convtest.hpp"
 #include "model/finding.hpp"
 #include "util/result.hpp"
 
@@ -33,6 +34,7 @@ JsonDoc to_json(const util::Error& e);
 JsonDoc to_json(const model::CheckReport& r);
 // {"manifests": [report, ...]}
 JsonDoc to_json(const std::vector<model::CheckReport>& reports);
+JsonDoc to_json(const model::ConvReport& r);
 JsonDoc empty_object();
 
 std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,

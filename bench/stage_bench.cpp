@@ -1,0 +1,247 @@
+// stackpin's staging benchmark: stages realistic cuDNN archives (NVIDIA's layout, real library
+// bytes) and measures, side by side in one run, what users and peer tools otherwise do:
+//   by hand:          sha256sum A && tar -xJf A   |   sha256sum A && unzip -q A
+//   extraction alone: tar -xJf A                  |   unzip -q A
+//   the Python way:   python3 python-peer.py A DEST (hashlib, then tarfile / zipfile)
+// and prints each ratio (stackpin / fastest peer), the no-op restage against a cold stage, and
+// stackpin's peak RSS, each against its target.
+//
+//   stackpin_bench [--fixtures DIR] [--stackpin BIN] [--peer SCRIPT] [--runs N] [--work DIR]
+//
+// The fixtures come from ../shared/bench/make-cudnn-fixtures.sh (slow; cache them): DIR holds
+// cudnn-linux-x86_64-*.tar.xz and cudnn-windows-x86_64-*.zip. All runs read the archive from the
+// page cache (one warm-up read first), write to the same file system, and the median of N runs
+// is reported.
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <functional>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  double seconds = 0;
+  long max_rss_kb = 0;
+  int status = 0;
+};
+
+Run run(const std::vector<std::string>& argv, const fs::path& cwd = {}) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ) != 0) {
+    std::perror(args[0]);
+    std::exit(2);
+  }
+  int status = 0;
+  struct rusage ru {};
+  wait4(pid, &status, 0, &ru);
+  auto t1 = std::chrono::steady_clock::now();
+  posix_spawn_file_actions_destroy(&fa);
+  Run r;
+  r.seconds = std::chrono::duration<double>(t1 - t0).count();
+  r.max_rss_kb = ru.ru_maxrss;
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+struct Measure {
+  std::string name;
+  double median = 0;
+  long max_rss_kb = 0;
+};
+
+Measure measure(const std::string& name, int runs, const std::function<void()>& before,
+                const std::function<Run()>& body) {
+  std::vector<double> t;
+  long rss = 0;
+  for (int i = 0; i < runs; ++i) {
+    before();
+    Run r = body();
+    if (r.status != 0) {
+      std::fprintf(stderr, "%s failed (exit %d)\n", name.c_str(), r.status);
+      std::exit(1);
+    }
+    t.push_back(r.seconds);
+    rss = std::max(rss, r.max_rss_kb);
+  }
+  std::sort(t.begin(), t.end());
+  return {name, t[t.size() / 2], rss};
+}
+
+std::string sha256_of(const fs::path& p) {
+  // the benchmark's own check of the fixture, by the tool users know
+  std::string cmd = "sha256sum '" + p.string() + "'";
+  FILE* f = popen(cmd.c_str(), "r");
+  char buf[128] = {};
+  if (!f || !std::fgets(buf, sizeof buf, f)) std::exit(2);
+  pclose(f);
+  return std::string(buf, 64);
+}
+
+void warm(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::vector<char> buf(1 << 20);
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+  }
+}
+
+std::optional<fs::path> find(const fs::path& dir, const std::string& prefix, const std::string& suffix) {
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) == 0 && n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return e.path();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fs::path fixtures = "/var/cache/stackpin-fixtures";
+  fs::path self = fs::canonical("/proc/self/exe");
+  fs::path stackpin = self.parent_path().parent_path() / "src" / "stackpin";
+  fs::path source = fs::path(STACKPIN_SOURCE_DIR);
+  fs::path peer = source / ".." / "shared" / "bench" / "python-peer.py";
+  fs::path work = fs::temp_directory_path() / "stackpin-bench";
+  int runs = 3;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--fixtures") fixtures = next();
+    else if (a == "--stackpin") stackpin = next();
+    else if (a == "--peer") peer = next();
+    else if (a == "--runs") runs = std::max(1, std::stoi(next()));
+    else if (a == "--work") work = next();
+    else {
+      std::fprintf(stderr, "usage: stackpin_bench [--fixtures DIR] [--stackpin BIN] [--peer SCRIPT] [--runs N] [--work DIR]\n");
+      return 2;
+    }
+  }
+  auto txz = find(fixtures, "cudnn-linux-x86_64-", "-archive.tar.xz");
+  auto zip = find(fixtures, "cudnn-windows-x86_64-", "-archive.zip");
+  if (!txz || !zip) {
+    std::fprintf(stderr, "no fixtures in %s: build them with ../shared/bench/make-cudnn-fixtures.sh %s\n", fixtures.c_str(),
+                 fixtures.c_str());
+    return 2;
+  }
+  if (!fs::exists(stackpin) || !fs::exists(peer)) {
+    std::fprintf(stderr, "need %s and %s\n", stackpin.c_str(), peer.c_str());
+    return 2;
+  }
+  fs::remove_all(work);
+  fs::create_directories(work);
+
+  // version and CUDA major from NVIDIA's file name
+  std::smatch mm;
+  std::string name = txz->filename().string();
+  std::regex re(R"(cudnn-linux-x86_64-([0-9.]+)_cuda([0-9]+)-archive\.tar\.xz)");
+  if (!std::regex_match(name, mm, re)) return 2;
+  std::string version = mm[1], cuda = mm[2];
+  std::ofstream(work / "bench.toml") << "schema = 1\nname = \"bench\"\n[cuda]\nversion = \"" << cuda << ".0.0\"\n[cudnn]\nversion = \""
+                                     << version << "\"\ncuda = " << cuda << "\n"
+                                     << "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" << txz->filename().string()
+                                     << "\"\nsha256 = \"" << sha256_of(*txz) << "\"\nsize = " << fs::file_size(*txz) << "\n"
+                                     << "[[cudnn.archives]]\nplatform = \"windows-x86_64\"\norigin = \"local\"\nfile = \"" << zip->filename().string()
+                                     << "\"\nsha256 = \"" << sha256_of(*zip) << "\"\nsize = " << fs::file_size(*zip) << "\n";
+
+  struct Case {
+    std::string label, target;
+    fs::path archive;
+    std::vector<std::pair<std::string, std::string>> peers;  // name -> shell command with $A and $D
+    double ratio_target;
+  };
+  std::vector<Case> cases{
+      {"tar.xz (Linux)", "linux", *txz,
+       {{"sha256sum A && tar -xJf A", "sha256sum \"$A\" >/dev/null && tar -xJf \"$A\" -C \"$D\""},
+        {"tar -xJf A", "tar -xJf \"$A\" -C \"$D\""},
+        {"python3 python-peer.py A D", "python3 \"$P\" \"$A\" \"$D\""}},
+       0.95},
+      {"zip (Windows)", "windows", *zip,
+       {{"sha256sum A && unzip -q A", "sha256sum \"$A\" >/dev/null && unzip -q \"$A\" -d \"$D\""},
+        {"unzip -q A", "unzip -q \"$A\" -d \"$D\""},
+        {"python3 python-peer.py A D", "python3 \"$P\" \"$A\" \"$D\""}},
+       0.80},
+  };
+
+  bool all_ok = true;
+  long peak_rss = 0;
+  std::printf("stackpin staging benchmark: %s and %s, median of %d runs, warm page cache\n\n",
+              txz->filename().c_str(), zip->filename().c_str(), runs);
+  for (const auto& c : cases) {
+    warm(c.archive);
+    fs::path dest = work / "dest";
+    auto fresh = [&] {
+      fs::remove_all(dest);
+      fs::create_directories(dest);
+    };
+    std::vector<Measure> peers;
+    for (const auto& [pname, cmd] : c.peers) {
+      peers.push_back(measure(pname, runs, fresh, [&] {
+        std::string script = "A='" + c.archive.string() + "'; D='" + dest.string() + "'; P='" + peer.string() + "'; " + cmd;
+        return run({"sh", "-c", script});
+      }));
+    }
+    auto fresh_stage = [&] { fs::remove_all(dest); };
+    Measure stage = measure("stackpin stage (verify included)", runs, fresh_stage, [&] {
+      return run({stackpin.string(), "stage", (work / "bench.toml").string(), "--archives", fixtures.string(), "--target", c.target,
+                  "--dest", dest.string()});
+    });
+    Measure noop = measure("stackpin stage again (no-op)", std::max(runs, 5), [] {}, [&] {
+      return run({stackpin.string(), "stage", (work / "bench.toml").string(), "--archives", fixtures.string(), "--target", c.target,
+                  "--dest", dest.string()});
+    });
+    const Measure* fastest = &peers.front();
+    for (const auto& p : peers)
+      if (p.median < fastest->median) fastest = &p;
+    double ratio = stage.median / fastest->median;
+    double noop_ratio = noop.median / stage.median;
+    peak_rss = std::max({peak_rss, stage.max_rss_kb, noop.max_rss_kb});
+    std::printf("%s: %s (%.1f MiB)\n", c.label.c_str(), c.archive.filename().c_str(), fs::file_size(c.archive) / 1048576.0);
+    for (const auto& p : peers) std::printf("  %-34s %7.2f s   peak RSS %6.1f MiB\n", p.name.c_str(), p.median, p.max_rss_kb / 1024.0);
+    std::printf("  %-34s %7.2f s   peak RSS %6.1f MiB\n", stage.name.c_str(), stage.median, stage.max_rss_kb / 1024.0);
+    std::printf("  %-34s %7.3f s   peak RSS %6.1f MiB\n", noop.name.c_str(), noop.median, noop.max_rss_kb / 1024.0);
+    bool ok1 = ratio <= c.ratio_target, ok2 = noop_ratio <= 0.05;
+    std::printf("  ratio stage / fastest peer (%s): %.2fx  (target <= %.2fx)  %s\n", fastest->name.c_str(), ratio, c.ratio_target,
+                ok1 ? "PASS" : "FAIL");
+    std::printf("  ratio no-op restage / cold stage:  %.3fx (target <= 0.05x)  %s\n\n", noop_ratio, ok2 ? "PASS" : "FAIL");
+    all_ok = all_ok && ok1 && ok2;
+    fs::remove_all(dest);
+  }
+  bool rss_ok = peak_rss < 64 * 1024;
+  std::printf("stackpin peak RSS: %.1f MiB (target < 64 MiB)  %s\n", peak_rss / 1024.0, rss_ok ? "PASS" : "FAIL");
+  fs::remove_all(work);
+  return all_ok && rss_ok ? 0 : 1;
+}

@@ -1,0 +1,52 @@
+#pragma once
+// What `stackpin convtest` found: the libraries really loaded, versions, GPUs, and every
+// convolution case run (per algorithm) against the CPU reference.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace model {
+
+struct LoadedLibrary {
+  std::string what;       // "CUDA runtime" | "cuDNN"
+  std::string requested;  // the path or soname asked for
+  std::string path;       // the file really loaded (resolved), "" when not loaded
+  std::string error;      // the loader's message when it failed
+  std::vector<std::string> tried;
+};
+
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  std::uint64_t memory = 0;
+};
+
+struct ConvCase {
+  int device = 0;
+  std::string op;     // fwd | bwd_data | bwd_filter
+  std::string dtype;  // float32 | float16
+  std::string shape;  // "n1 c3 7x9 k4 3x3 pad1 stride1 dil1"
+  int algo = -1;
+  std::string status;  // cuDNN status name or "ok"
+  double ms = 0, gflops = 0;
+  double max_abs_err = 0, tolerance = 0;
+  bool non_finite = false;
+  bool ok = false;
+  std::string detail;
+};
+
+struct ConvReport {
+  LoadedLibrary cudart, cudnn;
+  std::string cudnn_version;     // "9.19.0" from cudnnGetVersion
+  std::uint64_t cudnn_version_raw = 0;
+  std::string cudnn_built_with_cuda;  // cudnnGetCudartVersion, "12.8"
+  std::string runtime_version;   // cudaRuntimeGetVersion
+  std::string driver_version;    // cudaDriverGetVersion ("" = no driver)
+  std::vector<GpuInfo> gpus;
+  std::vector<ConvCase> cases;
+  std::string nothing_to_run;    // why no convolution could run (no driver / no GPU)
+};
+
+}  // namespace model

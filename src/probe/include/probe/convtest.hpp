@@ -1,0 +1,41 @@
+#pragma once
+// The convolution test: loads the CUDA runtime and cuDNN with dlopen (as an application would,
+// or from given paths), reports what was really loaded, and runs forward, backward-data and
+// backward-filter convolutions through every algorithm cuDNN offers, against a CPU reference.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/convtest.hpp"
+#include "model/finding.hpp"
+
+namespace probe {
+
+struct ConvOptions {
+  std::string cudnn_path;   // load this file instead of searching (--cudnn)
+  std::string cudart_path;  // (--cudart)
+  std::optional<int> device;
+  bool quick = false;       // one shape per operation and type
+};
+
+// Never fails as a whole: what could not be loaded or run is recorded in the report.
+model::ConvReport run_convtest(const ConvOptions& options);
+
+// What the caller expects (from a manifest, the knowledge base or flags).
+struct ConvExpectations {
+  std::optional<std::string> cudnn;  // "9.1.0" or "9.1.0.70": compared at three parts
+  std::optional<int> cuda_major;
+  std::optional<std::string> min_driver;  // "530.30.02"; compared with the driver's CUDA version when only that is known
+  std::optional<int> min_cc;              // e.g. 50 for sm_50
+};
+
+// Turns a report into findings, each failure with its named cause and fix: libraries not found
+// or of another major, no driver / driver too old for the runtime, CUDNN_STATUS_NOT_INITIALIZED
+// and its usual causes, missing sub-libraries, failing or wrong algorithms, NaN/Inf.
+std::vector<model::Finding> judge(const model::ConvReport& report, const ConvExpectations& expect);
+
+// CUDA's integer versions (12080 -> "12.8"); "" for 0.
+std::string cuda_version_text(int v);
+
+}  // namespace probe

@@ -1,0 +1,199 @@
+// Every way the convolution test can fail is named here with its usual cause and the fix, so
+// that "CUDNN_STATUS_NOT_INITIALIZED" never again arrives without a hint.
+#include <algorithm>
+#include <map>
+
+#include "model/version.hpp"
+#include "probe/convtest.hpp"
+
+namespace probe {
+
+namespace {
+
+model::Finding finding(const std::string& rule, model::Severity sev, const std::string& subject) {
+  model::Finding f;
+  f.rule = rule;
+  f.severity = sev;
+  f.subject = subject;
+  return f;
+}
+
+int major_of(const std::string& v) {
+  auto parsed = model::Version::parse(v.substr(0, v.find(' ')));
+  return parsed ? static_cast<int>(parsed->major()) : 0;
+}
+
+std::string library_fix(const model::LoadedLibrary& lib, bool cudnn) {
+  const std::string& e = lib.error;
+  auto dep = e.find(": cannot open shared object file");
+  if (!e.empty() && dep != std::string::npos) {
+    std::string first = e.substr(0, dep);
+    auto colon = first.rfind(": ");
+    std::string missing = colon == std::string::npos ? first : first.substr(colon + 2);
+    bool is_itself = std::find(lib.tried.begin(), lib.tried.end(), missing) != lib.tried.end();
+    if (!is_itself)
+      return "the library was found but needs " + missing + ", which the loader cannot find: " +
+             (cudnn ? "cuDNN for CUDA N needs the CUDA N runtime libraries (libcublas, libcublasLt) on the search path"
+                    : "install the missing library or add its directory to LD_LIBRARY_PATH");
+  }
+  if (e.find("wrong ELF class") != std::string::npos) return "a 32-bit or other-architecture library was found first on the search path";
+  if (cudnn)
+    return "stage cuDNN (`stackpin stage`) and put its lib64 on the loader path (LD_LIBRARY_PATH or an /etc/ld.so.conf.d entry + "
+           "ldconfig), or pass --cudnn PATH";
+  return "install the CUDA runtime of the pinned CUDA version (an nvidia/cuda:*-runtime base image has it), or pass --cudart PATH";
+}
+
+std::string setup_cause(const std::string& status, const model::ConvReport& r) {
+  if (status.find("NOT_INITIALIZED") != std::string::npos) {
+    std::string cause = "cuDNN could not initialise CUDA.";
+    int built = major_of(r.cudnn_built_with_cuda), runtime = major_of(r.runtime_version);
+    if (built && runtime && built != runtime)
+      cause += " This cuDNN was built for CUDA " + r.cudnn_built_with_cuda + " but the CUDA " + r.runtime_version +
+               " runtime was loaded: use the cuDNN build for CUDA " + std::to_string(runtime) + " (archive suffix _cuda" +
+               std::to_string(runtime) + ").";
+    else
+      cause += " Usual causes: a driver too old for this CUDA runtime, no GPU memory left (another process holds it), or "
+               "a cuDNN built for another CUDA major than the runtime found first on the search path.";
+    return cause;
+  }
+  if (status.find("SUBLIBRARY") != std::string::npos)
+    return "a cuDNN sub-library (libcudnn_cnn, libcudnn_ops, libcudnn_engines_*) is missing or of another version next to "
+           "libcudnn: a half-copied or mixed install; restage the whole archive";
+  if (status.find("ARCH_MISMATCH") != std::string::npos)
+    return "this cuDNN has no kernels for this GPU's compute capability: use a cuDNN release that supports it";
+  if (status.find("RUNTIME_PREREQUISITE_MISSING") != std::string::npos || status.find("INCOMPATIBLE") != std::string::npos)
+    return "a library cuDNN needs at run time (libcublasLt, NVRTC) is missing or of another CUDA version";
+  return "see NVIDIA's description of " + status;
+}
+
+}  // namespace
+
+std::vector<model::Finding> judge(const model::ConvReport& r, const ConvExpectations& expect) {
+  std::vector<model::Finding> out;
+  // libraries
+  for (const auto* lib : {&r.cudart, &r.cudnn}) {
+    bool cudnn = lib == &r.cudnn;
+    if (!lib->path.empty() && lib->error.empty()) {
+      auto f = finding(cudnn ? "convtest.cudnn-loaded" : "convtest.cudart-loaded", model::Severity::ok, lib->what);
+      f.seen = lib->path + " (asked for " + lib->requested + ")";
+      out.push_back(f);
+      continue;
+    }
+    if (!cudnn && lib->tried.empty()) continue;
+    if (cudnn && r.cudart.path.empty()) continue;  // never tried
+    auto f = finding(cudnn ? "convtest.cudnn-missing" : "convtest.cudart-missing", model::Severity::error, lib->what);
+    f.seen = lib->error.empty() ? "not found" : lib->error;
+    std::string tried;
+    for (const auto& t : lib->tried) tried += (tried.empty() ? "" : ", ") + t;
+    f.expected = "a loadable " + lib->what + " (tried " + tried + ")";
+    f.fix = library_fix(*lib, cudnn);
+    out.push_back(f);
+  }
+  // versions against expectations
+  if (!r.cudnn_version.empty()) {
+    auto got = model::Version::parse(r.cudnn_version);
+    if (expect.cudnn) {
+      auto want = model::Version::parse(*expect.cudnn);
+      auto f = finding("convtest.cudnn-version", model::Severity::ok, "cuDNN " + r.cudnn_version + " from " + r.cudnn.path);
+      f.seen = r.cudnn_version + " (cudnnGetVersion() = " + std::to_string(r.cudnn_version_raw) + ")";
+      f.expected = want ? want->prefix(3) : *expect.cudnn;
+      if (got && want && model::compare_prefix(*got, *want, 3) != 0) {
+        f.severity = model::Severity::error;
+        f.fix = got->major() != want->major()
+                    ? "a cuDNN of another major is found first on the loader path: put the pinned cuDNN's lib64 first "
+                      "(LD_LIBRARY_PATH) or remove the other copy"
+                    : "another cuDNN build is found first on the loader path (a framework's bundled copy, a conda env, "
+                      "/usr/lib): put the pinned cuDNN's directory first or remove the other copy";
+      }
+      out.push_back(f);
+    }
+    if (expect.cuda_major && !r.cudnn_built_with_cuda.empty() && major_of(r.cudnn_built_with_cuda) != *expect.cuda_major) {
+      auto f = finding("convtest.cudnn-cuda-major", model::Severity::error, "cuDNN " + r.cudnn_version);
+      f.seen = "built for CUDA " + r.cudnn_built_with_cuda;
+      f.expected = "built for CUDA " + std::to_string(*expect.cuda_major);
+      f.fix = "load the _cuda" + std::to_string(*expect.cuda_major) + " build of cuDNN";
+      out.push_back(f);
+    }
+  }
+  if (!r.runtime_version.empty()) {
+    if (expect.cuda_major && major_of(r.runtime_version) != *expect.cuda_major) {
+      auto f = finding("convtest.cuda-runtime", model::Severity::error, "CUDA runtime " + r.runtime_version + " from " + r.cudart.path);
+      f.seen = "CUDA " + r.runtime_version;
+      f.expected = "CUDA " + std::to_string(*expect.cuda_major) + ".x";
+      f.fix = "the runtime of another CUDA major is found first: put the pinned toolkit's lib64 first on the loader path";
+      out.push_back(f);
+    }
+    int drv = major_of(r.driver_version), run = major_of(r.runtime_version);
+    if (!r.driver_version.empty() && drv && run && drv < run) {
+      auto f = finding("convtest.driver", model::Severity::error, "NVIDIA driver");
+      f.seen = "the driver supports CUDA " + r.driver_version;
+      f.expected = "a driver for CUDA " + r.runtime_version + " or newer";
+      f.fix = "upgrade the NVIDIA driver (in WSL2: on Windows, never inside WSL); a CUDA " + std::to_string(run) +
+              " runtime cannot run on a driver for CUDA " + std::to_string(drv);
+      out.push_back(f);
+    }
+    if (expect.min_driver) {
+      auto pos = r.driver_version.find("driver ");
+      if (pos != std::string::npos) {
+        auto have = model::Version::parse(r.driver_version.substr(pos + 7));
+        auto want = model::Version::parse(*expect.min_driver);
+        if (have && want && *have < *want) {
+          auto f = finding("convtest.driver", model::Severity::error, "NVIDIA driver " + have->text());
+          f.seen = have->text();
+          f.expected = ">= " + want->text();
+          f.fix = "upgrade the NVIDIA driver to " + want->text() + " or newer";
+          out.push_back(f);
+        }
+      }
+    }
+  }
+  // GPUs
+  for (const auto& g : r.gpus) {
+    auto f = finding("convtest.gpu", model::Severity::ok, "GPU " + std::to_string(g.index));
+    f.seen = g.name + ", compute capability " + std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ", " +
+             std::to_string(g.memory / (1024 * 1024)) + " MiB";
+    if (expect.min_cc && g.cc_major * 10 + g.cc_minor < *expect.min_cc) {
+      f.severity = model::Severity::error;
+      f.expected = "compute capability >= " + std::to_string(*expect.min_cc / 10) + "." + std::to_string(*expect.min_cc % 10);
+      f.fix = "this GPU is no longer supported by the pinned cuDNN or framework";
+    }
+    out.push_back(f);
+  }
+  if (!r.nothing_to_run.empty()) {
+    auto f = finding("convtest.no-gpu", model::Severity::note, "GPU");
+    f.seen = r.nothing_to_run;
+    f.fix = "run on a machine with an NVIDIA GPU and driver (containers: docker run --gpus all; WSL2: the Windows driver maps "
+            "into /usr/lib/wsl/lib)";
+    out.push_back(f);
+  }
+  // cases
+  std::map<std::string, int> ok_count;
+  for (const auto& c : r.cases) {
+    if (c.ok) {
+      ++ok_count[c.op];
+      continue;
+    }
+    std::string subject = c.op == "setup" ? "GPU " + std::to_string(c.device)
+                                          : c.op + " " + c.dtype + " [" + c.shape + "]" +
+                                                (c.algo >= 0 ? " algo " + std::to_string(c.algo) : "") + " on GPU " + std::to_string(c.device);
+    auto f = finding(c.non_finite ? "convtest.nan" : c.op == "setup" ? "convtest.setup" : "convtest.case", model::Severity::error, subject);
+    f.seen = c.detail;
+    if (!c.status.empty() && c.status != "CUDNN_STATUS_SUCCESS") f.fix = setup_cause(c.status, r);
+    else if (c.non_finite)
+      f.fix = "this algorithm produces NaN/Inf for this shape: avoid it (torch.backends.cudnn.benchmark = False picks by "
+              "heuristic instead of trying all) and update cuDNN to a release where it is fixed";
+    else if (c.algo >= 0)
+      f.fix = "this algorithm computes wrong results for this shape: update cuDNN, or keep frameworks from selecting it";
+    else
+      f.fix = "see the message above";
+    out.push_back(f);
+  }
+  for (const auto& [op, n] : ok_count) {
+    auto f = finding("convtest.passed", model::Severity::ok, op);
+    f.seen = std::to_string(n) + " algorithm runs match the CPU reference";
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace probe
