@@ -162,7 +162,9 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
   while (true) {
     int r = archive_read_data_block(a, &buf, &size, &offset);
     if (r == ARCHIVE_EOF) break;
-    if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {  // ARCHIVE_RETRY (-10) is above ARCHIVE_WARN
+    // Any status but OK is a failure here, ARCHIVE_WARN included: it is how libarchive reports a
+    // zip entry whose data fail their CRC-32 ("ZIP bad CRC"), i.e. corrupt bytes.
+    if (r != ARCHIVE_OK) {
       Error err(ErrorCode::invalid, "corrupt or truncated archive while reading \"" + rel + "\": " +
                                         (archive_error_string(a) ? archive_error_string(a) : "unknown error"));
       err.hints.push_back("download the archive again; nothing was staged");

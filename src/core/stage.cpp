@@ -136,9 +136,22 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   std::error_code ec;
 
   // Fast no-op: this exact staging is in place (no archive read at all).
+  // With --remove-stale it is one only when no stale DLL is left: the first run's output tells
+  // the user to rerun with --remove-stale, and that rerun must not answer "already staged".
+  auto stale_left = [&](const model::Receipt& r) {
+    if (!o.remove_stale || o.target != model::Target::windows) return false;
+    std::vector<model::PlannedFile> staged;
+    for (const auto& f : r.files) {
+      if (f.type == "removed") continue;
+      model::PlannedFile p;
+      p.to = f.path;
+      staged.push_back(std::move(p));
+    }
+    return !find_stale(dest_abs, staged).empty();
+  };
   auto same_receipt = [&](const model::Receipt& r) {
     return r.archive_sha256 == expect->sha256 && r.target == report.target && r.layout == report.layout &&
-           r.platform == report.platform && r.prefix == report.prefix;
+           r.platform == report.platform && r.prefix == report.prefix && !stale_left(r);
   };
   if (!o.dry_run && fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec)) {
     auto text = util::read_file(dirs.receipt());
@@ -212,7 +225,7 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
     auto e = std::move(extracted).error();
     if (e.code == util::ErrorCode::io && e.message.find("No space left") != std::string::npos)
       e.hints.push_back("free space on the file system of " + dest_abs.string() + "; nothing was staged");
-    *tmp = util::TempDir::create(dirs.root(), "tmp-").value();  // drop the partial extraction now
+    { util::TempDir drop = std::move(*tmp); }  // drop the partial extraction now
     return with_cleanup(*state, std::move(e));
   }
   if (auto s = check_hash(*extracted); !s) return with_cleanup(*state, std::move(s).error());
@@ -252,11 +265,17 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
 
   // --- commit, under the journal ---
   auto journal = Journal::begin(dirs, "stage", o.fault);
-  if (!journal) return std::move(journal).error();
+  if (!journal) {
+    auto e = std::move(journal).error();
+    auto r = state->recover();  // a journal that was begun but not completed
+    if (r) state->discard_created();
+    return e;
+  }
   auto fail = [&](util::Error e) -> util::Error {
-    // roll back now rather than leaving it to the next command
+    // roll back now rather than leaving it to the next command; then DEST is as before, so what
+    // this run created (DEST/.stackpin, DEST) goes too
     auto r = state->recover();
-    (void)r;
+    if (r) state->discard_created();
     return e;
   };
   if (auto s = journal->record("tmp", tmp->path().filename().string()); !s) return fail(std::move(s).error());
@@ -354,9 +373,22 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
   report.dest = dest.string();
   model::StateDir dirs{dest};
   std::error_code ec;
-  if (!fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec))
-    return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
-        .with_hint("unstage removes only what `stackpin stage` put there");
+  if (!fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec)) {
+    // A stage killed before its journal existed leaves only .stackpin/ (the lock, an extraction
+    // directory): nothing was staged, but that is not to stay behind either.
+    if (fs::is_directory(dirs.root(), ec)) {
+      auto state = State::open(dest, o.on_lock_wait);
+      if (state && state->recover() && !fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec)) {
+        bool only_lock = true;
+        for (auto& e : fs::directory_iterator(dirs.root(), ec))
+          if (e.path().filename() != "lock") only_lock = false;
+        if (only_lock) fs::remove_all(dirs.root(), ec);
+      }
+    }
+    if (!fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec))
+      return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
+          .with_hint("unstage removes only what `stackpin stage` put there");
+  }
   auto state = State::open(dest, o.on_lock_wait);
   if (!state) return std::move(state).error();
   auto recovered = state->recover();
@@ -400,8 +432,13 @@ util::Result<model::StatusReport> status(const fs::path& dest_in, std::vector<mo
     f.fix = "run `stackpin stage` again (or `stackpin unstage`)";
     findings.push_back(f);
   }
-  if (!fs::exists(dirs.receipt(), ec))
-    return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)");
+  if (!fs::exists(dirs.receipt(), ec)) {
+    util::Error e(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)");
+    // after a run killed before its commit there is no receipt yet, only its journal: say so
+    if (!report.pending.empty())
+      e.hints.push_back(".stackpin/journal is left by " + report.pending);
+    return e;
+  }
   auto text = util::read_file(dirs.receipt());
   if (!text) return std::move(text).error();
   auto r = format::parse_receipt(*text, dirs.receipt().string());

@@ -39,21 +39,23 @@ util::Result<State> State::open(const fs::path& dest, const std::function<void()
   State s;
   s.m_dirs.dest = dest;
   std::error_code ec;
+  // "created" only when this process made the directory: a concurrent run on the same DEST may
+  // make it between the exists() check and ours, and must not have it removed under it.
   if (!fs::exists(dest, ec)) {
-    fs::create_directories(dest, ec);
+    bool made = fs::create_directories(dest, ec);
     if (ec) return util::Error(util::ErrorCode::io, "cannot create " + dest.string() + ": " + ec.message());
-    s.m_created_dest = true;
+    s.m_created_dest = made;
   } else if (!fs::is_directory(dest, ec)) {
     return util::Error(util::ErrorCode::io, dest.string() + " exists and is not a directory");
   }
   if (!fs::exists(s.m_dirs.root(), ec)) {
-    fs::create_directory(s.m_dirs.root(), ec);
+    bool made = fs::create_directory(s.m_dirs.root(), ec);
     if (ec) {
       auto err = util::Error(util::ErrorCode::io, "cannot create " + s.m_dirs.root().string() + ": " + ec.message());
       s.discard_created();
       return err;
     }
-    s.m_created_root = true;
+    s.m_created_root = made;
   }
   struct Ctx {
     const std::function<void()>* f;
@@ -103,6 +105,20 @@ util::Status Journal::record(const std::string& kind, const std::string& a, cons
   return m_file.append_line(line);
 }
 
+namespace {
+// Removes the directories left empty under .stackpin/backup/ (and backup/ itself when empty).
+void prune_backup_dirs(const model::StateDir& dirs) {
+  std::error_code ec;
+  if (!fs::exists(dirs.backup(), ec)) return;
+  std::vector<fs::path> all;
+  for (auto& e : fs::recursive_directory_iterator(dirs.backup(), ec)) all.push_back(e.path());
+  std::sort(all.rbegin(), all.rend());  // children before their parents
+  for (const auto& p : all)
+    if (fs::is_directory(fs::symlink_status(p, ec))) fs::remove(p, ec);  // only when empty
+  fs::remove(dirs.backup(), ec);
+}
+}  // namespace
+
 util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r, bool force, std::vector<std::string>& modified,
                            std::uint64_t& removed, std::uint64_t& restored) {
   std::error_code ec;
@@ -123,40 +139,57 @@ util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r,
                                                         " changed since staging: " + util::join(modified, ", "))
           .with_hint("nothing was removed; rerun with --force to remove them anyway");
   }
+  // Idempotent, so that an interrupted unstage can simply run again: a file whose backup is
+  // gone was restored by an earlier pass, so what is at its path now is the original, which must
+  // stay, unless it is still the staged file itself (then the backup was lost, and the staged
+  // file goes anyway).
+  auto is_staged_copy = [&](const fs::path& p, const model::StagedFile& f) {
+    auto st = fs::symlink_status(p, ec);
+    if (f.type == "symlink") return fs::is_symlink(st) && fs::read_symlink(p, ec).string() == f.link;
+    if (f.type != "file" || !fs::is_regular_file(st)) return false;
+    auto h = crypto::hash_file(p);
+    return h && crypto::to_hex(h->digest) == f.sha256;
+  };
   for (auto it = r.files.rbegin(); it != r.files.rend(); ++it) {
     fs::path p = dirs.dest / it->path;
-    if (it->type != "removed" && fs::exists(fs::symlink_status(p, ec))) {
+    fs::path b = it->backup.empty() ? fs::path() : dirs.root() / it->backup;
+    bool backup_kept = !b.empty() && fs::exists(fs::symlink_status(b, ec));
+    if (it->type != "removed" && fs::exists(fs::symlink_status(p, ec)) &&
+        (it->backup.empty() || backup_kept || is_staged_copy(p, *it))) {
       fs::remove(p, ec);
       if (ec) return util::Error(util::ErrorCode::io, "cannot remove " + p.string() + ": " + ec.message());
       ++removed;
     }
-    if (!it->backup.empty()) {
-      fs::path b = dirs.root() / it->backup;
-      if (fs::exists(fs::symlink_status(b, ec))) {
-        fs::rename(b, p, ec);
-        if (ec) return util::Error(util::ErrorCode::io, "cannot restore " + p.string() + ": " + ec.message());
-        ++restored;
-      }
+    if (backup_kept) {
+      fs::rename(b, p, ec);
+      if (ec) return util::Error(util::ErrorCode::io, "cannot restore " + p.string() + ": " + ec.message());
+      ++restored;
     }
   }
   for (auto it = r.created_dirs.rbegin(); it != r.created_dirs.rend(); ++it) fs::remove(dirs.dest / *it, ec);  // only if empty
-  std::error_code ec2;
-  if (fs::exists(dirs.backup(), ec2) && fs::is_empty(dirs.backup(), ec2)) fs::remove_all(dirs.backup(), ec2);
-  // remove empty directories left under backup/
-  if (fs::exists(dirs.backup(), ec2)) {
-    std::vector<fs::path> all;
-    for (auto& e : fs::recursive_directory_iterator(dirs.backup(), ec2)) all.push_back(e.path());
-    std::sort(all.rbegin(), all.rend());
-    for (const auto& p : all)
-      if (fs::is_directory(p, ec2)) fs::remove(p, ec2);
-    fs::remove(dirs.backup(), ec2);
-  }
+  prune_backup_dirs(dirs);
   return {};
 }
 
+namespace {
+// Stray extraction directories of runs killed before their journal existed (a kill during the
+// extraction, which happens before anything in DEST changes), and the temporary file of a
+// receipt.json.new whose write was interrupted. Called under the lock, so no other run is using them.
+void remove_strays(const model::StateDir& dirs) {
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dirs.root(), ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("tmp-", 0) == 0 || name.rfind(".receipt.json.new.tmp-", 0) == 0) fs::remove_all(e.path(), ec);
+  }
+}
+}  // namespace
+
 util::Result<std::string> State::recover() {
   std::error_code ec;
-  if (!fs::exists(m_dirs.journal(), ec)) return std::string();
+  if (!fs::exists(m_dirs.journal(), ec)) {
+    remove_strays(m_dirs);
+    return std::string();
+  }
   auto text = util::read_file(m_dirs.journal());
   if (!text) return std::move(text).error();
   struct Rec {
@@ -196,6 +229,7 @@ util::Result<std::string> State::recover() {
       }
     }
     fs::remove(m_dirs.root() / "receipt.json.new", ec);
+    prune_backup_dirs(m_dirs);  // the directories the backups were moved into
     done = "rolled back an interrupted stage (DEST is as it was before it)";
   } else if (op == "unstage") {
     auto receipt = read_receipt();
@@ -209,9 +243,7 @@ util::Result<std::string> State::recover() {
     done = "finished an interrupted unstage";
   }
   if (!tmp.empty()) fs::remove_all(m_dirs.root() / tmp, ec);
-  // stray extraction directories of runs killed before their journal existed
-  for (auto& e : fs::directory_iterator(m_dirs.root(), ec))
-    if (e.path().filename().string().rfind("tmp-", 0) == 0) fs::remove_all(e.path(), ec);
+  remove_strays(m_dirs);
   fs::remove(m_dirs.journal(), ec);
   util::sync_directory(m_dirs.root());
   return done;

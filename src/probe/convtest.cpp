@@ -4,6 +4,7 @@
 // run on its own with its own workspace, copied back and compared with the CPU reference, the way
 // `torch.backends.cudnn.benchmark = True` exercises them all (the NaN trap of batch-1, odd-sized
 // inputs only shows there). Times are those of a second, warm run.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -302,7 +303,32 @@ void Runner::run(const ConvShape& s, const std::string& op, bool half) {
 
 model::ConvReport run_convtest(const ConvOptions& o) {
   model::ConvReport report;
-  Loaded rt_lib = open_library("CUDA runtime", o.cudart_path, {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"});
+  // cuDNN first: the CUDA version it was built with says which runtime an application using it
+  // loads (libcudart.so.<major>), so that one is tried first.
+  Loaded dnn_lib = open_library("cuDNN", o.cudnn_path, {"libcudnn.so.9", "libcudnn.so.8"});
+  report.cudnn = dnn_lib.info;
+  Cudnn dnn;
+  bool dnn_ok = false;
+  int built_major = 0;
+  if (dnn_lib.handle) {
+    auto missing = bind(dnn_lib.handle, dnn);
+    if (!missing.empty()) {
+      report.cudnn.error = "missing entry points: " + missing.front() + (missing.size() > 1 ? " and others" : "");
+    } else {
+      report.cudnn_version_raw = dnn.GetVersion();
+      auto decoded = model::decode_cudnn_version(report.cudnn_version_raw);
+      report.cudnn_version = decoded ? decoded->text() : std::to_string(report.cudnn_version_raw);
+      int built = static_cast<int>(dnn.GetCudartVersion());
+      report.cudnn_built_with_cuda = cuda_version_text(built);
+      built_major = built / 1000;
+      dnn_ok = true;
+    }
+  }
+  std::vector<std::string> runtimes{"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"};
+  std::string preferred = built_major == 11 ? "libcudart.so.11.0" : "libcudart.so." + std::to_string(built_major);
+  auto it = std::find(runtimes.begin(), runtimes.end(), preferred);
+  if (it != runtimes.end()) std::rotate(runtimes.begin(), it, it + 1);
+  Loaded rt_lib = open_library("CUDA runtime", o.cudart_path, runtimes);
   report.cudart = rt_lib.info;
   std::string driver_build = kernel_driver_version();
   if (!rt_lib.handle) {
@@ -322,23 +348,6 @@ model::ConvReport run_convtest(const ConvOptions& o) {
   rt.DriverGetVersion(&v);
   report.driver_version = cuda_version_text(v);
   if (!driver_build.empty()) report.driver_version += (report.driver_version.empty() ? "" : " / ") + std::string("driver ") + driver_build;
-
-  Loaded dnn_lib = open_library("cuDNN", o.cudnn_path, {"libcudnn.so.9", "libcudnn.so.8"});
-  report.cudnn = dnn_lib.info;
-  Cudnn dnn;
-  bool dnn_ok = false;
-  if (dnn_lib.handle) {
-    auto missing = bind(dnn_lib.handle, dnn);
-    if (!missing.empty()) {
-      report.cudnn.error = "missing entry points: " + missing.front() + (missing.size() > 1 ? " and others" : "");
-    } else {
-      report.cudnn_version_raw = dnn.GetVersion();
-      auto decoded = model::decode_cudnn_version(report.cudnn_version_raw);
-      report.cudnn_version = decoded ? decoded->text() : std::to_string(report.cudnn_version_raw);
-      report.cudnn_built_with_cuda = cuda_version_text(static_cast<int>(dnn.GetCudartVersion()));
-      dnn_ok = true;
-    }
-  }
 
   int count = 0;
   int st = rt.GetDeviceCount(&count);

@@ -11,6 +11,7 @@
 #else
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #endif
 
@@ -31,23 +32,39 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, void (*on_
   }
   return FileLock(fd);
 #else
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Error(ErrorCode::io, "cannot open lock " + path.string() + ": " + os_error_text(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK) {
-      int e = errno;
-      ::close(fd);
-      return Error(ErrorCode::io, "cannot lock " + path.string() + ": " + os_error_text(e));
+  // The lock file may be removed by the holder (unstage leaves no trace) while we wait on it: a
+  // lock on an unlinked file protects nothing, so after locking, check that the path still names
+  // the file we locked, and start over when it does not.
+  bool told = false;
+  for (int attempt = 0;; ++attempt) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == ENOENT && attempt < 100) {
+      // its directory went with it (the holder removed .stackpin/): it is ours to recreate
+      std::error_code ec;
+      std::filesystem::create_directories(path.parent_path(), ec);
+      continue;
     }
-    if (on_wait) on_wait(ctx);
-    while (::flock(fd, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      return Error(ErrorCode::io, "cannot lock " + path.string() + ": " + os_error_text(e));
+    if (fd < 0) return Error(ErrorCode::io, "cannot open lock " + path.string() + ": " + os_error_text(errno));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK) {
+        int e = errno;
+        ::close(fd);
+        return Error(ErrorCode::io, "cannot lock " + path.string() + ": " + os_error_text(e));
+      }
+      if (on_wait && !told) on_wait(ctx);
+      told = true;
+      while (::flock(fd, LOCK_EX) != 0) {
+        if (errno == EINTR) continue;
+        int e = errno;
+        ::close(fd);
+        return Error(ErrorCode::io, "cannot lock " + path.string() + ": " + os_error_text(e));
+      }
     }
+    struct stat held {}, now {};
+    if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+      return FileLock(fd);
+    ::close(fd);  // removed or replaced while we waited: lock the file that is there now
   }
-  return FileLock(fd);
 #endif
 }
 

@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -62,6 +64,62 @@ RunResult run_process(const std::vector<std::string>& argv, const std::vector<st
   r.err = read_text(err_tmpl);
   unlink(out_tmpl);
   unlink(err_tmpl);
+  return r;
+}
+
+Process::Process(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  char out_tmpl[] = "/tmp/sp-test-outXXXXXX";
+  char err_tmpl[] = "/tmp/sp-test-errXXXXXX";
+  int out_fd = mkstemp(out_tmpl), err_fd = mkstemp(err_tmpl);
+  if (out_fd < 0 || err_fd < 0) throw std::runtime_error("mkstemp failed");
+  m_out = out_tmpl;
+  m_err = err_tmpl;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
+  for (const auto& e : env) envs.push_back(e);
+  std::vector<char*> cargv, cenv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (const auto& e : envs) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), cenv.data());
+  posix_spawn_file_actions_destroy(&fa);
+  close(out_fd);
+  close(err_fd);
+  if (rc != 0) throw std::runtime_error(std::string("posix_spawn failed: ") + std::strerror(rc));
+  m_pid = pid;
+}
+
+Process::~Process() {
+  if (!m_done && m_pid > 0) {
+    ::kill(m_pid, SIGKILL);
+    int status = 0;
+    waitpid(m_pid, &status, 0);
+  }
+  unlink(m_out.c_str());
+  unlink(m_err.c_str());
+}
+
+void Process::kill(int signal) {
+  if (!m_done && m_pid > 0) ::kill(m_pid, signal);
+}
+
+RunResult Process::wait() {
+  RunResult r;
+  if (m_done) throw std::runtime_error("Process::wait called twice");
+  int status = 0;
+  while (waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  m_done = true;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_text(m_out);
+  r.err = read_text(m_err);
   return r;
 }
 

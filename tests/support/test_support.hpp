@@ -22,6 +22,23 @@ RunResult run_process(const std::vector<std::string>& argv, const std::vector<st
 // Runs the stackpin binary.
 RunResult stackpin(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
 
+// A process started without waiting for it (to kill it, or to run two at once).
+class Process {
+ public:
+  Process(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
+  ~Process();  // kills (SIGKILL) and reaps a process that was not waited for
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  int pid() const { return m_pid; }
+  void kill(int signal);
+  RunResult wait();  // exit_code is 128 + signal for a killed process
+
+ private:
+  int m_pid = -1;
+  bool m_done = false;
+  std::string m_out, m_err;
+};
+
 // A fresh directory under the test temp root, removed at exit of the test.
 class ScratchDir {
  public:

@@ -75,7 +75,9 @@ TEST_P(CheckRuleCase, FindsWhatTheFileExpects) {
   if (e.kind == "clean") {
     for (const auto& f : report.findings) {
       EXPECT_NE(f.severity, model::Severity::error) << p << "\n" << describe(report);
-      if (f.rule == e.rule) EXPECT_NE(f.severity, model::Severity::warning) << p << "\n" << describe(report);
+      if (f.rule == e.rule) {
+        EXPECT_NE(f.severity, model::Severity::warning) << p << "\n" << describe(report);
+      }
     }
     return;
   }
@@ -85,7 +87,9 @@ TEST_P(CheckRuleCase, FindsWhatTheFileExpects) {
     if (e.line && (!f.where || f.where->line != e.line)) continue;
     found = true;
     EXPECT_FALSE(f.seen.empty()) << p;
-    if (f.severity != model::Severity::note) EXPECT_FALSE(f.fix.empty()) << p << " " << f.rule;
+    if (f.severity != model::Severity::note) {
+      EXPECT_FALSE(f.fix.empty()) << p << " " << f.rule;
+    }
   }
   EXPECT_TRUE(found) << p << ": expected " << e.kind << " " << e.rule << (e.line ? " at line " + std::to_string(e.line) : "")
                      << "\nfound:\n" << describe(report);
@@ -114,7 +118,9 @@ TEST(CheckRules, EveryRuleHasAPassingAndAFailingCase) {
       auto e = read_expectation(p);
       if (e.rule == r && (e.kind == "error" || e.kind == "warning")) note_only = false;
     }
-    if (!note_only) EXPECT_TRUE(pass.count(r)) << "rule " << r << " has no passing case";
+    if (!note_only) {
+      EXPECT_TRUE(pass.count(r)) << "rule " << r << " has no passing case";
+    }
   }
 }
 

@@ -1,0 +1,200 @@
+// The conv test end to end, through both binaries. The convolution path runs against the CPU test
+// doubles of the CUDA runtime and cuDNN (tests/doubles, not NVIDIA's code), which tests make
+// misbehave; the loading and reporting path also runs against the real cuDNN installed under
+// /usr/local/cuda when present (no GPU there: the documented exit code 3).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "test_support.hpp"
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string doubles(const char* sub) { return (fs::path(STACKPIN_DOUBLES_DIR) / sub).string(); }
+std::string standalone() { return (testing_support::binary().parent_path() / "stackpin-convtest").string(); }
+
+testing_support::RunResult run_with_doubles(const std::vector<std::string>& args, std::vector<std::string> env = {},
+                                            bool use_standalone = false) {
+  env.push_back("LD_LIBRARY_PATH=" + doubles("cuda12-cudnn9"));
+  std::vector<std::string> argv{use_standalone ? standalone() : testing_support::binary().string()};
+  if (!use_standalone) argv.push_back("convtest");
+  argv.insert(argv.end(), args.begin(), args.end());
+  return testing_support::run_process(argv, env);
+}
+
+json findings_of(const testing_support::RunResult& r) {
+  json j = json::parse(r.out);
+  return j["findings"];
+}
+
+bool has(const json& findings, const std::string& rule, const std::string& severity, const std::string& text = "") {
+  for (const auto& f : findings)
+    if (f["rule"] == rule && f["severity"] == severity &&
+        (text.empty() || f["seen"].get<std::string>().find(text) != std::string::npos ||
+         f["fix"].get<std::string>().find(text) != std::string::npos || f["subject"].get<std::string>().find(text) != std::string::npos))
+      return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(CliConvtest, AllAlgorithmsPassOnTheDoubles) {
+  auto r = run_with_doubles({"--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  json j = json::parse(r.out);
+  const auto& rep = j["report"];
+  EXPECT_EQ(rep["cudnn_version"], "9.19.0");
+  EXPECT_EQ(rep["runtime_version"], "12.8");
+  EXPECT_EQ(rep["gpus"][0]["name"], "stackpin test double GPU");
+  EXPECT_EQ(rep["gpus"][0]["compute_capability"], "8.0");
+  EXPECT_NE(rep["cudnn"]["path"].get<std::string>().find("cuda12-cudnn9/libcudnn.so.9"), std::string::npos);
+  std::set<std::string> ops, types;
+  std::set<int> algos;
+  for (const auto& c : rep["cases"]) {
+    EXPECT_TRUE(c["ok"].get<bool>()) << c.dump();
+    ops.insert(c["op"]);
+    types.insert(c["dtype"]);
+    algos.insert(c["algo"].get<int>());
+  }
+  EXPECT_EQ(ops, (std::set<std::string>{"fwd", "bwd_data", "bwd_filter"}));
+  EXPECT_EQ(types, (std::set<std::string>{"float32", "float16"}));
+  EXPECT_EQ(algos, (std::set<int>{0, 1, 2}));  // every algorithm Find offered, not only the first
+  EXPECT_GE(rep["cases"].size(), 5u * 3u * 2u * 3u);
+}
+
+TEST(CliConvtest, StandaloneBinaryGivesTheSameResult) {
+  auto r = run_with_doubles({"--json", "--quick"}, {}, true);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(json::parse(r.out)["report"]["cudnn_version"], "9.19.0");
+  auto t = run_with_doubles({"--quick"}, {}, true);
+  EXPECT_NE(t.out.find("convtest passed"), std::string::npos) << t.out;
+  EXPECT_EQ(testing_support::run_process({standalone(), "--bogus"}).exit_code, 2);
+}
+
+TEST(CliConvtest, WrongResultsOfOneAlgorithmAreCaughtAndNamed) {
+  auto r = run_with_doubles({"--json", "--quick"}, {"STACKPIN_FAKE_CUDNN_WRONG_ALGO=1"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto f = findings_of(r);
+  EXPECT_TRUE(has(f, "convtest.case", "error", "algo 1")) << f.dump(1);
+  EXPECT_FALSE(has(f, "convtest.case", "error", "algo 0"));
+}
+
+TEST(CliConvtest, NanIsCaught) {
+  auto r = run_with_doubles({"--json", "--quick"}, {"STACKPIN_FAKE_CUDNN_NAN_ALGO=2", "STACKPIN_FAKE_CUDNN_ONLY=fwd"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto f = findings_of(r);
+  EXPECT_TRUE(has(f, "convtest.nan", "error", "NaN")) << f.dump(1);
+  EXPECT_TRUE(has(f, "convtest.nan", "error", "fwd"));
+}
+
+TEST(CliConvtest, FailingAlgorithmReportsItsStatus) {
+  auto r = run_with_doubles({"--json", "--quick"}, {"STACKPIN_FAKE_CUDNN_FAIL_ALGO=0"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(has(findings_of(r), "convtest.case", "error", "EXECUTION_FAILED")) << r.out;
+}
+
+TEST(CliConvtest, NotInitializedGetsACause) {
+  auto r = run_with_doubles({"--json", "--quick"}, {"STACKPIN_FAKE_CUDNN_CREATE=1001"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto f = findings_of(r);
+  EXPECT_TRUE(has(f, "convtest.setup", "error", "CUDNN_STATUS_NOT_INITIALIZED")) << f.dump(1);
+  EXPECT_TRUE(has(f, "convtest.setup", "error", "driver too old")) << f.dump(1);
+  // a cuDNN built for another CUDA major than the loaded runtime: said explicitly
+  auto r2 = run_with_doubles({"--json", "--quick", "--cudart", doubles("cuda12-cudnn9") + "/libcudart.so.12"},
+                             {"STACKPIN_FAKE_CUDNN_CREATE=1001", "STACKPIN_FAKE_CUDNN_CUDART=11080"});
+  EXPECT_TRUE(has(findings_of(r2), "convtest.setup", "error", "built for CUDA 11.8 but the CUDA 12.8 runtime")) << r2.out;
+}
+
+TEST(CliConvtest, NoGpuIsExitThreeWithTheReason) {
+  auto r = run_with_doubles({"--json"}, {"STACKPIN_FAKE_CUDA_DEVICES=0"});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  auto j = json::parse(r.out);
+  EXPECT_NE(j["report"]["nothing_to_run"].get<std::string>().find("no CUDA-capable GPU"), std::string::npos);
+  auto d = run_with_doubles({}, {"STACKPIN_FAKE_CUDA_DRIVER=0"});
+  EXPECT_EQ(d.exit_code, 3);
+  EXPECT_NE(d.out.find("driver is missing"), std::string::npos) << d.out;
+}
+
+TEST(CliConvtest, DriverOlderThanTheRuntime) {
+  auto r = run_with_doubles({"--json", "--quick"}, {"STACKPIN_FAKE_CUDA_DRIVER=11080"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(has(findings_of(r), "convtest.driver", "error", "CUDA 11.8")) << r.out;
+}
+
+TEST(CliConvtest, ExpectationsFromFlagsAndManifest) {
+  auto r = run_with_doubles({"--json", "--quick", "--expect-cudnn", "9.1.0.70", "--expect-cuda", "12"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto f = findings_of(r);
+  EXPECT_TRUE(has(f, "convtest.cudnn-version", "error")) << f.dump(1);
+  EXPECT_FALSE(has(f, "convtest.cuda-runtime", "error"));
+  auto ok = run_with_doubles({"--json", "--quick", "--expect-cudnn", "9.19.0.56", "--expect-cuda", "12"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  auto major = run_with_doubles({"--json", "--quick", "--expect-cuda", "13"});
+  EXPECT_TRUE(has(findings_of(major), "convtest.cuda-runtime", "error")) << major.out;
+  // a manifest pinning cuDNN 9.1 for CUDA 12.4: both the cuDNN and the driver minimum are judged
+  testing_support::ScratchDir dir;
+  auto m = dir.write("m.toml", "schema = 1\nname = \"m\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n");
+  auto mr = run_with_doubles({"--json", "--quick", "--manifest", m.string()});
+  EXPECT_EQ(mr.exit_code, 1);
+  EXPECT_TRUE(has(findings_of(mr), "convtest.cudnn-version", "error", "9.19.0")) << mr.out;
+}
+
+TEST(CliConvtest, CudnnEightEncodingIsDecoded) {
+  auto r = run_with_doubles({"--json", "--quick", "--cudnn", doubles("cudnn8") + "/libcudnn.so.8"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  auto j = json::parse(r.out);
+  EXPECT_EQ(j["report"]["cudnn_version"], "8.9.7") << r.out;
+  EXPECT_EQ(j["report"]["cudnn_version_raw"], 8907);
+}
+
+TEST(CliConvtest, MissingCudnnIsNamed) {
+  auto r = run_with_doubles({"--json", "--cudnn", "/nonexistent/libcudnn.so.9"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(has(findings_of(r), "convtest.cudnn-missing", "error", "/nonexistent/libcudnn.so.9")) << r.out;
+}
+
+// --- the real cuDNN of this machine (no GPU) ----------------------------------------------
+
+TEST(CliConvtestReal, ReportsTheInstalledCudnnAndNoGpu) {
+  fs::path cudnn = "/usr/local/cuda/lib64/libcudnn.so.9", header = "/usr/local/cuda/include/cudnn_version.h";
+  fs::path cudart_dir = "/usr/local/cuda/lib64";
+  if (!fs::exists(cudnn) || !fs::exists(header)) GTEST_SKIP() << "no cuDNN installed under /usr/local/cuda";
+  std::string cudart;
+  for (const char* so : {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"})
+    if (fs::exists(cudart_dir / so)) {
+      cudart = (cudart_dir / so).string();
+      break;
+    }
+  if (cudart.empty()) GTEST_SKIP() << "no CUDA runtime under /usr/local/cuda/lib64";
+  std::ifstream in(header);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string h = ss.str();
+  auto def = [&](const char* n) {
+    std::smatch m;
+    std::regex_search(h, m, std::regex(std::string("#define ") + n + " ([0-9]+)"));
+    return m[1].str();
+  };
+  std::string want = def("CUDNN_MAJOR") + "." + def("CUDNN_MINOR") + "." + def("CUDNN_PATCHLEVEL");
+  auto r = testing_support::run_process({testing_support::binary().string(), "convtest", "--json", "--cudnn", cudnn.string(),
+                                         "--cudart", cudart});
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["report"]["cudnn_version"], want);
+  EXPECT_EQ(j["report"]["cudnn"]["path"], fs::canonical(cudnn).string());
+  if (!fs::exists("/dev/nvidia0") && !fs::exists("/usr/lib/wsl/lib")) {
+    EXPECT_EQ(r.exit_code, 3) << r.out;
+    EXPECT_FALSE(j["report"]["nothing_to_run"].get<std::string>().empty());
+  }
+  // the same through the system loader with LD_LIBRARY_PATH, as an application would load it
+  auto s = testing_support::run_process({standalone(), "--json"}, {"LD_LIBRARY_PATH=" + cudart_dir.string()});
+  json js = json::parse(s.out);
+  EXPECT_EQ(js["report"]["cudnn_version"], want);
+  EXPECT_EQ(js["report"]["cudnn"]["requested"], "libcudnn.so.9");
+}

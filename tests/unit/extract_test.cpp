@@ -1,0 +1,641 @@
+// archive_io::extract / list on fixtures: the hostile set (each refused with its exact error code
+// and message, nothing written outside the extraction directory, the hostile entry itself never
+// written), broken streams, bounds, and on good archives the archive's SHA-256 and every entry's
+// hash, mode and link.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "archive/extract.hpp"
+#include "crypto/sha256.hpp"
+#include "fixtures.hpp"
+#include "test_support.hpp"
+#include "tree.hpp"
+
+namespace {
+namespace fs = std::filesystem;
+using archive_io::EntryType;
+using archive_io::NameRules;
+using fixtures::Entry;
+using fixtures::Format;
+using fixtures::Kind;
+using testing_support::ScratchDir;
+using util::ErrorCode;
+
+const char* ext(Format f) {
+  switch (f) {
+    case Format::tar: return ".tar";
+    case Format::tar_gz: return ".tar.gz";
+    case Format::tar_xz: return ".tar.xz";
+    case Format::zip: return ".zip";
+  }
+  return "";
+}
+
+Entry file(const std::string& p, const std::string& data = "data", unsigned mode = 0644) {
+  return Entry{p, Kind::file, data, {}, mode};
+}
+Entry dir(const std::string& p) { return Entry{p, Kind::dir, {}, {}, 0755}; }
+Entry symlink(const std::string& p, const std::string& target) { return Entry{p, Kind::symlink, {}, target, 0777}; }
+Entry hardlink(const std::string& p, const std::string& target) { return Entry{p, Kind::hardlink, {}, target, 0644}; }
+
+// A scratch directory holding the archive, the extraction directory "out" and a sentinel tree
+// "outside" that hostile entries aim at (through "../outside/..." names and links).
+class ExtractFixture {
+ public:
+  ExtractFixture() {
+    fs::create_directories(out());
+    testing_support::write_file(m_dir.path() / "outside" / "keep.txt", "untouched\n");
+  }
+  fs::path root() const { return m_dir.path(); }
+  fs::path out() const { return m_dir.path() / "work" / "out"; }
+  fs::path make(const std::vector<Entry>& entries, Format fmt = Format::tar, const std::string& name = "a") const {
+    fs::path p = m_dir.path() / (name + ext(fmt));
+    fixtures::write_archive(p, fmt, entries);
+    return p;
+  }
+
+ private:
+  ScratchDir m_dir;
+};
+
+struct Refusal {
+  ErrorCode code;
+  std::vector<std::string> words;
+};
+
+// Extracts `archive` (expecting the refusal), then checks that nothing outside `out` changed and
+// that listing the archive is refused the same way.
+void expect_refused(const ExtractFixture& fx, const fs::path& archive, const archive_io::ExtractOptions& o,
+                    const Refusal& want, const std::string& what) {
+  SCOPED_TRACE(what);
+  auto before = testing_support::snapshot(fx.root(), {"work/out"});
+  auto x = archive_io::extract(archive, fx.out(), o);
+  ASSERT_FALSE(x.ok()) << what << ": extracted " << (x.ok() ? x->entries.size() : 0) << " entries";
+  EXPECT_EQ(util::to_string(x.error().code), std::string(util::to_string(want.code))) << x.error().message;
+  for (const auto& w : want.words) EXPECT_NE(x.error().message.find(w), std::string::npos) << "\"" << w << "\" not in: " << x.error().message;
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(fx.root(), {"work/out"})), "")
+      << "something was written outside the extraction directory";
+  // whatever partial output there is stays inside: no link in it resolves outside
+  for (auto it = fs::recursive_directory_iterator(fx.out()); it != fs::recursive_directory_iterator(); ++it) {
+    if (!it->is_symlink()) continue;
+    std::error_code ec;
+    fs::path real = fs::weakly_canonical(it->path(), ec);
+    if (ec) continue;  // a loop: goes nowhere
+    std::string rel = real.lexically_relative(fs::canonical(fx.out())).generic_string();
+    EXPECT_TRUE(!rel.empty() && rel.rfind("..", 0) != 0) << it->path() << " resolves to " << real;
+  }
+  auto l = archive_io::list(archive, o);
+  ASSERT_FALSE(l.ok()) << what << " (list)";
+  EXPECT_EQ(l.error().code, want.code) << l.error().message;
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(fx.root(), {"work/out"})), "");
+}
+
+archive_io::ExtractOptions posix() { return {}; }
+archive_io::ExtractOptions windows() {
+  archive_io::ExtractOptions o;
+  o.rules = NameRules::windows;
+  return o;
+}
+
+// ---- hostile names -------------------------------------------------------------------------------
+
+TEST(ExtractHostile, AbsolutePathIsRefused) {
+  for (Format f : {Format::tar, Format::zip}) {
+    ExtractFixture fx;
+    auto target = fx.root() / "outside" / "abs.txt";
+    auto a = fx.make({file("ok.txt"), file(target.string(), "evil")}, f);
+    expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"unsafe archive entry", "absolute path"}}, ext(f));
+    EXPECT_FALSE(fs::exists(target));
+  }
+}
+
+TEST(ExtractHostile, DotDotIsRefused) {
+  for (Format f : {Format::tar, Format::tar_xz, Format::zip}) {
+    for (std::string name : {"../outside/evil.txt", "x/../../outside/evil.txt", "x/..", "./../evil.txt"}) {
+      ExtractFixture fx;
+      auto a = fx.make({file(name, "evil")}, f);
+      expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"\"..\" component", "would escape"}}, name + ext(f));
+      EXPECT_FALSE(fs::exists(fx.root() / "outside" / "evil.txt"));
+      EXPECT_FALSE(fs::exists(fx.root() / "work" / "evil.txt"));
+    }
+  }
+}
+
+TEST(ExtractHostile, DriveLetterIsRefused) {
+  for (auto rules : {NameRules::posix, NameRules::windows}) {
+    ExtractFixture fx;
+    auto a = fx.make({file("C:/Windows/evil.dll", "evil")});
+    archive_io::ExtractOptions o;
+    o.rules = rules;
+    expect_refused(fx, a, o, {ErrorCode::unsafe, {"drive-letter path"}}, "C:/");
+    auto b = fx.make({file("c:evil.dll", "evil")}, Format::tar, "b");
+    expect_refused(fx, b, o, {ErrorCode::unsafe, {"drive-letter path"}}, "c:");
+  }
+}
+
+TEST(ExtractHostile, BackslashIsRefused) {
+  for (std::string name : {"a\\..\\..\\evil.txt", "include\\cudnn.h", "\\\\server\\share\\x"}) {
+    ExtractFixture fx;
+    auto a = fx.make({file(name, "evil")});
+    expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"backslash"}}, name);
+    expect_refused(fx, a, windows(), {ErrorCode::unsafe, {"backslash"}}, name + " (windows)");
+  }
+}
+
+TEST(ExtractHostile, ControlCharacterIsRefused) {
+  ExtractFixture fx;
+  auto a = fx.make({file("bad\nname", "x")});
+  expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"control character"}}, "newline");
+}
+
+// ---- links ---------------------------------------------------------------------------------------
+
+TEST(ExtractHostile, SymlinkPointingOutsideIsRefused) {
+  for (std::string target : {"../../etc/passwd", "/etc/passwd", "../../outside/keep.txt", "../..", "a/../../../x"}) {
+    ExtractFixture fx;
+    auto a = fx.make({dir("dir"), symlink("dir/link", target)});
+    expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"\"dir/link\"", "points outside the archive"}}, target);
+    EXPECT_FALSE(fs::exists(fs::symlink_status(fx.out() / "dir" / "link"))) << target;
+  }
+  // direct, at the top
+  ExtractFixture fx;
+  auto a = fx.make({symlink("passwd", "../../etc/passwd")});
+  expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"symlink to \"../../etc/passwd\"", "points outside"}}, "top");
+}
+
+TEST(ExtractHostile, TwoStepSymlinkEscapeIsRefused) {
+  // "d/s -> .." stays inside on its own; "l -> d/s/../x" looks inside lexically but resolves
+  // through d/s to the parent of the tree.
+  ExtractFixture fx;
+  auto a = fx.make({dir("d"), symlink("d/s", ".."), symlink("l", "d/s/../outside/keep.txt")});
+  expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"\"l\"", "leaves the archive through another symlink"}}, "two-step");
+  // the order reversed: the escaping link comes first
+  ExtractFixture fx2;
+  auto b = fx2.make({symlink("l", "d/s/../x"), dir("d"), symlink("d/s", "..")});
+  expect_refused(fx2, b, posix(), {ErrorCode::unsafe, {"leaves the archive through another symlink"}}, "reversed");
+  // a chain of links inside the tree is fine
+  ExtractFixture ok;
+  auto c = ok.make({dir("d"), file("d/real", "x"), symlink("d/s", "real"), symlink("t", "d/s"), symlink("u", "d/../t")});
+  auto x = archive_io::extract(c, ok.out(), posix());
+  ASSERT_TRUE(x.ok()) << x.error().message;
+  EXPECT_EQ(testing_support::read_text(ok.out() / "u"), "x");
+}
+
+TEST(ExtractHostile, SymlinkLoopIsRefused) {
+  ExtractFixture fx;
+  auto a = fx.make({symlink("a", "b"), symlink("b", "a")});
+  expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"leaves the archive through another symlink (or loops)"}}, "loop");
+}
+
+TEST(ExtractHostile, WritingThroughASymlinkIsRefused) {
+  {
+    ExtractFixture fx;  // link -> /tmp: the link itself is refused, so nothing reaches /tmp
+    std::string name = "stackpin-extract-test-" + std::to_string(::getpid());
+    auto a = fx.make({symlink("link", "/tmp"), file("link/" + name, "evil")});
+    expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"\"link\"", "points outside"}}, "link -> /tmp");
+    EXPECT_FALSE(fs::exists(fs::path("/tmp") / name));
+  }
+  {
+    ExtractFixture fx;  // link -> sub is contained, but writing link/x goes through it
+    auto a = fx.make({dir("sub"), symlink("link", "sub"), file("link/x", "evil")});
+    expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"\"link/x\"", "parent \"link\" is a symlink", "writing through a link"}},
+                   "link -> sub");
+    EXPECT_FALSE(fs::exists(fx.out() / "sub" / "x"));
+  }
+  {
+    ExtractFixture fx;  // a directory entry below a link, and a file below a file
+    auto a = fx.make({dir("sub"), symlink("link", "sub"), dir("link/deeper")});
+    expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"writing through a link"}}, "dir below link");
+    auto b = fx.make({file("f", "x"), file("f/g", "y")}, Format::tar, "b");
+    expect_refused(fx, b, posix(), {ErrorCode::unsafe, {"\"f/g\"", "parent \"f\" is a file"}}, "file below file");
+  }
+}
+
+TEST(ExtractHostile, HardlinkEscapesAreRefused) {
+  {
+    ExtractFixture fx;
+    auto a = fx.make({file("a", "x"), hardlink("shadow", "/etc/shadow")});
+    expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"\"shadow\"", "hardlink to \"/etc/shadow\"", "not a path inside the archive"}},
+                   "/etc/shadow");
+    EXPECT_FALSE(fs::exists(fx.out() / "shadow"));
+  }
+  {
+    ExtractFixture fx;
+    auto a = fx.make({hardlink("h", "../outside/keep.txt")});
+    expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"not a path inside the archive"}}, "../outside");
+  }
+  {
+    ExtractFixture fx;  // to an entry that comes later (would link whatever is there at that moment)
+    auto a = fx.make({hardlink("h", "later"), file("later", "x")});
+    expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"hardlink to \"later\"", "not an earlier regular file"}}, "later");
+  }
+  {
+    ExtractFixture fx;  // to a directory or a symlink
+    auto a = fx.make({dir("d"), hardlink("h", "d")});
+    expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"not an earlier regular file"}}, "to a dir");
+    auto b = fx.make({file("f", "x"), symlink("s", "f"), hardlink("h", "s")}, Format::tar, "b");
+    expect_refused(fx, b, posix(), {ErrorCode::unsafe, {"not an earlier regular file"}}, "to a symlink");
+  }
+}
+
+TEST(ExtractHostile, SymlinksAreRefusedForWindowsTrees) {
+  ExtractFixture fx;
+  auto a = fx.make({file("a.dll", "x"), symlink("b.dll", "a.dll")});
+  expect_refused(fx, a, windows(), {ErrorCode::unsafe, {"\"b.dll\"", "symbolic link in a tree for Windows"}}, "windows symlink");
+}
+
+TEST(ExtractHostile, ZipSymlinksNeverBecomeLinks) {
+  // The archive is read as a stream (once, while hashing), and a zip's local headers carry no
+  // Unix mode: a symlink entry comes out as a regular file holding its target's text. That is no
+  // escape; this pins it (posix and windows rules alike).
+  for (auto rules : {NameRules::posix, NameRules::windows}) {
+    ExtractFixture fx;
+    auto a = fx.make({file("a.dll", "MZ"), symlink("b.dll", "a.dll"), symlink("c", "../../outside/keep.txt")}, Format::zip);
+    archive_io::ExtractOptions o;
+    o.rules = rules;
+    auto before = testing_support::snapshot(fx.root(), {"work/out"});
+    auto x = archive_io::extract(a, fx.out(), o);
+    ASSERT_TRUE(x.ok()) << x.error().message;
+    for (const auto& e : x->entries) EXPECT_NE(e.type, EntryType::symlink) << e.path;
+    for (const auto& [path, what] : testing_support::snapshot(fx.out())) EXPECT_EQ(what.rfind("symlink", 0), std::string::npos) << path;
+    EXPECT_EQ(testing_support::read_text(fx.out() / "c"), "../../outside/keep.txt");
+    EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(fx.root(), {"work/out"})), "");
+  }
+}
+
+// ---- special files and modes ---------------------------------------------------------------------
+
+TEST(ExtractHostile, DeviceFilesAndFifosAreRefused) {
+  ExtractFixture fx;
+  auto a = fx.make({file("ok", "x"), Entry{"null", Kind::chardev, {}, {}, 0666}});
+  expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"\"null\"", "device file"}}, "chardev");
+  EXPECT_FALSE(fs::exists(fs::symlink_status(fx.out() / "null")));
+  auto b = fx.make({Entry{"pipe", Kind::fifo, {}, {}, 0644}}, Format::tar_gz, "b");
+  expect_refused(fx, b, posix(), {ErrorCode::unsafe, {"\"pipe\"", "FIFO"}}, "fifo");
+  EXPECT_FALSE(fs::exists(fs::symlink_status(fx.out() / "pipe")));
+}
+
+TEST(ExtractModes, SetuidSetgidAndStickyBitsAreDropped) {
+  ExtractFixture fx;
+  auto a = fx.make({file("suid", "#!/bin/sh\n", 04755), file("sgid", "x", 02750), file("sticky", "y", 01777),
+                    file("plain", "z", 0640), file("exec", "w", 0755)});
+  auto x = archive_io::extract(a, fx.out(), posix());
+  ASSERT_TRUE(x.ok()) << x.error().message;
+  std::map<std::string, unsigned> want{{"suid", 0755}, {"sgid", 0750}, {"sticky", 0777}, {"plain", 0640}, {"exec", 0755}};
+  ASSERT_EQ(x->entries.size(), want.size());
+  for (const auto& e : x->entries) {
+    EXPECT_EQ(e.mode, want.at(e.path)) << e.path;
+    struct stat st {};
+    ASSERT_EQ(::lstat((fx.out() / e.path).c_str(), &st), 0) << e.path;
+    EXPECT_EQ(st.st_mode & 07777, want.at(e.path)) << e.path;
+    EXPECT_EQ(st.st_mode & (S_ISUID | S_ISGID | S_ISVTX), 0u) << e.path;
+  }
+}
+
+// ---- duplicates and Windows names ----------------------------------------------------------------
+
+TEST(ExtractHostile, DuplicateEntriesAreRefused) {
+  for (Format f : {Format::tar, Format::zip}) {
+    ExtractFixture fx;
+    auto a = fx.make({file("dup", "first"), file("dup", "second")}, f);
+    expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"\"dup\"", "duplicate entry"}}, ext(f));
+    EXPECT_EQ(testing_support::read_text(fx.out() / "dup"), "first");  // never overwritten
+  }
+  ExtractFixture fx;  // a file and a directory of the same name, or "a" and "./a"
+  auto a = fx.make({file("x", "1"), dir("x")});
+  expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"duplicate entry"}}, "file then dir");
+  auto b = fx.make({file("y", "1"), file("./y", "2")}, Format::tar, "b");
+  expect_refused(fx, b, posix(), {ErrorCode::unsafe, {"duplicate entry"}}, "./y");
+  // a directory listed twice is harmless
+  ExtractFixture ok;
+  auto c = ok.make({dir("d"), dir("d"), file("d/f", "x")});
+  EXPECT_TRUE(archive_io::extract(c, ok.out(), posix()).ok());
+}
+
+TEST(ExtractWindowsNames, CaseInsensitiveCollisionIsRefused) {
+  ExtractFixture fx;
+  auto a = fx.make({file("include/Cudnn.h", "A"), file("include/cudnn.h", "B")}, Format::zip);
+  expect_refused(fx, a, windows(), {ErrorCode::unsafe, {"\"include/cudnn.h\" and \"include/Cudnn.h\"", "same name on Windows"}},
+                 "Cudnn.h");
+  auto b = fx.make({file("Bin/a.dll", "A"), file("bin/b.dll", "B")}, Format::zip, "b");
+  expect_refused(fx, b, windows(), {ErrorCode::unsafe, {"same name on Windows"}}, "Bin/bin");
+  // the same names are distinct files on Linux
+  ExtractFixture ok;
+  auto c = ok.make({file("include/Cudnn.h", "A"), file("include/cudnn.h", "B")});
+  ASSERT_TRUE(archive_io::extract(c, ok.out(), posix()).ok());
+  EXPECT_EQ(testing_support::read_text(ok.out() / "include" / "Cudnn.h"), "A");
+}
+
+TEST(ExtractWindowsNames, ReservedNamesAndTrailingDotsAreRefused) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"CON", "reserved device name"},      {"bin/nul.txt", "reserved device name"}, {"COM1", "reserved device name"},
+      {"lib/com9.lib", "reserved device name"}, {"Aux/x.h", "reserved device name"},  {"LPT1.dll", "reserved device name"},
+      {"prn", "reserved device name"},      {"trailing.", "ends in a dot or space"}, {"trailing ", "ends in a dot or space"},
+      {"dir./x", "ends in a dot or space"}, {"a<b", "does not allow"},               {"ab:c", "does not allow"},
+      {"what?.h", "does not allow"},
+  };
+  for (const auto& [name, words] : cases) {
+    ExtractFixture fx;
+    auto a = fx.make({file("ok.h", "x"), file(name, "evil")}, Format::zip);
+    expect_refused(fx, a, windows(), {ErrorCode::unsafe, {"unsafe archive entry", words}}, name);
+  }
+  // not reserved: a longer stem, COM0, and all of them on Linux
+  ExtractFixture ok;
+  auto b = ok.make({file("CONSOLE.h", "x"), file("com0", "x"), file("COM10", "x"), file("nul.txt", "x"), file("trailing.", "x")});
+  auto x = archive_io::extract(b, ok.out(), posix());
+  ASSERT_TRUE(x.ok()) << x.error().message;
+  ExtractFixture ok2;
+  auto c = ok2.make({file("CONSOLE.h", "x"), file("com0", "x"), file("COM10", "x")}, Format::zip);
+  auto y = archive_io::extract(c, ok2.out(), windows());
+  EXPECT_TRUE(y.ok()) << y.error().message;
+}
+
+// ---- broken streams ------------------------------------------------------------------------------
+
+TEST(ExtractBroken, TruncatedStreamsAreRefused) {
+  ScratchDir src;
+  fixtures::CudnnOptions o;
+  o.library_bytes = 16 * 1024;
+  auto lin = fixtures::make_cudnn_linux(src.path(), "9.1.0.70", 12, o);
+  auto win = fixtures::make_cudnn_windows(src.path(), "9.1.0.70", 12, o);
+  for (const auto* inf : {&lin, &win}) {
+    ExtractFixture fx;
+    fs::path cut = fx.root() / ("cut" + inf->path.extension().string());
+    fixtures::truncate_copy(inf->path, cut, inf->size / 2);
+    expect_refused(fx, cut, inf == &win ? windows() : posix(), {ErrorCode::invalid, {"truncated"}}, cut.filename().string());
+  }
+  // cut a few bytes short: the xz index/footer (or the zip central directory) is missing
+  ExtractFixture fx;
+  fs::path cut = fx.root() / "short.tar.xz";
+  fixtures::truncate_copy(lin.path, cut, lin.size - 8);
+  expect_refused(fx, cut, posix(), {ErrorCode::invalid, {"truncated"}}, "xz - 8");
+}
+
+TEST(ExtractBroken, CorruptBytesAreRefused) {
+  ScratchDir src;
+  fixtures::CudnnOptions o;
+  o.library_bytes = 16 * 1024;
+  auto lin = fixtures::make_cudnn_linux(src.path(), "9.1.0.70", 12, o);
+  auto win = fixtures::make_cudnn_windows(src.path(), "9.1.0.70", 12, o);
+  // (Not .tar.gz: libarchive's gzip reader does not check the gzip CRC, so a flipped byte in
+  // stored data extracts as different bytes; stage catches that by the archive's SHA-256 —
+  // StageRefused.CorruptTarGzIsAHashMismatch.)
+  for (const auto& inf : {lin, win}) {
+    for (double at : {0.3, 0.5, 0.7}) {
+      ExtractFixture fx;
+      fs::path bad = fx.root() / ("bad" + inf.path.extension().string());
+      fixtures::corrupt_copy(inf.path, bad, static_cast<std::uint64_t>(static_cast<double>(inf.size) * at));
+      expect_refused(fx, bad, inf.path == win.path ? windows() : posix(), {ErrorCode::invalid, {"corrupt"}},
+                     inf.path.filename().string() + " @" + std::to_string(at));
+    }
+  }
+  ExtractFixture fx;  // not an archive at all
+  auto junk = fx.root() / "junk.tar.xz";
+  testing_support::write_file(junk, std::string(4096, 'j'));
+  expect_refused(fx, junk, posix(), {ErrorCode::invalid, {"is not an archive stackpin can read"}}, "junk");
+}
+
+TEST(ExtractBroken, DataThatDisagreesWithTheDeclaredSizeIsRefused) {
+  {
+    ExtractFixture fx;  // declares 1 MiB, carries a few bytes: the data runs into the end of the file
+    auto a = fx.root() / "more.tar";
+    fixtures::write_tar_with_lying_size(a, "payload.bin", 1 << 20, "only a few bytes");
+    expect_refused(fx, a, posix(), {ErrorCode::invalid, {"\"payload.bin\"", "truncated"}}, "declares more");
+  }
+  {
+    ExtractFixture fx;  // declares 2 bytes, carries 600: the rest is read as a (broken) header
+    auto a = fx.root() / "less.tar";
+    fixtures::write_tar_with_lying_size(a, "payload.bin", 2, std::string(600, 'x'));
+    expect_refused(fx, a, posix(), {ErrorCode::invalid, {"corrupt or truncated archive"}}, "declares less");
+  }
+  {
+    ExtractFixture fx;  // the honest twin is fine
+    auto a = fx.root() / "honest.tar";
+    fixtures::write_tar_with_lying_size(a, "payload.bin", 16, "only a few bytes");
+    auto x = archive_io::extract(a, fx.out(), posix());
+    ASSERT_TRUE(x.ok()) << x.error().message;
+    EXPECT_EQ(testing_support::read_text(fx.out() / "payload.bin"), "only a few bytes");
+  }
+}
+
+// ---- bounds --------------------------------------------------------------------------------------
+
+TEST(ExtractBounds, ExpandingPastTheBoundIsRefused) {
+  ExtractFixture fx;
+  // 4 MiB of zeros compress to a few KiB: the classic bomb shape
+  auto a = fx.make({file("small", "x"), file("bomb.bin", std::string(4 << 20, '\0'))}, Format::tar_xz);
+  auto o = posix();
+  o.max_total_bytes = 1 << 20;
+  expect_refused(fx, a, o, {ErrorCode::unsafe, {"expands past", "\"bomb.bin\""}}, "bomb");
+  // written up to the bound at most
+  std::error_code ec;
+  EXPECT_LE(fs::file_size(fx.out() / "bomb.bin", ec), (1u << 20) + (1u << 20));
+  // within the bound it is fine
+  ExtractFixture ok;
+  auto b = ok.make({file("bomb.bin", std::string(4 << 20, '\0'))}, Format::tar_xz);
+  o.max_total_bytes = 4 << 20;
+  EXPECT_TRUE(archive_io::extract(b, ok.out(), o).ok());
+}
+
+TEST(ExtractBounds, TooManyEntriesAreRefused) {
+  ExtractFixture fx;
+  std::vector<Entry> es;
+  for (int i = 0; i < 20; ++i) es.push_back(file("f" + std::to_string(i), "x"));
+  auto a = fx.make(es);
+  auto o = posix();
+  o.max_entries = 10;
+  expect_refused(fx, a, o, {ErrorCode::unsafe, {"more than 10 entries"}}, "entries");
+}
+
+TEST(ExtractBounds, ExpectedSizeMismatchIsRefusedBeforeReading) {
+  ExtractFixture fx;
+  auto a = fx.make({file("a", "x")}, Format::tar_xz);
+  auto size = fs::file_size(a);
+  auto o = posix();
+  o.expected_size = size + 1;
+  expect_refused(fx, a, o, {ErrorCode::mismatch, {"size mismatch", "expected " + std::to_string(size + 1),
+                                                  "the file has " + std::to_string(size)}},
+                 "size");
+  EXPECT_TRUE(fs::is_empty(fx.out()));  // refused before anything was read
+  o.expected_size = size;
+  EXPECT_TRUE(archive_io::extract(a, fx.out(), o).ok());
+}
+
+TEST(ExtractBounds, MissingArchiveIsNotFound) {
+  ExtractFixture fx;
+  auto x = archive_io::extract(fx.root() / "nope.tar.xz", fx.out(), posix());
+  ASSERT_FALSE(x.ok());
+  EXPECT_EQ(x.error().code, ErrorCode::not_found);
+  EXPECT_NE(x.error().message.find("cannot open archive"), std::string::npos) << x.error().message;
+  auto d = archive_io::extract(fx.root(), fx.out(), posix());  // a directory
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().code, ErrorCode::io) << d.error().message;
+}
+
+// ---- good archives -------------------------------------------------------------------------------
+
+std::string hex(const crypto::Digest& d) { return crypto::to_hex(d); }
+std::string sha(const std::string& data) { return crypto::to_hex(crypto::sha256_of(data)); }
+
+TEST(ExtractGood, ArchiveSha256IsTheFileHashForEveryFormat) {
+  ScratchDir src;
+  fixtures::CudnnOptions o;
+  o.library_bytes = 8 * 1024;
+  auto entries = fixtures::cudnn_linux_entries("8.9.7.29", 12, o);
+  std::vector<fs::path> archives;
+  for (Format f : {Format::tar, Format::tar_gz, Format::tar_xz}) {
+    archives.push_back(src.path() / (std::string("a") + ext(f)));
+    fixtures::write_archive(archives.back(), f, entries);
+  }
+  fixtures::CudnnOptions multi;
+  multi.library_bytes = 80 * 1024;
+  multi.xz_threads = 2;
+  archives.push_back(src.path() / "multi.tar.xz");  // several xz blocks (decoded in parallel)
+  fixtures::write_archive(archives.back(), Format::tar_xz, fixtures::cudnn_linux_entries("9.1.0.70", 12, multi), 2);
+  archives.push_back(fixtures::make_cudnn_windows(src.path(), "9.1.0.70", 12, o).path);
+  for (const auto& a : archives) {
+    SCOPED_TRACE(a.filename().string());
+    auto want = fixtures::info(a);
+    ExtractFixture fx;
+    auto x = archive_io::extract(a, fx.out(), a.extension() == ".zip" ? windows() : posix());
+    ASSERT_TRUE(x.ok()) << x.error().message;
+    EXPECT_EQ(hex(x->archive_sha256), want.sha256);
+    EXPECT_EQ(x->archive_size, want.size);
+    auto l = archive_io::list(a, a.extension() == ".zip" ? windows() : posix());
+    ASSERT_TRUE(l.ok()) << l.error().message;
+    EXPECT_EQ(hex(l->archive_sha256), want.sha256);
+    EXPECT_EQ(l->entries.size(), x->entries.size());
+  }
+}
+
+TEST(ExtractGood, EntriesCarryHashModeAndLink) {
+  ScratchDir src;
+  auto entries = fixtures::cudnn_linux_entries("9.1.0.70", 12);
+  entries.push_back(hardlink(entries[3].path.substr(0, entries[3].path.rfind('/')) + "/LICENSE.txt", entries[3].path));
+  auto a = src.path() / "c.tar.xz";
+  fixtures::write_archive(a, Format::tar_xz, entries);
+  ExtractFixture fx;
+  auto x = archive_io::extract(a, fx.out(), posix());
+  ASSERT_TRUE(x.ok()) << x.error().message;
+  ASSERT_EQ(x->entries.size(), entries.size());
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& want = entries[i];
+    const auto& got = x->entries[i];
+    std::string path = want.path.back() == '/' ? want.path.substr(0, want.path.size() - 1) : want.path;
+    SCOPED_TRACE(path);
+    EXPECT_EQ(got.path, path);  // in archive order, normalized
+    fs::path on_disk = fx.out() / got.path;
+    switch (want.kind) {
+      case Kind::dir:
+        EXPECT_EQ(got.type, EntryType::dir);
+        EXPECT_TRUE(fs::is_directory(fs::symlink_status(on_disk)));
+        break;
+      case Kind::file:
+        EXPECT_EQ(got.type, EntryType::file);
+        EXPECT_EQ(hex(got.sha256), sha(want.data));
+        EXPECT_EQ(got.size, want.data.size());
+        EXPECT_EQ(got.mode, want.mode);
+        EXPECT_EQ(testing_support::sha256_file(on_disk), sha(want.data));
+        EXPECT_EQ(static_cast<unsigned>(fs::status(on_disk).permissions()), want.mode);
+        bytes += want.data.size();
+        break;
+      case Kind::symlink:
+        EXPECT_EQ(got.type, EntryType::symlink);
+        EXPECT_EQ(got.link, want.link);
+        EXPECT_EQ(fs::read_symlink(on_disk).string(), want.link);
+        break;
+      case Kind::hardlink: {
+        EXPECT_EQ(got.type, EntryType::hardlink);
+        EXPECT_EQ(got.link, want.link);
+        EXPECT_EQ(hex(got.sha256), sha(entries[3].data));
+        EXPECT_EQ(got.size, entries[3].data.size());
+        struct stat s1 {}, s2 {};
+        ASSERT_EQ(::stat(on_disk.c_str(), &s1), 0);
+        ASSERT_EQ(::stat((fx.out() / want.link).c_str(), &s2), 0);
+        EXPECT_EQ(s1.st_ino, s2.st_ino);
+        break;
+      }
+      default: FAIL();
+    }
+  }
+  EXPECT_EQ(x->bytes_written, bytes);
+  // the so-name chain works on disk
+  auto lib = fx.out() / "cudnn-linux-x86_64-9.1.0.70_cuda12-archive" / "lib";
+  EXPECT_EQ(fs::canonical(lib / "libcudnn.so"), fs::canonical(lib / "libcudnn.so.9.1.0"));
+}
+
+TEST(ExtractGood, ZipEntriesCarryHashes) {
+  ScratchDir src;
+  auto win = fixtures::make_cudnn_windows(src.path(), "8.8.0.121", 11);
+  auto entries = fixtures::cudnn_windows_entries("8.8.0.121", 11);
+  ExtractFixture fx;
+  auto x = archive_io::extract(win.path, fx.out(), windows());
+  ASSERT_TRUE(x.ok()) << x.error().message;
+  ASSERT_EQ(x->entries.size(), entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].kind != Kind::file) continue;
+    EXPECT_EQ(x->entries[i].path, entries[i].path);
+    EXPECT_EQ(hex(x->entries[i].sha256), sha(entries[i].data)) << entries[i].path;
+    EXPECT_EQ(testing_support::read_text(fx.out() / entries[i].path), entries[i].data);
+  }
+}
+
+TEST(ExtractGood, ListWritesNothing) {
+  ScratchDir src;
+  auto lin = fixtures::make_cudnn_linux(src.path(), "8.9.7.29", 12);
+  ScratchDir cwd;
+  auto before = testing_support::snapshot(src.path());
+  auto old_cwd = fs::current_path();
+  fs::current_path(cwd.path());  // a relative write would land here
+  auto l = archive_io::list(lin.path, posix());
+  fs::current_path(old_cwd);
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(src.path())), "");
+  EXPECT_TRUE(fs::is_empty(cwd.path()));
+  auto entries = fixtures::cudnn_linux_entries("8.9.7.29", 12);
+  ASSERT_EQ(l->entries.size(), entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].kind == Kind::file) {
+      EXPECT_EQ(l->entries[i].size, entries[i].data.size()) << entries[i].path;
+    }
+    if (entries[i].kind == Kind::symlink) {
+      EXPECT_EQ(l->entries[i].link, entries[i].link) << entries[i].path;
+    }
+  }
+  EXPECT_EQ(hex(l->archive_sha256), lin.sha256);
+  // extract() needs a destination
+  auto x = archive_io::extract(lin.path, fs::path(), posix());
+  ASSERT_FALSE(x.ok());
+  EXPECT_EQ(x.error().code, ErrorCode::internal);
+}
+
+TEST(ExtractGood, ProgressReportsBytesAndFiles) {
+  ScratchDir src;
+  fixtures::CudnnOptions o;
+  o.library_bytes = 256 * 1024;
+  auto tar = src.path() / "c.tar";  // plain tar: xz would spend a second on 4 MiB of random bytes
+  fixtures::write_archive(tar, Format::tar, fixtures::cudnn_linux_entries("9.1.0.70", 12, o));
+  auto lin = fixtures::info(tar);
+  ExtractFixture fx;
+  auto opts = posix();
+  std::vector<archive_io::Progress> seen;
+  opts.progress = [&](const archive_io::Progress& p) { seen.push_back(p); };
+  auto x = archive_io::extract(lin.path, fx.out(), opts);
+  ASSERT_TRUE(x.ok()) << x.error().message;
+  ASSERT_GE(seen.size(), 2u);
+  EXPECT_EQ(seen.back().bytes_written, x->bytes_written);
+  EXPECT_EQ(seen.back().archive_total, lin.size);
+  EXPECT_EQ(seen.back().files, 8u * 2 + 1 + 7);  // libraries, static archives, LICENSE, headers
+  for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i].bytes_written, seen[i - 1].bytes_written);
+}
+
+}  // namespace

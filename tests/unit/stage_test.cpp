@@ -1,0 +1,1010 @@
+// core::stage / unstage / status / verify_manifest / verify_file, in process, on cuDNN fixtures in
+// NVIDIA's layouts (8.9.7.29 and 9.1.0.70 Linux, 8.8.0.121 and 9.19.0.56 Windows) pinned by
+// origin = "local" manifests: the layouts, cuda-merge with backups and stale DLLs, the receipt,
+// no-op restaging, replacing a staging, --dry-run, every refusal leaving DEST untouched, drift,
+// and a read-only or full DEST (a read-only bind mount and a small tmpfs; tests run as root).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/stage.hpp"
+#include "core/verify.hpp"
+#include "fixtures.hpp"
+#include "format/manifest_reader.hpp"
+#include "format/receipt.hpp"
+#include "knowledge/knowledge_base.hpp"
+#include "test_support.hpp"
+#include "tree.hpp"
+
+namespace {
+namespace fs = std::filesystem;
+using fixtures::Entry;
+using fixtures::Kind;
+using testing_support::ScratchDir;
+using testing_support::Tree;
+using util::ErrorCode;
+
+const knowledge::KnowledgeBase& kb() { return knowledge::KnowledgeBase::embedded(); }
+
+// ---- fixtures --------------------------------------------------------------------------------------
+
+struct Spec {
+  std::string version;
+  int cuda;
+  std::string cuda_version;
+  bool windows;
+};
+const Spec k_v8_linux{"8.9.7.29", 12, "12.2.2", false};
+const Spec k_v9_linux{"9.1.0.70", 12, "12.4.1", false};
+const Spec k_v8_windows{"8.8.0.121", 11, "11.8.0", true};
+const Spec k_v9_windows{"9.19.0.56", 13, "13.0.2", true};
+
+std::string platform_of(const Spec& s) { return s.windows ? "windows-x86_64" : "linux-x86_64"; }
+std::string top_of(const Spec& s) {
+  return "cudnn-" + platform_of(s) + "-" + s.version + "_cuda" + std::to_string(s.cuda) + "-archive";
+}
+std::vector<Entry> entries_of(const Spec& s) {
+  return s.windows ? fixtures::cudnn_windows_entries(s.version, s.cuda) : fixtures::cudnn_linux_entries(s.version, s.cuda);
+}
+
+// The archives are built once per test program, then copied into each test's own folder.
+const fixtures::Info& cached(const Spec& s) {
+  static ScratchDir dir;
+  static std::map<std::string, fixtures::Info> made;
+  auto key = platform_of(s) + s.version;
+  auto it = made.find(key);
+  if (it != made.end()) return it->second;
+  auto info = s.windows ? fixtures::make_cudnn_windows(dir.path(), s.version, s.cuda) : fixtures::make_cudnn_linux(dir.path(), s.version, s.cuda);
+  return made.emplace(key, info).first->second;
+}
+
+std::string targets_text(const Spec& s, const std::string& windows_layout = "isolated") {
+  if (!s.windows) return "[targets.linux]\nlayout = \"lib64\"\nprefix = \"/usr/local/cudnn-" + s.version + "\"\n";
+  if (windows_layout == "cuda-merge")
+    return "[targets.windows]\nlayout = \"cuda-merge\"\ncuda_path = 'C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v" +
+           s.cuda_version.substr(0, s.cuda_version.rfind('.')) + "'\n";
+  return "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn\\v" + s.version + "'\n";
+}
+
+model::Manifest parse(const std::string& text) {
+  auto m = format::parse_manifest(text, "fixture.toml");
+  if (!m) throw std::runtime_error("fixture manifest does not parse: " + m.error().message + "\n" + text);
+  return std::move(m).value();
+}
+
+// One test's world: archives/ (a copy of the cached archive), dest/ (not created), a manifest.
+struct World {
+  ScratchDir dir;
+  Spec spec;
+  fixtures::Info info;
+  model::Manifest manifest;
+
+  explicit World(const Spec& s, const std::string& windows_layout = "isolated") : spec(s) {
+    fs::create_directories(archives());
+    const auto& c = cached(s);
+    fs::copy_file(c.path, archives() / c.path.filename());
+    info = fixtures::info(archives() / c.path.filename());
+    manifest = parse(fixtures::local_manifest(s.version, s.cuda, s.cuda_version, {{platform_of(s), info}}, targets_text(s, windows_layout)));
+  }
+  // An archive made of other entries, pinned under NVIDIA's name (replacing the copy).
+  World(const Spec& s, const std::vector<Entry>& entries, const std::string& windows_layout = "isolated") : spec(s) {
+    fs::create_directories(archives());
+    fs::path p = archives() / fixtures::cudnn_archive_name(platform_of(s), s.version, s.cuda);
+    fixtures::write_archive(p, s.windows ? fixtures::Format::zip : fixtures::Format::tar_xz, entries);
+    info = fixtures::info(p);
+    manifest = parse(fixtures::local_manifest(s.version, s.cuda, s.cuda_version, {{platform_of(s), info}}, targets_text(s, windows_layout)));
+  }
+  fs::path archives() const { return dir.path() / "archives"; }
+  fs::path dest() const { return dir.path() / "dest"; }
+  core::StageOptions options() const {
+    core::StageOptions o;
+    o.archives_dir = archives();
+    o.target = spec.windows ? model::Target::windows : model::Target::linux;
+    o.dest = dest();
+    o.stackpin_version = "test";
+    o.manifest_sha256 = std::string(64, '0');
+    return o;
+  }
+  util::Result<model::StageReport> stage() const { return core::stage(manifest, kb(), options()); }
+  util::Result<model::StageReport> stage(const core::StageOptions& o) const { return core::stage(manifest, kb(), o); }
+  void repin(const std::string& sha256, std::uint64_t size) {
+    fixtures::Info i = info;
+    i.sha256 = sha256;
+    i.size = size;
+    manifest = parse(fixtures::local_manifest(spec.version, spec.cuda, spec.cuda_version, {{platform_of(spec), i}}, targets_text(spec)));
+  }
+};
+
+std::string sha(const std::string& s) { return crypto::to_hex(crypto::sha256_of(s)); }
+
+// Files and links of a tree without directories and permission bits: "path" -> "sha" / "-> target".
+std::map<std::string, std::string> contents(const Tree& t) {
+  std::map<std::string, std::string> out;
+  for (const auto& [path, what] : t) {
+    if (what.rfind("dir ", 0) == 0) continue;
+    if (what.rfind("file ", 0) == 0) out[path] = what.substr(what.rfind(' ') + 1);
+    else out[path] = what.substr(std::string("symlink ").size());
+  }
+  return out;
+}
+
+// What the archive's files become under a layout: `map` turns the path below the top directory
+// into the DEST path ("" drops it).
+template <class F>
+std::map<std::string, std::string> expected(const Spec& s, F map) {
+  std::map<std::string, std::string> out;
+  std::string top = top_of(s) + "/";
+  for (const auto& e : entries_of(s)) {
+    if (e.kind == Kind::dir) continue;
+    std::string to = map(e.path.substr(top.size()));
+    if (to.empty()) continue;
+    out[to] = e.kind == Kind::symlink ? "-> " + e.link : sha(e.data);
+  }
+  return out;
+}
+
+std::string show(const std::map<std::string, std::string>& m) {
+  std::string s;
+  for (const auto& [k, v] : m) s += "  " + k + " " + v + "\n";
+  return s;
+}
+
+void expect_error(const util::Error& e, ErrorCode code, const std::vector<std::string>& words) {
+  EXPECT_EQ(std::string(util::to_string(e.code)), util::to_string(code)) << e.message;
+  for (const auto& w : words) EXPECT_NE(e.message.find(w), std::string::npos) << "\"" << w << "\" not in: " << e.message;
+}
+
+// A fake CUDA toolkit root on the Windows machine: toolkit files that cuDNN must not touch, files
+// of an earlier cuDNN 8 that it overwrites, and a cuDNN 7 DLL (the leftover-DLL trap).
+void make_fake_cuda_root(const fs::path& root, const std::string& dll_dir) {
+  testing_support::write_file(root / dll_dir / "cudart64_110.dll", "MZ toolkit runtime");
+  testing_support::write_file(root / dll_dir / "cudnn64_8.dll", "MZ an older cuDNN 8");
+  testing_support::write_file(root / dll_dir / "cudnn64_7.dll", "MZ cuDNN 7 left behind");
+  testing_support::write_file(root / "include" / "cuda.h", "/* toolkit */\n");
+  testing_support::write_file(root / "include" / "cudnn.h", "/* an older cuDNN */\n");
+  testing_support::write_file(root / "lib" / "x64" / "cudart.lib", "!<arch>\ntoolkit");
+  testing_support::write_file(root / "lib" / "x64" / "cudnn.lib", "!<arch>\nolder cuDNN");
+  testing_support::write_file(root / "LICENSE-cudnn.txt", "an older cuDNN's license\n");
+}
+
+// ---- Linux -----------------------------------------------------------------------------------------
+
+void expect_linux_layout(const World& w) {
+  auto got = contents(testing_support::snapshot(w.dest(), {".stackpin"}));
+  auto want = expected(w.spec, [](const std::string& rel) { return rel.rfind("lib/", 0) == 0 ? "lib64/" + rel.substr(4) : rel; });
+  EXPECT_EQ(got, want) << "got:\n" << show(got) << "want:\n" << show(want);
+  // the so-name chain is intact and resolves to the real library
+  auto maj = w.spec.version.substr(0, 1);
+  auto full = w.spec.version.substr(0, w.spec.version.rfind('.'));
+  auto lib = w.dest() / "lib64";
+  EXPECT_EQ(fs::read_symlink(lib / "libcudnn.so").string(), "libcudnn.so." + maj);
+  EXPECT_EQ(fs::read_symlink(lib / ("libcudnn.so." + maj)).string(), "libcudnn.so." + full);
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(lib / ("libcudnn.so." + full))));
+  EXPECT_EQ(fs::canonical(lib / "libcudnn.so"), fs::canonical(lib / ("libcudnn.so." + full)));
+  EXPECT_EQ(static_cast<unsigned>(fs::status(lib / ("libcudnn.so." + full)).permissions()), 0755u);
+  EXPECT_EQ(static_cast<unsigned>(fs::status(w.dest() / "include" / "cudnn.h").permissions()), 0644u);
+  EXPECT_FALSE(fs::exists(w.dest() / "lib"));
+}
+
+TEST(StageLinux, Lib64LayoutKeepsTheSoNameChain) {
+  for (const auto& spec : {k_v8_linux, k_v9_linux}) {
+    SCOPED_TRACE(spec.version);
+    World w(spec);
+    auto r = w.stage();
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_FALSE(r->no_op);
+    EXPECT_EQ(r->target, "linux");
+    EXPECT_EQ(r->layout, "lib64");
+    EXPECT_EQ(r->platform, "linux-x86_64");
+    EXPECT_EQ(r->prefix, "/usr/local/cudnn-" + spec.version);
+    EXPECT_EQ(r->dest, w.dest().string());
+    EXPECT_EQ(r->archive_sha256, w.info.sha256);
+    EXPECT_EQ(r->archive_size, w.info.size);
+    EXPECT_EQ(r->archive_path, (w.archives() / w.info.path.filename()).string());
+    auto want = expected(spec, [](const std::string& rel) { return rel; });
+    EXPECT_EQ(r->files, want.size());
+    EXPECT_TRUE(r->stale.empty());
+    expect_linux_layout(w);
+    // .stackpin holds the receipt and the lock, nothing else
+    auto state = testing_support::snapshot(w.dest() / ".stackpin");
+    EXPECT_EQ(state.size(), 2u) << testing_support::diff({}, state);
+    EXPECT_TRUE(state.count("receipt.json"));
+    EXPECT_TRUE(state.count("lock"));
+  }
+}
+
+TEST(StageLinux, DestDefaultsToTheManifestPrefix) {
+  World w(k_v9_linux);
+  w.manifest.linux->prefix->value = (w.dir.path() / "prefix").string();
+  auto o = w.options();
+  o.dest.reset();
+  auto r = w.stage(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->dest, (w.dir.path() / "prefix").string());
+  EXPECT_TRUE(fs::is_symlink(w.dir.path() / "prefix" / "lib64" / "libcudnn.so"));
+}
+
+// ---- Windows ---------------------------------------------------------------------------------------
+
+TEST(StageWindows, IsolatedLayoutKeepsNvidiasDirectories) {
+  for (const auto& spec : {k_v8_windows, k_v9_windows}) {
+    SCOPED_TRACE(spec.version);
+    World w(spec);
+    auto r = w.stage();
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->target, "windows");
+    EXPECT_EQ(r->layout, "isolated");
+    EXPECT_EQ(r->platform, "windows-x86_64");
+    EXPECT_EQ(r->prefix, "C:\\tools\\cudnn\\v" + spec.version);
+    auto got = contents(testing_support::snapshot(w.dest(), {".stackpin"}));
+    auto want = expected(spec, [](const std::string& rel) { return rel; });
+    EXPECT_EQ(got, want) << "got:\n" << show(got);
+    std::string maj = spec.version.substr(0, 1);
+    std::string dlls = spec.version == "9.19.0.56" ? "bin/x64/" : "bin/";
+    EXPECT_TRUE(fs::is_regular_file(w.dest() / dlls / ("cudnn64_" + maj + ".dll")));
+    EXPECT_TRUE(fs::is_regular_file(w.dest() / "lib" / "x64" / "cudnn.lib"));
+    EXPECT_TRUE(fs::is_regular_file(w.dest() / "lib" / "x64" / ("cudnn64_" + maj + ".lib")));
+    EXPECT_TRUE(fs::is_regular_file(w.dest() / "include" / "cudnn_version.h"));
+    EXPECT_TRUE(fs::is_regular_file(w.dest() / "LICENSE"));
+  }
+}
+
+TEST(StageWindows, WindowsTargetNeedsDest) {
+  World w(k_v8_windows);
+  auto o = w.options();
+  o.dest.reset();
+  auto r = w.stage(o);
+  ASSERT_FALSE(r.ok());
+  expect_error(r.error(), ErrorCode::usage, {"--dest is required for --target windows"});
+  o = w.options();
+  o.platform = model::Platform::linux_x86_64;
+  auto p = w.stage(o);
+  ASSERT_FALSE(p.ok());
+  expect_error(p.error(), ErrorCode::usage, {"--target windows stages the windows-x86_64 archive"});
+}
+
+TEST(StageCudaMerge, ReplacesKeepsBackupsAndReportsStaleDlls) {
+  World w(k_v8_windows, "cuda-merge");
+  make_fake_cuda_root(w.dest(), "bin");
+  auto original = testing_support::snapshot(w.dest());
+  auto r = w.stage();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->layout, "cuda-merge");
+  EXPECT_EQ(r->prefix, "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8");
+  EXPECT_EQ(r->stale, std::vector<std::string>{"bin/cudnn64_7.dll"});
+  EXPECT_TRUE(r->removed_stale.empty());
+  std::set<std::string> replaced;
+  for (const auto& f : r->plan)
+    if (f.replaces) replaced.insert(f.to);
+  EXPECT_EQ(replaced, (std::set<std::string>{"bin/cudnn64_8.dll", "include/cudnn.h", "lib/x64/cudnn.lib", "LICENSE-cudnn.txt"}));
+
+  // the files land in the toolkit's directories; the toolkit's own files are untouched
+  auto got = contents(testing_support::snapshot(w.dest(), {".stackpin"}));
+  auto want = expected(w.spec, [](const std::string& rel) {
+    if (rel == "LICENSE") return std::string("LICENSE-cudnn.txt");
+    return rel;  // bin/ -> bin/, lib/x64/ -> lib/x64/, include/ -> include/ (CUDA 11.8)
+  });
+  for (const auto& keep : {"bin/cudart64_110.dll", "bin/cudnn64_7.dll", "include/cuda.h", "lib/x64/cudart.lib"}) {
+    auto o = contents(original).at(keep);
+    want[keep] = o;
+  }
+  EXPECT_EQ(got, want) << "got:\n" << show(got) << "want:\n" << show(want);
+
+  // what was overwritten is kept, byte for byte, in .stackpin/backup/
+  for (const auto& rel : replaced)
+    EXPECT_EQ(testing_support::snapshot(w.dest() / ".stackpin" / "backup").at(rel), original.at(rel)) << rel;
+  EXPECT_TRUE(fs::exists(w.dest() / "bin" / "cudnn64_7.dll"));  // reported, not removed
+
+  // --remove-stale on the same staging moves the stale DLL aside (not an "already staged" no-op)
+  auto o = w.options();
+  o.remove_stale = true;
+  auto again = w.stage(o);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_FALSE(again->no_op);
+  EXPECT_EQ(again->removed_stale, std::vector<std::string>{"bin/cudnn64_7.dll"});
+  EXPECT_FALSE(fs::exists(w.dest() / "bin" / "cudnn64_7.dll"));
+  EXPECT_EQ(testing_support::snapshot(w.dest() / ".stackpin" / "backup").at("bin/cudnn64_7.dll"), original.at("bin/cudnn64_7.dll"));
+  for (const auto& rel : replaced)
+    EXPECT_EQ(testing_support::snapshot(w.dest() / ".stackpin" / "backup").at(rel), original.at(rel)) << rel;
+
+  // unstage restores the original tree exactly, stale DLL included, and leaves no .stackpin
+  model::UnstageReport ur;
+  auto u = core::unstage({w.dest(), false, {}, {}}, ur);
+  ASSERT_TRUE(u.ok()) << u.error().message;
+  EXPECT_EQ(ur.restored, replaced.size() + 1);
+  EXPECT_EQ(testing_support::diff(original, testing_support::snapshot(w.dest())), "");
+}
+
+TEST(StageCudaMerge, RemoveStaleOnTheFirstRunAndCuda13KeepsDllsInBinX64) {
+  World w(k_v9_windows, "cuda-merge");
+  make_fake_cuda_root(w.dest(), "bin/x64");
+  testing_support::write_file(w.dest() / "bin" / "x64" / "cudnn64_9.dll", "MZ an older cuDNN 9");
+  testing_support::write_file(w.dest() / "bin" / "x64" / "cudnn_ops64_9.dll", "MZ an older cuDNN 9");
+  auto original = testing_support::snapshot(w.dest());
+  auto o = w.options();
+  o.remove_stale = true;
+  auto r = w.stage(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stale, (std::vector<std::string>{"bin/x64/cudnn64_7.dll", "bin/x64/cudnn64_8.dll"}));
+  EXPECT_EQ(r->removed_stale, r->stale);
+  for (const auto& dll : fixtures::cudnn_dlls(9)) EXPECT_TRUE(fs::is_regular_file(w.dest() / "bin" / "x64" / dll)) << dll;
+  EXPECT_FALSE(fs::exists(w.dest() / "bin" / "x64" / "cudnn64_8.dll"));
+  EXPECT_TRUE(fs::is_regular_file(w.dest() / "lib" / "x64" / "cudnn_graph64_9.lib"));
+  model::UnstageReport ur;
+  ASSERT_TRUE(core::unstage({w.dest(), false, {}, {}}, ur).ok());
+  EXPECT_EQ(testing_support::diff(original, testing_support::snapshot(w.dest())), "");
+}
+
+// ---- the receipt -------------------------------------------------------------------------------------
+
+TEST(StageReceipt, RecordsTheArchiveAndEveryFile) {
+  World w(k_v8_windows, "cuda-merge");
+  make_fake_cuda_root(w.dest(), "bin");
+  auto r = w.stage();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto text = testing_support::read_text(w.dest() / ".stackpin" / "receipt.json");
+  auto rc = format::parse_receipt(text, "receipt.json");
+  ASSERT_TRUE(rc.ok()) << rc.error().message;
+  EXPECT_EQ(rc->schema, 1);
+  EXPECT_EQ(rc->stackpin_version, "test");
+  EXPECT_EQ(rc->manifest_name, "fixture");
+  EXPECT_EQ(rc->manifest_path, "fixture.toml");
+  EXPECT_EQ(rc->manifest_sha256, std::string(64, '0'));
+  EXPECT_EQ(rc->cudnn_version, "8.8.0.121");
+  EXPECT_EQ(rc->cudnn_cuda_major, 11);
+  EXPECT_EQ(rc->platform, "windows-x86_64");
+  EXPECT_EQ(rc->target, "windows");
+  EXPECT_EQ(rc->layout, "cuda-merge");
+  EXPECT_EQ(rc->dest, w.dest().string());
+  EXPECT_EQ(rc->prefix, r->prefix);
+  EXPECT_EQ(rc->archive_file, w.info.path.filename().string());
+  EXPECT_EQ(rc->archive_sha256, w.info.sha256);
+  EXPECT_EQ(rc->archive_size, w.info.size);
+  auto want = expected(w.spec, [](const std::string& rel) { return rel == "LICENSE" ? std::string("LICENSE-cudnn.txt") : rel; });
+  ASSERT_EQ(rc->files.size(), want.size());
+  for (const auto& f : rc->files) {
+    SCOPED_TRACE(f.path);
+    EXPECT_EQ(f.type, "file");
+    EXPECT_EQ(f.sha256, want.at(f.path));
+    EXPECT_EQ(f.sha256, testing_support::sha256_file(w.dest() / f.path));
+    EXPECT_EQ(f.size, fs::file_size(w.dest() / f.path));
+    EXPECT_EQ(f.from, f.path == "LICENSE-cudnn.txt" ? "LICENSE" : f.path);
+    bool replaced = f.path == "bin/cudnn64_8.dll" || f.path == "include/cudnn.h" || f.path == "lib/x64/cudnn.lib" ||
+                    f.path == "LICENSE-cudnn.txt";
+    EXPECT_EQ(f.backup, replaced ? "backup/" + f.path : "") << f.backup;
+    EXPECT_NE(f.mtime_ns, 0);
+  }
+  EXPECT_TRUE(rc->created_dirs.empty());  // the CUDA root had bin, include and lib/x64 already
+
+  // Linux: symlinks with their targets, modes, created directories
+  World l(k_v9_linux);
+  ASSERT_TRUE(l.stage().ok());
+  auto lr = format::parse_receipt(testing_support::read_text(l.dest() / ".stackpin" / "receipt.json"), "receipt.json");
+  ASSERT_TRUE(lr.ok()) << lr.error().message;
+  EXPECT_EQ(lr->created_dirs, (std::vector<std::string>{"include", "lib64"}));
+  std::map<std::string, model::StagedFile> by;
+  for (const auto& f : lr->files) by[f.path] = f;
+  EXPECT_EQ(by.at("lib64/libcudnn.so").type, "symlink");
+  EXPECT_EQ(by.at("lib64/libcudnn.so").link, "libcudnn.so.9");
+  EXPECT_EQ(by.at("lib64/libcudnn.so.9").link, "libcudnn.so.9.1.0");
+  EXPECT_EQ(by.at("lib64/libcudnn.so.9.1.0").type, "file");
+  EXPECT_EQ(by.at("lib64/libcudnn.so.9.1.0").mode, 0755u);
+  EXPECT_EQ(by.at("lib64/libcudnn.so.9.1.0").from, "lib/libcudnn.so.9.1.0");
+  EXPECT_EQ(by.at("include/cudnn.h").mode, 0644u);
+}
+
+// ---- no-op, restage, replace ---------------------------------------------------------------------
+
+TEST(StageRestage, IntactStagingIsANoOpEvenWithoutTheArchive) {
+  World w(k_v9_linux);
+  ASSERT_TRUE(w.stage().ok());
+  auto before = testing_support::snapshot(w.dest());
+  auto again = w.stage();
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->no_op);
+  EXPECT_EQ(again->files, expected(w.spec, [](const std::string& r) { return r; }).size());
+  fs::remove(w.archives() / w.info.path.filename());
+  auto gone = w.stage();
+  ASSERT_TRUE(gone.ok()) << gone.error().message;
+  EXPECT_TRUE(gone->no_op);
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dest())), "");
+}
+
+TEST(StageRestage, ModifiedStagingNeedsForce) {
+  World w(k_v8_linux);
+  ASSERT_TRUE(w.stage().ok());
+  auto staged = testing_support::snapshot(w.dest(), {".stackpin"});
+  testing_support::write_file(w.dest() / "include" / "cudnn.h", "/* edited */\n");
+  auto edited = testing_support::snapshot(w.dest());
+  auto r = w.stage();
+  ASSERT_FALSE(r.ok());
+  expect_error(r.error(), ErrorCode::conflict, {"cannot replace the cuDNN 8.9.7.29", "include/cudnn.h", "changed since staging"});
+  EXPECT_EQ(testing_support::diff(edited, testing_support::snapshot(w.dest())), "");
+  auto o = w.options();
+  o.force = true;
+  auto f = w.stage(o);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_FALSE(f->no_op);
+  EXPECT_EQ(testing_support::diff(staged, testing_support::snapshot(w.dest(), {".stackpin"})), "");
+}
+
+TEST(StageRestage, AnotherVersionReplacesThePreviousOne) {
+  World v9(k_v9_linux);
+  ASSERT_TRUE(v9.stage().ok());
+  World v8(k_v8_linux);
+  auto fresh = v8.stage();
+  ASSERT_TRUE(fresh.ok());
+  auto want = testing_support::snapshot(v8.dest(), {".stackpin"});
+  // stage 8.9.7 into the DEST that holds 9.1.0
+  auto o = v8.options();
+  o.dest = v9.dest();
+  auto r = v8.stage(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->replaced_previous);
+  EXPECT_FALSE(r->no_op);
+  EXPECT_EQ(testing_support::diff(want, testing_support::snapshot(v9.dest(), {".stackpin"})), "");
+  auto rc = format::parse_receipt(testing_support::read_text(v9.dest() / ".stackpin" / "receipt.json"), "r");
+  ASSERT_TRUE(rc.ok());
+  EXPECT_EQ(rc->cudnn_version, "8.9.7.29");
+}
+
+TEST(StageRestage, AnotherVersionInACudaRootRestoresWhatTheFirstReplaced) {
+  World v8(k_v8_windows, "cuda-merge");
+  make_fake_cuda_root(v8.dest(), "bin");
+  auto original = testing_support::snapshot(v8.dest());
+  ASSERT_TRUE(v8.stage().ok());
+  // a 9.19 archive pinned for CUDA 11.8's tree is odd, but the mechanics are what matter here
+  Spec s9 = k_v9_windows;
+  s9.cuda_version = "11.8.0";
+  World v9(s9, "cuda-merge");
+  auto o = v9.options();
+  o.dest = v8.dest();
+  auto r = v9.stage(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->replaced_previous);
+  EXPECT_FALSE(fs::exists(v8.dest() / "bin" / "cudnn_adv_infer64_8.dll"));  // 8.8's own files are gone
+  EXPECT_EQ(testing_support::snapshot(v8.dest()).at("bin/cudnn64_8.dll"), original.at("bin/cudnn64_8.dll"));  // restored
+  model::UnstageReport ur;
+  ASSERT_TRUE(core::unstage({v8.dest(), false, {}, {}}, ur).ok());
+  EXPECT_EQ(testing_support::diff(original, testing_support::snapshot(v8.dest())), "");
+}
+
+TEST(StageDryRun, ChangesNothing) {
+  World w(k_v9_linux);
+  auto o = w.options();
+  o.dry_run = true;
+  auto r = w.stage(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->dry_run);
+  EXPECT_FALSE(fs::exists(w.dest()));  // not even created
+  auto want = expected(w.spec, [](const std::string& rel) { return rel.rfind("lib/", 0) == 0 ? "lib64/" + rel.substr(4) : rel; });
+  EXPECT_EQ(r->files, want.size());
+  ASSERT_EQ(r->plan.size(), want.size());
+  for (const auto& f : r->plan) {
+    EXPECT_TRUE(want.count(f.to)) << f.to;
+    EXPECT_FALSE(f.replaces) << f.to;
+  }
+
+  World m(k_v8_windows, "cuda-merge");
+  make_fake_cuda_root(m.dest(), "bin");
+  auto before = testing_support::snapshot(m.dest());
+  auto mo = m.options();
+  mo.dry_run = true;
+  mo.remove_stale = true;
+  auto mr = m.stage(mo);
+  ASSERT_TRUE(mr.ok()) << mr.error().message;
+  EXPECT_EQ(mr->stale, std::vector<std::string>{"bin/cudnn64_7.dll"});
+  std::size_t replaces = 0;
+  for (const auto& f : mr->plan) replaces += f.replaces;
+  EXPECT_EQ(replaces, 4u);
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(m.dest())), "");
+}
+
+// ---- refusals leave DEST untouched ------------------------------------------------------------------
+
+// Runs `stage` on a DEST that does not exist and on one with content; both must be as before.
+void expect_refused_untouched(World& w, ErrorCode code, const std::vector<std::string>& words) {
+  {
+    SCOPED_TRACE("DEST absent");
+    auto r = w.stage();
+    ASSERT_FALSE(r.ok()) << "staged";
+    expect_error(r.error(), code, words);
+    EXPECT_FALSE(fs::exists(w.dest())) << testing_support::diff({}, testing_support::snapshot(w.dest()));
+  }
+  {
+    SCOPED_TRACE("DEST with content");
+    testing_support::write_file(w.dest() / "include" / "cudnn.h", "mine\n");
+    testing_support::write_file(w.dest() / "bin" / "cudnn64_8.dll", "mine\n");
+    auto before = testing_support::snapshot(w.dest());
+    auto r = w.stage();
+    ASSERT_FALSE(r.ok()) << "staged";
+    expect_error(r.error(), code, words);
+    EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dest())), "");
+    fs::remove_all(w.dest());
+  }
+}
+
+TEST(StageRefused, HashMismatch) {
+  World w(k_v9_linux);
+  std::string wrong = w.info.sha256;
+  wrong[0] = wrong[0] == '0' ? '1' : '0';
+  w.repin(wrong, w.info.size);
+  expect_refused_untouched(w, ErrorCode::mismatch, {"SHA-256 mismatch", "expected " + wrong, "got " + w.info.sha256});
+}
+
+TEST(StageRefused, WrongSize) {
+  World w(k_v8_windows);
+  w.repin(w.info.sha256, w.info.size + 10);
+  expect_refused_untouched(w, ErrorCode::mismatch,
+                           {"size mismatch", "expected " + std::to_string(w.info.size + 10), "the file has " + std::to_string(w.info.size)});
+}
+
+TEST(StageRefused, ArchiveNotFound) {
+  World w(k_v9_linux);
+  fs::remove(w.archives() / w.info.path.filename());
+  expect_refused_untouched(w, ErrorCode::not_found, {"archive " + w.info.path.filename().string() + " not found in"});
+}
+
+TEST(StageRefused, LayoutMatchingNoneIsUnsupported) {
+  // a 9.x Windows zip whose DLLs are in bin64/
+  auto es = fixtures::cudnn_windows_entries("9.1.0.70", 12);
+  for (auto& e : es) {
+    auto pos = e.path.find("/bin/");
+    if (pos != std::string::npos) e.path.replace(pos, 5, "/bin64/");
+    else if (e.path.size() > 4 && e.path.substr(e.path.size() - 4) == "/bin") e.path += "64";
+  }
+  World w(Spec{"9.1.0.70", 12, "12.4.1", true}, es);
+  expect_refused_untouched(w, ErrorCode::unsupported, {"matches no known cuDNN 9.1.0 Windows layout", "bin/"});
+}
+
+TEST(StageRefused, UnexpectedDirectoryIsUnsupported) {
+  auto es = fixtures::cudnn_linux_entries("9.1.0.70", 12);
+  es.push_back(Entry{top_of(k_v9_linux) + "/share/evil.sh", Kind::file, "#!/bin/sh\n", {}, 0755});
+  World w(k_v9_linux, es);
+  expect_refused_untouched(w, ErrorCode::unsupported, {"unexpected \"share/evil.sh\""});
+}
+
+TEST(StageRefused, IncompleteArchive) {
+  auto es = fixtures::cudnn_linux_entries("8.9.7.29", 12);
+  es.erase(std::remove_if(es.begin(), es.end(), [](const Entry& e) { return e.path.find("cudnn_version.h") != std::string::npos; }),
+           es.end());
+  World w(k_v8_linux, es);
+  expect_refused_untouched(w, ErrorCode::invalid, {"incomplete cuDNN archive", "include/cudnn_version.h"});
+}
+
+TEST(StageRefused, HeaderVersionDiffersFromThePin) {
+  auto es = fixtures::cudnn_linux_entries("9.1.0.70", 12);
+  for (auto& e : es)
+    if (e.path.find("cudnn_version.h") != std::string::npos) e.data = fixtures::cudnn_version_header("9.2.1.18");
+  World w(k_v9_linux, es);
+  expect_refused_untouched(w, ErrorCode::mismatch, {"the archive holds cuDNN 9.2.1 (cudnn_version.h)", "the manifest pins 9.1.0.70"});
+}
+
+TEST(StageRefused, HostileArchive) {
+  auto es = fixtures::cudnn_linux_entries("9.1.0.70", 12);
+  es.push_back(Entry{top_of(k_v9_linux) + "/lib/libcudnn.so.x", Kind::symlink, {}, "../../../../etc/passwd", 0777});
+  World w(k_v9_linux, es);
+  expect_refused_untouched(w, ErrorCode::unsafe, {"points outside the archive"});
+  auto ws = fixtures::cudnn_windows_entries("8.8.0.121", 11);
+  ws.push_back(Entry{top_of(k_v8_windows) + "/bin/CUDNN64_8.DLL", Kind::file, "MZ", {}, 0644});
+  World ww(k_v8_windows, ws);
+  expect_refused_untouched(ww, ErrorCode::unsafe, {"same name on Windows"});
+}
+
+TEST(StageRefused, CorruptTarGzNeverStages) {
+  // libarchive's gzip reader does not check the gzip CRC, so a flipped byte in stored data may
+  // extract as other bytes: the pinned SHA-256 catches it (mismatch); a flip that breaks the
+  // deflate stream is refused while reading (invalid). Either way DEST stays as it was.
+  auto entries = fixtures::cudnn_linux_entries("9.1.0.70", 12);
+  ScratchDir src;
+  auto good = src.path() / "c.tar.gz";
+  fixtures::write_archive(good, fixtures::Format::tar_gz, entries);
+  auto good_info = fixtures::info(good);
+  for (double at : {0.3, 0.5, 0.7}) {
+    SCOPED_TRACE(at);
+    World w(k_v9_linux);
+    fs::remove(w.archives() / w.info.path.filename());
+    auto name = w.archives() / "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.gz";
+    fixtures::corrupt_copy(good, name, static_cast<std::uint64_t>(static_cast<double>(good_info.size) * at));
+    auto info = good_info;
+    info.path = name;
+    w.manifest = parse(fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", info}}, targets_text(k_v9_linux)));
+    testing_support::write_file(w.dest() / "keep.txt", "mine\n");
+    auto before = testing_support::snapshot(w.dest());
+    auto r = w.stage();
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.error().code == ErrorCode::mismatch || r.error().code == ErrorCode::invalid) << r.error().message;
+    if (r.error().code == ErrorCode::mismatch) {
+      EXPECT_NE(r.error().message.find("SHA-256 mismatch"), std::string::npos) << r.error().message;
+    }
+    EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dest())), "");
+  }
+}
+
+TEST(StageRefused, DirectoryWhereAFileGoes) {
+  World w(k_v9_linux);
+  fs::create_directories(w.dest() / "include" / "cudnn.h");
+  auto before = testing_support::snapshot(w.dest());
+  auto r = w.stage();
+  ASSERT_FALSE(r.ok());
+  expect_error(r.error(), ErrorCode::conflict, {"is a directory where cuDNN's include/cudnn.h goes"});
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dest())), "");
+}
+
+TEST(StageRefused, FailureWhilePlacingRollsBackEverything) {
+  {
+    SCOPED_TRACE("fresh files");
+    World w(k_v9_linux);
+    testing_support::write_file(w.dest() / "include", "a file where a directory must be\n");
+    auto before = testing_support::snapshot(w.dest());
+    auto r = w.stage();
+    ASSERT_FALSE(r.ok());
+    expect_error(r.error(), ErrorCode::io, {"cannot move include/cudnn.h into " + w.dest().string()});
+    EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dest())), "");  // LICENSE taken away, no .stackpin
+  }
+  {
+    SCOPED_TRACE("cuda-merge");  // headers and DLLs replaced (backed up) before lib/x64/ fails
+    World w(k_v8_windows, "cuda-merge");
+    make_fake_cuda_root(w.dest(), "bin");
+    fs::remove_all(w.dest() / "lib" / "x64");
+    testing_support::write_file(w.dest() / "lib" / "x64", "a file where a directory must be\n");
+    auto before = testing_support::snapshot(w.dest());
+    auto o = w.options();
+    o.remove_stale = true;
+    auto r = w.stage(o);
+    ASSERT_FALSE(r.ok());
+    expect_error(r.error(), ErrorCode::io, {"cannot move lib/x64/"});
+    EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dest())), "");
+  }
+}
+
+// ---- what killed runs leave ----------------------------------------------------------------------
+
+TEST(StageRecovery, StrayExtractionDirectoryOfAKilledRunIsRemoved) {
+  World ref(k_v9_linux);
+  ASSERT_TRUE(ref.stage().ok());
+  auto reference = testing_support::snapshot(ref.dest(), {".stackpin/receipt.json"});
+  // a run killed while extracting (before its journal existed): the lock and a partial tmp-*
+  World w(k_v9_linux);
+  auto killed = [](const fs::path& dest) {
+    testing_support::write_file(dest / ".stackpin" / "lock", "");
+    testing_support::write_file(dest / ".stackpin" / "tmp-killed01" / top_of(k_v9_linux) / "LICENSE", "partial");
+    testing_support::write_file(dest / ".stackpin" / ".receipt.json.new.tmp-killed02", "{");
+  };
+  killed(w.dest());
+  auto r = w.stage();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(testing_support::diff(reference, testing_support::snapshot(w.dest(), {".stackpin/receipt.json"})), "");
+  // unstage where nothing was staged: not_found, and the leftovers are gone too
+  ScratchDir d;
+  killed(d.path());
+  model::UnstageReport ur;
+  auto u = core::unstage({d.path(), false, {}, {}}, ur);
+  ASSERT_FALSE(u.ok());
+  expect_error(u.error(), ErrorCode::not_found, {"nothing staged"});
+  EXPECT_EQ(testing_support::snapshot(d.path()), Tree{});
+}
+
+// ---- read-only and full DEST ---------------------------------------------------------------------
+
+TEST(StageFilesystem, ReadOnlyDestIsAnIoError) {
+  World w(k_v9_linux);
+  testing_support::write_file(w.dir.path() / "ro-src" / "keep.txt", "mine\n");
+  auto mount = testing_support::Mount::read_only_bind(w.dir.path() / "ro-src", w.dest());
+  if (!mount.ok()) GTEST_SKIP() << mount.error();
+  auto before = testing_support::snapshot(w.dest());
+  auto r = w.stage();
+  ASSERT_FALSE(r.ok());
+  expect_error(r.error(), ErrorCode::io, {"Read-only file system", w.dest().string()});
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dest())), "");
+  // a DEST below the read-only mount, which stage would have to create
+  auto o = w.options();
+  o.dest = w.dest() / "sub";
+  auto s = w.stage(o);
+  ASSERT_FALSE(s.ok());
+  expect_error(s.error(), ErrorCode::io, {"Read-only file system"});
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dest())), "");
+}
+
+TEST(StageFilesystem, ReadOnlyStagedDestCannotBeUnstaged) {
+  World w(k_v9_linux);
+  auto src = w.dir.path() / "staged";
+  auto o = w.options();
+  o.dest = src;
+  ASSERT_TRUE(w.stage(o).ok());
+  auto mount = testing_support::Mount::read_only_bind(src, w.dest());
+  if (!mount.ok()) GTEST_SKIP() << mount.error();
+  auto before = testing_support::snapshot(w.dest());
+  // restaging the same thing is a no-op that writes nothing
+  auto again = w.stage();
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->no_op);
+  model::UnstageReport ur;
+  auto u = core::unstage({w.dest(), false, {}, {}}, ur);
+  ASSERT_FALSE(u.ok());
+  expect_error(u.error(), ErrorCode::io, {"Read-only file system"});
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dest())), "");
+}
+
+TEST(StageFilesystem, OutOfSpaceIsAnIoErrorAndLeavesNothing) {
+  ScratchDir big_src;
+  fixtures::CudnnOptions big;
+  big.library_bytes = 128 * 1024;  // 2 MiB of libraries: more than the 1 MiB tmpfs holds
+  big.xz_threads = 2;              // fast (level 0)
+  auto info = fixtures::make_cudnn_linux(big_src.path(), "9.1.0.70", 12, big);
+  World w(k_v9_linux);
+  fs::copy_file(info.path, w.archives() / info.path.filename(), fs::copy_options::overwrite_existing);
+  w.manifest = parse(fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", info}}, targets_text(k_v9_linux)));
+  auto small = w.dir.path() / "small";
+  auto mount = testing_support::Mount::tmpfs(small, "1m");
+  if (!mount.ok()) GTEST_SKIP() << mount.error();
+  for (const auto& dest : {small, small / "dest"}) {
+    SCOPED_TRACE(dest.string());
+    auto o = w.options();
+    o.dest = dest;
+    auto r = w.stage(o);
+    ASSERT_FALSE(r.ok()) << "staged 2 MiB into a 1 MiB tmpfs";
+    expect_error(r.error(), ErrorCode::io, {"No space left on device"});
+    EXPECT_NE(std::find_if(r.error().hints.begin(), r.error().hints.end(),
+                           [](const std::string& h) { return h.find("free space") != std::string::npos; }),
+              r.error().hints.end());
+    EXPECT_EQ(testing_support::diff({}, testing_support::snapshot(small)), "");  // nothing left behind
+  }
+  // the small archive fits
+  World fits(k_v9_linux);
+  auto fo = fits.options();
+  fo.dest = small / "fits";
+  auto ok = fits.stage(fo);
+  EXPECT_TRUE(ok.ok()) << ok.error().message;
+}
+
+// ---- unstage -------------------------------------------------------------------------------------
+
+TEST(Unstage, RemovesExactlyWhatWasStaged) {
+  World w(k_v9_linux);
+  testing_support::write_file(w.dest() / "include" / "mine.h", "mine\n");
+  testing_support::write_file(w.dest() / "notes.txt", "mine\n");
+  auto original = testing_support::snapshot(w.dest());
+  ASSERT_TRUE(w.stage().ok());
+  testing_support::write_file(w.dest() / "lib64" / "added-later.so", "x");  // not staged: stays, and so does lib64/
+  model::UnstageReport ur;
+  auto u = core::unstage({w.dest(), false, {}, {}}, ur);
+  ASSERT_TRUE(u.ok()) << u.error().message;
+  EXPECT_EQ(ur.removed, expected(w.spec, [](const std::string& r) { return r; }).size());
+  EXPECT_EQ(ur.restored, 0u);
+  auto after = testing_support::snapshot(w.dest());
+  EXPECT_EQ(after.erase("lib64/added-later.so"), 1u);
+  EXPECT_EQ(after.erase("lib64"), 1u);
+  EXPECT_EQ(testing_support::diff(original, after), "");
+}
+
+TEST(Unstage, RefusesModifiedFilesWithoutForce) {
+  World w(k_v9_linux);
+  ASSERT_TRUE(w.stage().ok());
+  testing_support::write_file(w.dest() / "include" / "cudnn.h", "edited\n");
+  fs::remove(w.dest() / "lib64" / "libcudnn.so");
+  fs::create_symlink("libcudnn.so.9.1.0", w.dest() / "lib64" / "libcudnn.so");  // retargeted link
+  fs::remove(w.dest() / "lib64" / "libcudnn_ops.so.9");
+  testing_support::write_file(w.dest() / "lib64" / "libcudnn_ops.so.9", "a file now");  // another type
+  auto before = testing_support::snapshot(w.dest());
+  model::UnstageReport ur;
+  auto u = core::unstage({w.dest(), false, {}, {}}, ur);
+  ASSERT_FALSE(u.ok());
+  expect_error(u.error(), ErrorCode::conflict, {"3 staged file(s)", "changed since staging"});
+  std::sort(ur.modified.begin(), ur.modified.end());
+  EXPECT_EQ(ur.modified, (std::vector<std::string>{"include/cudnn.h", "lib64/libcudnn.so", "lib64/libcudnn_ops.so.9"}));
+  EXPECT_EQ(ur.removed, 0u);
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dest())), "");  // nothing removed
+  model::UnstageReport fr;
+  auto f = core::unstage({w.dest(), true, {}, {}}, fr);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(testing_support::snapshot(w.dest()), Tree{});
+}
+
+TEST(Unstage, NothingStagedIsNotFound) {
+  ScratchDir d;
+  model::UnstageReport ur;
+  auto u = core::unstage({d.path(), false, {}, {}}, ur);
+  ASSERT_FALSE(u.ok());
+  expect_error(u.error(), ErrorCode::not_found, {"nothing staged in", "no .stackpin/receipt.json"});
+  EXPECT_TRUE(fs::is_empty(d.path()));
+}
+
+// ---- status --------------------------------------------------------------------------------------
+
+std::map<std::string, std::string> rules_by_subject(const std::vector<model::Finding>& fs) {
+  std::map<std::string, std::string> out;
+  for (const auto& f : fs)
+    if (f.rule != "status.intact") out[f.subject] = f.rule;
+  return out;
+}
+
+TEST(Status, IntactStaging) {
+  World w(k_v8_linux);
+  ASSERT_TRUE(w.stage().ok());
+  std::vector<model::Finding> findings;
+  auto s = core::status(w.dest(), findings);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->cudnn_version, "8.9.7.29");
+  EXPECT_EQ(s->archive_file, w.info.path.filename().string());
+  EXPECT_EQ(s->target, "linux");
+  EXPECT_EQ(s->layout, "lib64");
+  EXPECT_EQ(s->files, expected(w.spec, [](const std::string& r) { return r; }).size());
+  EXPECT_TRUE(s->pending.empty());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].rule, "status.intact");
+  EXPECT_EQ(findings[0].severity, model::Severity::ok);
+  EXPECT_NE(findings[0].seen.find(std::to_string(s->files) + " of " + std::to_string(s->files) + " staged files match"), std::string::npos)
+      << findings[0].seen;
+}
+
+TEST(Status, ReportsModifiedMissingAndTypeChangedFiles) {
+  World w(k_v9_linux);
+  ASSERT_TRUE(w.stage().ok());
+  auto lib = w.dest() / "lib64";
+  testing_support::write_file(w.dest() / "include" / "cudnn.h", "edited\n");         // modified
+  fs::remove(w.dest() / "include" / "cudnn_ops.h");                                  // missing
+  fs::remove(lib / "libcudnn_adv.so");                                               // symlink -> file
+  testing_support::write_file(lib / "libcudnn_adv.so", "not a link");
+  fs::remove(lib / "libcudnn_cnn.so.9.1.0");                                         // file -> symlink
+  fs::create_symlink("libcudnn_ops.so.9.1.0", lib / "libcudnn_cnn.so.9.1.0");
+  fs::remove(lib / "libcudnn_graph.so");                                             // retargeted
+  fs::create_symlink("libcudnn_graph.so.9.1.0", lib / "libcudnn_graph.so");
+  std::vector<model::Finding> findings;
+  auto s = core::status(w.dest(), findings);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(rules_by_subject(findings), (std::map<std::string, std::string>{
+                                            {"include/cudnn.h", "status.modified"},
+                                            {"include/cudnn_ops.h", "status.missing"},
+                                            {"lib64/libcudnn_adv.so", "status.type"},
+                                            {"lib64/libcudnn_cnn.so.9.1.0", "status.type"},
+                                            {"lib64/libcudnn_graph.so", "status.modified"},
+                                        }));
+  for (const auto& f : findings) {
+    if (f.subject == "include/cudnn.h") {
+      EXPECT_EQ(f.severity, model::Severity::error);
+      EXPECT_NE(f.seen.find(sha("edited\n")), std::string::npos) << f.seen;
+      EXPECT_EQ(f.expected.rfind("sha256 ", 0), 0u) << f.expected;
+    }
+    if (f.subject == "lib64/libcudnn_graph.so") {
+      EXPECT_EQ(f.seen, "symlink to libcudnn_graph.so.9.1.0");
+      EXPECT_EQ(f.expected, "symlink to libcudnn_graph.so.9");
+    }
+    if (f.rule == "status.intact") {
+      EXPECT_EQ(f.severity, model::Severity::note);
+    }
+  }
+}
+
+TEST(Status, NothingStagedIsNotFound) {
+  ScratchDir d;
+  std::vector<model::Finding> findings;
+  auto s = core::status(d.path(), findings);
+  ASSERT_FALSE(s.ok());
+  expect_error(s.error(), ErrorCode::not_found, {"nothing staged in"});
+}
+
+// ---- verify --------------------------------------------------------------------------------------
+
+TEST(VerifyManifest, FindsTheArchiveByName) {
+  World w(k_v8_windows);
+  std::vector<model::Finding> findings;
+  auto r = core::verify_manifest(w.manifest, w.archives(), std::nullopt, kb(), findings);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->archives.size(), 1u);
+  const auto& a = r->archives[0];
+  EXPECT_TRUE(a.ok);
+  EXPECT_FALSE(a.found_by_content);
+  EXPECT_EQ(a.path, (w.archives() / w.info.path.filename()).string());
+  EXPECT_EQ(a.actual_sha256, w.info.sha256);
+  EXPECT_EQ(a.actual_size, w.info.size);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].rule, "verify.ok");
+  EXPECT_EQ(findings[0].severity, model::Severity::ok);
+}
+
+TEST(VerifyManifest, FindsARenamedArchiveByContent) {
+  World w(k_v9_linux);
+  testing_support::write_file(w.archives() / "other-same-size.bin", std::string(w.info.size, 'x'));  // same size, other hash
+  auto renamed = w.archives() / "cudnn (1).tar.xz";
+  fs::rename(w.archives() / w.info.path.filename(), renamed);
+  std::vector<model::Finding> findings;
+  auto r = core::verify_manifest(w.manifest, w.archives(), model::Platform::linux_x86_64, kb(), findings);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->archives.size(), 1u);
+  EXPECT_TRUE(r->archives[0].ok);
+  EXPECT_TRUE(r->archives[0].found_by_content);
+  EXPECT_EQ(r->archives[0].path, renamed.string());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_NE(findings[0].seen.find("found under another name than " + w.info.path.filename().string()), std::string::npos);
+  // and stage finds it the same way
+  auto s = w.stage();
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->archive_path, renamed.string());
+}
+
+TEST(VerifyManifest, MismatchReportsExpectedAndActual) {
+  World w(k_v9_linux);
+  std::string wrong(64, 'a');
+  w.repin(wrong, w.info.size - 1);
+  auto before = testing_support::snapshot(w.archives());
+  std::vector<model::Finding> findings;
+  auto r = core::verify_manifest(w.manifest, w.archives(), std::nullopt, kb(), findings);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->archives.size(), 1u);
+  const auto& a = r->archives[0];
+  EXPECT_FALSE(a.ok);
+  EXPECT_EQ(a.expected_sha256, wrong);
+  EXPECT_EQ(a.actual_sha256, w.info.sha256);
+  EXPECT_EQ(a.expected_size, w.info.size - 1);
+  EXPECT_EQ(a.actual_size, w.info.size);
+  std::map<std::string, model::Finding> by;
+  for (const auto& f : findings) by[f.rule] = f;
+  ASSERT_TRUE(by.count("verify.sha256"));
+  ASSERT_TRUE(by.count("verify.size"));
+  EXPECT_FALSE(by.count("verify.ok"));
+  EXPECT_EQ(by["verify.sha256"].severity, model::Severity::error);
+  EXPECT_EQ(by["verify.sha256"].seen, w.info.sha256);
+  EXPECT_EQ(by["verify.sha256"].expected, wrong);
+  EXPECT_EQ(by["verify.size"].seen, std::to_string(w.info.size) + " bytes");
+  EXPECT_EQ(by["verify.size"].expected, std::to_string(w.info.size - 1) + " bytes");
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.archives())), "");  // nothing touched
+}
+
+TEST(VerifyManifest, NotFound) {
+  World w(k_v9_linux);
+  fs::remove(w.archives() / w.info.path.filename());
+  std::vector<model::Finding> findings;
+  auto r = core::verify_manifest(w.manifest, w.archives(), std::nullopt, kb(), findings);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->archives.size(), 1u);
+  EXPECT_FALSE(r->archives[0].ok);
+  EXPECT_EQ(r->archives[0].path, "");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].rule, "verify.found");
+  EXPECT_EQ(findings[0].severity, model::Severity::error);
+  EXPECT_NE(findings[0].seen.find("no " + w.info.path.filename().string() + " in " + w.archives().string()), std::string::npos)
+      << findings[0].seen;
+  // a platform the manifest does not pin, and a folder that does not exist, are errors
+  auto p = core::verify_manifest(w.manifest, w.archives(), model::Platform::windows_x86_64, kb(), findings);
+  ASSERT_FALSE(p.ok());
+  expect_error(p.error(), ErrorCode::invalid, {"no archive pinned for windows-x86_64"});
+  auto d = core::verify_manifest(w.manifest, w.dir.path() / "nope", std::nullopt, kb(), findings);
+  ASSERT_FALSE(d.ok());
+  expect_error(d.error(), ErrorCode::not_found, {"does not exist"});
+}
+
+TEST(VerifyFile, ChecksOneFile) {
+  World w(k_v9_linux);
+  auto file = w.archives() / w.info.path.filename();
+  std::vector<model::Finding> findings;
+  auto ok = core::verify_file(file, w.info.sha256, w.info.size, findings);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_TRUE(ok->archives.at(0).ok);
+  std::string upper = w.info.sha256;
+  std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+  findings.clear();
+  EXPECT_TRUE(core::verify_file(file, upper, std::nullopt, findings)->archives.at(0).ok);
+  findings.clear();
+  auto bad = core::verify_file(file, std::string(64, 'b'), std::nullopt, findings);
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(bad->archives.at(0).ok);
+  EXPECT_EQ(bad->archives.at(0).expected_sha256, std::string(64, 'b'));
+  EXPECT_EQ(bad->archives.at(0).actual_sha256, w.info.sha256);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].rule, "verify.sha256");
+  auto missing = core::verify_file(w.archives() / "nope", w.info.sha256, std::nullopt, findings);
+  ASSERT_FALSE(missing.ok());
+  expect_error(missing.error(), ErrorCode::not_found, {"no such file"});
+  auto malformed = core::verify_file(file, "abc", std::nullopt, findings);
+  ASSERT_FALSE(malformed.ok());
+  expect_error(malformed.error(), ErrorCode::usage, {"64 hexadecimal digits"});
+}
+
+}  // namespace
