@@ -198,31 +198,51 @@ int main(int argc, char** argv) {
 
   bool all_ok = true;
   long peak_rss = 0;
-  std::printf("stackpin staging benchmark: %s and %s, median of %d runs, warm page cache\n\n",
+  std::printf("stackpin staging benchmark: %s and %s, median of %d interleaved runs, warm page cache\n\n",
               txz->filename().c_str(), zip->filename().c_str(), runs);
   for (const auto& c : cases) {
     warm(c.archive);
     fs::path dest = work / "dest";
-    auto fresh = [&] {
-      fs::remove_all(dest);
-      fs::create_directories(dest);
+    // Interleaved rounds (each peer, then stackpin, then again), so that a slow moment of the
+    // machine hits every tool alike; dirty pages are flushed (untimed) before each run.
+    struct Tool {
+      std::string name;
+      std::vector<std::string> argv;
+      bool stackpin = false;
+      std::vector<double> times;
+      long rss = 0;
+    };
+    std::vector<Tool> tools;
+    for (const auto& [pname, cmd] : c.peers) {
+      std::string script = "A='" + c.archive.string() + "'; D='" + dest.string() + "'; P='" + peer.string() + "'; " + cmd;
+      tools.push_back({pname, {"sh", "-c", script}, false, {}, 0});
+    }
+    std::vector<std::string> stage_argv{stackpin.string(), "stage", (work / "bench.toml").string(), "--archives", fixtures.string(),
+                                        "--target", c.target, "--dest", dest.string()};
+    tools.push_back({"stackpin stage (verify included)", stage_argv, true, {}, 0});
+    for (int round = 0; round < runs; ++round) {
+      for (auto& t : tools) {
+        fs::remove_all(dest);
+        if (!t.stackpin) fs::create_directories(dest);
+        sync();
+        Run r = run(t.argv);
+        if (r.status != 0) {
+          std::fprintf(stderr, "%s failed (exit %d)\n", t.name.c_str(), r.status);
+          return 1;
+        }
+        t.times.push_back(r.seconds);
+        t.rss = std::max(t.rss, r.max_rss_kb);
+      }
+    }
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
     };
     std::vector<Measure> peers;
-    for (const auto& [pname, cmd] : c.peers) {
-      peers.push_back(measure(pname, runs, fresh, [&] {
-        std::string script = "A='" + c.archive.string() + "'; D='" + dest.string() + "'; P='" + peer.string() + "'; " + cmd;
-        return run({"sh", "-c", script});
-      }));
-    }
-    auto fresh_stage = [&] { fs::remove_all(dest); };
-    Measure stage = measure("stackpin stage (verify included)", runs, fresh_stage, [&] {
-      return run({stackpin.string(), "stage", (work / "bench.toml").string(), "--archives", fixtures.string(), "--target", c.target,
-                  "--dest", dest.string()});
-    });
-    Measure noop = measure("stackpin stage again (no-op)", std::max(runs, 5), [] {}, [&] {
-      return run({stackpin.string(), "stage", (work / "bench.toml").string(), "--archives", fixtures.string(), "--target", c.target,
-                  "--dest", dest.string()});
-    });
+    for (const auto& t : tools)
+      if (!t.stackpin) peers.push_back({t.name, median(t.times), t.rss});
+    Measure stage{tools.back().name, median(tools.back().times), tools.back().rss};
+    Measure noop = measure("stackpin stage again (no-op)", std::max(runs, 5), [] {}, [&] { return run(stage_argv); });
     const Measure* fastest = &peers.front();
     for (const auto& p : peers)
       if (p.median < fastest->median) fastest = &p;

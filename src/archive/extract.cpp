@@ -19,8 +19,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <system_error>
 
 #include "source.hpp"
@@ -84,6 +88,56 @@ Error unsafe(const std::string& name, const std::string& why) {
   return e;
 }
 
+// Hashes extracted files on a thread of its own, reading each back (from the page cache) once it
+// is complete, so that per-file hashing for the receipt overlaps with decompressing the next
+// entries instead of adding to them.
+class FileHasher {
+ public:
+  FileHasher() : m_thread([this] { run(); }) {}
+  ~FileHasher() { (void)finish(); }
+  void add(std::size_t index, fs::path p) {
+    std::lock_guard lock(m_mutex);
+    m_queue.emplace_back(index, std::move(p));
+    m_cv.notify_one();
+  }
+  // Waits for every queued file; returns index -> digest, or the first error.
+  util::Result<std::map<std::size_t, crypto::Digest>> finish() {
+    {
+      std::lock_guard lock(m_mutex);
+      m_closed = true;
+      m_cv.notify_one();
+    }
+    if (m_thread.joinable()) m_thread.join();
+    if (!m_error.empty()) return Error(ErrorCode::io, m_error);
+    return m_done;
+  }
+
+ private:
+  void run() {
+    while (true) {
+      std::pair<std::size_t, fs::path> job;
+      {
+        std::unique_lock lock(m_mutex);
+        m_cv.wait(lock, [&] { return m_closed || !m_queue.empty(); });
+        if (m_queue.empty()) return;
+        job = std::move(m_queue.front());
+        m_queue.pop_front();
+      }
+      auto h = crypto::hash_file(job.second);
+      std::lock_guard lock(m_mutex);
+      if (!h && m_error.empty()) m_error = h.error().message;
+      if (h) m_done[job.first] = h->digest;
+    }
+  }
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::deque<std::pair<std::size_t, fs::path>> m_queue;
+  std::map<std::size_t, crypto::Digest> m_done;
+  std::string m_error;
+  bool m_closed = false;
+  std::thread m_thread;
+};
+
 class Extractor {
  public:
   Extractor(const fs::path& into, const ExtractOptions& o) : m_into(into), m_opts(o), m_list_only(into.empty()) {}
@@ -109,8 +163,25 @@ class Extractor {
   std::uint64_t m_bytes = 0, m_next_progress = 0;
   std::uint64_t m_files = 0;
   std::unique_ptr<char[]> m_zero;
+  FileHasher m_hasher;
 
  public:
+  // Fills every file's (and hardlink's) content hash once the hashing thread is done.
+  util::Status finish_hashes(Extracted& out) {
+    auto done = m_hasher.finish();
+    if (!done) return std::move(done).error();
+    std::map<std::string, crypto::Digest> by_path;
+    for (std::size_t i = 0; i < out.entries.size(); ++i) {
+      auto it = done->find(i);
+      if (it != done->end()) {
+        out.entries[i].sha256 = it->second;
+        by_path[out.entries[i].path] = it->second;
+      }
+    }
+    for (auto& e : out.entries)
+      if (e.type == EntryType::hardlink && by_path.count(e.link)) e.sha256 = by_path[e.link];
+    return {};
+  }
   detail::HashedReader* reader = nullptr;
   std::uint64_t archive_total = 0;
   void progress(bool force = false) {
@@ -154,7 +225,6 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
     fd.fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd.fd < 0) return Error(ErrorCode::io, "cannot create " + p.string() + ": " + util::os_error_text(errno));
   }
-  crypto::Sha256 h;
   std::uint64_t written = 0;
   const void* buf = nullptr;
   size_t size = 0;
@@ -177,7 +247,6 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
     while (hole > 0) {
       if (!m_zero) m_zero.reset(new char[1 << 16]());
       std::size_t n = hole > (1u << 16) ? (1u << 16) : static_cast<std::size_t>(hole);
-      h.update(m_zero.get(), n);
       if (!m_list_only && ::write(fd.fd, m_zero.get(), n) != static_cast<ssize_t>(n))
         return Error(ErrorCode::io, "cannot write " + p.string() + ": " + util::os_error_text(errno));
       hole -= n;
@@ -196,7 +265,6 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
         q += n;
         left -= static_cast<std::size_t>(n);
       }
-      h.update(buf, size);
     }
     written += size;
     m_bytes += size;
@@ -215,7 +283,6 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
     unsigned mode = static_cast<unsigned>(archive_entry_perm(ae)) & 0777u;
     if (::fchmod(fd.fd, mode) != 0) return Error(ErrorCode::io, "cannot set mode of " + p.string() + ": " + util::os_error_text(errno));
     e.mode = mode;
-    e.sha256 = h.finish();
   }
   e.size = written;
   return {};
@@ -271,6 +338,7 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
       break;
     case EntryType::file:
       if (auto st = write_file(a, ae, rel, e); !st) return st;
+      if (!m_list_only) m_hasher.add(out.entries.size(), p);
       ++m_files;
       break;
     case EntryType::symlink: {
@@ -300,7 +368,6 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
         if (x.path == t) src = &x;
       if (src) {
         e.size = src->size;
-        e.sha256 = src->sha256;
         e.mode = src->mode;
       }
       if (!m_list_only && ::link((m_into / fs::path(t)).c_str(), p.c_str()) != 0)
@@ -430,6 +497,7 @@ util::Result<Extracted> run(const fs::path& archive_file, const fs::path& into, 
     }
   }
   if (auto s = ex.check_links(out); !s) return std::move(s).error();
+  if (auto s = ex.finish_hashes(out); !s) return std::move(s).error();
   // Read the rest (zip central directory, tar padding; for xz the end of the stream and its
   // checks), so that the hash covers every byte of the file.
   if (xz) {

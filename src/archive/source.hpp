@@ -57,24 +57,42 @@ class HashedReader {
   std::thread m_thread;
 };
 
-// Decompresses an .xz stream from a HashedReader (multi-threaded where blocks allow).
+// Decompresses an .xz stream from a HashedReader on a thread of its own, so that decoding (the
+// bulk of the work) overlaps with parsing and writing the tar stream on the extracting thread,
+// the way `tar -xJf` runs xz as a second process. liblzma's threaded decoder additionally
+// decodes several blocks in parallel where they fit the memory budget.
 class XzDecoder {
  public:
   static constexpr std::size_t k_out = 1 << 20;
+  static constexpr std::size_t k_buffers = 4;
   explicit XzDecoder(HashedReader& in);
   ~XzDecoder();
-  bool ok() const { return m_error.empty(); }
-  const std::string& error() const { return m_error; }
-  // Decodes into the internal buffer; returns bytes produced (0 at end), -1 on error.
+  XzDecoder(const XzDecoder&) = delete;
+  XzDecoder& operator=(const XzDecoder&) = delete;
+  bool ok() const { return m_start_error.empty(); }
+  const std::string& error() const { return m_error_seen; }
+  // Next block of decoded bytes (releasing the previous one): bytes produced, 0 at the end of the
+  // stream, -1 on error (error() says which).
   long read(const void** out);
-  bool at_end() const { return m_end; }
 
  private:
+  struct Buffer {
+    std::unique_ptr<unsigned char[]> data{new unsigned char[k_out]};
+    std::size_t len = 0;
+  };
+  void run();
+
   HashedReader& m_in;
   lzma_stream m_strm = LZMA_STREAM_INIT;
-  std::unique_ptr<unsigned char[]> m_out{new unsigned char[k_out]};
-  bool m_in_eof = false, m_end = false;
-  std::string m_error;
+  std::vector<Buffer> m_storage;
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::deque<Buffer*> m_full;
+  std::vector<Buffer*> m_free;
+  Buffer* m_current = nullptr;
+  bool m_done = false, m_stop = false;
+  std::string m_error, m_error_seen, m_start_error;
+  std::thread m_thread;
 };
 
 }  // namespace archive_io::detail

@@ -11,7 +11,7 @@ namespace cli {
 namespace {
 
 struct ConvCli {
-  std::string manifest, cudnn, cudart, expect_cudnn, expect_driver;
+  std::string manifest, cudnn, cudart, expect_cudnn, expect_driver, framework, python = "python3";
   std::optional<int> expect_cuda, device;
   bool quick = false, verbose = false, json = false;
 };
@@ -40,6 +40,7 @@ int run_convtest_cmd(const ConvCli& c, Context& ctx) {
   o.device = c.device;
   o.quick = c.quick;
   auto report = probe::run_convtest(o);
+  if (!c.framework.empty()) report.framework = probe::run_framework(c.framework, c.python);
   return finish_convtest(ctx.io, report, probe::judge(report, e), c.json, c.verbose);
 }
 
@@ -55,6 +56,9 @@ void add_convtest(CLI::App& app, Context& ctx) {
   cmd->add_option("--expect-cuda", c->expect_cuda, "Fail unless the runtime and cuDNN's build are of this CUDA major");
   cmd->add_option("--expect-driver", c->expect_driver, "Fail when the NVIDIA driver is older than this");
   cmd->add_option("--device", c->device, "Only this GPU");
+  cmd->add_option("--framework", c->framework, "Also run a convolution through torch, tensorflow or onnxruntime in --python")
+      ->check(CLI::IsMember({"torch", "tensorflow", "onnxruntime"}));
+  cmd->add_option("--python", c->python, "The Python interpreter of the framework's environment (default python3)");
   cmd->add_flag("--quick", c->quick, "One shape per operation and type");
   cmd->add_flag("--verbose", c->verbose, "One line per algorithm run");
   cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");

@@ -56,6 +56,15 @@ int finish_convtest(Io& io, const model::ConvReport& r, const std::vector<model:
         os << "    " << c.op << " " << c.dtype << " [" << c.shape << "] algo " << c.algo << ": " << (c.ok ? "ok" : "FAIL") << ", "
            << c.ms << " ms, max error " << c.max_abs_err << (c.detail.empty() ? "" : " - " + c.detail) << "\n";
   }
+  if (r.framework) {
+    const auto& fw = *r.framework;
+    os << st.bold("framework") << " " << fw.framework << ": "
+       << (!fw.installed ? "not installed in " + fw.python
+                         : fw.version + ", " + (fw.gpu ? "sees a GPU" : "sees no GPU") +
+                               (fw.cudnn_version.empty() ? "" : ", cuDNN " + fw.cudnn_version))
+       << "\n";
+    for (const auto& p : fw.loaded_cudnn) os << "  loaded " << p << "\n";
+  }
   for (const auto& f : findings)
     if (f.severity != model::Severity::ok) render_finding(os, f, st);
   os << (code == k_exit_ok ? st.green("convtest passed")

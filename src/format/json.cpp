@@ -110,7 +110,14 @@ JsonDoc to_json(const model::ConvReport& r) {
                    {"driver_version", r.driver_version},
                    {"gpus", gpus},
                    {"cases", cases},
-                   {"nothing_to_run", r.nothing_to_run}});
+                   {"nothing_to_run", r.nothing_to_run},
+                   {"framework", r.framework ? json{{"framework", r.framework->framework}, {"python", r.framework->python},
+                                                    {"installed", r.framework->installed}, {"version", r.framework->version},
+                                                    {"gpu", r.framework->gpu}, {"cudnn_version", r.framework->cudnn_version},
+                                                    {"loaded_cudnn", r.framework->loaded_cudnn}, {"ran", r.framework->ran},
+                                                    {"max_abs_err", r.framework->max_abs_err},
+                                                    {"non_finite", r.framework->non_finite}, {"error", r.framework->error}}
+                                             : json(nullptr)}});
 }
 
 JsonDoc empty_object() { return wrap(json::object()); }

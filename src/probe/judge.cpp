@@ -166,6 +166,52 @@ std::vector<model::Finding> judge(const model::ConvReport& r, const ConvExpectat
             "into /usr/lib/wsl/lib)";
     out.push_back(f);
   }
+  if (r.framework) {
+    const auto& fw = *r.framework;
+    std::string subject = fw.framework + (fw.version.empty() ? "" : " " + fw.version) + " (" + fw.python + ")";
+    if (!fw.installed) {
+      auto f = finding("convtest.framework-missing", model::Severity::note, subject);
+      f.seen = fw.error.empty() ? "not installed" : fw.error;
+      f.fix = "install " + fw.framework + " in this Python, or pass --python PATH of the environment that has it";
+      out.push_back(f);
+    } else {
+      if (!fw.error.empty()) {
+        auto f = finding("convtest.framework", model::Severity::error, subject);
+        f.seen = fw.error;
+        f.fix = "the framework failed running a convolution on the GPU; the message above is its own";
+        out.push_back(f);
+      }
+      if (!fw.gpu) {
+        auto f = finding("convtest.framework-gpu", model::Severity::warning, subject);
+        f.seen = fw.framework + " sees no GPU";
+        f.fix = "a CPU-only build is installed (for torch: install the +cuXYZ wheel from PyTorch's index), or the driver is "
+                "missing; `stackpin check --explain` names the matching wheel";
+        out.push_back(f);
+      }
+      if (fw.ran) {
+        bool bad = fw.non_finite || fw.max_abs_err > 2e-2;
+        auto f = finding("convtest.framework-conv", bad ? model::Severity::error : model::Severity::ok, subject);
+        f.seen = fw.non_finite ? "the GPU convolution produced NaN/Inf"
+                               : "GPU convolution vs the framework's CPU result: max error " + std::to_string(fw.max_abs_err);
+        if (bad) f.fix = "the cuDNN the framework loaded computes wrong results for this shape: update it, or the framework";
+        out.push_back(f);
+      }
+      if (!fw.cudnn_version.empty()) {
+        auto have = model::Version::parse(fw.cudnn_version), system = model::Version::parse(r.cudnn_version);
+        std::string loaded;
+        for (const auto& p : fw.loaded_cudnn) loaded += (loaded.empty() ? "" : ", ") + p;
+        bool differs = have && system && model::compare_prefix(*have, *system, 3) != 0;
+        auto f = finding("convtest.framework-cudnn", differs ? model::Severity::warning : model::Severity::ok, subject);
+        f.seen = fw.framework + " uses cuDNN " + fw.cudnn_version + (loaded.empty() ? "" : " (loaded: " + loaded + ")");
+        if (differs) {
+          f.expected = "the cuDNN the system test loaded, " + r.cudnn_version + " from " + r.cudnn.path;
+          f.fix = fw.framework + " brings its own cuDNN (bundled in its wheel or package) and loads it before the system "
+                  "one; the system cuDNN serves other programs. Pin the framework's cuDNN to have a single one";
+        }
+        out.push_back(f);
+      }
+    }
+  }
   // cases
   std::map<std::string, int> ok_count;
   for (const auto& c : r.cases) {

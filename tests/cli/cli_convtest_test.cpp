@@ -198,3 +198,58 @@ TEST(CliConvtestReal, ReportsTheInstalledCudnnAndNoGpu) {
   EXPECT_EQ(js["report"]["cudnn_version"], want);
   EXPECT_EQ(js["report"]["cudnn"]["requested"], "libcudnn.so.9");
 }
+
+// --- --framework, against the stand-in torch module of tests/data/frameworks (not PyTorch) ---
+
+namespace {
+std::vector<std::string> standin_env(std::vector<std::string> extra = {}) {
+  extra.push_back("PYTHONPATH=" + (testing_support::source_dir() / "tests" / "data" / "frameworks").string());
+  return extra;
+}
+bool have_python() { return testing_support::run_process({"/bin/sh", "-c", "command -v python3"}).exit_code == 0; }
+}  // namespace
+
+TEST(CliConvtestFramework, ReportsTheCudnnTheFrameworkReallyLoaded) {
+  if (!have_python()) GTEST_SKIP() << "no python3 on PATH";
+  // the stand-in "wheel" bundles cuDNN 8.9.7 while the system test loads 9.19.0
+  auto r = run_with_doubles({"--json", "--quick", "--framework", "torch"},
+                            standin_env({"STACKPIN_STANDIN_CUDNN=" + doubles("cudnn8") + "/libcudnn.so.8"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;  // a warning, not a failure
+  auto j = json::parse(r.out);
+  const auto& fw = j["report"]["framework"];
+  EXPECT_EQ(fw["installed"], true);
+  EXPECT_EQ(fw["version"], "2.1.0+cu121.standin");
+  EXPECT_EQ(fw["cudnn_version"], "8.9.7");
+  EXPECT_TRUE(fw["ran"].get<bool>());
+  ASSERT_FALSE(fw["loaded_cudnn"].empty());
+  EXPECT_NE(fw["loaded_cudnn"][0].get<std::string>().find("cudnn8/libcudnn.so.8"), std::string::npos);
+  EXPECT_TRUE(has(j["findings"], "convtest.framework-cudnn", "warning", "brings its own cuDNN")) << j["findings"].dump(1);
+  EXPECT_TRUE(has(j["findings"], "convtest.framework-conv", "ok"));
+}
+
+TEST(CliConvtestFramework, SameCudnnIsOk) {
+  if (!have_python()) GTEST_SKIP() << "no python3 on PATH";
+  auto r = run_with_doubles({"--json", "--quick", "--framework", "torch"},
+                            standin_env({"STACKPIN_STANDIN_CUDNN=" + doubles("cuda12-cudnn9") + "/libcudnn.so.9"}));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(has(json::parse(r.out)["findings"], "convtest.framework-cudnn", "ok"));
+}
+
+TEST(CliConvtestFramework, WrongResultsNanAndNoGpu) {
+  if (!have_python()) GTEST_SKIP() << "no python3 on PATH";
+  auto wrong = run_with_doubles({"--json", "--quick", "--framework", "torch"}, standin_env({"STACKPIN_STANDIN_WRONG=0.5"}));
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_TRUE(has(json::parse(wrong.out)["findings"], "convtest.framework-conv", "error")) << wrong.out;
+  auto nan = run_with_doubles({"--json", "--quick", "--framework", "torch"}, standin_env({"STACKPIN_STANDIN_NAN=1"}));
+  EXPECT_TRUE(has(json::parse(nan.out)["findings"], "convtest.framework-conv", "error", "NaN")) << nan.out;
+  auto nogpu = run_with_doubles({"--json", "--quick", "--framework", "torch"}, standin_env({"STACKPIN_STANDIN_GPU=0"}));
+  EXPECT_TRUE(has(json::parse(nogpu.out)["findings"], "convtest.framework-gpu", "warning", "+cuXYZ")) << nogpu.out;
+}
+
+TEST(CliConvtestFramework, NotInstalledIsANote) {
+  if (!have_python()) GTEST_SKIP() << "no python3 on PATH";
+  auto r = run_with_doubles({"--json", "--quick", "--framework", "tensorflow"}, standin_env());
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(has(json::parse(r.out)["findings"], "convtest.framework-missing", "note", "tensorflow")) << r.out;
+  EXPECT_EQ(run_with_doubles({"--framework", "caffe"}).exit_code, 2);
+}

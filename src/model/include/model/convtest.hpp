@@ -37,6 +37,21 @@ struct ConvCase {
   std::string detail;
 };
 
+// The same convolution run through a framework in the current Python.
+struct FrameworkRun {
+  std::string framework;  // torch | tensorflow | onnxruntime
+  std::string python;     // the interpreter used
+  bool installed = false;
+  std::string version;
+  bool gpu = false;       // the framework sees a GPU
+  std::string cudnn_version;  // what the framework reports it uses ("8.9.2"), "" if unknown
+  std::vector<std::string> loaded_cudnn;  // libcudnn files mapped into the framework's process
+  bool ran = false;       // the GPU convolution ran
+  double max_abs_err = 0;
+  bool non_finite = false;
+  std::string error;
+};
+
 struct ConvReport {
   LoadedLibrary cudart, cudnn;
   std::string cudnn_version;     // "9.19.0" from cudnnGetVersion
@@ -47,6 +62,7 @@ struct ConvReport {
   std::vector<GpuInfo> gpus;
   std::vector<ConvCase> cases;
   std::string nothing_to_run;    // why no convolution could run (no driver / no GPU)
+  std::optional<FrameworkRun> framework;
 };
 
 }  // namespace model

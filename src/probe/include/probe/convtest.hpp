@@ -35,6 +35,10 @@ struct ConvExpectations {
 // and its usual causes, missing sub-libraries, failing or wrong algorithms, NaN/Inf.
 std::vector<model::Finding> judge(const model::ConvReport& report, const ConvExpectations& expect);
 
+// Runs a convolution through `framework` (torch, tensorflow, onnxruntime) in `python`, reporting
+// the cuDNN it really uses. Never fails as a whole: problems are in the result's error.
+model::FrameworkRun run_framework(const std::string& framework, const std::string& python);
+
 // CUDA's integer versions (12080 -> "12.8"); "" for 0.
 std::string cuda_version_text(int v);
 
