@@ -1,14 +1,36 @@
 #!/usr/bin/env bash
-# Quick start: installs what stackpin needs (Debian packages), builds it, and runs its main job on
-# the example manifests: `stackpin check --explain` on the second seed's stack, then a check of
-# every example manifest.
+# Quick start: installs what stackpin needs (Debian packages), builds it, and runs its main job:
+# `stackpin check --explain` on the second seed's stack and a check of every example manifest,
+# then verifies and stages demo archives in NVIDIA's layout for Linux/WSL2 and for Windows, and
+# shows the staged trees and their receipts' status.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --tools
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSTACKPIN_BUILD_TESTS=OFF >/dev/null
 cmake --build build -j"$(nproc)"
+sp=./build/src/stackpin
+demo=build/demo
 echo
 echo "== stackpin check --explain manifests/cu121-cudnn895-torch21.toml"
-./build/src/stackpin check --explain manifests/cu121-cudnn895-torch21.toml
+$sp check --explain manifests/cu121-cudnn895-torch21.toml
 echo "== stackpin check manifests/*.toml"
-./build/src/stackpin check manifests/*.toml
+$sp check manifests/*.toml
+echo
+echo "== demo archives in NVIDIA's layout (placeholder library bytes): $demo"
+rm -rf "$demo"
+manifest=$(scripts/make-demo-archive.sh "$demo")
+$sp verify "$manifest" --archives "$demo"
+echo
+echo "== stackpin stage --target linux (lib64 + so-name chain) into $demo/linux"
+$sp stage "$manifest" --archives "$demo" --target linux --dest "$demo/linux"
+find "$demo/linux/lib64" -maxdepth 1 -name "libcudnn.so*" -type l -printf "  %f -> %l\n" | sort
+echo
+printf "== stackpin stage --target windows (bin, include, lib\\\\x64) into %s\n" "$demo/windows"
+$sp stage "$manifest" --archives "$demo" --target windows --dest "$demo/windows"
+echo
+echo "== stackpin stage again (no-op) and status"
+$sp stage "$manifest" --archives "$demo" --target linux --dest "$demo/linux"
+$sp status --dest "$demo/linux"
+echo
+echo "== stackpin convtest (loads the CUDA runtime and cuDNN this machine's loader finds)"
+$sp convtest --quick || echo "(exit $?: 3 means no NVIDIA driver or GPU here, 1 a failure; see above)"

@@ -48,7 +48,7 @@ class RealisticArchives : public ::testing::Test {
       fs::path script = testing_support::shared_dir() / "bench" / "make-cudnn-fixtures.sh";
       if (!fs::exists(script)) GTEST_SKIP() << "no fixture script at " << script;
       fs::create_directories(dir);
-      auto r = testing_support::run_process({"bash", script.string(), dir.string()});
+      auto r = testing_support::run_process({"/bin/bash", script.string(), dir.string()});
       ASSERT_EQ(r.exit_code, 0) << r.err;
       txz = find(dir, "cudnn-linux-x86_64-", "-archive.tar.xz");
       zip = find(dir, "cudnn-windows-x86_64-", "-archive.zip");
