@@ -1,0 +1,26 @@
+#pragma once
+// Activation files for a staged Linux/WSL2 tree: a POSIX sh script (also usable as an
+// /etc/profile.d snippet) and an /etc/ld.so.conf.d entry (activate_sh.cpp).
+#include <string>
+
+#include "util/result.hpp"
+
+namespace gen {
+
+struct LinuxActivation {
+  std::string name;           // manifest name
+  std::string cudnn_version;  // 8.9.5.30
+  std::string prefix;         // where the tree lives: <prefix>/lib64, <prefix>/include
+};
+
+// A script to source (`. activate.sh`): exports CUDNN_PATH, moves <prefix>/lib64 to the front of
+// LD_LIBRARY_PATH (removing other occurrences, never duplicating), and under WSL2 (detected when
+// sourced) adds /usr/lib/wsl/lib, where the Windows driver's libcuda is mapped. Sourcing it twice
+// changes nothing.
+std::string render_activate_sh(const LinuxActivation& a);
+
+// The /etc/ld.so.conf.d/ entry: ldconfig then finds the tree system-wide, without LD_LIBRARY_PATH.
+// Errors (unsupported): a prefix with whitespace, '#' or a line break, which ld.so.conf cannot hold.
+util::Result<std::string> render_ld_so_conf(const LinuxActivation& a);
+
+}  // namespace gen

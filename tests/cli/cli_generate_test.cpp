@@ -1,0 +1,42 @@
+// `stackpin generate activate` and `generate ldconfig` through the real binary.
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+using testing_support::stackpin;
+
+namespace {
+std::string example(const char* name) { return (testing_support::source_dir() / "manifests" / name).string(); }
+}  // namespace
+
+TEST(CliGenerate, ActivateToStdoutAndToAFile) {
+  auto r = stackpin({"generate", "activate", "--shell", "sh", example("cu124-cudnn91-torch25-docker.toml")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("stackpin_cudnn_root='/usr/local/cudnn-9.1.0'"), std::string::npos) << r.out;
+  testing_support::ScratchDir dir;
+  auto out = dir.path() / "activate.sh";
+  auto w = stackpin({"generate", "activate", example("cu124-cudnn91-torch25-docker.toml"), "--prefix", "/opt/cudnn", "-o", out.string()});
+  EXPECT_EQ(w.exit_code, 0) << w.err;
+  EXPECT_TRUE(w.out.empty());
+  EXPECT_NE(testing_support::read_text(out).find("stackpin_cudnn_root='/opt/cudnn'"), std::string::npos);
+}
+
+TEST(CliGenerate, UsageAndMissingPrefix) {
+  EXPECT_EQ(stackpin({"generate", "activate", "--shell", "fish", example("cu124-cudnn91-torch25-docker.toml")}).exit_code, 2);
+  EXPECT_EQ(stackpin({"generate"}).exit_code, 2);
+  auto rel = stackpin({"generate", "activate", example("cu124-cudnn91-torch25-docker.toml"), "--prefix", "relative/dir"});
+  EXPECT_EQ(rel.exit_code, 2);
+  testing_support::ScratchDir dir;
+  auto m = dir.write("m.toml", "schema = 1\nname = \"x\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n");
+  auto r = stackpin({"generate", "ldconfig", m.string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no [targets.linux] prefix"), std::string::npos) << r.err;
+}
+
+TEST(CliGenerate, Ldconfig) {
+  auto r = stackpin({"generate", "ldconfig", example("cu124-cudnn91-torch25-docker.toml")});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("/usr/local/cudnn-9.1.0/lib64\n"), std::string::npos);
+  auto bad = stackpin({"generate", "ldconfig", example("cu124-cudnn91-torch25-docker.toml"), "--prefix", "/opt/with space"});
+  EXPECT_EQ(bad.exit_code, 1);
+}
