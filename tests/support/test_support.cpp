@@ -30,44 +30,10 @@ std::string read_text(const fs::path& p) {
 }
 
 RunResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& cwd) {
-  RunResult r;
-  char out_tmpl[] = "/tmp/sp-test-outXXXXXX";
-  char err_tmpl[] = "/tmp/sp-test-errXXXXXX";
-  int out_fd = mkstemp(out_tmpl), err_fd = mkstemp(err_tmpl);
-  if (out_fd < 0 || err_fd < 0) throw std::runtime_error("mkstemp failed");
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-  std::vector<std::string> envs;
-  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
-  for (const auto& e : env) envs.push_back(e);
-  std::vector<char*> cargv, cenv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (const auto& e : envs) cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
-  std::string old_cwd = fs::current_path();
-  if (!cwd.empty()) fs::current_path(cwd);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), cenv.data());
-  if (!cwd.empty()) fs::current_path(old_cwd);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error(std::string("posix_spawn failed: ") + std::strerror(rc));
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  close(out_fd);
-  close(err_fd);
-  r.out = read_text(out_tmpl);
-  r.err = read_text(err_tmpl);
-  unlink(out_tmpl);
-  unlink(err_tmpl);
-  return r;
+  return Process(argv, env, cwd).wait();
 }
 
-Process::Process(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+Process::Process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& cwd) {
   char out_tmpl[] = "/tmp/sp-test-outXXXXXX";
   char err_tmpl[] = "/tmp/sp-test-errXXXXXX";
   int out_fd = mkstemp(out_tmpl), err_fd = mkstemp(err_tmpl);
@@ -79,6 +45,7 @@ Process::Process(const std::vector<std::string>& argv, const std::vector<std::st
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
   posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
   std::vector<std::string> envs;
   for (char** e = environ; *e; ++e) envs.emplace_back(*e);
   for (const auto& e : env) envs.push_back(e);

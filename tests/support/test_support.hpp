@@ -25,7 +25,7 @@ RunResult stackpin(const std::vector<std::string>& args, const std::vector<std::
 // A process started without waiting for it (to kill it, or to run two at once).
 class Process {
  public:
-  Process(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
+  Process(const std::vector<std::string>& argv, const std::vector<std::string>& env = {}, const std::filesystem::path& cwd = {});
   ~Process();  // kills (SIGKILL) and reaps a process that was not waited for
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
