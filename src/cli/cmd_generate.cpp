@@ -3,6 +3,9 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "core/activation.hpp"
+#include "gen/activate_windows.hpp"
+#include "knowledge/knowledge_base.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/activate.hpp"
 #include "util/fs.hpp"
@@ -49,11 +52,22 @@ void add_generate(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<GenCli>();
   auto* act = gen_cmd->add_subcommand("activate", "An activation script that puts the staged cuDNN first on the loader path");
   act->add_option("MANIFEST", a->manifest, "The manifest")->required();
-  act->add_option("--shell", a->shell, "Script language")->check(CLI::IsMember({"sh"}));
+  act->add_option("--shell", a->shell, "sh (Linux/WSL2), powershell or cmd (Windows)")
+      ->check(CLI::IsMember({"sh", "powershell", "cmd"}));
   act->add_option("--prefix", a->prefix, "Where the staged tree lives (default: [targets.linux] prefix)");
   act->add_option("-o", a->output, "Write to FILE instead of stdout");
   act->callback([a, &ctx] {
     ctx.action = [a, &ctx] {
+      if (a->shell != "sh") {
+        auto m = format::load_manifest(a->manifest);
+        if (!m) return fail(ctx, "generate", false, m.error());
+        auto w = core::windows_activation(*m, knowledge::KnowledgeBase::embedded());
+        if (!w) return fail(ctx, "generate", false, w.error());
+        if (a->shell == "powershell") return emit(ctx, a->output, gen::render_activate_ps1(*w));
+        auto text = gen::render_activate_cmd(*w);
+        if (!text) return fail(ctx, "generate", false, text.error());
+        return emit(ctx, a->output, *text);
+      }
       auto act_for = activation_for(*a);
       if (!act_for) return fail(ctx, "generate", false, act_for.error());
       return emit(ctx, a->output, gen::render_activate_sh(*act_for));

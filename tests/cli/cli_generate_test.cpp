@@ -40,3 +40,18 @@ TEST(CliGenerate, Ldconfig) {
   auto bad = stackpin({"generate", "ldconfig", example("cu124-cudnn91-torch25-docker.toml"), "--prefix", "/opt/with space"});
   EXPECT_EQ(bad.exit_code, 1);
 }
+
+TEST(CliGenerate, WindowsScriptsFollowTheLayout) {
+  // cuda-merge: the CUDA root's bin (the second seed's stack)
+  auto r = stackpin({"generate", "activate", "--shell", "powershell", example("cu121-cudnn895-torch21.toml")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("$CudnnBin = 'C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.1\\bin'"), std::string::npos);
+  // CUDA 13 keeps DLLs in bin\x64; the isolated cuDNN 9.13 keeps its own in bin
+  auto c = stackpin({"generate", "activate", "--shell", "cmd", example("cu130-cudnn913.toml")});
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("\\bin\"\n"), std::string::npos) << c.out;
+  // no [targets.windows]
+  auto none = stackpin({"generate", "activate", "--shell", "powershell", example("cu124-cudnn91-torch25-docker.toml")});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("no [targets.windows]"), std::string::npos) << none.err;
+}

@@ -83,3 +83,60 @@ TEST(LdSoConf, ListsTheLibraryDirectoryAndRefusesWhatItCannotHold) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, util::ErrorCode::unsupported);
 }
+
+// ---- Windows activation (no PowerShell or cmd runs here: golden files and quoting) ----------------
+
+#include "gen/activate_windows.hpp"
+
+namespace {
+gen::WindowsActivation windows(const std::string& root) {
+  gen::WindowsActivation a;
+  a.name = "demo-stack";
+  a.cudnn_version = "8.8.0.121";
+  a.cudnn_root = root;
+  a.dll_dir = root + "\\bin";
+  a.cuda_path = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8";
+  a.cuda_version = "11.8";
+  return a;
+}
+}  // namespace
+
+TEST(ActivatePs1, HostileRootIsALiteralPowerShellString) {
+  auto text = gen::render_activate_ps1(windows("C:\\it's $env:X `n \xc3\xbc dir"));
+  EXPECT_NE(text.find("$CudnnRoot = 'C:\\it''s $env:X `n \xc3\xbc dir'\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("$CudnnBin = 'C:\\it''s $env:X `n \xc3\xbc dir\\bin'\n"), std::string::npos);
+  EXPECT_NE(text.find("$CudaPathVar = 'CUDA_PATH_V11_8'"), std::string::npos);
+  // a line break in a value cannot end the header comment and become code
+  auto nl = gen::render_activate_ps1(windows("C:\\x\nRemove-Item C:\\"));
+  EXPECT_EQ(nl.find("\nRemove-Item C:\\\n"), std::string::npos);
+}
+
+TEST(ActivatePs1, KeepsTheRegistryTypeAndNeverUsesSetx) {
+  auto text = gen::render_activate_ps1(windows("C:\\tools\\cudnn\\v8.8.0"));
+  EXPECT_NE(text.find("GetValue('Path', '', 'DoNotExpandEnvironmentNames')"), std::string::npos);
+  EXPECT_NE(text.find("-Type $kind"), std::string::npos);
+  EXPECT_NE(text.find("SendMessageTimeout"), std::string::npos);
+  EXPECT_NE(text.find("SupportsShouldProcess"), std::string::npos);
+  EXPECT_NE(text.find("os.add_dll_directory"), std::string::npos);
+  EXPECT_EQ(text.find("setx "), std::string::npos);
+}
+
+TEST(ActivateCmd, QuotesPercentAndRefusesDoubleQuotes) {
+  auto text = gen::render_activate_cmd(windows("C:\\100% & more"));
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("set \"STACKPIN_CUDNN_BIN=C:\\100%% & more\\bin\"\n"), std::string::npos) << *text;
+  auto bad = gen::render_activate_cmd(windows("C:\\say \"hi\""));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, util::ErrorCode::unsupported);
+}
+
+TEST(ActivateWindows, MatchGoldenFilesOfTheFirstSeedsStack) {
+  auto dir = testing_support::source_dir() / "tests" / "data" / "golden";
+  auto r = testing_support::stackpin({"generate", "activate", "--shell", "powershell",
+                                      (testing_support::source_dir() / "manifests" / "cu118-cudnn880-win.toml").string()});
+  EXPECT_EQ(r.out, testing_support::read_text(dir / "activate-cu118-cudnn880-win.ps1"));
+  auto c = testing_support::stackpin({"generate", "activate", "--shell", "cmd",
+                                      (testing_support::source_dir() / "manifests" / "cu118-cudnn880-win.toml").string()});
+  EXPECT_EQ(c.out, testing_support::read_text(dir / "activate-cu118-cudnn880-win.cmd"));
+  EXPECT_NE(r.out.find("$CudnnBin = 'C:\\tools\\cudnn\\v8.8.0\\bin'"), std::string::npos);
+}
