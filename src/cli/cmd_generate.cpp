@@ -74,6 +74,20 @@ void add_generate(CLI::App& app, Context& ctx) {
     };
   });
 
+  auto w = std::make_shared<GenCli>();
+  auto* chk = gen_cmd->add_subcommand("windows-check", "check-cudnn.ps1: verifies a Windows machine against the manifest (files, PATH order, DLL search order, zlibwapi, VC++ runtime, driver)");
+  chk->add_option("MANIFEST", w->manifest, "The manifest")->required();
+  chk->add_option("-o", w->output, "Write to FILE instead of stdout");
+  chk->callback([w, &ctx] {
+    ctx.action = [w, &ctx] {
+      auto m = format::load_manifest(w->manifest);
+      if (!m) return fail(ctx, "generate", false, m.error());
+      auto a = core::windows_activation(*m, knowledge::KnowledgeBase::embedded());
+      if (!a) return fail(ctx, "generate", false, a.error());
+      return emit(ctx, w->output, gen::render_check_ps1(*a));
+    };
+  });
+
   auto l = std::make_shared<GenCli>();
   auto* ld = gen_cmd->add_subcommand("ldconfig", "An /etc/ld.so.conf.d/ entry for the staged tree (system-wide, instead of LD_LIBRARY_PATH)");
   ld->add_option("MANIFEST", l->manifest, "The manifest")->required();

@@ -140,3 +140,24 @@ TEST(ActivateWindows, MatchGoldenFilesOfTheFirstSeedsStack) {
   EXPECT_EQ(c.out, testing_support::read_text(dir / "activate-cu118-cudnn880-win.cmd"));
   EXPECT_NE(r.out.find("$CudnnBin = 'C:\\tools\\cudnn\\v8.8.0\\bin'"), std::string::npos);
 }
+
+TEST(CheckPs1, EmbedsTheManifestsFactsAndMatchesTheGoldenFile) {
+  auto dir = testing_support::source_dir() / "tests" / "data" / "golden";
+  auto r = testing_support::stackpin({"generate", "windows-check",
+                                      (testing_support::source_dir() / "manifests" / "cu118-cudnn880-win.toml").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, testing_support::read_text(dir / "check-cu118-cudnn880-win.ps1"));
+  // 8.8.0: import library in lib\x64 (not lib, as the seed's own script assumed), zlibwapi needed,
+  // NVIDIA's Windows minimum for CUDA 11.8 (not the seed's 522.25)
+  EXPECT_NE(r.out.find("$ImportLib = 'C:\\tools\\cudnn\\v8.8.0\\lib\\x64\\cudnn.lib'"), std::string::npos);
+  EXPECT_NE(r.out.find("$NeedZlib = $true"), std::string::npos);
+  EXPECT_NE(r.out.find("$MinDriver = '520.06'"), std::string::npos);
+  EXPECT_NE(r.out.find("vcruntime140_1.dll"), std::string::npos);
+  EXPECT_NE(r.out.find("exit 1"), std::string::npos);
+  // cuDNN 9.13 for CUDA 13: no zlibwapi, the 580 branch floor
+  auto v9 = testing_support::stackpin({"generate", "windows-check",
+                                       (testing_support::source_dir() / "manifests" / "cu130-cudnn913.toml").string()});
+  EXPECT_NE(v9.out.find("$NeedZlib = $false"), std::string::npos);
+  EXPECT_NE(v9.out.find("$MinDriver = '580'"), std::string::npos);
+  EXPECT_NE(v9.out.find("$MainDll = 'cudnn64_9.dll'"), std::string::npos);
+}
