@@ -2,11 +2,16 @@
 // with the pin -> map onto the target's layout -> move into place under the journal -> receipt.
 // Nothing in DEST changes before the archive is proven to be the pinned one and fully extracted.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <system_error>
 
 #include "core/stage.hpp"
+
+#include "core/activation.hpp"
+#include "gen/activate.hpp"
+#include "gen/activate_windows.hpp"
 #include "core/verify.hpp"
 #include "crypto/sha256.hpp"
 #include "format/receipt.hpp"
@@ -83,6 +88,65 @@ std::vector<std::string> find_stale(const fs::path& dest, const std::vector<mode
   return stale;
 }
 
+// stackpin's own files next to a staged tree (DEST/.stackpin/): the activation scripts for the
+// target, written for where the tree lives on the target machine (the receipt's prefix).
+struct Activation {
+  std::vector<std::pair<std::string, std::string>> files;  // name in .stackpin -> content
+  std::string note;
+};
+
+const std::vector<std::string>& activation_names() {
+  static const std::vector<std::string> k_names{"activate.sh", "activate.ps1", "activate.cmd", "check-cudnn.ps1"};
+  return k_names;
+}
+
+Activation activation_for(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const model::Receipt& r) {
+  Activation out;
+  if (r.target == "linux") {
+    out.files.push_back({"activate.sh", gen::render_activate_sh({m.name.value, r.cudnn_version, r.prefix})});
+    return out;
+  }
+  bool windows_path = (r.prefix.size() >= 3 && std::isalpha(static_cast<unsigned char>(r.prefix[0])) && r.prefix[1] == ':') ||
+                      r.prefix.rfind("\\\\", 0) == 0;
+  if (!windows_path) {
+    out.note = "no Windows path for the tree in the manifest ([targets.windows] prefix or cuda_path): activation scripts not written";
+    return out;
+  }
+  const auto* contents = m.cudnn ? kb.cudnn_contents(static_cast<int>(m.cudnn->version.value.major())) : nullptr;
+  std::string main_dll = util::to_lower(contents ? contents->main_dll : std::string("cudnn64_"));
+  std::string dll_dir, implib;
+  for (const auto& f : r.files) {
+    std::string name = util::to_lower(fs::path(f.path).filename().string());
+    if (name == main_dll) dll_dir = fs::path(f.path).parent_path().generic_string();
+    if (name == "cudnn.lib") implib = f.path;
+  }
+  auto w = windows_activation_for_tree(m, kb, r.prefix, dll_dir, implib);
+  out.files.push_back({"activate.ps1", gen::render_activate_ps1(w)});
+  out.files.push_back({"check-cudnn.ps1", gen::render_check_ps1(w)});
+  if (auto cmd = gen::render_activate_cmd(w)) out.files.push_back({"activate.cmd", *cmd});
+  else out.note = cmd.error().message;
+  return out;
+}
+
+bool activation_current(const model::StateDir& dirs, const Activation& a) {
+  for (const auto& [name, content] : a.files) {
+    auto text = util::read_file(dirs.root() / name);
+    if (!text || *text != content) return false;
+  }
+  return true;
+}
+
+util::Status write_activation(const model::StateDir& dirs, const Activation& a, model::StageReport& report) {
+  for (const auto& [name, content] : a.files) {
+    auto text = util::read_file(dirs.root() / name);
+    if (!text || *text != content)
+      if (auto s = util::write_file_atomic(dirs.root() / name, content); !s) return s;
+    report.activation.push_back((dirs.root() / name).string());
+  }
+  report.activation_note = a.note;
+  return {};
+}
+
 util::Error with_cleanup(State& state, util::Error e) {
   state.discard_created();
   return e;
@@ -157,7 +221,10 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
     auto text = util::read_file(dirs.receipt());
     if (text) {
       auto r = format::parse_receipt(*text, dirs.receipt().string());
-      if (r && same_receipt(*r) && intact(*r, dest_abs)) {
+      if (r && same_receipt(*r) && intact(*r, dest_abs) && activation_current(dirs, activation_for(m, kb, *r))) {
+        auto a = activation_for(m, kb, *r);
+        for (const auto& f : a.files) report.activation.push_back((dirs.root() / f.first).string());
+        report.activation_note = a.note;
         report.no_op = true;
         report.archive_path = r->archive_file;
         report.files = r->files.size();
@@ -215,6 +282,7 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   if (*previous && same_receipt(**previous) && intact(**previous, dest_abs)) {
     report.no_op = true;
     report.files = (*previous)->files.size();
+    if (auto s = write_activation(dirs, activation_for(m, kb, **previous), report); !s) return std::move(s).error();
     return report;
   }
 
@@ -365,6 +433,13 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   if (ec) return util::Error(util::ErrorCode::io, "cannot write " + dirs.receipt().string() + ": " + ec.message());
   util::sync_directory(dirs.root());
   fs::remove(dirs.journal(), ec);
+  // the activation scripts are stackpin's own files, not staged ones: a failure to write them
+  // leaves the staging in place and is reported
+  if (auto s = write_activation(dirs, activation_for(m, kb, receipt), report); !s) {
+    auto e = std::move(s).error();
+    e.message = "staged, but the activation scripts could not be written: " + e.message;
+    return e;
+  }
   return report;
 }
 
@@ -408,7 +483,8 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
     fs::remove(dirs.receipt(), ec);
     fs::remove(dirs.journal(), ec);
   }
-  // leave no trace: .stackpin held only the lock now
+  // leave no trace: the activation scripts go with the staging, then .stackpin if only the lock is left
+  for (const auto& name : activation_names()) fs::remove(dirs.root() / name, ec);
   bool only_lock = true;
   for (auto& e : fs::directory_iterator(dirs.root(), ec))
     if (e.path().filename() != "lock") only_lock = false;

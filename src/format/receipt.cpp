@@ -121,7 +121,9 @@ JsonDoc to_json(const model::StageReport& r) {
                    {"plan", plan},
                    {"stale", r.stale},
                    {"removed_stale", r.removed_stale},
-                   {"recovered", r.recovered}});
+                   {"recovered", r.recovered},
+                   {"activation", r.activation},
+                   {"activation_note", r.activation_note}});
 }
 
 JsonDoc to_json(const model::UnstageReport& r) {

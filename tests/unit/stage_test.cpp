@@ -211,11 +211,17 @@ TEST(StageLinux, Lib64LayoutKeepsTheSoNameChain) {
     EXPECT_EQ(r->files, want.size());
     EXPECT_TRUE(r->stale.empty());
     expect_linux_layout(w);
-    // .stackpin holds the receipt and the lock, nothing else
+    // .stackpin holds the receipt, the lock and the activation script, nothing else
     auto state = testing_support::snapshot(w.dest() / ".stackpin");
-    EXPECT_EQ(state.size(), 2u) << testing_support::diff({}, state);
+    EXPECT_EQ(state.size(), 3u) << testing_support::diff({}, state);
     EXPECT_TRUE(state.count("receipt.json"));
     EXPECT_TRUE(state.count("lock"));
+    ASSERT_TRUE(state.count("activate.sh"));
+    // written for where the tree lives on the target machine, the manifest's prefix
+    EXPECT_NE(testing_support::read_text(w.dest() / ".stackpin" / "activate.sh")
+                  .find("stackpin_cudnn_root='/usr/local/cudnn-" + spec.version + "'"),
+              std::string::npos);
+    ASSERT_EQ(r->activation.size(), 1u);
   }
 }
 

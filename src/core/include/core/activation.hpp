@@ -14,4 +14,10 @@ namespace core {
 // unsupported (a cuDNN version whose Windows layout the knowledge base does not know).
 util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m, const knowledge::KnowledgeBase& kb);
 
+// The same for a tree whose layout is known from its files: `root` is where it lives on the
+// Windows machine, `dll_dir` and `import_lib` are relative to it ('/'-separated).
+gen::WindowsActivation windows_activation_for_tree(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
+                                                   const std::string& root, const std::string& dll_dir,
+                                                   const std::string& import_lib);
+
 }  // namespace core

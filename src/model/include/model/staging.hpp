@@ -71,6 +71,8 @@ struct StageReport {
   std::vector<std::string> removed_stale;
   std::uint64_t files = 0, bytes = 0;
   std::string recovered;             // what an interrupted earlier run left, and what was done
+  std::vector<std::string> activation;  // scripts written next to the tree (DEST/.stackpin/...)
+  std::string activation_note;          // why some were not written
 };
 
 struct UnstageReport {
