@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "check_rules.hpp"
+#include "model/contracts.hpp"
 #include "util/strings.hpp"
 
 namespace core::rules {
@@ -303,10 +304,6 @@ void frameworks(Ctx& c) {
 // --- targets ---------------------------------------------------------------------------------
 
 namespace {
-bool windows_absolute(const std::string& p) {
-  return (p.size() >= 3 && std::isalpha(static_cast<unsigned char>(p[0])) && p[1] == ':' && (p[2] == '\\' || p[2] == '/')) ||
-         p.rfind("\\\\", 0) == 0;
-}
 std::string backslashes(std::string s) {
   std::replace(s.begin(), s.end(), '/', '\\');
   return s;
@@ -373,7 +370,7 @@ void windows_target(Ctx& c) {
     if (!*p) continue;
     const auto& path = (*p)->value;
     std::string key = p == &w.prefix ? "prefix" : "cuda_path";
-    if (!windows_absolute(path)) {
+    if (!model::is_windows_absolute(path)) {
       auto& f = c.add("windows.path", Severity::error, subject + " " + key, (*p)->pos);
       f.seen = path;
       f.expected = "an absolute Windows path (C:\\... or \\\\server\\share\\...)";

@@ -2,7 +2,6 @@
 // with the pin -> map onto the target's layout -> move into place under the journal -> receipt.
 // Nothing in DEST changes before the archive is proven to be the pinned one and fully extracted.
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 #include <system_error>
@@ -106,9 +105,7 @@ Activation activation_for(const model::Manifest& m, const knowledge::KnowledgeBa
     out.files.push_back({"activate.sh", gen::render_activate_sh({m.name.value, r.cudnn_version, r.prefix})});
     return out;
   }
-  bool windows_path = (r.prefix.size() >= 3 && std::isalpha(static_cast<unsigned char>(r.prefix[0])) && r.prefix[1] == ':') ||
-                      r.prefix.rfind("\\\\", 0) == 0;
-  if (!windows_path) {
+  if (!model::is_windows_absolute(r.prefix)) {
     out.note = "no Windows path for the tree in the manifest ([targets.windows] prefix or cuda_path): activation scripts not written";
     return out;
   }

@@ -7,15 +7,6 @@
 
 namespace gen {
 
-namespace {
-// Text for a comment line: a line break in a value must not end the comment.
-std::string comment_safe(std::string s) {
-  for (auto& c : s)
-    if (c == '\n' || c == '\r') c = '?';
-  return s;
-}
-}  // namespace
-
 std::string render_activate_sh(const LinuxActivation& a) {
   std::string prefix = a.prefix;
   while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();

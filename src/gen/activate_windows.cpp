@@ -15,11 +15,6 @@
 namespace gen {
 
 namespace {
-std::string comment_safe(std::string s) {
-  for (auto& c : s)
-    if (c == '\n' || c == '\r') c = '?';
-  return s;
-}
 std::string version_var(const std::string& v) {
   std::string out = "CUDA_PATH_V" + v;
   std::replace(out.begin(), out.end(), '.', '_');

@@ -33,4 +33,10 @@ util::Result<std::string> cmd_quote(std::string_view s) {
   return out + "\"";
 }
 
+std::string comment_safe(std::string s) {
+  for (auto& c : s)
+    if (c == '\n' || c == '\r') c = '?';
+  return s;
+}
+
 }  // namespace gen

@@ -31,4 +31,10 @@ std::optional<std::filesystem::path> resolve_dest(Target target, const std::opti
   return std::nullopt;
 }
 
+bool is_windows_absolute(const std::string& p) {
+  bool letter = p.size() >= 3 && ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':' &&
+                (p[2] == '\\' || p[2] == '/');
+  return letter || p.rfind("\\\\", 0) == 0;
+}
+
 }  // namespace model

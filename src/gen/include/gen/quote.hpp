@@ -18,4 +18,8 @@ std::string ps_quote(std::string_view s);
 // quote, newline or carriage return, which cmd cannot carry inside a quoted argument.
 util::Result<std::string> cmd_quote(std::string_view s);
 
+// Text for a comment line of any of these scripts: a line break in a value must not end the
+// comment and turn the rest into code, so CR and LF become '?'.
+std::string comment_safe(std::string s);
+
 }  // namespace gen

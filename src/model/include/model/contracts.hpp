@@ -34,4 +34,7 @@ Platform default_platform(Target target, Platform host);
 std::optional<std::filesystem::path> resolve_dest(Target target, const std::optional<std::filesystem::path>& dest_option,
                                                   const Manifest& manifest);
 
+// An absolute Windows path: a drive letter with a separator (C:\ or C:/) or a UNC path (\\server).
+bool is_windows_absolute(const std::string& path);
+
 }  // namespace model
