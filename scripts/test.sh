@@ -6,5 +6,30 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh --tools
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTACKPIN_BUILD_TESTS=ON >/dev/null
 cmake --build build -j"$(nproc)"
+
+# Do ctest's arguments select the label `container` (-L/--label-regex, -LE/--label-exclude)?
+wants_containers() {
+  local sel='' excl=''
+  while (($#)); do
+    case $1 in
+      -L | --label-regex) sel=${2:-}; shift ;;
+      -LE | --label-exclude) excl=${2:-}; shift ;;
+    esac
+    shift
+  done
+  [[ -z $sel || container =~ $sel ]] && [[ -z $excl || ! container =~ $excl ]]
+}
+# The container tests need a Docker engine and the local images: start dockerd unless an engine
+# answers (stopped again on exit, unless another run still uses it) and build the images once.
+# Without them those tests skip, saying why, and the rest of the suite runs.
+if wants_containers "$@"; then
+  engine=$PWD/scripts/container-engine.sh
+  if "$engine" start --holder $$; then
+    trap '"$engine" stop --holder $$' EXIT
+    "$engine" images || echo "test.sh: a test image could not be built; the container tests that need it will skip"
+  else
+    echo "test.sh: no container engine could be started; the container tests will skip"
+  fi
+fi
 cd build
 ctest --output-on-failure -j"$(nproc)" "$@"

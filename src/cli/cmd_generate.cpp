@@ -1,5 +1,6 @@
 // stackpin generate activate --shell sh MANIFEST [--prefix DIR] [-o FILE]
 // stackpin generate ldconfig MANIFEST [--prefix DIR] [-o FILE]
+// stackpin generate profile-d MANIFEST [--prefix DIR] [-o FILE]
 #include <ostream>
 
 #include "commands.hpp"
@@ -85,6 +86,19 @@ void add_generate(CLI::App& app, Context& ctx) {
       auto a = core::windows_activation(*m, knowledge::KnowledgeBase::embedded());
       if (!a) return fail(ctx, "generate", false, a.error());
       return emit(ctx, w->output, gen::render_check_ps1(*a));
+    };
+  });
+
+  auto p = std::make_shared<GenCli>();
+  auto* pd = gen_cmd->add_subcommand("profile-d", "An /etc/profile.d/ snippet: every login shell puts the staged cuDNN first on the loader path");
+  pd->add_option("MANIFEST", p->manifest, "The manifest")->required();
+  pd->add_option("--prefix", p->prefix, "Where the staged tree lives (default: [targets.linux] prefix)");
+  pd->add_option("-o", p->output, "Write to FILE instead of stdout");
+  pd->callback([p, &ctx] {
+    ctx.action = [p, &ctx] {
+      auto act_for = activation_for(*p);
+      if (!act_for) return fail(ctx, "generate", false, act_for.error());
+      return emit(ctx, p->output, gen::render_profile_d(*act_for));
     };
   });
 

@@ -28,6 +28,7 @@ void print_stage(std::ostream& os, const model::StageReport& r, const Style& st)
     os << st.green("already staged") << ": " << r.dest << " holds this exact staging (" << r.files
        << " files intact per .stackpin/receipt.json); nothing to do\n";
     for (const auto& a : r.activation) os << "  script   " << a << "\n";
+    for (const auto& b : r.build_files) os << "  build    " << b << "\n";
     return;
   }
   if (!r.recovered.empty()) os << st.yellow("recovered") << ": " << r.recovered << "\n";
@@ -48,6 +49,8 @@ void print_stage(std::ostream& os, const model::StageReport& r, const Style& st)
   if (replaced && !r.dry_run) os << "  " << replaced << " existing file(s) replaced; kept in .stackpin/backup/ for `stackpin unstage`\n";
   for (const auto& a : r.activation) os << "  script   " << a << "\n";
   if (!r.activation_note.empty()) os << "  note: " << r.activation_note << "\n";
+  for (const auto& b : r.build_files) os << "  build    " << b << "\n";
+  if (!r.build_files_note.empty()) os << "  note: " << r.build_files_note << "\n";
   if (!r.stale.empty()) {
     os << st.yellow("warning") << ": other cuDNN DLLs in the tree (found before the pinned ones on PATH, they shadow it):\n";
     for (const auto& s : r.stale) os << "    " << s << "\n";

@@ -8,6 +8,7 @@
 
 #include "core/stage.hpp"
 
+#include "build_files.hpp"
 #include "core/activation.hpp"
 #include "gen/activate.hpp"
 #include "gen/activate_windows.hpp"
@@ -214,29 +215,42 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
     return r.archive_sha256 == expect->sha256 && r.target == report.target && r.layout == report.layout &&
            r.platform == report.platform && r.prefix == report.prefix && !stale_left(r);
   };
+  // An intact staging whose own files (activation scripts, build files) are missing or stale needs
+  // no archive either: they are written under the lock below.
+  bool own_files_only = false;
   if (!o.dry_run && fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec)) {
     auto text = util::read_file(dirs.receipt());
     if (text) {
       auto r = format::parse_receipt(*text, dirs.receipt().string());
-      if (r && same_receipt(*r) && intact(*r, dest_abs) && activation_current(dirs, activation_for(m, kb, *r))) {
-        auto a = activation_for(m, kb, *r);
-        for (const auto& f : a.files) report.activation.push_back((dirs.root() / f.first).string());
-        report.activation_note = a.note;
-        report.no_op = true;
-        report.archive_path = r->archive_file;
-        report.files = r->files.size();
-        return report;
+      if (r && same_receipt(*r) && intact(*r, dest_abs)) {
+        if (activation_current(dirs, activation_for(m, kb, *r)) && detail::build_files_current(dirs, detail::build_files_for(*r), &report)) {
+          auto a = activation_for(m, kb, *r);
+          for (const auto& f : a.files) report.activation.push_back((dirs.root() / f.first).string());
+          report.activation_note = a.note;
+          report.no_op = true;
+          report.archive_path = r->archive_file;
+          report.files = r->files.size();
+          return report;
+        }
+        own_files_only = true;
       }
     }
   }
 
   bool by_content = false;
-  auto located = locate_archive(*expect, o.archives_dir, by_content);
-  if (!located) return std::move(located).error();
-  if (!*located)
-    return util::Error(util::ErrorCode::not_found, "archive " + expect->file + " not found in " + o.archives_dir.string())
-        .with_hint(pin->url ? "download " + pin->url->value + " into " + o.archives_dir.string() : "put the archive into " + o.archives_dir.string());
-  report.archive_path = (*located)->string();
+  std::optional<fs::path> archive;
+  auto find_archive = [&]() -> util::Status {
+    auto located = locate_archive(*expect, o.archives_dir, by_content);
+    if (!located) return std::move(located).error();
+    if (!*located)
+      return util::Error(util::ErrorCode::not_found, "archive " + expect->file + " not found in " + o.archives_dir.string())
+          .with_hint(pin->url ? "download " + pin->url->value + " into " + o.archives_dir.string() : "put the archive into " + o.archives_dir.string());
+    archive = **located;
+    report.archive_path = archive->string();
+    return {};
+  };
+  if (!own_files_only)
+    if (auto s = find_archive(); !s) return std::move(s).error();
 
   archive_io::ExtractOptions xo;
   xo.rules = o.target == model::Target::windows ? archive_io::NameRules::windows : archive_io::NameRules::posix;
@@ -254,7 +268,7 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   };
 
   if (o.dry_run) {
-    auto listing = archive_io::list(**located, xo);
+    auto listing = archive_io::list(*archive, xo);
     if (!listing) return std::move(listing).error();
     if (auto s = check_hash(*listing); !s) return std::move(s).error();
     auto plan = detail::plan_layout(listing->entries, m, o.target, kb);
@@ -279,13 +293,17 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   if (*previous && same_receipt(**previous) && intact(**previous, dest_abs)) {
     report.no_op = true;
     report.files = (*previous)->files.size();
+    if (!archive) report.archive_path = (*previous)->archive_file;
     if (auto s = write_activation(dirs, activation_for(m, kb, **previous), report); !s) return std::move(s).error();
+    if (auto s = detail::write_build_files(dirs, detail::build_files_for(**previous), report); !s) return std::move(s).error();
     return report;
   }
 
+  if (!archive)  // it changed since the check above (another run): the archive is needed after all
+    if (auto s = find_archive(); !s) return with_cleanup(*state, std::move(s).error());
   auto tmp = util::TempDir::create(dirs.root(), "tmp-");
   if (!tmp) return with_cleanup(*state, std::move(tmp).error());
-  auto extracted = archive_io::extract(**located, tmp->path(), xo);
+  auto extracted = archive_io::extract(*archive, tmp->path(), xo);
   if (!extracted) {
     auto e = std::move(extracted).error();
     if (e.code == util::ErrorCode::io && e.message.find("No space left") != std::string::npos)
@@ -435,6 +453,11 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   if (auto s = write_activation(dirs, activation_for(m, kb, receipt), report); !s) {
     auto e = std::move(s).error();
     e.message = "staged, but the activation scripts could not be written: " + e.message;
+    return e;
+  }
+  if (auto s = detail::write_build_files(dirs, detail::build_files_for(receipt), report); !s) {
+    auto e = std::move(s).error();
+    e.message = "staged, but the CMake and pkg-config files could not be written: " + e.message;
     return e;
   }
   return report;

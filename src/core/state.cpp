@@ -18,6 +18,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "build_files.hpp"
 #include "crypto/sha256.hpp"
 #include "format/receipt.hpp"
 #include "util/fs.hpp"
@@ -166,6 +167,7 @@ util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r,
       ++restored;
     }
   }
+  remove_build_files(dirs);  // first: they sit in folders staging created (lib64/pkgconfig)
   for (auto it = r.created_dirs.rbegin(); it != r.created_dirs.rend(); ++it) fs::remove(dirs.dest / *it, ec);  // only if empty
   prune_backup_dirs(dirs);
   return {};
@@ -173,13 +175,14 @@ util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r,
 
 namespace {
 // Stray extraction directories of runs killed before their journal existed (a kill during the
-// extraction, which happens before anything in DEST changes), and the temporary file of a
-// receipt.json.new whose write was interrupted. Called under the lock, so no other run is using them.
+// extraction, which happens before anything in DEST changes), and the temporary files
+// (.NAME.tmp-*, util::write_file_atomic's) of a receipt.json.new, an activation script or the
+// build-files record whose write was interrupted. Called under the lock, so no other run is using them.
 void remove_strays(const model::StateDir& dirs) {
   std::error_code ec;
   for (auto& e : fs::directory_iterator(dirs.root(), ec)) {
     std::string name = e.path().filename().string();
-    if (name.rfind("tmp-", 0) == 0 || name.rfind(".receipt.json.new.tmp-", 0) == 0) fs::remove_all(e.path(), ec);
+    if (name.rfind("tmp-", 0) == 0 || (name.rfind(".", 0) == 0 && name.find(".tmp-") != std::string::npos)) fs::remove_all(e.path(), ec);
   }
 }
 }  // namespace

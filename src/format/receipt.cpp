@@ -123,7 +123,9 @@ JsonDoc to_json(const model::StageReport& r) {
                    {"removed_stale", r.removed_stale},
                    {"recovered", r.recovered},
                    {"activation", r.activation},
-                   {"activation_note", r.activation_note}});
+                   {"activation_note", r.activation_note},
+                   {"build_files", r.build_files},
+                   {"build_files_note", r.build_files_note}});
 }
 
 JsonDoc to_json(const model::UnstageReport& r) {

@@ -1,5 +1,8 @@
 #include "gen/quote.hpp"
 
+#include <cstdio>
+#include <utility>
+
 namespace gen {
 
 std::string sh_quote(std::string_view s) {
@@ -31,6 +34,37 @@ util::Result<std::string> cmd_quote(std::string_view s) {
     else out += c;
   }
   return out + "\"";
+}
+
+std::string cmake_quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '$': out += "\\$"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default: out += c;
+    }
+  }
+  return out + "\"";
+}
+
+util::Result<std::string> pc_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '\n' || c == '\r')
+      return util::Error(util::ErrorCode::unsupported, "a pkg-config file cannot hold the value \"" + std::string(s) + "\": it has a line break")
+          .with_hint("choose a path without line breaks");
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || u >= 0x80 ||
+                 std::string_view("/._+,:=@^~%-").find(c) != std::string_view::npos;
+    if (!plain) out += '\\';
+    out += c;
+  }
+  return out;
 }
 
 std::string comment_safe(std::string s) {

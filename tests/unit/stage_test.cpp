@@ -18,6 +18,7 @@
 #include "fixtures.hpp"
 #include "format/manifest_reader.hpp"
 #include "format/receipt.hpp"
+#include "gen/build_config.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "test_support.hpp"
 #include "tree.hpp"
@@ -155,6 +156,43 @@ std::string show(const std::map<std::string, std::string>& m) {
   return s;
 }
 
+// The CMake package configuration and pkg-config file stage writes into a tree of `s` ("path" ->
+// sha), rendered here from what the fixture's layout is (not from the receipt, as stage does).
+gen::BuildConfig build_config_of(const Spec& s) {
+  gen::BuildConfig c;
+  c.name = "fixture";
+  c.version = s.version;
+  c.cudnn_major = std::stoi(s.version.substr(0, s.version.find('.')));
+  c.cuda_major = s.cuda;
+  c.platform = s.windows ? model::Platform::windows_x86_64 : model::Platform::linux_x86_64;
+  for (const auto& stem : fixtures::cudnn_linux_stems(c.cudnn_major)) {
+    c.libraries.push_back(stem.substr(3));
+    if (!s.windows && (c.cudnn_major >= 9 || stem != "libcudnn")) c.static_libraries.push_back(stem.substr(3));
+  }
+  if (s.windows) {
+    c.cmake_dir = "cmake";
+    c.lib_dir = "lib/x64";
+    c.bin_dir = s.version == "9.19.0.56" || s.cuda >= 13 ? "bin/x64" : "bin";
+  } else {
+    c.cmake_dir = "share/cmake/CUDNN";
+    c.lib_dir = "lib64";
+    c.pkgconfig_dir = "lib64/pkgconfig";
+  }
+  return c;
+}
+std::map<std::string, std::string> build_files(const Spec& s) {
+  auto c = build_config_of(s);
+  std::map<std::string, std::string> out{{c.cmake_dir + "/CUDNNConfig.cmake", sha(gen::render_cmake_config(c))},
+                                         {c.cmake_dir + "/CUDNNConfigVersion.cmake", sha(gen::render_cmake_config_version(c))}};
+  if (!s.windows) out[c.pkgconfig_dir + "/cudnn.pc"] = sha(*gen::render_pkg_config(c));
+  return out;
+}
+template <class M>
+M with_build_files(M files, const Spec& s) {
+  for (const auto& [path, hash] : build_files(s)) files[path] = hash;
+  return files;
+}
+
 void expect_error(const util::Error& e, ErrorCode code, const std::vector<std::string>& words) {
   EXPECT_EQ(std::string(util::to_string(e.code)), util::to_string(code)) << e.message;
   for (const auto& w : words) EXPECT_NE(e.message.find(w), std::string::npos) << "\"" << w << "\" not in: " << e.message;
@@ -177,7 +215,8 @@ void make_fake_cuda_root(const fs::path& root, const std::string& dll_dir) {
 
 void expect_linux_layout(const World& w) {
   auto got = contents(testing_support::snapshot(w.dest(), {".stackpin"}));
-  auto want = expected(w.spec, [](const std::string& rel) { return rel.rfind("lib/", 0) == 0 ? "lib64/" + rel.substr(4) : rel; });
+  auto want = with_build_files(
+      expected(w.spec, [](const std::string& rel) { return rel.rfind("lib/", 0) == 0 ? "lib64/" + rel.substr(4) : rel; }), w.spec);
   EXPECT_EQ(got, want) << "got:\n" << show(got) << "want:\n" << show(want);
   // the so-name chain is intact and resolves to the real library
   auto maj = w.spec.version.substr(0, 1);
@@ -211,12 +250,23 @@ TEST(StageLinux, Lib64LayoutKeepsTheSoNameChain) {
     EXPECT_EQ(r->files, want.size());
     EXPECT_TRUE(r->stale.empty());
     expect_linux_layout(w);
-    // .stackpin holds the receipt, the lock and the activation script, nothing else
+    // .stackpin holds the receipt, the lock, the activation script and the record of the build
+    // files, nothing else
     auto state = testing_support::snapshot(w.dest() / ".stackpin");
-    EXPECT_EQ(state.size(), 3u) << testing_support::diff({}, state);
+    EXPECT_EQ(state.size(), 4u) << testing_support::diff({}, state);
     EXPECT_TRUE(state.count("receipt.json"));
     EXPECT_TRUE(state.count("lock"));
     ASSERT_TRUE(state.count("activate.sh"));
+    EXPECT_EQ(testing_support::read_text(w.dest() / ".stackpin" / "build-files"),
+              "dir\tshare\ndir\tshare/cmake\ndir\tshare/cmake/CUDNN\ndir\tlib64/pkgconfig\n"
+              "file\tshare/cmake/CUDNN/CUDNNConfig.cmake\nfile\tshare/cmake/CUDNN/CUDNNConfigVersion.cmake\nfile\tlib64/pkgconfig/cudnn.pc\n");
+    std::vector<std::string> build;
+    for (const auto& [path, hash] : build_files(spec)) build.push_back((w.dest() / path).string());
+    std::sort(build.begin(), build.end());
+    auto reported = r->build_files;
+    std::sort(reported.begin(), reported.end());
+    EXPECT_EQ(reported, build);
+    EXPECT_EQ(r->build_files_note, "");
     // written for where the tree lives on the target machine, the manifest's prefix
     EXPECT_NE(testing_support::read_text(w.dest() / ".stackpin" / "activate.sh")
                   .find("stackpin_cudnn_root='/usr/local/cudnn-" + spec.version + "'"),
@@ -249,8 +299,9 @@ TEST(StageWindows, IsolatedLayoutKeepsNvidiasDirectories) {
     EXPECT_EQ(r->platform, "windows-x86_64");
     EXPECT_EQ(r->prefix, "C:\\tools\\cudnn\\v" + spec.version);
     auto got = contents(testing_support::snapshot(w.dest(), {".stackpin"}));
-    auto want = expected(spec, [](const std::string& rel) { return rel; });
+    auto want = with_build_files(expected(spec, [](const std::string& rel) { return rel; }), spec);
     EXPECT_EQ(got, want) << "got:\n" << show(got);
+    EXPECT_EQ(r->build_files.size(), 2u);  // the CMake files only: no pkg-config file for Windows
     std::string maj = spec.version.substr(0, 1);
     std::string dlls = spec.version == "9.19.0.56" ? "bin/x64/" : "bin/";
     EXPECT_TRUE(fs::is_regular_file(w.dest() / dlls / ("cudnn64_" + maj + ".dll")));
@@ -300,6 +351,7 @@ TEST(StageCudaMerge, ReplacesKeepsBackupsAndReportsStaleDlls) {
     auto o = contents(original).at(keep);
     want[keep] = o;
   }
+  want = with_build_files(want, w.spec);  // cmake/ in the CUDA root
   EXPECT_EQ(got, want) << "got:\n" << show(got) << "want:\n" << show(want);
 
   // what was overwritten is kept, byte for byte, in .stackpin/backup/
@@ -345,6 +397,84 @@ TEST(StageCudaMerge, RemoveStaleOnTheFirstRunAndCuda13KeepsDllsInBinX64) {
   model::UnstageReport ur;
   ASSERT_TRUE(core::unstage({w.dest(), false, {}, {}}, ur).ok());
   EXPECT_EQ(testing_support::diff(original, testing_support::snapshot(w.dest())), "");
+}
+
+// ---- the build-system files ---------------------------------------------------------------------------
+
+TEST(StageBuildFiles, RestageRewritesMissingOrStaleOnesAndNothingElse) {
+  World w(k_v9_linux);
+  ASSERT_TRUE(w.stage().ok());
+  auto before = testing_support::snapshot(w.dest());
+  fs::remove(w.dest() / "lib64" / "pkgconfig" / "cudnn.pc");
+  testing_support::write_file(w.dest() / "share" / "cmake" / "CUDNN" / "CUDNNConfig.cmake", "# edited\n");
+  fs::remove(w.archives() / w.info.path.filename());  // a no-op restage needs no archive
+  auto r = w.stage();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->no_op);
+  EXPECT_EQ(r->build_files.size(), 3u);
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dest())), "");
+}
+
+TEST(StageBuildFiles, AnotherProgramsConfigInTheCudaRootIsKeptAndUnstageRestoresAll) {
+  World w(k_v8_windows, "cuda-merge");
+  make_fake_cuda_root(w.dest(), "bin");
+  testing_support::write_file(w.dest() / "cmake" / "CUDNNConfig.cmake", "# someone else's\n");
+  auto original = testing_support::snapshot(w.dest());
+  auto r = w.stage();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->build_files.empty());
+  EXPECT_NE(r->build_files_note.find("another program's file"), std::string::npos) << r->build_files_note;
+  EXPECT_NE(r->build_files_note.find((w.dest() / "cmake" / "CUDNNConfig.cmake").string()), std::string::npos) << r->build_files_note;
+  EXPECT_EQ(testing_support::read_text(w.dest() / "cmake" / "CUDNNConfig.cmake"), "# someone else's\n");
+  EXPECT_FALSE(fs::exists(w.dest() / "cmake" / "CUDNNConfigVersion.cmake"));  // not beside another program's config
+  auto again = w.stage();
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->no_op);
+  EXPECT_EQ(again->build_files_note, r->build_files_note);
+  model::UnstageReport ur;
+  ASSERT_TRUE(core::unstage({w.dest(), false, {}, {}}, ur).ok());
+  EXPECT_EQ(testing_support::diff(original, testing_support::snapshot(w.dest())), "");
+}
+
+TEST(StageBuildFiles, ASymlinkedFolderIsNotWrittenThrough) {
+  World w(k_v9_linux);
+  ScratchDir outside;
+  fs::create_directories(w.dest());
+  fs::create_directory_symlink(outside.path(), w.dest() / "share");
+  auto r = w.stage();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(testing_support::snapshot(outside.path()), Tree{});
+  EXPECT_EQ(r->build_files, std::vector<std::string>{(w.dest() / "lib64" / "pkgconfig" / "cudnn.pc").string()});
+  EXPECT_NE(r->build_files_note.find("symlinked folder"), std::string::npos) << r->build_files_note;
+  model::UnstageReport ur;
+  ASSERT_TRUE(core::unstage({w.dest(), false, {}, {}}, ur).ok());
+  EXPECT_TRUE(fs::is_symlink(w.dest() / "share"));
+  EXPECT_EQ(testing_support::snapshot(w.dest()).size(), 1u);
+}
+
+TEST(StageBuildFiles, UnstageKeepsFoldersThatWereThereBefore) {
+  World w(k_v9_linux);
+  testing_support::write_file(w.dest() / "share" / "doc" / "notes.txt", "mine\n");
+  fs::create_directories(w.dest() / "share" / "cmake");  // empty, but not stackpin's
+  auto original = testing_support::snapshot(w.dest());
+  ASSERT_TRUE(w.stage().ok());
+  EXPECT_TRUE(fs::is_regular_file(w.dest() / "share" / "cmake" / "CUDNN" / "CUDNNConfig.cmake"));
+  model::UnstageReport ur;
+  ASSERT_TRUE(core::unstage({w.dest(), false, {}, {}}, ur).ok());
+  EXPECT_EQ(testing_support::diff(original, testing_support::snapshot(w.dest())), "");
+}
+
+TEST(StageBuildFiles, ReplacingAStagingOfAnotherMajorRewritesThem) {
+  World v9(k_v9_linux);
+  ASSERT_TRUE(v9.stage().ok());
+  World v8(k_v8_linux);
+  auto o = v8.options();
+  o.dest = v9.dest();
+  auto r = v8.stage(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto config = testing_support::read_text(v9.dest() / "share" / "cmake" / "CUDNN" / "CUDNNConfig.cmake");
+  EXPECT_NE(config.find("IMPORTED_LOCATION \"${_cudnn_lib_dir}/libcudnn_ops_infer.so.8\""), std::string::npos) << config;
+  EXPECT_EQ(config.find(".so.9"), std::string::npos) << config;
 }
 
 // ---- the receipt -------------------------------------------------------------------------------------

@@ -36,8 +36,10 @@ struct StageOptions {
 // archive once, extracts it into DEST/.stackpin/tmp-*, checks size and SHA-256 against the pin
 // and the files against the knowledge base's layout for this cuDNN version, then moves the files
 // into place under a journal, keeps what they replace in DEST/.stackpin/backup/ and writes the
-// receipt. On an intact DEST that holds this exact staging it does nothing (fast, from the
-// receipt's file metadata). Errors: usage (no DEST for a windows target), invalid (no archive
+// receipt, then stackpin's own files: the activation scripts and the CMake / pkg-config files. On
+// an intact DEST that holds this exact staging it does nothing (fast, from the receipt's file
+// metadata) but rewrite those own files where missing or stale, without reading the archive.
+// Errors: usage (no DEST for a windows target), invalid (no archive
 // for the platform, layout unknown for the version), not_found (archive), mismatch (size/hash,
 // header version), unsafe (hostile archive), io, conflict (previous staging modified).
 util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const StageOptions& o);

@@ -1,6 +1,6 @@
 #pragma once
-// Activation files for a staged Linux/WSL2 tree: a POSIX sh script (also usable as an
-// /etc/profile.d snippet) and an /etc/ld.so.conf.d entry (activate_sh.cpp).
+// Activation files for a staged Linux/WSL2 tree: a POSIX sh script, an /etc/profile.d snippet and
+// an /etc/ld.so.conf.d entry (activate_sh.cpp).
 #include <string>
 
 #include "util/result.hpp"
@@ -18,6 +18,11 @@ struct LinuxActivation {
 // sourced) adds /usr/lib/wsl/lib, where the Windows driver's libcuda is mapped. Sourcing it twice
 // changes nothing.
 std::string render_activate_sh(const LinuxActivation& a);
+
+// The same loader-path edit as an /etc/profile.d/ snippet, which every login shell sources: it
+// acts only while <prefix>/lib64 exists, prints nothing, never exits or returns, and works under
+// `set -u` and `set -e`. Sourcing it twice changes nothing.
+std::string render_profile_d(const LinuxActivation& a);
 
 // The /etc/ld.so.conf.d/ entry: ldconfig then finds the tree system-wide, without LD_LIBRARY_PATH.
 // Errors (unsupported): a prefix with whitespace, '#' or a line break, which ld.so.conf cannot hold.

@@ -2,7 +2,9 @@
 // The one quoting module for generated scripts: every path or value a script embeds goes through
 // it. Shells differ: POSIX sh single quotes take everything literally except the quote itself;
 // PowerShell single-quoted strings take everything literally ($, backticks) and double the quote;
-// cmd has no escape for a double quote inside quotes and expands %VAR% even there.
+// cmd has no escape for a double quote inside quotes and expands %VAR% even there; CMake quoted
+// arguments expand ${VAR} and take backslash escapes; pkg-config values expand ${var} and split
+// arguments at unescaped blanks and quotes.
 #include <string>
 #include <string_view>
 
@@ -17,6 +19,15 @@ std::string ps_quote(std::string_view s);
 // "C:\Program Files\x" with % doubled (for .cmd/.bat files). Errors (unsupported): a double
 // quote, newline or carriage return, which cmd cannot carry inside a quoted argument.
 util::Result<std::string> cmd_quote(std::string_view s);
+
+// "C:/x \"q\" \$HOME" : a CMake quoted argument holding `s` literally (\, " and $ escaped; line
+// breaks and tabs as \n, \r, \t). A ';' stays a list separator, as it is in any CMake path.
+std::string cmake_quote(std::string_view s);
+// /opt/a\ b\$c : a pkg-config (.pc) value that pkg-config and pkgconf read back as `s` literally:
+// every byte that is not a letter, digit or one of / . _ + , : = @ ^ ~ % - is escaped with a
+// backslash (bytes >= 0x80 are kept as they are). Errors (unsupported): a line break, which a .pc
+// file cannot hold.
+util::Result<std::string> pc_escape(std::string_view s);
 
 // Text for a comment line of any of these scripts: a line break in a value must not end the
 // comment and turn the rest into code, so CR and LF become '?'.

@@ -3,7 +3,8 @@
 //
 // DEST: `--dest DIR` is the local directory that *becomes* the target's prefix (isolated, lib64)
 // or the CUDA root (cuda-merge); it is never joined onto the manifest's prefix the way DESTDIR is.
-// stackpin's own files in a staged tree live under DEST/.stackpin/.
+// stackpin's own files in a staged tree live under DEST/.stackpin/, except the CMake and pkg-config
+// files, which must lie where those tools look (recorded in DEST/.stackpin/build-files).
 #include <filesystem>
 #include <optional>
 #include <string>

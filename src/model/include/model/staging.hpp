@@ -73,6 +73,8 @@ struct StageReport {
   std::string recovered;             // what an interrupted earlier run left, and what was done
   std::vector<std::string> activation;  // scripts written next to the tree (DEST/.stackpin/...)
   std::string activation_note;          // why some were not written
+  std::vector<std::string> build_files;  // CMake package configuration and pkg-config file written into DEST
+  std::string build_files_note;          // why some were not written
 };
 
 struct UnstageReport {
