@@ -365,6 +365,7 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
 
   Entry e;
   e.path = rel;
+  if (archive_entry_mtime_is_set(ae)) e.mtime = static_cast<std::int64_t>(archive_entry_mtime(ae));
   const char* hardlink = archive_entry_hardlink(ae);
   mode_t type = archive_entry_filetype(ae);
   if (hardlink) e.type = EntryType::hardlink;

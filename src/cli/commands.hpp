@@ -22,6 +22,7 @@ struct Context {
 void add_check(CLI::App& app, Context& ctx);
 void add_verify(CLI::App& app, Context& ctx);
 void add_stage(CLI::App& app, Context& ctx);
+void add_deb(CLI::App& app, Context& ctx);
 void add_convtest(CLI::App& app, Context& ctx);
 void add_generate(CLI::App& app, Context& ctx);
 

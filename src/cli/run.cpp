@@ -35,6 +35,7 @@ int run(const std::vector<std::string>& args, Io& io) {
   add_check(app, ctx);
   add_verify(app, ctx);
   add_stage(app, ctx);
+  add_deb(app, ctx);
   add_convtest(app, ctx);
   add_generate(app, ctx);
 

@@ -138,4 +138,22 @@ JsonDoc to_json(const model::StatusReport& r) {
                    {"layout", r.layout}, {"files", r.files}, {"pending", r.pending}});
 }
 
+JsonDoc to_json(const model::DebReport& r) {
+  json packages = json::array();
+  for (const auto& p : r.packages)
+    packages.push_back({{"name", p.name}, {"version", p.version}, {"architecture", p.architecture}, {"role", p.role},
+                        {"path", p.path}, {"sha256", p.sha256}, {"size", p.size}, {"unchanged", p.unchanged},
+                        {"files", p.files}, {"installed_size_kib", p.installed_size_kib}, {"depends", p.depends},
+                        {"recommends", p.recommends}, {"conflicts", p.conflicts}, {"provides", p.provides},
+                        {"sonames", p.sonames}});
+  return wrap(json{{"archive", {{"path", r.archive_path}, {"sha256", r.archive_sha256}}},
+                   {"platform", r.platform},
+                   {"libdir", r.libdir},
+                   {"includedir", r.includedir},
+                   {"mtime", r.mtime},
+                   {"mtime_source", r.mtime_source},
+                   {"packages", packages},
+                   {"notes", r.notes}});
+}
+
 }  // namespace format

@@ -130,6 +130,20 @@ Status DurableAppender::append_line(std::string_view line) {
   return {};
 }
 
+Status sync_file(const std::filesystem::path& file) {
+#ifndef _WIN32
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error(ErrorCode::io, "cannot open " + file.string() + ": " + os_error_text(errno));
+  int r = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (r != 0) return Error(ErrorCode::io, "cannot flush " + file.string() + " to disk: " + os_error_text(err));
+#else
+  (void)file;
+#endif
+  return {};
+}
+
 void sync_directory(const std::filesystem::path& dir) {
 #ifndef _WIN32
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -38,3 +38,26 @@ target_link_libraries(stackpin_doubles_selftest PRIVATE m ${CMAKE_DL_LIBS})
 add_dependencies(stackpin_doubles_selftest stackpin_fake_cudart stackpin_fake_cudnn9 stackpin_fake_cudnn8)
 add_test(NAME doubles.selftest COMMAND stackpin_doubles_selftest "${STACKPIN_DOUBLES_DIR}")
 set_tests_properties(doubles.selftest PROPERTIES LABELS unit)
+
+# Packaging doubles: one tiny real ELF shared object per cuDNN 9 library stem, with NVIDIA's
+# SONAME (lib<stem>.so.9, file lib<stem>.so.9.1.0), and a static library with real code, so that
+# `stackpin deb` output can be checked by lintian and installed with dpkg (ldconfig lists only
+# real shared objects). Laid out in ${STACKPIN_DOUBLES_DIR}/stems/.
+set(STACKPIN_STEM_NAMES cudnn cudnn_adv cudnn_cnn cudnn_engines_precompiled cudnn_engines_runtime_compiled
+    cudnn_graph cudnn_heuristic cudnn_ops)
+set(STACKPIN_STEM_TARGETS)
+foreach(stem IN LISTS STACKPIN_STEM_NAMES)
+  add_library(stackpin_stem_${stem} SHARED "${_stackpin_doubles_src}/stem.c")
+  set_target_properties(stackpin_stem_${stem} PROPERTIES
+    OUTPUT_NAME ${stem} SOVERSION 9 VERSION 9.1.0
+    LIBRARY_OUTPUT_DIRECTORY "${STACKPIN_DOUBLES_DIR}/stems$<0:>"
+    C_STANDARD 11 C_VISIBILITY_PRESET hidden)
+  target_compile_definitions(stackpin_stem_${stem} PRIVATE STEM_NAME="${stem}")
+  target_link_libraries(stackpin_stem_${stem} PRIVATE m)
+  list(APPEND STACKPIN_STEM_TARGETS stackpin_stem_${stem})
+endforeach()
+add_library(stackpin_stem_static STATIC "${_stackpin_doubles_src}/stem.c")
+set_target_properties(stackpin_stem_static PROPERTIES
+  OUTPUT_NAME stem_static ARCHIVE_OUTPUT_DIRECTORY "${STACKPIN_DOUBLES_DIR}/stems$<0:>" C_STANDARD 11
+  POSITION_INDEPENDENT_CODE ON)
+list(APPEND STACKPIN_STEM_TARGETS stackpin_stem_static)

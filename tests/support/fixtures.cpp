@@ -574,4 +574,32 @@ void corrupt_copy(const fs::path& in, const fs::path& out, std::uint64_t offset)
   write_bytes(out, bytes);
 }
 
+
+namespace {
+std::string bytes_of(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + p.string());
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+}  // namespace
+
+Info make_cudnn_linux_elf(const fs::path& dir, const fs::path& stems_dir) {
+  const std::string ver = "9.1.0.70", top = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive/";
+  std::vector<Entry> e = {{top, Kind::dir}, {top + "include/", Kind::dir}, {top + "lib/", Kind::dir}};
+  e.push_back({top + "LICENSE", Kind::file, "Copyright (c) 2014-2024 NVIDIA Corporation. Test license text.\n\nSecond paragraph.\n"});
+  for (const auto& h : cudnn_headers(9))
+    if (h != "cudnn_version.h") e.push_back({top + "include/" + h, Kind::file, "/* " + h + " */\n"});
+  e.push_back({top + "include/cudnn_version.h", Kind::file, cudnn_version_header(ver)});
+  std::string static_lib = bytes_of(stems_dir / "libstem_static.a");
+  for (const auto& s : cudnn_linux_stems(9)) {
+    e.push_back({top + "lib/" + s + ".so.9.1.0", Kind::file, bytes_of(stems_dir / (s + ".so.9.1.0")), "", 0755});
+    e.push_back({top + "lib/" + s + ".so.9", Kind::symlink, "", s + ".so.9.1.0"});
+    e.push_back({top + "lib/" + s + ".so", Kind::symlink, "", s + ".so.9"});
+    e.push_back({top + "lib/" + s + "_static.a", Kind::file, static_lib});
+  }
+  fs::path out = dir / cudnn_archive_name("linux-x86_64", ver, 12);
+  write_archive(out, Format::tar_xz, e);
+  return info(out);
+}
+
 }  // namespace fixtures

@@ -86,6 +86,12 @@ std::string cudnn_archive_name(const std::string& platform, const std::string& v
 Info make_cudnn_linux(const fs::path& dir, const std::string& version, int cuda_major, const CudnnOptions& o = {});
 Info make_cudnn_windows(const fs::path& dir, const std::string& version, int cuda_major, const CudnnOptions& o = {});
 
+// cuDNN 9.1.0.70 for CUDA 12 in NVIDIA's Linux layout whose libraries are real ELF shared objects:
+// the packaging doubles that tests/doubles builds into `stems_dir` (lib<stem>.so.9.1.0 with NVIDIA's
+// SONAMEs, libstem_static.a), so that lintian, ldconfig and dpkg see real libraries. Throws when a
+// double is missing.
+Info make_cudnn_linux_elf(const fs::path& dir, const fs::path& stems_dir);
+
 // A schema-1 manifest pinning the given archives with origin = "local" (file = basename):
 //   schema = 1 / name = "fixture" / [cuda] version / [cudnn] version, cuda /
 //   [[cudnn.archives]] platform, origin = "local", file, sha256, size   (one per platform_archives entry)

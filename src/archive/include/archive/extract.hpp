@@ -24,6 +24,7 @@ struct Entry {
   unsigned mode = 0644;    // permission bits as written (setuid/setgid/sticky dropped)
   std::string link;        // symlink target as stored; hardlink: the entry path it links to
   crypto::Digest sha256{};  // files (and hardlinks): content hash; zero when listing
+  std::int64_t mtime = 0;   // modification time stored in the archive (seconds since the epoch; 0 = none)
 };
 
 struct Progress {

@@ -17,5 +17,6 @@ JsonDoc to_json(const model::VerifyReport& r);
 JsonDoc to_json(const model::StageReport& r);
 JsonDoc to_json(const model::UnstageReport& r);
 JsonDoc to_json(const model::StatusReport& r);
+JsonDoc to_json(const model::DebReport& r);
 
 }  // namespace format

@@ -77,6 +77,28 @@ struct StageReport {
   std::string build_files_note;          // why some were not written
 };
 
+// One Debian package written by `stackpin deb`.
+struct DebPackage {
+  std::string name, version, architecture;
+  std::string role;   // runtime | dev
+  std::string path;   // the .deb written
+  std::string sha256;
+  std::uint64_t size = 0;
+  bool unchanged = false;  // the same bytes were already there
+  std::uint64_t files = 0, installed_size_kib = 0;
+  std::vector<std::string> depends, recommends, conflicts, provides;
+  std::vector<std::string> sonames;  // runtime: the shared libraries' SONAMEs
+};
+
+struct DebReport {
+  std::string archive_path, archive_sha256, platform;
+  std::string libdir, includedir;  // where the files install (/usr/lib/<triplet>, /usr/include)
+  std::int64_t mtime = 0;          // every member's timestamp
+  std::string mtime_source;        // SOURCE_DATE_EPOCH | archive
+  std::vector<DebPackage> packages;
+  std::vector<std::string> notes;  // what the user should know (undeclared needs, non-ELF libraries)
+};
+
 struct UnstageReport {
   std::string dest;
   std::uint64_t removed = 0, restored = 0;

@@ -40,6 +40,9 @@ class DurableAppender {
   int m_fd = -1;
 };
 
+// Flushes a file's data to disk (before it is renamed into place). Errors: io.
+Status sync_file(const std::filesystem::path& file);
+
 // Flushes a directory's entries (renames, creations) to disk; a no-op where unsupported.
 void sync_directory(const std::filesystem::path& dir);
 

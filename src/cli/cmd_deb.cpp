@@ -1,0 +1,100 @@
+// stackpin deb MANIFEST --archives DIR --out-dir DIR [--platform P] [--maintainer M] [--compression C] [--json]
+#include <ostream>
+
+#include "commands.hpp"
+#include "core/deb.hpp"
+#include "format/manifest_reader.hpp"
+#include "format/receipt.hpp"
+#include "util/strings.hpp"
+
+#ifndef STACKPIN_VERSION
+#define STACKPIN_VERSION "0.0.0"
+#endif
+
+namespace cli {
+
+namespace {
+
+struct DebCli {
+  std::string manifest, archives, out_dir, platform, maintainer, compression = "xz";
+  bool json = false;
+  std::optional<std::uint64_t> max_unpacked;
+};
+
+void print_deb(std::ostream& os, const model::DebReport& r, const Style& st) {
+  os << st.green("packaged") << " cuDNN from " << r.archive_path << "\n           sha256 " << r.archive_sha256 << " (verified)\n";
+  for (const auto& p : r.packages) {
+    os << "  " << st.bold(p.name) << " " << p.version << " " << p.architecture << " (" << p.role << ", " << p.files << " files, "
+       << p.installed_size_kib << " KiB installed)" << (p.unchanged ? "  unchanged: the same bytes were already there" : "") << "\n";
+    os << "    " << p.path << "\n    sha256 " << p.sha256 << "\n";
+    if (!p.depends.empty()) os << "    Depends: " << util::join(p.depends, ", ") << "\n";
+    if (!p.recommends.empty()) os << "    Recommends: " << util::join(p.recommends, ", ") << "\n";
+  }
+  os << "  files install into " << r.libdir << " and " << r.includedir << "; timestamps from " << r.mtime_source << " ("
+     << r.mtime << ")\n";
+  for (const auto& n : r.notes) os << "  " << st.yellow("note") << ": " << n << "\n";
+  if (!r.packages.empty()) {
+    os << "install with: sudo dpkg -i";
+    for (const auto& p : r.packages) os << " " << p.path;
+    os << "   (remove with: sudo dpkg -r";
+    for (auto it = r.packages.rbegin(); it != r.packages.rend(); ++it) os << " " << it->name;
+    os << ")\n";
+  }
+}
+
+int run_deb(const DebCli& c, Context& ctx) {
+  auto m = format::load_manifest(c.manifest);
+  if (!m) return fail(ctx, "deb", c.json, m.error());
+  core::DebOptions o;
+  o.archives_dir = c.archives;
+  o.out_dir = c.out_dir;
+  o.maintainer = c.maintainer;
+  if (o.maintainer.empty()) {
+    auto name = ctx.io.env.get("DEBFULLNAME"), mail = ctx.io.env.get("DEBEMAIL");
+    if (name && mail && !name->empty() && !mail->empty()) o.maintainer = *name + " <" + *mail + ">";
+  }
+  if (c.compression == "xz") o.compression = archive_io::Compression::xz;
+  else if (c.compression == "gzip") o.compression = archive_io::Compression::gzip;
+  else if (c.compression == "none") o.compression = archive_io::Compression::none;
+  else return fail(ctx, "deb", c.json, util::Error(util::ErrorCode::usage, "--compression must be xz, gzip or none"));
+  if (!c.platform.empty()) {
+    o.platform = model::parse_platform(c.platform);
+    if (!o.platform) return fail(ctx, "deb", c.json, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
+  }
+  if (auto sde = ctx.io.env.get("SOURCE_DATE_EPOCH"); sde && !sde->empty()) {
+    auto v = util::parse_u64(*sde);
+    if (!v)
+      return fail(ctx, "deb", c.json,
+                  util::Error(util::ErrorCode::usage, "SOURCE_DATE_EPOCH must be a number of seconds since 1970, got '" + *sde + "'"));
+    o.source_date_epoch = static_cast<std::int64_t>(*v);
+  }
+  o.max_unpacked = c.max_unpacked;
+  o.manifest_sha256 = sha256_of_file(c.manifest);
+  o.stackpin_version = STACKPIN_VERSION;
+  if (auto p = progress_printer(ctx, c.json, "packaging"))
+    o.progress = [p](const archive_io::Progress& pr) { p(pr.archive_bytes, pr.archive_total, pr.files); };
+  auto r = core::build_debs(*m, knowledge::KnowledgeBase::embedded(), o);
+  if (!r) return fail(ctx, "deb", c.json, r.error());
+  if (c.json) ctx.io.out << format::envelope("deb", true, {}, format::to_json(*r), nullptr);
+  else print_deb(ctx.io.out, *r, ctx.out_style);
+  return k_exit_ok;
+}
+
+}  // namespace
+
+void add_deb(CLI::App& app, Context& ctx) {
+  auto c = std::make_shared<DebCli>();
+  auto* cmd = app.add_subcommand("deb", "Build Debian packages (runtime and -dev) from the verified cuDNN archive");
+  cmd->add_option("MANIFEST", c->manifest, "The stack manifest (TOML)")->required();
+  cmd->add_option("--archives", c->archives, "Folder holding the downloaded archives")->required();
+  cmd->add_option("--out-dir,--out", c->out_dir, "Folder the .deb files are written to")->required();
+  cmd->add_option("--platform", c->platform, "linux-x86_64 (amd64) or linux-sbsa (arm64); default: this machine's");
+  cmd->add_option("--maintainer", c->maintainer,
+                  "Maintainer field, 'Full Name <email>' (default: $DEBFULLNAME <$DEBEMAIL>, else stackpin's)");
+  cmd->add_option("--compression", c->compression, "Member compression: xz (default), gzip or none");
+  cmd->add_option("--max-unpacked", c->max_unpacked, "Refuse archives that unpack to more bytes than this");
+  cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_deb(*c, ctx); }; });
+}
+
+}  // namespace cli
