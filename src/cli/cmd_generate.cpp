@@ -9,6 +9,8 @@
 #include "knowledge/knowledge_base.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/activate.hpp"
+#include "core/docker.hpp"
+#include "util/env.hpp"
 #include "util/fs.hpp"
 
 namespace cli {
@@ -33,6 +35,95 @@ util::Result<gen::LinuxActivation> activation_for(const GenCli& c) {
   if (a.prefix.empty() || a.prefix.front() != '/')
     return util::Error(util::ErrorCode::usage, "--prefix must be an absolute path, got \"" + a.prefix + "\"");
   return a;
+}
+
+int emit(Context& ctx, const std::string& output, const std::string& text);
+
+struct DockerCli {
+  std::string manifest, output, context, archives, platform = "linux-x86_64", convtest;
+  bool from_url = false, dev = false;
+};
+
+int run_dockerfile(const DockerCli& c, Context& ctx) {
+  auto m = format::load_manifest(c.manifest);
+  if (!m) return fail(ctx, "generate", false, m.error());
+  core::DockerOptions o;
+  auto platform = model::parse_platform(c.platform);
+  if (!platform) return fail(ctx, "generate", false, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
+  o.platform = *platform;
+  o.from_url = c.from_url;
+  o.include_dev = c.dev;
+  o.manifest_file = std::filesystem::path(c.manifest).filename().string();
+  o.manifest_sha256 = sha256_of_file(c.manifest);
+  const auto& kb = knowledge::KnowledgeBase::embedded();
+  auto plan = core::plan_dockerfile(*m, kb, o);
+  if (!plan) return fail(ctx, "generate", false, plan.error());
+  auto text = gen::render_dockerfile(plan->spec);
+  if (!text) return fail(ctx, "generate", false, text.error());
+  for (const auto& n : plan->notes) ctx.io.err << "note: " << n << "\n";
+  if (c.context.empty()) return emit(ctx, c.output, *text);
+  bool needs_archive = !plan->spec.apt && !plan->spec.from_url;
+  if (needs_archive && c.archives.empty())
+    return fail(ctx, "generate", false,
+                util::Error(util::ErrorCode::usage, "--context needs --archives DIR (where the pinned archive is), or --from-url"));
+  core::ContextFiles files;
+  files.archives_dir = c.archives;
+  if (!c.convtest.empty()) {
+    files.convtest_binary = c.convtest;
+  } else if (auto self = util::executable_path()) {
+    files.convtest_binary = self->parent_path() / "stackpin-convtest";
+  }
+  if (auto st = core::write_context(*plan, *text, *m, kb, files, c.context); !st) return fail(ctx, "generate", false, st.error());
+  ctx.io.out << "build context ready in " << c.context << "\n  docker build --target runtime -t " << m->name.value << " " << c.context
+             << "\n  docker build --target test -t " << m->name.value << "-test " << c.context << "\n";
+  return k_exit_ok;
+}
+
+struct DevcontainerCli {
+  std::string manifest, out_dir = ".", archives, platform = "linux-x86_64";
+};
+
+// .devcontainer/{devcontainer.json, Dockerfile}: the archive is downloaded from its URL during the
+// build when the manifest has one (a repository should not carry an 800 MB archive), else copied
+// from .devcontainer/archives/, verified, like a --context build.
+int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
+  auto m = format::load_manifest(c.manifest);
+  if (!m) return fail(ctx, "generate", false, m.error());
+  core::DockerOptions o;
+  auto platform = model::parse_platform(c.platform);
+  if (!platform) return fail(ctx, "generate", false, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
+  o.platform = *platform;
+  const auto* pin = m->archive_for(o.platform);
+  o.from_url = pin && pin->url;
+  o.manifest_file = std::filesystem::path(c.manifest).filename().string();
+  o.manifest_sha256 = sha256_of_file(c.manifest);
+  const auto& kb = knowledge::KnowledgeBase::embedded();
+  auto plan = core::plan_dockerfile(*m, kb, o);
+  if (!plan) return fail(ctx, "generate", false, plan.error());
+  auto text = gen::render_dockerfile(plan->spec);
+  if (!text) return fail(ctx, "generate", false, text.error());
+  auto dir = std::filesystem::path(c.out_dir) / ".devcontainer";
+  bool needs_archive = !plan->spec.apt && !plan->spec.from_url;
+  if (needs_archive) {
+    if (c.archives.empty())
+      return fail(ctx, "generate", false,
+                  util::Error(util::ErrorCode::usage, "the manifest's archive has no url: pass --archives DIR so it can be put into " + dir.string()));
+    core::ContextFiles files;
+    files.archives_dir = c.archives;
+    if (auto self = util::executable_path()) files.convtest_binary = self->parent_path() / "stackpin-convtest";
+    if (auto st = core::write_context(*plan, *text, *m, kb, files, dir); !st) return fail(ctx, "generate", false, st.error());
+  } else {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return fail(ctx, "generate", false, util::Error(util::ErrorCode::io, "cannot create " + dir.string() + ": " + ec.message()));
+    if (auto st = util::write_file_atomic(dir / "Dockerfile", *text); !st) return fail(ctx, "generate", false, st.error());
+  }
+  if (auto st = util::write_file_atomic(dir / "devcontainer.json", gen::render_devcontainer(plan->spec)); !st)
+    return fail(ctx, "generate", false, st.error());
+  for (const auto& n : plan->notes) ctx.io.err << "note: " << n << "\n";
+  ctx.io.out << "wrote " << (dir / "devcontainer.json").string() << " and " << (dir / "Dockerfile").string()
+             << " (target runtime, GPU requested)\n";
+  return k_exit_ok;
 }
 
 int emit(Context& ctx, const std::string& output, const std::string& text) {
@@ -101,6 +192,26 @@ void add_generate(CLI::App& app, Context& ctx) {
       return emit(ctx, p->output, gen::render_profile_d(*act_for));
     };
   });
+
+  auto d = std::make_shared<DockerCli>();
+  auto* df = gen_cmd->add_subcommand("dockerfile", "A multi-stage Dockerfile for a GPU image (SHA-256 checked archive, runtime files only, conv test target)");
+  df->add_option("MANIFEST", d->manifest, "The manifest")->required();
+  df->add_option("-o", d->output, "Write to FILE instead of stdout");
+  df->add_option("--context", d->context, "Lay out a ready build context in DIR (Dockerfile, .dockerignore, the verified archive, stackpin-convtest)");
+  df->add_option("--archives", d->archives, "With --context: the folder holding the pinned archive");
+  df->add_option("--platform", d->platform, "The image's architecture: linux-x86_64 (default) or linux-sbsa");
+  df->add_flag("--from-url", d->from_url, "Download the archive from its URL during the build instead of the build context");
+  df->add_flag("--dev", d->dev, "Also put cuDNN's headers and static libraries into the image");
+  df->add_option("--convtest", d->convtest, "With --context: the stackpin-convtest to copy (default: the one next to stackpin)");
+  df->callback([d, &ctx] { ctx.action = [d, &ctx] { return run_dockerfile(*d, ctx); }; });
+
+  auto dc = std::make_shared<DevcontainerCli>();
+  auto* dev = gen_cmd->add_subcommand("devcontainer", "A .devcontainer/ (devcontainer.json + Dockerfile) that asks for the GPU");
+  dev->add_option("MANIFEST", dc->manifest, "The manifest")->required();
+  dev->add_option("--out-dir", dc->out_dir, "The repository root the .devcontainer/ folder goes into (default: .)");
+  dev->add_option("--archives", dc->archives, "Where the pinned archive is, when the manifest has no url for it");
+  dev->add_option("--platform", dc->platform, "linux-x86_64 (default) or linux-sbsa");
+  dev->callback([dc, &ctx] { ctx.action = [dc, &ctx] { return run_devcontainer(*dc, ctx); }; });
 
   auto l = std::make_shared<GenCli>();
   auto* ld = gen_cmd->add_subcommand("ldconfig", "An /etc/ld.so.conf.d/ entry for the staged tree (system-wide, instead of LD_LIBRARY_PATH)");

@@ -16,4 +16,13 @@ std::optional<std::string> MapEnv::get(const std::string& name) const {
   return it->second;
 }
 
+std::optional<std::filesystem::path> executable_path() {
+#if defined(__linux__)
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) return p;
+#endif
+  return std::nullopt;
+}
+
 }  // namespace util

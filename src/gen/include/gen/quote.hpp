@@ -29,6 +29,10 @@ std::string cmake_quote(std::string_view s);
 // file cannot hold.
 util::Result<std::string> pc_escape(std::string_view s);
 
+// "a \"b\" \u0001" : a JSON string literal holding `s` (", \ and control characters escaped;
+// UTF-8 passes through).
+std::string json_quote(std::string_view s);
+
 // Text for a comment line of any of these scripts: a line break in a value must not end the
 // comment and turn the rest into code, so CR and LF become '?'.
 std::string comment_safe(std::string s);

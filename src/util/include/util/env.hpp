@@ -1,6 +1,7 @@
 #pragma once
 // Environment access behind an interface, so that nothing below cli reads global state and tests
 // can give a command any environment they like.
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,5 +31,8 @@ class MapEnv final : public Env {
  private:
   std::map<std::string, std::string> m_vars;
 };
+
+// The running program's own file (Linux: /proc/self/exe); nullopt where it cannot be told.
+std::optional<std::filesystem::path> executable_path();
 
 }  // namespace util

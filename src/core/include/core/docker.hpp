@@ -1,0 +1,50 @@
+#pragma once
+// `stackpin generate dockerfile`: the image spec decided from the manifest and the knowledge
+// base, and the build context laid out for it.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gen/dockerfile.hpp"
+#include "knowledge/knowledge_base.hpp"
+#include "model/manifest.hpp"
+#include "util/result.hpp"
+
+namespace core {
+
+struct DockerOptions {
+  model::Platform platform = model::Platform::linux_x86_64;  // the image's architecture
+  bool from_url = false;     // ADD the archive from its URL instead of the build context
+  bool include_dev = false;  // headers and static libraries in the image too
+  std::string manifest_file;    // the name the labels carry
+  std::string manifest_sha256;
+};
+
+struct DockerPlan {
+  gen::DockerfileSpec spec;
+  model::Platform platform = model::Platform::linux_x86_64;
+  std::vector<std::string> notes;  // decisions the user should read (bundled cuDNN, base image)
+};
+
+// Decides the Dockerfile: base image ([targets.docker] base_image, pinned by base_digest, else
+// NVIDIA's CUDA runtime image without cuDNN for [cuda], from the tags the knowledge base knows),
+// where cuDNN comes from ([targets.docker] cudnn = "archive" | "apt"), the frameworks and their
+// indexes, and which cuDNN each framework loads. Errors: invalid (no [cuda]/[cudnn], no archive
+// for the platform, no URL with from_url, no apt package known for the pin, no base image known
+// for the CUDA release), unsupported (a Windows platform).
+util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DockerOptions& o);
+
+struct ContextFiles {
+  std::filesystem::path archives_dir;      // where the pinned archive is found (verified before it is copied)
+  std::filesystem::path convtest_binary;   // stackpin-convtest to put into the context
+};
+
+// Lays out a ready build context in `dir`: Dockerfile, .dockerignore, archives/<file> (found by
+// name or content in archives_dir, verified by size and SHA-256, then hard-linked or copied),
+// stackpin/stackpin-convtest. Existing files are replaced atomically. Errors: not_found (archive,
+// convtest binary), mismatch (hash/size), io.
+util::Status write_context(const DockerPlan& plan, const std::string& dockerfile, const model::Manifest& m,
+                           const knowledge::KnowledgeBase& kb, const ContextFiles& files, const std::filesystem::path& dir);
+
+}  // namespace core

@@ -1,0 +1,56 @@
+#pragma once
+// A multi-stage Dockerfile for a GPU image built from a manifest, and its .dockerignore
+// (dockerfile.cpp). Pure: the spec holds every decision (base image, where the archive comes
+// from, which cuDNN frameworks load); the same spec always gives the same bytes.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/result.hpp"
+
+namespace gen {
+
+struct DockerFramework {
+  std::string name, version;     // torch, 2.5.1
+  std::string pip_requirement;   // torch==2.5.1
+  std::string index_url;         // "" = PyPI
+  std::string cudnn_note;        // which cuDNN this framework loads, and why (a comment)
+};
+
+struct DockerfileSpec {
+  std::string manifest_file, manifest_sha256, manifest_name, manifest_description;
+  std::string base_image;        // default of ARG BASE_IMAGE (with @sha256:... when pinned)
+  std::vector<std::string> base_notes;  // comment lines about the base image (digest, where the tag comes from)
+  std::string cuda_version;      // 12.4.1
+  std::string cudnn_version;     // 9.1.0.70
+  int cudnn_major = 0, cuda_major = 0;
+  // cuDNN from the archive (mode "archive") ...
+  bool from_url = false;         // ADD the URL instead of COPY from the build context
+  std::string archive_file, archive_url, archive_sha256;
+  std::uint64_t archive_size = 0;
+  std::string archive_lib_dir = "lib";  // the library directory inside the archive's top directory
+  bool include_dev = false;      // headers and static libraries too
+  std::string prefix;            // where cuDNN lives in the image (/opt/cudnn-9.1.0.70)
+  // ... or from NVIDIA's apt repository (mode "apt").
+  bool apt = false;
+  std::string apt_package, apt_package_dev;  // name=version
+  std::vector<DockerFramework> frameworks;
+  std::string python;            // the manifest's pin ("3.12"), "" when none
+  std::string convtest_expect_cudnn;  // 9.1.0 (three parts, as libraries report)
+};
+
+// The Dockerfile: stage `cudnn` verifies the archive's SHA-256 in a RUN step and unpacks it;
+// stage `runtime` (FROM ${BASE_IMAGE}) receives only the runtime libraries, the loader path, an
+// ld.so.conf.d entry + ldconfig, the frameworks and OCI labels; stage `test` runs
+// stackpin-convtest against the manifest's expectations. Errors: invalid (a value that cannot be
+// written into a Dockerfile, e.g. a line break in a URL or path).
+util::Result<std::string> render_dockerfile(const DockerfileSpec& s);
+
+// An allow-list .dockerignore: everything is excluded but what the Dockerfile copies.
+std::string render_dockerignore(const DockerfileSpec& s);
+
+// .devcontainer/devcontainer.json for the generated Dockerfile beside it: builds its `runtime`
+// target with the same BASE_IMAGE and asks for the GPU (hostRequirements and --gpus all).
+std::string render_devcontainer(const DockerfileSpec& s);
+
+}  // namespace gen
