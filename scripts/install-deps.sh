@@ -4,7 +4,8 @@
 #
 #   scripts/install-deps.sh            build + test dependencies
 #   scripts/install-deps.sh --tools    also the checkers the tests run when present
-#                                      (shellcheck, dpkg-dev, lintian, fakeroot, xz-utils, unzip) and
+#                                      (shellcheck, dpkg-dev, lintian, fakeroot, xz-utils, unzip,
+#                                      python3-yaml for the environment.yml parse test) and
 #                                      the container tests' engine (docker.io, cgroupfs-mount,
 #                                      debootstrap: see scripts/container-engine.sh)
 set -euo pipefail
@@ -14,7 +15,7 @@ build_pkgs=(
   libarchive-dev liblzma-dev libssl-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libcurl4-openssl-dev libgtest-dev libgmock-dev
 )
-tool_pkgs=(shellcheck xz-utils unzip zip python3 lintian fakeroot docker.io cgroupfs-mount debootstrap)
+tool_pkgs=(shellcheck xz-utils unzip zip python3 python3-yaml lintian fakeroot docker.io cgroupfs-mount debootstrap)
 
 want=("${build_pkgs[@]}")
 if [[ ${1:-} == --tools ]]; then want+=("${tool_pkgs[@]}"); fi

@@ -1,6 +1,7 @@
 // stackpin generate activate --shell sh MANIFEST [--prefix DIR] [-o FILE]
 // stackpin generate ldconfig MANIFEST [--prefix DIR] [-o FILE]
 // stackpin generate profile-d MANIFEST [--prefix DIR] [-o FILE]
+// stackpin generate conda MANIFEST [-o FILE]
 #include <ostream>
 
 #include "commands.hpp"
@@ -10,6 +11,7 @@
 #include "format/manifest_reader.hpp"
 #include "gen/activate.hpp"
 #include "core/docker.hpp"
+#include "core/conda.hpp"
 #include "util/env.hpp"
 #include "util/fs.hpp"
 
@@ -135,6 +137,18 @@ int emit(Context& ctx, const std::string& output, const std::string& text) {
   return k_exit_ok;
 }
 
+int run_conda(const GenCli& c, Context& ctx) {
+  auto m = format::load_manifest(c.manifest);
+  if (!m) return fail(ctx, "generate", false, m.error());
+  core::CondaOptions o;
+  o.manifest_file = std::filesystem::path(c.manifest).filename().string();
+  o.manifest_sha256 = sha256_of_file(c.manifest);
+  auto plan = core::plan_conda(*m, knowledge::KnowledgeBase::embedded(), o);
+  if (!plan) return fail(ctx, "generate", false, plan.error());
+  for (const auto& n : plan->notes) ctx.io.err << "note: " << n << "\n";
+  return emit(ctx, c.output, gen::render_environment_yml(plan->spec));
+}
+
 }  // namespace
 
 void add_generate(CLI::App& app, Context& ctx) {
@@ -212,6 +226,12 @@ void add_generate(CLI::App& app, Context& ctx) {
   dev->add_option("--archives", dc->archives, "Where the pinned archive is, when the manifest has no url for it");
   dev->add_option("--platform", dc->platform, "linux-x86_64 (default) or linux-sbsa");
   dev->callback([dc, &ctx] { ctx.action = [dc, &ctx] { return run_devcontainer(*dc, ctx); }; });
+
+  auto cd = std::make_shared<GenCli>();
+  auto* conda = gen_cmd->add_subcommand("conda", "A conda environment.yml: python, cuda-version, conda-forge's cudnn, frameworks from pip with the right index");
+  conda->add_option("MANIFEST", cd->manifest, "The manifest")->required();
+  conda->add_option("-o", cd->output, "Write to FILE instead of stdout");
+  conda->callback([cd, &ctx] { ctx.action = [cd, &ctx] { return run_conda(*cd, ctx); }; });
 
   auto l = std::make_shared<GenCli>();
   auto* ld = gen_cmd->add_subcommand("ldconfig", "An /etc/ld.so.conf.d/ entry for the staged tree (system-wide, instead of LD_LIBRARY_PATH)");

@@ -97,4 +97,53 @@ std::string json_quote(std::string_view s) {
   return out + "\"";
 }
 
+namespace {
+// The code point of the UTF-8 sequence at s[i] and its length; {-1, 1} for a byte that does not
+// start a well-formed sequence (stray continuation, overlong form, surrogate, beyond U+10FFFF).
+std::pair<long, std::size_t> utf8_at(std::string_view s, std::size_t i) {
+  auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  if (c < 0x80) return {c, 1};
+  std::size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
+  if (len == 0 || c > 0xF4 || i + len > s.size()) return {-1, 1};
+  long cp = c & (0x7F >> len);
+  for (std::size_t k = 1; k < len; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return {-1, 1};
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  static const long k_min[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < k_min[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {-1, 1};
+  return {cp, len};
+}
+}  // namespace
+
+std::string yaml_quote(std::string_view s) {
+  std::string out = "\"";
+  char buf[16];
+  for (std::size_t i = 0; i < s.size();) {
+    auto [cp, len] = utf8_at(s, i);
+    switch (cp) {
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '\0': out += "\\0"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case -1: out += "\\uFFFD"; break;
+      default:
+        if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) {
+          std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(cp));
+          out += buf;
+        } else if (cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF) {
+          std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(cp));
+          out += buf;
+        } else {
+          out.append(s.substr(i, len));
+        }
+    }
+    i += len;
+  }
+  return out + "\"";
+}
+
 }  // namespace gen

@@ -33,6 +33,13 @@ util::Result<std::string> pc_escape(std::string_view s);
 // UTF-8 passes through).
 std::string json_quote(std::string_view s);
 
+// "a: \"b\" #c\n" : a YAML double-quoted scalar that YAML 1.1 and 1.2 parsers (PyYAML, ruamel)
+// read back as `s` exactly, on one line, so it is also safe inside a comment. Escaped: \ and ",
+// every line break YAML knows (\n, \r, U+0085, U+2028, U+2029), tab, the other C0 and C1 control
+// characters, DEL, U+FEFF, U+FFFE and U+FFFF; other UTF-8 passes through. Bytes that are not UTF-8
+// (a manifest read by toml++ never has them) become U+FFFD, since YAML text is Unicode.
+std::string yaml_quote(std::string_view s);
+
 // Text for a comment line of any of these scripts: a line break in a value must not end the
 // comment and turn the rest into code, so CR and LF become '?'.
 std::string comment_safe(std::string s);
