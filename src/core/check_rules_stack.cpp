@@ -432,11 +432,16 @@ void conda_target(Ctx& c) {
   const auto* cf = c.kb.conda_forge_cudnn(want);
   if (!cf) {
     std::vector<std::string> near;
+    // Only builds for this CUDA major: a suggestion conda-forge builds for another major only would
+    // fail the same way.
+    auto for_major = [&](const model::CondaCudnn& x) {
+      return std::find(x.cuda_majors.begin(), x.cuda_majors.end(), static_cast<int>(c.cuda.major())) != x.cuda_majors.end();
+    };
     for (const auto& x : c.kb.facts().conda_forge_cudnn)
-      if (compare_prefix(x.version, want, 2) == 0) near.push_back(x.version.text());
+      if (compare_prefix(x.version, want, 2) == 0 && for_major(x)) near.push_back(x.version.text());
     if (near.empty())
       for (const auto& x : c.kb.facts().conda_forge_cudnn)
-        if (x.version.major() == want.major()) near.push_back(x.version.text());
+        if (x.version.major() == want.major() && for_major(x)) near.push_back(x.version.text());
     auto& f = c.add("conda.cudnn", Severity::error, subject, pos);
     f.seen = "conda-forge does not publish cudnn " + want.text() + " (`conda install -c conda-forge cudnn=" + want.text() +
              "` cannot succeed)";
@@ -473,7 +478,8 @@ void docker_target(Ctx& c) {
   std::string subject = "[targets.docker]";
   if (!d.base_image) {
     auto& f = c.add("docker.base-image", Severity::note, subject, d.pos);
-    f.seen = "no base_image; the generator uses nvidia/cuda:" + c.cuda.prefix(3) + "-runtime-ubuntu22.04";
+    f.seen = "no base_image; `stackpin generate dockerfile` uses NVIDIA's CUDA " + c.cuda.prefix(3) +
+             " runtime image without cuDNN, from the tags the knowledge base knows";
     return;
   }
   const std::string& image = d.base_image->value;
