@@ -2,7 +2,8 @@
 # Quick start: installs what stackpin needs (Debian packages), builds it, and runs its main job:
 # `stackpin check --explain` on the second seed's stack and a check of every example manifest,
 # then verifies and stages demo archives in NVIDIA's layout for Linux/WSL2 and for Windows, and
-# shows the staged trees and their receipts' status.
+# shows the staged trees and their receipts' status, builds .deb packages and lays out a Docker
+# build context from the same archive.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --tools
@@ -31,6 +32,12 @@ echo
 echo "== stackpin stage again (no-op) and status"
 $sp stage "$manifest" --archives "$demo" --target linux --dest "$demo/linux"
 $sp status --dest "$demo/linux"
+echo
+echo "== stackpin deb: runtime and -dev Debian packages from the same verified archive"
+$sp deb "$manifest" --archives "$demo" --out-dir "$demo/debs"
+echo
+echo "== stackpin generate dockerfile --context: a verified build context for a GPU CI image"
+$sp generate dockerfile "$manifest" --context "$demo/image" --archives "$demo"
 echo
 echo "== stackpin convtest (loads the CUDA runtime and cuDNN this machine's loader finds)"
 $sp convtest --quick || echo "(exit $?: 3 means no NVIDIA driver or GPU here, 1 a failure; see above)"
