@@ -120,6 +120,21 @@ JsonDoc to_json(const model::ConvReport& r) {
                                              : json(nullptr)}});
 }
 
+JsonDoc to_json(const model::DiffReport& r) {
+  auto opt = [](const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); };
+  json rows = json::array();
+  for (const auto& row : r.rows)
+    rows.push_back({{"group", row.group},   {"component", row.component},
+                    {"a", opt(row.a)},      {"b", opt(row.b)},
+                    {"weight", model::to_string(row.weight)}, {"reason", row.reason}});
+  auto c = r.counts();
+  return wrap(json{{"a", {{"path", r.a.path}, {"name", r.a.name}}},
+                   {"b", {{"path", r.b.path}, {"name", r.b.name}}},
+                   {"counts", {{"differences", c.differences()}, {"breaking", c.breaking},
+                               {"likely_breaking", c.likely_breaking}, {"compatible", c.compatible}, {"same", c.same}}},
+                   {"rows", std::move(rows)}});
+}
+
 JsonDoc empty_object() { return wrap(json::object()); }
 
 std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,

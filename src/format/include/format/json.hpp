@@ -8,6 +8,7 @@
 
 #include "model/check_report.hpp"
 #include "model/convtest.hpp"
+#include "model/diff.hpp"
 #include "model/finding.hpp"
 #include "util/result.hpp"
 
@@ -35,6 +36,9 @@ JsonDoc to_json(const model::CheckReport& r);
 // {"manifests": [report, ...]}
 JsonDoc to_json(const std::vector<model::CheckReport>& reports);
 JsonDoc to_json(const model::ConvReport& r);
+// {"a": {path, name}, "b": {...}, "counts": {...}, "rows": [{group, component, a, b, weight, reason}]};
+// a value one side does not set is null.
+JsonDoc to_json(const model::DiffReport& r);
 JsonDoc empty_object();
 
 std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,
