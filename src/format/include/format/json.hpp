@@ -8,6 +8,7 @@
 
 #include "model/check_report.hpp"
 #include "model/convtest.hpp"
+#include "model/doctor.hpp"
 #include "model/finding.hpp"
 #include "util/result.hpp"
 
@@ -35,6 +36,9 @@ JsonDoc to_json(const model::CheckReport& r);
 // {"manifests": [report, ...]}
 JsonDoc to_json(const std::vector<model::CheckReport>& reports);
 JsonDoc to_json(const model::ConvReport& r);
+// {"expected": {...}, "windows": {drives, path, ..., "desktop": order, "python_order": order|null}|null}
+// (doctor_json.cpp); the findings go in the envelope.
+JsonDoc to_json(const model::DoctorReport& r);
 JsonDoc empty_object();
 
 std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,
