@@ -26,6 +26,7 @@ void add_deb(CLI::App& app, Context& ctx);
 void add_convtest(CLI::App& app, Context& ctx);
 void add_generate(CLI::App& app, Context& ctx);
 void add_diff(CLI::App& app, Context& ctx);
+void add_doctor(CLI::App& app, Context& ctx);
 
 // Helpers shared by the commands (commands.cpp).
 // Renders `e` (text on stderr, or the --json envelope on stdout) and returns its exit code.

@@ -9,11 +9,9 @@
 #include "layout_plan.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <regex>
 #include <set>
-#include <sstream>
 
+#include "core/windows_search.hpp"
 #include "util/strings.hpp"
 
 namespace core::detail {
@@ -141,21 +139,11 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
 }
 
 util::Status check_header_version(const std::filesystem::path& header, const model::Version& pinned) {
-  std::ifstream in(header);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  auto define = [&](const char* name) -> std::optional<int> {
-    std::regex re(std::string("#\\s*define\\s+") + name + "\\s+([0-9]+)");
-    std::smatch m;
-    if (std::regex_search(text, m, re)) return std::stoi(m[1].str());
-    return std::nullopt;
-  };
-  auto major = define("CUDNN_MAJOR"), minor = define("CUDNN_MINOR"), patch = define("CUDNN_PATCHLEVEL");
-  if (!major || !minor || !patch)
+  auto version = read_cudnn_header_version(header);
+  if (!version)
     return util::Error(util::ErrorCode::invalid, "include/cudnn_version.h of the archive defines no CUDNN_MAJOR/MINOR/PATCHLEVEL")
         .with_hint("not a cuDNN 8 or 9 archive");
-  std::string found = std::to_string(*major) + "." + std::to_string(*minor) + "." + std::to_string(*patch);
+  std::string found = version->text();
   if (found != pinned.prefix(3))
     return util::Error(util::ErrorCode::mismatch, "the archive holds cuDNN " + found + " (cudnn_version.h), the manifest pins " + pinned.text())
         .with_hint("pin the version the archive really is, or use the archive of " + pinned.text());

@@ -9,6 +9,7 @@
 #include "model/check_report.hpp"
 #include "model/convtest.hpp"
 #include "model/diff.hpp"
+#include "model/doctor.hpp"
 #include "model/finding.hpp"
 #include "util/result.hpp"
 
@@ -39,6 +40,9 @@ JsonDoc to_json(const model::ConvReport& r);
 // {"a": {path, name}, "b": {...}, "counts": {...}, "rows": [{group, component, a, b, weight, reason}]};
 // a value one side does not set is null.
 JsonDoc to_json(const model::DiffReport& r);
+// {"expected": {...}, "windows": {drives, path, ..., "desktop": order, "python_order": order|null}|null}
+// (doctor_json.cpp); the findings go in the envelope.
+JsonDoc to_json(const model::DoctorReport& r);
 JsonDoc empty_object();
 
 std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,

@@ -1,0 +1,168 @@
+// stackpin doctor [--manifest M] [--windows-root DIR --path STR [--user-path STR] [--drive D=DIR]...
+//                 [--app-dir WINPATH] [--cwd WINPATH] [--python WINPATH] [--dll-dir WINPATH]... [--env NAME=VALUE]...]
+//                 [--strict] [--json]
+#include <iomanip>
+#include <ostream>
+
+#include "commands.hpp"
+#include "core/doctor.hpp"
+#include "format/json.hpp"
+#include "format/manifest_reader.hpp"
+#include "knowledge/knowledge_base.hpp"
+
+namespace cli {
+
+namespace {
+
+struct DoctorCli {
+  std::string manifest, windows_root, path, user_path, app_dir, cwd, python;
+  std::vector<std::string> drives, dll_dirs, env;
+  bool strict = false, json = false;
+  CLI::Option* user_path_opt = nullptr;
+};
+
+// "D=DIR" / "NAME=VALUE" -> the two sides; nullopt without '=' or with an empty left side.
+std::optional<std::pair<std::string, std::string>> split_assignment(const std::string& s) {
+  auto eq = s.find('=');
+  if (eq == std::string::npos || eq == 0) return std::nullopt;
+  return std::make_pair(s.substr(0, eq), s.substr(eq + 1));
+}
+
+std::string state_of(const model::SearchDir& d) {
+  if (d.quoted) return "quoted";
+  if (d.duplicate_of) return "dup of " + std::to_string(*d.duplicate_of + 1);
+  switch (d.mapping) {
+    case model::PathMapping::drive_unmapped: return "unmapped";
+    case model::PathMapping::unc: return "UNC";
+    case model::PathMapping::variable: return "variable";
+    case model::PathMapping::relative:
+      if (d.local_path.empty()) return "relative";
+      break;
+    default: break;
+  }
+  return d.exists ? "exists" : "missing";
+}
+
+void render_order(std::ostream& os, const model::SearchOrder& o, const Style& st) {
+  os << "\n" << st.bold(o.title) << "\n";
+  for (std::size_t i = 0; i < o.dirs.size(); ++i) {
+    const auto& d = o.dirs[i];
+    std::string state = state_of(d);
+    std::string shown = state == "exists" ? st.green(state) : state == "missing" ? st.yellow(state) : st.dim(state);
+    os << "  " << std::setw(3) << (i + 1) << "  " << shown << std::string(state.size() < 10 ? 10 - state.size() : 1, ' ')
+       << (d.windows_path.empty() ? d.raw : d.windows_path) << "  " << st.dim("(" + d.why + ")") << "\n";
+    if (!d.local_path.empty()) os << "                 " << st.dim(d.local_path) << "\n";
+  }
+  for (const auto& n : o.notes) os << "  " << st.dim("note: " + n) << "\n";
+  if (o.dlls.empty()) return;
+  os << "  DLLs, in the order this search finds them (the first one loads):\n";
+  for (const auto& l : o.dlls) {
+    os << "    " << st.bold(l.name);
+    if (l.copies.empty()) {
+      os << "  " << st.yellow("not found") << "\n";
+      continue;
+    }
+    os << "\n";
+    for (std::size_t i = 0; i < l.copies.size(); ++i) {
+      const auto& c = l.copies[i];
+      os << "      " << (i == 0 ? st.green("loads ") : st.dim("later ")) << c.windows_path << "  [" << (c.dir + 1) << "]";
+      if (!c.version.empty()) os << "  cuDNN " << c.version << (c.version_from == "file name" ? " (from the name)" : "");
+      if (!c.machine.empty() && c.machine != "x64") os << "  " << c.machine;
+      os << "\n";
+    }
+  }
+}
+
+void render_text(std::ostream& os, const DoctorCli& o, const model::DoctorReport& r, const Style& st) {
+  os << st.bold("stackpin doctor");
+  if (r.windows) {
+    os << ": Windows tree";
+    for (const auto& [drive, dir] : r.windows->drives) os << " " << drive << "\\ = " << dir;
+  }
+  if (!r.expected.manifest.empty()) {
+    os << "; manifest " << r.expected.manifest;
+    if (!r.expected.cudnn_version.empty()) os << " (cuDNN " << r.expected.cudnn_version;
+    if (!r.expected.cuda_version.empty()) os << ", CUDA " << r.expected.cuda_version;
+    if (!r.expected.cudnn_version.empty()) os << ")";
+  }
+  os << "\n";
+  for (const auto& f : r.findings) render_finding(os, f, st);
+  if (r.windows) {
+    render_order(os, r.windows->desktop, st);
+    if (r.windows->python_order) render_order(os, *r.windows->python_order, st);
+  }
+  auto counts = model::count(r.findings);
+  os << "\n" << summary(counts) << (counts.errors == 0 && o.strict && counts.warnings ? " (--strict: warnings fail)" : "") << "\n";
+}
+
+int run_doctor(const DoctorCli& o, Context& ctx) {
+  const auto& kb = knowledge::KnowledgeBase::embedded();
+  std::optional<model::Manifest> manifest;
+  if (!o.manifest.empty()) {
+    auto m = format::load_manifest(o.manifest);
+    if (!m) return fail(ctx, "doctor", o.json, m.error());
+    manifest = std::move(m).value();
+  }
+  core::DoctorOptions opts;
+  opts.manifest = manifest ? &*manifest : nullptr;
+  if (!o.windows_root.empty()) {
+    core::WindowsDoctorOptions w;
+    w.root = o.windows_root;
+    w.path = o.path;
+    if (o.user_path_opt && o.user_path_opt->count()) w.user_path = o.user_path;
+    w.app_dir = o.app_dir;
+    w.cwd = o.cwd;
+    w.python = o.python;
+    w.dll_dirs = o.dll_dirs;
+    for (const auto& d : o.drives) {
+      auto kv = split_assignment(d);
+      if (!kv || kv->first.size() != 1 || !std::isalpha(static_cast<unsigned char>(kv->first[0])) || kv->second.empty())
+        return fail(ctx, "doctor", o.json,
+                    util::Error(util::ErrorCode::usage, "--drive " + d + ": expected a drive letter and a directory")
+                        .with_hint("write it as --drive D=/mnt/d"));
+      w.drives.emplace_back(kv->first[0], kv->second);
+    }
+    for (const auto& e : o.env) {
+      auto kv = split_assignment(e);
+      if (!kv)
+        return fail(ctx, "doctor", o.json,
+                    util::Error(util::ErrorCode::usage, "--env " + e + ": expected NAME=VALUE").with_hint("e.g. --env CUDA_PATH=\"C:\\CUDA\\v12.4\""));
+      w.env[kv->first] = kv->second;
+    }
+    opts.windows = std::move(w);
+  }
+  auto report = core::doctor(opts, kb);
+  if (!report) return fail(ctx, "doctor", o.json, report.error());
+  auto counts = model::count(report->findings);
+  bool failed = counts.errors > 0 || (o.strict && counts.warnings > 0);
+  if (o.json) ctx.io.out << format::envelope("doctor", !failed, report->findings, format::to_json(*report), nullptr);
+  else render_text(ctx.io.out, o, *report, ctx.out_style);
+  return failed ? k_exit_failed : k_exit_ok;
+}
+
+}  // namespace
+
+void add_doctor(CLI::App& app, Context& ctx) {
+  auto c = std::make_shared<DoctorCli>();
+  auto* cmd = app.add_subcommand("doctor", "Find what breaks a GPU stack: which cuDNN a program really loads, stale copies, missing DLLs");
+  cmd->add_option("--manifest", c->manifest, "Judge against this manifest's pins (cuDNN, CUDA, [targets.windows])");
+  auto* root = cmd->add_option("--windows-root", c->windows_root,
+                               "Judge a Windows tree instead of this machine: the local directory C:\\ maps to");
+  auto* path = cmd->add_option("--path", c->path, "The Windows PATH value (\"C:\\...;C:\\...\"), machine entries first");
+  root->needs(path);
+  path->needs(root);
+  c->user_path_opt = cmd->add_option("--user-path", c->user_path,
+                                     "The User-scope PATH value: Windows appends it to the machine PATH given with --path")
+                         ->needs(root);
+  cmd->add_option("--drive", c->drives, "Map another drive letter: D=DIR (repeatable)")->needs(root);
+  cmd->add_option("--app-dir", c->app_dir, "The application's directory (default: python.exe's with --python)")->needs(root);
+  cmd->add_option("--cwd", c->cwd, "The program's current directory")->needs(root);
+  cmd->add_option("--python", c->python, "python.exe (3.8+) of the environment: also show what Python searches")->needs(root);
+  cmd->add_option("--dll-dir", c->dll_dirs, "A directory the program adds with os.add_dll_directory (repeatable)")->needs(root);
+  cmd->add_option("--env", c->env, "NAME=VALUE for %NAME% in PATH entries beyond Windows' defaults (repeatable)")->needs(root);
+  cmd->add_flag("--strict", c->strict, "Treat warnings as failures (exit 1)");
+  cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_doctor(*c, ctx); }; });
+}
+
+}  // namespace cli

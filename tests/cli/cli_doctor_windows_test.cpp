@@ -1,0 +1,187 @@
+// `stackpin doctor --windows-root` through the real binary: exit codes 0/1/2, the key words of the
+// text output and the --json envelope, on fake Windows trees built at test time.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "knowledge/knowledge_base.hpp"
+#include "test_support.hpp"
+#include "windows_tree.hpp"
+
+using nlohmann::json;
+using testing_support::ScratchDir;
+using testing_support::stackpin;
+using testing_support::WindowsTree;
+
+namespace {
+
+const std::string k_cuda = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA";
+
+std::vector<std::string> dlls(int major) { return knowledge::KnowledgeBase::embedded().cudnn_contents(major)->windows_dlls; }
+
+const char* k_manifest = R"(schema = 1
+name = "doctor-cli"
+[cuda]
+version = "12.1.1"
+[cudnn]
+version = "8.9.5.30"
+cuda = 12
+[targets.windows]
+layout = "cuda-merge"
+cuda_path = 'C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.1'
+)";
+
+// cuDNN 8.9.5 merged into CUDA 12.1 (with zlibwapi.dll); CUDA 11.8 carries an old cuDNN 8.7.0.
+struct Tree {
+  ScratchDir scratch;
+  WindowsTree w{scratch.path() / "c"};
+  std::string cuda118, cuda121, manifest;
+  Tree() {
+    w.windows();
+    cuda118 = w.cuda("11.8");
+    w.cudnn(k_cuda + "\\v11.8", "8.7.0", dlls(8));
+    cuda121 = w.cuda("12.1");
+    w.cudnn(k_cuda + "\\v12.1", "8.9.5", dlls(8));
+    w.pe(cuda121 + "\\zlibwapi.dll", 0x8664);
+    manifest = scratch.write("stack.toml", k_manifest).string();
+  }
+  std::vector<std::string> args(const std::string& path) const {
+    return {"doctor", "--manifest", manifest, "--windows-root", w.root().string(), "--path", path};
+  }
+};
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+}  // namespace
+
+TEST(CliDoctorWindows, RightOrderExitsZero) {
+  Tree t;
+  auto r = stackpin(t.args(t.cuda121 + ";" + t.cuda118));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "ok [windows.cudnn-dll] cudnn64_8.dll")) << r.out;
+  EXPECT_TRUE(has(r.out, "DLL search order of a desktop application (SafeDllSearchMode on)")) << r.out;
+  EXPECT_TRUE(has(r.out, "loads " + t.cuda121 + "\\cudnn64_8.dll")) << r.out;
+  EXPECT_TRUE(has(r.out, "later " + t.cuda118 + "\\cudnn64_8.dll")) << r.out;
+  EXPECT_TRUE(has(r.out, "warning [windows.stale-dll]")) << r.out;  // the old copy sits later
+  EXPECT_TRUE(has(r.out, "0 errors")) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST(CliDoctorWindows, OldCudnnFirstExitsOne) {
+  Tree t;
+  auto r = stackpin(t.args(t.cuda118 + ";" + t.cuda121));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "error [windows.cudnn-dll] cudnn64_8.dll")) << r.out;
+  EXPECT_TRUE(has(r.out, "error [windows.stale-dll] " + t.cuda118 + "\\cudnn64_8.dll")) << r.out;
+  EXPECT_TRUE(has(r.out, "cuDNN 8.7.0")) << r.out;
+  EXPECT_TRUE(has(r.out, "fix:")) << r.out;
+}
+
+TEST(CliDoctorWindows, StrictMakesWarningsFail) {
+  Tree t;
+  EXPECT_EQ(stackpin(t.args(t.cuda121 + ";" + t.cuda118)).exit_code, 0);
+  auto args = t.args(t.cuda121 + ";" + t.cuda118);
+  args.push_back("--strict");
+  EXPECT_EQ(stackpin(args).exit_code, 1);
+}
+
+TEST(CliDoctorWindows, JsonEnvelope) {
+  Tree t;
+  auto args = t.args(t.cuda118 + ";" + t.cuda121);
+  args.push_back("--json");
+  auto r = stackpin(args);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["schema"], 1);
+  EXPECT_EQ(j["command"], "doctor");
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_TRUE(j["error"].is_null());
+  bool cudnn_error = false;
+  for (const auto& f : j["findings"])
+    if (f["rule"] == "windows.cudnn-dll" && f["severity"] == "error") cudnn_error = true;
+  EXPECT_TRUE(cudnn_error) << r.out;
+  const auto& rep = j["report"];
+  EXPECT_EQ(rep["expected"]["cudnn_version"], "8.9.5.30");
+  EXPECT_EQ(rep["expected"]["windows_cudnn_dir"], t.cuda121);
+  const auto& desktop = rep["windows"]["desktop"];
+  EXPECT_EQ(desktop["dirs"][0]["windows_path"], "C:\\Windows\\System32");
+  EXPECT_EQ(desktop["dirs"][3]["windows_path"], t.cuda118);
+  EXPECT_EQ(desktop["dirs"][3]["source"], "path");
+  EXPECT_EQ(desktop["dirs"][3]["cuda_version"], "11.8");
+  EXPECT_EQ(desktop["dirs"][3]["exists"], true);
+  bool winner = false;
+  for (const auto& l : desktop["dlls"])
+    if (l["name"] == "cudnn64_8.dll") {
+      winner = true;
+      EXPECT_EQ(l["winner"]["windows_path"], t.cuda118 + "\\cudnn64_8.dll");
+      EXPECT_EQ(l["winner"]["version"], "8.7.0");
+      EXPECT_EQ(l["copies"].size(), 2u);
+    }
+  EXPECT_TRUE(winner) << r.out;
+  EXPECT_TRUE(rep["windows"]["python_order"].is_null());
+}
+
+TEST(CliDoctorWindows, PythonNeedsAddDllDirectory) {
+  Tree t;
+  t.w.file("C:\\Python311\\python.exe");
+  auto args = t.args(t.cuda121 + ";" + t.cuda118);
+  args.insert(args.end(), {"--python", "C:\\Python311\\python.exe"});
+  auto r = stackpin(args);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "error [windows.python-dll-dirs]")) << r.out;
+  EXPECT_TRUE(has(r.out, "os.add_dll_directory(r'" + t.cuda121 + "')")) << r.out;
+  EXPECT_TRUE(has(r.out, "Python 3.8+ extension modules")) << r.out;
+  args.insert(args.end(), {"--dll-dir", t.cuda121});
+  auto fixed = stackpin(args);
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
+  EXPECT_TRUE(has(fixed.out, "ok [windows.python-dll-dirs]")) << fixed.out;
+}
+
+TEST(CliDoctorWindows, UserPathComesAfterMachinePath) {
+  Tree t;
+  auto args = t.args(t.cuda118);
+  args.insert(args.end(), {"--user-path", t.cuda121});
+  auto r = stackpin(args);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "warning [windows.path-scope]")) << r.out;
+  EXPECT_TRUE(has(r.out, "User PATH entry 1")) << r.out;
+}
+
+TEST(CliDoctorWindows, UsageErrorsExitTwo) {
+  Tree t;
+  auto no_root = stackpin({"doctor", "--path", "C:\\x"});
+  EXPECT_EQ(no_root.exit_code, 2) << no_root.err;
+  EXPECT_TRUE(has(no_root.err, "--windows-root")) << no_root.err;
+  auto no_path = stackpin({"doctor", "--windows-root", t.w.root().string()});
+  EXPECT_EQ(no_path.exit_code, 2) << no_path.err;
+  auto missing = stackpin({"doctor", "--windows-root", (t.scratch.path() / "nope").string(), "--path", "C:\\x"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_TRUE(has(missing.err, "no such directory")) << missing.err;
+  auto relative = stackpin({"doctor", "--windows-root", t.w.root().string(), "--path", "C:\\x", "--app-dir", "app"});
+  EXPECT_EQ(relative.exit_code, 2);
+  EXPECT_TRUE(has(relative.err, "not an absolute Windows path")) << relative.err;
+  auto drive = stackpin({"doctor", "--windows-root", t.w.root().string(), "--path", "C:\\x", "--drive", "DD=/tmp"});
+  EXPECT_EQ(drive.exit_code, 2);
+  EXPECT_TRUE(has(drive.err, "--drive DD=/tmp")) << drive.err;
+  auto json_usage = stackpin({"doctor", "--json", "--windows-root", (t.scratch.path() / "nope").string(), "--path", "C:\\x"});
+  EXPECT_EQ(json_usage.exit_code, 2);
+  json j = json::parse(json_usage.out);
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["error"]["code"], "usage");
+}
+
+TEST(CliDoctorWindows, MissingManifestExitsOne) {
+  Tree t;
+  auto r = stackpin({"doctor", "--manifest", "/nonexistent/m.toml", "--windows-root", t.w.root().string(), "--path", "C:\\x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(has(r.err, "/nonexistent/m.toml")) << r.err;
+}
+
+TEST(CliDoctor, WithoutWindowsRootSaysLinuxChecksAreNotInThisBuild) {
+  auto r = stackpin({"doctor"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "note [doctor.linux]")) << r.out;
+  auto j = json::parse(stackpin({"doctor", "--json"}).out);
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_TRUE(j["report"]["windows"].is_null());
+}
