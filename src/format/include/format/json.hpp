@@ -3,12 +3,15 @@
 //   {"schema": 1, "command": ..., "ok": bool, "findings": [...], "report": {...}, "error": {...}|null}
 // The JSON library stays inside this layer; callers get text.
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/check_report.hpp"
 #include "model/convtest.hpp"
 #include "model/finding.hpp"
+#include "model/machine.hpp"
 #include "util/result.hpp"
 
 namespace format {
@@ -35,7 +38,14 @@ JsonDoc to_json(const model::CheckReport& r);
 // {"manifests": [report, ...]}
 JsonDoc to_json(const std::vector<model::CheckReport>& reports);
 JsonDoc to_json(const model::ConvReport& r);
+// What `doctor` found on a Linux/WSL2 machine (format/machine_json.cpp).
+JsonDoc to_json(const model::MachineReport& r);
 JsonDoc empty_object();
+
+// Reading other programs' JSON files (a CUDA toolkit's version.json, conda-meta/*.json): the
+// string at a path of object keys ({"cuda", "version"}). nullopt when a key is absent or the value
+// is not a string. Errors: parse (the text is not JSON).
+util::Result<std::optional<std::string>> json_string_at(std::string_view text, const std::vector<std::string>& keys);
 
 std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,
                      const JsonDoc& report, const util::Error* error);
