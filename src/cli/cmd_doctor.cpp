@@ -16,7 +16,7 @@ namespace {
 
 struct DoctorCli {
   std::string manifest, windows_root, path, user_path, app_dir, cwd, python;
-  std::vector<std::string> drives, dll_dirs, env;
+  std::vector<std::string> drives, dll_dirs, env, site_packages;
   bool strict = false, json = false;
   CLI::Option* user_path_opt = nullptr;
 };
@@ -105,6 +105,8 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
   }
   core::DoctorOptions opts;
   opts.manifest = manifest ? &*manifest : nullptr;
+  opts.env = &ctx.io.env;
+  opts.site_packages = o.site_packages;
   if (!o.windows_root.empty()) {
     core::WindowsDoctorOptions w;
     w.root = o.windows_root;
@@ -145,6 +147,7 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
 void add_doctor(CLI::App& app, Context& ctx) {
   auto c = std::make_shared<DoctorCli>();
   auto* cmd = app.add_subcommand("doctor", "Find what breaks a GPU stack: which cuDNN a program really loads, stale copies, missing DLLs");
+  cmd->add_option("--site-packages", c->site_packages, "Linux: read installed frameworks from this site-packages (default: python3's)");
   cmd->add_option("--manifest", c->manifest, "Judge against this manifest's pins (cuDNN, CUDA, [targets.windows])");
   auto* root = cmd->add_option("--windows-root", c->windows_root,
                                "Judge a Windows tree instead of this machine: the local directory C:\\ maps to");

@@ -1,24 +1,10 @@
 #include "core/doctor.hpp"
 
 #include "core/activation.hpp"
+#include "core/doctor_linux.hpp"
 
 namespace core {
 
-namespace {
-
-// Stands in for the Linux checks of the running machine until they exist; the lead replaces it
-// with their findings (core::doctor_linux), which join the same report.
-model::Finding linux_checks_pending() {
-  model::Finding f;
-  f.rule = "doctor.linux";
-  f.severity = model::Severity::note;
-  f.subject = "this machine";
-  f.seen = "the Linux checks (OS, driver, toolkits, cuDNN copies, the loader's view) are not in this build";
-  f.fix = "judge a Windows tree with --windows-root DIR --path \"C:\\...;C:\\...\"";
-  return f;
-}
-
-}  // namespace
 
 model::DoctorExpectations doctor_expectations(const model::Manifest* m, const knowledge::KnowledgeBase& kb,
                                               std::vector<model::Finding>& findings) {
@@ -58,7 +44,13 @@ util::Result<model::DoctorReport> doctor(const DoctorOptions& o, const knowledge
   if (o.windows) {
     if (auto s = doctor_windows(*o.windows, kb, report); !s) return std::move(s).error();
   } else {
-    report.findings.push_back(linux_checks_pending());
+    util::SystemEnv system_env;
+    const util::Env& env = o.env ? *o.env : system_env;
+    auto options = linux_machine_options(env, kb, o.manifest);
+    if (!o.site_packages.empty()) options.site_packages = o.site_packages;
+    auto machine = probe::inspect_machine(options);
+    for (auto& f : doctor_linux(machine, o.manifest, kb)) report.findings.push_back(std::move(f));
+    report.machine = std::move(machine);
   }
   return report;
 }

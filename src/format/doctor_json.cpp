@@ -79,7 +79,8 @@ JsonDoc to_json(const model::DoctorReport& r) {
                    {"python_order", w.python_order ? order_json(*w.python_order) : json(nullptr)}};
   }
   JsonDoc d;
-  d.impl().value = json{{"expected", std::move(expected)}, {"windows", std::move(windows)}};
+  json machine = r.machine ? to_json(*r.machine).impl().value : json(nullptr);
+  d.impl().value = json{{"expected", std::move(expected)}, {"windows", std::move(windows)}, {"machine", std::move(machine)}};
   return d;
 }
 

@@ -135,6 +135,20 @@ JsonDoc to_json(const model::DiffReport& r) {
                    {"rows", std::move(rows)}});
 }
 
+util::Result<std::optional<std::string>> json_string_at(std::string_view text, const std::vector<std::string>& keys) {
+  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded()) return util::Error(util::ErrorCode::parse, "not a JSON document");
+  const json* cur = &doc;
+  for (const auto& k : keys) {
+    if (!cur->is_object()) return std::optional<std::string>();
+    auto it = cur->find(k);
+    if (it == cur->end()) return std::optional<std::string>();
+    cur = &*it;
+  }
+  if (!cur->is_string()) return std::optional<std::string>();
+  return std::optional<std::string>(cur->get<std::string>());
+}
+
 JsonDoc empty_object() { return wrap(json::object()); }
 
 std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,

@@ -109,17 +109,26 @@ std::vector<std::string> bind(void* h, Cudnn& d) {
   return m;
 }
 
+std::string driver_version_from_proc(const std::string& text) {
+  std::smatch mm;
+  if (std::regex_search(text, mm, std::regex(R"(Kernel Module(?: for [a-z0-9_]+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?))")))
+    return mm[1];
+  return {};
+}
+
 std::string kernel_driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   if (in) {
     std::stringstream ss;
     ss << in.rdbuf();
-    std::smatch mm;
-    std::string text = ss.str();
-    if (std::regex_search(text, mm, std::regex(R"(Kernel Module(?: for [a-z0-9_]+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?))")))
-      return mm[1];
+    std::string v = driver_version_from_proc(ss.str());
+    if (!v.empty()) return v;
   }
   // WSL2 and machines without the proc file: NVML from the driver package
+  return nvml_driver_version();
+}
+
+std::string nvml_driver_version() {
   void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!h) return {};
   using InitFn = int (*)();

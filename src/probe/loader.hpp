@@ -21,5 +21,11 @@ std::vector<std::string> bind(void* handle, Cudnn& dnn);
 // The NVIDIA kernel driver's version ("535.104.05"), from /proc/driver/nvidia/version or NVML;
 // "" when neither answers.
 std::string kernel_driver_version();
+// The version in the text of /proc/driver/nvidia/version ("... Kernel Module  535.104.05 ...",
+// "... Open Kernel Module for x86_64  570.86.15 ..."); "" when there is none.
+std::string driver_version_from_proc(const std::string& text);
+// The driver version NVML reports (nvmlInit_v2, nvmlSystemGetDriverVersion, nvmlShutdown through
+// a dlopen of libnvidia-ml.so.1); "" when the library is absent or does not answer.
+std::string nvml_driver_version();
 
 }  // namespace probe::detail

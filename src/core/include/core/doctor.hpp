@@ -12,6 +12,7 @@
 #include "knowledge/knowledge_base.hpp"
 #include "model/doctor.hpp"
 #include "model/manifest.hpp"
+#include "util/env.hpp"
 #include "util/result.hpp"
 
 namespace core {
@@ -31,6 +32,8 @@ struct WindowsDoctorOptions {
 struct DoctorOptions {
   const model::Manifest* manifest = nullptr;        // expectations; nullptr: report what is found
   std::optional<WindowsDoctorOptions> windows;      // judge this Windows tree instead of the machine
+  const util::Env* env = nullptr;                   // the running machine's environment (Linux checks)
+  std::vector<std::string> site_packages;           // Python environments to read frameworks from (default: python3's)
 };
 
 // Runs the checks the options ask for and returns every finding with the views it took.

@@ -3,7 +3,9 @@
 //   {"schema": 1, "command": ..., "ok": bool, "findings": [...], "report": {...}, "error": {...}|null}
 // The JSON library stays inside this layer; callers get text.
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/check_report.hpp"
@@ -11,6 +13,7 @@
 #include "model/diff.hpp"
 #include "model/doctor.hpp"
 #include "model/finding.hpp"
+#include "model/machine.hpp"
 #include "util/result.hpp"
 
 namespace format {
@@ -43,7 +46,14 @@ JsonDoc to_json(const model::DiffReport& r);
 // {"expected": {...}, "windows": {drives, path, ..., "desktop": order, "python_order": order|null}|null}
 // (doctor_json.cpp); the findings go in the envelope.
 JsonDoc to_json(const model::DoctorReport& r);
+// What `doctor` found on a Linux/WSL2 machine (format/machine_json.cpp).
+JsonDoc to_json(const model::MachineReport& r);
 JsonDoc empty_object();
+
+// Reading other programs' JSON files (a CUDA toolkit's version.json, conda-meta/*.json): the
+// string at a path of object keys ({"cuda", "version"}). nullopt when a key is absent or the value
+// is not a string. Errors: parse (the text is not JSON).
+util::Result<std::optional<std::string>> json_string_at(std::string_view text, const std::vector<std::string>& keys);
 
 std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,
                      const JsonDoc& report, const util::Error* error);

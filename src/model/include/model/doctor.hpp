@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/finding.hpp"
+#include "model/machine.hpp"
 
 namespace model {
 
@@ -104,6 +105,7 @@ struct DoctorReport {
   DoctorExpectations expected;
   std::vector<Finding> findings;
   std::optional<WindowsView> windows;
+  std::optional<MachineReport> machine;  // the running Linux/WSL2 machine, when it was inspected
 };
 
 }  // namespace model

@@ -1,0 +1,21 @@
+#pragma once
+// Runs a program and captures its standard output, with a deadline: the machine inspection asks
+// nvidia-smi, python3 and nvcc, any of which can hang (a wedged driver, a broken interpreter).
+#include <string>
+#include <vector>
+
+namespace probe::detail {
+
+struct Captured {
+  bool started = false;
+  bool timed_out = false;
+  int exit_code = -1;  // 128 + signal when killed
+  std::string out;
+  std::string error;   // why it did not start or finish
+};
+
+// argv[0] is a path (no PATH search). stdin and stderr are /dev/null; the process environment is
+// inherited. Killed (SIGKILL) after `timeout_ms`; at most `max_output` bytes are kept.
+Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_output = 1 << 20);
+
+}  // namespace probe::detail

@@ -1,0 +1,445 @@
+// core::doctor_linux over fixture machines built here (and over this machine where it has CUDA):
+// each scenario asserts the exact rule, its severity and the words that tell the user what is wrong.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/doctor_linux.hpp"
+#include "format/manifest_reader.hpp"
+#include "knowledge/knowledge_base.hpp"
+#include "machine_fixtures.hpp"
+#include "probe/machine.hpp"
+#include "test_support.hpp"
+#include "util/env.hpp"
+
+namespace fs = std::filesystem;
+using machine_fixtures::CacheEntry;
+using machine_fixtures::Root;
+using model::Severity;
+
+namespace {
+
+const std::string k_multiarch = "/usr/lib/x86_64-linux-gnu";
+const knowledge::KnowledgeBase& kb() { return knowledge::KnowledgeBase::embedded(); }
+
+model::Manifest manifest(const std::string& cuda, const std::string& cudnn, int cudnn_cuda, const std::string& extra = "") {
+  std::string text = "schema = 1\nname = \"doctor\"\n\n[cuda]\nversion = \"" + cuda + "\"\n\n" + extra + "\n[cudnn]\nversion = \"" + cudnn +
+                     "\"\ncuda = " + std::to_string(cudnn_cuda) + "\n";
+  auto m = format::parse_manifest(text, "stack.toml");
+  if (!m) throw std::runtime_error("bad test manifest: " + m.error().message);
+  return std::move(m).value();
+}
+
+struct Machine {
+  testing_support::ScratchDir scratch;
+  Root root{scratch.path() / "root"};
+  util::MapEnv env;
+  std::vector<std::string> site_packages;
+  std::string arch = "x86_64";
+
+  Machine() { root.os_release("debian", "12"); }
+  model::MachineReport inspect() const {
+    probe::MachineOptions o = core::linux_machine_options(env, kb(), nullptr);
+    o.root = root.path();
+    o.run_programs = false;
+    o.use_nvml = false;
+    o.arch = arch;
+    o.site_packages = site_packages;
+    return probe::inspect_machine(o);
+  }
+  std::vector<model::Finding> doctor(const model::Manifest* m = nullptr) const { return core::doctor_linux(inspect(), m, kb()); }
+};
+
+std::string describe(const std::vector<model::Finding>& fs) {
+  std::string s;
+  for (const auto& f : fs)
+    s += std::string(model::to_string(f.severity)) + " " + f.rule + " [" + f.subject + "] seen: " + f.seen + " | expected: " + f.expected +
+         " | fix: " + f.fix + "\n";
+  return s;
+}
+
+std::vector<model::Finding> with_rule(const std::vector<model::Finding>& fs, const std::string& rule, const std::string& subject_part = "") {
+  std::vector<model::Finding> out;
+  for (const auto& f : fs)
+    if (f.rule == rule && f.subject.find(subject_part) != std::string::npos) out.push_back(f);
+  return out;
+}
+
+// The one finding of `rule` (whose subject contains `subject_part`); fails the test when there is not exactly one.
+model::Finding one(const std::vector<model::Finding>& fs, const std::string& rule, const std::string& subject_part = "") {
+  auto found = with_rule(fs, rule, subject_part);
+  EXPECT_EQ(found.size(), 1u) << rule << " [" << subject_part << "]\n" << describe(fs);
+  return found.empty() ? model::Finding{} : found.front();
+}
+
+void has(const std::string& text, const std::string& words) { EXPECT_NE(text.find(words), std::string::npos) << "'" << words << "' not in: " << text; }
+
+bool any_error(const std::vector<model::Finding>& fs, const std::string& rule) {
+  return std::any_of(fs.begin(), fs.end(), [&](const auto& f) { return f.rule == rule && f.severity == Severity::error; });
+}
+
+}  // namespace
+
+TEST(DoctorLinux, LdLibraryPathCopyHidingThePinnedCachedOneIsAnError) {
+  Machine mc;
+  mc.root.cudnn_libs(k_multiarch, "9.1.0");
+  mc.root.cudnn_libs("/opt/cudnn-9.3/lib", "9.3.0");
+  mc.root.cudnn_headers("/opt/cudnn-9.3/include", "9.3.0");
+  mc.root.ld_cache({{"libcudnn.so.9", k_multiarch + "/libcudnn.so.9"}});
+  mc.env.set("LD_LIBRARY_PATH", "/opt/cudnn-9.3/lib");
+  auto m = manifest("12.4.1", "9.1.0.70", 12);
+  auto fs = mc.doctor(&m);
+  auto f = one(fs, "linux.loader", "libcudnn.so.9");
+  EXPECT_EQ(f.severity, Severity::error) << describe(fs);
+  has(f.seen, "/opt/cudnn-9.3/lib/libcudnn.so.9 -> /opt/cudnn-9.3/lib/libcudnn.so.9.3.0 (LD_LIBRARY_PATH entry 1 (/opt/cudnn-9.3/lib)), cuDNN 9.3.0");
+  has(f.seen, "shadows " + k_multiarch + "/libcudnn.so.9 -> " + k_multiarch + "/libcudnn.so.9.1.0 (ld.so cache), cuDNN 9.1.0");
+  has(f.expected, "cuDNN 9.1.0.70");
+  has(f.fix, "the loader picks cuDNN 9.3.0 from /opt/cudnn-9.3/lib");
+  has(f.fix, "LD_LIBRARY_PATH");
+  ASSERT_TRUE(f.where);
+  EXPECT_EQ(f.where->line, 9);  // [cudnn] version in the manifest
+  // the pinned copy itself is fine, the other one is noted as not pinned
+  EXPECT_EQ(one(fs, "linux.cudnn-copy", k_multiarch).severity, Severity::ok);
+  EXPECT_EQ(one(fs, "linux.cudnn-copy", "/opt/cudnn-9.3/lib").severity, Severity::note);
+
+  // without a manifest: two versions on the search path is a warning
+  auto plain = mc.doctor();
+  auto w = one(plain, "linux.loader", "libcudnn.so.9");
+  EXPECT_EQ(w.severity, Severity::warning) << describe(plain);
+  has(w.fix, "several cuDNN 9 versions are on the search path");
+}
+
+TEST(DoctorLinux, ThePinnedCopyWinningIsOk) {
+  Machine mc;
+  mc.root.cudnn_libs(k_multiarch, "9.1.0");
+  mc.root.ld_cache({{"libcudnn.so.9", k_multiarch + "/libcudnn.so.9"}});
+  auto m = manifest("12.4.1", "9.1.0.70", 12);
+  auto fs = mc.doctor(&m);
+  auto f = one(fs, "linux.loader", "libcudnn.so.9");
+  EXPECT_EQ(f.severity, Severity::ok) << describe(fs);
+  has(f.seen, "(ld.so cache), cuDNN 9.1.0");
+  // the pinned CUDA major's runtime is not on the loader path: a note, frameworks bring their own
+  EXPECT_EQ(one(fs, "linux.loader", "libcudart.so.12").severity, Severity::note);
+}
+
+TEST(DoctorLinux, NoPinnedCudnnForTheLoaderIsAnError) {
+  Machine mc;
+  mc.root.cudnn_libs(k_multiarch, "8.9.7");
+  auto m = manifest("12.4.1", "9.1.0.70", 12);
+  auto fs = mc.doctor(&m);
+  auto f = one(fs, "linux.loader", "libcudnn.so.9");
+  EXPECT_EQ(f.severity, Severity::error) << describe(fs);
+  has(f.seen, "the loader finds no libcudnn.so.9");
+  has(f.fix, "stackpin stage");
+  EXPECT_EQ(one(fs, "linux.loader", "libcudnn.so.8").severity, Severity::ok);
+}
+
+TEST(DoctorLinux, MixedHeaderAndLibraryVersions) {
+  Machine mc;
+  mc.root.file("/usr/local/cuda-12.4/version.json", R"({"cuda": {"version": "12.4.1"}})");
+  mc.root.link("/usr/local/cuda", "cuda-12.4");
+  mc.root.cudnn_libs("/usr/local/cuda-12.4/lib64", "9.1.0");
+  mc.root.cudnn_headers("/usr/local/cuda-12.4/include", "9.3.0");
+  auto fs = mc.doctor();
+  auto f = one(fs, "linux.cudnn-header-library-mismatch");
+  EXPECT_EQ(f.severity, Severity::error) << describe(fs);
+  EXPECT_EQ(f.subject, "cuDNN 9 in /usr/local/cuda-12.4/lib64");
+  has(f.seen, "header 9.3.0 (/usr/local/cuda-12.4/include/cudnn_version.h), library 9.1.0 (file name libcudnn.so.9.1.0)");
+  has(f.fix, "restage the whole archive");
+
+  mc.root.cudnn_headers("/usr/local/cuda-12.4/include", "9.1.0");
+  EXPECT_EQ(one(mc.doctor(), "linux.cudnn-header-library-mismatch").severity, Severity::ok);
+}
+
+TEST(DoctorLinux, HalfCopiedTreesAreErrors) {
+  Machine mc;
+  mc.root.cudnn_libs("/opt/cudnn9/lib", "9.1.0", true, {"libcudnn_graph"});
+  mc.root.cudnn_headers("/opt/cudnn9/include", "9.1.0", {"cudnn_version.h"});
+  mc.root.cudnn_libs("/opt/cudnn8/lib64", "8.9.7", true, {"libcudnn_ops_infer"});
+  mc.root.cudnn_headers("/opt/cudnn8/include", "8.9.7");
+  mc.env.set("LD_LIBRARY_PATH", "/opt/cudnn9/lib:/opt/cudnn8/lib64");
+  auto fs = mc.doctor();
+  auto v9 = one(fs, "linux.cudnn-copy", "/opt/cudnn9/lib");
+  EXPECT_EQ(v9.severity, Severity::error) << describe(fs);
+  has(v9.seen, "half-copied: missing libcudnn_graph.so.9, /opt/cudnn9/include/cudnn_version.h");
+  has(v9.fix, "stage one archive whole");
+  auto v8 = one(fs, "linux.cudnn-copy", "/opt/cudnn8/lib64");
+  EXPECT_EQ(v8.severity, Severity::error);
+  has(v8.seen, "half-copied: missing libcudnn_ops_infer.so.8");
+}
+
+TEST(DoctorLinux, MixedVersionsInOneDirectoryAreAnError) {
+  Machine mc;
+  mc.root.cudnn_libs("/opt/cudnn/lib", "9.1.0");
+  mc.root.cudnn_libs("/opt/cudnn/lib", "9.3.0", true, {"libcudnn"});
+  mc.root.cudnn_headers("/opt/cudnn/include", "9.1.0");
+  mc.env.set("LD_LIBRARY_PATH", "/opt/cudnn/lib");
+  auto fs = mc.doctor();
+  auto f = one(fs, "linux.cudnn-copy", "/opt/cudnn/lib");
+  EXPECT_EQ(f.severity, Severity::error);
+  has(f.seen, "mixed: files of 9.1.0 and 9.3.0 side by side");
+}
+
+TEST(DoctorLinux, WheelStyleTreeIsNotHalfCopiedAndTorchsBundledCudnnIsJudged) {
+  Machine mc;
+  const std::string site = "/opt/venv/lib/python3.11/site-packages";
+  mc.root.cudnn_libs(site + "/nvidia/cudnn/lib", "9.1.0", false);
+  mc.root.cudnn_headers(site + "/nvidia/cudnn/include", "9.1.0");
+  mc.root.dist_info(site, "nvidia-cudnn-cu12", "9.1.0.70",
+                    {{"nvidia/cudnn/lib/libcudnn.so.9", mc.root.size_of(site + "/nvidia/cudnn/lib/libcudnn.so.9")}});
+  mc.root.dist_info(site, "torch", "2.5.1+cu124");
+  mc.site_packages = {site};
+  auto pinned = manifest("12.4.1", "9.1.0.70", 12);
+  auto fs = mc.doctor(&pinned);
+  auto copy = one(fs, "linux.cudnn-copy", site + "/nvidia/cudnn/lib");
+  EXPECT_EQ(copy.severity, Severity::ok) << describe(fs);
+  has(copy.seen, "cuDNN 9.1.0 (package 9.1.0.70), pip-wheel");
+  auto t = one(fs, "linux.framework-bundled-cudnn", "torch 2.5.1+cu124");
+  EXPECT_EQ(t.severity, Severity::ok) << describe(fs);
+  has(t.seen, "bundles cuDNN 9.1.0.70 in " + site + "/nvidia/cudnn/lib");
+  has(t.seen, "the knowledge base lists 9.1.0.70 for this wheel");
+
+  auto other = manifest("12.4.1", "9.3.0.75", 12);
+  fs = mc.doctor(&other);
+  t = one(fs, "linux.framework-bundled-cudnn", "torch 2.5.1+cu124");
+  EXPECT_EQ(t.severity, Severity::warning) << describe(fs);
+  has(t.expected, "cuDNN 9.3.0.75");
+  has(t.fix, "torch loads its own cuDNN 9.1.0.70");
+}
+
+TEST(DoctorLinux, CondaCudatoolkitOfAnotherMajorIsAnError) {
+  Machine mc;
+  const std::string prefix = "/opt/conda/envs/legacy";
+  mc.root.file(prefix + "/conda-meta/cudatoolkit-11.8.0-h6a678d5_0.json", R"({"name": "cudatoolkit", "version": "11.8.0", "build": "h6a678d5_0"})");
+  mc.root.file(prefix + "/conda-meta/cudnn-8.9.2.26-cuda11_0.json", R"({"name": "cudnn", "version": "8.9.2.26", "build": "cuda11_0"})");
+  mc.env.set("CONDA_PREFIX", prefix);
+  auto m = manifest("12.4.1", "9.1.0.70", 12);
+  auto fs = mc.doctor(&m);
+  auto conda = with_rule(fs, "linux.conda");
+  ASSERT_EQ(conda.size(), 2u) << describe(fs);
+  EXPECT_EQ(conda[0].severity, Severity::error);
+  EXPECT_EQ(conda[0].subject, "conda environment " + prefix);
+  EXPECT_EQ(conda[0].seen, "cudatoolkit 11.8.0");
+  has(conda[0].expected, "CUDA 12.x (the manifest's CUDA 12.4.1)");
+  has(conda[0].fix, "conda remove cudatoolkit");
+  EXPECT_EQ(conda[1].seen, "cudnn 8.9.2.26");
+  EXPECT_EQ(conda[1].severity, Severity::error);  // another cuDNN major than the pin
+  has(conda[1].fix, "cudnn=9.1.0.70");
+}
+
+TEST(DoctorLinux, Wsl2WithAStrayLinuxLibcuda) {
+  Machine mc;
+  mc.root.file("/proc/sys/kernel/osrelease", "5.15.153.1-microsoft-standard-WSL2\n");
+  mc.root.file("/usr/lib/wsl/lib/libcuda.so.1", "windows driver's libcuda");
+  mc.root.file(k_multiarch + "/libcuda.so.550.54.15", "a Linux driver's libcuda");
+  mc.root.link(k_multiarch + "/libcuda.so.1", "libcuda.so.550.54.15");
+  mc.root.ld_cache({{"libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1"}, {"libcuda.so.1", k_multiarch + "/libcuda.so.1"}});
+  auto fs = mc.doctor();
+  EXPECT_EQ(one(fs, "linux.wsl").severity, Severity::ok);
+  has(one(fs, "linux.wsl").seen, "WSL 2 (/proc/sys/kernel/osrelease: 5.15.153.1-microsoft-standard-WSL2)");
+  EXPECT_EQ(one(fs, "linux.wsl-driver").severity, Severity::ok);
+  auto stray = one(fs, "linux.linux-driver-in-wsl");
+  EXPECT_EQ(stray.severity, Severity::error) << describe(fs);
+  has(stray.seen, k_multiarch + "/libcuda.so.1 -> " + k_multiarch + "/libcuda.so.550.54.15");
+  has(stray.fix, "remove the Linux NVIDIA driver packages inside WSL");
+  EXPECT_EQ(stray.seen.find("it is the one the loader picks"), std::string::npos);
+
+  // the stray copy first on LD_LIBRARY_PATH wins: said so
+  mc.env.set("LD_LIBRARY_PATH", k_multiarch);
+  has(one(mc.doctor(), "linux.linux-driver-in-wsl").seen, "it is the one the loader picks");
+
+  // without the Windows driver mapped
+  mc.root.remove("/usr/lib/wsl");
+  mc.root.remove(k_multiarch + "/libcuda.so.1");
+  auto gone = one(mc.doctor(), "linux.wsl-driver");
+  EXPECT_EQ(gone.severity, Severity::error);
+  has(gone.seen, "/usr/lib/wsl/lib/libcuda.so.1 is absent");
+  has(gone.fix, "on Windows");
+}
+
+TEST(DoctorLinux, Wsl1HasNoGpu) {
+  Machine mc;
+  mc.root.file("/proc/sys/kernel/osrelease", "4.4.0-19041-Microsoft\n");
+  auto f = one(mc.doctor(), "linux.wsl");
+  EXPECT_EQ(f.severity, Severity::error);
+  has(f.seen, "WSL 1");
+  has(f.fix, "wsl --set-version");
+}
+
+TEST(DoctorLinux, NativeLinuxHasNoWslDriverChecks) {
+  Machine mc;
+  auto fs = mc.doctor();
+  EXPECT_EQ(one(fs, "linux.wsl").severity, Severity::ok);
+  EXPECT_TRUE(with_rule(fs, "linux.wsl-driver").empty());
+  EXPECT_TRUE(with_rule(fs, "linux.linux-driver-in-wsl").empty());
+}
+
+TEST(DoctorLinux, LdLibraryPathEntriesThatDoNotExist) {
+  Machine mc;
+  mc.root.dir("/opt/here");
+  mc.env.set("LD_LIBRARY_PATH", "/opt/here:/opt/gone:");
+  auto fs = mc.doctor();
+  auto found = with_rule(fs, "linux.ld-library-path-missing");
+  ASSERT_EQ(found.size(), 2u) << describe(fs);
+  EXPECT_EQ(found[0].severity, Severity::warning);
+  EXPECT_EQ(found[0].subject, "LD_LIBRARY_PATH entry 2");
+  EXPECT_EQ(found[0].seen, "/opt/gone does not exist");
+  EXPECT_EQ(found[1].subject, "LD_LIBRARY_PATH entry 3");
+  has(found[1].seen, "an empty entry");
+  has(found[1].seen, "current directory");
+
+  mc.env.set("LD_LIBRARY_PATH", "/opt/here");
+  auto ok = one(mc.doctor(), "linux.ld-library-path-missing");
+  EXPECT_EQ(ok.severity, Severity::ok);
+  EXPECT_EQ(ok.seen, "1 entries, all existing directories");
+}
+
+TEST(DoctorLinux, DriverAgainstTheManifestAndEachToolkit) {
+  Machine mc;
+  mc.root.file("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n");
+  mc.root.file("/usr/local/cuda-13.0/version.json", R"({"cuda": {"version": "13.0.2"}})");
+  mc.root.file("/usr/local/cuda-12.4/version.json", R"({"cuda": {"version": "12.4.1"}})");
+  auto m = manifest("12.4.1", "9.1.0.70", 12);
+  auto fs = mc.doctor(&m);
+  auto pinned = one(fs, "linux.driver", "the manifest's CUDA 12.4.1");
+  EXPECT_EQ(pinned.severity, Severity::warning) << describe(fs);  // above the 12.x floor, below 12.4.1's own minimum
+  EXPECT_EQ(pinned.seen, "535.104.05 (from /proc/driver/nvidia/version)");
+  has(pinned.expected, ">= 550.54.15 (NVIDIA's minimum for CUDA 12.4.1)");
+  auto t13 = one(fs, "linux.driver", "CUDA 13.0.2 at /usr/local/cuda-13.0");
+  EXPECT_EQ(t13.severity, Severity::error);
+  has(t13.expected, ">= 580 (no CUDA 13.x program runs on an older driver)");
+  has(t13.fix, "580.95.05");
+  EXPECT_TRUE(with_rule(fs, "linux.driver", "/usr/local/cuda-12.4").empty());  // the same release as the manifest: judged once
+
+  // a pinned minimum above the release's: below the pin is a warning
+  auto strict = manifest("12.4.1", "9.1.0.70", 12, "[driver]\nlinux = \"560.28.03\"\n");
+  mc.root.file("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  555.42.02  Release Build\n");
+  fs = mc.doctor(&strict);
+  auto p = one(fs, "linux.driver", "the manifest's CUDA 12.4.1");
+  EXPECT_EQ(p.severity, Severity::warning);
+  has(p.expected, ">= 560.28.03 (the manifest's [driver] pin)");
+  ASSERT_TRUE(p.where);
+
+  mc.root.file("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.239.06  Wed Feb 28 2024\n");
+  EXPECT_EQ(one(mc.doctor(&m), "linux.driver", "the manifest's").severity, Severity::error);
+
+  mc.root.file("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Release Build\n");
+  fs = mc.doctor(&m);
+  EXPECT_EQ(one(fs, "linux.driver", "the manifest's").severity, Severity::ok);
+  EXPECT_EQ(one(fs, "linux.driver", "/usr/local/cuda-13.0").severity, Severity::ok);
+
+  mc.root.remove("/proc");
+  auto none = one(mc.doctor(&m), "linux.driver");
+  EXPECT_EQ(none.severity, Severity::note);
+  has(none.seen, "no NVIDIA driver found");
+  has(none.expected, "550.54.15 or newer");
+}
+
+TEST(DoctorLinux, DefaultToolkitAndNvccAgainstTheManifest) {
+  Machine mc;
+  mc.root.file("/usr/local/cuda-11.8/version.json", R"({"cuda": {"version": "11.8.0"}})");
+  mc.root.file("/usr/local/cuda-11.8/bin/nvcc", "#!/bin/sh\n");
+  mc.root.file("/usr/local/cuda-12.1/version.txt", "CUDA Version 12.1.1\n");
+  mc.root.file("/usr/local/cuda-12.4/version.json", R"({"cuda": {"version": "12.4.1"}})");
+  mc.root.file("/usr/local/cuda-12.4/include/cuda.h", "#define CUDA_VERSION 12020\n");  // headers of another release
+  mc.root.link("/usr/local/cuda", "cuda-11.8");
+  mc.env.set("PATH", "/usr/local/cuda/bin:/usr/bin");
+  auto m = manifest("12.4.1", "9.1.0.70", 12);
+  auto fs = mc.doctor(&m);
+  auto def = one(fs, "linux.default-toolkit");
+  EXPECT_EQ(def.severity, Severity::error) << describe(fs);
+  EXPECT_EQ(def.seen, "/usr/local/cuda -> /usr/local/cuda-11.8 (CUDA 11.8.0)");
+  has(def.fix, "point /usr/local/cuda at a CUDA 12.4 toolkit");
+  auto nvcc = one(fs, "linux.nvcc");
+  EXPECT_EQ(nvcc.severity, Severity::error);
+  has(nvcc.seen, "/usr/local/cuda/bin/nvcc -> /usr/local/cuda-11.8/bin/nvcc, CUDA 11.8.0 (toolkit)");
+  auto mixed = one(fs, "linux.toolkit", "/usr/local/cuda-12.4");
+  EXPECT_EQ(mixed.severity, Severity::warning);
+  has(mixed.seen, "include/cuda.h is CUDA 12.2");
+  EXPECT_EQ(one(fs, "linux.toolkit", "/usr/local/cuda-12.1").severity, Severity::ok);
+
+  mc.root.link("/usr/local/cuda", "cuda-12.1");
+  fs = mc.doctor(&m);
+  EXPECT_EQ(one(fs, "linux.default-toolkit").severity, Severity::warning);
+  EXPECT_TRUE(with_rule(fs, "linux.nvcc").size() == 1 && one(fs, "linux.nvcc").severity == Severity::note);  // 12.1 has no nvcc
+
+  // without a manifest: nvcc of another toolkit than /usr/local/cuda
+  mc.env.set("PATH", "/usr/local/cuda-11.8/bin:/usr/bin");
+  auto other = one(mc.doctor(), "linux.nvcc");
+  EXPECT_EQ(other.severity, Severity::warning);
+  has(other.fix, "PATH finds the nvcc of /usr/local/cuda-11.8 first while /usr/local/cuda points to /usr/local/cuda-12.1");
+}
+
+TEST(DoctorLinux, OsAndArchitecture) {
+  Machine mc;
+  auto fs = mc.doctor();
+  has(one(fs, "linux.os", "operating system").seen, "Fixture debian 12 (ID=debian, VERSION_ID=12, from /etc/os-release)");
+  EXPECT_EQ(one(fs, "linux.os", "architecture").severity, Severity::ok);
+
+  mc.root.remove("/etc/os-release");
+  mc.arch = "riscv64";
+  fs = mc.doctor();
+  EXPECT_EQ(one(fs, "linux.os", "operating system").severity, Severity::warning);
+  auto arch = one(fs, "linux.os", "architecture");
+  EXPECT_EQ(arch.severity, Severity::error);
+  has(arch.fix, "NVIDIA publishes no CUDA or cuDNN for this architecture");
+
+  // a manifest with cuDNN archives for other platforms only
+  mc.arch = "x86_64";
+  auto m = format::parse_manifest(
+      "schema = 1\nname = \"sbsa\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n"
+      "[[cudnn.archives]]\nplatform = \"linux-sbsa\"\norigin = \"local\"\nfile = \"x.tar.xz\"\nsha256 = \"" + std::string(64, 'a') +
+          "\"\nsize = 1\n",
+      "sbsa.toml");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto a = one(mc.doctor(&m.value()), "linux.os", "architecture");
+  EXPECT_EQ(a.severity, Severity::warning);
+  has(a.fix, "add the linux-x86_64 archive");
+}
+
+TEST(DoctorLinux, NothingFoundIsNotedNotInvented) {
+  Machine mc;
+  auto fs = mc.doctor();
+  EXPECT_EQ(one(fs, "linux.cudnn-copy").severity, Severity::note);
+  EXPECT_EQ(one(fs, "linux.toolkit").severity, Severity::note);
+  EXPECT_EQ(one(fs, "linux.default-toolkit").severity, Severity::note);
+  EXPECT_EQ(one(fs, "linux.nvcc").severity, Severity::note);
+  EXPECT_EQ(one(fs, "linux.driver").severity, Severity::note);
+  EXPECT_TRUE(with_rule(fs, "linux.loader").empty()) << describe(fs);
+  EXPECT_TRUE(with_rule(fs, "linux.conda").empty());
+  for (const auto& f : fs) EXPECT_NE(f.severity, Severity::error) << describe(fs);
+}
+
+// --- this machine -------------------------------------------------------------------------------
+
+TEST(DoctorLinuxReal, TheInstalledCudnnIsConsistentAndHeldAgainstAManifest) {
+  if (!fs::exists("/usr/local/cuda/lib64/libcudnn.so.9") || !fs::exists("/usr/local/cuda/include/cudnn_version.h"))
+    GTEST_SKIP() << "no cuDNN 9 under /usr/local/cuda on this machine";
+  util::MapEnv env(std::map<std::string, std::string>{{"PATH", "/usr/local/cuda/bin:/usr/bin:/bin"}});
+  probe::MachineOptions o = core::linux_machine_options(env, kb(), nullptr);
+  o.run_programs = false;
+  o.use_nvml = false;
+  auto report = probe::inspect_machine(o);
+  auto fs = core::doctor_linux(report, nullptr, kb());
+  std::string lib = fs::canonical("/usr/local/cuda/lib64").string();
+  auto copy = one(fs, "linux.cudnn-copy", lib);
+  EXPECT_EQ(copy.severity, Severity::ok) << describe(fs);
+  EXPECT_EQ(one(fs, "linux.cudnn-header-library-mismatch", lib).severity, Severity::ok) << describe(fs);
+  EXPECT_FALSE(any_error(fs, "linux.loader")) << describe(fs);
+  EXPECT_EQ(one(fs, "linux.default-toolkit").severity, Severity::ok);
+
+  // held against the cu130-cudnn913 stack (cuDNN 9.13.0.50): a machine with another cuDNN 9 first on the loader path fails
+  auto m = format::load_manifest(testing_support::source_dir() / "manifests" / "cu130-cudnn913.toml");
+  ASSERT_TRUE(m.ok());
+  auto held = core::doctor_linux(report, &m.value(), kb());
+  const model::CudnnCopy* c = nullptr;
+  for (const auto& cp : report.cudnn)
+    if (cp.dir == lib && cp.major == 9) c = &cp;
+  ASSERT_TRUE(c);
+  auto loader = with_rule(held, "linux.loader", "libcudnn.so.9");
+  ASSERT_EQ(loader.size(), 1u) << describe(held);
+  if (c->library_version != "9.13.0" && loader[0].seen.find(lib) != std::string::npos) {
+    EXPECT_EQ(loader[0].severity, Severity::error) << describe(held);
+    has(loader[0].fix, "the loader picks cuDNN " + c->library_version);
+  }
+}
