@@ -27,6 +27,7 @@ void add_convtest(CLI::App& app, Context& ctx);
 void add_generate(CLI::App& app, Context& ctx);
 void add_diff(CLI::App& app, Context& ctx);
 void add_doctor(CLI::App& app, Context& ctx);
+void add_capture(CLI::App& app, Context& ctx);
 
 // Helpers shared by the commands (commands.cpp).
 // Renders `e` (text on stderr, or the --json envelope on stdout) and returns its exit code.

@@ -1,0 +1,32 @@
+#pragma once
+// `stackpin capture`: this machine's stack as a manifest a teammate can reproduce.
+#include <string>
+#include <vector>
+
+#include "gen/manifest_toml.hpp"
+#include "knowledge/knowledge_base.hpp"
+#include "model/machine.hpp"
+#include "util/result.hpp"
+
+namespace core {
+
+struct CaptureOptions {
+  std::string name;  // the manifest's name; "" = derived from the OS and the stack
+};
+
+struct Capture {
+  gen::ManifestSpec spec;
+  std::vector<std::string> notes;  // what could not be pinned, and why
+};
+
+// Decides the manifest from what probe::inspect_machine found: the cuDNN the loader really
+// resolves (libcudnn.so.9, else .so.8), its exact build (a receipt, wheel or package metadata;
+// else the knowledge base when only one build of that X.Y.Z exists), the CUDA major it was built
+// for, the archive that reproduces it (stackpin's receipt, else NVIDIA's archive from the
+// knowledge base), the default CUDA toolkit, the driver as the minimum, the frameworks of the
+// Python environment (package metadata, no imports) and [targets.linux] where the copy is a
+// staged tree. Errors: not_found (no cuDNN the loader finds), invalid (a build that cannot be
+// told: two builds of one X.Y.Z and no metadata saying which).
+util::Result<Capture> capture(const model::MachineReport& machine, const knowledge::KnowledgeBase& kb, const CaptureOptions& o);
+
+}  // namespace core

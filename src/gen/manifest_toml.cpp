@@ -1,0 +1,86 @@
+// TOML basic strings escape '"', '\' and control characters (\n, \t, \uXXXX); everything else,
+// UTF-8 included, is literal. Comments go through comment_safe so a value cannot end one.
+#include "gen/manifest_toml.hpp"
+
+#include <cstdio>
+
+#include "gen/quote.hpp"
+
+namespace gen {
+
+std::string toml_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04X", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string render_manifest(const ManifestSpec& s) {
+  std::string t;
+  auto comment = [&](const std::string& c) {
+    if (!c.empty()) t += "# " + comment_safe(c) + "\n";
+  };
+  for (const auto& h : s.header) comment(h);
+  t += "\nschema = 1\nname = " + toml_quote(s.name) + "\n";
+  if (!s.description.empty()) t += "description = " + toml_quote(s.description) + "\n";
+  if (!s.cuda.empty()) {
+    t += "\n";
+    comment(s.cuda_comment);
+    t += "[cuda]\nversion = " + toml_quote(s.cuda) + "\n";
+  }
+  if (!s.driver_linux.empty()) {
+    t += "\n";
+    comment(s.driver_comment);
+    t += "[driver]\nlinux = " + toml_quote(s.driver_linux) + "\n";
+  }
+  t += "\n";
+  comment(s.cudnn_comment);
+  t += "[cudnn]\nversion = " + toml_quote(s.cudnn) + "\n";
+  if (s.cudnn_cuda) t += "cuda = " + std::to_string(s.cudnn_cuda) + "\n";
+  for (const auto& a : s.archives) {
+    t += "\n";
+    comment(a.comment);
+    t += "[[cudnn.archives]]\nplatform = " + toml_quote(a.platform) + "\norigin = " + toml_quote(a.origin) + "\n";
+    if (!a.url.empty()) t += "url = " + toml_quote(a.url) + "\n";
+    if (!a.file.empty()) t += "file = " + toml_quote(a.file) + "\n";
+    t += "sha256 = " + toml_quote(a.sha256) + "\n";
+    if (a.size) t += "size = " + std::to_string(*a.size) + "\n";
+  }
+  if (!s.archive_comments.empty()) {
+    t += "\n";
+    for (const auto& c : s.archive_comments) comment(c);
+  }
+  if (!s.frameworks.empty()) {
+    t += "\n";
+    comment(s.frameworks_comment);
+    t += "[frameworks]\n";
+    for (const auto& [name, version] : s.frameworks) t += name + " = " + toml_quote(version) + "\n";
+  }
+  if (!s.python.empty()) t += "\n[python]\nversion = " + toml_quote(s.python) + "\n";
+  if (!s.linux_layout.empty()) {
+    t += "\n";
+    comment(s.linux_comment);
+    t += "[targets.linux]\nlayout = " + toml_quote(s.linux_layout) + "\n";
+    if (!s.linux_prefix.empty()) t += "prefix = " + toml_quote(s.linux_prefix) + "\n";
+  }
+  return t;
+}
+
+}  // namespace gen

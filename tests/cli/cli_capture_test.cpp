@@ -1,0 +1,77 @@
+// stackpin capture: this machine as a manifest that check accepts, and capture -> stage on a
+// second tree reproducing a staged tree exactly (same archive, same files).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "fixtures.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using testing_support::read_text;
+using testing_support::ScratchDir;
+using testing_support::stackpin;
+
+TEST(CaptureCli, ThisMachineGivesAManifestCheckAccepts) {
+  ScratchDir dir;
+  fs::path out = dir.path() / "captured.toml";
+  auto r = stackpin({"capture", "-o", out.string()});
+  if (r.exit_code == 1 && r.err.find("finds no cuDNN") != std::string::npos)
+    GTEST_SKIP() << "the loader finds no cuDNN on this machine: " << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string text = read_text(out);
+  EXPECT_NE(text.find("[cudnn]\nversion = \""), std::string::npos) << text;
+  auto check = stackpin({"check", out.string()});
+  EXPECT_EQ(check.exit_code, 0) << "check must accept what capture writes\n" << text << "\n" << check.out << check.err;
+  if (fs::exists("/usr/local/cuda/lib64/libcudnn.so.9") && read_text("/usr/local/cuda/include/cudnn_version.h").find("CUDNN_MINOR 19") != std::string::npos) {
+    EXPECT_NE(text.find("version = \"9.19.0."), std::string::npos) << "this machine's cuDNN 9.19\n" << text;
+  }
+}
+
+TEST(CaptureCli, CaptureThenStageReproducesAStagedTree) {
+  ScratchDir dir;
+  fs::path archives = dir.path() / "archives", first = dir.path() / "machine-a/cudnn", second = dir.path() / "machine-b/cudnn";
+  fs::create_directories(archives);
+  auto archive = fixtures::make_cudnn_linux_elf(archives, fs::path(STACKPIN_DOUBLES_DIR) / "stems");
+  auto manifest = dir.write("stack.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", archive}}));
+  auto staged = stackpin({"stage", manifest.string(), "--archives", archives.string(), "--target", "linux", "--dest", first.string()});
+  ASSERT_EQ(staged.exit_code, 0) << staged.out << staged.err;
+
+  // Machine A uses that tree (first on LD_LIBRARY_PATH); capture it.
+  fs::path captured = dir.path() / "captured.toml";
+  auto cap = stackpin({"capture", "-o", captured.string(), "--name", "machine-a"}, {"LD_LIBRARY_PATH=" + (first / "lib64").string()});
+  ASSERT_EQ(cap.exit_code, 0) << cap.out << cap.err;
+  std::string text = read_text(captured);
+  EXPECT_NE(text.find("name = \"machine-a\""), std::string::npos) << text;
+  EXPECT_NE(text.find("version = \"9.1.0.70\"\ncuda = 12\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("origin = \"local\""), std::string::npos) << text;
+  EXPECT_NE(text.find("sha256 = \"" + archive.sha256 + "\""), std::string::npos) << text;
+  EXPECT_NE(text.find("size = " + std::to_string(archive.size)), std::string::npos) << text;
+  EXPECT_NE(text.find("prefix = \"" + first.string() + "\""), std::string::npos) << text;
+  auto check = stackpin({"check", captured.string(), "--json"});
+  auto doc = nlohmann::json::parse(check.out);
+  for (const auto& f : doc["findings"])
+    if (f["severity"] == "error") {
+      EXPECT_NE(f["rule"].get<std::string>().rfind("archive.", 0), 0u) << f.dump();
+    }
+
+  // Machine B: stage from the capture; the receipts name the same archive and the same files.
+  auto again = stackpin({"stage", captured.string(), "--archives", archives.string(), "--target", "linux", "--dest", second.string()});
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  auto a = nlohmann::json::parse(read_text(first / ".stackpin/receipt.json"));
+  auto b = nlohmann::json::parse(read_text(second / ".stackpin/receipt.json"));
+  EXPECT_EQ(a["archive"]["sha256"], b["archive"]["sha256"]);
+  EXPECT_EQ(a["cudnn"], b["cudnn"]);
+  ASSERT_EQ(a["files"].size(), b["files"].size());
+  for (std::size_t i = 0; i < a["files"].size(); ++i) {
+    EXPECT_EQ(a["files"][i]["path"], b["files"][i]["path"]);
+    EXPECT_EQ(a["files"][i]["sha256"], b["files"][i]["sha256"]);
+  }
+}
+
+TEST(CaptureCli, NoCudnnIsAClearError) {
+  auto r = stackpin({"capture"}, {"LD_LIBRARY_PATH=/nonexistent"});
+  if (r.exit_code == 0) GTEST_SKIP() << "this machine has a cuDNN in the ld.so cache or a default directory";
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("stackpin doctor"), std::string::npos) << r.err;
+}
