@@ -1,36 +1,14 @@
-// TOML basic strings escape '"', '\' and control characters (\n, \t, \uXXXX); everything else,
-// UTF-8 included, is literal. Comments go through comment_safe so a value cannot end one.
+// Values are TOML basic strings (toml_quote); comments go through comment_safe so a value cannot
+// end one.
 #include "gen/manifest_toml.hpp"
-
-#include <cstdio>
 
 #include "gen/quote.hpp"
 
 namespace gen {
 
-std::string toml_quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (u < 0x20 || u == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04X", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+// TOML basic strings take exactly the escapes JSON strings use (\", \\, \n, \r, \t, \uXXXX), so
+// the quoting module's JSON form is a valid TOML basic string holding the same text.
+std::string toml_quote(const std::string& s) { return json_quote(s); }
 
 std::string render_manifest(const ManifestSpec& s) {
   std::string t;

@@ -53,6 +53,15 @@ fixtures::Info make_archive(const fs::path& dir) {
   return fixtures::info(out);
 }
 
+// A manifest pinning the fixture archive (origin local) for the CUDA 13 runtime image.
+std::string manifest_for(const fixtures::Info& archive, const std::string& name, const std::string& description) {
+  return "schema = 1\nname = \"" + name + "\"\n" + (description.empty() ? "" : "description = \"" + description + "\"\n") +
+         "\n[cuda]\nversion = \"13.0.2\"\n\n[cudnn]\nversion = \"" + k_version + "\"\ncuda = 13\n\n"
+         "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" +
+         archive.path.filename().string() + "\"\nsha256 = \"" + archive.sha256 + "\"\nsize = " + std::to_string(archive.size) +
+         "\n\n[targets.docker]\nbase_image = \"nvidia/cuda:13.0.2-runtime-ubuntu24.04\"\n";
+}
+
 struct Images {
   std::vector<std::string> tags;
   ~Images() {
@@ -68,11 +77,7 @@ TEST(ContainerDockerfile, BuildsChecksAndRunsTheConvTestInside) {
   fs::path archives = dir.path() / "archives", context = dir.path() / "context";
   fs::create_directories(archives);
   auto archive = make_archive(archives);
-  std::string manifest_text = "schema = 1\nname = \"container-build\"\ndescription = \"generated-image test\"\n\n"
-                              "[cuda]\nversion = \"13.0.2\"\n\n[cudnn]\nversion = \"" + k_version + "\"\ncuda = 13\n\n"
-                              "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" +
-                              archive.path.filename().string() + "\"\nsha256 = \"" + archive.sha256 + "\"\nsize = " +
-                              std::to_string(archive.size) + "\n\n[targets.docker]\nbase_image = \"nvidia/cuda:13.0.2-runtime-ubuntu24.04\"\n";
+  std::string manifest_text = manifest_for(archive, "container-build", "generated-image test");
   auto manifest = dir.write("stack.toml", manifest_text);
   fs::path convtest = testing_support::binary().parent_path() / "stackpin-convtest";
   auto gen = testing_support::stackpin({"generate", "dockerfile", manifest.string(), "--context", context.string(), "--archives",
@@ -137,10 +142,7 @@ TEST(ContainerDockerfile, BuildFailsWhenTheArchiveIsNotThePinnedOne) {
   fs::path archives = dir.path() / "archives", context = dir.path() / "context";
   fs::create_directories(archives);
   auto archive = make_archive(archives);
-  std::string manifest_text = "schema = 1\nname = \"container-bad-hash\"\n\n[cuda]\nversion = \"13.0.2\"\n\n[cudnn]\nversion = \"" + k_version +
-                              "\"\ncuda = 13\n\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" +
-                              archive.path.filename().string() + "\"\nsha256 = \"" + archive.sha256 + "\"\nsize = " +
-                              std::to_string(archive.size) + "\n\n[targets.docker]\nbase_image = \"nvidia/cuda:13.0.2-runtime-ubuntu24.04\"\n";
+  std::string manifest_text = manifest_for(archive, "container-bad-hash", "");
   auto manifest = dir.write("stack.toml", manifest_text);
   fs::path convtest = testing_support::binary().parent_path() / "stackpin-convtest";
   auto gen = testing_support::stackpin({"generate", "dockerfile", manifest.string(), "--context", context.string(), "--archives",

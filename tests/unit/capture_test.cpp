@@ -1,0 +1,96 @@
+// capture's decisions over machine reports built by hand, and the TOML it writes read back by the
+// manifest reader (hostile values included).
+#include <gtest/gtest.h>
+
+#include "core/capture.hpp"
+#include "format/manifest_reader.hpp"
+#include "gen/manifest_toml.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+const knowledge::KnowledgeBase& kb() { return knowledge::KnowledgeBase::embedded(); }
+
+// A machine whose loader resolves libcudnn.so.<major> from `dir`.
+model::MachineReport machine_with(const std::string& dir, const std::string& library_version, const std::string& package_version,
+                                  int major = 8) {
+  model::MachineReport m;
+  m.arch = "x86_64";
+  m.os.id = "ubuntu";
+  m.os.version_id = "22.04";
+  model::ToolkitInfo t;
+  t.root = "/usr/local/cuda-12.2";
+  t.version = "12.2.2";
+  t.is_default = true;
+  m.toolkits.push_back(t);
+  model::CudnnCopy c;
+  c.dir = dir;
+  c.kind = model::CudnnKind::system;
+  c.major = major;
+  c.library_version = library_version;
+  c.package_version = package_version;
+  c.package_source = package_version.empty() ? "" : "dpkg: libcudnn8";
+  m.cudnn.push_back(c);
+  model::LoaderResolution r;
+  r.soname = "libcudnn.so." + std::to_string(major);
+  r.winner = model::LoaderCandidate{dir + "/libcudnn.so." + std::to_string(major), dir + "/libcudnn.so." + library_version, "ld.so cache"};
+  m.loader.push_back(r);
+  m.driver.version = "535.104.05";
+  m.driver.source = model::DriverSource::proc;
+  return m;
+}
+
+}  // namespace
+
+TEST(Capture, PinsTheLoadersCudnnWithNvidiasArchive) {
+  auto cap = core::capture(machine_with("/usr/lib/x86_64-linux-gnu", "8.9.7", "8.9.7.29"), kb(), {});
+  ASSERT_TRUE(cap) << cap.error().message;
+  EXPECT_EQ(cap->spec.cudnn, "8.9.7.29");
+  EXPECT_EQ(cap->spec.cudnn_cuda, 12);
+  EXPECT_EQ(cap->spec.cuda, "12.2.2");
+  EXPECT_EQ(cap->spec.driver_linux, "535.104.05");
+  EXPECT_EQ(cap->spec.name, "captured-ubuntu22.04-cudnn8.9.7");
+  // NVIDIA's archive of exactly this build, from the knowledge base (complete or left as a comment).
+  std::string pinned = cap->spec.archives.empty() ? "" : cap->spec.archives[0].url;
+  for (const auto& c : cap->spec.archive_comments) pinned += c;
+  EXPECT_NE(pinned.find("cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz"), std::string::npos) << pinned;
+  if (!cap->spec.archives.empty()) {
+    EXPECT_EQ(cap->spec.archives[0].origin, "nvidia");
+  }
+  EXPECT_TRUE(cap->spec.linux_layout.empty()) << "a system copy is not a staged tree";
+}
+
+TEST(Capture, RefusesToGuessBetweenTwoBuilds) {
+  // Only three parts known and no metadata: NVIDIA published 8.9.5.29 and 8.9.5.30 (knowledge base).
+  auto cap = core::capture(machine_with("/usr/lib/x86_64-linux-gnu", "8.9.5", ""), kb(), {});
+  if (cap) GTEST_SKIP() << "the knowledge base holds one build of 8.9.5 only";
+  EXPECT_EQ(cap.error().code, util::ErrorCode::invalid);
+  EXPECT_NE(cap.error().message.find("several builds"), std::string::npos) << cap.error().message;
+}
+
+TEST(Capture, NoCudnnForTheLoaderIsNotFound) {
+  model::MachineReport m;
+  auto cap = core::capture(m, kb(), {});
+  ASSERT_FALSE(cap);
+  EXPECT_EQ(cap.error().code, util::ErrorCode::not_found);
+}
+
+TEST(Capture, WrittenManifestReadsBackWithHostileValues) {
+  gen::ManifestSpec s;
+  s.header = {"line one\nline two"};
+  s.name = "captured";
+  s.description = "team \"gpu\" \\ $HOME `id` caf\u00e9\ttab\nnewline # not a comment";
+  s.cuda = "12.2.2";
+  s.cudnn = "8.9.6.50";
+  s.cudnn_cuda = 12;
+  s.cudnn_comment = "from\nsomewhere";
+  s.frameworks = {{"torch", "2.1.0"}, {"onnxruntime-gpu", "1.17.1"}};
+  testing_support::ScratchDir dir;
+  auto path = dir.write("m.toml", gen::render_manifest(s));
+  auto m = format::load_manifest(path.string());
+  ASSERT_TRUE(m) << m.error().message << "\n" << testing_support::read_text(path);
+  ASSERT_TRUE(m->description);
+  EXPECT_EQ(m->description->value, s.description);
+  EXPECT_EQ(m->cudnn->version.value.text(), "8.9.6.50");
+  EXPECT_EQ(m->frameworks.at("onnxruntime-gpu").value.text(), "1.17.1");
+}
