@@ -1,4 +1,5 @@
 // stackpin deb MANIFEST --archives DIR --out-dir DIR [--platform P] [--maintainer M] [--compression C] [--json]
+#include <cstdint>
 #include <ostream>
 
 #include "commands.hpp"
@@ -63,7 +64,7 @@ int run_deb(const DebCli& c, Context& ctx) {
   }
   if (auto sde = ctx.io.env.get("SOURCE_DATE_EPOCH"); sde && !sde->empty()) {
     auto v = util::parse_u64(*sde);
-    if (!v)
+    if (!v || *v > static_cast<std::uint64_t>(INT64_MAX))
       return fail(ctx, "deb", c.json,
                   util::Error(util::ErrorCode::usage, "SOURCE_DATE_EPOCH must be a number of seconds since 1970, got '" + *sde + "'"));
     o.source_date_epoch = static_cast<std::int64_t>(*v);

@@ -19,10 +19,12 @@
 //
 // Relations. Depends come from the ELF dynamic sections (DT_NEEDED and the GLIBC_* version needs),
 // mapped onto the packages that Debian and Ubuntu themselves provide: the C library (at the
-// newest glibc version any library needs), the C++ runtime, libgcc and zlib. CUDA's own libraries
-// (cudart, cuBLAS, NVRTC; cuDNN 9 loads some with dlopen) are not in Debian main and come from
-// NVIDIA's repository, a CUDA installer or a framework's wheels, which dpkg cannot see: they are
-// a Recommends, named as NVIDIA's repository names them, so that a dpkg -i never fails on them.
+// newest glibc version any library needs), the C++ runtime, libgcc and zlib (their GLIBCXX_/GCC_
+// version needs are not mapped to minimum versions: stackpin has no sourced table for that). The
+// CUDA runtime and cuBLAS, which cuDNN needs (cuDNN 9 loads some libraries with dlopen), are not in
+// Debian main and come from NVIDIA's repository, a CUDA installer or a framework's wheels, which
+// dpkg cannot see: they are a Recommends, named as NVIDIA's repository and Debian name them, so
+// that a dpkg -i never fails on them.
 //
 // Reproducibility: the same archive and manifest give the same bytes: members sorted, owners
 // 0/0, one timestamp (SOURCE_DATE_EPOCH, else the newest entry time in NVIDIA's archive).
@@ -172,7 +174,7 @@ std::uint64_t installed_kib(const std::vector<archive_io::TarMember>& members) {
       continue;
     }
     std::uint64_t size = m.source.empty() ? m.data.size() : fs::file_size(m.source, ec);
-    kib += (size + 1023) / 1024;
+    kib += std::max<std::uint64_t>(1, (size + 1023) / 1024);  // every file counts, as dpkg-gencontrol counts it
   }
   return kib;
 }
@@ -304,8 +306,12 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     std::string name = fs::path(f.to).filename().string();
     archive_io::TarMember mem;
     mem.type = f.type == "symlink" ? archive_io::EntryType::symlink : archive_io::EntryType::file;
-    if (mem.type == archive_io::EntryType::symlink) mem.link = fs::read_symlink(src, ec).string();
-    else mem.source = src;
+    if (mem.type == archive_io::EntryType::symlink) {
+      mem.link = fs::read_symlink(src, ec).string();
+      if (ec) return Error(ErrorCode::io, "cannot read the link " + src.string() + ": " + ec.message());
+    } else {
+      mem.source = src;
+    }
     mem.mode = 0644;
     if (f.to.rfind("include/", 0) == 0) {
       mem.path = "usr/include/" + f.to.substr(8);
@@ -380,7 +386,8 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
   rc.architecture = arch;
   rc.maintainer = maintainer;
   rc.section = "non-free/libs";
-  rc.multi_arch = "same";
+  // Not Multi-Arch: same: the changelog date and copyright year come from each architecture's
+  // archive, so the amd64 and arm64 packages would carry different files at the same paths.
   rc.homepage = k_homepage;
   if (needs.libc || !elves.empty()) rc.depends.push_back(needs.glibc.empty() ? "libc6" : "libc6 (>= " + needs.glibc + ")");
   for (const auto& p : needs.packages) rc.depends.push_back(p);
@@ -549,12 +556,35 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     fs::remove(data_tar, ec);
     fs::remove(control_tar, ec);
   }
+  // Both packages replace their older files together: an older file is first moved aside into the
+  // temporary directory, and put back if a later rename fails, so the folder never holds a new
+  // runtime package beside an old -dev package that depends on another version.
+  std::vector<std::pair<fs::path, fs::path>> moved_aside;  // (final, backup)
+  std::vector<fs::path> placed;
+  auto roll_back = [&] {
+    std::error_code rb;
+    for (const auto& f : placed) fs::remove(f, rb);
+    for (const auto& [final_path, backup] : moved_aside) fs::rename(backup, final_path, rb);
+  };
   for (std::size_t i = 0; i < written.size(); ++i) {
     fs::path final_path = written[i].path;
     written[i].unchanged = fs::exists(final_path, ec) && same_file(parts[i], final_path);
     if (written[i].unchanged) continue;
+    if (fs::exists(final_path, ec)) {
+      fs::path backup = tmp->path() / ("old-" + final_path.filename().string());
+      fs::rename(final_path, backup, ec);
+      if (ec) {
+        roll_back();
+        return Error(ErrorCode::io, "cannot replace " + final_path.string() + ": " + ec.message());
+      }
+      moved_aside.emplace_back(final_path, backup);
+    }
     fs::rename(parts[i], final_path, ec);
-    if (ec) return Error(ErrorCode::io, "cannot write " + final_path.string() + ": " + ec.message());
+    if (ec) {
+      roll_back();
+      return Error(ErrorCode::io, "cannot write " + final_path.string() + ": " + ec.message()).with_hint("the older packages were kept");
+    }
+    placed.push_back(final_path);
   }
   util::sync_directory(o.out_dir);
   report.packages = std::move(written);

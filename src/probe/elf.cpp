@@ -77,7 +77,8 @@ util::Result<ElfInfo> read_elf(const fs::path& path) {
   std::error_code ec;
   auto size = fs::file_size(path, ec);
   if (ec) {
-    if (!fs::exists(path)) return util::Error(util::ErrorCode::not_found, path.string() + " does not exist");
+    std::error_code ec2;
+    if (!fs::exists(path, ec2) && !ec2) return util::Error(util::ErrorCode::not_found, path.string() + " does not exist");
     return util::Error(util::ErrorCode::io, "cannot read " + path.string() + ": " + ec.message());
   }
   Reader r(path, size);

@@ -89,7 +89,7 @@ TEST(DebCli, BuildsARuntimeAndADevPackageThatDpkgDebReads) {
   ASSERT_TRUE(fs::exists(s.dev()));
 
   EXPECT_EQ(field(s.runtime(), "Architecture"), "amd64");
-  EXPECT_EQ(field(s.runtime(), "Multi-Arch"), "same");
+  EXPECT_EQ(field(s.runtime(), "Multi-Arch"), "no") << "the doc files differ between architectures (dpkg-deb shows the default)";
   // Depends from the ELF dynamic sections: the doubles need libc and libm only.
   std::string depends = field(s.runtime(), "Depends");
   EXPECT_EQ(depends.rfind("libc6 (>= 2.", 0), 0u) << depends;
