@@ -96,7 +96,7 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   if (!platform) return fail(ctx, "generate", false, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
   o.platform = *platform;
   const auto* pin = m->archive_for(o.platform);
-  o.from_url = pin && pin->url;
+  o.from_url = pin && pin->url && (pin->url->value.rfind("https://", 0) == 0 || pin->url->value.rfind("http://", 0) == 0);
   o.manifest_file = std::filesystem::path(c.manifest).filename().string();
   o.manifest_sha256 = sha256_of_file(c.manifest);
   const auto& kb = knowledge::KnowledgeBase::embedded();
@@ -112,7 +112,9 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
                   util::Error(util::ErrorCode::usage, "the manifest's archive has no url: pass --archives DIR so it can be put into " + dir.string()));
     core::ContextFiles files;
     files.archives_dir = c.archives;
-    if (auto self = util::executable_path()) files.convtest_binary = self->parent_path() / "stackpin-convtest";
+    files.convtest_optional = true;  // the devcontainer builds the runtime target only
+    if (auto self = util::executable_path(); self && std::filesystem::exists(self->parent_path() / "stackpin-convtest"))
+      files.convtest_binary = self->parent_path() / "stackpin-convtest";
     if (auto st = core::write_context(*plan, *text, *m, kb, files, dir); !st) return fail(ctx, "generate", false, st.error());
   } else {
     std::error_code ec;

@@ -121,6 +121,8 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
   }
   s.cudnn = cudnn->text();
   s.cudnn_cuda = cuda_major;
+  if (!cuda_major)
+    cap.notes.push_back("the CUDA major cuDNN " + cudnn->text() + " was built for cannot be told (no receipt, wheel name or toolkit): add cuda = <major> to [cudnn]");
   s.cudnn_comment = "the cuDNN the loader resolves: " + via + "; build from " + cudnn_from;
 
   // The archive that reproduces it.
@@ -150,7 +152,7 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
     a.size = fact->size;
     a.comment = "NVIDIA's archive of this build (knowledge base)";
     s.archives.push_back(a);
-  } else {
+  } else if (cuda_major) {
     cap.notes.push_back("no archive is known for cuDNN " + cudnn->text() + " (CUDA " + std::to_string(cuda_major) + ", " +
                         model::to_string(platform) + "): add [[cudnn.archives]] by hand");
   }
@@ -166,10 +168,12 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
 
   if (copy->kind == model::CudnnKind::staged || copy->kind == model::CudnnKind::cudnn_path || copy->kind == model::CudnnKind::other) {
     fs::path dir = copy->dir;
-    if (dir.filename() == "lib64" || dir.filename() == "lib") {
+    if (dir.filename() == "lib64") {
       s.linux_layout = "lib64";
       s.linux_prefix = dir.parent_path().string();
       s.linux_comment = "where this copy lives; `stackpin stage --target linux` recreates it there";
+    } else {
+      cap.notes.push_back("the cuDNN in use is in " + copy->dir + ", not a <prefix>/lib64 tree: no [targets.linux] written; stage it with --dest");
     }
   } else {
     cap.notes.push_back("the cuDNN in use is a " + std::string(model::to_string(copy->kind)) + " copy (" + copy->dir +

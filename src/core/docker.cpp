@@ -19,10 +19,6 @@ using util::ErrorCode;
 
 namespace {
 
-std::string cuda_variant(const model::Version& cuda) {
-  return "cu" + std::to_string(cuda.major()) + std::to_string(cuda.part(1));
-}
-
 util::Status base_image(const model::Manifest& m, const knowledge::KnowledgeBase& kb, DockerPlan& plan) {
   auto& s = plan.spec;
   std::string digest = m.docker && m.docker->base_digest ? m.docker->base_digest->value : "";
@@ -82,6 +78,10 @@ util::Status apt_packages(const model::Manifest& m, const knowledge::KnowledgeBa
 
 void frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, DockerPlan& plan) {
   auto& s = plan.spec;
+  // Where the image's own cuDNN is: the archive's copy, or NVIDIA's packages in the multiarch directory.
+  const std::string where = s.apt ? std::string("/usr/lib/") + (plan.platform == model::Platform::linux_x86_64 ? "x86_64" : "aarch64") +
+                                        "-linux-gnu (NVIDIA's packages)"
+                                  : s.prefix;
   std::string torch_index, torch_variant, torch_bundled;
   auto report = check_manifest(m, kb);
   if (report) {
@@ -104,8 +104,8 @@ void frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, Do
       if (!torch_bundled.empty()) {
         f.cudnn_note = "torch " + f.version + "+" + torch_variant + " brings its own cuDNN " + torch_bundled +
                        " (an nvidia-cudnn wheel) and loads it before any other copy: torch.backends.cudnn.version() reports " +
-                       model::Version::parse(torch_bundled)->prefix(3) + ". ";
-        f.cudnn_note += torch_bundled == pinned ? "It is the same build as the pinned cuDNN in " + s.prefix + ", which serves every other program."
+                       (model::Version::parse(torch_bundled) ? model::Version::parse(torch_bundled)->prefix(3) : torch_bundled) + ". ";
+        f.cudnn_note += torch_bundled == pinned ? "It is the same build as the pinned cuDNN in " + where + ", which serves every other program."
                                                 : "The pinned cuDNN " + pinned + " in " + s.prefix +
                                                       " serves every other program (`stackpin check` warns about the difference).";
         if (torch_bundled != pinned)
@@ -114,9 +114,9 @@ void frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, Do
         f.cudnn_note = "torch " + f.version + ": which cuDNN its wheel brings is not in the knowledge base; check torch.backends.cudnn.version() in the image.";
       }
     } else if (name == "tensorflow") {
-      f.cudnn_note = "tensorflow " + f.version + " (without the [and-cuda] extra) loads cuDNN through the loader: the pinned copy in " + s.prefix + ".";
+      f.cudnn_note = "tensorflow " + f.version + " (without the [and-cuda] extra) loads cuDNN through the loader: the pinned copy in " + where + ".";
     } else if (name == "onnxruntime-gpu") {
-      f.cudnn_note = "onnxruntime-gpu " + f.version + " loads cuDNN through the loader (the pinned copy in " + s.prefix +
+      f.cudnn_note = "onnxruntime-gpu " + f.version + " loads cuDNN through the loader (the pinned copy in " + where +
                      "), unless torch was imported first in the same process.";
     }
     s.frameworks.push_back(std::move(f));
@@ -167,6 +167,10 @@ util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowled
     s.archive_size = *expect->size;
     s.from_url = o.from_url;
     if (o.from_url) {
+      if (pin->url && pin->url->value.rfind("http://", 0) != 0 && pin->url->value.rfind("https://", 0) != 0)
+        return Error(ErrorCode::invalid, "--from-url needs an http(s) URL; Docker cannot download " + pin->url->value)
+            .at(m.locate(pin->url->pos))
+            .with_hint("lay the archive out with --context DIR --archives DIR instead");
       if (!pin->url)
         return Error(ErrorCode::invalid, "--from-url needs the archive's url in the manifest").at(m.locate(pin->pos)).with_hint("add url = \"https://...\"");
       s.archive_url = pin->url->value;
@@ -203,7 +207,8 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
           .with_hint("the file is not the pinned archive; the build context was not written");
     archive = **located;
   }
-  if (!fs::is_regular_file(files.convtest_binary, ec))
+  bool with_convtest = !files.convtest_binary.empty() || !files.convtest_optional;
+  if (with_convtest && !fs::is_regular_file(files.convtest_binary, ec))
     return Error(ErrorCode::not_found, "stackpin-convtest not found at " + files.convtest_binary.string())
         .with_hint("build it (cmake --build ... --target stackpin-convtest); it is installed next to stackpin, or pass --convtest PATH");
 
@@ -216,12 +221,13 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
     tmp += ".stackpin-tmp";
     fs::remove(tmp, ec);
     fs::create_hard_link(from, tmp, ec);
-    if (ec) {
+    bool copied = static_cast<bool>(ec);
+    if (copied) {
       ec.clear();
       fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
       if (ec) return Error(ErrorCode::io, "cannot copy " + from.string() + " to " + to.string() + ": " + ec.message());
     }
-    if (executable)
+    if (copied && executable)  // a copy: make it runnable (a hard link keeps, and must not change, the source's mode)
       fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec, ec);
     fs::rename(tmp, to, ec);
     if (ec) {
@@ -237,7 +243,8 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
   }
   if (archive)
     if (auto st = place(*archive, dir / "archives" / s.archive_file, false); !st) return st;
-  if (auto st = place(files.convtest_binary, dir / "stackpin" / "stackpin-convtest", true); !st) return st;
+  if (with_convtest)
+    if (auto st = place(files.convtest_binary, dir / "stackpin" / "stackpin-convtest", true); !st) return st;
   if (auto st = util::write_file_atomic(dir / ".dockerignore", gen::render_dockerignore(s)); !st) return st;
   return util::write_file_atomic(dir / "Dockerfile", dockerfile);
 }

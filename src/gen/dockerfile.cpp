@@ -23,10 +23,18 @@ namespace gen {
 
 namespace {
 
+// A file or directory name that needs no quoting anywhere in a Dockerfile or a RUN line.
+bool plain_name(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '+' || c == '-';
+  });
+}
+
+// An image reference, path or URL: no blanks, quotes, shell operators, globs or expansions.
 bool plain(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    auto u = static_cast<unsigned char>(c);
-    return u > 0x20 && u < 0x7f && c != '"' && c != '\'' && c != '$' && c != '`' && c != '\\';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '+' ||
+           c == '-' || c == '/' || c == ':' || c == '@' || c == '=' || c == '%' || c == '~' || c == ',';
   });
 }
 
@@ -64,14 +72,14 @@ std::string label_value(const std::string& v) {
 util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
   auto refuse = [](const std::string& what, const std::string& v) {
     return util::Error(util::ErrorCode::invalid, what + " \"" + comment_safe(v) + "\" cannot be written into a Dockerfile")
-        .with_hint("use a value without blanks, quotes, '$' or line breaks");
+        .with_hint("use a value of letters, digits and . _ + - / : @ = % ~ , only (no blanks, quotes, shell operators or globs)");
   };
   if (!plain(s.base_image)) return refuse("the base image", s.base_image);
   if (!plain(s.prefix) || s.prefix.front() != '/') return refuse("the image path", s.prefix);
   if (!s.apt) {
-    if (!plain(s.archive_file)) return refuse("the archive name", s.archive_file);
+    if (!plain_name(s.archive_file)) return refuse("the archive name", s.archive_file);
     if (s.from_url && !plain(s.archive_url)) return refuse("the archive URL", s.archive_url);
-    if (!plain(s.archive_lib_dir)) return refuse("the archive's library directory", s.archive_lib_dir);
+    if (!plain_name(s.archive_lib_dir)) return refuse("the archive's library directory", s.archive_lib_dir);
   } else if (!plain(s.apt_package) || (!s.apt_package_dev.empty() && !plain(s.apt_package_dev))) {
     return refuse("the apt package", s.apt_package);
   }

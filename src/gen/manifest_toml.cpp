@@ -12,8 +12,13 @@ std::string toml_quote(const std::string& s) { return json_quote(s); }
 
 std::string render_manifest(const ManifestSpec& s) {
   std::string t;
+  // TOML comments may hold no control character but tab: line breaks and the rest become '?'.
   auto comment = [&](const std::string& c) {
-    if (!c.empty()) t += "# " + comment_safe(c) + "\n";
+    if (c.empty()) return;
+    std::string safe = comment_safe(c);
+    for (char& ch : safe)
+      if ((static_cast<unsigned char>(ch) < 0x20 && ch != '\t') || ch == 0x7f) ch = '?';
+    t += "# " + safe + "\n";
   };
   for (const auto& h : s.header) comment(h);
   t += "\nschema = 1\nname = " + toml_quote(s.name) + "\n";

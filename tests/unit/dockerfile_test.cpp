@@ -110,4 +110,13 @@ TEST(Dockerfile, RefusesWhatItCannotBuild) {
   auto bad = gen::render_dockerfile(spec);
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("cannot be written into a Dockerfile"), std::string::npos);
+  // A file name with shell operators or globs would run or expand inside the RUN line.
+  spec.base_image = "nvidia/cuda:12.4.1-runtime-ubuntu22.04";
+  for (const char* name : {"cudnn.tar.xz;reboot", "a&b.tar.xz", "a|b", "c*.tar.xz", "x$(id)"}) {
+    spec.archive_file = name;
+    EXPECT_FALSE(gen::render_dockerfile(spec)) << name;
+  }
+  spec.archive_file = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz";
+  spec.prefix = "/opt/cudnn-9.1.0.70";
+  EXPECT_TRUE(gen::render_dockerfile(spec));
 }
