@@ -71,14 +71,6 @@ namespace {
 constexpr const char* k_default_maintainer = "stackpin <stackpin@users.noreply.github.com>";
 constexpr const char* k_homepage = "https://developer.nvidia.com/cudnn";
 
-model::Platform host_platform() {
-#if defined(__aarch64__)
-  return model::Platform::linux_sbsa;
-#else
-  return model::Platform::linux_x86_64;
-#endif
-}
-
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -216,7 +208,7 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     return Error(ErrorCode::invalid, "the package names need the CUDA major cuDNN was built for, and " + m.path + " does not pin it")
         .at(m.locate(m.cudnn->pos))
         .with_hint("add cuda = <major> to [cudnn] (the archive's _cudaNN suffix)");
-  model::Platform platform = o.platform ? *o.platform : host_platform();
+  model::Platform platform = o.platform ? *o.platform : model::host_linux_platform();
   if (model::is_windows(platform))
     return Error(ErrorCode::usage, "a .deb packages a Linux archive (--platform linux-x86_64 or linux-sbsa), not windows-x86_64");
   if (platform == model::Platform::linux_aarch64)
@@ -226,22 +218,12 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
       maintainer.find_first_of("\n\r") != std::string::npos)
     return Error(ErrorCode::usage, "--maintainer must look like 'Full Name <email@example.org>', got '" + maintainer + "'");
 
-  const model::ArchivePin* pin = m.archive_for(platform);
-  if (!pin)
-    return Error(ErrorCode::invalid, std::string("no archive pinned for ") + model::to_string(platform) + " in " + m.path)
-        .with_hint("add a [[cudnn.archives]] entry for it, or choose another with --platform");
-  auto expect = expectation_for(m, *pin, kb);
-  if (!expect) return std::move(expect).error();
-  if (!expect->size)
-    return Error(ErrorCode::invalid, std::string("no size pinned for the ") + model::to_string(platform) + " archive")
-        .at(m.locate(pin->pos))
-        .with_hint("add size = N (bytes) to the [[cudnn.archives]] entry");
+  auto pinned = pinned_archive(m, platform, kb);
+  if (!pinned) return std::move(pinned).error();
+  const ArchiveExpectation* expect = &pinned->expect;
   bool by_content = false;
-  auto located = locate_archive(*expect, o.archives_dir, by_content);
+  auto located = find_pinned_archive(*pinned, o.archives_dir, by_content);
   if (!located) return std::move(located).error();
-  if (!*located)
-    return Error(ErrorCode::not_found, "archive " + expect->file + " not found in " + o.archives_dir.string())
-        .with_hint(pin->url ? "download " + pin->url->value + " into " + o.archives_dir.string() : "put the archive into " + o.archives_dir.string());
 
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
@@ -255,11 +237,11 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
   xo.progress = o.progress;
   fs::path tree = tmp->path() / "tree";
   fs::create_directories(tree, ec);
-  auto x = archive_io::extract(**located, tree, xo);
+  auto x = archive_io::extract(*located, tree, xo);
   if (!x) return std::move(x).error();
   std::string actual = crypto::to_hex(x->archive_sha256);
   if (actual != expect->sha256)
-    return Error(ErrorCode::mismatch, "SHA-256 mismatch for " + (*located)->string() + ": expected " + expect->sha256 + ", got " + actual)
+    return Error(ErrorCode::mismatch, "SHA-256 mismatch for " + located->string() + ": expected " + expect->sha256 + ", got " + actual)
         .with_hint("the file is not the pinned archive (corrupt, tampered with, or another build); no package was written");
   auto plan = detail::plan_layout(x->entries, m, model::Target::linux, kb);
   if (!plan) return std::move(plan).error();
@@ -268,7 +250,7 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     return std::move(s).error();
 
   model::DebReport report;
-  report.archive_path = (*located)->string();
+  report.archive_path = located->string();
   report.archive_sha256 = actual;
   report.platform = model::to_string(platform);
   const std::string triplet = multiarch_triplet(platform), arch = debian_architecture(platform);

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "core/check.hpp"
+#include "core/deb.hpp"
 #include "core/verify.hpp"
 #include "crypto/sha256.hpp"
 #include "util/fs.hpp"
@@ -79,9 +80,7 @@ util::Status apt_packages(const model::Manifest& m, const knowledge::KnowledgeBa
 void frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, DockerPlan& plan) {
   auto& s = plan.spec;
   // Where the image's own cuDNN is: the archive's copy, or NVIDIA's packages in the multiarch directory.
-  const std::string where = s.apt ? std::string("/usr/lib/") + (plan.platform == model::Platform::linux_x86_64 ? "x86_64" : "aarch64") +
-                                        "-linux-gnu (NVIDIA's packages)"
-                                  : s.prefix;
+  const std::string where = s.apt ? "/usr/lib/" + multiarch_triplet(plan.platform) + " (NVIDIA's packages)" : s.prefix;
   std::string torch_index, torch_variant, torch_bundled;
   auto report = check_manifest(m, kb);
   if (report) {
@@ -152,16 +151,14 @@ util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowled
   if (s.apt) {
     if (auto st = apt_packages(m, kb, plan); !st) return std::move(st).error();
   } else {
-    const auto* pin = m.archive_for(o.platform);
-    if (!pin)
-      return Error(ErrorCode::invalid, std::string("no archive pinned for ") + model::to_string(o.platform) + " in " + m.path)
-          .with_hint("add a [[cudnn.archives]] entry for it, or use cudnn = \"apt\" in [targets.docker]");
-    auto expect = expectation_for(m, *pin, kb);
-    if (!expect) return std::move(expect).error();
-    if (!expect->size)
-      return Error(ErrorCode::invalid, "no size pinned for the " + std::string(model::to_string(o.platform)) + " archive")
-          .at(m.locate(pin->pos))
-          .with_hint("add size = N (bytes) to the [[cudnn.archives]] entry");
+    auto pinned = pinned_archive(m, o.platform, kb);
+    if (!pinned) {
+      auto e = std::move(pinned).error();
+      if (e.message.rfind("no archive pinned", 0) == 0) e.hints.push_back("or use cudnn = \"apt\" in [targets.docker]");
+      return e;
+    }
+    const auto* pin = pinned->pin;
+    const ArchiveExpectation* expect = &pinned->expect;
     s.archive_file = expect->file;
     s.archive_sha256 = expect->sha256;
     s.archive_size = *expect->size;
@@ -188,24 +185,19 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
   // Everything is checked before the context is touched.
   std::optional<fs::path> archive;
   if (!s.apt && !s.from_url) {
-    const auto* pin = m.archive_for(plan.platform);
-    if (!pin) return Error(ErrorCode::invalid, std::string("no archive pinned for ") + model::to_string(plan.platform) + " in " + m.path);
-    auto expect = expectation_for(m, *pin, kb);
-    if (!expect) return std::move(expect).error();
+    auto pinned = pinned_archive(m, plan.platform, kb);
+    if (!pinned) return std::move(pinned).error();
+    const ArchiveExpectation* expect = &pinned->expect;
     bool by_content = false;
-    auto located = locate_archive(*expect, files.archives_dir, by_content);
+    auto located = find_pinned_archive(*pinned, files.archives_dir, by_content);
     if (!located) return std::move(located).error();
-    if (!*located)
-      return Error(ErrorCode::not_found, "archive " + expect->file + " not found in " + files.archives_dir.string())
-          .with_hint(pin->url ? "download " + pin->url->value + " into " + files.archives_dir.string()
-                              : "put the archive into " + files.archives_dir.string());
-    auto h = crypto::hash_file(**located);
+    auto h = crypto::hash_file(*located);
     if (!h) return std::move(h).error();
     if (crypto::to_hex(h->digest) != expect->sha256 || (expect->size && h->size != *expect->size))
-      return Error(ErrorCode::mismatch, "SHA-256 mismatch for " + (*located)->string() + ": expected " + expect->sha256 + ", got " +
+      return Error(ErrorCode::mismatch, "SHA-256 mismatch for " + located->string() + ": expected " + expect->sha256 + ", got " +
                                             crypto::to_hex(h->digest))
           .with_hint("the file is not the pinned archive; the build context was not written");
-    archive = **located;
+    archive = *located;
   }
   bool with_convtest = !files.convtest_binary.empty() || !files.convtest_optional;
   if (with_convtest && !fs::is_regular_file(files.convtest_binary, ec))

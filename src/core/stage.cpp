@@ -42,14 +42,6 @@ std::string prefix_of(const model::Manifest& m, model::Target t, const fs::path&
   return dest.string();
 }
 
-model::Platform host_platform() {
-#if defined(__aarch64__)
-  return model::Platform::linux_sbsa;
-#else
-  return model::Platform::linux_x86_64;
-#endif
-}
-
 // The receipt describes this exact staging and every file is still as stage left it.
 bool intact(const model::Receipt& r, const fs::path& dest) {
   std::error_code ec;
@@ -166,24 +158,14 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
         .with_hint("pass --dest DIR or set prefix in [targets.linux]");
   }
   fs::path dest_abs = fs::absolute(*dest).lexically_normal();
-  model::Platform platform = o.platform ? *o.platform : model::default_platform(o.target, host_platform());
+  model::Platform platform = o.platform ? *o.platform : model::default_platform(o.target, model::host_linux_platform());
   if (o.target == model::Target::windows && !model::is_windows(platform))
     return util::Error(util::ErrorCode::usage, std::string("--target windows stages the windows-x86_64 archive, not ") + model::to_string(platform));
   if (o.target == model::Target::linux && model::is_windows(platform))
     return util::Error(util::ErrorCode::usage, "--target linux needs a Linux archive (--platform linux-x86_64 or linux-sbsa)");
-  const model::ArchivePin* pin = m.archive_for(platform);
-  if (!pin) {
-    std::vector<std::string> pinned;
-    for (const auto& a : m.cudnn->archives) pinned.push_back(model::to_string(a.platform.value));
-    return util::Error(util::ErrorCode::invalid, std::string("no archive pinned for ") + model::to_string(platform) + " in " + m.path)
-        .with_hint(pinned.empty() ? "add a [[cudnn.archives]] entry" : "pinned platforms: " + util::join(pinned, ", ") + " (choose with --platform)");
-  }
-  auto expect = expectation_for(m, *pin, kb);
-  if (!expect) return std::move(expect).error();
-  if (!expect->size)
-    return util::Error(util::ErrorCode::invalid, std::string("no size pinned for the ") + model::to_string(platform) + " archive")
-        .at(m.locate(pin->pos))
-        .with_hint("add size = N (bytes) to the [[cudnn.archives]] entry");
+  auto pinned = pinned_archive(m, platform, kb);
+  if (!pinned) return std::move(pinned).error();
+  const ArchiveExpectation* expect = &pinned->expect;
 
   report.dest = dest_abs.string();
   report.prefix = prefix_of(m, o.target, dest_abs);
@@ -240,12 +222,9 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   bool by_content = false;
   std::optional<fs::path> archive;
   auto find_archive = [&]() -> util::Status {
-    auto located = locate_archive(*expect, o.archives_dir, by_content);
+    auto located = find_pinned_archive(*pinned, o.archives_dir, by_content);
     if (!located) return std::move(located).error();
-    if (!*located)
-      return util::Error(util::ErrorCode::not_found, "archive " + expect->file + " not found in " + o.archives_dir.string())
-          .with_hint(pin->url ? "download " + pin->url->value + " into " + o.archives_dir.string() : "put the archive into " + o.archives_dir.string());
-    archive = **located;
+    archive = *located;
     report.archive_path = archive->string();
     return {};
   };

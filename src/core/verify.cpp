@@ -119,6 +119,36 @@ model::VerifiedArchive check_one(const fs::path& path, const ArchiveExpectation&
 
 }  // namespace
 
+util::Result<PinnedArchive> pinned_archive(const model::Manifest& m, model::Platform platform, const knowledge::KnowledgeBase& kb) {
+  PinnedArchive p;
+  p.pin = m.archive_for(platform);
+  if (!p.pin) {
+    std::vector<std::string> pinned;
+    if (m.cudnn)
+      for (const auto& a : m.cudnn->archives) pinned.push_back(model::to_string(a.platform.value));
+    return util::Error(util::ErrorCode::invalid, std::string("no archive pinned for ") + model::to_string(platform) + " in " + m.path)
+        .with_hint(pinned.empty() ? "add a [[cudnn.archives]] entry"
+                                  : "pinned platforms: " + util::join(pinned, ", ") + " (choose with --platform)");
+  }
+  auto expect = expectation_for(m, *p.pin, kb);
+  if (!expect) return std::move(expect).error();
+  if (!expect->size)
+    return util::Error(util::ErrorCode::invalid, std::string("no size pinned for the ") + model::to_string(platform) + " archive")
+        .at(m.locate(p.pin->pos))
+        .with_hint("add size = N (bytes) to the [[cudnn.archives]] entry");
+  p.expect = std::move(*expect);
+  return p;
+}
+
+util::Result<fs::path> find_pinned_archive(const PinnedArchive& p, const fs::path& dir, bool& found_by_content) {
+  auto located = locate_archive(p.expect, dir, found_by_content);
+  if (!located) return std::move(located).error();
+  if (!*located)
+    return util::Error(util::ErrorCode::not_found, "archive " + p.expect.file + " not found in " + dir.string())
+        .with_hint(p.pin->url ? "download " + p.pin->url->value + " into " + dir.string() : "put the archive into " + dir.string());
+  return **located;
+}
+
 util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, const fs::path& dir,
                                                   std::optional<model::Platform> platform,
                                                   const knowledge::KnowledgeBase& kb, std::vector<model::Finding>& findings) {

@@ -31,4 +31,12 @@ const char* archive_extension(Platform p) { return is_windows(p) ? "zip" : "tar.
 
 const char* to_string(Os os) { return os == Os::windows ? "windows" : "linux"; }
 
+Platform host_linux_platform() {
+#if defined(__aarch64__)
+  return Platform::linux_sbsa;
+#else
+  return Platform::linux_x86_64;
+#endif
+}
+
 }  // namespace model

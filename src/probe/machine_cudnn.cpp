@@ -179,7 +179,7 @@ void examine(MachineCtx& c, const std::string& dir, const std::string& alias, in
   // headers
   std::vector<std::string> include_dirs;
   if (cp.kind == model::CudnnKind::system) {
-    std::string t = c.r.arch == "x86_64" ? "x86_64-linux-gnu" : (c.r.arch == "aarch64" ? "aarch64-linux-gnu" : "");
+    std::string t = multiarch_triplet(c.r.arch);
     if (!t.empty()) include_dirs.push_back("/usr/include/" + t);
     include_dirs.push_back("/usr/include");
   } else {

@@ -49,4 +49,7 @@ std::string normalize_package_name(const std::string& name);
 // "nvidia_cudnn_cu12-9.1.0.70.dist-info" -> {"nvidia-cudnn-cu12", "9.1.0.70"}; nullopt otherwise.
 std::optional<std::pair<std::string, std::string>> split_dist_info_name(const std::string& dir_name);
 
+// Debian's multiarch triplet for a uname machine name ("x86_64" -> "x86_64-linux-gnu"); "" if unknown.
+std::string multiarch_triplet(const std::string& arch);
+
 }  // namespace probe::detail

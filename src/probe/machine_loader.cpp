@@ -16,8 +16,6 @@
 
 namespace probe::detail {
 
-namespace {
-
 std::string multiarch_triplet(const std::string& arch) {
   if (arch == "x86_64") return "x86_64-linux-gnu";
   if (arch == "aarch64" || arch == "arm64") return "aarch64-linux-gnu";
@@ -25,6 +23,8 @@ std::string multiarch_triplet(const std::string& arch) {
   if (arch == "s390x") return "s390x-linux-gnu";
   return {};
 }
+
+namespace {
 
 std::vector<std::string> default_dirs(const MachineCtx& c) {
   if (!c.o.default_dirs.empty()) return c.o.default_dirs;

@@ -32,6 +32,22 @@ util::Result<std::optional<std::filesystem::path>> locate_archive(const ArchiveE
                                                                   const std::filesystem::path& dir,
                                                                   bool& found_by_content);
 
+// The archive a manifest pins for one platform, with its SHA-256 and size known.
+struct PinnedArchive {
+  const model::ArchivePin* pin = nullptr;
+  ArchiveExpectation expect;  // size always set
+};
+
+// The pin for `platform` and what the file must be (the knowledge base fills an origin = "nvidia"
+// archive's hash or size). Errors: invalid (nothing pinned for the platform, the hint naming the
+// pinned ones; no hash; no size, located at the [[cudnn.archives]] entry).
+util::Result<PinnedArchive> pinned_archive(const model::Manifest& m, model::Platform platform, const knowledge::KnowledgeBase& kb);
+
+// The pinned archive's file in `dir`, found as locate_archive() finds it. Errors: not_found (the
+// hint says where to download it from, or to put it there), io.
+util::Result<std::filesystem::path> find_pinned_archive(const PinnedArchive& p, const std::filesystem::path& dir,
+                                                        bool& found_by_content);
+
 // Verifies every pinned archive (or only `platform`'s) found in `dir`. The report lists each with
 // expected and actual values; findings say what failed. Errors: invalid (nothing pinned for the
 // platform, no hash to compare with), io.

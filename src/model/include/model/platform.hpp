@@ -10,6 +10,9 @@ namespace model {
 enum class Platform { linux_x86_64, linux_sbsa, windows_x86_64, linux_aarch64 };
 
 std::optional<Platform> parse_platform(std::string_view text);
+// The Linux archive platform of the machine stackpin was built for: linux-sbsa on 64-bit Arm
+// servers, linux-x86_64 otherwise (Jetson's linux-aarch64 is only ever chosen explicitly).
+Platform host_linux_platform();
 const char* to_string(Platform p);
 bool is_windows(Platform p);
 const std::vector<std::string>& platform_names();
