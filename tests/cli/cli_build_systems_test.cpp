@@ -21,7 +21,6 @@ using testing_support::stackpin;
 namespace {
 namespace fs = std::filesystem;
 
-bool have(const char* tool) { return run_process({"/bin/sh", "-c", std::string("command -v ") + tool}).exit_code == 0; }
 
 // Runs a tool found on PATH (run_process takes a path).
 testing_support::RunResult run_tool(std::vector<std::string> argv, const std::vector<std::string>& env = {}) {
@@ -120,7 +119,7 @@ TEST(CliBuildSystems, StageWritesTheFilesAndUnstageRemovesThem) {
 
 TEST(CliBuildSystems, CMakeFindPackageBuildsAndRunsAProgram) {
   for (const char* tool : {"cmake", "cc"})
-    if (!have(tool)) GTEST_SKIP() << tool << " is not installed";
+    if (!testing_support::have_tool(tool)) GTEST_SKIP() << tool << " is not installed";
   World w;
   auto dest = w.dir.path() / "staged cudnn \xc3\xbc";
   auto r = stackpin(w.stage(dest));
@@ -143,7 +142,7 @@ TEST(CliBuildSystems, CMakeFindPackageBuildsAndRunsAProgram) {
 
 TEST(CliBuildSystems, PkgConfigAndCcBuildAndRunAProgram) {
   for (const char* tool : {"pkg-config", "cc"})
-    if (!have(tool)) GTEST_SKIP() << tool << " is not installed";
+    if (!testing_support::have_tool(tool)) GTEST_SKIP() << tool << " is not installed";
   World w;
   auto dest = w.dir.path() / "staged cudnn \xc3\xbc";
   auto r = stackpin(w.stage(dest));
@@ -180,7 +179,7 @@ TEST(CliBuildSystems, GenerateProfileD) {
   EXPECT_EQ(r.out, "");
   auto text = testing_support::read_text(out);
   EXPECT_NE(text.find("# Install as /etc/profile.d/stackpin-fixture.sh"), std::string::npos) << text;
-  if (have("shellcheck")) {
+  if (testing_support::have_tool("shellcheck")) {
     auto sc = run_tool({"shellcheck", "-s", "sh", out.string()});
     EXPECT_EQ(sc.exit_code, 0) << show(sc);
   }

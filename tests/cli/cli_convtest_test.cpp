@@ -206,11 +206,10 @@ std::vector<std::string> standin_env(std::vector<std::string> extra = {}) {
   extra.push_back("PYTHONPATH=" + (testing_support::source_dir() / "tests" / "data" / "frameworks").string());
   return extra;
 }
-bool have_python() { return testing_support::run_process({"/bin/sh", "-c", "command -v python3"}).exit_code == 0; }
 }  // namespace
 
 TEST(CliConvtestFramework, ReportsTheCudnnTheFrameworkReallyLoaded) {
-  if (!have_python()) GTEST_SKIP() << "no python3 on PATH";
+  if (!testing_support::have_tool("python3")) GTEST_SKIP() << "no python3 on PATH";
   // the stand-in "wheel" bundles cuDNN 8.9.7 while the system test loads 9.19.0
   auto r = run_with_doubles({"--json", "--quick", "--framework", "torch"},
                             standin_env({"STACKPIN_STANDIN_CUDNN=" + doubles("cudnn8") + "/libcudnn.so.8"}));
@@ -228,7 +227,7 @@ TEST(CliConvtestFramework, ReportsTheCudnnTheFrameworkReallyLoaded) {
 }
 
 TEST(CliConvtestFramework, SameCudnnIsOk) {
-  if (!have_python()) GTEST_SKIP() << "no python3 on PATH";
+  if (!testing_support::have_tool("python3")) GTEST_SKIP() << "no python3 on PATH";
   auto r = run_with_doubles({"--json", "--quick", "--framework", "torch"},
                             standin_env({"STACKPIN_STANDIN_CUDNN=" + doubles("cuda12-cudnn9") + "/libcudnn.so.9"}));
   EXPECT_EQ(r.exit_code, 0) << r.out;
@@ -236,7 +235,7 @@ TEST(CliConvtestFramework, SameCudnnIsOk) {
 }
 
 TEST(CliConvtestFramework, WrongResultsNanAndNoGpu) {
-  if (!have_python()) GTEST_SKIP() << "no python3 on PATH";
+  if (!testing_support::have_tool("python3")) GTEST_SKIP() << "no python3 on PATH";
   auto wrong = run_with_doubles({"--json", "--quick", "--framework", "torch"}, standin_env({"STACKPIN_STANDIN_WRONG=0.5"}));
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_TRUE(has(json::parse(wrong.out)["findings"], "convtest.framework-conv", "error")) << wrong.out;
@@ -247,7 +246,7 @@ TEST(CliConvtestFramework, WrongResultsNanAndNoGpu) {
 }
 
 TEST(CliConvtestFramework, NotInstalledIsANote) {
-  if (!have_python()) GTEST_SKIP() << "no python3 on PATH";
+  if (!testing_support::have_tool("python3")) GTEST_SKIP() << "no python3 on PATH";
   auto r = run_with_doubles({"--json", "--quick", "--framework", "tensorflow"}, standin_env());
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(has(json::parse(r.out)["findings"], "convtest.framework-missing", "note", "tensorflow")) << r.out;

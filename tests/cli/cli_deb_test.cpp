@@ -19,18 +19,7 @@ using testing_support::stackpin;
 
 namespace {
 
-// The tool's path on PATH, "" when absent.
-std::string tool(const std::string& name) {
-  auto r = run_process({"/bin/sh", "-c", "command -v \"$1\"", "sh", name});
-  while (!r.out.empty() && r.out.back() == '\n') r.out.pop_back();
-  return r.exit_code == 0 ? r.out : "";
-}
-bool have(const std::string& name) { return !tool(name).empty(); }
 
-std::string file_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 struct DebSetup {
   ScratchDir dir;
@@ -55,7 +44,7 @@ struct DebSetup {
 };
 
 std::set<std::string> contents(const fs::path& deb) {
-  auto r = run_process({tool("dpkg-deb"), "--contents", deb.string()});
+  auto r = run_process({testing_support::tool_path("dpkg-deb"), "--contents", deb.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::set<std::string> paths;
   std::istringstream in(r.out);
@@ -70,7 +59,7 @@ std::set<std::string> contents(const fs::path& deb) {
 }
 
 std::string field(const fs::path& deb, const std::string& name) {
-  auto r = run_process({tool("dpkg-deb"), "--field", deb.string(), name});
+  auto r = run_process({testing_support::tool_path("dpkg-deb"), "--field", deb.string(), name});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   while (!r.out.empty() && r.out.back() == '\n') r.out.pop_back();
   return r.out;
@@ -79,7 +68,7 @@ std::string field(const fs::path& deb, const std::string& name) {
 }  // namespace
 
 TEST(DebCli, BuildsARuntimeAndADevPackageThatDpkgDebReads) {
-  if (!have("dpkg-deb")) GTEST_SKIP() << "dpkg-deb is not installed";
+  if (!testing_support::have_tool("dpkg-deb")) GTEST_SKIP() << "dpkg-deb is not installed";
   DebSetup s;
   auto r = s.deb();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -117,24 +106,24 @@ TEST(DebCli, BuildsARuntimeAndADevPackageThatDpkgDebReads) {
   for (const auto& p : rt) EXPECT_EQ(p.find("/usr/local"), std::string::npos) << p;
 
   // Control members: shlibs per SONAME, the ldconfig trigger, md5sums that match the files.
-  auto shlibs = run_process({tool("dpkg-deb"), "--info", s.runtime().string(), "shlibs"});
+  auto shlibs = run_process({testing_support::tool_path("dpkg-deb"), "--info", s.runtime().string(), "shlibs"});
   EXPECT_NE(shlibs.out.find("libcudnn_ops 9 stackpin-libcudnn9-cuda-12 (>= 9.1.0.70-1+cuda12)"), std::string::npos) << shlibs.out;
-  auto triggers = run_process({tool("dpkg-deb"), "--info", s.runtime().string(), "triggers"});
+  auto triggers = run_process({testing_support::tool_path("dpkg-deb"), "--info", s.runtime().string(), "triggers"});
   EXPECT_EQ(triggers.out, "activate-noawait ldconfig\n");
   fs::path x = s.dir.path() / "x";
-  ASSERT_EQ(run_process({tool("dpkg-deb"), "-x", s.runtime().string(), x.string()}).exit_code, 0);
-  auto md5 = run_process({tool("dpkg-deb"), "--info", s.runtime().string(), "md5sums"});
+  ASSERT_EQ(run_process({testing_support::tool_path("dpkg-deb"), "-x", s.runtime().string(), x.string()}).exit_code, 0);
+  auto md5 = run_process({testing_support::tool_path("dpkg-deb"), "--info", s.runtime().string(), "md5sums"});
   s.dir.write("md5sums", md5.out);
-  auto check = run_process({tool("md5sum"), "-c", (s.dir.path() / "md5sums").string()}, {}, x);
+  auto check = run_process({testing_support::tool_path("md5sum"), "-c", (s.dir.path() / "md5sums").string()}, {}, x);
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   EXPECT_NE(md5.out.find("usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.0"), std::string::npos);
 }
 
 TEST(DebCli, LintianFindsNothingUnexplained) {
-  if (!have("lintian")) GTEST_SKIP() << "lintian is not installed (scripts/install-deps.sh --tools installs it)";
+  if (!testing_support::have_tool("lintian")) GTEST_SKIP() << "lintian is not installed (scripts/install-deps.sh --tools installs it)";
   DebSetup s;
   ASSERT_EQ(s.deb().exit_code, 0);
-  auto r = run_process({tool("lintian"), "--no-cfg", "--fail-on", "error,warning", s.runtime().string(), s.dev().string()});
+  auto r = run_process({testing_support::tool_path("lintian"), "--no-cfg", "--fail-on", "error,warning", s.runtime().string(), s.dev().string()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out.find("E: "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("W: "), std::string::npos) << r.out;
@@ -143,12 +132,12 @@ TEST(DebCli, LintianFindsNothingUnexplained) {
 TEST(DebCli, SameArchiveAndManifestGiveTheSameBytes) {
   DebSetup s;
   ASSERT_EQ(s.deb().exit_code, 0);
-  std::string rt1 = file_bytes(s.runtime()), dev1 = file_bytes(s.dev());
+  std::string rt1 = testing_support::read_text(s.runtime()), dev1 = testing_support::read_text(s.dev());
   fs::path first = s.out;
   s.out = s.dir.path() / "out2";
   ASSERT_EQ(s.deb().exit_code, 0);
-  EXPECT_EQ(file_bytes(s.runtime()), rt1) << "runtime package differs between two builds";
-  EXPECT_EQ(file_bytes(s.dev()), dev1) << "dev package differs between two builds";
+  EXPECT_EQ(testing_support::read_text(s.runtime()), rt1) << "runtime package differs between two builds";
+  EXPECT_EQ(testing_support::read_text(s.dev()), dev1) << "dev package differs between two builds";
   // A rebuild into the same folder reports the packages unchanged.
   s.out = first;
   auto again = s.deb();
@@ -156,20 +145,20 @@ TEST(DebCli, SameArchiveAndManifestGiveTheSameBytes) {
   // SOURCE_DATE_EPOCH sets every timestamp, and the same value gives the same bytes again.
   s.out = s.dir.path() / "sde1";
   ASSERT_EQ(s.deb({}, {"SOURCE_DATE_EPOCH=1700000000"}).exit_code, 0);
-  std::string sde1 = file_bytes(s.runtime());
+  std::string sde1 = testing_support::read_text(s.runtime());
   EXPECT_NE(sde1, rt1);
   s.out = s.dir.path() / "sde2";
   ASSERT_EQ(s.deb({}, {"SOURCE_DATE_EPOCH=1700000000"}).exit_code, 0);
-  EXPECT_EQ(file_bytes(s.runtime()), sde1);
-  if (have("dpkg-deb")) {
-    auto r = run_process({tool("dpkg-deb"), "--contents", s.runtime().string()});
+  EXPECT_EQ(testing_support::read_text(s.runtime()), sde1);
+  if (testing_support::have_tool("dpkg-deb")) {
+    auto r = run_process({testing_support::tool_path("dpkg-deb"), "--contents", s.runtime().string()});
     EXPECT_NE(r.out.find("root/root"), std::string::npos);
     EXPECT_NE(r.out.find("2023-11-14 22:13"), std::string::npos) << r.out;
   }
 }
 
 TEST(DebCli, ControlFilesMatchGoldenWithAHostileManifestName) {
-  if (!have("dpkg-deb")) GTEST_SKIP() << "dpkg-deb is not installed";
+  if (!testing_support::have_tool("dpkg-deb")) GTEST_SKIP() << "dpkg-deb is not installed";
   // A description carrying quotes, $, backticks, non-ASCII, a blank line and a line break that
   // tries to add a field; a maintainer with quotes and non-ASCII.
   DebSetup s(true, "description = \"team \\\"gpu\\\" $HOME `id` caf\u00e9\\n\\nEssential: yes\"");
@@ -177,7 +166,7 @@ TEST(DebCli, ControlFilesMatchGoldenWithAHostileManifestName) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   fs::path golden = fs::path(STACKPIN_SOURCE_DIR) / "tests/data/golden/deb";
   for (const auto& [deb, name] : {std::pair{s.runtime(), "runtime.control"}, std::pair{s.dev(), "dev.control"}}) {
-    auto c = run_process({tool("dpkg-deb"), "--info", deb.string(), "control"});
+    auto c = run_process({testing_support::tool_path("dpkg-deb"), "--info", deb.string(), "control"});
     ASSERT_EQ(c.exit_code, 0) << c.err;
     // What depends on the compiler that built the library doubles is replaced by placeholders.
     auto replace = [&](const std::string& from, const std::string& to) {

@@ -9,7 +9,7 @@ namespace fs = std::filesystem;
 
 TEST(CliDemo, DemoArchivesVerifyAndStage) {
   for (const char* tool : {"xz", "zip", "sha256sum"})
-    if (testing_support::run_process({"/bin/sh", "-c", std::string("command -v ") + tool}).exit_code != 0)
+    if (!testing_support::have_tool(tool))
       GTEST_SKIP() << tool << " is not installed (scripts/install-deps.sh --tools installs it)";
   testing_support::ScratchDir dir;
   auto made = testing_support::run_process({"/bin/bash", (testing_support::source_dir() / "scripts" / "make-demo-archive.sh").string(),
@@ -31,7 +31,7 @@ TEST(CliDemo, DemoArchivesVerifyAndStage) {
 
 TEST(CliDemo, StageWritesTheActivationScriptsAndUnstageRemovesThem) {
   for (const char* tool : {"xz", "zip", "sha256sum"})
-    if (testing_support::run_process({"/bin/sh", "-c", std::string("command -v ") + tool}).exit_code != 0)
+    if (!testing_support::have_tool(tool))
       GTEST_SKIP() << tool << " is not installed (scripts/install-deps.sh --tools installs it)";
   testing_support::ScratchDir dir;
   auto made = testing_support::run_process({"/bin/bash", (testing_support::source_dir() / "scripts" / "make-demo-archive.sh").string(),

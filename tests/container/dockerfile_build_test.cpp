@@ -21,10 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string bytes_of(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 const std::string k_version = "9.19.0.56";
 const std::string k_top = "cudnn-linux-x86_64-9.19.0.56_cuda13-archive/";
@@ -36,14 +32,14 @@ fixtures::Info make_archive(const fs::path& dir) {
   e.push_back({k_top + "LICENSE", fixtures::Kind::file, "test license\n"});
   e.push_back({k_top + "include/cudnn_version.h", fixtures::Kind::file, fixtures::cudnn_version_header(k_version)});
   e.push_back({k_top + "include/cudnn.h", fixtures::Kind::file, "/* cudnn.h */\n"});
-  e.push_back({k_top + "lib/libcudnn.so.9.19.0", fixtures::Kind::file, bytes_of(lib), "", 0755});
+  e.push_back({k_top + "lib/libcudnn.so.9.19.0", fixtures::Kind::file, testing_support::read_text(lib), "", 0755});
   e.push_back({k_top + "lib/libcudnn.so.9", fixtures::Kind::symlink, "", "libcudnn.so.9.19.0"});
   e.push_back({k_top + "lib/libcudnn.so", fixtures::Kind::symlink, "", "libcudnn.so.9"});
   // cuDNN 9's libcudnn.so.9 is a dispatcher that loads libcudnn_graph.so.9 for its API (without it,
   // it aborts the process): the real one travels with it.
   fs::path graph = "/usr/local/cuda/lib64/libcudnn_graph.so.9";
   if (lib == real && fs::exists(graph)) {
-    e.push_back({k_top + "lib/libcudnn_graph.so.9.19.0", fixtures::Kind::file, bytes_of(graph), "", 0755});
+    e.push_back({k_top + "lib/libcudnn_graph.so.9.19.0", fixtures::Kind::file, testing_support::read_text(graph), "", 0755});
     e.push_back({k_top + "lib/libcudnn_graph.so.9", fixtures::Kind::symlink, "", "libcudnn_graph.so.9.19.0"});
     e.push_back({k_top + "lib/libcudnn_graph.so", fixtures::Kind::symlink, "", "libcudnn_graph.so.9"});
   }

@@ -29,6 +29,14 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
+std::string tool_path(const std::string& name) {
+  auto r = run_process({"/bin/sh", "-c", "command -v \"$1\"", "sh", name});
+  while (!r.out.empty() && r.out.back() == '\n') r.out.pop_back();
+  return r.exit_code == 0 ? r.out : "";
+}
+
+bool have_tool(const std::string& name) { return !tool_path(name).empty(); }
+
 RunResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& cwd) {
   return Process(argv, env, cwd).wait();
 }

@@ -53,4 +53,9 @@ class ScratchDir {
 
 std::string read_text(const std::filesystem::path& p);
 
+// The path of a program on PATH ("" when absent; run_process needs the path, not the name).
+std::string tool_path(const std::string& name);
+// Whether a program is on PATH (tests of optional checkers skip without it).
+bool have_tool(const std::string& name);
+
 }  // namespace testing_support

@@ -23,7 +23,6 @@ namespace {
 // quote, $, backticks, spaces, '#', a backslash and non-ASCII
 const std::string k_hostile_dir = "it's a $HOME `id` \"q\" #x \\ \xc3\xbc dir";
 
-bool have(const char* tool) { return run_process({"/bin/sh", "-c", std::string("command -v ") + tool}).exit_code == 0; }
 
 // Runs a tool found on PATH (run_process takes a path).
 testing_support::RunResult run_tool(std::vector<std::string> argv, const std::vector<std::string>& env = {}) {
@@ -188,7 +187,7 @@ TEST(BuildConfig, HostileValuesStayLiteral) {
 // ---- cmake reads them ------------------------------------------------------------------------------
 
 TEST(BuildConfigCMake, RelocatableLinuxTreeGivesExactTargetsAndVariables) {
-  if (!have("cmake")) GTEST_SKIP() << "cmake is not installed";
+  if (!testing_support::have_tool("cmake")) GTEST_SKIP() << "cmake is not installed";
   ScratchDir dir;
   fs::path root = dir.path() / ("tree " + std::string("\xc3\xbc"));
   auto c = host_linux9();
@@ -214,7 +213,7 @@ TEST(BuildConfigCMake, RelocatableLinuxTreeGivesExactTargetsAndVariables) {
 }
 
 TEST(BuildConfigCMake, VersionRequestsAndRanges) {
-  if (!have("cmake")) GTEST_SKIP() << "cmake is not installed";
+  if (!testing_support::have_tool("cmake")) GTEST_SKIP() << "cmake is not installed";
   ScratchDir dir;
   auto c = host_linux9();
   make_tree(dir.path() / "tree", c);
@@ -238,7 +237,7 @@ TEST(BuildConfigCMake, VersionRequestsAndRanges) {
 }
 
 TEST(BuildConfigCMake, HalfCopiedTreeNamesTheMissingFile) {
-  if (!have("cmake")) GTEST_SKIP() << "cmake is not installed";
+  if (!testing_support::have_tool("cmake")) GTEST_SKIP() << "cmake is not installed";
   ScratchDir dir;
   auto c = host_linux9();
   make_tree(dir.path() / "tree", c);
@@ -252,7 +251,7 @@ TEST(BuildConfigCMake, HalfCopiedTreeNamesTheMissingFile) {
 }
 
 TEST(BuildConfigCMake, TreeForAnotherPlatformIsUnsuitable) {
-  if (!have("cmake")) GTEST_SKIP() << "cmake is not installed";
+  if (!testing_support::have_tool("cmake")) GTEST_SKIP() << "cmake is not installed";
   ScratchDir dir;
   auto c = windows8();
   make_tree(dir.path() / "win", c);
@@ -263,7 +262,7 @@ TEST(BuildConfigCMake, TreeForAnotherPlatformIsUnsuitable) {
 }
 
 TEST(BuildConfigCMake, WindowsTreeGivesTheDllAndItsImportLibrary) {
-  if (!have("cmake")) GTEST_SKIP() << "cmake is not installed";
+  if (!testing_support::have_tool("cmake")) GTEST_SKIP() << "cmake is not installed";
   ScratchDir dir;
   auto c = windows8();
   c.libraries = {"cudnn", "cudnn_ops"};
@@ -288,7 +287,7 @@ TEST(BuildConfigCMake, WindowsTreeGivesTheDllAndItsImportLibrary) {
 }
 
 TEST(BuildConfigCMake, HostileAbsolutePrefixIsTakenLiterally) {
-  if (!have("cmake")) GTEST_SKIP() << "cmake is not installed";
+  if (!testing_support::have_tool("cmake")) GTEST_SKIP() << "cmake is not installed";
   ScratchDir dir;
   fs::path prefix = dir.path() / k_hostile_dir;
   auto c = hostile(prefix.string());
@@ -314,7 +313,7 @@ testing_support::RunResult pc_args(const fs::path& pcdir, const std::string& que
 }  // namespace
 
 TEST(BuildConfigPkgConfig, RelocatableFileValidatesAndFindsTheTreeWhereverItIs) {
-  if (!have("pkg-config")) GTEST_SKIP() << "pkg-config is not installed";
+  if (!testing_support::have_tool("pkg-config")) GTEST_SKIP() << "pkg-config is not installed";
   ScratchDir dir;
   fs::path root = dir.path() / "tree with space \xc3\xbc";
   auto c = linux9();
@@ -330,7 +329,7 @@ TEST(BuildConfigPkgConfig, RelocatableFileValidatesAndFindsTheTreeWhereverItIs) 
 }
 
 TEST(BuildConfigPkgConfig, HostileAbsolutePrefixComesBackLiterally) {
-  if (!have("pkg-config")) GTEST_SKIP() << "pkg-config is not installed";
+  if (!testing_support::have_tool("pkg-config")) GTEST_SKIP() << "pkg-config is not installed";
   ScratchDir dir;
   std::string prefix = "/opt/" + k_hostile_dir;
   testing_support::write_file(dir.path() / "cudnn.pc", *gen::render_pkg_config(hostile(prefix)));
@@ -352,7 +351,7 @@ TEST(ProfileD, MatchesTheGoldenFile) {
 }
 
 TEST(ProfileD, PassesShellcheckWithHostileValues) {
-  if (!have("shellcheck")) GTEST_SKIP() << "shellcheck is not installed (scripts/install-deps.sh --tools installs it)";
+  if (!testing_support::have_tool("shellcheck")) GTEST_SKIP() << "shellcheck is not installed (scripts/install-deps.sh --tools installs it)";
   ScratchDir dir;
   for (const auto& prefix : {std::string("/usr/local/cudnn-9.1.0"), "/opt/" + k_hostile_dir}) {
     auto p = dir.write("stackpin-demo.sh", gen::render_profile_d(activation(prefix)));

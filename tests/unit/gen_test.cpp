@@ -16,7 +16,6 @@ const std::string k_hostile = "/opt/it's a $HOME `id` \"q\" \xc3\xbc dir";  // q
 
 gen::LinuxActivation activation(const std::string& prefix) { return {"demo-stack", "9.1.0.70", prefix}; }
 
-bool have(const char* tool) { return run_process({"/bin/sh", "-c", std::string("command -v ") + tool}).exit_code == 0; }
 }  // namespace
 
 TEST(Quote, ShRoundTripsAnyString) {
@@ -45,7 +44,7 @@ TEST(ActivateSh, MatchesTheGoldenFile) {
 }
 
 TEST(ActivateSh, PassesShellcheckWithHostileValues) {
-  if (!have("shellcheck")) GTEST_SKIP() << "shellcheck is not installed (scripts/install-deps.sh --tools installs it)";
+  if (!testing_support::have_tool("shellcheck")) GTEST_SKIP() << "shellcheck is not installed (scripts/install-deps.sh --tools installs it)";
   testing_support::ScratchDir dir;
   for (const auto& prefix : {std::string("/usr/local/cudnn-9.1.0"), k_hostile}) {
     auto p = dir.write("activate.sh", gen::render_activate_sh(activation(prefix)));
