@@ -44,7 +44,7 @@ void print_deb(std::ostream& os, const model::DebReport& r, const Style& st) {
 }
 
 int run_deb(const DebCli& c, Context& ctx) {
-  auto m = format::load_manifest(c.manifest);
+  auto m = load_manifest_for(ctx, c.manifest);
   if (!m) return fail(ctx, "deb", c.json, m.error());
   core::DebOptions o;
   o.archives_dir = c.archives;
@@ -95,6 +95,7 @@ void add_deb(CLI::App& app, Context& ctx) {
   cmd->add_option("--compression", c->compression, "Member compression: xz (default), gzip or none");
   cmd->add_option("--max-unpacked", c->max_unpacked, "Refuse archives that unpack to more bytes than this");
   cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  add_lock_options(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_deb(*c, ctx); }; });
 }
 

@@ -23,8 +23,8 @@ struct GenCli {
   std::string manifest, shell = "sh", prefix, output;
 };
 
-util::Result<gen::LinuxActivation> activation_for(const GenCli& c) {
-  auto m = format::load_manifest(c.manifest);
+util::Result<gen::LinuxActivation> activation_for(const GenCli& c, Context& ctx) {
+  auto m = load_manifest_for(ctx, c.manifest);
   if (!m) return std::move(m).error();
   gen::LinuxActivation a;
   a.name = m->name.value;
@@ -47,7 +47,7 @@ struct DockerCli {
 };
 
 int run_dockerfile(const DockerCli& c, Context& ctx) {
-  auto m = format::load_manifest(c.manifest);
+  auto m = load_manifest_for(ctx, c.manifest);
   if (!m) return fail(ctx, "generate", false, m.error());
   core::DockerOptions o;
   auto platform = model::parse_platform(c.platform);
@@ -89,7 +89,7 @@ struct DevcontainerCli {
 // build when the manifest has one (a repository should not carry an 800 MB archive), else copied
 // from .devcontainer/archives/, verified, like a --context build.
 int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
-  auto m = format::load_manifest(c.manifest);
+  auto m = load_manifest_for(ctx, c.manifest);
   if (!m) return fail(ctx, "generate", false, m.error());
   core::DockerOptions o;
   auto platform = model::parse_platform(c.platform);
@@ -140,7 +140,7 @@ int emit(Context& ctx, const std::string& output, const std::string& text) {
 }
 
 int run_conda(const GenCli& c, Context& ctx) {
-  auto m = format::load_manifest(c.manifest);
+  auto m = load_manifest_for(ctx, c.manifest);
   if (!m) return fail(ctx, "generate", false, m.error());
   core::CondaOptions o;
   o.manifest_file = std::filesystem::path(c.manifest).filename().string();
@@ -156,6 +156,9 @@ int run_conda(const GenCli& c, Context& ctx) {
 void add_generate(CLI::App& app, Context& ctx) {
   auto* gen_cmd = app.add_subcommand("generate", "Generate files from a manifest");
   gen_cmd->require_subcommand(1);
+  // --locked may also follow the kind and its manifest: `generate dockerfile M --locked`.
+  gen_cmd->fallthrough();
+  add_lock_options(gen_cmd, ctx);
 
   auto a = std::make_shared<GenCli>();
   auto* act = gen_cmd->add_subcommand("activate", "An activation script that puts the staged cuDNN first on the loader path");
@@ -167,7 +170,7 @@ void add_generate(CLI::App& app, Context& ctx) {
   act->callback([a, &ctx] {
     ctx.action = [a, &ctx] {
       if (a->shell != "sh") {
-        auto m = format::load_manifest(a->manifest);
+        auto m = load_manifest_for(ctx, a->manifest);
         if (!m) return fail(ctx, "generate", false, m.error());
         auto w = core::windows_activation(*m, knowledge::KnowledgeBase::embedded());
         if (!w) return fail(ctx, "generate", false, w.error());
@@ -176,7 +179,7 @@ void add_generate(CLI::App& app, Context& ctx) {
         if (!text) return fail(ctx, "generate", false, text.error());
         return emit(ctx, a->output, *text);
       }
-      auto act_for = activation_for(*a);
+      auto act_for = activation_for(*a, ctx);
       if (!act_for) return fail(ctx, "generate", false, act_for.error());
       return emit(ctx, a->output, gen::render_activate_sh(*act_for));
     };
@@ -188,7 +191,7 @@ void add_generate(CLI::App& app, Context& ctx) {
   chk->add_option("-o", w->output, "Write to FILE instead of stdout");
   chk->callback([w, &ctx] {
     ctx.action = [w, &ctx] {
-      auto m = format::load_manifest(w->manifest);
+      auto m = load_manifest_for(ctx, w->manifest);
       if (!m) return fail(ctx, "generate", false, m.error());
       auto a = core::windows_activation(*m, knowledge::KnowledgeBase::embedded());
       if (!a) return fail(ctx, "generate", false, a.error());
@@ -203,7 +206,7 @@ void add_generate(CLI::App& app, Context& ctx) {
   pd->add_option("-o", p->output, "Write to FILE instead of stdout");
   pd->callback([p, &ctx] {
     ctx.action = [p, &ctx] {
-      auto act_for = activation_for(*p);
+      auto act_for = activation_for(*p, ctx);
       if (!act_for) return fail(ctx, "generate", false, act_for.error());
       return emit(ctx, p->output, gen::render_profile_d(*act_for));
     };
@@ -242,7 +245,7 @@ void add_generate(CLI::App& app, Context& ctx) {
   ld->add_option("-o", l->output, "Write to FILE instead of stdout");
   ld->callback([l, &ctx] {
     ctx.action = [l, &ctx] {
-      auto act_for = activation_for(*l);
+      auto act_for = activation_for(*l, ctx);
       if (!act_for) return fail(ctx, "generate", false, act_for.error());
       auto text = gen::render_ld_so_conf(*act_for);
       if (!text) return fail(ctx, "generate", false, text.error());

@@ -60,7 +60,7 @@ void print_stage(std::ostream& os, const model::StageReport& r, const Style& st)
 }
 
 int run_stage(const StageCli& c, Context& ctx) {
-  auto m = format::load_manifest(c.manifest);
+  auto m = load_manifest_for(ctx, c.manifest);
   if (!m) return fail(ctx, "stage", c.json, m.error());
   core::StageOptions o;
   o.archives_dir = c.archives;
@@ -143,6 +143,7 @@ void add_stage(CLI::App& app, Context& ctx) {
   cmd->add_flag("--force", c->force, "Replace a previous staging even where its files were modified");
   cmd->add_option("--max-unpacked", c->max_unpacked, "Refuse archives that expand past BYTES (default 16x the archive)");
   cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  add_lock_options(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_stage(*c, ctx); }; });
 
   auto u = std::make_shared<std::tuple<std::string, bool, bool>>();

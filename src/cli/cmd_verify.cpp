@@ -35,7 +35,7 @@ int run_verify(const VerifyOptions& o, Context& ctx) {
       if (!platform)
         return fail(ctx, "verify", o.json, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64, linux-sbsa, linux-aarch64 or windows-x86_64"));
     }
-    auto m = format::load_manifest(o.target);
+    auto m = load_manifest_for(ctx, o.target);
     if (!m) return fail(ctx, "verify", o.json, m.error());
     report = core::verify_manifest(*m, o.archives, platform, knowledge::KnowledgeBase::embedded(), findings);
   }
@@ -62,6 +62,7 @@ void add_verify(CLI::App& app, Context& ctx) {
   cmd->add_option("--sha256", o->sha256, "Verify FILE against this SHA-256 (64 hex digits)");
   cmd->add_option("--size", o->size, "... and this size in bytes");
   cmd->add_flag("--json", o->json, "Print one JSON document on stdout and nothing else there");
+  add_lock_options(cmd, ctx);
   cmd->callback([o, &ctx] { ctx.action = [o, &ctx] { return run_verify(*o, ctx); }; });
 }
 

@@ -3,6 +3,9 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "core/lock.hpp"
+#include "format/lock_file.hpp"
+#include "format/manifest_reader.hpp"
 #include "crypto/sha256.hpp"
 #include "format/json.hpp"
 #include "util/fs.hpp"
@@ -48,4 +51,20 @@ std::string sha256_of_file(const std::string& path) {
   return h ? crypto::to_hex(h->digest) : std::string();
 }
 
+void add_lock_options(CLI::App* cmd, Context& ctx) {
+  cmd->add_flag("--locked", ctx.lock.locked, "Use the lock file beside the manifest (NAME.lock); refuse when the manifest and the lock disagree");
+  cmd->add_option("--lock", ctx.lock.file, "Use this lock file (implies --locked)");
+}
+
+util::Result<model::Manifest> load_manifest_for(Context& ctx, const std::string& path) {
+  auto m = format::load_manifest(path);
+  if (!m) return m;
+  const auto& kb = knowledge::KnowledgeBase::embedded();
+  if (!ctx.lock.locked && ctx.lock.file.empty()) return core::resolve_archives(*m, kb);
+  auto lock = format::load_lock(ctx.lock.file.empty() ? core::default_lock_path(path) : std::filesystem::path(ctx.lock.file));
+  if (!lock) return std::move(lock).error();
+  return core::apply_lock(*m, *lock);
+}
+
 }  // namespace cli
+

@@ -166,6 +166,7 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
     auto where = locate_archive(*e, dir, by_content);
     if (!where) return std::move(where).error();
     if (!*where) {
+      if (pin.implied) continue;  // pinned by the lock or the knowledge base: verified when present
       model::VerifiedArchive v;
       v.platform = e->platform;
       v.expected_file = e->file;
@@ -185,6 +186,10 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
     }
     report.archives.push_back(check_one(**where, *e, findings, by_content));
   }
+  if (any && report.archives.empty())
+    return util::Error(util::ErrorCode::not_found, "none of the archives " + m.path + " pins for cuDNN " + m.cudnn->version.value.text() +
+                                                       " is in " + dir.string())
+        .with_hint("download one with `stackpin fetch " + m.path + "`, or give the folder that holds it with --archives");
   if (!any) {
     std::vector<std::string> pinned;
     for (const auto& pin : m.cudnn->archives) pinned.push_back(model::to_string(pin.platform.value));

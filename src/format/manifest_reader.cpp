@@ -292,6 +292,10 @@ util::Result<model::Manifest> parse_manifest(std::string_view text, const std::s
   read_python(top, m);
   read_targets(top, m);
   top.finish();
+  // A cuDNN build targets one CUDA major; left out, it is the toolkit's (CUDA 12.4.1 -> the cuda12
+  // build), so that `[cudnn] version = "9.1.0.70"` alone pins a stack.
+  if (m.cudnn && !m.cudnn->cuda && m.cuda)
+    m.cudnn->cuda = Located<int>{static_cast<int>(m.cuda->version.value.major()), m.cudnn->pos};
   if (diag.any()) return diag.first();
   return m;
 }

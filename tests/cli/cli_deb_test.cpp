@@ -218,9 +218,11 @@ TEST(DebCli, RefusalsWriteNoPackage) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   r = s.deb({}, {"SOURCE_DATE_EPOCH=yesterday"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  // no CUDA major: the error points into the manifest
+  // no CUDA major (neither cudnn.cuda nor a [cuda] release to take it from): the error points into the manifest
   std::string no_cuda = text;
   no_cuda.erase(no_cuda.find("cuda = 12\n"), 10);
+  const std::string cuda_table = "[cuda]\nversion = \"12.4.1\"\n";
+  no_cuda.erase(no_cuda.find(cuda_table), cuda_table.size());
   s.dir.write("no-cuda.toml", no_cuda);
   r = stackpin({"deb", (s.dir.path() / "no-cuda.toml").string(), "--archives", s.archives.string(), "--out-dir", s.out.string()});
   EXPECT_EQ(r.exit_code, 1) << r.err;

@@ -166,10 +166,22 @@ TEST(CheckRules, MissingKeysAreErrorsOfTheCommand) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, util::ErrorCode::invalid);
   EXPECT_NE(r.error().message.find("cudnn.version"), std::string::npos);
-  auto m2 = format::parse_manifest("schema = 1\nname = \"x\"\n[cuda]\nversion = \"12.1.1\"\n[cudnn]\nversion = \"8.9.5.30\"\n", "m.toml");
+  // Without [cuda], nothing tells which CUDA build of cuDNN is meant.
+  auto m2 = format::parse_manifest("schema = 1\nname = \"x\"\n[cudnn]\nversion = \"8.9.5.30\"\n", "m.toml");
+  ASSERT_TRUE(m2.ok());
+  EXPECT_FALSE(m2->cudnn->cuda);
   auto r2 = core::check_manifest(*m2, knowledge::KnowledgeBase::embedded());
   ASSERT_FALSE(r2.ok());
-  EXPECT_NE(r2.error().message.find("cudnn.cuda"), std::string::npos);
-  ASSERT_TRUE(r2.error().where);
-  EXPECT_EQ(r2.error().where->line, 5);
+  EXPECT_EQ(r2.error().code, util::ErrorCode::invalid);
+}
+
+TEST(CheckRules, CudnnBuildDefaultsToTheToolkitsMajor) {
+  auto m = format::parse_manifest("schema = 1\nname = \"x\"\n[cuda]\nversion = \"12.1.1\"\n[cudnn]\nversion = \"8.9.5.30\"\n", "m.toml");
+  ASSERT_TRUE(m.ok());
+  ASSERT_TRUE(m->cudnn->cuda);
+  EXPECT_EQ(m->cudnn->cuda->value, 12);
+  EXPECT_EQ(m->cudnn->cuda->pos.line, 5);  // the [cudnn] table
+  auto r = core::check_manifest(*m, knowledge::KnowledgeBase::embedded());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->cudnn_cuda_major, 12);
 }

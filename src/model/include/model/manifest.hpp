@@ -35,6 +35,9 @@ struct ArchivePin {
   std::optional<Located<std::string>> sha256;  // 64 lowercase hex digits
   std::optional<Located<std::uint64_t>> size;  // bytes
   Pos pos;                                     // the [[cudnn.archives]] header
+  // Not written in the manifest: added from its lock or from the knowledge base for a manifest
+  // that names only the version (pos is then the [cudnn] table's).
+  bool implied = false;
   // The archive's file name: `file` when given, else the last component of `url`; "" if neither.
   std::string file_name() const;
 };

@@ -1,0 +1,107 @@
+// stackpin lock MANIFEST [-o FILE] [--redistrib FILE.json ...] [--check] [--json]
+#include <ostream>
+
+#include "commands.hpp"
+#include "core/lock.hpp"
+#include "format/lock_file.hpp"
+#include "format/manifest_reader.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+#ifndef STACKPIN_VERSION
+#define STACKPIN_VERSION "0.0.0"
+#endif
+
+namespace cli {
+namespace {
+namespace fs = std::filesystem;
+
+struct LockCli {
+  std::string manifest, output;
+  std::vector<std::string> redistribs;
+  bool check = false, json = false;
+};
+
+void print_lock(std::ostream& os, const model::Lock& l, const std::string& path, bool changed, bool check, const Style& st) {
+  if (check) {
+    os << st.green("up to date") << ": " << path << " locks " << l.manifest << " as it is now\n";
+    return;
+  }
+  if (!changed) {
+    os << st.green("unchanged") << ": " << path << " already locks " << l.manifest << " exactly\n";
+    return;
+  }
+  os << st.green("locked") << " " << l.manifest << " -> " << path << "\n";
+  if (!l.cuda.empty()) os << "  cuda      " << l.cuda << "\n";
+  for (const auto& d : l.drivers) os << "  driver    " << model::to_string(d.os) << " >= " << d.required << "\n";
+  if (!l.cudnn.empty()) os << "  cudnn     " << l.cudnn << " (cuda" << l.cudnn_cuda << " build)\n";
+  for (const auto& a : l.archives)
+    os << "  archive   " << model::to_string(a.platform) << "  " << a.file << "\n            sha256 " << a.sha256 << ", "
+       << a.size << " bytes; from " << a.source.substr(0, a.source.find(": ")) << "\n";
+  for (const auto& f : l.frameworks) os << "  framework " << f.requirement << "  (" << f.index_url << ")\n";
+  if (!l.base_image.empty()) os << "  image     " << l.base_image << (l.base_digest.empty() ? "" : "@" + l.base_digest) << "\n";
+}
+
+int run_lock(const LockCli& c, Context& ctx) {
+  auto m = format::load_manifest(c.manifest);
+  if (!m) return fail(ctx, "lock", c.json, m.error());
+  fs::path out = c.output.empty() || c.output == "-" ? core::default_lock_path(c.manifest) : fs::path(c.output);
+  core::LockOptions o;
+  o.generated_by = std::string("stackpin ") + STACKPIN_VERSION;
+  std::error_code ec;
+  fs::path rel = fs::absolute(c.manifest, ec).lexically_relative(fs::absolute(out, ec).parent_path());
+  o.manifest_file = rel.empty() ? fs::path(c.manifest).filename().generic_string() : rel.generic_string();
+  for (const auto& r : c.redistribs) {
+    auto text = util::read_file(r);
+    if (!text) return fail(ctx, "lock", c.json, std::move(text).error().with_context("reading redistrib file " + r));
+    auto parsed = format::parse_redistrib(*text, r);
+    if (!parsed) return fail(ctx, "lock", c.json, parsed.error());
+    o.redistribs.push_back(std::move(*parsed));
+  }
+  auto outcome = core::make_lock(*m, knowledge::KnowledgeBase::embedded(), o);
+  if (!outcome) return fail(ctx, "lock", c.json, outcome.error());
+  std::string text = format::render_lock(outcome->lock);
+  if (c.output == "-") {
+    ctx.io.out << text;
+    return k_exit_ok;
+  }
+  auto old = util::read_file(out);
+  bool changed = !old || *old != text;
+  if (c.check) {
+    if (!old) return fail(ctx, "lock", c.json, std::move(old).error().with_context("checking the lock of " + c.manifest));
+    if (changed) {
+      util::Error e(util::ErrorCode::mismatch, out.string() + " is out of date: locking " + c.manifest + " now gives a different lock");
+      auto current = format::parse_lock(*old, out.string());
+      if (current)
+        for (const auto& d : core::lock_drift(*m, *current))
+          e.hints.push_back(d.key + ": the manifest says " + (d.manifest ? "\"" + *d.manifest + "\"" : "nothing") + ", the lock " +
+                            (d.lock ? "\"" + *d.lock + "\"" : "nothing"));
+      e.hints.push_back("run `stackpin lock " + c.manifest + "` and commit the result");
+      return fail(ctx, "lock", c.json, e);
+    }
+  } else if (changed) {
+    if (auto st = util::write_file_atomic(out, text); !st) return fail(ctx, "lock", c.json, st.error());
+  }
+  if (c.json) {
+    ctx.io.out << format::envelope("lock", true, outcome->findings, format::to_json(outcome->lock, out.string(), changed && !c.check), nullptr);
+  } else {
+    for (const auto& f : outcome->findings) render_finding(ctx.io.out, f, ctx.out_style);
+    print_lock(ctx.io.out, outcome->lock, out.string(), changed, c.check, ctx.out_style);
+  }
+  return k_exit_ok;
+}
+
+}  // namespace
+
+void add_lock(CLI::App& app, Context& ctx) {
+  auto c = std::make_shared<LockCli>();
+  auto* cmd = app.add_subcommand("lock", "Pin everything the manifest leaves open into a lock file beside it (archives, drivers, exact builds)");
+  cmd->add_option("MANIFEST", c->manifest, "The manifest to lock")->required();
+  cmd->add_option("-o,--output", c->output, "Where to write the lock (default: beside the manifest, NAME.lock; - = stdout)");
+  cmd->add_option("--redistrib", c->redistribs, "NVIDIA's redistrib_<version>.json: pin archives newer than the knowledge base with NVIDIA's hashes");
+  cmd->add_flag("--check", c->check, "Write nothing; fail (exit 1) when the lock is missing or out of date");
+  cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_lock(*c, ctx); }; });
+}
+
+}  // namespace cli

@@ -1,0 +1,59 @@
+#pragma once
+// `stackpin lock` and `--locked`: resolving what a manifest leaves open into a lock file, and
+// holding later runs to it.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "format/redistrib.hpp"
+#include "knowledge/knowledge_base.hpp"
+#include "model/finding.hpp"
+#include "model/lock.hpp"
+#include "model/manifest.hpp"
+#include "util/result.hpp"
+
+namespace core {
+
+// The lock file that belongs to a manifest: beside it, "<stem>.lock" (cu121.toml -> cu121.lock).
+std::filesystem::path default_lock_path(const std::filesystem::path& manifest);
+
+// What a manifest says that a lock depends on, keyed "cudnn.version", "frameworks.torch",
+// "cudnn.archives.linux-x86_64.sha256", ..., with the position of each value.
+std::map<std::string, model::LockInput> lock_inputs(const model::Manifest& m);
+
+// The manifest with an [[cudnn.archives]] entry (origin nvidia, NVIDIA's URL, SHA-256 and size)
+// for every platform the knowledge base knows for its cuDNN version and CUDA major but the
+// manifest does not pin, so that `version = "9.1.0.70"` alone is enough to verify, fetch and
+// stage. The entries point at the [cudnn] table. Unchanged when nothing is known.
+model::Manifest resolve_archives(const model::Manifest& m, const knowledge::KnowledgeBase& kb);
+
+struct LockOptions {
+  std::string generated_by;   // "stackpin 0.1.0"
+  std::string manifest_file;  // the manifest's name as the lock refers to it (relative to the lock)
+  std::vector<format::RedistribRelease> redistribs;
+};
+
+struct LockOutcome {
+  model::Lock lock;
+  std::vector<model::Finding> findings;  // notes: where each archive pin came from, what is not pinned
+};
+
+// Resolves the manifest into a lock: archives from the manifest, then NVIDIA's redistrib files,
+// then the knowledge base (each pin says which); driver minimums; the exact framework builds and
+// their index; the base image and its digest. Errors: invalid (the manifest has `check` errors,
+// with the first one; an archive whose SHA-256 or size nothing gives, located at its entry; a
+// redistrib file for another cuDNN version), mismatch (a redistrib file and the knowledge base, or
+// the manifest, give different hashes or sizes for one archive).
+util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o);
+
+// Every key on which the manifest and the lock disagree (empty = in agreement).
+std::vector<model::LockDrift> lock_drift(const model::Manifest& m, const model::Lock& lock);
+
+// The manifest as the lock pins it: drift is refused, then every locked archive the manifest does
+// not pin is added and every hash, size, URL and file name it leaves out is filled in. Errors:
+// mismatch (drift: the message counts the differences, the location is the manifest's first
+// differing key, one hint per difference and one saying how to update the lock).
+util::Result<model::Manifest> apply_lock(const model::Manifest& m, const model::Lock& lock);
+
+}  // namespace core

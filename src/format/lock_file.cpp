@@ -1,0 +1,231 @@
+// The lock file is TOML, written by hand here rather than through a TOML serializer, so that its
+// keys come out in a fixed, reviewable order (a lock is read in code review: inputs first, then
+// what they resolved to) and every string is quoted the same way. Strings are written as JSON
+// strings, which are valid TOML basic strings. Reading is strict (unknown keys are errors) and
+// every error carries the lock's file:line:col, like a manifest's.
+#include "format/lock_file.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "json_impl.hpp"
+#include "toml_schema.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+namespace format {
+namespace {
+
+using detail::Diagnostics;
+using detail::TableReader;
+
+std::string q(const std::string& s) { return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+bool is_hex_of(const std::string& s, std::size_t n) { return s.size() == n && util::is_hex(s); }
+
+void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Lock& lock) {
+  TableReader r(t, "cudnn.archives[" + std::to_string(index) + "]", diag);
+  model::LockedArchive a;
+  a.pos = detail::pos_of(t);
+  auto platform = r.choice("platform", model::platform_names(), true);
+  auto origin = r.choice("origin", {"nvidia", "local"}, true);
+  auto url = r.string("url");
+  auto file = r.string("file", true);
+  auto sha = r.string("sha256", true);
+  auto md5 = r.string("md5");
+  auto size = r.integer("size", true);
+  auto source = r.string("source");
+  r.finish();
+  if (platform) a.platform = *model::parse_platform(model::platform_names()[platform->value]);
+  if (origin) a.origin = origin->value == 0 ? model::Origin::nvidia : model::Origin::local;
+  if (url) a.url = url->value;
+  if (file) a.file = file->value;
+  if (sha) {
+    a.sha256 = sha->value;
+    if (!is_hex_of(sha->value, 64))
+      diag.error_at(sha->pos.line, sha->pos.column, "`" + r.qualified("sha256") + "` is not 64 lowercase hexadecimal digits",
+                    "regenerate the lock with `stackpin lock`");
+  }
+  if (md5) {
+    a.md5 = md5->value;
+    if (!is_hex_of(md5->value, 32)) diag.error_at(md5->pos.line, md5->pos.column, "`" + r.qualified("md5") + "` is not 32 hexadecimal digits");
+  }
+  if (size) {
+    if (size->value <= 0) diag.error_at(size->pos.line, size->pos.column, "`" + r.qualified("size") + "` must be a positive number of bytes");
+    a.size = static_cast<std::uint64_t>(size->value);
+  }
+  if (source) a.source = source->value;
+  if (platform && lock.archive_for(a.platform))
+    diag.error_at(platform->pos.line, platform->pos.column, "the lock pins two archives for " + std::string(model::to_string(a.platform)),
+                  "regenerate the lock with `stackpin lock`");
+  lock.archives.push_back(std::move(a));
+}
+
+void read_driver(const toml::table& t, int index, Diagnostics& diag, model::Lock& lock) {
+  TableReader r(t, "driver[" + std::to_string(index) + "]", diag);
+  model::LockedDriver d;
+  auto os = r.choice("os", {"linux", "windows"}, true);
+  if (auto v = r.string("floor")) d.floor = v->value;
+  if (auto v = r.string("minimum")) d.minimum = v->value;
+  if (auto v = r.string("required", true)) d.required = v->value;
+  if (auto v = r.string("source")) d.source = v->value;
+  r.finish();
+  if (os) d.os = os->value == 0 ? model::Os::linux : model::Os::windows;
+  lock.drivers.push_back(std::move(d));
+}
+
+void read_framework(const toml::table& t, int index, Diagnostics& diag, model::Lock& lock) {
+  TableReader r(t, "frameworks[" + std::to_string(index) + "]", diag);
+  model::LockedFramework f;
+  f.pos = detail::pos_of(t);
+  if (auto v = r.string("name", true)) f.name = v->value;
+  if (auto v = r.string("version", true)) f.version = v->value;
+  if (auto v = r.string("requirement", true)) f.requirement = v->value;
+  if (auto v = r.string("index_url", true)) f.index_url = v->value;
+  if (auto v = r.string("bundled_cudnn")) f.bundled_cudnn = v->value;
+  r.finish();
+  lock.frameworks.push_back(std::move(f));
+}
+
+template <class F>
+void read_array_of_tables(TableReader& parent, const std::string& key, Diagnostics& diag, F&& read_one) {
+  const toml::array* arr = parent.array(key);
+  if (!arr) return;
+  int i = 0;
+  for (const auto& node : *arr) {
+    if (const toml::table* t = node.as_table()) read_one(*t, i, diag);
+    else diag.error(node.source(), "`" + parent.qualified(key) + "` must be an array of tables: write [[" + parent.qualified(key) + "]]");
+    ++i;
+  }
+}
+
+}  // namespace
+
+util::Result<model::Lock> parse_lock(std::string_view text, const std::string& path) {
+  model::Lock lock;
+  lock.path = path;
+  lock.lines = detail::split_lines(text);
+  Diagnostics diag(path, &lock.lines);
+  auto doc = detail::parse_toml(text, path, diag);
+  if (!doc) return diag.first();
+  TableReader top(*doc, "", diag);
+  if (auto s = top.integer("schema", true, "1")) {
+    lock.schema = static_cast<int>(s->value);
+    if (s->value != 1)
+      diag.error_at(s->pos.line, s->pos.column, "lock schema " + std::to_string(s->value) + " is not supported: this stackpin reads schema 1",
+                    s->value > 1 ? "upgrade stackpin, or regenerate the lock with this one (`stackpin lock`)" : "regenerate the lock");
+  }
+  if (auto v = top.string("generated_by")) lock.generated_by = v->value;
+  if (auto v = top.string("manifest", true)) lock.manifest = v->value;
+  if (auto v = top.string("name", true)) lock.name = v->value;
+  if (const toml::table* in = top.subtable("inputs")) {
+    for (const auto& [k, node] : *in) {
+      const auto* s = node.as_string();
+      if (!s) {
+        diag.error(node.source(), "`inputs.\"" + std::string(k.str()) + "\"` must be a string");
+        continue;
+      }
+      lock.inputs[std::string(k.str())] = {s->get(), detail::pos_of(node)};
+    }
+  }
+  if (const toml::table* t = top.subtable("cuda")) {
+    TableReader r(*t, "cuda", diag);
+    if (auto v = r.string("version", true)) lock.cuda = v->value;
+    r.finish();
+  }
+  read_array_of_tables(top, "driver", diag, [&](const toml::table& t, int i, Diagnostics& d) { read_driver(t, i, d, lock); });
+  if (const toml::table* t = top.subtable("cudnn")) {
+    TableReader r(*t, "cudnn", diag);
+    if (auto v = r.string("version", true)) lock.cudnn = v->value;
+    if (auto v = r.integer("cuda", true)) lock.cudnn_cuda = static_cast<int>(v->value);
+    read_array_of_tables(r, "archives", diag, [&](const toml::table& a, int i, Diagnostics& d) { read_archive(a, i, d, lock); });
+    r.finish();
+  }
+  read_array_of_tables(top, "frameworks", diag, [&](const toml::table& t, int i, Diagnostics& d) { read_framework(t, i, d, lock); });
+  if (const toml::table* t = top.subtable("docker")) {
+    TableReader r(*t, "docker", diag);
+    if (auto v = r.string("base_image")) lock.base_image = v->value;
+    if (auto v = r.string("base_digest")) lock.base_digest = v->value;
+    r.finish();
+  }
+  top.finish();
+  if (diag.any()) return diag.first();
+  return lock;
+}
+
+util::Result<model::Lock> load_lock(const std::filesystem::path& path) {
+  auto text = util::read_file(path);
+  if (!text) {
+    auto e = std::move(text).error();
+    e.context = "reading lock file " + path.string();
+    if (e.code == util::ErrorCode::not_found) e.hints.push_back("create it with `stackpin lock MANIFEST`, and commit it beside the manifest");
+    return e;
+  }
+  return parse_lock(*text, path.string());
+}
+
+std::string render_lock(const model::Lock& l) {
+  std::ostringstream o;
+  o << "# stackpin lock file for " << l.manifest << ", written by `stackpin lock`: commit it beside the manifest.\n"
+    << "# It pins what the manifest leaves open. Commands given --locked refuse to run when the manifest\n"
+    << "# no longer says what [inputs] records; run `stackpin lock` again after editing the manifest.\n"
+    << "schema = 1\n"
+    << "generated_by = " << q(l.generated_by) << "\n"
+    << "manifest = " << q(l.manifest) << "\n"
+    << "name = " << q(l.name) << "\n";
+  o << "\n# What the manifest said, as stackpin read it.\n[inputs]\n";
+  for (const auto& [k, v] : l.inputs) o << q(k) << " = " << q(v.value) << "\n";
+  if (!l.cuda.empty()) o << "\n[cuda]\nversion = " << q(l.cuda) << "\n";
+  for (const auto& d : l.drivers) {
+    o << "\n[[driver]]\nos = " << q(model::to_string(d.os)) << "\n";
+    if (!d.floor.empty()) o << "floor = " << q(d.floor) << "\n";
+    if (!d.minimum.empty()) o << "minimum = " << q(d.minimum) << "\n";
+    o << "required = " << q(d.required) << "\n";
+    if (!d.source.empty()) o << "source = " << q(d.source) << "\n";
+  }
+  if (!l.cudnn.empty()) {
+    o << "\n[cudnn]\nversion = " << q(l.cudnn) << "\ncuda = " << l.cudnn_cuda << "\n";
+    for (const auto& a : l.archives) {
+      o << "\n[[cudnn.archives]]\nplatform = " << q(model::to_string(a.platform)) << "\norigin = " << q(model::to_string(a.origin))
+        << "\n";
+      if (!a.url.empty()) o << "url = " << q(a.url) << "\n";
+      o << "file = " << q(a.file) << "\nsha256 = " << q(a.sha256) << "\nsize = " << a.size << "\n";
+      if (!a.md5.empty()) o << "md5 = " << q(a.md5) << "\n";
+      if (!a.source.empty()) o << "source = " << q(a.source) << "\n";
+    }
+  }
+  for (const auto& f : l.frameworks) {
+    o << "\n[[frameworks]]\nname = " << q(f.name) << "\nversion = " << q(f.version) << "\nrequirement = " << q(f.requirement)
+      << "\nindex_url = " << q(f.index_url) << "\n";
+    if (!f.bundled_cudnn.empty()) o << "bundled_cudnn = " << q(f.bundled_cudnn) << "\n";
+  }
+  if (!l.base_image.empty() || !l.base_digest.empty()) {
+    o << "\n[docker]\n";
+    if (!l.base_image.empty()) o << "base_image = " << q(l.base_image) << "\n";
+    if (!l.base_digest.empty()) o << "base_digest = " << q(l.base_digest) << "\n";
+  }
+  return o.str();
+}
+
+JsonDoc to_json(const model::Lock& l, const std::string& written_to, bool changed) {
+  using nlohmann::json;
+  json archives = json::array(), drivers = json::array(), frameworks = json::array(), inputs = json::object();
+  for (const auto& [k, v] : l.inputs) inputs[k] = v.value;
+  for (const auto& a : l.archives)
+    archives.push_back({{"platform", model::to_string(a.platform)}, {"origin", model::to_string(a.origin)}, {"url", a.url}, {"file", a.file},
+                        {"sha256", a.sha256}, {"md5", a.md5}, {"size", a.size}, {"source", a.source}});
+  for (const auto& d : l.drivers)
+    drivers.push_back({{"os", model::to_string(d.os)}, {"floor", d.floor}, {"minimum", d.minimum}, {"required", d.required}, {"source", d.source}});
+  for (const auto& f : l.frameworks)
+    frameworks.push_back({{"name", f.name}, {"version", f.version}, {"requirement", f.requirement}, {"index_url", f.index_url},
+                          {"bundled_cudnn", f.bundled_cudnn}});
+  JsonDoc doc;
+  doc.impl().value = json{{"lock", written_to},      {"changed", changed},     {"manifest", l.manifest}, {"name", l.name},
+                          {"inputs", inputs},        {"cuda", l.cuda},         {"cudnn", l.cudnn},       {"cudnn_cuda", l.cudnn_cuda},
+                          {"archives", archives},    {"drivers", drivers},     {"frameworks", frameworks},
+                          {"base_image", l.base_image}, {"base_digest", l.base_digest}};
+  return doc;
+}
+
+}  // namespace format

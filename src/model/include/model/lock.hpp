@@ -1,0 +1,74 @@
+#pragma once
+// The lock file (schema 1): everything a manifest leaves open, pinned, so that a teammate gets the
+// exact same stack. `inputs` records what the manifest said when the lock was made; commands run
+// with --locked compare it with the manifest of the day and refuse on any difference.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/manifest.hpp"
+#include "model/platform.hpp"
+
+namespace model {
+
+struct LockedArchive {
+  Platform platform = Platform::linux_x86_64;
+  Origin origin = Origin::nvidia;
+  std::string url, file, sha256, md5;
+  std::uint64_t size = 0;
+  std::string source;  // where the pin came from: the manifest, the knowledge base, a redistrib file
+  Pos pos;
+};
+
+struct LockedDriver {
+  Os os = Os::linux;
+  std::string floor;     // the CUDA major's floor (below: error); "" when unknown
+  std::string minimum;   // the toolkit release's own minimum (below: warning); "" when unknown
+  std::string required;  // what stackpin requires: the manifest's pin when stricter, else the minimum
+  std::string source;
+};
+
+struct LockedFramework {
+  std::string name, version;
+  std::string requirement;  // pip requirement of the exact build: torch==2.1.0+cu121
+  std::string index_url;    // the index that serves it ("https://pypi.org/simple" for PyPI)
+  std::string bundled_cudnn;
+  Pos pos;
+};
+
+// One thing the manifest said, in canonical text, with where it said it.
+struct LockInput {
+  std::string value;
+  Pos pos;
+};
+
+struct Lock {
+  std::string path;
+  std::vector<std::string> lines;
+  int schema = 1;
+  std::string generated_by;  // "stackpin 0.1.0"
+  std::string manifest;      // the manifest's file name, relative to the lock
+  std::string name;          // the manifest's name
+  std::map<std::string, LockInput> inputs;
+  std::string cuda;          // toolkit release ("" when the manifest pins none)
+  std::string cudnn;         // four parts ("" when none)
+  int cudnn_cuda = 0;
+  std::vector<LockedArchive> archives;
+  std::vector<LockedDriver> drivers;
+  std::vector<LockedFramework> frameworks;
+  std::string base_image, base_digest;
+
+  util::SourceLocation locate(Pos pos) const;
+  const LockedArchive* archive_for(Platform p) const;
+};
+
+// One difference between a manifest and its lock.
+struct LockDrift {
+  std::string key;
+  std::optional<std::string> manifest, lock;  // nullopt = absent on that side
+  Pos manifest_pos;
+};
+
+}  // namespace model

@@ -1,0 +1,155 @@
+// `stackpin lock` and --locked through the real binary: the round trip manifest -> lock -> stage
+// gives the receipt a plain stage gives, drift is refused before anything is written, and NVIDIA's
+// redistrib files pin releases the knowledge base does not list.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "fixtures.hpp"
+#include "test_support.hpp"
+#include "util/fs.hpp"
+
+using nlohmann::json;
+using testing_support::ScratchDir;
+using testing_support::stackpin;
+
+namespace {
+namespace fs = std::filesystem;
+
+const std::string k_version_only = "schema = 1\nname = \"version-only\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.1.0.70\"\n"
+                                   "[frameworks]\ntorch = \"2.5.1\"\n";
+
+std::string read(const fs::path& p) { return testing_support::read_text(p); }
+
+void write(const fs::path& p, const std::string& text) { ASSERT_TRUE(util::write_file_atomic(p, text).ok()) << p; }
+
+// A staged fixture stack: archive in `archives/`, manifest m.toml pinning it (origin = "local").
+struct Stack {
+  ScratchDir dir;
+  fs::path archives = dir.path() / "archives";
+  fs::path manifest = dir.path() / "m.toml";
+  std::string text;
+  Stack() {
+    fs::create_directories(archives);
+    auto info = fixtures::make_cudnn_linux(archives, "9.1.0.70", 12);
+    text = fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", info}},
+                                    "[targets.linux]\nlayout = \"lib64\"\nprefix = \"/opt/cudnn\"\n");
+    write(manifest, text);
+  }
+};
+
+json receipt_without_dest(const fs::path& dest) {
+  json r = json::parse(read(dest / ".stackpin/receipt.json"));
+  r.erase("dest");
+  for (auto& f : r["files"]) f.erase("mtime_ns");  // when each file was written
+  return r;
+}
+
+TEST(CliLock, StageWithTheLockGivesTheSameReceiptAsWithout) {
+  Stack s;
+  auto lock = stackpin({"lock", s.manifest.string()});
+  ASSERT_EQ(lock.exit_code, 0) << lock.err;
+  EXPECT_NE(lock.out.find("locked"), std::string::npos);
+  ASSERT_TRUE(fs::exists(s.dir.path() / "m.lock"));
+  EXPECT_NE(read(s.dir.path() / "m.lock").find("manifest = \"m.toml\""), std::string::npos);
+  auto again = stackpin({"lock", s.manifest.string()});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("unchanged"), std::string::npos);
+
+  fs::path plain = s.dir.path() / "plain", locked = s.dir.path() / "locked";
+  auto a = stackpin({"stage", s.manifest.string(), "--archives", s.archives.string(), "--target", "linux", "--dest", plain.string()});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  auto b = stackpin({"stage", s.manifest.string(), "--archives", s.archives.string(), "--target", "linux", "--dest", locked.string(),
+                     "--locked"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(receipt_without_dest(plain), receipt_without_dest(locked));
+}
+
+TEST(CliLock, DriftIsRefusedBeforeAnythingIsWritten) {
+  Stack s;
+  ASSERT_EQ(stackpin({"lock", s.manifest.string()}).exit_code, 0);
+  ASSERT_EQ(stackpin({"lock", "--check", s.manifest.string()}).exit_code, 0);
+  std::string edited = s.text;
+  edited.replace(edited.find("12.4.1"), 6, "12.4.0");
+  write(s.manifest, edited);
+
+  fs::path dest = s.dir.path() / "dest";
+  auto r = stackpin({"stage", s.manifest.string(), "--archives", s.archives.string(), "--target", "linux", "--dest", dest.string(), "--locked"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("disagree on 1 value(s)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cuda.version: the manifest says \"12.4.0\", the lock \"12.4.1\""), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("m.toml:5:"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dest));
+
+  auto check = stackpin({"lock", "--check", s.manifest.string()});
+  EXPECT_EQ(check.exit_code, 1);
+  EXPECT_NE(check.err.find("out of date"), std::string::npos) << check.err;
+
+  auto gen = stackpin({"generate", "dockerfile", s.manifest.string(), "--locked"});
+  EXPECT_EQ(gen.exit_code, 1) << gen.err;
+  EXPECT_NE(gen.err.find("disagree"), std::string::npos) << gen.err;
+  EXPECT_TRUE(gen.out.empty());
+
+  auto deb = stackpin({"deb", s.manifest.string(), "--archives", s.archives.string(), "--out-dir", (s.dir.path() / "debs").string(), "--locked"});
+  EXPECT_EQ(deb.exit_code, 1) << deb.err;
+  EXPECT_FALSE(fs::exists(s.dir.path() / "debs") && !fs::is_empty(s.dir.path() / "debs"));
+}
+
+TEST(CliLock, AMissingLockSaysHowToMakeOne) {
+  Stack s;
+  auto r = stackpin({"stage", s.manifest.string(), "--archives", s.archives.string(), "--target", "linux", "--dest",
+                     (s.dir.path() / "d").string(), "--lock", (s.dir.path() / "none.lock").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("none.lock"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stackpin lock MANIFEST"), std::string::npos) << r.err;
+}
+
+TEST(CliLock, VersionOnlyManifestLocksNvidiasArchives) {
+  ScratchDir dir;
+  fs::path m = dir.path() / "stack.toml";
+  write(m, k_version_only);
+  auto r = stackpin({"lock", m.string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json doc = json::parse(r.out);
+  EXPECT_TRUE(doc["ok"].get<bool>());
+  EXPECT_EQ(doc["command"], "lock");
+  const json& rep = doc["report"];
+  EXPECT_EQ(rep["lock"], (dir.path() / "stack.lock").string());
+  ASSERT_EQ(rep["archives"].size(), 4u);
+  EXPECT_EQ(rep["archives"][0]["platform"], "linux-x86_64");
+  EXPECT_EQ(rep["archives"][0]["sha256"], "fdc6d6f28217b82c400adfdae8f0364fa36c5fb6cb683933e8900a748e70b263");
+  EXPECT_EQ(rep["frameworks"][0]["requirement"], "torch==2.5.1+cu124");
+  auto stdout_lock = stackpin({"lock", m.string(), "-o", "-"});
+  ASSERT_EQ(stdout_lock.exit_code, 0);
+  EXPECT_EQ(stdout_lock.out, read(dir.path() / "stack.lock"));
+  // verify looks for NVIDIA's archives of the version, as the lock does
+  fs::path empty = dir.path() / "empty";
+  fs::create_directories(empty);
+  auto v = stackpin({"verify", m.string(), "--archives", empty.string()});
+  EXPECT_EQ(v.exit_code, 1) << v.err;
+  EXPECT_NE(v.err.find("stackpin fetch"), std::string::npos) << v.err;
+}
+
+TEST(CliLock, RedistribPinsAReleaseNewerThanTheKnowledgeBase) {
+  ScratchDir dir;
+  fs::path m = dir.path() / "stack.toml";
+  std::string text = k_version_only;
+  text.replace(text.find("9.1.0.70"), 8, "9.6.0.74");
+  write(m, text);
+  auto without = stackpin({"lock", m.string()});
+  EXPECT_EQ(without.exit_code, 1);
+  EXPECT_NE(without.err.find("--redistrib"), std::string::npos) << without.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "stack.lock"));
+  fs::path file = fs::path(STACKPIN_SOURCE_DIR) / "tests/data/redistrib/redistrib_9.6.0.json";
+  auto with = stackpin({"lock", m.string(), "--redistrib", file.string()});
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  std::string lock = read(dir.path() / "stack.lock");
+  EXPECT_NE(lock.find("sha256 = \"72595f0d17d952cf568c1d76e370a9c303bb08c2f80888a8cf33e316a65d46a8\""), std::string::npos);
+  EXPECT_NE(lock.find("NVIDIA redistrib_9.6.0.json (released 2024-12-02)"), std::string::npos);
+  auto wrong = stackpin({"lock", m.string(), "--redistrib", (fs::path(STACKPIN_SOURCE_DIR) / "tests/data/redistrib/redistrib_9.1.0.json").string()});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("stack.toml:6:"), std::string::npos) << wrong.err;
+}
+
+}  // namespace

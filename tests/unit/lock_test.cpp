@@ -1,0 +1,339 @@
+// Lock files: resolution from the knowledge base and NVIDIA's redistrib files, the TOML round
+// trip, drift, and what --locked makes of a manifest.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "core/lock.hpp"
+#include "core/verify.hpp"
+#include "format/lock_file.hpp"
+#include "format/manifest_reader.hpp"
+#include "format/redistrib.hpp"
+#include "test_support.hpp"
+#include "util/fs.hpp"
+
+namespace {
+namespace fs = std::filesystem;
+using util::ErrorCode;
+
+const knowledge::KnowledgeBase& kb() { return knowledge::KnowledgeBase::embedded(); }
+
+const std::string k_version_only = R"(schema = 1
+name = "version-only"
+
+[cuda]
+version = "12.4.1"
+
+[cudnn]
+version = "9.1.0.70"
+
+[frameworks]
+torch = "2.5.1"
+torchaudio = "2.5.1"
+onnxruntime-gpu = "1.20.1"
+)";
+
+model::Manifest parse(const std::string& text, const std::string& path = "m.toml") {
+  auto m = format::parse_manifest(text, path);
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+  return *m;
+}
+
+format::RedistribRelease redistrib(const std::string& name) {
+  fs::path p = fs::path(STACKPIN_SOURCE_DIR) / "tests/data/redistrib" / name;
+  auto text = util::read_file(p);
+  EXPECT_TRUE(text.ok()) << p;
+  auto r = format::parse_redistrib(*text, p.string());
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return *r;
+}
+
+model::Lock lock_of(const model::Manifest& m, std::vector<format::RedistribRelease> redistribs = {}) {
+  core::LockOptions o;
+  o.generated_by = "stackpin test";
+  o.manifest_file = "m.toml";
+  o.redistribs = std::move(redistribs);
+  auto out = core::make_lock(m, kb(), o);
+  EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message);
+  return out->lock;
+}
+
+TEST(Lock, DefaultPathIsBesideTheManifest) {
+  EXPECT_EQ(core::default_lock_path("manifests/cu121.toml"), fs::path("manifests/cu121.lock"));
+  EXPECT_EQ(core::default_lock_path("stack"), fs::path("stack.lock"));
+}
+
+TEST(Lock, VersionOnlyManifestGetsNvidiasArchivesDriversAndExactBuilds) {
+  auto lock = lock_of(parse(k_version_only));
+  EXPECT_EQ(lock.cudnn, "9.1.0.70");
+  EXPECT_EQ(lock.cudnn_cuda, 12);  // [cuda] 12.4.1 -> the cuda12 build
+  ASSERT_EQ(lock.archives.size(), 4u);
+  for (const auto& a : lock.archives) {
+    const auto* fact = kb().cudnn_archive(model::Version::parse("9.1.0.70").value(), 12, a.platform);
+    ASSERT_NE(fact, nullptr) << model::to_string(a.platform);
+    EXPECT_EQ(a.sha256, fact->sha256);
+    EXPECT_EQ(a.size, fact->size.value());
+    EXPECT_EQ(a.url, fact->url);
+    EXPECT_EQ(a.file, fact->file);
+    EXPECT_EQ(a.origin, model::Origin::nvidia);
+    EXPECT_EQ(a.source.rfind("knowledge base: ", 0), 0u) << a.source;
+  }
+  ASSERT_FALSE(lock.drivers.empty());
+  EXPECT_EQ(lock.drivers.front().os, model::Os::linux);
+  EXPECT_EQ(lock.drivers.front().floor, "525.60.13");
+  ASSERT_EQ(lock.frameworks.size(), 3u);
+  std::map<std::string, model::LockedFramework> by;
+  for (const auto& f : lock.frameworks) by[f.name] = f;
+  EXPECT_EQ(by["torch"].requirement, "torch==2.5.1+cu124");
+  EXPECT_EQ(by["torch"].index_url, "https://download.pytorch.org/whl/cu124");
+  EXPECT_EQ(by["torchaudio"].requirement, "torchaudio==2.5.1+cu124");
+  EXPECT_EQ(by["torchaudio"].index_url, "https://download.pytorch.org/whl/cu124");
+  EXPECT_EQ(by["onnxruntime-gpu"].requirement, "onnxruntime-gpu==1.20.1");
+  EXPECT_EQ(lock.inputs.at("cudnn.version").value, "9.1.0.70");
+  EXPECT_EQ(lock.inputs.at("cudnn.cuda").value, "12");
+}
+
+TEST(Lock, RendersAndParsesBackExactly) {
+  auto lock = lock_of(parse(k_version_only + "[targets.docker]\nbase_image = \"nvidia/cuda:12.4.1-runtime-ubuntu22.04\"\n"
+                                             "base_digest = \"sha256:" + std::string(64, 'a') + "\"\n"));
+  std::string text = format::render_lock(lock);
+  auto back = format::parse_lock(text, "m.lock");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(format::render_lock(*back), text);
+  EXPECT_EQ(back->base_digest, "sha256:" + std::string(64, 'a'));
+  EXPECT_EQ(back->archives.size(), lock.archives.size());
+  EXPECT_EQ(back->inputs.size(), lock.inputs.size());
+  EXPECT_TRUE(core::lock_drift(parse(k_version_only + "[targets.docker]\nbase_image = \"nvidia/cuda:12.4.1-runtime-ubuntu22.04\"\n"
+                                                      "base_digest = \"sha256:" + std::string(64, 'a') + "\"\n"),
+                               *back).empty());
+}
+
+TEST(Lock, HostileStringsSurviveTheRoundTrip) {
+  model::Lock l;
+  l.generated_by = "stackpin \"quoted\" \\ $HOME `x`";
+  l.manifest = "dir with space/ü.toml";
+  l.name = "n";
+  l.inputs["frameworks.torch"] = {"2.1.0\nname = \"injected\"", {}};
+  std::string text = format::render_lock(l);
+  auto back = format::parse_lock(text, "x.lock");
+  ASSERT_TRUE(back.ok()) << back.error().message << "\n" << text;
+  EXPECT_EQ(back->generated_by, l.generated_by);
+  EXPECT_EQ(back->manifest, l.manifest);
+  EXPECT_EQ(back->inputs.at("frameworks.torch").value, l.inputs["frameworks.torch"].value);
+  EXPECT_EQ(back->name, "n");
+}
+
+TEST(Lock, ParseErrorsNameTheLine) {
+  auto bad_key = format::parse_lock("schema = 1\nmanifest = \"m.toml\"\nname = \"n\"\nsurprise = 1\n", "x.lock");
+  ASSERT_FALSE(bad_key.ok());
+  EXPECT_EQ(bad_key.error().code, ErrorCode::invalid);
+  ASSERT_TRUE(bad_key.error().where);
+  EXPECT_EQ(bad_key.error().where->line, 4);
+  auto bad_hash = format::parse_lock(
+      "schema = 1\nmanifest = \"m.toml\"\nname = \"n\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n[[cudnn.archives]]\n"
+      "platform = \"linux-x86_64\"\norigin = \"nvidia\"\nfile = \"f.tar.xz\"\nsha256 = \"abc\"\nsize = 1\n",
+      "x.lock");
+  ASSERT_FALSE(bad_hash.ok());
+  EXPECT_NE(bad_hash.error().message.find("sha256"), std::string::npos);
+  EXPECT_EQ(bad_hash.error().where->line, 11);
+  auto future = format::parse_lock("schema = 2\nmanifest = \"m.toml\"\nname = \"n\"\n", "x.lock");
+  ASSERT_FALSE(future.ok());
+  EXPECT_NE(future.error().message.find("schema 2"), std::string::npos);
+}
+
+TEST(Redistrib, PerVariantFileGivesTheSamePinsAsTheKnowledgeBase) {
+  auto r = redistrib("redistrib_9.1.0.json");
+  EXPECT_EQ(r.version.text(), "9.1.0.70");
+  EXPECT_EQ(r.release_date, "2024-04-12");
+  ASSERT_EQ(r.archives.size(), 7u);
+  int compared = 0;
+  for (const auto& a : r.archives) {
+    const auto* fact = kb().cudnn_archive(r.version, a.cuda, a.platform);
+    if (!fact) continue;
+    ++compared;
+    EXPECT_EQ(a.sha256, fact->sha256) << a.relative_path;
+    EXPECT_EQ(a.md5, fact->md5) << a.relative_path;
+    EXPECT_EQ(a.size, fact->size.value()) << a.relative_path;
+    EXPECT_EQ(kb().facts().cudnn_base_url + a.relative_path, fact->url);
+  }
+  EXPECT_GE(compared, 6);
+  // and the lock made with it is the lock made without it, the sources aside
+  auto m = parse(k_version_only);
+  auto with = lock_of(m, {r});
+  auto without = lock_of(m);
+  ASSERT_EQ(with.archives.size(), without.archives.size());
+  for (std::size_t i = 0; i < with.archives.size(); ++i) {
+    EXPECT_EQ(with.archives[i].sha256, without.archives[i].sha256);
+    EXPECT_EQ(with.archives[i].size, without.archives[i].size);
+    EXPECT_EQ(with.archives[i].url, without.archives[i].url);
+    EXPECT_NE(with.archives[i].source.find("redistrib_9.1.0.json (released 2024-04-12)"), std::string::npos);
+    EXPECT_NE(with.archives[i].source.find("knowledge base"), std::string::npos);
+  }
+}
+
+TEST(Redistrib, OneVariantFileTakesTheCudaMajorFromTheFileName) {
+  auto r = redistrib("redistrib_8.9.5.30.json");
+  ASSERT_EQ(r.archives.size(), 3u);
+  ASSERT_EQ(r.skipped, std::vector<std::string>{"linux-ppc64le"});
+  for (const auto& a : r.archives) {
+    EXPECT_EQ(a.cuda, 11);
+    const auto* fact = kb().cudnn_archive(r.version, 11, a.platform);
+    ASSERT_NE(fact, nullptr) << a.relative_path;
+    EXPECT_EQ(a.sha256, fact->sha256);
+    EXPECT_EQ(a.size, fact->size.value());
+  }
+}
+
+TEST(Redistrib, PinsAReleaseTheKnowledgeBaseDoesNotList) {
+  auto v = model::Version::parse("9.6.0.74").value();
+  ASSERT_TRUE(kb().cudnn_archives(v).empty()) << "the test needs a release the knowledge base lacks";
+  std::string text = k_version_only;
+  text.replace(text.find("9.1.0.70"), 8, "9.6.0.74");
+  auto m = parse(text);
+  core::LockOptions o;
+  o.manifest_file = "m.toml";
+  auto none = core::make_lock(m, kb(), o);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, ErrorCode::not_found);
+  EXPECT_NE(none.error().hints.front().find("redistrib_9.6.0.json"), std::string::npos);
+  auto lock = lock_of(m, {redistrib("redistrib_9.6.0.json")});
+  ASSERT_EQ(lock.archives.size(), 4u);
+  const auto* linux = lock.archive_for(model::Platform::linux_x86_64);
+  ASSERT_NE(linux, nullptr);
+  EXPECT_EQ(linux->sha256, "72595f0d17d952cf568c1d76e370a9c303bb08c2f80888a8cf33e316a65d46a8");
+  EXPECT_EQ(linux->size, 662367552u);
+  EXPECT_EQ(linux->url,
+            "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-9.6.0.74_cuda12-archive.tar.xz");
+  // --locked then pins it for stage, fetch and the rest
+  auto applied = core::apply_lock(m, lock);
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  auto pinned = core::pinned_archive(*applied, model::Platform::linux_x86_64, kb());
+  ASSERT_TRUE(pinned.ok()) << pinned.error().message;
+  EXPECT_EQ(pinned->expect.sha256, linux->sha256);
+  EXPECT_EQ(pinned->expect.size.value(), 662367552u);
+}
+
+TEST(Redistrib, DisagreeingWithTheKnowledgeBaseLocksNothing) {
+  auto r = redistrib("redistrib_9.1.0.json");
+  for (auto& a : r.archives)
+    if (a.platform == model::Platform::linux_x86_64 && a.cuda == 12) a.sha256 = std::string(64, '0');
+  core::LockOptions o;
+  o.redistribs = {r};
+  auto out = core::make_lock(parse(k_version_only), kb(), o);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().code, ErrorCode::mismatch);
+  EXPECT_NE(out.error().message.find("disagree"), std::string::npos);
+  EXPECT_NE(out.error().message.find("linux-x86_64"), std::string::npos);
+}
+
+TEST(Redistrib, ForAnotherVersionIsRefusedAtTheManifestLine) {
+  core::LockOptions o;
+  o.redistribs = {redistrib("redistrib_9.6.0.json")};
+  auto out = core::make_lock(parse(k_version_only), kb(), o);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().code, ErrorCode::invalid);
+  EXPECT_NE(out.error().message.find("9.6.0.74"), std::string::npos);
+  ASSERT_TRUE(out.error().where);
+  EXPECT_EQ(out.error().where->line, 8);
+}
+
+TEST(Redistrib, MalformedFilesAreRefusedClearly) {
+  auto not_json = format::parse_redistrib("{\n  \"cudnn\": <html>\n", "r.json");
+  ASSERT_FALSE(not_json.ok());
+  EXPECT_EQ(not_json.error().code, ErrorCode::parse);
+  EXPECT_NE(not_json.error().message.find("r.json:2:"), std::string::npos) << not_json.error().message;
+  auto cuda_only = format::parse_redistrib(R"({"release_label": "12.4.1", "cuda_cudart": {"version": "12.4.127"}})", "r.json");
+  ASSERT_FALSE(cuda_only.ok());
+  EXPECT_NE(cuda_only.error().message.find("no \"cudnn\" component"), std::string::npos);
+  auto bad_sha = format::parse_redistrib(
+      R"({"cudnn": {"version": "9.1.0.70", "linux-x86_64": {"cuda12": {"relative_path": "cudnn/x_cuda12-archive.tar.xz", "sha256": "12", "size": "5"}}}})",
+      "r.json");
+  ASSERT_FALSE(bad_sha.ok());
+  EXPECT_NE(bad_sha.error().message.find("cudnn.linux-x86_64.cuda12.sha256"), std::string::npos) << bad_sha.error().message;
+  auto no_variant = format::parse_redistrib(
+      R"({"cudnn": {"version": "9.1.0.70", "linux-x86_64": {"relative_path": "cudnn/x-archive.tar.xz", "sha256": ")" + std::string(64, 'a') +
+          R"(", "size": "5"}}})",
+      "r.json");
+  ASSERT_FALSE(no_variant.ok());
+  EXPECT_NE(no_variant.error().message.find("which CUDA major"), std::string::npos);
+  auto escape = format::parse_redistrib(
+      R"({"cudnn": {"version": "9.1.0.70", "linux-x86_64": {"cuda12": {"relative_path": "../../x_cuda12-archive.tar.xz", "sha256": ")" +
+          std::string(64, 'a') + R"(", "size": "5"}}}})",
+      "r.json");
+  ASSERT_FALSE(escape.ok());
+  EXPECT_NE(escape.error().message.find("relative_path"), std::string::npos);
+}
+
+TEST(Lock, DriftNamesEveryDifferenceAndItsLine) {
+  auto lock = lock_of(parse(k_version_only));
+  std::string edited = k_version_only;
+  edited.replace(edited.find("torch = \"2.5.1\""), 15, "torch = \"2.5.0\"");
+  edited.replace(edited.find("onnxruntime-gpu = \"1.20.1\"\n"), 27, "");
+  auto m = parse(edited);
+  auto drift = core::lock_drift(m, lock);
+  ASSERT_EQ(drift.size(), 2u);
+  EXPECT_EQ(drift[0].key, "frameworks.onnxruntime-gpu");
+  EXPECT_FALSE(drift[0].manifest);
+  EXPECT_EQ(drift[0].lock.value(), "1.20.1");
+  EXPECT_EQ(drift[1].key, "frameworks.torch");
+  EXPECT_EQ(drift[1].manifest.value(), "2.5.0");
+  auto applied = core::apply_lock(m, lock);
+  ASSERT_FALSE(applied.ok());
+  EXPECT_EQ(applied.error().code, ErrorCode::mismatch);
+  EXPECT_NE(applied.error().message.find("disagree on 2 value(s)"), std::string::npos);
+  ASSERT_TRUE(applied.error().where);
+  EXPECT_EQ(applied.error().where->line, 11);  // torch = "2.5.0"
+  bool named = false;
+  for (const auto& h : applied.error().hints) named |= h.find("frameworks.torch: the manifest says \"2.5.0\", the lock \"2.5.1\"") != std::string::npos;
+  EXPECT_TRUE(named);
+  EXPECT_NE(applied.error().hints.back().find("stackpin lock"), std::string::npos);
+}
+
+TEST(Lock, CommentsAndKeyOrderAreNotDrift) {
+  auto lock = lock_of(parse(k_version_only));
+  std::string reordered = "# a comment\n" + k_version_only;
+  const std::string from = "[cudnn]\nversion = \"9.1.0.70\"\n";
+  reordered.replace(reordered.find(from), from.size(), "[cudnn]\ncuda = 12\nversion = \"9.1.0.70\"  # pinned\n");
+  EXPECT_TRUE(core::lock_drift(parse(reordered), lock).empty());
+}
+
+TEST(Lock, ManifestPinsThatContradictNvidiaAreNotLocked) {
+  std::string text = k_version_only +
+                     "\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"nvidia\"\n"
+                     "file = \"cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz\"\nsha256 = \"" + std::string(64, 'b') + "\"\n";
+  auto m = parse(text);
+  core::LockOptions o;
+  auto out = core::make_lock(m, kb(), o);
+  ASSERT_FALSE(out.ok());  // `check` already refuses a hash that is not NVIDIA's
+  ASSERT_TRUE(out.error().where);
+}
+
+TEST(Lock, AppliedLockAddsImpliedArchivesThatVerifyOnlyWhenPresent) {
+  auto m = parse(k_version_only);
+  auto applied = core::apply_lock(m, lock_of(m));
+  ASSERT_TRUE(applied.ok());
+  ASSERT_EQ(applied->cudnn->archives.size(), 4u);
+  for (const auto& a : applied->cudnn->archives) EXPECT_TRUE(a.implied);
+  testing_support::ScratchDir empty;
+  std::vector<model::Finding> findings;
+  auto v = core::verify_manifest(*applied, empty.path(), std::nullopt, kb(), findings);
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.error().code, ErrorCode::not_found);
+  EXPECT_NE(v.error().hints.front().find("stackpin fetch"), std::string::npos);
+}
+
+TEST(Lock, ResolveFillsOnlyWhatTheManifestLeavesOut) {
+  auto m = parse(k_version_only);
+  auto r = core::resolve_archives(m, kb());
+  EXPECT_EQ(r.cudnn->archives.size(), 4u);
+  auto pinned = core::pinned_archive(r, model::Platform::windows_x86_64, kb());
+  ASSERT_TRUE(pinned.ok());
+  EXPECT_EQ(pinned->expect.file, "cudnn-windows-x86_64-9.1.0.70_cuda12-archive.zip");
+  // a manifest with a newer-than-knowledge version stays as it is
+  std::string text = k_version_only;
+  text.replace(text.find("9.1.0.70"), 8, "9.6.0.74");
+  EXPECT_TRUE(core::resolve_archives(parse(text), kb()).cudnn->archives.empty());
+}
+
+}  // namespace
