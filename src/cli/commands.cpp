@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "core/cache.hpp"
 #include "crypto/sha256.hpp"
 #include "format/json.hpp"
 #include "util/fs.hpp"
@@ -30,6 +31,24 @@ std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)> progress_printe
     ctx.io.err << buf << std::flush;
     if (total && done >= total) ctx.io.err << "\n";
   };
+}
+
+std::function<void(const std::string&, std::uint64_t, std::uint64_t)> download_progress_printer(Context& ctx, bool json) {
+  if (json || !ctx.io.err_is_tty) return {};
+  return [&ctx](const std::string& file, std::uint64_t done, std::uint64_t total) {
+    char buf[320];
+    double mib = 1024.0 * 1024.0;
+    std::snprintf(buf, sizeof buf, "\rdownloading %s: %.1f / %.1f MiB (%3.0f%%) ", file.c_str(), done / mib, total / mib,
+                  total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 0.0);
+    ctx.io.err << buf << std::flush;
+    if (done >= total) ctx.io.err << "\n";
+  };
+}
+
+std::string archive_cache_dir(Context& ctx, const std::string& flag) {
+  if (!flag.empty()) return flag;
+  auto d = core::default_cache_dir(ctx.io.env);
+  return d ? d->string() : std::string();
 }
 
 std::function<void(int)> fault_hook(Context& ctx) {

@@ -28,6 +28,7 @@ void add_generate(CLI::App& app, Context& ctx);
 void add_diff(CLI::App& app, Context& ctx);
 void add_doctor(CLI::App& app, Context& ctx);
 void add_capture(CLI::App& app, Context& ctx);
+void add_fetch(CLI::App& app, Context& ctx);
 
 // Helpers shared by the commands (commands.cpp).
 // Renders `e` (text on stderr, or the --json envelope on stdout) and returns its exit code.
@@ -35,6 +36,12 @@ int fail(Context& ctx, const std::string& command, bool json, const util::Error&
 // A progress line on stderr when it is a terminal and --json is off; empty function otherwise.
 std::function<void(std::uint64_t done, std::uint64_t total, std::uint64_t files)> progress_printer(Context& ctx, bool json,
                                                                                                    const std::string& what);
+// A download progress line ("downloading FILE: 12.0 / 80.0 MiB (15%)") on stderr when it is a
+// terminal and --json is off; empty function otherwise.
+std::function<void(const std::string& file, std::uint64_t done, std::uint64_t total)> download_progress_printer(Context& ctx, bool json);
+// The download cache the archive-taking commands also search: `flag` (--cache-dir) when given,
+// else the default one of the environment (core::default_cache_dir); "" when none can be told.
+std::string archive_cache_dir(Context& ctx, const std::string& flag);
 // Calls the fault hook of STACKPIN_TEST_FAULT_AT (tests kill a run at a chosen journal record).
 std::function<void(int)> fault_hook(Context& ctx);
 std::string sha256_of_file(const std::string& path);
