@@ -150,11 +150,13 @@ std::string places(const fs::path& dir, const fs::path& cache) {
   return "in the download cache " + cache.string();
 }
 
-std::string download_hint(const model::ArchivePin& pin, const fs::path& dir, const fs::path& cache) {
-  if (!cache.empty())
-    return pin.url ? "run `stackpin fetch MANIFEST` to download " + pin.url->value + " into the cache"
-                   : "put the archive into " + (dir.empty() ? cache_entry_dir(cache, "<sha256>").string() : dir.string());
-  return pin.url ? "download " + pin.url->value + " into " + dir.string() : "put the archive into " + dir.string();
+std::string download_hint(const model::ArchivePin& pin, const ArchiveExpectation& e, const fs::path& dir, const fs::path& cache) {
+  if (cache.empty())
+    return pin.url ? "download " + pin.url->value + " into " + dir.string() : "put the archive into " + dir.string();
+  if (pin.url) return "run `stackpin fetch MANIFEST` to download " + pin.url->value + " into the cache";
+  return (dir.empty() ? "give the folder holding it with --archives DIR, or put it into "
+                      : "put the archive into " + dir.string() + " or into ") +
+         cache_entry_dir(cache, e.sha256).string();
 }
 
 // The archive in `dir` (when given), else in the cache (when given). Errors: usage (neither), io.
@@ -182,7 +184,7 @@ util::Result<fs::path> find_pinned_archive(const PinnedArchive& p, const fs::pat
   if (!located) return std::move(located).error();
   if (!*located)
     return util::Error(util::ErrorCode::not_found, "archive " + p.expect.file + " not found " + places(dir, cache_dir))
-        .with_hint(download_hint(*p.pin, dir, cache_dir));
+        .with_hint(download_hint(*p.pin, p.expect, dir, cache_dir));
   return **located;
 }
 
@@ -217,7 +219,7 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
       f.seen = "no " + e->file + " " + places(dir, cache_dir) +
                (e->size && !dir.empty() ? ", and no file of " + std::to_string(*e->size) + " bytes with the pinned SHA-256" : "");
       f.expected = e->file;
-      f.fix = download_hint(pin, dir, cache_dir);
+      f.fix = download_hint(pin, *e, dir, cache_dir);
       f.where = m.locate(pin.pos);
       findings.push_back(f);
       continue;
