@@ -1,8 +1,8 @@
 # Refuses, at configure time, any #include that breaks the layering in ARCHITECTURE:
-#   util <- model <- format <- {crypto, archive, probe, gen, knowledge} <- core <- cli
+#   util <- model <- format <- {crypto, archive, probe, gen, knowledge, net} <- core <- cli
 # Project headers: a layer may include its own headers and those of layers below it.
 # Third-party headers: only the owning layer may include them.
-set(_sp_layers util model format crypto archive probe gen knowledge core cli)
+set(_sp_layers util model format crypto archive probe gen knowledge net core cli)
 set(_sp_below_util "")
 set(_sp_below_model util)
 set(_sp_below_format util model)
@@ -11,8 +11,9 @@ set(_sp_below_archive util model format crypto)
 set(_sp_below_probe util model format)
 set(_sp_below_gen util model format)
 set(_sp_below_knowledge util model format)
-set(_sp_below_core util model format crypto archive probe gen knowledge)
-set(_sp_below_cli util model format crypto archive probe gen knowledge core)
+set(_sp_below_net util model format)
+set(_sp_below_core util model format crypto archive probe gen knowledge net)
+set(_sp_below_cli util model format crypto archive probe gen knowledge net core)
 # third-party include prefix -> owning layer(s)
 set(_sp_owner_toml++ format)
 set(_sp_owner_nlohmann format)
@@ -21,7 +22,7 @@ set(_sp_owner_archive.h archive)
 set(_sp_owner_archive_entry.h archive)
 set(_sp_owner_lzma.h archive)
 set(_sp_owner_CLI cli)
-set(_sp_owner_curl core)
+set(_sp_owner_curl net)
 set(_sp_owner_dlfcn.h probe util)
 
 function(stackpin_check_layers src_root)

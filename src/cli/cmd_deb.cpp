@@ -1,4 +1,4 @@
-// stackpin deb MANIFEST --archives DIR --out-dir DIR [--platform P] [--maintainer M] [--compression C] [--json]
+// stackpin deb MANIFEST [--archives DIR] [--cache-dir DIR] --out-dir DIR [--platform P] [--maintainer M] [--compression C] [--json]
 #include <cstdint>
 #include <ostream>
 
@@ -17,7 +17,7 @@ namespace cli {
 namespace {
 
 struct DebCli {
-  std::string manifest, archives, out_dir, platform, maintainer, compression = "xz";
+  std::string manifest, archives, cache_dir, out_dir, platform, maintainer, compression = "xz";
   bool json = false;
   std::optional<std::uint64_t> max_unpacked;
 };
@@ -48,6 +48,7 @@ int run_deb(const DebCli& c, Context& ctx) {
   if (!m) return fail(ctx, "deb", c.json, m.error());
   core::DebOptions o;
   o.archives_dir = c.archives;
+  o.cache_dir = archive_cache_dir(ctx, c.cache_dir);
   o.out_dir = c.out_dir;
   o.maintainer = c.maintainer;
   if (o.maintainer.empty()) {
@@ -87,7 +88,8 @@ void add_deb(CLI::App& app, Context& ctx) {
   auto c = std::make_shared<DebCli>();
   auto* cmd = app.add_subcommand("deb", "Build Debian packages (runtime and -dev) from the verified cuDNN archive");
   cmd->add_option("MANIFEST", c->manifest, "The stack manifest (TOML)")->required();
-  cmd->add_option("--archives", c->archives, "Folder holding the downloaded archives")->required();
+  cmd->add_option("--archives", c->archives, "Folder holding the downloaded archives (default: only the download cache)");
+  cmd->add_option("--cache-dir", c->cache_dir, "The download cache `stackpin fetch` fills, searched after --archives");
   cmd->add_option("--out-dir,--out", c->out_dir, "Folder the .deb files are written to")->required();
   cmd->add_option("--platform", c->platform, "linux-x86_64 (amd64) or linux-sbsa (arm64); default: this machine's");
   cmd->add_option("--maintainer", c->maintainer,

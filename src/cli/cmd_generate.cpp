@@ -42,7 +42,7 @@ util::Result<gen::LinuxActivation> activation_for(const GenCli& c, Context& ctx)
 int emit(Context& ctx, const std::string& output, const std::string& text);
 
 struct DockerCli {
-  std::string manifest, output, context, archives, platform = "linux-x86_64", convtest;
+  std::string manifest, output, context, archives, cache_dir, platform = "linux-x86_64", convtest;
   bool from_url = false, dev = false;
 };
 
@@ -65,11 +65,13 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
   for (const auto& n : plan->notes) ctx.io.err << "note: " << n << "\n";
   if (c.context.empty()) return emit(ctx, c.output, *text);
   bool needs_archive = !plan->spec.apt && !plan->spec.from_url;
-  if (needs_archive && c.archives.empty())
-    return fail(ctx, "generate", false,
-                util::Error(util::ErrorCode::usage, "--context needs --archives DIR (where the pinned archive is), or --from-url"));
   core::ContextFiles files;
   files.archives_dir = c.archives;
+  files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
+  if (needs_archive && c.archives.empty() && files.cache_dir.empty())
+    return fail(ctx, "generate", false,
+                util::Error(util::ErrorCode::usage, "--context needs --archives DIR (where the pinned archive is), a download cache "
+                                                    "(--cache-dir, filled by `stackpin fetch`), or --from-url"));
   if (!c.convtest.empty()) {
     files.convtest_binary = c.convtest;
   } else if (auto self = util::executable_path()) {
@@ -82,7 +84,7 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
 }
 
 struct DevcontainerCli {
-  std::string manifest, out_dir = ".", archives, platform = "linux-x86_64";
+  std::string manifest, out_dir = ".", archives, cache_dir, platform = "linux-x86_64";
 };
 
 // .devcontainer/{devcontainer.json, Dockerfile}: the archive is downloaded from its URL during the
@@ -107,11 +109,12 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   auto dir = std::filesystem::path(c.out_dir) / ".devcontainer";
   bool needs_archive = !plan->spec.apt && !plan->spec.from_url;
   if (needs_archive) {
-    if (c.archives.empty())
-      return fail(ctx, "generate", false,
-                  util::Error(util::ErrorCode::usage, "the manifest's archive has no url: pass --archives DIR so it can be put into " + dir.string()));
     core::ContextFiles files;
     files.archives_dir = c.archives;
+    files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
+    if (c.archives.empty() && files.cache_dir.empty())
+      return fail(ctx, "generate", false,
+                  util::Error(util::ErrorCode::usage, "the manifest's archive has no url: pass --archives DIR (or --cache-dir) so it can be put into " + dir.string()));
     files.convtest_optional = true;  // the devcontainer builds the runtime target only
     if (auto self = util::executable_path(); self && std::filesystem::exists(self->parent_path() / "stackpin-convtest"))
       files.convtest_binary = self->parent_path() / "stackpin-convtest";
@@ -217,7 +220,8 @@ void add_generate(CLI::App& app, Context& ctx) {
   df->add_option("MANIFEST", d->manifest, "The manifest")->required();
   df->add_option("-o", d->output, "Write to FILE instead of stdout");
   df->add_option("--context", d->context, "Lay out a ready build context in DIR (Dockerfile, .dockerignore, the verified archive, stackpin-convtest)");
-  df->add_option("--archives", d->archives, "With --context: the folder holding the pinned archive");
+  df->add_option("--archives", d->archives, "With --context: the folder holding the pinned archive (searched before the cache)");
+  df->add_option("--cache-dir", d->cache_dir, "With --context: the download cache `stackpin fetch` fills (default: the usual one)");
   df->add_option("--platform", d->platform, "The image's architecture: linux-x86_64 (default) or linux-sbsa");
   df->add_flag("--from-url", d->from_url, "Download the archive from its URL during the build instead of the build context");
   df->add_flag("--dev", d->dev, "Also put cuDNN's headers and static libraries into the image");
@@ -229,6 +233,7 @@ void add_generate(CLI::App& app, Context& ctx) {
   dev->add_option("MANIFEST", dc->manifest, "The manifest")->required();
   dev->add_option("--out-dir", dc->out_dir, "The repository root the .devcontainer/ folder goes into (default: .)");
   dev->add_option("--archives", dc->archives, "Where the pinned archive is, when the manifest has no url for it");
+  dev->add_option("--cache-dir", dc->cache_dir, "The download cache searched after --archives (default: the usual one)");
   dev->add_option("--platform", dc->platform, "linux-x86_64 (default) or linux-sbsa");
   dev->callback([dc, &ctx] { ctx.action = [dc, &ctx] { return run_devcontainer(*dc, ctx); }; });
 

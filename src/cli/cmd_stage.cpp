@@ -1,4 +1,4 @@
-// stackpin stage MANIFEST --archives DIR --target windows|linux [--dest DIR] ...
+// stackpin stage MANIFEST [--archives DIR] [--cache-dir DIR] --target windows|linux [--dest DIR] ...
 // stackpin unstage --dest DIR [--force]
 // stackpin status --dest DIR
 #include <ostream>
@@ -18,7 +18,7 @@ namespace cli {
 namespace {
 
 struct StageCli {
-  std::string manifest, archives, target, dest, platform;
+  std::string manifest, archives, cache_dir, target, dest, platform;
   bool dry_run = false, remove_stale = false, force = false, json = false;
   std::optional<std::uint64_t> max_unpacked;
 };
@@ -64,6 +64,7 @@ int run_stage(const StageCli& c, Context& ctx) {
   if (!m) return fail(ctx, "stage", c.json, m.error());
   core::StageOptions o;
   o.archives_dir = c.archives;
+  o.cache_dir = archive_cache_dir(ctx, c.cache_dir);
   auto target = model::parse_target(c.target);
   if (!target || (*target != model::Target::windows && *target != model::Target::linux))
     return fail(ctx, "stage", c.json, util::Error(util::ErrorCode::usage, "--target must be windows or linux"));
@@ -134,7 +135,8 @@ void add_stage(CLI::App& app, Context& ctx) {
   auto c = std::make_shared<StageCli>();
   auto* cmd = app.add_subcommand("stage", "Verify the pinned cuDNN archive and stage it into a Windows or Linux layout");
   cmd->add_option("MANIFEST", c->manifest, "The manifest")->required();
-  cmd->add_option("--archives", c->archives, "Folder holding the downloaded archives")->required();
+  cmd->add_option("--archives", c->archives, "Folder holding the downloaded archives (default: only the download cache)");
+  cmd->add_option("--cache-dir", c->cache_dir, "The download cache `stackpin fetch` fills, searched after --archives");
   cmd->add_option("--target", c->target, "windows or linux")->required();
   cmd->add_option("--dest", c->dest, "The directory that becomes the prefix (or the CUDA root for cuda-merge)");
   cmd->add_option("--platform", c->platform, "Archive platform (default: windows-x86_64 for windows, the host's for linux)");

@@ -1,4 +1,4 @@
-// stackpin verify MANIFEST --archives DIR [--platform P] [--json]
+// stackpin verify MANIFEST [--archives DIR] [--cache-dir DIR] [--platform P] [--json]
 // stackpin verify FILE --sha256 HEX [--size N] [--json]
 #include <ostream>
 
@@ -14,6 +14,7 @@ namespace {
 struct VerifyOptions {
   std::string target;  // manifest or file
   std::string archives;
+  std::string cache_dir;
   std::string platform;
   std::string sha256;
   std::optional<std::uint64_t> size;
@@ -26,9 +27,11 @@ int run_verify(const VerifyOptions& o, Context& ctx) {
   if (!o.sha256.empty()) {
     report = core::verify_file(o.target, o.sha256, o.size, findings);
   } else {
-    if (o.archives.empty())
+    std::string cache = archive_cache_dir(ctx, o.cache_dir);
+    if (o.archives.empty() && cache.empty())
       return fail(ctx, "verify", o.json,
-                  util::Error(util::ErrorCode::usage, "verify MANIFEST needs --archives DIR (or verify FILE --sha256 HEX)"));
+                  util::Error(util::ErrorCode::usage, "verify MANIFEST needs --archives DIR or a download cache (--cache-dir), "
+                                                      "or verify FILE --sha256 HEX"));
     std::optional<model::Platform> platform;
     if (!o.platform.empty()) {
       platform = model::parse_platform(o.platform);
@@ -37,7 +40,7 @@ int run_verify(const VerifyOptions& o, Context& ctx) {
     }
     auto m = load_manifest_for(ctx, o.target);
     if (!m) return fail(ctx, "verify", o.json, m.error());
-    report = core::verify_manifest(*m, o.archives, platform, knowledge::KnowledgeBase::embedded(), findings);
+    report = core::verify_manifest(*m, o.archives, platform, knowledge::KnowledgeBase::embedded(), findings, cache);
   }
   if (!report) return fail(ctx, "verify", o.json, report.error());
   bool ok = model::count(findings).errors == 0;
@@ -57,7 +60,9 @@ void add_verify(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<VerifyOptions>();
   auto* cmd = app.add_subcommand("verify", "Check archives against their pinned SHA-256 and size (changes nothing)");
   cmd->add_option("MANIFEST_OR_FILE", o->target, "A manifest, or one file with --sha256")->required();
-  cmd->add_option("--archives", o->archives, "Folder holding the downloaded archives (found by name, else by size and hash)");
+  cmd->add_option("--archives", o->archives, "Folder holding the downloaded archives (found by name, else by size and hash); "
+                                             "default: only the download cache");
+  cmd->add_option("--cache-dir", o->cache_dir, "The download cache `stackpin fetch` fills, searched after --archives");
   cmd->add_option("--platform", o->platform, "Only the archive of this platform");
   cmd->add_option("--sha256", o->sha256, "Verify FILE against this SHA-256 (64 hex digits)");
   cmd->add_option("--size", o->size, "... and this size in bytes");

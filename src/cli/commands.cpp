@@ -3,6 +3,8 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "core/cache.hpp"
+#include "format/config_reader.hpp"
 #include "core/lock.hpp"
 #include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
@@ -10,6 +12,10 @@
 #include "format/json.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
+
+#ifndef STACKPIN_VERSION
+#define STACKPIN_VERSION "0.0.0"
+#endif
 
 namespace cli {
 
@@ -33,6 +39,24 @@ std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)> progress_printe
     ctx.io.err << buf << std::flush;
     if (total && done >= total) ctx.io.err << "\n";
   };
+}
+
+std::function<void(const std::string&, std::uint64_t, std::uint64_t)> download_progress_printer(Context& ctx, bool json) {
+  if (json || !ctx.io.err_is_tty) return {};
+  return [&ctx](const std::string& file, std::uint64_t done, std::uint64_t total) {
+    char buf[320];
+    double mib = 1024.0 * 1024.0;
+    std::snprintf(buf, sizeof buf, "\rdownloading %s: %.1f / %.1f MiB (%3.0f%%) ", file.c_str(), done / mib, total / mib,
+                  total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 0.0);
+    ctx.io.err << buf << std::flush;
+    if (done >= total) ctx.io.err << "\n";
+  };
+}
+
+std::string archive_cache_dir(Context& ctx, const std::string& flag) {
+  if (!flag.empty()) return flag;
+  auto d = core::default_cache_dir(ctx.io.env);
+  return d ? d->string() : std::string();
 }
 
 std::function<void(int)> fault_hook(Context& ctx) {
@@ -64,6 +88,54 @@ util::Result<model::Manifest> load_manifest_for(Context& ctx, const std::string&
   auto lock = format::load_lock(ctx.lock.file.empty() ? core::default_lock_path(path) : std::filesystem::path(ctx.lock.file));
   if (!lock) return std::move(lock).error();
   return core::apply_lock(*m, *lock);
+}
+
+void add_fetch_options(CLI::App* cmd, FetchFlags& f) {
+  cmd->add_option("--cache-dir", f.cache_dir,
+                  "The download cache (default: $STACKPIN_CACHE_DIR, else $XDG_CACHE_HOME/stackpin, else ~/.cache/stackpin)");
+  cmd->add_option("--mirror", f.mirrors,
+                  "A copy of NVIDIA's cuDNN redist tree (http(s):// or file://) used instead of "
+                  "https://developer.download.nvidia.com/compute/cudnn/redist/; repeatable, tried in order. With a "
+                  "mirror (here or [fetch] mirrors in config.toml) NVIDIA's server is not contacted")
+      ->allow_extra_args(false);
+  cmd->add_flag("--offline", f.offline, "Use the cache only; say what is missing and download nothing");
+  cmd->add_flag("--verify-cached", f.verify_cached, "Re-hash archives already in the cache (a corrupt one is downloaded again)");
+  cmd->add_option("--retries", f.retries, "Attempts after a transient failure (refused/cut connection, stall, HTTP 5xx/429)")
+      ->capture_default_str();
+  cmd->add_option("--retry-delay-ms", f.retry_delay_ms, "First backoff between attempts, doubled each time")->capture_default_str();
+  cmd->add_option("--stall-timeout", f.stall_timeout_s, "Seconds without data before a transfer is retried")->capture_default_str();
+  cmd->footer("The settings file ($STACKPIN_CONFIG, else $XDG_CONFIG_HOME/stackpin/config.toml, else "
+              "~/.config/stackpin/config.toml) may hold [fetch] mirrors = [\"URL\", ...]; --mirror replaces them. "
+              "Proxies: http_proxy, https_proxy, no_proxy and ALL_PROXY are honoured.");
+}
+
+util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlags& f, bool json) {
+  core::FetchOptions o;
+  if (f.retries < 0) return util::Error(util::ErrorCode::usage, "--retries must be 0 or more");
+  if (f.stall_timeout_s == 0) return util::Error(util::ErrorCode::usage, "--stall-timeout must be at least 1 second");
+  if (!f.cache_dir.empty()) {
+    o.cache_dir = f.cache_dir;
+  } else {
+    auto d = core::default_cache_dir(ctx.io.env);
+    if (!d) return std::move(d).error();
+    o.cache_dir = *d;
+  }
+  o.mirrors = f.mirrors;  // the command line, else the settings file
+  if (o.mirrors.empty()) {
+    if (auto path = core::user_config_path(ctx.io.env)) {
+      auto cfg = format::load_user_config(*path);
+      if (!cfg) return std::move(cfg).error();
+      if (*cfg) o.mirrors = (*cfg)->mirrors;
+    }
+  }
+  o.offline = f.offline;
+  o.verify_cached = f.verify_cached;
+  o.retries = f.retries;
+  o.retry_delay = std::chrono::milliseconds(f.retry_delay_ms);
+  o.stall_timeout_s = static_cast<long>(f.stall_timeout_s);
+  o.user_agent = std::string("stackpin/") + STACKPIN_VERSION;
+  if (auto p = download_progress_printer(ctx, json)) o.progress = [p](const core::FetchProgress& pr) { p(pr.file, pr.done, pr.total); };
+  return o;
 }
 
 }  // namespace cli

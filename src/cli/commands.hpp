@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/run.hpp"
+#include "core/fetch.hpp"
 #include "model/manifest.hpp"
 #include "render.hpp"
 
@@ -37,6 +38,7 @@ void add_diff(CLI::App& app, Context& ctx);
 void add_doctor(CLI::App& app, Context& ctx);
 void add_capture(CLI::App& app, Context& ctx);
 void add_lock(CLI::App& app, Context& ctx);
+void add_fetch(CLI::App& app, Context& ctx);
 
 // Helpers shared by the commands (commands.cpp).
 // Renders `e` (text on stderr, or the --json envelope on stdout) and returns its exit code.
@@ -44,9 +46,30 @@ int fail(Context& ctx, const std::string& command, bool json, const util::Error&
 // A progress line on stderr when it is a terminal and --json is off; empty function otherwise.
 std::function<void(std::uint64_t done, std::uint64_t total, std::uint64_t files)> progress_printer(Context& ctx, bool json,
                                                                                                    const std::string& what);
+// A download progress line ("downloading FILE: 12.0 / 80.0 MiB (15%)") on stderr when it is a
+// terminal and --json is off; empty function otherwise.
+std::function<void(const std::string& file, std::uint64_t done, std::uint64_t total)> download_progress_printer(Context& ctx, bool json);
+// The download cache the archive-taking commands also search: `flag` (--cache-dir) when given,
+// else the default one of the environment (core::default_cache_dir); "" when none can be told.
+std::string archive_cache_dir(Context& ctx, const std::string& flag);
 // Calls the fault hook of STACKPIN_TEST_FAULT_AT (tests kill a run at a chosen journal record).
 std::function<void(int)> fault_hook(Context& ctx);
 std::string sha256_of_file(const std::string& path);
+// The download options of fetch and apply.
+struct FetchFlags {
+  std::string cache_dir;
+  std::vector<std::string> mirrors;
+  bool offline = false, verify_cached = false;
+  int retries = 5;
+  std::uint64_t retry_delay_ms = 1000;
+  std::uint64_t stall_timeout_s = 60;
+};
+// Adds --cache-dir, --mirror, --offline, --verify-cached, --retries, --retry-delay-ms, --stall-timeout.
+void add_fetch_options(CLI::App* cmd, FetchFlags& f);
+// core::FetchOptions from the flags: the cache from --cache-dir or the environment, the mirrors
+// from --mirror or the settings file, download progress on a terminal. Errors: usage (bad
+// values), not_found (no cache directory can be told), those of reading the settings file.
+util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlags& f, bool json);
 // Adds --locked and --lock FILE to a command (bound to ctx.lock).
 void add_lock_options(CLI::App* cmd, Context& ctx);
 // The manifest as commands that provision see it: with --locked, its lock applied (drift refused,

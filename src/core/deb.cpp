@@ -222,7 +222,7 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
   if (!pinned) return std::move(pinned).error();
   const ArchiveExpectation* expect = &pinned->expect;
   bool by_content = false;
-  auto located = find_pinned_archive(*pinned, o.archives_dir, by_content);
+  auto located = find_pinned_archive(*pinned, o.archives_dir, by_content, o.cache_dir);
   if (!located) return std::move(located).error();
 
   std::error_code ec;

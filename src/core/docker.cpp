@@ -189,7 +189,7 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
     if (!pinned) return std::move(pinned).error();
     const ArchiveExpectation* expect = &pinned->expect;
     bool by_content = false;
-    auto located = find_pinned_archive(*pinned, files.archives_dir, by_content);
+    auto located = find_pinned_archive(*pinned, files.archives_dir, by_content, files.cache_dir);
     if (!located) return std::move(located).error();
     auto h = crypto::hash_file(*located);
     if (!h) return std::move(h).error();

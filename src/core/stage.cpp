@@ -222,7 +222,7 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   bool by_content = false;
   std::optional<fs::path> archive;
   auto find_archive = [&]() -> util::Status {
-    auto located = find_pinned_archive(*pinned, o.archives_dir, by_content);
+    auto located = find_pinned_archive(*pinned, o.archives_dir, by_content, o.cache_dir);
     if (!located) return std::move(located).error();
     archive = *located;
     report.archive_path = archive->string();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <system_error>
 
+#include "core/cache.hpp"
 #include "crypto/sha256.hpp"
 #include "util/strings.hpp"
 
@@ -140,18 +141,57 @@ util::Result<PinnedArchive> pinned_archive(const model::Manifest& m, model::Plat
   return p;
 }
 
-util::Result<fs::path> find_pinned_archive(const PinnedArchive& p, const fs::path& dir, bool& found_by_content) {
-  auto located = locate_archive(p.expect, dir, found_by_content);
+namespace {
+
+// Where to look, in words, for messages: "in DIR", "in the cache CACHE", "in DIR nor in the cache CACHE".
+std::string places(const fs::path& dir, const fs::path& cache) {
+  if (!dir.empty() && !cache.empty()) return "in " + dir.string() + " nor in the download cache " + cache.string();
+  if (!dir.empty()) return "in " + dir.string();
+  return "in the download cache " + cache.string();
+}
+
+std::string download_hint(const model::ArchivePin& pin, const ArchiveExpectation& e, const fs::path& dir, const fs::path& cache) {
+  if (cache.empty())
+    return pin.url ? "download " + pin.url->value + " into " + dir.string() : "put the archive into " + dir.string();
+  if (pin.url) return "run `stackpin fetch MANIFEST` to download " + pin.url->value + " into the cache";
+  return (dir.empty() ? "give the folder holding it with --archives DIR, or put it into "
+                      : "put the archive into " + dir.string() + " or into ") +
+         cache_entry_dir(cache, e.sha256).string();
+}
+
+// The archive in `dir` (when given), else in the cache (when given). Errors: usage (neither), io.
+util::Result<std::optional<fs::path>> search(const ArchiveExpectation& e, const fs::path& dir, const fs::path& cache,
+                                             bool& by_content) {
+  by_content = false;
+  if (dir.empty() && cache.empty())
+    return util::Error(util::ErrorCode::usage, "no place to look for the archive")
+        .with_hint("give the folder the archives were downloaded to with --archives DIR, or run `stackpin fetch MANIFEST`");
+  if (!dir.empty()) {
+    auto located = locate_archive(e, dir, by_content);
+    if (!located) return located;
+    if (*located) return located;
+  }
+  if (!cache.empty())
+    if (auto c = find_in_cache(cache, e)) return std::optional<fs::path>(*c);
+  return std::optional<fs::path>();
+}
+
+}  // namespace
+
+util::Result<fs::path> find_pinned_archive(const PinnedArchive& p, const fs::path& dir, bool& found_by_content,
+                                           const fs::path& cache_dir) {
+  auto located = search(p.expect, dir, cache_dir, found_by_content);
   if (!located) return std::move(located).error();
   if (!*located)
-    return util::Error(util::ErrorCode::not_found, "archive " + p.expect.file + " not found in " + dir.string())
-        .with_hint(p.pin->url ? "download " + p.pin->url->value + " into " + dir.string() : "put the archive into " + dir.string());
+    return util::Error(util::ErrorCode::not_found, "archive " + p.expect.file + " not found " + places(dir, cache_dir))
+        .with_hint(download_hint(*p.pin, p.expect, dir, cache_dir));
   return **located;
 }
 
 util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, const fs::path& dir,
                                                   std::optional<model::Platform> platform,
-                                                  const knowledge::KnowledgeBase& kb, std::vector<model::Finding>& findings) {
+                                                  const knowledge::KnowledgeBase& kb, std::vector<model::Finding>& findings,
+                                                  const fs::path& cache_dir) {
   model::VerifyReport report;
   if (!m.cudnn || m.cudnn->archives.empty())
     return util::Error(util::ErrorCode::invalid, m.path + " pins no [[cudnn.archives]] to verify")
@@ -163,7 +203,7 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
     auto e = expectation_for(m, pin, kb);
     if (!e) return std::move(e).error();
     bool by_content = false;
-    auto where = locate_archive(*e, dir, by_content);
+    auto where = search(*e, dir, cache_dir, by_content);
     if (!where) return std::move(where).error();
     if (!*where) {
       if (pin.implied) continue;  // pinned by the lock or the knowledge base: verified when present
@@ -177,9 +217,10 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
       f.rule = "verify.found";
       f.severity = model::Severity::error;
       f.subject = std::string(model::to_string(e->platform)) + " archive";
-      f.seen = "no " + e->file + " in " + dir.string() + (e->size ? ", and no file of " + std::to_string(*e->size) + " bytes with the pinned SHA-256" : "");
+      f.seen = "no " + e->file + " " + places(dir, cache_dir) +
+               (e->size && !dir.empty() ? ", and no file of " + std::to_string(*e->size) + " bytes with the pinned SHA-256" : "");
       f.expected = e->file;
-      f.fix = pin.url ? "download " + pin.url->value + " into " + dir.string() : "put the archive into " + dir.string();
+      f.fix = download_hint(pin, *e, dir, cache_dir);
       f.where = m.locate(pin.pos);
       findings.push_back(f);
       continue;

@@ -16,6 +16,14 @@ std::optional<std::string> MapEnv::get(const std::string& name) const {
   return it->second;
 }
 
+bool host_is_windows() {
+#ifdef _WIN32
+  return true;
+#else
+  return false;
+#endif
+}
+
 std::optional<std::filesystem::path> executable_path() {
 #if defined(__linux__)
   std::error_code ec;

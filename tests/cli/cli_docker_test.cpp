@@ -77,9 +77,13 @@ TEST(DockerCli, LaysOutAVerifiedBuildContext) {
 TEST(DockerCli, RefusalsLeaveNoContext) {
   DockerSetup s;
   fs::path ctx = s.dir.path() / "ctx";
-  auto usage = stackpin({"generate", "dockerfile", s.manifest.string(), "--context", ctx.string()});
-  EXPECT_EQ(usage.exit_code, 2) << usage.err;
+  // without --archives only the (empty) download cache is searched
+  auto usage = stackpin({"generate", "dockerfile", s.manifest.string(), "--context", ctx.string()},
+                        {"STACKPIN_CACHE_DIR=" + (s.dir.path() / "cache").string()});
+  EXPECT_EQ(usage.exit_code, 1) << usage.err;
+  EXPECT_NE(usage.err.find("not found in the download cache"), std::string::npos) << usage.err;
   EXPECT_NE(usage.err.find("--archives"), std::string::npos) << usage.err;
+  EXPECT_FALSE(fs::exists(ctx));
   // the archive is not the pinned one (same name, one byte changed)
   fs::path bad = s.dir.path() / "bad";
   fs::create_directories(bad);
@@ -120,8 +124,10 @@ TEST(DockerCli, DevcontainerAsksForTheGpu) {
   EXPECT_NE(dockerfile.find("ADD https://mirror.example/cudnn/"), std::string::npos) << dockerfile;
   // Without a URL the archive must be given, and is put beside the Dockerfile, verified.
   fs::path repo2 = s.dir.path() / "repo2";
-  auto no_url = stackpin({"generate", "devcontainer", s.manifest.string(), "--out-dir", repo2.string()});
-  EXPECT_EQ(no_url.exit_code, 2) << no_url.err;
+  auto no_url = stackpin({"generate", "devcontainer", s.manifest.string(), "--out-dir", repo2.string()},
+                         {"STACKPIN_CACHE_DIR=" + (s.dir.path() / "cache").string()});
+  EXPECT_EQ(no_url.exit_code, 1) << no_url.err;
+  EXPECT_NE(no_url.err.find("--archives"), std::string::npos) << no_url.err;
   auto with_archives = stackpin({"generate", "devcontainer", s.manifest.string(), "--out-dir", repo2.string(), "--archives", s.archives.string()});
   ASSERT_EQ(with_archives.exit_code, 0) << with_archives.err;
   EXPECT_TRUE(fs::exists(repo2 / ".devcontainer/archives" / s.archive.path.filename()));

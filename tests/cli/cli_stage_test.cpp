@@ -347,9 +347,11 @@ TEST(CliVerify, ExitCodesAndJson) {
   auto malformed = stackpin({"verify", file, "--sha256", "xyz"});
   EXPECT_EQ(malformed.exit_code, 2) << show(malformed);
   EXPECT_NE(malformed.err.find("64 hexadecimal digits"), std::string::npos) << malformed.err;
-  auto no_archives = stackpin({"verify", m});
-  EXPECT_EQ(no_archives.exit_code, 2) << show(no_archives);
-  EXPECT_NE(no_archives.err.find("--archives"), std::string::npos) << no_archives.err;
+  // without --archives only the download cache is searched: not found there is 1, and says how
+  auto no_archives = stackpin({"verify", m}, {"STACKPIN_CACHE_DIR=" + (empty.path() / "cache").string()});
+  EXPECT_EQ(no_archives.exit_code, 1) << show(no_archives);
+  EXPECT_NE(no_archives.out.find("download cache " + (empty.path() / "cache").string()), std::string::npos) << no_archives.out;
+  EXPECT_NE(no_archives.out.find("--archives"), std::string::npos) << no_archives.out;
   EXPECT_EQ(stackpin({"verify", m, "--archives", a, "--platform", "beos"}).exit_code, 2);
   EXPECT_EQ(stackpin({"verify"}).exit_code, 2);
 }

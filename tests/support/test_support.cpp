@@ -55,7 +55,14 @@ Process::Process(const std::vector<std::string>& argv, const std::vector<std::st
   posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
   std::vector<std::string> envs;
-  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
+  // `env` overrides the inherited environment (getenv() would find an inherited entry first).
+  auto name_of = [](const std::string& e) { return e.substr(0, e.find('=')); };
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e, name = name_of(entry);
+    bool overridden = false;
+    for (const auto& x : env) overridden = overridden || name_of(x) == name;
+    if (!overridden) envs.push_back(entry);
+  }
   for (const auto& e : env) envs.push_back(e);
   std::vector<char*> cargv, cenv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));

@@ -16,7 +16,8 @@
 namespace core {
 
 struct DebOptions {
-  std::filesystem::path archives_dir;
+  std::filesystem::path archives_dir;  // searched first (may be empty)
+  std::filesystem::path cache_dir;     // the download cache, searched next (may be empty)
   std::filesystem::path out_dir;
   std::optional<model::Platform> platform;   // default: the host's Linux platform
   std::string maintainer;                    // "Name <email>"; "" = the default

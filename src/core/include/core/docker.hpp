@@ -37,6 +37,7 @@ util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowled
 
 struct ContextFiles {
   std::filesystem::path archives_dir;      // where the pinned archive is found (verified before it is copied)
+  std::filesystem::path cache_dir;         // the download cache, searched after archives_dir (either may be empty)
   std::filesystem::path convtest_binary;   // stackpin-convtest to put into the context
   bool convtest_optional = false;          // a runtime-only context (devcontainer): leave it out when not given
 };

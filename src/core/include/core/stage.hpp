@@ -17,7 +17,8 @@
 namespace core {
 
 struct StageOptions {
-  std::filesystem::path archives_dir;
+  std::filesystem::path archives_dir;  // searched first (may be empty)
+  std::filesystem::path cache_dir;     // the download cache, searched next (may be empty)
   model::Target target = model::Target::linux;
   std::optional<std::filesystem::path> dest;
   std::optional<model::Platform> platform;

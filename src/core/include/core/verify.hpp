@@ -43,17 +43,21 @@ struct PinnedArchive {
 // pinned ones; no hash; no size, located at the [[cudnn.archives]] entry).
 util::Result<PinnedArchive> pinned_archive(const model::Manifest& m, model::Platform platform, const knowledge::KnowledgeBase& kb);
 
-// The pinned archive's file in `dir`, found as locate_archive() finds it. Errors: not_found (the
-// hint says where to download it from, or to put it there), io.
+// The pinned archive's file: in `dir` first (found as locate_archive() finds it), then in the
+// download cache `cache_dir` (CACHE/sha256/<hex>/, see core/cache.hpp). Either may be empty (not
+// searched). Errors: not_found (naming every place searched; the hints say where to download it
+// from and suggest `stackpin fetch MANIFEST`), io, usage (neither a folder nor a cache given).
 util::Result<std::filesystem::path> find_pinned_archive(const PinnedArchive& p, const std::filesystem::path& dir,
-                                                        bool& found_by_content);
+                                                        bool& found_by_content, const std::filesystem::path& cache_dir = {});
 
-// Verifies every pinned archive (or only `platform`'s) found in `dir`. The report lists each with
-// expected and actual values; findings say what failed. Errors: invalid (nothing pinned for the
-// platform, no hash to compare with), io.
+// Verifies every pinned archive (or only `platform`'s) found in `dir`, else in the download cache
+// `cache_dir` (either may be empty: not searched). The report lists each with expected and actual
+// values; findings say what failed. Errors: invalid (nothing pinned for the platform, no hash to
+// compare with), io, usage (neither given).
 util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, const std::filesystem::path& dir,
                                                   std::optional<model::Platform> platform,
-                                                  const knowledge::KnowledgeBase& kb, std::vector<model::Finding>& findings);
+                                                  const knowledge::KnowledgeBase& kb, std::vector<model::Finding>& findings,
+                                                  const std::filesystem::path& cache_dir = {});
 
 // Verifies one file against a SHA-256 (and size). Errors: not_found, io, usage (malformed hash).
 util::Result<model::VerifyReport> verify_file(const std::filesystem::path& file, const std::string& sha256_hex,

@@ -12,6 +12,7 @@
 #include "model/convtest.hpp"
 #include "model/diff.hpp"
 #include "model/doctor.hpp"
+#include "model/fetch.hpp"
 #include "model/finding.hpp"
 #include "model/machine.hpp"
 #include "util/result.hpp"
@@ -48,6 +49,9 @@ JsonDoc to_json(const model::DiffReport& r);
 JsonDoc to_json(const model::DoctorReport& r);
 // What `doctor` found on a Linux/WSL2 machine (format/machine_json.cpp).
 JsonDoc to_json(const model::MachineReport& r);
+// {"cache_dir", "offline", "mirrors", "archives": [{platform, file, url, tried, path, sha256, size,
+// status, attempts, bytes_downloaded, error|null}]} (fetch_json.cpp).
+JsonDoc to_json(const model::FetchReport& r);
 JsonDoc empty_object();
 
 // Reading other programs' JSON files (a CUDA toolkit's version.json, conda-meta/*.json): the

@@ -32,6 +32,9 @@ class MapEnv final : public Env {
   std::map<std::string, std::string> m_vars;
 };
 
+// Whether this build runs on Windows (per-user folders live under %LOCALAPPDATA%, not $HOME).
+bool host_is_windows();
+
 // The running program's own file (Linux: /proc/self/exe); nullopt where it cannot be told.
 std::optional<std::filesystem::path> executable_path();
 

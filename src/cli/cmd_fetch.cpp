@@ -1,0 +1,93 @@
+// stackpin fetch MANIFEST [--platform P] [--cache-dir DIR] [--mirror URL]... [--offline]
+//                [--verify-cached] [--retries N] [--retry-delay-ms MS] [--stall-timeout S] [--json]
+#include <ostream>
+
+#include "commands.hpp"
+#include "core/cache.hpp"
+#include "core/fetch.hpp"
+#include "format/config_reader.hpp"
+#include "format/json.hpp"
+#include "format/manifest_reader.hpp"
+#include "util/strings.hpp"
+
+#ifndef STACKPIN_VERSION
+#define STACKPIN_VERSION "0.0.0"
+#endif
+
+namespace cli {
+
+namespace {
+
+struct FetchCli {
+  std::string manifest, platform;
+  FetchFlags fetch;
+  bool json = false;
+};
+
+void print_report(std::ostream& os, const model::FetchReport& r, const Style& st) {
+  for (const auto& a : r.archives) {
+    std::string status = model::to_string(a.status);
+    bool good = !a.error;
+    os << "  " << model::to_string(a.platform) << "  " << a.file << "  " << (good ? st.green(status) : st.red(status));
+    if (a.status == model::FetchStatus::downloaded || a.status == model::FetchStatus::resumed)
+      os << " (" << util::format_bytes(a.bytes_downloaded) << " in " << a.attempts << " attempt" << (a.attempts == 1 ? "" : "s")
+         << ") from " << a.url;
+    os << "\n";
+    if (good) os << "      " << a.path << "\n";
+  }
+}
+
+int run_fetch(const FetchCli& c, Context& ctx) {
+  auto o = fetch_options_for(ctx, c.fetch, c.json);
+  if (!o) return fail(ctx, "fetch", c.json, o.error());
+  if (!c.platform.empty()) {
+    o->platform = model::parse_platform(c.platform);
+    if (!o->platform)
+      return fail(ctx, "fetch", c.json,
+                  util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64, linux-sbsa, linux-aarch64 or windows-x86_64"));
+  }
+  auto m = load_manifest_for(ctx, c.manifest);
+  if (!m) return fail(ctx, "fetch", c.json, m.error());
+
+  std::vector<model::Finding> findings;
+  auto r = core::fetch(*m, knowledge::KnowledgeBase::embedded(), *o, findings);
+  if (!r) return fail(ctx, "fetch", c.json, r.error());
+  const util::Error* first = nullptr;
+  std::size_t failed = 0;
+  for (const auto& a : r->archives)
+    if (a.error) {
+      if (!first) first = &*a.error;
+      ++failed;
+    }
+  if (c.json) {
+    ctx.io.out << format::envelope("fetch", !first, findings, format::to_json(*r), first);
+  } else {
+    for (const auto& a : r->archives)
+      if (a.error) render_error(ctx.io.err, *a.error, ctx.err_style);
+    print_report(ctx.io.out, *r, ctx.out_style);
+    if (first)
+      ctx.io.out << ctx.out_style.red(r->offline ? "missing from the cache" : "fetch failed") << ": " << failed << " of "
+                 << r->archives.size() << " archive(s) (cache " << r->cache_dir << ")\n";
+    else
+      ctx.io.out << ctx.out_style.green("fetched") << ": " << r->archives.size() << " archive(s) in " << r->cache_dir << "\n";
+  }
+  return first ? exit_code_for(*first) : k_exit_ok;
+}
+
+}  // namespace
+
+void add_fetch(CLI::App& app, Context& ctx) {
+  auto c = std::make_shared<FetchCli>();
+  auto* cmd = app.add_subcommand("fetch", "Download the pinned archives into the cache, verified by size and SHA-256");
+  cmd->add_option("MANIFEST", c->manifest, "The manifest")->required();
+  cmd->add_option("--platform", c->platform, "Only the archive of this platform (default: the ones the manifest writes, and its targets' platforms)");
+  add_fetch_options(cmd, c->fetch);
+  cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  add_lock_options(cmd, ctx);
+  cmd->footer("The settings file ($STACKPIN_CONFIG, else $XDG_CONFIG_HOME/stackpin/config.toml, else "
+              "~/.config/stackpin/config.toml) may hold [fetch] mirrors = [\"URL\", ...]; --mirror replaces them. "
+              "Proxies: http_proxy, https_proxy, no_proxy and ALL_PROXY are honoured.");
+  cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_fetch(*c, ctx); }; });
+}
+
+}  // namespace cli

@@ -1,0 +1,280 @@
+// Downloading one archive into the cache.
+//
+// Why it works this way: the cache must never hold a file that is not the pinned one, and an
+// interrupted download should cost only the bytes not yet received. So bytes go to
+// CACHE/partial/<sha256>.part and are hashed as they arrive; the file is renamed into
+// CACHE/sha256/<sha256>/ only after its size and SHA-256 matched, and after fsync, so a crash
+// leaves either no entry or a complete one. A sidecar (<sha256>.url) records which URL the partial
+// came from: a partial is resumed (its bytes re-hashed, the rest requested with a Range header)
+// only from that same URL, since another server may hold other bytes under the same name. A
+// server that answers a range request with the whole file (200 instead of 206) is followed from
+// byte zero. Arriving bytes past the pinned size are refused at once (a mirror serving another
+// file must not fill the disk), and free space is checked before the first byte is written.
+// Transient failures (see net::Attempt) are retried with exponential backoff, each retry resuming
+// from the bytes already on disk; permanent ones move on to the next URL (mirror).
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <thread>
+
+#include "core/cache.hpp"
+#include "crypto/sha256.hpp"
+#include "fetch_transfer.hpp"
+#include "net/download.hpp"
+#include "util/file_lock.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+namespace core::detail {
+namespace fs = std::filesystem;
+using util::Error;
+using util::ErrorCode;
+
+namespace {
+
+// The partial file being written, with the hash of the bytes it holds.
+class Partial {
+ public:
+  explicit Partial(fs::path path) : m_path(std::move(path)) {}
+  ~Partial() { close(); }
+  Partial(const Partial&) = delete;
+  Partial& operator=(const Partial&) = delete;
+
+  // Opens the partial keeping (and re-hashing) its bytes when `keep`, else empty. Errors: io.
+  util::Status open(bool keep) {
+    close();
+    m_hash = crypto::Sha256();
+    m_size = 0;
+    if (keep) {
+      std::FILE* in = std::fopen(m_path.string().c_str(), "rb");
+      if (in) {
+        std::vector<char> buf(1 << 20);
+        std::size_t n;
+        while ((n = std::fread(buf.data(), 1, buf.size(), in)) > 0) {
+          m_hash.update(buf.data(), n);
+          m_size += n;
+        }
+        bool bad = std::ferror(in);
+        std::fclose(in);
+        if (bad) return Error(ErrorCode::io, "cannot read " + m_path.string() + ": " + util::os_error_text(errno));
+      }
+    }
+    m_file = std::fopen(m_path.string().c_str(), keep ? "ab" : "wb");
+    if (!m_file) return Error(ErrorCode::io, "cannot write " + m_path.string() + ": " + util::os_error_text(errno));
+    return {};
+  }
+
+  // Appends bytes; returns the errno of a failed write, 0 on success.
+  int append(const char* data, std::size_t n) {
+    if (std::fwrite(data, 1, n, m_file) != n || std::fflush(m_file) != 0) return errno ? errno : EIO;
+    m_hash.update(data, n);
+    m_size += n;
+    return 0;
+  }
+
+  // Closes the file; returns the errno of a failed close, 0 on success.
+  int close() {
+    if (!m_file) return 0;
+    int rc = std::fclose(m_file);
+    m_file = nullptr;
+    return rc == 0 ? 0 : (errno ? errno : EIO);
+  }
+
+  std::uint64_t size() const { return m_size; }
+  std::string finish_hex() { return crypto::to_hex(m_hash.finish()); }
+
+ private:
+  fs::path m_path;
+  std::FILE* m_file = nullptr;
+  crypto::Sha256 m_hash;
+  std::uint64_t m_size = 0;
+};
+
+std::optional<std::uint64_t> free_space(const fs::path& dir) {
+  fs::path p = dir;
+  std::error_code ec;
+  while (!p.empty() && !fs::exists(p, ec)) {
+    if (p == p.parent_path()) break;
+    p = p.parent_path();
+  }
+  auto info = fs::space(p.empty() ? fs::path(".") : p, ec);
+  if (ec) return std::nullopt;
+  return info.available;
+}
+
+void remove_partial(const fs::path& part, const fs::path& sidecar) {
+  std::error_code ec;
+  fs::remove(part, ec);
+  fs::remove(sidecar, ec);
+}
+
+Error disk_full(const fs::path& cache, const fs::path& part, int err, const TransferJob& job) {
+  bool full = err == ENOSPC
+#ifdef EDQUOT
+              || err == EDQUOT
+#endif
+      ;
+  return Error(ErrorCode::io, (full ? "disk full while downloading " : "cannot write the download of ") + job.file + " to " +
+                                  part.string() + ": " + util::os_error_text(err) + "; the partial download was removed")
+      .with_hint("free space or choose another cache with --cache-dir DIR (" + util::format_bytes(job.size) + " needed)")
+      .with_context("downloading into " + cache.string());
+}
+
+Error mismatch(const std::string& url, const TransferJob& job, const std::string& what) {
+  return Error(ErrorCode::mismatch, "the download of " + url + " is not the pinned " + job.file + ": " + what +
+                                        "; the partial download was removed")
+      .with_hint("the server (or a mirror) serves another file under this name, or a proxy rewrote the response")
+      .with_hint("use --mirror URL with a trusted copy of NVIDIA's tree, or check the manifest's sha256 and size");
+}
+
+}  // namespace
+
+util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out) {
+  const fs::path cache = o.cache_dir;
+  const fs::path part = partial_path(cache, job.sha256), sidecar = partial_url_path(cache, job.sha256);
+  const fs::path final_path = cache_entry_path(cache, job.sha256, job.file);
+  std::error_code ec;
+
+  // Space first, before anything is created: what is missing from a partial we may resume.
+  std::uint64_t have = fs::is_regular_file(part, ec) ? fs::file_size(part, ec) : 0;
+  std::uint64_t needed = job.size > have ? job.size - have : 0;
+  if (auto avail = free_space(cache); avail && *avail < needed)
+    return Error(ErrorCode::io, "not enough free space in " + cache.string() + " to download " + job.file + ": needs " +
+                                    util::format_bytes(needed) + " (" + std::to_string(needed) + " bytes), " +
+                                    util::format_bytes(*avail) + " free")
+        .with_hint("free space there, or choose another cache with --cache-dir DIR (or STACKPIN_CACHE_DIR)");
+
+  for (const fs::path& d : {part.parent_path(), final_path.parent_path()}) {
+    fs::create_directories(d, ec);
+    if (ec) return Error(ErrorCode::io, "cannot create " + d.string() + ": " + ec.message()).with_hint("choose another cache with --cache-dir DIR");
+  }
+  // Two runs fetching the same archive into one cache take turns.
+  auto lock = util::FileLock::acquire(cache / "partial" / (job.sha256 + ".lock"));
+  if (!lock) return std::move(lock).error();
+  if (auto done = find_in_cache(cache, ArchiveExpectation{job.platform, job.file, job.sha256, job.size})) {
+    out.status = model::FetchStatus::cached;
+    out.path = done->string();
+    return {};
+  }
+
+  std::function<void(std::chrono::milliseconds)> sleep = o.sleep;
+  if (!sleep) sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  Partial file(part);
+  std::optional<Error> last;
+  for (const std::string& url : job.urls) {
+    out.url = url;
+    out.tried.push_back(url);
+    auto from = util::read_file(sidecar);
+    bool keep = from && util::trim(*from) == url && fs::is_regular_file(part, ec);
+    if (auto s = file.open(keep); !s) return s;
+    if (file.size() > job.size) {
+      if (auto s = file.open(false); !s) return s;
+    }
+    if (auto s = util::write_file_atomic(sidecar, url + "\n"); !s) return s;
+    bool resumed = file.size() > 0;  // bytes kept from an earlier run
+    std::chrono::milliseconds delay = o.retry_delay;
+    bool next_url = false;
+
+    for (int retry = 0; !next_url; ++retry) {
+      if (file.size() == job.size) break;  // everything is here already
+      ++out.attempts;
+      enum class Stop { none, too_many, write_failed } stop = Stop::none;
+      int write_errno = 0;
+      net::Request req;
+      req.url = url;
+      req.offset = file.size();
+      req.connect_timeout_s = o.connect_timeout_s;
+      req.stall_timeout_s = o.stall_timeout_s;
+      req.user_agent = o.user_agent;
+      net::Sink sink;
+      sink.start = [&](const net::Response& head) {
+        if (req.offset > 0 && !head.range_honoured) {  // the whole file again: start over
+          resumed = false;
+          if (!file.open(false)) return false;
+        } else if (req.offset > 0) {
+          resumed = true;
+        }
+        return true;
+      };
+      sink.data = [&](const char* data, std::size_t n) {
+        if (file.size() + n > job.size) {
+          stop = Stop::too_many;
+          return false;
+        }
+        if ((write_errno = file.append(data, n)) != 0) {
+          stop = Stop::write_failed;
+          return false;
+        }
+        out.bytes_downloaded += n;
+        if (o.progress) o.progress({job.platform, job.file, file.size(), job.size});
+        return true;
+      };
+      auto a = net::attempt(req, sink);
+      if (stop == Stop::write_failed) {
+        file.close();
+        remove_partial(part, sidecar);
+        return disk_full(cache, part, write_errno, job);
+      }
+      if (stop == Stop::too_many) {
+        file.close();
+        remove_partial(part, sidecar);
+        last = mismatch(url, job, "the server sent more than the pinned " + std::to_string(job.size) + " bytes");
+        next_url = true;
+        break;
+      }
+      if (!a.error) {
+        if (file.size() < job.size) {
+          file.close();
+          remove_partial(part, sidecar);
+          last = mismatch(url, job, "the server sent " + std::to_string(file.size()) + " bytes, the pin says " +
+                                        std::to_string(job.size));
+          next_url = true;
+        }
+        break;
+      }
+      last = *a.error;
+      if (!a.transient) {
+        next_url = true;
+        break;
+      }
+      if (retry >= o.retries) {
+        last->message += " (gave up after " + std::to_string(retry + 1) + " attempts)";
+        last->hints.push_back("run `stackpin fetch` again to resume from the " + std::to_string(file.size()) +
+                              " bytes already downloaded, or raise --retries");
+        next_url = true;
+        break;
+      }
+      sleep(delay);
+      delay = std::min<std::chrono::milliseconds>(delay * 2, std::chrono::seconds(30));
+    }
+    if (next_url) continue;
+
+    // All bytes are here: the hash decides.
+    if (int e = file.close(); e != 0) {
+      remove_partial(part, sidecar);
+      return disk_full(cache, part, e, job);
+    }
+    std::string actual = file.finish_hex();
+    if (actual != job.sha256) {
+      remove_partial(part, sidecar);
+      last = mismatch(url, job, "expected sha256 " + job.sha256 + ", got " + actual);
+      continue;
+    }
+    if (auto s = util::sync_file(part); !s) return s;
+    fs::rename(part, final_path, ec);
+    if (ec) return Error(ErrorCode::io, "cannot move " + part.string() + " to " + final_path.string() + ": " + ec.message());
+    util::sync_directory(final_path.parent_path());
+    fs::remove(sidecar, ec);
+    out.status = resumed ? model::FetchStatus::resumed : model::FetchStatus::downloaded;
+    out.path = final_path.string();
+    return {};
+  }
+  // Keep a partial worth resuming; an empty one (a refused request) is not.
+  file.close();
+  if (!fs::is_regular_file(part, ec) || fs::file_size(part, ec) == 0) remove_partial(part, sidecar);
+  if (!last) last = Error(ErrorCode::invalid, "no URL to download " + job.file + " from");
+  if (job.urls.size() > 1) last->hints.push_back("tried, in order: " + util::join(job.urls, ", "));
+  return std::move(*last);
+}
+
+}  // namespace core::detail

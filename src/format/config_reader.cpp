@@ -1,0 +1,59 @@
+#include "format/config_reader.hpp"
+
+#include <system_error>
+
+#include "toml_schema.hpp"
+#include "util/fs.hpp"
+
+namespace format {
+
+using detail::Diagnostics;
+using detail::TableReader;
+
+namespace {
+bool has_scheme(const std::string& url) {
+  for (const char* s : {"http://", "https://", "ftp://", "ftps://", "file://"})
+    if (url.rfind(s, 0) == 0 && url.size() > std::string(s).size()) return true;
+  return false;
+}
+}  // namespace
+
+util::Result<UserConfig> parse_user_config(std::string_view text, const std::string& path) {
+  UserConfig c;
+  c.path = path;
+  auto lines = detail::split_lines(text);
+  Diagnostics diag(path, &lines);
+  auto doc = detail::parse_toml(text, path, diag);
+  if (!doc) return diag.first();
+  TableReader top(*doc, "", diag);
+  if (const toml::table* t = top.subtable("fetch")) {
+    TableReader f(*t, "fetch", diag);
+    if (const toml::array* arr = f.array("mirrors")) {
+      for (const auto& el : *arr) {
+        if (!el.is_string() || !has_scheme(el.as_string()->get())) {
+          diag.error(el.source(), "`fetch.mirrors` must list URLs such as \"https://mirror.example.org/cudnn/redist/\" or "
+                                  "\"file:///srv/mirror/cudnn/redist/\"",
+                     "a mirror is a copy of NVIDIA's https://developer.download.nvidia.com/compute/cudnn/redist/ tree");
+          continue;
+        }
+        c.mirrors.push_back(el.as_string()->get());
+      }
+    }
+    f.finish();
+  }
+  top.finish();
+  if (diag.any()) return diag.first();
+  return c;
+}
+
+util::Result<std::optional<UserConfig>> load_user_config(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::optional<UserConfig>();
+  auto text = util::read_file(path);
+  if (!text) return std::move(text).error();
+  auto c = parse_user_config(*text, path.string());
+  if (!c) return std::move(c).error();
+  return std::optional<UserConfig>(std::move(*c));
+}
+
+}  // namespace format

@@ -1,0 +1,65 @@
+#pragma once
+// HTTP(S), FTP and file:// downloads through libcurl, the only layer that includes <curl/curl.h>.
+// One call is one transfer attempt: retries, resumption policy and where the bytes go are the
+// caller's decisions. libcurl's own proxy handling (http_proxy, https_proxy, no_proxy, ALL_PROXY)
+// stays on.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "util/result.hpp"
+
+namespace net {
+
+struct Request {
+  std::string url;
+  std::uint64_t offset = 0;          // resume: ask for bytes offset.. (HTTP "Range: bytes=N-")
+  long connect_timeout_s = 30;
+  long stall_timeout_s = 60;         // abort (transient) when no body byte arrives for this long
+  std::string user_agent = "stackpin";
+};
+
+// What the server answered, known before the first body byte is delivered.
+struct Response {
+  long status = 0;                   // HTTP status; 0 for file://
+  bool range_honoured = false;       // offset > 0 and the body starts at offset (206, or file://)
+  std::optional<std::uint64_t> length;  // body length the server announced, if any
+  std::uint64_t bytes = 0;           // body bytes delivered to the sink in this attempt
+  std::string effective_url;
+};
+
+// Receives the body. `start` is called once, before the first byte (or at the end of an empty
+// body), with the response head: a receiver that asked for a range must restart from zero when
+// range_honoured is false. Either returning false aborts the transfer.
+struct Sink {
+  std::function<bool(const Response& head)> start;
+  std::function<bool(const char* data, std::size_t size)> data;
+};
+
+// Called as bytes arrive: body bytes received so far in this attempt and the announced length.
+using Progress = std::function<void(std::uint64_t received, std::optional<std::uint64_t> length)>;
+
+// One attempt's outcome. `error` is set on failure, and `transient` says whether trying again may
+// succeed (connection refused or reset, timeouts and stalls, a cut transfer, HTTP 5xx and 429);
+// HTTP 4xx, TLS failures, malformed URLs and an abort by the sink are permanent. `response` holds
+// what was received even on failure (bytes already delivered, the status).
+struct Attempt {
+  Response response;
+  std::optional<util::Error> error;
+  bool transient = false;
+  bool aborted_by_sink = false;
+};
+
+// Runs one transfer. Error codes: not_found (HTTP 404/410, missing file://), io (everything else:
+// network, TLS, HTTP errors, aborted), usage (malformed URL, unsupported scheme).
+Attempt attempt(const Request& req, const Sink& sink, const Progress& progress = {});
+
+// attempt() as a Result, for callers that do not retry.
+util::Result<Response> download(const Request& req, const Sink& sink, const Progress& progress = {});
+
+// libcurl's version string ("libcurl/7.88.1 OpenSSL/3.0.x ...").
+std::string curl_version_text();
+
+}  // namespace net

@@ -1,0 +1,84 @@
+#pragma once
+// A small HTTP/1.1 server on 127.0.0.1 for download tests: files served from memory with Range
+// support, fault modes chosen per path and request number (cut, stall, wrong bytes, 404, a 200
+// that ignores Range, an error status), a log of the requests it got, and proxy behaviour
+// (absolute-URI request lines are served from the same files, by path).
+//
+// One thread accepts; each connection gets its own thread and is closed after one response.
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace testing_support {
+
+struct Fault {
+  enum class Kind {
+    none,
+    cut_after,     // announce the full length, send `bytes` body bytes, close
+    stall_after,   // send `bytes` body bytes, then send nothing for `stall_ms`, then close
+    wrong_bytes,   // the body has the right length but every byte inverted
+    not_found,     // 404
+    ignore_range,  // answer a Range request with 200 and the whole body
+    status,        // answer `status` (503, 429, 403, ...) with a short text body
+  };
+  Kind kind = Kind::none;
+  std::uint64_t bytes = 0;
+  int stall_ms = 0;
+  int status = 503;
+};
+
+struct RecordedRequest {
+  std::string method;
+  std::string target;      // as sent: "/a/b" or, through a proxy, "http://host/a/b"
+  std::string path;        // "/a/b"
+  std::string range;       // the Range header's value, "" if none
+  std::string host;        // the Host header
+  std::string user_agent;  // the User-Agent header
+  bool absolute_uri = false;
+  int status = 0;          // what the server answered
+};
+
+class HttpServer {
+ public:
+  HttpServer();   // listens on an ephemeral port; throws std::runtime_error when it cannot
+  ~HttpServer();  // stops accepting, wakes stalled handlers, joins every thread
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  int port() const { return m_port; }
+  std::string base() const;                        // "http://127.0.0.1:PORT"
+  std::string url(const std::string& path) const;  // base() + path
+
+  void serve(const std::string& path, std::string body);
+  // Applies `f` to request number `request_no` (1-based, counted per path); 0 = every request.
+  void fault(const std::string& path, Fault f, int request_no = 0);
+  // The first `k` requests for `path` get `status`.
+  void fail_first(const std::string& path, int k, int status = 503);
+
+  std::vector<RecordedRequest> requests() const;
+  std::vector<RecordedRequest> requests_for(const std::string& path) const;
+
+ private:
+  void accept_loop();
+  void handle(int fd);
+  void respond(int fd, RecordedRequest& r);
+  bool stall(int ms);  // false when the server is stopping
+
+  int m_listen = -1;
+  int m_port = 0;
+  bool m_stop = false;
+  mutable std::mutex m_mutex;
+  std::condition_variable m_wake;
+  std::map<std::string, std::string> m_files;
+  std::map<std::string, std::map<int, Fault>> m_faults;
+  std::map<std::string, int> m_counts;
+  std::vector<RecordedRequest> m_log;
+  std::thread m_acceptor;
+  std::vector<std::thread> m_handlers;
+};
+
+}  // namespace testing_support

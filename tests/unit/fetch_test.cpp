@@ -1,0 +1,437 @@
+// core::fetch against a real HTTP/1.1 server on loopback (tests/support/http_server): the cache
+// layout, resumption with Range, retries, stalls, refused bytes, 404, a server ignoring Range,
+// --offline, mirrors (http and file://), proxies, TLS failures and a full disk; plus the pieces
+// fetch is made of (candidate URLs, the cache's default place, the settings file).
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "core/cache.hpp"
+#include "core/fetch.hpp"
+#include "core/verify.hpp"
+#include "crypto/sha256.hpp"
+#include "format/config_reader.hpp"
+#include "format/manifest_reader.hpp"
+#include "http_server.hpp"
+#include "test_support.hpp"
+
+namespace {
+namespace fs = std::filesystem;
+using testing_support::Fault;
+using testing_support::HttpServer;
+using testing_support::ScratchDir;
+using util::ErrorCode;
+
+const std::string k_nvidia = "https://developer.download.nvidia.com/compute/cudnn/redist/";
+const std::string k_file = "cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz";
+const std::string k_path = "/cudnn/" + k_file;
+
+std::string blob(std::size_t n, unsigned seed = 7) {
+  std::string s(n, '\0');
+  std::uint32_t x = seed;
+  for (auto& c : s) {
+    x = x * 1664525u + 1013904223u;
+    c = static_cast<char>(x >> 24);
+  }
+  return s;
+}
+
+std::string hex(const std::string& data) { return crypto::to_hex(crypto::sha256_of(data)); }
+
+std::string manifest_text(const std::string& url, const std::string& sha, std::uint64_t size) {
+  return "schema = 1\nname = \"fixture\"\n\n[cuda]\nversion = \"12.2.2\"\n\n[cudnn]\nversion = \"8.9.7.29\"\ncuda = 12\n\n"
+         "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nurl = \"" + url + "\"\nsha256 = \"" + sha +
+         "\"\nsize = " + std::to_string(size) + "\n";
+}
+
+class Fetch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* v : {"http_proxy", "https_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy", "no_proxy", "NO_PROXY"}) ::unsetenv(v);
+    body = blob(300000);
+    server.serve(k_path, body);
+    cache = scratch.path() / "cache";
+  }
+
+  model::Manifest manifest(const std::string& url, const std::string& data) {
+    auto m = format::parse_manifest(manifest_text(url, hex(data), data.size()), "stack.toml");
+    EXPECT_TRUE(m) << (m ? "" : m.error().message);
+    return *m;
+  }
+
+  core::FetchOptions options() {
+    core::FetchOptions o;
+    o.cache_dir = cache;
+    o.retry_delay = std::chrono::milliseconds(1);
+    o.stall_timeout_s = 1;
+    o.connect_timeout_s = 5;
+    o.sleep = [this](std::chrono::milliseconds d) { sleeps.push_back(d.count()); };
+    return o;
+  }
+
+  model::FetchedArchive run(const model::Manifest& m, const core::FetchOptions& o) {
+    findings.clear();
+    auto r = core::fetch(m, knowledge::KnowledgeBase::embedded(), o, findings);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    EXPECT_EQ(r->archives.size(), 1u);
+    return r->archives.at(0);
+  }
+
+  fs::path cached_path() const { return core::cache_entry_path(cache, hex(body), k_file); }
+  bool nothing_left() const {
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(cache, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file() && it->path().extension() != ".lock") return false;
+    return true;
+  }
+
+  HttpServer server;
+  ScratchDir scratch;
+  fs::path cache;
+  std::string body;
+  std::vector<long> sleeps;
+  std::vector<model::Finding> findings;
+};
+
+TEST_F(Fetch, DownloadsIntoTheContentAddressedCache) {
+  auto a = run(manifest(server.url(k_path), body), options());
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.status, model::FetchStatus::downloaded);
+  EXPECT_EQ(a.path, (cache / "sha256" / hex(body) / k_file).string());
+  EXPECT_EQ(testing_support::read_text(a.path), body);
+  EXPECT_EQ(a.attempts, 1);
+  EXPECT_EQ(a.bytes_downloaded, body.size());
+  EXPECT_FALSE(fs::exists(core::partial_path(cache, hex(body))));
+  EXPECT_FALSE(fs::exists(core::partial_url_path(cache, hex(body))));
+  auto reqs = server.requests_for(k_path);
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].range, "");
+  EXPECT_EQ(reqs[0].user_agent.rfind("stackpin", 0), 0u);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].rule, "fetch.ok");
+
+  auto again = run(manifest(server.url(k_path), body), options());  // a second run: from the cache
+  EXPECT_EQ(again.status, model::FetchStatus::cached);
+  EXPECT_EQ(server.requests_for(k_path).size(), 1u);
+}
+
+TEST_F(Fetch, ResumesAfterACutWithARangeRequest) {
+  server.fault(k_path, {Fault::Kind::cut_after, 100000}, 1);
+  auto a = run(manifest(server.url(k_path), body), options());
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.status, model::FetchStatus::resumed);
+  EXPECT_EQ(a.attempts, 2);
+  auto reqs = server.requests_for(k_path);
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[1].range, "bytes=100000-");
+  EXPECT_EQ(reqs[1].status, 206);
+  EXPECT_EQ(crypto::to_hex(crypto::hash_file(a.path)->digest), hex(body));
+}
+
+TEST_F(Fetch, ResumesAPartialLeftByAnEarlierRun) {
+  server.fault(k_path, {Fault::Kind::cut_after, 120000}, 1);
+  auto o = options();
+  o.retries = 0;
+  auto first = run(manifest(server.url(k_path), body), o);
+  ASSERT_TRUE(first.error);
+  EXPECT_EQ(first.error->code, ErrorCode::io);
+  EXPECT_NE(first.error->message.find("transient"), std::string::npos) << first.error->message;
+  EXPECT_EQ(fs::file_size(core::partial_path(cache, hex(body))), 120000u);
+
+  auto second = run(manifest(server.url(k_path), body), options());
+  ASSERT_FALSE(second.error) << second.error->message;
+  EXPECT_EQ(second.status, model::FetchStatus::resumed);
+  EXPECT_EQ(second.bytes_downloaded, body.size() - 120000);
+  EXPECT_EQ(server.requests_for(k_path).back().range, "bytes=120000-");
+  EXPECT_EQ(testing_support::read_text(second.path), body);
+}
+
+TEST_F(Fetch, APartialFromAnotherUrlIsStartedOver) {
+  server.serve("/other/" + k_file, body);
+  fs::create_directories(cache / "partial");
+  std::ofstream(core::partial_path(cache, hex(body)), std::ios::binary) << body.substr(0, 5000);
+  std::ofstream(core::partial_url_path(cache, hex(body))) << server.url("/other/" + k_file) << "\n";
+  auto a = run(manifest(server.url(k_path), body), options());
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.status, model::FetchStatus::downloaded);
+  EXPECT_EQ(server.requests_for(k_path).at(0).range, "");
+}
+
+TEST_F(Fetch, RetriesAfter503WithExponentialBackoff) {
+  server.fail_first(k_path, 3, 503);
+  auto a = run(manifest(server.url(k_path), body), options());
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.attempts, 4);
+  EXPECT_EQ(sleeps, (std::vector<long>{1, 2, 4}));
+  EXPECT_EQ(testing_support::read_text(a.path), body);
+}
+
+TEST_F(Fetch, GivesUpAfterTheRetriesWithTheLastError) {
+  server.fail_first(k_path, 10, 503);
+  auto o = options();
+  o.retries = 2;
+  auto a = run(manifest(server.url(k_path), body), o);
+  ASSERT_TRUE(a.error);
+  EXPECT_EQ(a.status, model::FetchStatus::failed);
+  EXPECT_EQ(a.error->code, ErrorCode::io);
+  EXPECT_NE(a.error->message.find("HTTP 503"), std::string::npos) << a.error->message;
+  EXPECT_NE(a.error->message.find("gave up after 3 attempts"), std::string::npos) << a.error->message;
+  EXPECT_EQ(server.requests_for(k_path).size(), 3u);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].rule, "fetch.io");
+  EXPECT_EQ(findings[0].severity, model::Severity::error);
+}
+
+TEST_F(Fetch, AStalledTransferIsAbortedAndResumed) {
+  Fault f{Fault::Kind::stall_after, 50000, 5000};
+  server.fault(k_path, f, 1);
+  auto t0 = std::chrono::steady_clock::now();
+  auto a = run(manifest(server.url(k_path), body), options());
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(4));  // not the server's 5 s
+  auto reqs = server.requests_for(k_path);
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[1].range, "bytes=50000-");
+  EXPECT_EQ(testing_support::read_text(a.path), body);
+}
+
+TEST_F(Fetch, WrongBytesAreRefusedAndNothingIsLeft) {
+  server.fault(k_path, {Fault::Kind::wrong_bytes});
+  auto a = run(manifest(server.url(k_path), body), options());
+  ASSERT_TRUE(a.error);
+  EXPECT_EQ(a.error->code, ErrorCode::mismatch);
+  const auto& msg = a.error->message;
+  EXPECT_NE(msg.find(server.url(k_path)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected sha256 " + hex(body)), std::string::npos) << msg;
+  std::string wrong = body;
+  for (auto& c : wrong) c = static_cast<char>(~static_cast<unsigned char>(c));
+  EXPECT_NE(msg.find("got " + hex(wrong)), std::string::npos) << msg;
+  ASSERT_FALSE(a.error->hints.empty());
+  EXPECT_NE(a.error->hints[0].find("proxy"), std::string::npos);
+  EXPECT_EQ(server.requests_for(k_path).size(), 1u);  // not retried
+  EXPECT_TRUE(nothing_left());
+  EXPECT_EQ(findings.at(0).rule, "fetch.mismatch");
+}
+
+TEST_F(Fetch, MoreBytesThanPinnedAreRefusedAsTheyArrive) {
+  server.serve(k_path, body + blob(50000, 9));
+  auto a = run(manifest(server.url(k_path), body), options());
+  ASSERT_TRUE(a.error);
+  EXPECT_EQ(a.error->code, ErrorCode::mismatch);
+  EXPECT_NE(a.error->message.find("more than the pinned 300000 bytes"), std::string::npos) << a.error->message;
+  EXPECT_TRUE(nothing_left());
+}
+
+TEST_F(Fetch, NotFoundIsNotRetried) {
+  auto a = run(manifest(server.url("/cudnn/nope/" + k_file), body), options());
+  ASSERT_TRUE(a.error);
+  EXPECT_EQ(a.error->code, ErrorCode::not_found);
+  EXPECT_NE(a.error->message.find("HTTP 404"), std::string::npos) << a.error->message;
+  EXPECT_NE(a.error->message.find("/cudnn/nope/"), std::string::npos) << a.error->message;
+  EXPECT_EQ(a.attempts, 1);
+  EXPECT_EQ(server.requests().size(), 1u);
+  EXPECT_TRUE(sleeps.empty());
+}
+
+TEST_F(Fetch, AServerIgnoringRangeIsFollowedFromByteZero) {
+  server.fault(k_path, {Fault::Kind::cut_after, 100000}, 1);
+  server.fault(k_path, {Fault::Kind::ignore_range}, 2);
+  auto a = run(manifest(server.url(k_path), body), options());
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.status, model::FetchStatus::downloaded);
+  auto reqs = server.requests_for(k_path);
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[1].range, "bytes=100000-");
+  EXPECT_EQ(reqs[1].status, 200);
+  EXPECT_EQ(testing_support::read_text(a.path), body);
+}
+
+TEST_F(Fetch, OfflineListsWhatIsMissingAndDownloadsNothing) {
+  auto o = options();
+  o.offline = true;
+  auto a = run(manifest(server.url(k_path), body), o);
+  EXPECT_EQ(a.status, model::FetchStatus::missing);
+  ASSERT_TRUE(a.error);
+  EXPECT_EQ(a.error->code, ErrorCode::not_found);
+  for (const std::string& part : {std::string("linux-x86_64"), k_file, hex(body), std::string("300000 bytes"), server.url(k_path)})
+    EXPECT_NE(a.error->message.find(part), std::string::npos) << part << " in " << a.error->message;
+  EXPECT_TRUE(server.requests().empty());
+  EXPECT_EQ(findings.at(0).rule, "fetch.missing");
+  EXPECT_FALSE(fs::exists(cache / "sha256"));
+
+  run(manifest(server.url(k_path), body), options());
+  EXPECT_EQ(run(manifest(server.url(k_path), body), o).status, model::FetchStatus::cached);
+}
+
+TEST_F(Fetch, MirrorsReplaceNvidiasBaseAndOnlyMirrorsAreTried) {
+  std::string rel = "cudnn/linux-x86_64/" + k_file;
+  server.serve("/mirror/" + rel, body);
+  auto o = options();
+  o.mirrors = {server.url("/empty"), server.url("/mirror")};  // the first lacks the file; no trailing '/'
+  auto a = run(manifest(k_nvidia + rel, body), o);
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.url, server.url("/mirror/" + rel));
+  EXPECT_EQ(a.tried, (std::vector<std::string>{server.url("/empty/" + rel), server.url("/mirror/" + rel)}));
+  EXPECT_EQ(server.requests().size(), 2u);  // the empty mirror, then the good one; never NVIDIA
+  EXPECT_EQ(testing_support::read_text(a.path), body);
+}
+
+TEST_F(Fetch, AFileMirrorWorks) {
+  std::string rel = "cudnn/linux-x86_64/" + k_file;
+  fs::path tree = scratch.path() / "mirror";
+  fs::create_directories(tree / "cudnn" / "linux-x86_64");
+  std::ofstream(tree / rel, std::ios::binary) << body;
+  auto o = options();
+  o.mirrors = {"file://" + tree.string() + "/"};
+  auto a = run(manifest(k_nvidia + rel, body), o);
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.url, "file://" + (tree / rel).string());
+  EXPECT_EQ(testing_support::read_text(a.path), body);
+}
+
+TEST_F(Fetch, AMissingFileUrlIsNotFound) {
+  auto a = run(manifest("file://" + (scratch.path() / k_file).string(), body), options());
+  ASSERT_TRUE(a.error);
+  EXPECT_EQ(a.error->code, ErrorCode::not_found);
+  EXPECT_EQ(a.attempts, 1);
+}
+
+TEST_F(Fetch, HttpProxyFromTheEnvironmentIsHonoured) {
+  ::setenv("http_proxy", server.base().c_str(), 1);
+  server.serve("/via-proxy/" + k_file, body);
+  auto a = run(manifest("http://stackpin-proxy-test.invalid/via-proxy/" + k_file, body), options());
+  ::unsetenv("http_proxy");
+  ASSERT_FALSE(a.error) << a.error->message;
+  auto reqs = server.requests_for("/via-proxy/" + k_file);
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_TRUE(reqs[0].absolute_uri);
+  EXPECT_EQ(reqs[0].target, "http://stackpin-proxy-test.invalid/via-proxy/" + k_file);
+  EXPECT_EQ(reqs[0].host, "stackpin-proxy-test.invalid");
+}
+
+TEST_F(Fetch, TlsFailureIsPermanentWithAClearMessage) {
+  std::string url = "https://127.0.0.1:" + std::to_string(server.port()) + k_path;
+  auto a = run(manifest(url, body), options());
+  ASSERT_TRUE(a.error);
+  EXPECT_EQ(a.error->code, ErrorCode::io);
+  EXPECT_NE(a.error->message.find("TLS failure"), std::string::npos) << a.error->message;
+  EXPECT_NE(a.error->message.find("not retried"), std::string::npos) << a.error->message;
+  EXPECT_EQ(a.attempts, 1);
+  EXPECT_TRUE(sleeps.empty());
+  EXPECT_TRUE(nothing_left());
+}
+
+TEST_F(Fetch, NotEnoughSpaceIsRefusedBeforeDownloading) {
+  fs::create_directories(cache);
+  if (::mount("tmpfs", cache.c_str(), "tmpfs", 0, "size=1m") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << std::strerror(errno);
+  std::string big = blob(2u << 20, 3);
+  server.serve("/big/" + k_file, big);
+  auto a = run(manifest(server.url("/big/" + k_file), big), options());
+  bool empty = fs::is_empty(cache);
+  ::umount2(cache.c_str(), MNT_DETACH);
+  ASSERT_TRUE(a.error);
+  EXPECT_EQ(a.error->code, ErrorCode::io);
+  EXPECT_NE(a.error->message.find("not enough free space"), std::string::npos) << a.error->message;
+  EXPECT_NE(a.error->message.find("2097152 bytes"), std::string::npos) << a.error->message;
+  ASSERT_FALSE(a.error->hints.empty());
+  EXPECT_NE(a.error->hints[0].find("--cache-dir"), std::string::npos);
+  EXPECT_TRUE(empty);
+  EXPECT_TRUE(server.requests().empty());
+}
+
+TEST_F(Fetch, RefusesAPinWithoutSizeAtItsLocation) {
+  auto m = format::parse_manifest("schema = 1\nname = \"f\"\n[cuda]\nversion = \"12.2.2\"\n[cudnn]\nversion = \"8.9.7.29\"\ncuda = 12\n"
+                                  "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nurl = \"" + server.url(k_path) +
+                                      "\"\nsha256 = \"" + hex(body) + "\"\n",
+                                  "stack.toml");
+  ASSERT_TRUE(m);
+  auto r = core::fetch(*m, knowledge::KnowledgeBase::embedded(), options(), findings);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::invalid);
+  EXPECT_NE(r.error().message.find("no size pinned"), std::string::npos);
+  ASSERT_TRUE(r.error().where);
+  EXPECT_EQ(r.error().where->line, 8);
+}
+
+TEST(FetchPieces, CandidateUrls) {
+  std::string u = k_nvidia + "cudnn/linux-x86_64/" + k_file;
+  EXPECT_EQ(core::candidate_urls(u, {}, k_nvidia), std::vector<std::string>{u});
+  EXPECT_EQ(core::candidate_urls(u, {"http://m/a", "file:///srv/m/"}, k_nvidia),
+            (std::vector<std::string>{"http://m/a/cudnn/linux-x86_64/" + k_file, "file:///srv/m/cudnn/linux-x86_64/" + k_file}));
+  EXPECT_EQ(core::candidate_urls("https://example.org/x.tar.xz", {"http://m/"}, k_nvidia),
+            std::vector<std::string>{"https://example.org/x.tar.xz"});
+}
+
+TEST(FetchPieces, DefaultCacheDirAndConfigPath) {
+  util::MapEnv env(std::map<std::string, std::string>{{"HOME", "/home/u"}});
+  EXPECT_EQ(core::default_cache_dir(env)->string(), "/home/u/.cache/stackpin");
+  EXPECT_EQ(core::user_config_path(env)->string(), "/home/u/.config/stackpin/config.toml");
+  env.set("XDG_CACHE_HOME", "/xdg/cache");
+  env.set("XDG_CONFIG_HOME", "/xdg/config");
+  EXPECT_EQ(core::default_cache_dir(env)->string(), "/xdg/cache/stackpin");
+  EXPECT_EQ(core::user_config_path(env)->string(), "/xdg/config/stackpin/config.toml");
+  env.set("STACKPIN_CACHE_DIR", "/c");
+  env.set("STACKPIN_CONFIG", "/etc/sp.toml");
+  EXPECT_EQ(core::default_cache_dir(env)->string(), "/c");
+  EXPECT_EQ(core::user_config_path(env)->string(), "/etc/sp.toml");
+  auto none = core::default_cache_dir(util::MapEnv{});
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, ErrorCode::not_found);
+  EXPECT_NE(none.error().hints.at(0).find("--cache-dir"), std::string::npos);
+}
+
+TEST(FetchPieces, ConfigFileMirrorsAndErrors) {
+  auto c = format::parse_user_config("[fetch]\nmirrors = [\"http://m1/redist/\", \"file:///srv/m2\"]\n", "config.toml");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->mirrors, (std::vector<std::string>{"http://m1/redist/", "file:///srv/m2"}));
+  auto bad = format::parse_user_config("# site settings\n[fetch]\nmirrors = [\"http://ok/\", 3]\n", "config.toml");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::invalid);
+  ASSERT_TRUE(bad.error().where);
+  EXPECT_EQ(bad.error().where->file, "config.toml");
+  EXPECT_EQ(bad.error().where->line, 3);
+  auto unknown = format::parse_user_config("[fetch]\nmirror = []\n", "config.toml");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().where->line, 2);
+  auto syntax = format::parse_user_config("[fetch\n", "config.toml");
+  ASSERT_FALSE(syntax);
+  EXPECT_EQ(syntax.error().code, ErrorCode::invalid);
+  ASSERT_TRUE(syntax.error().where);
+  EXPECT_EQ(syntax.error().where->line, 1);
+  auto absent = format::load_user_config("/nonexistent/stackpin/config.toml");
+  ASSERT_TRUE(absent);
+  EXPECT_FALSE(*absent);
+}
+
+TEST_F(Fetch, ArchiveTakingCommandsFindTheCachedArchive) {
+  auto m = manifest(server.url(k_path), body);
+  run(m, options());
+  auto p = core::pinned_archive(m, model::Platform::linux_x86_64, knowledge::KnowledgeBase::embedded());
+  ASSERT_TRUE(p);
+  fs::create_directories(scratch.path() / "empty");
+  bool by_content = false;
+  auto found = core::find_pinned_archive(*p, scratch.path() / "empty", by_content, cache);
+  ASSERT_TRUE(found) << found.error().message;
+  EXPECT_EQ(*found, cached_path());
+  auto cache_only = core::find_pinned_archive(*p, {}, by_content, cache);
+  ASSERT_TRUE(cache_only);
+
+  auto missing = core::find_pinned_archive(*p, scratch.path() / "empty", by_content, scratch.path() / "other-cache");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::not_found);
+  EXPECT_NE(missing.error().message.find((scratch.path() / "empty").string()), std::string::npos);
+  EXPECT_NE(missing.error().message.find("download cache " + (scratch.path() / "other-cache").string()), std::string::npos);
+  EXPECT_NE(missing.error().hints.at(0).find("stackpin fetch MANIFEST"), std::string::npos);
+
+  std::vector<model::Finding> vf;
+  auto v = core::verify_manifest(m, {}, std::nullopt, knowledge::KnowledgeBase::embedded(), vf, cache);
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(v->archives.at(0).ok);
+}
+
+}  // namespace
