@@ -43,6 +43,7 @@ int run(const std::vector<std::string>& args, Io& io) {
   add_capture(app, ctx);
   add_lock(app, ctx);
   add_fetch(app, ctx);
+  add_apply(app, ctx);
 
   // CLI11 wants argv order with the program name first and parses from the back.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -156,4 +156,13 @@ JsonDoc to_json(const model::DebReport& r) {
                    {"notes", r.notes}});
 }
 
+JsonDoc to_json(const model::ApplyReport& r) {
+  json steps = json::array();
+  for (const auto& s : r.steps)
+    steps.push_back({{"name", s.name}, {"status", model::to_string(s.status)}, {"detail", s.detail}, {"lines", s.lines}});
+  return wrap(json{{"manifest", r.manifest}, {"target", r.target},     {"layout", r.layout},       {"platform", r.platform},
+                   {"dest", r.dest},         {"prefix", r.prefix},     {"dry_run", r.dry_run},     {"changed", r.changed()},
+                   {"failed", r.failed()},   {"steps", steps},         {"remaining", r.remaining}});
+}
+
 }  // namespace format

@@ -15,7 +15,7 @@ extern char** environ;
 
 namespace probe::detail {
 
-Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_output) {
+Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_output, bool merge_stderr) {
   Captured c;
   if (argv.empty()) {
     c.error = "nothing to run";
@@ -30,7 +30,8 @@ Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std:
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  if (merge_stderr) posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  else posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

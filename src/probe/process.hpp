@@ -14,8 +14,10 @@ struct Captured {
   std::string error;   // why it did not start or finish
 };
 
-// argv[0] is a path (no PATH search). stdin and stderr are /dev/null; the process environment is
-// inherited. Killed (SIGKILL) after `timeout_ms`; at most `max_output` bytes are kept.
-Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_output = 1 << 20);
+// argv[0] is a path (no PATH search). stdin is /dev/null, stderr too unless `merge_stderr` (then it
+// joins stdout); the process environment is inherited. Killed (SIGKILL) after `timeout_ms`; at
+// most `max_output` bytes are kept.
+Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_output = 1 << 20,
+                      bool merge_stderr = false);
 
 }  // namespace probe::detail

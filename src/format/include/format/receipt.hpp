@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "format/json.hpp"
+#include "model/apply.hpp"
 #include "model/staging.hpp"
 #include "util/result.hpp"
 
@@ -18,5 +19,6 @@ JsonDoc to_json(const model::StageReport& r);
 JsonDoc to_json(const model::UnstageReport& r);
 JsonDoc to_json(const model::StatusReport& r);
 JsonDoc to_json(const model::DebReport& r);
+JsonDoc to_json(const model::ApplyReport& r);
 
 }  // namespace format

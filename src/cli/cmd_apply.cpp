@@ -1,0 +1,121 @@
+// stackpin apply MANIFEST --target windows|linux [--dest DIR] [--archives DIR] [--platform P]
+//                [--locked] [--dry-run] [--no-doctor] [--no-convtest] [fetch options] [--json]
+#include <ostream>
+
+#include "commands.hpp"
+#include "core/apply.hpp"
+#include "format/json.hpp"
+#include "format/receipt.hpp"
+#include "util/strings.hpp"
+
+#ifndef STACKPIN_VERSION
+#define STACKPIN_VERSION "0.0.0"
+#endif
+
+namespace cli {
+namespace {
+
+struct ApplyCli {
+  std::string manifest, target, dest, archives, platform, deb_dir;
+  FetchFlags fetch;
+  bool dry_run = false, no_doctor = false, no_convtest = false, strict = false, json = false;
+};
+
+std::string status_text(model::StepStatus s, const Style& st) {
+  std::string t = model::to_string(s);
+  switch (s) {
+    case model::StepStatus::done:
+    case model::StepStatus::passed: return st.green(t);
+    case model::StepStatus::failed: return st.red(t);
+    case model::StepStatus::planned: return st.bold(t);
+    default: return t;
+  }
+}
+
+void print_apply(std::ostream& os, const model::ApplyReport& r, const Style& st) {
+  os << st.bold(r.dry_run ? "plan" : "apply") << " " << r.manifest << ": target " << r.target << ", layout " << r.layout << ", platform "
+     << r.platform << (r.dest.empty() ? "" : ", DEST " + r.dest) << (r.dry_run ? " (--dry-run: nothing is changed)" : "") << "\n";
+  for (const auto& s : r.steps) {
+    std::string status = model::to_string(s.status);
+    os << "  " << s.name << std::string(s.name.size() < 11 ? 11 - s.name.size() : 1, ' ') << status_text(s.status, st)
+       << std::string(status.size() < 10 ? 10 - status.size() : 1, ' ') << s.detail << "\n";
+    for (const auto& l : s.lines) os << std::string(23, ' ') << l << "\n";
+  }
+  if (r.failed()) os << st.red("apply failed") << ": the steps after the failed one did not run\n";
+  else if (r.dry_run) os << st.bold("nothing changed") << " (--dry-run)\n";
+  else if (!r.changed()) os << st.green("nothing to do") << ": this machine already has this exact stack; nothing was changed\n";
+  else os << st.green("applied") << "\n";
+  if (!r.remaining.empty()) {
+    os << "remaining for you:\n";
+    for (const auto& x : r.remaining) os << "  - " << x << "\n";
+  }
+}
+
+int run_apply(const ApplyCli& c, Context& ctx) {
+  core::ApplyOptions o;
+  auto target = model::parse_target(c.target);
+  if (!target || (*target != model::Target::windows && *target != model::Target::linux))
+    return fail(ctx, "apply", c.json, util::Error(util::ErrorCode::usage, "--target must be windows or linux"));
+  o.target = *target;
+  if (!c.platform.empty()) {
+    o.platform = model::parse_platform(c.platform);
+    if (!o.platform)
+      return fail(ctx, "apply", c.json, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64, linux-sbsa, linux-aarch64 or windows-x86_64"));
+  }
+  auto fetch = fetch_options_for(ctx, c.fetch, c.json);
+  if (!fetch) return fail(ctx, "apply", c.json, fetch.error());
+  o.fetch = std::move(*fetch);
+  auto m = load_manifest_for(ctx, c.manifest);
+  if (!m) return fail(ctx, "apply", c.json, m.error());
+  if (!c.dest.empty()) o.dest = c.dest;
+  o.archives_dir = c.archives;
+  o.deb_dir = c.deb_dir;
+  o.dry_run = c.dry_run;
+  o.doctor = !c.no_doctor;
+  o.convtest = !c.no_convtest;
+  o.manifest_path = c.manifest;
+  o.manifest_sha256 = sha256_of_file(c.manifest);
+  o.stackpin_version = STACKPIN_VERSION;
+  o.env = &ctx.io.env;
+  if (!c.json && ctx.io.err_is_tty) o.on_step = [&ctx](const std::string& step) { ctx.io.err << "==> " << step << "\n" << std::flush; };
+  if (auto p = progress_printer(ctx, c.json, "staging"))
+    o.progress = [p](const archive_io::Progress& pr) { p(pr.archive_bytes, pr.archive_total, pr.files); };
+
+  std::vector<model::Finding> findings;
+  auto r = core::apply(*m, knowledge::KnowledgeBase::embedded(), o, findings);
+  if (!r) return fail(ctx, "apply", c.json, r.error());
+  auto counts = model::count(findings);
+  bool ok = !r->failed() && !(c.strict && (counts.errors || counts.warnings));
+  if (c.json) {
+    ctx.io.out << format::envelope("apply", ok, findings, format::to_json(*r), nullptr);
+  } else {
+    for (const auto& f : findings)
+      if (f.severity == model::Severity::error || f.severity == model::Severity::warning) render_finding(ctx.io.out, f, ctx.out_style);
+    print_apply(ctx.io.out, *r, ctx.out_style);
+  }
+  return ok ? k_exit_ok : k_exit_failed;
+}
+
+}  // namespace
+
+void add_apply(CLI::App& app, Context& ctx) {
+  auto c = std::make_shared<ApplyCli>();
+  auto* cmd = app.add_subcommand("apply", "Provision this machine (or a Windows tree) from a manifest: fetch, verify, stage or install, "
+                                          "activation scripts, doctor, conv test; idempotent");
+  cmd->add_option("MANIFEST", c->manifest, "The manifest")->required();
+  cmd->add_option("--target", c->target, "windows or linux")->required();
+  cmd->add_option("--dest", c->dest, "DEST: the local folder that becomes the prefix (linux default: [targets.linux] prefix; required for windows)");
+  cmd->add_option("--archives", c->archives, "A folder holding the archive (searched before the cache and the network)");
+  cmd->add_option("--platform", c->platform, "The archive's platform (default: windows-x86_64, or this machine's Linux platform)");
+  cmd->add_option("--deb-dir", c->deb_dir, "layout = \"deb\": where the packages are written (default: the cache's debs/)");
+  cmd->add_flag("--dry-run", c->dry_run, "Print the plan; change nothing and download nothing");
+  cmd->add_flag("--no-doctor", c->no_doctor, "Skip the doctor step");
+  cmd->add_flag("--no-convtest", c->no_convtest, "Skip the convolution test");
+  cmd->add_flag("--strict", c->strict, "Fail (exit 1) on any doctor or conv test error or warning, also about the rest of the machine");
+  cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  add_fetch_options(cmd, c->fetch);
+  add_lock_options(cmd, ctx);
+  cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_apply(*c, ctx); }; });
+}
+
+}  // namespace cli

@@ -1,0 +1,27 @@
+#include "model/apply.hpp"
+
+#include <algorithm>
+
+namespace model {
+
+const char* to_string(StepStatus s) {
+  switch (s) {
+    case StepStatus::done: return "done";
+    case StepStatus::unchanged: return "unchanged";
+    case StepStatus::passed: return "passed";
+    case StepStatus::planned: return "planned";
+    case StepStatus::skipped: return "skipped";
+    case StepStatus::failed: return "failed";
+  }
+  return "?";
+}
+
+bool ApplyReport::changed() const {
+  return std::any_of(steps.begin(), steps.end(), [](const ApplyStep& s) { return s.status == StepStatus::done; });
+}
+
+bool ApplyReport::failed() const {
+  return std::any_of(steps.begin(), steps.end(), [](const ApplyStep& s) { return s.status == StepStatus::failed; });
+}
+
+}  // namespace model
