@@ -3,7 +3,7 @@
 # `stackpin check --explain` on the second seed's stack and a check of every example manifest,
 # then verifies and stages demo archives in NVIDIA's layout for Linux/WSL2 and for Windows, and
 # shows the staged trees and their receipts' status, builds .deb packages and lays out a Docker
-# build context from the same archive.
+# build context from the same archive, locks the manifest and provisions from it with `apply`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --tools
@@ -38,6 +38,15 @@ $sp deb "$manifest" --archives "$demo" --out-dir "$demo/debs"
 echo
 echo "== stackpin generate dockerfile --context: a verified build context for a GPU CI image"
 $sp generate dockerfile "$manifest" --context "$demo/image" --archives "$demo"
+echo
+echo "== stackpin lock: what the demo manifest leaves open, pinned beside it (a manifest of versions only: manifests/cu124-cudnn91-minimal.lock)"
+$sp lock "$manifest"
+$sp lock --check manifests/cu124-cudnn91-minimal.toml
+echo
+echo "== stackpin apply --locked: archive, stage, activation scripts, doctor and conv test in one command"
+$sp apply "$manifest" --target linux --dest "$demo/applied" --archives "$demo" --cache-dir "$demo/cache" --locked
+echo "== stackpin apply again: idempotent"
+$sp apply "$manifest" --target linux --dest "$demo/applied" --archives "$demo" --cache-dir "$demo/cache" --locked | grep -E "^nothing to do|^applied"
 echo
 echo "== stackpin convtest (loads the CUDA runtime and cuDNN this machine's loader finds)"
 $sp convtest --quick || echo "(exit $?: 3 means no NVIDIA driver or GPU here, 1 a failure; see above)"

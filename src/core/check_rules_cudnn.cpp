@@ -237,9 +237,24 @@ void judge_hash(Ctx& c, const model::ArchivePin& a, const model::CudnnArchiveFac
 void archives(Ctx& c) {
   const auto& pin = *c.m.cudnn;
   if (pin.archives.empty()) {
+    std::vector<std::string> known;
+    std::string source;
+    for (const auto* fact : c.kb.cudnn_archives(c.cudnn))
+      if (fact->cuda == c.cudnn_cuda && fact->size) {
+        known.push_back(model::to_string(fact->platform));
+        source = knowledge::first_source(fact->source);
+      }
+    if (!known.empty()) {
+      auto& f = c.add("archive.none", Severity::ok, cudnn_subject(c), pin.pos);
+      f.seen = "no [[cudnn.archives]] written: NVIDIA's archives for " + util::join(known, ", ") + " come from the knowledge base";
+      f.fix = "`stackpin lock` writes their URLs, hashes and sizes into the lock file beside the manifest";
+      f.source = source;
+      return;
+    }
     auto& f = c.add("archive.none", Severity::note, cudnn_subject(c), pin.pos);
-    f.seen = "no [[cudnn.archives]] pinned";
-    f.fix = "add one [[cudnn.archives]] per platform you provision (verify and stage need them)";
+    f.seen = "no [[cudnn.archives]] pinned, and the knowledge base has no archive of this release";
+    f.fix = "add one [[cudnn.archives]] per platform you provision, or lock NVIDIA's with `stackpin lock --redistrib redistrib_" +
+            c.cudnn.prefix(3) + ".json` (verify and stage need them)";
     return;
   }
   for (const auto& a : pin.archives) {

@@ -350,7 +350,7 @@ void windows_target(Ctx& c) {
   if (!c.m.windows) return;
   const auto& w = *c.m.windows;
   std::string subject = "[targets.windows]";
-  if (!c.m.archive_for(model::Platform::windows_x86_64)) {
+  if (!c.m.archive_for(model::Platform::windows_x86_64) && !c.kb.cudnn_archive(c.cudnn, c.cudnn_cuda, model::Platform::windows_x86_64)) {
     auto& f = c.add("windows.archive", Severity::warning, subject, w.pos);
     f.seen = "no [[cudnn.archives]] for windows-x86_64";
     f.fix = "pin the windows-x86_64 archive: `stackpin stage --target windows` needs it";
@@ -403,6 +403,8 @@ void linux_target(Ctx& c) {
   const auto& l = *c.m.linux;
   bool any_linux = std::any_of(c.m.cudnn->archives.begin(), c.m.cudnn->archives.end(),
                                [](const model::ArchivePin& a) { return !model::is_windows(a.platform.value); });
+  // a manifest that names only the version gets NVIDIA's archives from the knowledge base
+  any_linux = any_linux || c.kb.cudnn_archive(c.cudnn, c.cudnn_cuda, model::host_linux_platform());
   if (!any_linux) {
     auto& f = c.add("linux.archive", Severity::warning, "[targets.linux]", l.pos);
     f.seen = "no [[cudnn.archives]] for a Linux platform";

@@ -152,4 +152,11 @@ TEST(CliLock, RedistribPinsAReleaseNewerThanTheKnowledgeBase) {
   EXPECT_NE(wrong.err.find("stack.toml:6:"), std::string::npos) << wrong.err;
 }
 
+TEST(CliLock, TheExampleLockIsUpToDate) {
+  fs::path m = fs::path(STACKPIN_SOURCE_DIR) / "manifests" / "cu124-cudnn91-minimal.toml";
+  auto r = stackpin({"lock", "--check", m.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err << "\nrun: stackpin lock manifests/cu124-cudnn91-minimal.toml";
+  EXPECT_NE(r.out.find("up to date"), std::string::npos) << r.out;
+}
+
 }  // namespace

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Expectation {
-  std::string kind;  // error | warning | note | clean
+  std::string kind;  // error | warning | note | ok | clean
   std::string rule;
   int line = 0;
 };
@@ -25,7 +25,7 @@ struct Expectation {
 Expectation read_expectation(const fs::path& p) {
   std::string text = testing_support::read_text(p);
   std::string first = text.substr(0, text.find('\n'));
-  static const std::regex k_re(R"(^# expect: (error|warning|note|clean) ([a-z0-9.-]+)(?: line ([0-9]+))?\s*$)");
+  static const std::regex k_re(R"(^# expect: (error|warning|note|ok|clean) ([a-z0-9.-]+)(?: line ([0-9]+))?\s*$)");
   std::smatch m;
   Expectation e;
   if (std::regex_match(first, m, k_re)) {
