@@ -16,9 +16,10 @@ namespace cli {
 namespace {
 
 struct ApplyCli {
-  std::string manifest, target, dest, archives, platform, deb_dir;
+  std::string manifest, target, dest, archives, platform, out_dir;
   FetchFlags fetch;
-  bool dry_run = false, no_doctor = false, no_convtest = false, strict = false, json = false;
+  bool dry_run = false, no_doctor = false, no_convtest = false, strict = false, json = false, force = false, remove_stale = false;
+  std::optional<std::uint64_t> max_unpacked;
 };
 
 std::string status_text(model::StepStatus s, const Style& st) {
@@ -69,8 +70,11 @@ int run_apply(const ApplyCli& c, Context& ctx) {
   if (!m) return fail(ctx, "apply", c.json, m.error());
   if (!c.dest.empty()) o.dest = c.dest;
   o.archives_dir = c.archives;
-  o.deb_dir = c.deb_dir;
+  o.deb_dir = c.out_dir;
   o.dry_run = c.dry_run;
+  o.force = c.force;
+  o.remove_stale = c.remove_stale;
+  o.max_unpacked = c.max_unpacked;
   o.doctor = !c.no_doctor;
   o.convtest = !c.no_convtest;
   o.manifest_path = c.manifest;
@@ -85,14 +89,17 @@ int run_apply(const ApplyCli& c, Context& ctx) {
   auto r = core::apply(*m, knowledge::KnowledgeBase::embedded(), o, findings);
   if (!r) return fail(ctx, "apply", c.json, r.error());
   auto counts = model::count(findings);
-  bool ok = !r->failed() && !(c.strict && (counts.errors || counts.warnings));
+  const model::ApplyStep* failed = r->failed_step();
+  const util::Error* error = failed && failed->error ? &*failed->error : nullptr;
+  bool ok = !failed && !(c.strict && (counts.errors || counts.warnings));
   if (c.json) {
-    ctx.io.out << format::envelope("apply", ok, findings, format::to_json(*r), nullptr);
+    ctx.io.out << format::envelope("apply", ok, findings, format::to_json(*r), error);
   } else {
     for (const auto& f : findings)
       if (f.severity == model::Severity::error || f.severity == model::Severity::warning) render_finding(ctx.io.out, f, ctx.out_style);
     print_apply(ctx.io.out, *r, ctx.out_style);
   }
+  if (error) return exit_code_for(*error);
   return ok ? k_exit_ok : k_exit_failed;
 }
 
@@ -107,7 +114,10 @@ void add_apply(CLI::App& app, Context& ctx) {
   cmd->add_option("--dest", c->dest, "DEST: the local folder that becomes the prefix (linux default: [targets.linux] prefix; required for windows)");
   cmd->add_option("--archives", c->archives, "A folder holding the archive (searched before the cache and the network)");
   cmd->add_option("--platform", c->platform, "The archive's platform (default: windows-x86_64, or this machine's Linux platform)");
-  cmd->add_option("--deb-dir", c->deb_dir, "layout = \"deb\": where the packages are written (default: the cache's debs/)");
+  cmd->add_option("--out-dir", c->out_dir, "layout = \"deb\": where the packages are written (default: the cache's debs/)");
+  cmd->add_flag("--force", c->force, "As stage --force: replace a previous staging even where its files were modified");
+  cmd->add_flag("--remove-stale", c->remove_stale, "As stage --remove-stale: move other cuDNN DLLs in the tree to .stackpin/backup/");
+  cmd->add_option("--max-unpacked", c->max_unpacked, "Refuse archives that expand past BYTES (default 16x the archive)");
   cmd->add_flag("--dry-run", c->dry_run, "Print the plan; change nothing and download nothing");
   cmd->add_flag("--no-doctor", c->no_doctor, "Skip the doctor step");
   cmd->add_flag("--no-convtest", c->no_convtest, "Skip the convolution test");

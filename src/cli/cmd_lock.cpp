@@ -1,4 +1,5 @@
 // stackpin lock MANIFEST [-o FILE] [--redistrib FILE.json ...] [--check] [--json]
+#include <optional>
 #include <ostream>
 
 #include "commands.hpp"
@@ -43,6 +44,8 @@ void print_lock(std::ostream& os, const model::Lock& l, const std::string& path,
 }
 
 int run_lock(const LockCli& c, Context& ctx) {
+  if (c.output == "-" && (c.check || c.json))
+    return fail(ctx, "lock", c.json, util::Error(util::ErrorCode::usage, "-o - prints the lock itself: it cannot be combined with --check or --json"));
   auto m = format::load_manifest(c.manifest);
   if (!m) return fail(ctx, "lock", c.json, m.error());
   fs::path out = c.output.empty() || c.output == "-" ? core::default_lock_path(c.manifest) : fs::path(c.output);
@@ -58,6 +61,18 @@ int run_lock(const LockCli& c, Context& ctx) {
     if (!parsed) return fail(ctx, "lock", c.json, parsed.error());
     o.redistribs.push_back(std::move(*parsed));
   }
+  // The lock being replaced, when there is a readable one: its pins of releases the knowledge base
+  // lacks are kept, and --check compares with it.
+  auto old_text = util::read_file(out);
+  std::optional<model::Lock> previous;
+  if (old_text) {
+    auto parsed = format::parse_lock(*old_text, out.string());
+    if (parsed) previous = std::move(*parsed);
+    else if (c.check) return fail(ctx, "lock", c.json, parsed.error());
+  } else if (c.check) {
+    return fail(ctx, "lock", c.json, std::move(old_text).error().with_context("checking the lock of " + c.manifest));
+  }
+  if (previous) o.previous = &*previous;
   auto outcome = core::make_lock(*m, knowledge::KnowledgeBase::embedded(), o);
   if (!outcome) return fail(ctx, "lock", c.json, outcome.error());
   std::string text = format::render_lock(outcome->lock);
@@ -65,25 +80,22 @@ int run_lock(const LockCli& c, Context& ctx) {
     ctx.io.out << text;
     return k_exit_ok;
   }
-  auto old = util::read_file(out);
-  bool changed = !old || *old != text;
+  bool changed = !old_text || *old_text != text;
   if (c.check) {
-    if (!old) return fail(ctx, "lock", c.json, std::move(old).error().with_context("checking the lock of " + c.manifest));
-    if (changed) {
-      util::Error e(util::ErrorCode::mismatch, out.string() + " is out of date: locking " + c.manifest + " now gives a different lock");
-      auto current = format::parse_lock(*old, out.string());
-      if (current)
-        for (const auto& d : core::lock_drift(*m, *current))
-          e.hints.push_back(d.key + ": the manifest says " + (d.manifest ? "\"" + *d.manifest + "\"" : "nothing") + ", the lock " +
-                            (d.lock ? "\"" + *d.lock + "\"" : "nothing"));
+    auto differences = core::lock_differences(*previous, outcome->lock);
+    if (!differences.empty()) {
+      util::Error e(util::ErrorCode::mismatch, out.string() + " is out of date: locking " + c.manifest + " now pins " +
+                                                   std::to_string(differences.size()) + " value(s) differently");
+      e.hints = differences;
       e.hints.push_back("run `stackpin lock " + c.manifest + "` and commit the result");
       return fail(ctx, "lock", c.json, e);
     }
+    changed = false;
   } else if (changed) {
     if (auto st = util::write_file_atomic(out, text); !st) return fail(ctx, "lock", c.json, st.error());
   }
   if (c.json) {
-    ctx.io.out << format::envelope("lock", true, outcome->findings, format::to_json(outcome->lock, out.string(), changed && !c.check), nullptr);
+    ctx.io.out << format::envelope("lock", true, outcome->findings, format::to_json(outcome->lock, out.string(), changed), nullptr);
   } else {
     for (const auto& f : outcome->findings) render_finding(ctx.io.out, f, ctx.out_style);
     print_lock(ctx.io.out, outcome->lock, out.string(), changed, c.check, ctx.out_style);
@@ -99,7 +111,7 @@ void add_lock(CLI::App& app, Context& ctx) {
   cmd->add_option("MANIFEST", c->manifest, "The manifest to lock")->required();
   cmd->add_option("-o,--output", c->output, "Where to write the lock (default: beside the manifest, NAME.lock; - = stdout)");
   cmd->add_option("--redistrib", c->redistribs, "NVIDIA's redistrib_<version>.json: pin archives newer than the knowledge base with NVIDIA's hashes");
-  cmd->add_flag("--check", c->check, "Write nothing; fail (exit 1) when the lock is missing or out of date");
+  cmd->add_flag("--check", c->check, "Write nothing; fail (exit 1) when the lock is missing or would pin anything differently");
   cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_lock(*c, ctx); }; });
 }

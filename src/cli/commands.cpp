@@ -134,6 +134,7 @@ util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlag
   o.retry_delay = std::chrono::milliseconds(f.retry_delay_ms);
   o.stall_timeout_s = static_cast<long>(f.stall_timeout_s);
   o.user_agent = std::string("stackpin/") + STACKPIN_VERSION;
+  o.env = &ctx.io.env;
   if (auto p = download_progress_printer(ctx, json)) o.progress = [p](const core::FetchProgress& pr) { p(pr.file, pr.done, pr.total); };
   return o;
 }

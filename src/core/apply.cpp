@@ -51,6 +51,7 @@ struct Run {
   bool deb = false;
   fs::path archive;  // found or fetched; empty in a dry run that would download
   std::optional<model::DoctorReport> doctor;
+  fs::path owned;  // the directory apply installed cuDNN into (the prefix, or the packages' libdir)
 
   model::ApplyStep& step(const std::string& name) {
     if (o.on_step) o.on_step(name);
@@ -60,6 +61,7 @@ struct Run {
   bool fail(model::ApplyStep& s, const Error& e) {
     s.status = StepStatus::failed;
     s.detail = e.message;
+    s.error = e;
     if (e.where) s.lines.push_back("at " + e.where->file + ":" + std::to_string(e.where->line));
     for (const auto& h : e.hints) s.lines.push_back("hint: " + h);
     return false;
@@ -80,24 +82,26 @@ bool archive_step(Run& r, const PinnedArchive& p) {
     }
     if (found.error().code != ErrorCode::not_found) return r.fail(s, found.error());
   }
-  if (auto cached = find_in_cache(r.o.fetch.cache_dir, p.expect)) {
-    r.archive = *cached;
-    s.status = StepStatus::unchanged;
-    s.detail = "in the cache: " + cached->string();
-    return true;
-  }
-  std::string url = p.pin->url ? p.pin->url->value : "";
-  if (r.o.fetch.offline)
-    return r.fail(s, Error(ErrorCode::not_found, p.expect.file + " is not in the cache " + r.o.fetch.cache_dir.string() + " and --offline forbids downloading it")
-                         .with_hint("copy it there with `stackpin fetch " + r.manifest_arg() + " --platform " + model::to_string(r.platform) +
-                                    "` on a machine with access, or give its folder with --archives DIR"));
   if (r.o.dry_run) {
+    if (auto cached = find_in_cache(r.o.fetch.cache_dir, p.expect)) {
+      r.archive = *cached;
+      s.status = StepStatus::unchanged;
+      s.detail = "in the cache: " + cached->string();
+      return true;
+    }
+    if (r.o.fetch.offline)
+      return r.fail(s, Error(ErrorCode::not_found, p.expect.file + " is not in the cache " + r.o.fetch.cache_dir.string() +
+                                                       " and --offline forbids downloading it")
+                           .with_hint("give the folder that holds it with --archives DIR, or fill the cache with `stackpin fetch " +
+                                      r.manifest_arg() + " --platform " + model::to_string(r.platform) + " --cache-dir DIR`"));
+    std::string url = p.pin->url ? p.pin->url->value : "";
     auto urls = url.empty() ? std::vector<std::string>{} : candidate_urls(url, r.o.fetch.mirrors, r.kb.facts().cudnn_base_url);
     s.status = StepStatus::planned;
     s.detail = "download " + (urls.empty() ? p.expect.file : urls.front()) + " (" + util::format_bytes(*p.expect.size) + ") into the cache " +
                r.o.fetch.cache_dir.string() + ", verifying SHA-256 " + p.expect.sha256;
     return true;
   }
+  // fetch looks in the cache first (re-hashing with --verify-cached) and honours --offline
   FetchOptions f = r.o.fetch;
   f.platform = r.platform;
   std::vector<model::Finding> fetch_findings;
@@ -119,9 +123,14 @@ bool archive_step(Run& r, const PinnedArchive& p) {
         s.status = StepStatus::unchanged;
         s.detail = "in the cache: " + a.path;
         return true;
-      default:
+      default: {
         r.findings.insert(r.findings.end(), fetch_findings.begin(), fetch_findings.end());
-        return r.fail(s, a.error ? *a.error : Error(ErrorCode::not_found, "could not fetch " + a.file));
+        Error e = a.error ? *a.error : Error(ErrorCode::not_found, "could not fetch " + a.file);
+        if (a.status == model::FetchStatus::missing)
+          e.hints.push_back("give the folder that holds it with --archives DIR, or fill the cache with `stackpin fetch " + r.manifest_arg() +
+                            " --platform " + model::to_string(r.platform) + " --cache-dir DIR`");
+        return r.fail(s, e);
+      }
     }
   }
   return r.fail(s, Error(ErrorCode::internal, "fetch did not report the " + std::string(model::to_string(r.platform)) + " archive"));
@@ -136,6 +145,9 @@ bool stage_steps(Run& r) {
   so.dest = r.o.dest;
   so.platform = r.platform;
   so.dry_run = r.o.dry_run;
+  so.force = r.o.force;
+  so.remove_stale = r.o.remove_stale;
+  so.max_unpacked = r.o.max_unpacked;
   so.manifest_sha256 = r.o.manifest_sha256;
   so.stackpin_version = r.o.stackpin_version;
   so.progress = r.o.progress;
@@ -152,6 +164,7 @@ bool stage_steps(Run& r) {
   if (!rep) return r.fail(s, rep.error());
   r.report.dest = rep->dest;
   r.report.prefix = rep->prefix;
+  r.owned = rep->prefix;
   s.status = rep->no_op ? StepStatus::unchanged : rep->dry_run ? StepStatus::planned : StepStatus::done;
   if (rep->no_op)
     s.detail = rep->dest + " already holds this exact staging (" + std::to_string(rep->files) + " files intact)";
@@ -189,11 +202,13 @@ bool deb_steps(Run& r) {
   d.archives_dir = r.archive.parent_path();
   d.out_dir = out;
   d.platform = r.platform;
+  d.max_unpacked = r.o.max_unpacked;
   d.manifest_sha256 = r.o.manifest_sha256;
   d.stackpin_version = r.o.stackpin_version;
   d.progress = r.o.progress;
   auto rep = build_debs(r.m, r.kb, d);
   if (!rep) return r.fail(s, rep.error());
+  r.owned = rep->libdir;
   bool all_same = true;
   std::vector<std::string> paths;
   for (const auto& p : rep->packages) {
@@ -205,8 +220,7 @@ bool deb_steps(Run& r) {
   s.detail = all_same ? "the packages in " + out.string() + " are already these exact bytes" : "built " + std::to_string(paths.size()) + " packages into " + out.string();
 
   auto& i = r.step("install");
-  static const util::SystemEnv k_system;
-  const util::Env& env = r.o.env ? *r.o.env : k_system;
+  const util::Env& env = *r.o.env;
   bool installed = true;
   for (const auto& p : rep->packages) {
     auto q = probe::run_program({"dpkg-query", "-W", "-f=${Status} ${Version}", p.name}, env, 30000);
@@ -233,11 +247,21 @@ bool deb_steps(Run& r) {
   return true;
 }
 
+// `path` is `root` or inside it, compared by components (/opt/cudnn does not hold /opt/cudnn-old).
+bool within(const std::string& path, const fs::path& root) {
+  if (path.empty() || root.empty()) return false;
+  fs::path rel = fs::path(path).lexically_normal().lexically_relative(root.lexically_normal());
+  return !rel.empty() && *rel.begin() != "..";
+}
+
 // Doctor findings that judge what apply put in place: the loader's choice of libcudnn, and the
-// staged copy itself.
-bool apply_owns(const model::Finding& f, const std::string& prefix) {
+// copy apply installed (subjects read "cuDNN 9 in DIR").
+bool apply_owns(const model::Finding& f, const fs::path& owned) {
   if (f.rule == "linux.loader") return f.subject.rfind("libcudnn", 0) == 0;
-  if (f.rule.rfind("linux.cudnn", 0) == 0) return !prefix.empty() && f.subject.find(prefix) != std::string::npos;
+  if (f.rule.rfind("linux.cudnn", 0) == 0) {
+    auto at = f.subject.rfind(" in ");
+    return at != std::string::npos && within(f.subject.substr(at + 4), owned);
+  }
   return false;
 }
 
@@ -278,7 +302,7 @@ bool doctor_step(Run& r) {
   for (const auto& f : rep->findings) {
     r.findings.push_back(f);
     if (f.severity != model::Severity::error && f.severity != model::Severity::warning) continue;
-    if (apply_owns(f, r.report.prefix) && f.severity == model::Severity::error) {
+    if (apply_owns(f, r.owned) && f.severity == model::Severity::error) {
       ++own_errors;
       if (!first) first = &f;
     } else {
@@ -287,10 +311,9 @@ bool doctor_step(Run& r) {
     }
   }
   if (own_errors) {
-    s.status = StepStatus::failed;
-    s.detail = first->subject + ": " + first->seen + (first->expected.empty() ? "" : " (expected " + first->expected + ")");
-    if (!first->fix.empty()) s.lines.push_back("fix: " + first->fix);
-    return false;
+    Error e(ErrorCode::mismatch, first->subject + ": " + first->seen + (first->expected.empty() ? "" : " (expected " + first->expected + ")"));
+    if (!first->fix.empty()) e.hints.push_back(first->fix);
+    return r.fail(s, e);
   }
   s.status = StepStatus::passed;
   std::string lib = "libcudnn.so." + std::to_string(r.m.cudnn->version.value.major());
@@ -340,10 +363,9 @@ bool convtest_step(Run& r) {
     if (f.severity == model::Severity::error && !first) first = &f;
   }
   if (first) {
-    s.status = StepStatus::failed;
-    s.detail = first->subject + ": " + first->seen;
-    if (!first->fix.empty()) s.lines.push_back("fix: " + first->fix);
-    return false;
+    Error e(ErrorCode::mismatch, "conv test: " + first->subject + ": " + first->seen);
+    if (!first->fix.empty()) e.hints.push_back(first->fix);
+    return r.fail(s, e);
   }
   if (!rep.nothing_to_run.empty()) {
     s.detail = "nothing to run on: " + rep.nothing_to_run;
@@ -377,6 +399,7 @@ util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge
   if (o.target != model::Target::windows && o.target != model::Target::linux)
     return Error(ErrorCode::usage, "--target must be windows or linux (images and conda environments are generated: stackpin generate)");
   if (!m.cudnn) return Error(ErrorCode::invalid, m.path + " pins no [cudnn]: there is nothing to provision").with_hint("add [cudnn] version = \"...\"");
+  if (!o.env) return Error(ErrorCode::internal, "apply needs the machine's environment (ApplyOptions::env)");
   Run r{m, kb, o, findings, {}, {}, false, {}, {}};
   r.platform = o.platform ? *o.platform : model::default_platform(o.target, model::host_linux_platform());
   if (model::is_windows(r.platform) != (o.target == model::Target::windows))

@@ -3,6 +3,7 @@
 #include "core/fetch.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include <system_error>
 
@@ -113,7 +114,10 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
   if (jobs.empty()) {
     std::vector<std::string> pinned;
     for (const auto& pin : m.cudnn->archives) pinned.push_back(model::to_string(pin.platform.value));
-    return Error(ErrorCode::invalid, std::string("no archive pinned for ") + model::to_string(*o.platform) + " in " + m.path)
+    std::vector<std::string> want;
+    for (auto p : wanted) want.push_back(model::to_string(p));
+    std::string what = o.platform ? std::string(model::to_string(*o.platform)) : "this manifest's targets (" + util::join(want, ", ") + ")";
+    return Error(ErrorCode::invalid, "no archive pinned for " + what + " in " + m.path)
         .with_hint("pinned platforms: " + util::join(pinned, ", ") + " (choose with --platform)");
   }
 
@@ -151,4 +155,23 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
   return report;
 }
 
+std::string proxy_for(const std::string& url, const util::Env* env) {
+  if (!env) return {};
+  auto colon = url.find("://");
+  if (colon == std::string::npos) return {};
+  std::string scheme = util::to_lower(url.substr(0, colon));
+  if (scheme == "file") return {};
+  auto get = [&](const std::string& name) { return env->get(name).value_or(""); };
+  std::string p = get(scheme + "_proxy");
+  if (p.empty() && scheme != "http") {  // curl reads HTTP_PROXY in lower case only (CGI's HTTP_* headers)
+    std::string upper = scheme;
+    for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    p = get(upper + "_PROXY");
+  }
+  if (p.empty()) p = get("ALL_PROXY");
+  if (p.empty()) p = get("all_proxy");
+  return p;
+}
+
 }  // namespace core
+

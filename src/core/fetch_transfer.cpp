@@ -136,7 +136,11 @@ util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, mod
   std::error_code ec;
 
   // Space first, before anything is created: what is missing from a partial we may resume.
-  std::uint64_t have = fs::is_regular_file(part, ec) ? fs::file_size(part, ec) : 0;
+  std::uint64_t have = 0;
+  if (fs::is_regular_file(part, ec)) {
+    have = fs::file_size(part, ec);
+    if (ec) have = 0;
+  }
   std::uint64_t needed = job.size > have ? job.size - have : 0;
   if (auto avail = free_space(cache); avail && *avail < needed)
     return Error(ErrorCode::io, "not enough free space in " + cache.string() + " to download " + job.file + ": needs " +
@@ -161,18 +165,22 @@ util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, mod
   if (!sleep) sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
   Partial file(part);
   std::optional<Error> last;
-  for (const std::string& url : job.urls) {
+  // A partial download is resumed from whichever URL comes next: the pinned SHA-256 decides in
+  // the end, and bytes that do not hash right are fetched once more from byte zero.
+  bool fresh_done = false;  // a resumed partial was already dropped and fetched again from zero
+  for (std::size_t u = 0; u < job.urls.size(); ++u) {
+    const std::string& url = job.urls[u];
     out.url = url;
-    out.tried.push_back(url);
-    auto from = util::read_file(sidecar);
-    bool keep = from && util::trim(*from) == url && fs::is_regular_file(part, ec);
-    if (auto s = file.open(keep); !s) return s;
+    if (out.tried.empty() || out.tried.back() != url) out.tried.push_back(url);
+    if (auto s = file.open(fs::is_regular_file(part, ec)); !s) return s;
     if (file.size() > job.size) {
       if (auto s = file.open(false); !s) return s;
     }
     if (auto s = util::write_file_atomic(sidecar, url + "\n"); !s) return s;
-    bool resumed = file.size() > 0;  // bytes kept from an earlier run
-    std::chrono::milliseconds delay = o.retry_delay;
+    bool resumed = file.size() > 0;  // bytes kept from an earlier run or URL
+    const bool had_bytes = resumed;
+    std::chrono::milliseconds delay = std::min<std::chrono::milliseconds>(o.retry_delay, std::chrono::seconds(30));
+    std::optional<Error> sink_error;
     bool next_url = false;
 
     for (int retry = 0; !next_url; ++retry) {
@@ -186,11 +194,16 @@ util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, mod
       req.connect_timeout_s = o.connect_timeout_s;
       req.stall_timeout_s = o.stall_timeout_s;
       req.user_agent = o.user_agent;
+      req.proxy = proxy_for(url, o.env);
+      if (o.env) req.no_proxy = o.env->get("no_proxy").value_or(o.env->get("NO_PROXY").value_or(""));
       net::Sink sink;
       sink.start = [&](const net::Response& head) {
         if (req.offset > 0 && !head.range_honoured) {  // the whole file again: start over
           resumed = false;
-          if (!file.open(false)) return false;
+          if (auto st = file.open(false); !st) {
+            sink_error = st.error();
+            return false;
+          }
         } else if (req.offset > 0) {
           resumed = true;
         }
@@ -210,6 +223,7 @@ util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, mod
         return true;
       };
       auto a = net::attempt(req, sink);
+      if (sink_error) return std::move(*sink_error);
       if (stop == Stop::write_failed) {
         file.close();
         remove_partial(part, sidecar);
@@ -233,6 +247,14 @@ util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, mod
         break;
       }
       last = *a.error;
+      if (!a.transient && req.offset > 0 && !fresh_done && a.error->code != ErrorCode::not_found) {
+        // a range the server refuses (416: the partial is longer than its file, or another file
+        // now): the partial cannot be completed, so drop it and ask for the whole file once
+        fresh_done = true;
+        resumed = false;
+        if (auto st = file.open(false); !st) return st;
+        continue;
+      }
       if (!a.transient) {
         next_url = true;
         break;
@@ -257,6 +279,13 @@ util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, mod
     std::string actual = file.finish_hex();
     if (actual != job.sha256) {
       remove_partial(part, sidecar);
+      if (had_bytes && !fresh_done) {
+        // the bytes kept from before may be the wrong ones (a corrupt partial, another server's
+        // file): fetch this URL once more from byte zero before blaming the server
+        fresh_done = true;
+        --u;
+        continue;
+      }
       last = mismatch(url, job, "expected sha256 " + job.sha256 + ", got " + actual);
       continue;
     }

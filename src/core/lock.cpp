@@ -7,6 +7,7 @@
 #include "core/lock.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "core/check.hpp"
 #include "util/strings.hpp"
@@ -214,6 +215,10 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
     Candidate c{f->url, f->sha256, f->md5, *f->size, {"knowledge base: " + knowledge::first_source(f->source)}};
     if (auto st = offer(f->platform, std::move(c)); !st) return std::move(st).error();
   }
+  if (o.previous && o.previous->cudnn == version.text() && o.previous->cudnn_cuda == major)
+    for (const auto& a : o.previous->archives)
+      if (a.origin == model::Origin::nvidia && !known.count(a.platform))
+        known.emplace(a.platform, Candidate{a.url, a.sha256, a.md5, a.size, {a.source.empty() ? "the previous lock" : a.source}});
 
   for (const auto& a : m.cudnn->archives) {
     if (a.implied) continue;
@@ -289,8 +294,7 @@ util::Result<model::Manifest> apply_lock(const model::Manifest& m, const model::
     const model::LockDrift* located = nullptr;
     for (const auto& d : drift) {
       if (!located && d.manifest_pos.line > 0) located = &d;
-      e.hints.push_back(d.key + ": the manifest says " + (d.manifest ? "\"" + *d.manifest + "\"" : "nothing") + ", the lock " +
-                        (d.lock ? "\"" + *d.lock + "\"" : "nothing"));
+      e.hints.push_back(describe(d));
     }
     if (located) e.where = m.locate(located->manifest_pos);
     e.hints.push_back("run `stackpin lock " + m.path + "` to lock the manifest as it is now, or undo the edit");
@@ -318,4 +322,57 @@ util::Result<model::Manifest> apply_lock(const model::Manifest& m, const model::
   return r;
 }
 
+std::string describe(const model::LockDrift& d) {
+  return d.key + ": the manifest says " + (d.manifest ? "\"" + *d.manifest + "\"" : "nothing") + ", the lock " +
+         (d.lock ? "\"" + *d.lock + "\"" : "nothing");
+}
+
+std::vector<std::string> lock_differences(const model::Lock& before, const model::Lock& now) {
+  // Flattened to key -> value, so that one comparison covers every pinned field.
+  auto flat = [](const model::Lock& l) {
+    std::map<std::string, std::string> f;
+    for (const auto& [k, v] : l.inputs) f["inputs." + k] = v.value;
+    f["cuda.version"] = l.cuda;
+    f["cudnn.version"] = l.cudnn;
+    f["cudnn.cuda"] = std::to_string(l.cudnn_cuda);
+    for (const auto& a : l.archives) {
+      std::string k = std::string("cudnn.archives.") + model::to_string(a.platform) + ".";
+      f[k + "origin"] = model::to_string(a.origin);
+      f[k + "url"] = a.url;
+      f[k + "file"] = a.file;
+      f[k + "sha256"] = a.sha256;
+      f[k + "size"] = std::to_string(a.size);
+      f[k + "md5"] = a.md5;
+    }
+    for (const auto& d : l.drivers) {
+      std::string k = std::string("driver.") + model::to_string(d.os) + ".";
+      f[k + "floor"] = d.floor;
+      f[k + "minimum"] = d.minimum;
+      f[k + "required"] = d.required;
+    }
+    for (const auto& fw : l.frameworks) {
+      std::string k = "frameworks." + fw.name + ".";
+      f[k + "requirement"] = fw.requirement;
+      f[k + "index_url"] = fw.index_url;
+      f[k + "bundled_cudnn"] = fw.bundled_cudnn;
+    }
+    f["docker.base_image"] = l.base_image;
+    f["docker.base_digest"] = l.base_digest;
+    return f;
+  };
+  auto a = flat(before), b = flat(now);
+  std::vector<std::string> out;
+  auto show = [](const std::map<std::string, std::string>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? std::string("nothing") : "\"" + it->second + "\"";
+  };
+  std::set<std::string> keys;
+  for (const auto& [k, v] : a) keys.insert(k);
+  for (const auto& [k, v] : b) keys.insert(k);
+  for (const auto& k : keys)
+    if (show(a, k) != show(b, k)) out.push_back(k + ": the lock has " + show(a, k) + ", locking now gives " + show(b, k));
+  return out;
+}
+
 }  // namespace core
+

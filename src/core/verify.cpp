@@ -229,7 +229,7 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
   }
   if (any && report.archives.empty())
     return util::Error(util::ErrorCode::not_found, "none of the archives " + m.path + " pins for cuDNN " + m.cudnn->version.value.text() +
-                                                       " is in " + dir.string())
+                                                       " was found " + places(dir, cache_dir))
         .with_hint("download one with `stackpin fetch " + m.path + "`, or give the folder that holds it with --archives");
   if (!any) {
     std::vector<std::string> pinned;

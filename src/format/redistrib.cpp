@@ -44,7 +44,7 @@ util::Result<RedistribArchive> read_archive(const json& j, const std::string& pa
   else if (size != j.end() && size->is_string())
     a.size = util::parse_u64(size->get<std::string>()).value_or(0);
   if (a.size == 0) return invalid(path, where + ".size", "is missing or not a positive number of bytes");
-  static const std::regex k_variant(R"(_cuda(\d+)(\.\d+)?-archive\.)");
+  static const std::regex k_variant(R"(_cuda(\d{1,3})(\.\d+)?-archive\.)");
   std::smatch m;
   int from_name = std::regex_search(a.relative_path, m, k_variant) ? std::stoi(m[1].str()) : 0;
   a.cuda = cuda_from_key ? cuda_from_key : from_name;
@@ -101,7 +101,7 @@ util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std:
       continue;
     }
     for (const auto& [variant, archive] : value.items()) {
-      static const std::regex k_key(R"(cuda(\d+))");
+      static const std::regex k_key(R"(cuda(\d{1,3}))");
       std::smatch m;
       if (!std::regex_match(variant, m, k_key)) return invalid(path, where + "." + variant, "is not a CUDA variant key such as \"cuda12\"");
       auto a = read_archive(archive, path, where + "." + variant, *platform, std::stoi(m[1].str()));

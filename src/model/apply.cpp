@@ -20,8 +20,12 @@ bool ApplyReport::changed() const {
   return std::any_of(steps.begin(), steps.end(), [](const ApplyStep& s) { return s.status == StepStatus::done; });
 }
 
-bool ApplyReport::failed() const {
-  return std::any_of(steps.begin(), steps.end(), [](const ApplyStep& s) { return s.status == StepStatus::failed; });
+bool ApplyReport::failed() const { return failed_step() != nullptr; }
+
+const ApplyStep* ApplyReport::failed_step() const {
+  for (const auto& s : steps)
+    if (s.status == StepStatus::failed) return &s;
+  return nullptr;
 }
 
 }  // namespace model

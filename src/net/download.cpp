@@ -14,6 +14,8 @@
 
 #include <curl/curl.h>
 
+#include <string_view>
+
 #include <chrono>
 #include <cstdlib>
 
@@ -72,8 +74,13 @@ bool start(Transfer& t) {
   t.response.status = status;
   if (length >= 0) t.response.length = static_cast<std::uint64_t>(length);
   if (url) t.response.effective_url = url;
-  // 206 is a honoured range; a non-HTTP scheme (file://, ftp://) has no status and honours it.
-  t.response.range_honoured = t.req->offset > 0 && (status == 206 || status == 0);
+  // Over HTTP(S) only a 206 honours the range (a 200 is the whole file); file:// and ftp:// honour
+  // it by seeking (REST), whatever their response code says.
+  char* scheme = nullptr;
+  curl_easy_getinfo(t.curl, CURLINFO_SCHEME, &scheme);
+  bool http = scheme && (std::string_view(scheme) == "HTTP" || std::string_view(scheme) == "HTTPS" ||
+                         std::string_view(scheme) == "http" || std::string_view(scheme) == "https");
+  t.response.range_honoured = t.req->offset > 0 && (http ? status == 206 : true);
   if (t.sink->start && !t.sink->start(t.response)) {
     t.aborted = true;
     return false;
@@ -201,6 +208,8 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
   curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https,ftp,ftps");
   curl_easy_setopt(curl, CURLOPT_FAILONERROR, 1L);
   curl_easy_setopt(curl, CURLOPT_USERAGENT, req.user_agent.c_str());
+  curl_easy_setopt(curl, CURLOPT_PROXY, req.proxy.c_str());  // "" also keeps libcurl from reading *_proxy itself
+  if (!req.no_proxy.empty()) curl_easy_setopt(curl, CURLOPT_NOPROXY, req.no_proxy.c_str());
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, req.connect_timeout_s);
   curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);

@@ -85,6 +85,8 @@ TEST(CliLock, DriftIsRefusedBeforeAnythingIsWritten) {
   auto check = stackpin({"lock", "--check", s.manifest.string()});
   EXPECT_EQ(check.exit_code, 1);
   EXPECT_NE(check.err.find("out of date"), std::string::npos) << check.err;
+  EXPECT_NE(check.err.find("inputs.cuda.version: the lock has \"12.4.1\", locking now gives \"12.4.0\""), std::string::npos) << check.err;
+  EXPECT_EQ(stackpin({"lock", "--check", "--json", "-o", "-", s.manifest.string()}).exit_code, 2);
 
   auto gen = stackpin({"generate", "dockerfile", s.manifest.string(), "--locked"});
   EXPECT_EQ(gen.exit_code, 1) << gen.err;
@@ -147,6 +149,11 @@ TEST(CliLock, RedistribPinsAReleaseNewerThanTheKnowledgeBase) {
   std::string lock = read(dir.path() / "stack.lock");
   EXPECT_NE(lock.find("sha256 = \"72595f0d17d952cf568c1d76e370a9c303bb08c2f80888a8cf33e316a65d46a8\""), std::string::npos);
   EXPECT_NE(lock.find("NVIDIA redistrib_9.6.0.json (released 2024-12-02)"), std::string::npos);
+  // the redistrib file is needed once: re-locking and --check keep the pins it gave
+  auto relock = stackpin({"lock", m.string()});
+  ASSERT_EQ(relock.exit_code, 0) << relock.err;
+  EXPECT_NE(relock.out.find("unchanged"), std::string::npos) << relock.out;
+  EXPECT_EQ(stackpin({"lock", "--check", m.string()}).exit_code, 0);
   auto wrong = stackpin({"lock", m.string(), "--redistrib", (fs::path(STACKPIN_SOURCE_DIR) / "tests/data/redistrib/redistrib_9.1.0.json").string()});
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_NE(wrong.err.find("stack.toml:6:"), std::string::npos) << wrong.err;

@@ -76,9 +76,17 @@ class Fetch : public ::testing::Test {
   model::FetchedArchive run(const model::Manifest& m, const core::FetchOptions& o) {
     findings.clear();
     auto r = core::fetch(m, knowledge::KnowledgeBase::embedded(), o, findings);
-    EXPECT_TRUE(r) << (r ? "" : r.error().message);
-    EXPECT_EQ(r->archives.size(), 1u);
-    return r->archives.at(0);
+    model::FetchedArchive none;  // what a failed call gives the test, which then fails on it
+    none.error = util::Error(ErrorCode::internal, "core::fetch returned no report");
+    if (!r) {
+      ADD_FAILURE() << r.error().message;
+      return none;
+    }
+    if (r->archives.size() != 1u) {
+      ADD_FAILURE() << r->archives.size() << " archives in the report";
+      return none;
+    }
+    return r->archives.front();
   }
 
   fs::path cached_path() const { return core::cache_entry_path(cache, hex(body), k_file); }
@@ -150,15 +158,17 @@ TEST_F(Fetch, ResumesAPartialLeftByAnEarlierRun) {
   EXPECT_EQ(testing_support::read_text(second.path), body);
 }
 
-TEST_F(Fetch, APartialFromAnotherUrlIsStartedOver) {
+TEST_F(Fetch, APartialFromAnotherUrlIsResumedTheHashDecides) {
+  // the pinned SHA-256 names the bytes, so a partial download from another mirror is completed
   server.serve("/other/" + k_file, body);
   fs::create_directories(cache / "partial");
   std::ofstream(core::partial_path(cache, hex(body)), std::ios::binary) << body.substr(0, 5000);
   std::ofstream(core::partial_url_path(cache, hex(body))) << server.url("/other/" + k_file) << "\n";
   auto a = run(manifest(server.url(k_path), body), options());
   ASSERT_FALSE(a.error) << a.error->message;
-  EXPECT_EQ(a.status, model::FetchStatus::downloaded);
-  EXPECT_EQ(server.requests_for(k_path).at(0).range, "");
+  EXPECT_EQ(a.status, model::FetchStatus::resumed);
+  EXPECT_EQ(server.requests_for(k_path).at(0).range, "bytes=5000-");
+  EXPECT_EQ(testing_support::read_text(a.path), body);
 }
 
 TEST_F(Fetch, RetriesAfter503WithExponentialBackoff) {
@@ -301,10 +311,11 @@ TEST_F(Fetch, AMissingFileUrlIsNotFound) {
 }
 
 TEST_F(Fetch, HttpProxyFromTheEnvironmentIsHonoured) {
-  ::setenv("http_proxy", server.base().c_str(), 1);
+  util::MapEnv env({{"http_proxy", server.base()}});
   server.serve("/via-proxy/" + k_file, body);
-  auto a = run(manifest("http://stackpin-proxy-test.invalid/via-proxy/" + k_file, body), options());
-  ::unsetenv("http_proxy");
+  auto o = options();
+  o.env = &env;
+  auto a = run(manifest("http://stackpin-proxy-test.invalid/via-proxy/" + k_file, body), o);
   ASSERT_FALSE(a.error) << a.error->message;
   auto reqs = server.requests_for("/via-proxy/" + k_file);
   ASSERT_EQ(reqs.size(), 1u);
@@ -434,4 +445,96 @@ TEST_F(Fetch, ArchiveTakingCommandsFindTheCachedArchive) {
   EXPECT_TRUE(v->archives.at(0).ok);
 }
 
+TEST_F(Fetch, NoProxyHostsBypassTheProxyAndNothingIsReadFromTheProcess) {
+  // the process's own variables are not stackpin's to read: only the Env given is
+  ::setenv("http_proxy", "http://127.0.0.1:9", 1);
+  auto a = run(manifest(server.url(k_path), body), options());
+  ::unsetenv("http_proxy");
+  ASSERT_FALSE(a.error) << a.error->message;
+  util::MapEnv env({{"http_proxy", "http://127.0.0.1:9"}, {"no_proxy", "127.0.0.1"}});
+  auto o = options();
+  o.env = &env;
+  fs::remove_all(cache);
+  auto b = run(manifest(server.url(k_path), body), o);
+  ASSERT_FALSE(b.error) << b.error->message;
+  EXPECT_FALSE(server.requests_for(k_path).back().absolute_uri);
+}
+
+TEST(FetchProxy, ChosenAsCurlChoosesIt) {
+  util::MapEnv env({{"HTTP_PROXY", "http://upper:1"}, {"HTTPS_PROXY", "http://secure:2"}, {"all_proxy", "http://all:3"}});
+  EXPECT_EQ(core::proxy_for("http://h/x", &env), "http://all:3");  // HTTP_PROXY in upper case is not read
+  EXPECT_EQ(core::proxy_for("https://h/x", &env), "http://secure:2");
+  EXPECT_EQ(core::proxy_for("file:///x", &env), "");
+  EXPECT_EQ(core::proxy_for("https://h/x", nullptr), "");
+  util::MapEnv lower({{"http_proxy", "http://p:4"}, {"ALL_PROXY", "http://all:5"}});
+  EXPECT_EQ(core::proxy_for("http://h/x", &lower), "http://p:4");
+  EXPECT_EQ(core::proxy_for("ftp://h/x", &lower), "http://all:5");
+}
+
+TEST_F(Fetch, APartialIsResumedFromTheNextMirror) {
+  std::string rel = "cudnn/linux-x86_64/" + k_file;
+  server.serve("/m1/" + rel, body);
+  server.serve("/m2/" + rel, body);
+  server.fault("/m1/" + rel, {Fault::Kind::cut_after, 110000});
+  auto o = options();
+  o.retries = 0;
+  o.mirrors = {server.url("/m1/"), server.url("/m2/")};
+  auto a = run(manifest(k_nvidia + rel, body), o);
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.status, model::FetchStatus::resumed);
+  auto second = server.requests_for("/m2/" + rel);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].range, "bytes=110000-");  // the first mirror's bytes were kept
+  EXPECT_EQ(testing_support::read_text(a.path), body);
+}
+
+TEST_F(Fetch, ACorruptPartialIsFetchedAgainFromZeroNotBlamedOnTheServer) {
+  fs::create_directories(core::partial_path(cache, hex(body)).parent_path());
+  std::string bad = body.substr(0, 50000);
+  bad[100] = static_cast<char>(bad[100] ^ 0xff);
+  std::ofstream(core::partial_path(cache, hex(body)), std::ios::binary) << bad;
+  auto a = run(manifest(server.url(k_path), body), options());
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.status, model::FetchStatus::downloaded);
+  auto reqs = server.requests_for(k_path);
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].range, "bytes=50000-");
+  EXPECT_EQ(reqs[1].range, "");
+  EXPECT_EQ(testing_support::read_text(a.path), body);
+}
+
+TEST_F(Fetch, ARangeTheServerRefusesDropsThePartialOnce) {
+  fs::create_directories(core::partial_path(cache, hex(body)).parent_path());
+  std::ofstream(core::partial_path(cache, hex(body)), std::ios::binary) << body.substr(0, 40000);
+  server.fault(k_path, {Fault::Kind::status, 0, 0, 416}, 1);
+  auto a = run(manifest(server.url(k_path), body), options());
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.status, model::FetchStatus::downloaded);
+  auto reqs = server.requests_for(k_path);
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].status, 416);
+  EXPECT_EQ(reqs[1].range, "");
+}
+
+TEST_F(Fetch, NothingPinnedForTheTargetsIsAClearError) {
+  // a Windows-only manifest whose archives are all implied by the lock or the knowledge base
+  auto m = format::parse_manifest("schema = 1\nname = \"x\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.6.0.74\"\n"
+                                  "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\cudnn'\n",
+                                  "w.toml");
+  ASSERT_TRUE(m);
+  model::ArchivePin linux_only;
+  linux_only.implied = true;
+  linux_only.platform.value = model::Platform::linux_sbsa;
+  linux_only.url = model::Located<std::string>{server.url(k_path), {}};
+  linux_only.sha256 = model::Located<std::string>{hex(body), {}};
+  linux_only.size = model::Located<std::uint64_t>{body.size(), {}};
+  m->cudnn->archives.push_back(linux_only);
+  std::vector<model::Finding> f;
+  auto r = core::fetch(*m, knowledge::KnowledgeBase::embedded(), options(), f);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::invalid);
+  EXPECT_NE(r.error().message.find("this manifest's targets (windows-x86_64)"), std::string::npos) << r.error().message;
+}
+
 }  // namespace
+

@@ -336,4 +336,34 @@ TEST(Lock, ResolveFillsOnlyWhatTheManifestLeavesOut) {
   EXPECT_TRUE(core::resolve_archives(parse(text), kb()).cudnn->archives.empty());
 }
 
+TEST(Lock, DifferencesIgnoreWhoMadeItAndTheSources) {
+  auto a = lock_of(parse(k_version_only));
+  auto b = a;
+  b.generated_by = "stackpin 9.9.9";
+  for (auto& x : b.archives) x.source = "somewhere else";
+  EXPECT_TRUE(core::lock_differences(a, b).empty());
+  b.archives.front().size += 1;
+  for (auto& f : b.frameworks)
+    if (f.name == "torch") f.requirement = "torch==2.5.1+cu121";
+  auto d = core::lock_differences(a, b);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_NE(d[0].find("cudnn.archives.linux-x86_64.size"), std::string::npos) << d[0];
+  EXPECT_NE(d[1].find("frameworks.torch.requirement: the lock has \"torch==2.5.1+cu124\", locking now gives \"torch==2.5.1+cu121\""),
+            std::string::npos) << d[1];
+}
+
+TEST(Lock, RelockingKeepsPinsNoOtherSourceKnows) {
+  std::string text = k_version_only;
+  text.replace(text.find("9.1.0.70"), 8, "9.6.0.74");
+  auto m = parse(text);
+  auto first = lock_of(m, {redistrib("redistrib_9.6.0.json")});
+  core::LockOptions o;
+  o.previous = &first;
+  auto again = core::make_lock(m, kb(), o);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(core::lock_differences(first, again->lock).empty());
+  EXPECT_EQ(again->lock.archives.front().source, first.archives.front().source);
+}
+
 }  // namespace
+

@@ -2,6 +2,7 @@
 // `stackpin apply`: provision a machine from a manifest in one command: the archive (from a
 // folder, the cache or the network), verified; staged (or packaged and installed for
 // layout = "deb"); the activation scripts; then doctor and, where a GPU exists, the conv test.
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -28,6 +29,9 @@ struct ApplyOptions {
   FetchOptions fetch;                           // cache_dir (required), mirrors, offline, retries
   std::filesystem::path deb_dir;                // layout = "deb": where the packages are written (default CACHE/debs)
   bool dry_run = false;
+  bool force = false;                           // as stage --force: replace a previous staging whose files were modified
+  bool remove_stale = false;                    // as stage --remove-stale (cuda-merge)
+  std::optional<std::uint64_t> max_unpacked;    // as stage / deb --max-unpacked
   bool doctor = true;
   bool convtest = true;
   std::string manifest_path;                    // as the user gave it, for the hints

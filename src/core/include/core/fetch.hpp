@@ -14,6 +14,7 @@
 #include "model/fetch.hpp"
 #include "model/finding.hpp"
 #include "model/manifest.hpp"
+#include "util/env.hpp"
 #include "util/result.hpp"
 
 namespace core {
@@ -41,6 +42,9 @@ struct FetchOptions {
   std::string user_agent = "stackpin";
   std::function<void(const FetchProgress&)> progress;
   std::function<void(std::chrono::milliseconds)> sleep;  // default: std::this_thread::sleep_for
+  // The proxy variables (http_proxy, https_proxy / HTTPS_PROXY, ftp_proxy, ALL_PROXY / all_proxy,
+  // no_proxy / NO_PROXY) are read from here, as curl reads them; nullptr = no proxy.
+  const util::Env* env = nullptr;
 };
 
 // Fetches every archive the manifest pins (or only o.platform's) into o.cache_dir; of the archives
@@ -58,6 +62,10 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
 
 // The URLs to try for `url`: each mirror in place of `base` when `url` is under `base` and mirrors
 // are given (a '/' is added to a mirror that lacks it), else `url` itself.
+// The proxy for `url` from the environment, as curl chooses it: <scheme>_proxy (http_proxy only in
+// lower case, as curl insists), then ALL_PROXY / all_proxy; "" when none applies.
+std::string proxy_for(const std::string& url, const util::Env* env);
+
 std::vector<std::string> candidate_urls(const std::string& url, const std::vector<std::string>& mirrors, const std::string& base);
 
 }  // namespace core

@@ -32,6 +32,10 @@ struct LockOptions {
   std::string generated_by;   // "stackpin 0.1.0"
   std::string manifest_file;  // the manifest's name as the lock refers to it (relative to the lock)
   std::vector<format::RedistribRelease> redistribs;
+  // The lock being replaced: its archive pins (with their recorded source) are kept for platforms
+  // no other source knows, so that re-locking without the --redistrib file that pinned a release
+  // newer than the knowledge base gives the same lock.
+  const model::Lock* previous = nullptr;
 };
 
 struct LockOutcome {
@@ -49,6 +53,12 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
 
 // Every key on which the manifest and the lock disagree (empty = in agreement).
 std::vector<model::LockDrift> lock_drift(const model::Manifest& m, const model::Lock& lock);
+// One line for a difference: `key: the manifest says "A", the lock "B"`.
+std::string describe(const model::LockDrift& d);
+
+// What differs between two locks in what they pin (inputs, archives, drivers, framework builds,
+// base image), one line each; who generated them and the recorded sources do not count.
+std::vector<std::string> lock_differences(const model::Lock& before, const model::Lock& now);
 
 // The manifest as the lock pins it: drift is refused, then every locked archive the manifest does
 // not pin is added and every hash, size, URL and file name it leaves out is filled in. Errors:

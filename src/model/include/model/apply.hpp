@@ -1,8 +1,11 @@
 #pragma once
 // The value of `stackpin apply`: each step of provisioning a machine from a manifest, what it
 // did, and what is left for the user.
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "util/result.hpp"
 
 namespace model {
 
@@ -21,6 +24,7 @@ struct ApplyStep {
   StepStatus status = StepStatus::skipped;
   std::string detail;  // one line
   std::vector<std::string> lines;  // files written, commands run, ...
+  std::optional<util::Error> error;  // why a failed step failed
 };
 
 struct ApplyReport {
@@ -33,6 +37,7 @@ struct ApplyReport {
 
   bool changed() const;  // some step did something
   bool failed() const;   // some step failed
+  const ApplyStep* failed_step() const;
 };
 
 }  // namespace model

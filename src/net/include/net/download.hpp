@@ -1,8 +1,8 @@
 #pragma once
 // HTTP(S), FTP and file:// downloads through libcurl, the only layer that includes <curl/curl.h>.
 // One call is one transfer attempt: retries, resumption policy and where the bytes go are the
-// caller's decisions. libcurl's own proxy handling (http_proxy, https_proxy, no_proxy, ALL_PROXY)
-// stays on.
+// caller's decisions, and so is the proxy: libcurl is told it (or told there is none), so that it
+// never reads the process environment itself.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -19,6 +19,8 @@ struct Request {
   long connect_timeout_s = 30;
   long stall_timeout_s = 60;         // abort (transient) when no body byte arrives for this long
   std::string user_agent = "stackpin";
+  std::string proxy;                 // "scheme://host:port" for this URL; "" = connect directly
+  std::string no_proxy;              // hosts that bypass the proxy (the no_proxy syntax)
 };
 
 // What the server answered, known before the first body byte is delivered.
