@@ -47,9 +47,11 @@ struct DockerCli {
 };
 
 int run_dockerfile(const DockerCli& c, Context& ctx) {
-  auto m = load_manifest_for(ctx, c.manifest);
+  std::optional<model::Lock> lock;
+  auto m = load_manifest_for(ctx, c.manifest, &lock);
   if (!m) return fail(ctx, "generate", false, m.error());
   core::DockerOptions o;
+  if (lock) o.lock = &*lock;
   auto platform = model::parse_platform(c.platform);
   if (!platform) return fail(ctx, "generate", false, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
   o.platform = *platform;
@@ -91,9 +93,11 @@ struct DevcontainerCli {
 // build when the manifest has one (a repository should not carry an 800 MB archive), else copied
 // from .devcontainer/archives/, verified, like a --context build.
 int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
-  auto m = load_manifest_for(ctx, c.manifest);
+  std::optional<model::Lock> lock;
+  auto m = load_manifest_for(ctx, c.manifest, &lock);
   if (!m) return fail(ctx, "generate", false, m.error());
   core::DockerOptions o;
+  if (lock) o.lock = &*lock;
   auto platform = model::parse_platform(c.platform);
   if (!platform) return fail(ctx, "generate", false, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
   o.platform = *platform;
@@ -143,9 +147,11 @@ int emit(Context& ctx, const std::string& output, const std::string& text) {
 }
 
 int run_conda(const GenCli& c, Context& ctx) {
-  auto m = load_manifest_for(ctx, c.manifest);
+  std::optional<model::Lock> lock;
+  auto m = load_manifest_for(ctx, c.manifest, &lock);
   if (!m) return fail(ctx, "generate", false, m.error());
   core::CondaOptions o;
+  if (lock) o.lock = &*lock;
   o.manifest_file = std::filesystem::path(c.manifest).filename().string();
   o.manifest_sha256 = sha256_of_file(c.manifest);
   auto plan = core::plan_conda(*m, knowledge::KnowledgeBase::embedded(), o);

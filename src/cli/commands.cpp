@@ -80,14 +80,16 @@ void add_lock_options(CLI::App* cmd, Context& ctx) {
   cmd->add_option("--lock", ctx.lock.file, "Use this lock file (implies --locked)");
 }
 
-util::Result<model::Manifest> load_manifest_for(Context& ctx, const std::string& path) {
+util::Result<model::Manifest> load_manifest_for(Context& ctx, const std::string& path, std::optional<model::Lock>* lock_out) {
   auto m = format::load_manifest(path);
   if (!m) return m;
   const auto& kb = knowledge::KnowledgeBase::embedded();
   if (!ctx.lock.locked && ctx.lock.file.empty()) return core::resolve_archives(*m, kb);
   auto lock = format::load_lock(ctx.lock.file.empty() ? core::default_lock_path(path) : std::filesystem::path(ctx.lock.file));
   if (!lock) return std::move(lock).error();
-  return core::apply_lock(*m, *lock);
+  auto applied = core::apply_lock(*m, *lock);
+  if (applied && lock_out) *lock_out = std::move(*lock);
+  return applied;
 }
 
 void add_fetch_options(CLI::App* cmd, FetchFlags& f) {

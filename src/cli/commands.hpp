@@ -9,6 +9,7 @@
 
 #include "cli/run.hpp"
 #include "core/fetch.hpp"
+#include "model/lock.hpp"
 #include "model/manifest.hpp"
 #include "render.hpp"
 
@@ -75,8 +76,8 @@ util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlag
 void add_lock_options(CLI::App* cmd, Context& ctx);
 // The manifest as commands that provision see it: with --locked, its lock applied (drift refused,
 // archives, hashes and sizes from the lock); otherwise NVIDIA's archives from the knowledge base
-// filled in for a manifest that names only the cuDNN version. Errors: those of loading the
-// manifest and the lock, and core::apply_lock's.
-util::Result<model::Manifest> load_manifest_for(Context& ctx, const std::string& path);
+// filled in for a manifest that names only the cuDNN version. `lock`, when given, receives the
+// lock that was applied. Errors: those of loading the manifest and the lock, and core::apply_lock's.
+util::Result<model::Manifest> load_manifest_for(Context& ctx, const std::string& path, std::optional<model::Lock>* lock = nullptr);
 
 }  // namespace cli

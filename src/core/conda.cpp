@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "core/check.hpp"
+#include "core/lock.hpp"
 #include "gen/quote.hpp"
 #include "util/strings.hpp"
 
@@ -167,7 +168,8 @@ std::string version_of(const model::Manifest& m, const char* name) {
   return it == m.frameworks.end() ? "" : it->second.value.text();
 }
 
-util::Status choose_frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const Version& cudnn, CondaPlan& plan) {
+util::Status choose_frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const Version& cudnn, const model::Lock* lock,
+                               CondaPlan& plan) {
   if (m.frameworks.empty()) return {};
   const auto& cuda = m.cuda->version.value;
   int cuda_major = static_cast<int>(cuda.major());
@@ -181,6 +183,7 @@ util::Status choose_frameworks(const model::Manifest& m, const knowledge::Knowle
   env.conda.reset();
   auto report = check_manifest(env, kb);
   if (!report) return std::move(report).error();
+  if (lock) use_locked_builds(*report, *lock);
   for (const auto& f : report->findings) {
     if (f.severity != model::Severity::error) continue;
     std::string why;
@@ -354,7 +357,7 @@ util::Result<CondaPlan> plan_conda(const model::Manifest& m, const knowledge::Kn
   if (!cudnn) return std::move(cudnn).error();
   plan.cudnn_version = cudnn->text();
 
-  if (auto st = choose_frameworks(m, kb, *cudnn, plan); !st) return std::move(st).error();
+  if (auto st = choose_frameworks(m, kb, *cudnn, o.lock, plan); !st) return std::move(st).error();
   return plan;
 }
 

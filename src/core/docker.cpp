@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "core/check.hpp"
+#include "core/lock.hpp"
 #include "core/deb.hpp"
 #include "core/verify.hpp"
 #include "crypto/sha256.hpp"
@@ -77,12 +78,13 @@ util::Status apt_packages(const model::Manifest& m, const knowledge::KnowledgeBa
   return {};
 }
 
-void frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, DockerPlan& plan) {
+void frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DockerOptions& o, DockerPlan& plan) {
   auto& s = plan.spec;
   // Where the image's own cuDNN is: the archive's copy, or NVIDIA's packages in the multiarch directory.
   const std::string where = s.apt ? "/usr/lib/" + multiarch_triplet(plan.platform) + " (NVIDIA's packages)" : s.prefix;
   std::string torch_index, torch_variant, torch_bundled;
   auto report = check_manifest(m, kb);
+  if (report && o.lock) use_locked_builds(*report, *o.lock);
   if (report) {
     for (const auto& w : report->wheels)
       if (w.framework == "torch") {
@@ -98,6 +100,12 @@ void frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, Do
     f.pip_requirement = name + "==" + f.version;
     bool torch_family = name == "torch" || name == "torchvision" || name == "torchaudio";
     if (torch_family && !torch_index.empty()) f.index_url = torch_index;
+    if (o.lock)  // --locked: the exact build and index the lock pins
+      for (const auto& lf : o.lock->frameworks)
+        if (lf.name == name) {
+          f.pip_requirement = lf.requirement;
+          f.index_url = lf.index_url == "https://pypi.org/simple" ? "" : lf.index_url;
+        }
     if (name == "torch") {
       std::string pinned = m.cudnn->version.value.text();
       if (!torch_bundled.empty()) {
@@ -174,7 +182,7 @@ util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowled
     }
     if (const auto* rule = kb.linux_lib_dir(m.cudnn->version.value); rule && !rule->dirs.empty()) s.archive_lib_dir = rule->dirs.front();
   }
-  frameworks(m, kb, plan);
+  frameworks(m, kb, o, plan);
   return plan;
 }
 

@@ -374,5 +374,24 @@ std::vector<std::string> lock_differences(const model::Lock& before, const model
   return out;
 }
 
+void use_locked_builds(model::CheckReport& report, const model::Lock& lock) {
+  for (const auto& f : lock.frameworks) {
+    auto w = std::find_if(report.wheels.begin(), report.wheels.end(), [&](const model::WheelMatch& x) { return x.framework == f.name; });
+    if (w == report.wheels.end()) {
+      if (f.name != "torch" && f.name != "tensorflow" && f.name != "onnxruntime-gpu") continue;  // companions follow torch
+      report.wheels.emplace_back();
+      w = std::prev(report.wheels.end());
+      w->framework = f.name;
+    }
+    w->version = f.version;
+    w->requirement = f.requirement;
+    w->index_url = f.index_url == k_pypi ? "" : f.index_url;
+    w->bundled_cudnn = f.bundled_cudnn;
+    auto plus = f.requirement.find('+');
+    w->variant = plus == std::string::npos ? "" : f.requirement.substr(plus + 1);
+    w->source = "the lock " + lock.path;
+  }
+}
+
 }  // namespace core
 

@@ -166,4 +166,27 @@ TEST(CliLock, TheExampleLockIsUpToDate) {
   EXPECT_NE(r.out.find("up to date"), std::string::npos) << r.out;
 }
 
+TEST(CliLock, GeneratorsUseTheLockedFrameworkBuilds) {
+  // a lock made when the knowledge base chose another torch build: --locked keeps that build
+  ScratchDir dir;
+  fs::path m = dir.path() / "stack.toml";
+  write(m, k_version_only);
+  ASSERT_EQ(stackpin({"lock", m.string()}).exit_code, 0);
+  std::string lock = read(dir.path() / "stack.lock");
+  for (auto [from, to] : {std::pair<std::string, std::string>{"+cu124", "+cu121"}, {"whl/cu124", "whl/cu121"}}) {
+    auto at = lock.find(from);
+    ASSERT_NE(at, std::string::npos) << lock;
+    lock.replace(at, from.size(), to);
+  }
+  write(dir.path() / "stack.lock", lock);
+  auto locked = stackpin({"generate", "dockerfile", m.string(), "--locked"});
+  ASSERT_EQ(locked.exit_code, 0) << locked.err;
+  EXPECT_NE(locked.out.find("pip install --no-cache-dir torch==2.5.1+cu121 --index-url https://download.pytorch.org/whl/cu121"),
+            std::string::npos) << locked.out;
+  auto derived = stackpin({"generate", "dockerfile", m.string()});
+  ASSERT_EQ(derived.exit_code, 0) << derived.err;
+  EXPECT_NE(derived.out.find("torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124"), std::string::npos) << derived.out;
+}
+
 }  // namespace
+

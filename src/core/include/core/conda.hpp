@@ -6,6 +6,7 @@
 
 #include "gen/conda.hpp"
 #include "knowledge/knowledge_base.hpp"
+#include "model/lock.hpp"
 #include "model/manifest.hpp"
 #include "util/result.hpp"
 
@@ -14,6 +15,7 @@ namespace core {
 struct CondaOptions {
   std::string manifest_file;    // the name the header carries
   std::string manifest_sha256;
+  const model::Lock* lock = nullptr;  // --locked: the framework builds come from it
 };
 
 struct CondaPlan {

@@ -8,6 +8,7 @@
 
 #include "gen/dockerfile.hpp"
 #include "knowledge/knowledge_base.hpp"
+#include "model/lock.hpp"
 #include "model/manifest.hpp"
 #include "util/result.hpp"
 
@@ -19,6 +20,7 @@ struct DockerOptions {
   bool include_dev = false;  // headers and static libraries in the image too
   std::string manifest_file;    // the name the labels carry
   std::string manifest_sha256;
+  const model::Lock* lock = nullptr;  // --locked: the framework builds come from it
 };
 
 struct DockerPlan {

@@ -8,6 +8,7 @@
 
 #include "format/redistrib.hpp"
 #include "knowledge/knowledge_base.hpp"
+#include "model/check_report.hpp"
 #include "model/finding.hpp"
 #include "model/lock.hpp"
 #include "model/manifest.hpp"
@@ -53,6 +54,10 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
 
 // Every key on which the manifest and the lock disagree (empty = in agreement).
 std::vector<model::LockDrift> lock_drift(const model::Manifest& m, const model::Lock& lock);
+// --locked for generators: the framework builds the lock pins (requirement, index, bundled cuDNN)
+// replace those `check` derives today, so that a newer knowledge base cannot change them.
+void use_locked_builds(model::CheckReport& report, const model::Lock& lock);
+
 // One line for a difference: `key: the manifest says "A", the lock "B"`.
 std::string describe(const model::LockDrift& d);
 
