@@ -8,10 +8,6 @@
 #include "format/receipt.hpp"
 #include "util/strings.hpp"
 
-#ifndef STACKPIN_VERSION
-#define STACKPIN_VERSION "0.0.0"
-#endif
-
 namespace cli {
 namespace {
 
@@ -59,9 +55,9 @@ int run_apply(const ApplyCli& c, Context& ctx) {
     return fail(ctx, "apply", c.json, util::Error(util::ErrorCode::usage, "--target must be windows or linux"));
   o.target = *target;
   if (!c.platform.empty()) {
-    o.platform = model::parse_platform(c.platform);
-    if (!o.platform)
-      return fail(ctx, "apply", c.json, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64, linux-sbsa, linux-aarch64 or windows-x86_64"));
+    auto p = parse_platform_option(c.platform);
+    if (!p) return fail(ctx, "apply", c.json, p.error());
+    o.platform = *p;
   }
   auto fetch = fetch_options_for(ctx, c.fetch, c.json);
   if (!fetch) return fail(ctx, "apply", c.json, fetch.error());

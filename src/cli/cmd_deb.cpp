@@ -8,10 +8,6 @@
 #include "format/receipt.hpp"
 #include "util/strings.hpp"
 
-#ifndef STACKPIN_VERSION
-#define STACKPIN_VERSION "0.0.0"
-#endif
-
 namespace cli {
 
 namespace {

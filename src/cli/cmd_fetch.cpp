@@ -10,10 +10,6 @@
 #include "format/manifest_reader.hpp"
 #include "util/strings.hpp"
 
-#ifndef STACKPIN_VERSION
-#define STACKPIN_VERSION "0.0.0"
-#endif
-
 namespace cli {
 
 namespace {
@@ -41,10 +37,9 @@ int run_fetch(const FetchCli& c, Context& ctx) {
   auto o = fetch_options_for(ctx, c.fetch, c.json);
   if (!o) return fail(ctx, "fetch", c.json, o.error());
   if (!c.platform.empty()) {
-    o->platform = model::parse_platform(c.platform);
-    if (!o->platform)
-      return fail(ctx, "fetch", c.json,
-                  util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64, linux-sbsa, linux-aarch64 or windows-x86_64"));
+    auto p = parse_platform_option(c.platform);
+    if (!p) return fail(ctx, "fetch", c.json, p.error());
+    o->platform = *p;
   }
   auto m = load_manifest_for(ctx, c.manifest);
   if (!m) return fail(ctx, "fetch", c.json, m.error());
@@ -84,9 +79,6 @@ void add_fetch(CLI::App& app, Context& ctx) {
   add_fetch_options(cmd, c->fetch);
   cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
   add_lock_options(cmd, ctx);
-  cmd->footer("The settings file ($STACKPIN_CONFIG, else $XDG_CONFIG_HOME/stackpin/config.toml, else "
-              "~/.config/stackpin/config.toml) may hold [fetch] mirrors = [\"URL\", ...]; --mirror replaces them. "
-              "Proxies: http_proxy, https_proxy, no_proxy and ALL_PROXY are honoured.");
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_fetch(*c, ctx); }; });
 }
 

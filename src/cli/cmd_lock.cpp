@@ -9,10 +9,6 @@
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
-#ifndef STACKPIN_VERSION
-#define STACKPIN_VERSION "0.0.0"
-#endif
-
 namespace cli {
 namespace {
 namespace fs = std::filesystem;

@@ -9,10 +9,6 @@
 #include "format/receipt.hpp"
 #include "util/strings.hpp"
 
-#ifndef STACKPIN_VERSION
-#define STACKPIN_VERSION "0.0.0"
-#endif
-
 namespace cli {
 
 namespace {
@@ -71,8 +67,9 @@ int run_stage(const StageCli& c, Context& ctx) {
   o.target = *target;
   if (!c.dest.empty()) o.dest = c.dest;
   if (!c.platform.empty()) {
-    o.platform = model::parse_platform(c.platform);
-    if (!o.platform) return fail(ctx, "stage", c.json, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64, linux-sbsa, linux-aarch64 or windows-x86_64"));
+    auto p = parse_platform_option(c.platform);
+    if (!p) return fail(ctx, "stage", c.json, p.error());
+    o.platform = *p;
   }
   o.dry_run = c.dry_run;
   o.remove_stale = c.remove_stale;

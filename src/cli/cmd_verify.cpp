@@ -34,9 +34,9 @@ int run_verify(const VerifyOptions& o, Context& ctx) {
                                                       "or verify FILE --sha256 HEX"));
     std::optional<model::Platform> platform;
     if (!o.platform.empty()) {
-      platform = model::parse_platform(o.platform);
-      if (!platform)
-        return fail(ctx, "verify", o.json, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64, linux-sbsa, linux-aarch64 or windows-x86_64"));
+      auto p = parse_platform_option(o.platform);
+      if (!p) return fail(ctx, "verify", o.json, p.error());
+      platform = *p;
     }
     auto m = load_manifest_for(ctx, o.target);
     if (!m) return fail(ctx, "verify", o.json, m.error());

@@ -13,10 +13,6 @@
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
-#ifndef STACKPIN_VERSION
-#define STACKPIN_VERSION "0.0.0"
-#endif
-
 namespace cli {
 
 int fail(Context& ctx, const std::string& command, bool json, const util::Error& e) {
@@ -139,6 +135,11 @@ util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlag
   o.env = &ctx.io.env;
   if (auto p = download_progress_printer(ctx, json)) o.progress = [p](const core::FetchProgress& pr) { p(pr.file, pr.done, pr.total); };
   return o;
+}
+
+util::Result<model::Platform> parse_platform_option(const std::string& text) {
+  if (auto p = model::parse_platform(text)) return *p;
+  return util::Error(util::ErrorCode::usage, "--platform must be one of " + util::join(model::platform_names(), ", ") + ", not \"" + text + "\"");
 }
 
 }  // namespace cli

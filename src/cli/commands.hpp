@@ -13,6 +13,11 @@
 #include "model/manifest.hpp"
 #include "render.hpp"
 
+// The build defines it (src/CMakeLists.txt); a stand-alone compile of a cli file still works.
+#ifndef STACKPIN_VERSION
+#define STACKPIN_VERSION "0.0.0"
+#endif
+
 namespace cli {
 
 // --locked / --lock FILE, for the commands that honour a lock file.
@@ -72,6 +77,8 @@ void add_fetch_options(CLI::App* cmd, FetchFlags& f);
 // from --mirror or the settings file, download progress on a terminal. Errors: usage (bad
 // values), not_found (no cache directory can be told), those of reading the settings file.
 util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlags& f, bool json);
+// --platform's value, or a usage error naming the accepted ones.
+util::Result<model::Platform> parse_platform_option(const std::string& text);
 // Adds --locked and --lock FILE to a command (bound to ctx.lock).
 void add_lock_options(CLI::App* cmd, Context& ctx);
 // The manifest as commands that provision see it: with --locked, its lock applied (drift refused,

@@ -6,10 +6,6 @@
 #include "commands.hpp"
 #include "knowledge/knowledge_base.hpp"
 
-#ifndef STACKPIN_VERSION
-#define STACKPIN_VERSION "0.0.0"
-#endif
-
 namespace cli {
 
 namespace {

@@ -67,6 +67,10 @@ struct Run {
     return false;
   }
   std::string manifest_arg() const { return o.manifest_path.empty() ? m.path : o.manifest_path; }
+  // The staged tree is for another place than this machine's prefix (DEST is not the prefix).
+  bool tree_elsewhere() const {
+    return !deb && fs::path(report.dest).lexically_normal() != fs::path(report.prefix).lexically_normal();
+  }
 };
 
 bool archive_step(Run& r, const PinnedArchive& p) {
@@ -280,7 +284,7 @@ bool doctor_step(Run& r) {
     s.detail = r.deb ? "doctor of this machine" : "doctor of this machine with the staged lib64 first on LD_LIBRARY_PATH";
     return true;
   }
-  if (!r.deb && fs::path(r.report.dest).lexically_normal() != fs::path(r.report.prefix).lexically_normal()) {
+  if (r.tree_elsewhere()) {
     s.detail = "DEST " + r.report.dest + " is not where the tree lives (" + r.report.prefix + "): run `stackpin doctor --manifest " +
                r.manifest_arg() + "` where it is installed";
     return true;
@@ -340,7 +344,7 @@ bool convtest_step(Run& r) {
     s.detail = "a cuDNN convolution test on the GPU, where there is one";
     return true;
   }
-  if (!r.deb && fs::path(r.report.dest).lexically_normal() != fs::path(r.report.prefix).lexically_normal()) {
+  if (r.tree_elsewhere()) {
     s.detail = "the tree is for " + r.report.prefix + ", not here: run `stackpin convtest --manifest " + r.manifest_arg() + "` where it is installed";
     return true;
   }
@@ -384,7 +388,7 @@ void remaining_for_target(Run& r) {
     first.push_back("there, in PowerShell: & '" + r.report.prefix + "\\.stackpin\\activate.ps1' (cmd.exe: activate.cmd)");
     first.push_back("check the machine: powershell -File '" + r.report.prefix + "\\.stackpin\\check-cudnn.ps1'");
   } else if (!r.deb && !r.report.prefix.empty()) {
-    if (fs::path(r.report.dest).lexically_normal() != fs::path(r.report.prefix).lexically_normal())
+    if (r.tree_elsewhere())
       first.push_back("copy " + r.report.dest + " to " + r.report.prefix + " where it is used (its scripts and build files refer to that path)");
     first.push_back("in each shell that uses it: . " + (fs::path(r.report.prefix) / ".stackpin" / "activate.sh").string() +
                     " (system-wide: stackpin generate profile-d " + r.manifest_arg() + ")");

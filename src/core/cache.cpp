@@ -5,12 +5,17 @@
 namespace core {
 namespace fs = std::filesystem;
 
+namespace {
+// A variable's value when it is set and not empty.
+std::optional<std::string> non_empty(const util::Env& env, const char* name) {
+  auto v = env.get(name);
+  if (v && !v->empty()) return v;
+  return std::nullopt;
+}
+}  // namespace
+
 util::Result<fs::path> default_cache_dir(const util::Env& env) {
-  auto set = [&](const char* name) -> std::optional<std::string> {
-    auto v = env.get(name);
-    if (v && !v->empty()) return v;
-    return std::nullopt;
-  };
+  auto set = [&](const char* name) { return non_empty(env, name); };
   if (auto v = set("STACKPIN_CACHE_DIR")) return fs::path(*v);
   if (util::host_is_windows()) {
     if (auto v = set("LOCALAPPDATA")) return fs::path(*v) / "stackpin" / "cache";
@@ -23,11 +28,7 @@ util::Result<fs::path> default_cache_dir(const util::Env& env) {
 }
 
 std::optional<fs::path> user_config_path(const util::Env& env) {
-  auto set = [&](const char* name) -> std::optional<std::string> {
-    auto v = env.get(name);
-    if (v && !v->empty()) return v;
-    return std::nullopt;
-  };
+  auto set = [&](const char* name) { return non_empty(env, name); };
   if (auto v = set("STACKPIN_CONFIG")) return fs::path(*v);
   if (util::host_is_windows()) {
     if (auto v = set("APPDATA")) return fs::path(*v) / "stackpin" / "config.toml";

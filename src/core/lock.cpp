@@ -80,6 +80,22 @@ void add_frameworks(const model::Manifest& m, const model::CheckReport& report, 
   }
 }
 
+// An archive pin the manifest does not write (from the lock or the knowledge base), located at
+// the [cudnn] table.
+model::ArchivePin implied_pin(model::Pos at, model::Platform platform, model::Origin origin, const std::string& url,
+                              const std::string& file, const std::string& sha256, std::uint64_t size) {
+  model::ArchivePin a;
+  a.implied = true;
+  a.pos = at;
+  a.platform = model::Located<model::Platform>{platform, at};
+  a.origin = model::Located<model::Origin>{origin, at};
+  if (!url.empty()) a.url = model::Located<std::string>{url, at};
+  if (!file.empty()) a.file = model::Located<std::string>{file, at};
+  a.sha256 = model::Located<std::string>{sha256, at};
+  a.size = model::Located<std::uint64_t>{size, at};
+  return a;
+}
+
 }  // namespace
 
 fs::path default_lock_path(const fs::path& manifest) {
@@ -125,16 +141,7 @@ model::Manifest resolve_archives(const model::Manifest& m, const knowledge::Know
   if (!r.cudnn || major == 0) return r;
   for (const model::CudnnArchiveFact* f : kb.cudnn_archives(r.cudnn->version.value)) {
     if (f->cuda != major || r.archive_for(f->platform) || !f->size) continue;
-    model::ArchivePin a;
-    a.implied = true;
-    a.pos = r.cudnn->pos;
-    a.platform = at(f->platform, a.pos);
-    a.origin = at(model::Origin::nvidia, a.pos);
-    a.url = at(f->url, a.pos);
-    a.file = at(f->file, a.pos);
-    a.sha256 = at(f->sha256, a.pos);
-    a.size = at<std::uint64_t>(*f->size, a.pos);
-    r.cudnn->archives.push_back(std::move(a));
+    r.cudnn->archives.push_back(implied_pin(r.cudnn->pos, f->platform, model::Origin::nvidia, f->url, f->file, f->sha256, *f->size));
   }
   return r;
 }
@@ -307,12 +314,8 @@ util::Result<model::Manifest> apply_lock(const model::Manifest& m, const model::
     for (auto& a : r.cudnn->archives)
       if (a.platform.value == l.platform) pin = &a;
     if (!pin) {
-      r.cudnn->archives.emplace_back();
-      pin = &r.cudnn->archives.back();
-      pin->implied = true;
-      pin->pos = r.cudnn->pos;
-      pin->platform = at(l.platform, pin->pos);
-      pin->origin = at(l.origin, pin->pos);
+      r.cudnn->archives.push_back(implied_pin(r.cudnn->pos, l.platform, l.origin, l.url, l.file, l.sha256, l.size));
+      continue;
     }
     if (!pin->url && !l.url.empty()) pin->url = at(l.url, pin->pos);
     if (!pin->file && !l.file.empty()) pin->file = at(l.file, pin->pos);

@@ -2,14 +2,7 @@
 
 namespace model {
 
-util::SourceLocation Lock::locate(Pos pos) const {
-  util::SourceLocation loc;
-  loc.file = path;
-  loc.line = pos.line;
-  loc.column = pos.column;
-  if (pos.line > 0 && static_cast<std::size_t>(pos.line) <= lines.size()) loc.excerpt = lines[pos.line - 1];
-  return loc;
-}
+util::SourceLocation Lock::locate(Pos pos) const { return locate_in(path, lines, pos); }
 
 const LockedArchive* Lock::archive_for(Platform p) const {
   for (const auto& a : archives)

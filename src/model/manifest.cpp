@@ -15,7 +15,7 @@ std::string ArchivePin::file_name() const {
   return {};
 }
 
-util::SourceLocation Manifest::locate(Pos pos) const {
+util::SourceLocation locate_in(const std::string& path, const std::vector<std::string>& lines, Pos pos) {
   util::SourceLocation loc;
   loc.file = path;
   loc.line = pos.line;
@@ -23,6 +23,8 @@ util::SourceLocation Manifest::locate(Pos pos) const {
   if (pos.line > 0 && static_cast<std::size_t>(pos.line) <= lines.size()) loc.excerpt = lines[pos.line - 1];
   return loc;
 }
+
+util::SourceLocation Manifest::locate(Pos pos) const { return locate_in(path, lines, pos); }
 
 const ArchivePin* Manifest::archive_for(Platform p) const {
   if (!cudnn) return nullptr;

@@ -18,6 +18,9 @@ struct Pos {
   int column = 0;
 };
 
+// file:line:col of `pos` in a file read as `lines`, with that line's text (for errors and findings).
+util::SourceLocation locate_in(const std::string& path, const std::vector<std::string>& lines, Pos pos);
+
 template <class T>
 struct Located {
   T value{};
