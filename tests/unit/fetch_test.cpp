@@ -355,6 +355,42 @@ TEST_F(Fetch, NotEnoughSpaceIsRefusedBeforeDownloading) {
   EXPECT_TRUE(server.requests().empty());
 }
 
+TEST_F(Fetch, ADiskThatFillsDuringTheDownloadRemovesThePartial) {
+  // the cache has room by its free-space check, but its partial/ folder is a 64 KiB tmpfs: the
+  // write fails with ENOSPC mid-transfer
+  fs::path partial = cache / "partial";
+  fs::create_directories(partial);
+  if (::mount("tmpfs", partial.c_str(), "tmpfs", 0, "size=64k") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << std::strerror(errno);
+  auto a = run(manifest(server.url(k_path), body), options());
+  std::error_code ec;
+  bool left = fs::exists(core::partial_path(cache, hex(body)), ec);
+  ::umount2(partial.c_str(), MNT_DETACH);
+  ASSERT_TRUE(a.error);
+  EXPECT_EQ(a.error->code, ErrorCode::io);
+  EXPECT_NE(a.error->message.find("disk"), std::string::npos) << a.error->message;
+  EXPECT_FALSE(left);
+  EXPECT_FALSE(fs::exists(cached_path()));
+  EXPECT_EQ(a.attempts, 1);  // not retried: a full disk does not go away by waiting
+}
+
+TEST_F(Fetch, VerifyCachedReplacesACorruptCachedArchive) {
+  fs::create_directories(cached_path().parent_path());
+  std::string corrupt = body;
+  corrupt[1234] = static_cast<char>(corrupt[1234] ^ 0x01);
+  std::ofstream(cached_path(), std::ios::binary) << corrupt;
+  auto trusted = run(manifest(server.url(k_path), body), options());  // size matches: taken as it is
+  ASSERT_FALSE(trusted.error) << trusted.error->message;
+  EXPECT_EQ(trusted.status, model::FetchStatus::cached);
+  EXPECT_TRUE(server.requests().empty());
+  auto o = options();
+  o.verify_cached = true;
+  auto checked = run(manifest(server.url(k_path), body), o);
+  ASSERT_FALSE(checked.error) << checked.error->message;
+  EXPECT_EQ(checked.status, model::FetchStatus::downloaded);
+  EXPECT_EQ(testing_support::read_text(cached_path()), body);
+}
+
 TEST_F(Fetch, RefusesAPinWithoutSizeAtItsLocation) {
   auto m = format::parse_manifest("schema = 1\nname = \"f\"\n[cuda]\nversion = \"12.2.2\"\n[cudnn]\nversion = \"8.9.7.29\"\ncuda = 12\n"
                                   "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nurl = \"" + server.url(k_path) +
