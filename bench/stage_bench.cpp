@@ -12,70 +12,23 @@
 // cudnn-linux-x86_64-*.tar.xz and cudnn-windows-x86_64-*.zip. All runs read the archive from the
 // page cache (one warm-up read first), write to the same file system, and the median of N runs
 // is reported.
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <fcntl.h>
-
-#include <algorithm>
 #include <functional>
-#include <chrono>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <regex>
 #include <sstream>
-#include <string>
-#include <vector>
 
-extern char** environ;
+#include "bench_util.hpp"
+
 namespace fs = std::filesystem;
+using bench::find;
+using bench::Measure;
+using bench::Run;
+using bench::run;
+using bench::sha256_of;
+using bench::warm;
 
 namespace {
-
-struct Run {
-  double seconds = 0;
-  long max_rss_kb = 0;
-  int status = 0;
-};
-
-Run run(const std::vector<std::string>& argv, const fs::path& cwd = {}) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-  auto t0 = std::chrono::steady_clock::now();
-  pid_t pid = 0;
-  if (posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ) != 0) {
-    std::perror(args[0]);
-    std::exit(2);
-  }
-  int status = 0;
-  struct rusage ru {};
-  wait4(pid, &status, 0, &ru);
-  auto t1 = std::chrono::steady_clock::now();
-  posix_spawn_file_actions_destroy(&fa);
-  Run r;
-  r.seconds = std::chrono::duration<double>(t1 - t0).count();
-  r.max_rss_kb = ru.ru_maxrss;
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
-struct Measure {
-  std::string name;
-  double median = 0;
-  long max_rss_kb = 0;
-};
 
 Measure measure(const std::string& name, int runs, const std::function<void()>& before,
                 const std::function<Run()>& body) {
@@ -93,32 +46,6 @@ Measure measure(const std::string& name, int runs, const std::function<void()>& 
   }
   std::sort(t.begin(), t.end());
   return {name, t[t.size() / 2], rss};
-}
-
-std::string sha256_of(const fs::path& p) {
-  // the benchmark's own check of the fixture, by the tool users know
-  std::string cmd = "sha256sum '" + p.string() + "'";
-  FILE* f = popen(cmd.c_str(), "r");
-  char buf[128] = {};
-  if (!f || !std::fgets(buf, sizeof buf, f)) std::exit(2);
-  pclose(f);
-  return std::string(buf, 64);
-}
-
-void warm(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::vector<char> buf(1 << 20);
-  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
-  }
-}
-
-std::optional<fs::path> find(const fs::path& dir, const std::string& prefix, const std::string& suffix) {
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::string n = e.path().filename().string();
-    if (n.rfind(prefix, 0) == 0 && n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
-      return e.path();
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -234,10 +161,7 @@ int main(int argc, char** argv) {
         t.rss = std::max(t.rss, r.max_rss_kb);
       }
     }
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
+    using bench::median;
     std::vector<Measure> peers;
     for (const auto& t : tools)
       if (!t.stackpin) peers.push_back({t.name, median(t.times), t.rss});

@@ -4,17 +4,22 @@
 // interrupted download should cost only the bytes not yet received. So bytes go to
 // CACHE/partial/<sha256>.part and are hashed as they arrive; the file is renamed into
 // CACHE/sha256/<sha256>/ only after its size and SHA-256 matched, and after fsync, so a crash
-// leaves either no entry or a complete one. A sidecar (<sha256>.url) records which URL the partial
-// came from: a partial is resumed (its bytes re-hashed, the rest requested with a Range header)
-// only from that same URL, since another server may hold other bytes under the same name. A
-// server that answers a range request with the whole file (200 instead of 206) is followed from
-// byte zero. Arriving bytes past the pinned size are refused at once (a mirror serving another
-// file must not fill the disk), and free space is checked before the first byte is written.
-// Transient failures (see net::Attempt) are retried with exponential backoff, each retry resuming
-// from the bytes already on disk; permanent ones move on to the next URL (mirror).
+// leaves either no entry or a complete one. A partial is resumed (its bytes re-hashed, the rest
+// requested with a Range header) from whichever URL comes next: the pinned hash decides, and bytes
+// that do not hash right, or a range the server refuses, are fetched once more from byte zero
+// before the server is blamed. A server that answers a range request with the whole file (200
+// instead of 206) is followed from byte zero. Arriving bytes past the pinned size are refused at
+// once (a mirror serving another file must not fill the disk), and free space is checked before
+// the first byte is written. Transient failures (see net::Attempt) are retried with exponential
+// backoff, each retry resuming from the bytes already received; permanent ones move on to the
+// next URL (mirror). Hashing and writing run on a second thread, so that they overlap with
+// receiving: on a fast link they cost as much as the transfer itself.
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <mutex>
 #include <thread>
 
 #include "core/cache.hpp"
@@ -32,7 +37,8 @@ using util::ErrorCode;
 
 namespace {
 
-// The partial file being written, with the hash of the bytes it holds.
+// The partial file being written, with the hash of the bytes it holds. Appended bytes are
+// gathered into 1 MiB blocks that a worker thread hashes and writes, at most four blocks behind.
 class Partial {
  public:
   explicit Partial(fs::path path) : m_path(std::move(path)) {}
@@ -45,6 +51,8 @@ class Partial {
     close();
     m_hash = crypto::Sha256();
     m_size = 0;
+    m_unsynced = 0;
+    m_error = 0;
     if (keep) {
       std::FILE* in = std::fopen(m_path.string().c_str(), "rb");
       if (in) {
@@ -61,33 +69,111 @@ class Partial {
     }
     m_file = std::fopen(m_path.string().c_str(), keep ? "ab" : "wb");
     if (!m_file) return Error(ErrorCode::io, "cannot write " + m_path.string() + ": " + util::os_error_text(errno));
+    std::setvbuf(m_file, nullptr, _IOFBF, 1 << 20);
+    m_stop = false;
+    m_worker = std::thread([this] { work(); });
     return {};
   }
 
-  // Appends bytes; returns the errno of a failed write, 0 on success.
+  // Appends bytes; returns the errno of a failed write (this one or an earlier block's), 0 otherwise.
   int append(const char* data, std::size_t n) {
-    if (std::fwrite(data, 1, n, m_file) != n || std::fflush(m_file) != 0) return errno ? errno : EIO;
-    m_hash.update(data, n);
+    if (int e = error()) return e;
     m_size += n;
-    return 0;
+    while (n > 0) {
+      if (m_block.capacity() < k_block) m_block.reserve(k_block);
+      std::size_t take = std::min(n, k_block - m_block.size());
+      m_block.insert(m_block.end(), data, data + take);
+      data += take;
+      n -= take;
+      if (m_block.size() == k_block) hand_over();
+    }
+    return error();
   }
 
-  // Closes the file; returns the errno of a failed close, 0 on success.
+  // Writes what is pending and closes the file; returns the errno of a failed write or close, 0
+  // on success.
   int close() {
     if (!m_file) return 0;
+    if (!m_block.empty()) hand_over();
+    {
+      std::lock_guard<std::mutex> l(m_mutex);
+      m_stop = true;
+    }
+    m_wake.notify_all();
+    m_worker.join();
     int rc = std::fclose(m_file);
+    int err = errno;
     m_file = nullptr;
-    return rc == 0 ? 0 : (errno ? errno : EIO);
+    if (int e = error()) return e;
+    return rc == 0 ? 0 : (err ? err : EIO);
   }
 
   std::uint64_t size() const { return m_size; }
+  // The hash of every byte appended (after close()).
   std::string finish_hex() { return crypto::to_hex(m_hash.finish()); }
 
  private:
+  static constexpr std::size_t k_block = 1u << 20;
+  static constexpr std::size_t k_queue = 4;
+
+  int error() {
+    std::lock_guard<std::mutex> l(m_mutex);
+    return m_error;
+  }
+
+  void hand_over() {
+    std::unique_lock<std::mutex> l(m_mutex);
+    m_room.wait(l, [this] { return m_queue.size() < k_queue || m_error; });
+    if (m_error) {
+      m_block.clear();
+      return;
+    }
+    m_queue.push_back(std::move(m_block));
+    m_block = std::vector<char>();
+    l.unlock();
+    m_wake.notify_one();
+  }
+
+  void work() {
+    for (;;) {
+      std::vector<char> block;
+      {
+        std::unique_lock<std::mutex> l(m_mutex);
+        m_wake.wait(l, [this] { return !m_queue.empty() || m_stop; });
+        if (m_queue.empty()) return;  // stopped, and everything written
+        block = std::move(m_queue.front());
+        m_queue.pop_front();
+      }
+      m_room.notify_one();
+      int e = 0;
+      if (std::fwrite(block.data(), 1, block.size(), m_file) != block.size()) e = errno ? errno : EIO;
+      m_hash.update(block.data(), block.size());
+      // every 32 MiB, start writing to disk: the fsync before the rename then has little left
+      if (!e && (m_unsynced += block.size()) >= (32u << 20)) {
+        m_unsynced = 0;
+        e = util::start_writeback(m_file);
+      }
+      if (e) {
+        std::lock_guard<std::mutex> l(m_mutex);
+        if (!m_error) m_error = e;
+        m_queue.clear();
+        m_room.notify_all();
+      }
+    }
+  }
+
   fs::path m_path;
   std::FILE* m_file = nullptr;
-  crypto::Sha256 m_hash;
-  std::uint64_t m_size = 0;
+  crypto::Sha256 m_hash;      // the worker's while the file is open
+  std::uint64_t m_size = 0;   // bytes appended (written or queued)
+  std::uint64_t m_unsynced = 0;
+  std::vector<char> m_block;  // being filled
+  std::deque<std::vector<char>> m_queue;
+  std::mutex m_mutex;
+  std::condition_variable m_wake, m_room;
+  bool m_stop = false;
+  int m_error = 0;
+  std::thread m_worker;
 };
 
 std::optional<std::uint64_t> free_space(const fs::path& dir) {

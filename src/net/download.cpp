@@ -215,6 +215,7 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
   curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
   if (req.offset > 0) curl_easy_setopt(curl, CURLOPT_RANGE, range.c_str());
+  curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 512L * 1024);  // fewer, larger deliveries to hash and write
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
 

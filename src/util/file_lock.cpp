@@ -156,4 +156,13 @@ void sync_directory(const std::filesystem::path& dir) {
 #endif
 }
 
+int start_writeback(std::FILE* file) {
+  if (std::fflush(file) != 0) return errno ? errno : EIO;
+#ifdef __linux__
+  ::sync_file_range(::fileno(file), 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
+  return 0;
+}
+
 }  // namespace util
+

@@ -2,6 +2,7 @@
 // An exclusive advisory lock on a file (flock on POSIX, LockFileEx on Windows), held for the
 // lifetime of the object, and an append-only file whose every line is flushed to disk before
 // append_line() returns (the journal of staging operations).
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -42,6 +43,11 @@ class DurableAppender {
 
 // Flushes a file's data to disk (before it is renamed into place). Errors: io.
 Status sync_file(const std::filesystem::path& file);
+
+// Flushes `file`'s stdio buffer and asks the kernel to start writing its data to disk without
+// waiting (Linux: sync_file_range), so that a later sync_file() of a large download finds little
+// left to write. Returns the errno of a failed flush, 0 otherwise; a no-op where unsupported.
+int start_writeback(std::FILE* file);
 
 // Flushes a directory's entries (renames, creations) to disk; a no-op where unsupported.
 void sync_directory(const std::filesystem::path& dir);

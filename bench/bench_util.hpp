@@ -1,0 +1,99 @@
+#pragma once
+// Shared by the benchmarks in bench/: running a command with its wall time and peak RSS, medians,
+// the fixture lookup and a warm page cache. Benchmarks are programs, not tests (README
+// "Performance").
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace bench {
+namespace fs = std::filesystem;
+
+struct Run {
+  double seconds = 0;
+  long max_rss_kb = 0;
+  int status = 0;
+};
+
+// Runs argv (found on PATH) with stdout to /dev/null and returns its wall time, peak RSS and exit.
+inline Run run(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ) != 0) {
+    std::perror(args[0]);
+    std::exit(2);
+  }
+  int status = 0;
+  struct rusage ru {};
+  wait4(pid, &status, 0, &ru);
+  auto t1 = std::chrono::steady_clock::now();
+  posix_spawn_file_actions_destroy(&fa);
+  Run r;
+  r.seconds = std::chrono::duration<double>(t1 - t0).count();
+  r.max_rss_kb = ru.ru_maxrss;
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+struct Measure {
+  std::string name;
+  double median = 0;
+  long max_rss_kb = 0;
+};
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The fixture's SHA-256, by the tool users know.
+inline std::string sha256_of(const fs::path& p) {
+  std::string cmd = "sha256sum '" + p.string() + "'";
+  FILE* f = popen(cmd.c_str(), "r");
+  char buf[128] = {};
+  if (!f || !std::fgets(buf, sizeof buf, f)) std::exit(2);
+  pclose(f);
+  return std::string(buf, 64);
+}
+
+// Reads a file once so that every tool measured reads it from the page cache.
+inline void warm(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::vector<char> buf(1 << 20);
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+  }
+}
+
+// The first file in dir named prefix...suffix.
+inline std::optional<fs::path> find(const fs::path& dir, const std::string& prefix, const std::string& suffix) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) == 0 && n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return e.path();
+  }
+  return std::nullopt;
+}
+
+}  // namespace bench
