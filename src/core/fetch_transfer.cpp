@@ -20,6 +20,8 @@
 #include <cstdio>
 #include <deque>
 #include <mutex>
+#include <new>
+#include <system_error>
 #include <thread>
 
 #include "core/cache.hpp"
@@ -54,7 +56,10 @@ class Partial {
     m_unsynced = 0;
     m_error = 0;
     if (keep) {
+      errno = 0;
       std::FILE* in = std::fopen(m_path.string().c_str(), "rb");
+      if (!in && errno != ENOENT)  // appending to bytes that were not hashed would corrupt the download
+        return Error(ErrorCode::io, "cannot read the partial download " + m_path.string() + ": " + util::os_error_text(errno));
       if (in) {
         std::vector<char> buf(1 << 20);
         std::size_t n;
@@ -62,30 +67,47 @@ class Partial {
           m_hash.update(buf.data(), n);
           m_size += n;
         }
-        bool bad = std::ferror(in);
+        int err = std::ferror(in) ? (errno ? errno : EIO) : 0;
         std::fclose(in);
-        if (bad) return Error(ErrorCode::io, "cannot read " + m_path.string() + ": " + util::os_error_text(errno));
+        if (err) return Error(ErrorCode::io, "cannot read the partial download " + m_path.string() + ": " + util::os_error_text(err));
       }
     }
     m_file = std::fopen(m_path.string().c_str(), keep ? "ab" : "wb");
     if (!m_file) return Error(ErrorCode::io, "cannot write " + m_path.string() + ": " + util::os_error_text(errno));
+    // the file must end where the hashed bytes end, or the next byte would go to the wrong place
+    std::error_code ec;
+    if (fs::file_size(m_path, ec) != m_size || ec) {
+      std::fclose(m_file);
+      m_file = nullptr;
+      return Error(ErrorCode::io, m_path.string() + " changed while it was being read").with_hint("run stackpin fetch again");
+    }
     std::setvbuf(m_file, nullptr, _IOFBF, 1 << 20);
     m_stop = false;
-    m_worker = std::thread([this] { work(); });
+    try {
+      m_worker = std::thread([this] { work(); });
+    } catch (const std::system_error& e) {
+      std::fclose(m_file);
+      m_file = nullptr;
+      return Error(ErrorCode::io, std::string("cannot start the download's writer thread: ") + e.what());
+    }
     return {};
   }
 
   // Appends bytes; returns the errno of a failed write (this one or an earlier block's), 0 otherwise.
-  int append(const char* data, std::size_t n) {
+  int append(const char* data, std::size_t n) noexcept {
     if (int e = error()) return e;
-    m_size += n;
-    while (n > 0) {
-      if (m_block.capacity() < k_block) m_block.reserve(k_block);
-      std::size_t take = std::min(n, k_block - m_block.size());
-      m_block.insert(m_block.end(), data, data + take);
-      data += take;
-      n -= take;
-      if (m_block.size() == k_block) hand_over();
+    try {  // runs inside libcurl's callback: nothing may be thrown through it
+      while (n > 0) {
+        if (m_block.capacity() < k_block) m_block.reserve(k_block);
+        std::size_t take = std::min(n, k_block - m_block.size());
+        m_block.insert(m_block.end(), data, data + take);
+        m_size += take;
+        data += take;
+        n -= take;
+        if (m_block.size() == k_block) hand_over();
+      }
+    } catch (const std::bad_alloc&) {
+      return ENOMEM;
     }
     return error();
   }
@@ -100,7 +122,7 @@ class Partial {
       m_stop = true;
     }
     m_wake.notify_all();
-    m_worker.join();
+    if (m_worker.joinable()) m_worker.join();
     int rc = std::fclose(m_file);
     int err = errno;
     m_file = nullptr;
@@ -116,7 +138,7 @@ class Partial {
   static constexpr std::size_t k_block = 1u << 20;
   static constexpr std::size_t k_queue = 4;
 
-  int error() {
+  int error() noexcept {
     std::lock_guard<std::mutex> l(m_mutex);
     return m_error;
   }
@@ -146,6 +168,7 @@ class Partial {
       }
       m_room.notify_one();
       int e = 0;
+      errno = 0;
       if (std::fwrite(block.data(), 1, block.size(), m_file) != block.size()) e = errno ? errno : EIO;
       m_hash.update(block.data(), block.size());
       // every 32 MiB, start writing to disk: the fsync before the rename then has little left

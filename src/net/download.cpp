@@ -91,14 +91,19 @@ bool start(Transfer& t) {
 size_t on_write(char* data, size_t size, size_t n, void* user) {
   auto& t = *static_cast<Transfer*>(user);
   size_t bytes = size * n;
-  if (!t.started && !start(t)) return 0;
-  if (bytes == 0) return 0;
-  if (t.sink->data && !t.sink->data(data, bytes)) {
+  try {  // nothing may unwind through libcurl's C frames: an exception aborts the transfer
+    if (!t.started && !start(t)) return 0;
+    if (bytes == 0) return 0;
+    if (t.sink->data && !t.sink->data(data, bytes)) {
+      t.aborted = true;
+      return 0;
+    }
+    t.response.bytes += bytes;
+    if (*t.progress) (*t.progress)(t.response.bytes, t.response.length);
+  } catch (...) {
     t.aborted = true;
     return 0;
   }
-  t.response.bytes += bytes;
-  if (*t.progress) (*t.progress)(t.response.bytes, t.response.length);
   return bytes;
 }
 
