@@ -160,6 +160,26 @@ int run_conda(const GenCli& c, Context& ctx) {
   return emit(ctx, c.output, gen::render_environment_yml(plan->spec));
 }
 
+// A kind rendered from the Linux activation (the manifest and --prefix, see activation_for()):
+// profile-d and ldconfig.
+void add_linux_kind(CLI::App* gen_cmd, Context& ctx, const std::string& name, const std::string& help,
+                    std::function<util::Result<std::string>(const gen::LinuxActivation&)> render) {
+  auto c = std::make_shared<GenCli>();
+  auto* cmd = gen_cmd->add_subcommand(name, help);
+  cmd->add_option("MANIFEST", c->manifest, "The manifest")->required();
+  cmd->add_option("--prefix", c->prefix, "Where the staged tree lives (default: [targets.linux] prefix)");
+  cmd->add_option("-o", c->output, "Write to FILE instead of stdout");
+  cmd->callback([c, &ctx, render] {
+    ctx.action = [c, &ctx, render] {
+      auto act_for = activation_for(*c, ctx);
+      if (!act_for) return fail(ctx, "generate", false, act_for.error());
+      auto text = render(*act_for);
+      if (!text) return fail(ctx, "generate", false, text.error());
+      return emit(ctx, c->output, *text);
+    };
+  });
+}
+
 }  // namespace
 
 void add_generate(CLI::App& app, Context& ctx) {
@@ -208,18 +228,8 @@ void add_generate(CLI::App& app, Context& ctx) {
     };
   });
 
-  auto p = std::make_shared<GenCli>();
-  auto* pd = gen_cmd->add_subcommand("profile-d", "An /etc/profile.d/ snippet: every login shell puts the staged cuDNN first on the loader path");
-  pd->add_option("MANIFEST", p->manifest, "The manifest")->required();
-  pd->add_option("--prefix", p->prefix, "Where the staged tree lives (default: [targets.linux] prefix)");
-  pd->add_option("-o", p->output, "Write to FILE instead of stdout");
-  pd->callback([p, &ctx] {
-    ctx.action = [p, &ctx] {
-      auto act_for = activation_for(*p, ctx);
-      if (!act_for) return fail(ctx, "generate", false, act_for.error());
-      return emit(ctx, p->output, gen::render_profile_d(*act_for));
-    };
-  });
+  add_linux_kind(gen_cmd, ctx, "profile-d", "An /etc/profile.d/ snippet: every login shell puts the staged cuDNN first on the loader path",
+                 [](const gen::LinuxActivation& a) -> util::Result<std::string> { return gen::render_profile_d(a); });
 
   auto d = std::make_shared<DockerCli>();
   auto* df = gen_cmd->add_subcommand("dockerfile", "A multi-stage Dockerfile for a GPU image (SHA-256 checked archive, runtime files only, conv test target)");
@@ -249,20 +259,8 @@ void add_generate(CLI::App& app, Context& ctx) {
   conda->add_option("-o", cd->output, "Write to FILE instead of stdout");
   conda->callback([cd, &ctx] { ctx.action = [cd, &ctx] { return run_conda(*cd, ctx); }; });
 
-  auto l = std::make_shared<GenCli>();
-  auto* ld = gen_cmd->add_subcommand("ldconfig", "An /etc/ld.so.conf.d/ entry for the staged tree (system-wide, instead of LD_LIBRARY_PATH)");
-  ld->add_option("MANIFEST", l->manifest, "The manifest")->required();
-  ld->add_option("--prefix", l->prefix, "Where the staged tree lives (default: [targets.linux] prefix)");
-  ld->add_option("-o", l->output, "Write to FILE instead of stdout");
-  ld->callback([l, &ctx] {
-    ctx.action = [l, &ctx] {
-      auto act_for = activation_for(*l, ctx);
-      if (!act_for) return fail(ctx, "generate", false, act_for.error());
-      auto text = gen::render_ld_so_conf(*act_for);
-      if (!text) return fail(ctx, "generate", false, text.error());
-      return emit(ctx, l->output, *text);
-    };
-  });
+  add_linux_kind(gen_cmd, ctx, "ldconfig", "An /etc/ld.so.conf.d/ entry for the staged tree (system-wide, instead of LD_LIBRARY_PATH)",
+                 [](const gen::LinuxActivation& a) { return gen::render_ld_so_conf(a); });
 }
 
 }  // namespace cli
