@@ -1,12 +1,21 @@
-// Safe extraction. The archive is read once through HashedReader (hash on one thread, decode on
-// this one). Every entry is validated before anything is written: its name (paths.cpp), its
-// type (regular files, directories, contained symlinks and hardlinks to earlier files only;
-// devices and FIFOs are refused), duplicates and case collisions, and whether any parent on its
-// path is a symlink or a file (writing "through" a link is how archives escape). Files are
-// created with O_EXCL|O_NOFOLLOW inside a directory tree this code created, their data size is
-// checked against the header, setuid/setgid/sticky bits are dropped, and totals are bounded.
-// After the last entry every symlink is resolved through the other symlinks of the tree, because
-// a link that is contained on its own ("d/s -> ..") can make another one escape ("l -> d/s/../x").
+// Safe extraction of a PinnedFile (pinned_file.cpp: nothing is decoded before the file matches its
+// pin). Only the one format the file's first bytes name is enabled in libarchive, and no
+// libarchive filter: .xz and .gz are decoded by source.cpp. A zip's central directory is read
+// first (zip_directory.cpp: bounds, methods, names, and which entries are symlinks, which only the
+// directory says), then its entries as a stream in file order, each checked against the directory.
+// Tars and zips alike are thus read once, sequentially, through the second hash (source.hpp).
+//
+// Every entry is validated before anything is written: its name (paths.cpp; names that are not
+// valid UTF-8 are refused, since they cannot be recorded in a receipt nor mean the same file on
+// another machine), its type (regular files, directories, contained symlinks and hardlinks to
+// earlier files only; devices and FIFOs are refused), duplicates and case collisions, and whether
+// any parent on its path is a symlink or a file (writing "through" a link is how archives
+// escape). Sizes are bounded before bytes are written: an entry's declared size (a sparse file's
+// holes included) must fit the remaining budget, and every block is counted before it is queued.
+// Files are created with O_EXCL|O_NOFOLLOW inside a directory tree this code created, their data
+// size is checked against the header, setuid/setgid/sticky bits are dropped. After the last entry
+// every symlink is resolved through the other symlinks of the tree, because a link that is
+// contained on its own ("d/s -> ..") can make another one escape ("l -> d/s/../x").
 #include "archive/extract.hpp"
 
 #include <archive.h>
@@ -19,17 +28,15 @@
 
 #include <cerrno>
 #include <cstring>
-#include <condition_variable>
-#include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <system_error>
 
+#include "file_writer.hpp"
 #include "source.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
+#include "zip_directory.hpp"
 
 namespace archive_io {
 namespace fs = std::filesystem;
@@ -46,6 +53,7 @@ const char* to_string(EntryType t) {
 
 namespace {
 
+using detail::FileWriter;
 using util::Error;
 using util::ErrorCode;
 
@@ -60,19 +68,19 @@ struct Fd {
   }
 };
 
-// libarchive's view of the byte source: raw chunks, or decoded xz.
-struct Client {
+// libarchive's view of the byte source: raw chunks of a tar, or a decoder's output.
+struct StreamClient {
   detail::HashedReader* reader = nullptr;
-  detail::XzDecoder* xz = nullptr;
+  detail::Decoder* decoder = nullptr;
   std::string error;
 };
 
-la_ssize_t read_cb(struct archive*, void* data, const void** buf) {
-  auto* c = static_cast<Client*>(data);
-  if (c->xz) {
-    long n = c->xz->read(buf);
+la_ssize_t stream_read(struct archive*, void* data, const void** buf) {
+  auto* c = static_cast<StreamClient*>(data);
+  if (c->decoder) {
+    long n = c->decoder->read(buf);
     if (n < 0) {
-      c->error = c->xz->error();
+      c->error = c->decoder->error();
       return -1;
     }
     return n;
@@ -83,123 +91,24 @@ la_ssize_t read_cb(struct archive*, void* data, const void** buf) {
 }
 
 Error unsafe(const std::string& name, const std::string& why) {
-  Error e(ErrorCode::unsafe, "unsafe archive entry \"" + name + "\": " + why);
+  Error e(ErrorCode::unsafe, "unsafe archive entry \"" + util::printable(name) + "\": " + why);
   e.hints.push_back("the archive is not NVIDIA's original or was tampered with; nothing was staged");
   return e;
 }
 
-// Writes extracted data on a thread of its own and hashes it as it goes (the content hash each
-// receipt entry needs), so that the extracting thread only parses and decompresses: on two cores
-// that is the difference between beating `unzip` and Python's zipfile and not. Blocks are copied
-// into recycled buffers (libarchive's are only valid until its next call), at most 8 MiB in flight.
-class FileWriter {
- public:
-  FileWriter() : m_thread([this] { run(); }) {}
-  ~FileWriter() { (void)finish(); }
-  FileWriter(const FileWriter&) = delete;
-  FileWriter& operator=(const FileWriter&) = delete;
+Error too_big(std::uint64_t bound, const std::string& rel, const std::string& how) {
+  Error err(ErrorCode::unsafe, "the archive expands past " + util::format_bytes(bound) + " (" + how + " \"" + util::printable(rel) + "\")");
+  err.hints.push_back("an archive bomb or the wrong file; raise the bound with --max-unpacked BYTES if this archive is genuine");
+  return err;
+}
 
-  // Queues `size` bytes for `fd` (entry `index`). Returns false once writing has failed.
-  bool write(int fd, std::size_t index, const void* data, std::size_t size) {
-    std::unique_lock lock(m_mutex);
-    m_cv.wait(lock, [&] { return m_in_flight < k_max_in_flight || !m_error.empty(); });
-    if (!m_error.empty()) return false;
-    std::vector<char> buf;
-    if (!m_free.empty()) {
-      buf = std::move(m_free.back());
-      m_free.pop_back();
-    }
-    buf.assign(static_cast<const char*>(data), static_cast<const char*>(data) + size);
-    m_in_flight += size;
-    m_jobs.push_back(Job{fd, index, std::move(buf), false, 0, {}});
-    m_cv.notify_all();
-    return true;
-  }
-  // Queues the end of a file: its mode is set, it is closed and its digest kept. Takes the fd.
-  void close(int fd, std::size_t index, unsigned mode, fs::path path) {
-    std::lock_guard lock(m_mutex);
-    m_jobs.push_back(Job{fd, index, {}, true, mode, std::move(path)});
-    m_cv.notify_all();
-  }
-  bool failed() {
-    std::lock_guard lock(m_mutex);
-    return !m_error.empty();
-  }
-  // Waits for every queued job; returns index -> digest, or the first error.
-  util::Result<std::map<std::size_t, crypto::Digest>> finish() {
-    {
-      std::lock_guard lock(m_mutex);
-      m_closed = true;
-      m_cv.notify_all();
-    }
-    if (m_thread.joinable()) m_thread.join();
-    if (!m_error.empty()) return Error(ErrorCode::io, m_error);
-    return m_done;
-  }
-
- private:
-  static constexpr std::size_t k_max_in_flight = 8u << 20;
-  struct Job {
-    int fd;
-    std::size_t index;
-    std::vector<char> data;
-    bool close;
-    unsigned mode;
-    fs::path path;
-  };
-  void run() {
-    crypto::Sha256 hash;
-    while (true) {
-      Job job;
-      {
-        std::unique_lock lock(m_mutex);
-        m_cv.wait(lock, [&] { return m_closed || !m_jobs.empty(); });
-        if (m_jobs.empty()) return;
-        job = std::move(m_jobs.front());
-        m_jobs.pop_front();
-      }
-      std::string error;
-      if (job.close) {
-        if (!failed() && ::fchmod(job.fd, job.mode) != 0) error = "cannot set mode of " + job.path.string() + ": " + util::os_error_text(errno);
-        ::close(job.fd);
-        crypto::Digest d = hash.finish();
-        std::lock_guard lock(m_mutex);
-        if (error.empty()) m_done[job.index] = d;
-      } else {
-        const char* q = job.data.data();
-        std::size_t left = job.data.size();
-        while (left > 0 && !failed()) {
-          ssize_t n = ::write(job.fd, q, left);
-          if (n < 0) {
-            if (errno == EINTR) continue;
-            error = "cannot write an extracted file: " + util::os_error_text(errno);
-            break;
-          }
-          q += n;
-          left -= static_cast<std::size_t>(n);
-        }
-        hash.update(job.data.data(), job.data.size());
-      }
-      std::lock_guard lock(m_mutex);
-      if (!error.empty() && m_error.empty()) m_error = error;
-      if (!job.close) {
-        m_in_flight -= job.data.size();
-        if (m_free.size() < 8) m_free.push_back(std::move(job.data));
-      }
-      m_cv.notify_all();
-    }
-  }
-
-  std::mutex m_mutex;
-  std::condition_variable m_cv;
-  std::deque<Job> m_jobs;
-  std::vector<std::vector<char>> m_free;
-  std::size_t m_in_flight = 0;
-  std::map<std::size_t, crypto::Digest> m_done;
-  std::string m_error;
-  bool m_closed = false;
-  std::thread m_thread;
-};
+std::string la_error(struct archive* a) {
+  const char* s = archive_error_string(a);
+  if (s && *s) return s;
+  int e = archive_errno(a);
+  if (e > 0) return util::os_error_text(e);
+  return {};
+}
 
 class Extractor {
  public:
@@ -207,7 +116,18 @@ class Extractor {
 
   util::Status entry(struct archive* a, struct archive_entry* ae, Extracted& out);
   util::Status check_links(const Extracted& out) const;
+  util::Status finish_hashes(Extracted& out);
   std::uint64_t bytes() const { return m_bytes; }
+  const std::string& last_name() const { return m_last; }
+  // Zip: what the central directory says of each name (symlinks are only known from there).
+  const detail::ZipDirectory* zip = nullptr;
+  std::function<std::uint64_t()> consumed;  // archive bytes read so far
+  std::uint64_t archive_total = 0;
+  void progress(bool force = false) {
+    if (!m_opts.progress || (!force && m_bytes < m_next_progress)) return;
+    m_next_progress = m_bytes + (1u << 20);
+    m_opts.progress(Progress{consumed ? consumed() : 0, archive_total, m_files, m_bytes});
+  }
 
  private:
   struct Known {
@@ -216,6 +136,7 @@ class Extractor {
   };
   util::Status ensure_parents(const std::vector<std::string>& parts, const std::string& name);
   util::Status write_file(struct archive* a, struct archive_entry* ae, const std::string& rel, Entry& e, std::size_t index);
+  util::Status budget(std::uint64_t more, const std::string& rel, const char* how) const;
   bool resolves_inside(std::vector<std::string> dir, const std::string& target, int depth) const;
 
   fs::path m_into;
@@ -223,36 +144,37 @@ class Extractor {
   bool m_list_only;
   std::map<std::string, Known> m_entries;       // exact path -> what it is
   std::map<std::string, std::string> m_keys;    // collision key -> exact path
+  std::map<std::string, const detail::ZipEntry*> m_zip_names;
   std::uint64_t m_bytes = 0, m_next_progress = 0;
+  std::uint64_t m_linked = 0;  // bytes hardlinks repeat: counted against the bound, not written
   std::uint64_t m_files = 0;
+  std::string m_last;
   std::unique_ptr<char[]> m_zero;
   FileWriter m_writer;
-
- public:
-  // Fills every file's (and hardlink's) content hash once the hashing thread is done.
-  util::Status finish_hashes(Extracted& out) {
-    auto done = m_writer.finish();
-    if (!done) return std::move(done).error();
-    std::map<std::string, crypto::Digest> by_path;
-    for (std::size_t i = 0; i < out.entries.size(); ++i) {
-      auto it = done->find(i);
-      if (it != done->end()) {
-        out.entries[i].sha256 = it->second;
-        by_path[out.entries[i].path] = it->second;
-      }
-    }
-    for (auto& e : out.entries)
-      if (e.type == EntryType::hardlink && by_path.count(e.link)) e.sha256 = by_path[e.link];
-    return {};
-  }
-  detail::HashedReader* reader = nullptr;
-  std::uint64_t archive_total = 0;
-  void progress(bool force = false) {
-    if (!m_opts.progress || (!force && m_bytes < m_next_progress)) return;
-    m_next_progress = m_bytes + (1u << 20);
-    m_opts.progress(Progress{reader ? reader->bytes_consumed() : 0, archive_total, m_files, m_bytes});
-  }
 };
+
+util::Status Extractor::budget(std::uint64_t more, const std::string& rel, const char* how) const {
+  std::uint64_t used = m_bytes + m_linked;
+  if (m_opts.max_total_bytes && (more > m_opts.max_total_bytes || used > m_opts.max_total_bytes - more))
+    return too_big(m_opts.max_total_bytes, rel, how);
+  return {};
+}
+
+util::Status Extractor::finish_hashes(Extracted& out) {
+  auto done = m_writer.finish();
+  if (!done) return std::move(done).error();
+  std::map<std::string, crypto::Digest> by_path;
+  for (std::size_t i = 0; i < out.entries.size(); ++i) {
+    auto it = done->find(i);
+    if (it != done->end()) {
+      out.entries[i].sha256 = it->second;
+      by_path[out.entries[i].path] = it->second;
+    }
+  }
+  for (auto& e : out.entries)
+    if (e.type == EntryType::hardlink && by_path.count(e.link)) e.sha256 = by_path[e.link];
+  return {};
+}
 
 util::Status Extractor::ensure_parents(const std::vector<std::string>& parts, const std::string& name) {
   std::string prefix;
@@ -283,6 +205,14 @@ util::Status Extractor::ensure_parents(const std::vector<std::string>& parts, co
 
 util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, const std::string& rel, Entry& e,
                                    std::size_t index) {
+  const bool declared = archive_entry_size_is_set(ae) != 0;
+  const std::uint64_t declared_size = declared ? static_cast<std::uint64_t>(archive_entry_size(ae)) : 0;
+  if (declared && archive_entry_size(ae) < 0) return Error(ErrorCode::invalid, "corrupt archive: \"" + util::printable(rel) + "\" declares a negative size");
+  // the declared size (holes of a sparse file included) must fit before a byte is written
+  if (declared)
+    if (auto s = budget(declared_size, rel, "stopped before"); !s) return s;
+  const bool sparse = archive_entry_sparse_count(ae) > 0;
+
   Fd fd;
   fs::path p = m_into / fs::path(rel);
   if (!m_list_only) {
@@ -303,6 +233,19 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
     return done ? Error(ErrorCode::io, "cannot write " + p.string()) : std::move(done).error();
   };
   std::uint64_t written = 0;
+  // zeros for a hole: hashed like any other bytes, counted against the bound before they are queued
+  auto zeros = [&](std::uint64_t hole) -> util::Status {
+    if (auto s = budget(hole, rel, "stopped in a hole of"); !s) return s;
+    while (hole > 0) {
+      if (!m_zero) m_zero.reset(new char[1 << 16]());
+      std::size_t n = hole > (1u << 16) ? (1u << 16) : static_cast<std::size_t>(hole);
+      if (!m_list_only && !m_writer.write(fd.fd, index, m_zero.get(), n)) return writer_error();
+      hole -= n;
+      written += n;
+      m_bytes += n;
+    }
+    return {};
+  };
   const void* buf = nullptr;
   size_t size = 0;
   la_int64_t offset = 0;
@@ -312,36 +255,30 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
     // Any status but OK is a failure here, ARCHIVE_WARN included: it is how libarchive reports a
     // zip entry whose data fail their CRC-32 ("ZIP bad CRC"), i.e. corrupt bytes.
     if (r != ARCHIVE_OK) {
-      Error err(ErrorCode::invalid, "corrupt or truncated archive while reading \"" + rel + "\": " +
-                                        (archive_error_string(a) ? archive_error_string(a) : "unknown error"));
-      err.hints.push_back("download the archive again; nothing was staged");
+      std::string why = la_error(a);
+      Error err(ErrorCode::invalid, "corrupt or truncated archive while reading \"" + util::printable(rel) + "\": " +
+                                        (why.empty() ? "the data end before the " + std::to_string(declared_size) + " bytes its header declares" : why));
+      err.hints.push_back("the archive matches its pin, so this is how it was made: repack it, or pin NVIDIA's original; nothing was staged");
       return err;
     }
     if (offset < 0 || static_cast<std::uint64_t>(offset) < written)
-      return Error(ErrorCode::invalid, "corrupt archive: data of \"" + rel + "\" goes backwards");
-    // sparse entries: zeros for the hole, hashed like any other bytes
-    std::uint64_t hole = static_cast<std::uint64_t>(offset) - written;
-    while (hole > 0) {
-      if (!m_zero) m_zero.reset(new char[1 << 16]());
-      std::size_t n = hole > (1u << 16) ? (1u << 16) : static_cast<std::size_t>(hole);
-      if (!m_list_only && !m_writer.write(fd.fd, index, m_zero.get(), n)) return writer_error();
-      hole -= n;
-      written += n;
-      m_bytes += n;
-    }
+      return Error(ErrorCode::invalid, "corrupt archive: data of \"" + util::printable(rel) + "\" goes backwards");
+    if (auto s = zeros(static_cast<std::uint64_t>(offset) - written); !s) return s;
+    if (auto s = budget(size, rel, "stopped in"); !s) return s;
+    if (declared && size > declared_size - std::min(written, declared_size))
+      return Error(ErrorCode::invalid, "corrupt archive: \"" + util::printable(rel) + "\" holds more than the " +
+                                           std::to_string(declared_size) + " bytes its header declares");
     if (!m_list_only && size > 0 && !m_writer.write(fd.fd, index, buf, size)) return writer_error();
     written += size;
     m_bytes += size;
-    if (m_opts.max_total_bytes && m_bytes > m_opts.max_total_bytes) {
-      Error err(ErrorCode::unsafe, "the archive expands past " + util::format_bytes(m_opts.max_total_bytes) +
-                                       " (stopped in \"" + rel + "\")");
-      err.hints.push_back("an archive bomb or the wrong file; raise the bound with --max-unpacked BYTES if this archive is genuine");
-      return err;
-    }
     progress();
   }
-  if (archive_entry_size_is_set(ae) && static_cast<std::uint64_t>(archive_entry_size(ae)) != written)
-    return Error(ErrorCode::invalid, "corrupt archive: \"" + rel + "\" declares " + std::to_string(archive_entry_size(ae)) +
+  // a sparse file may end in a hole: its data blocks stop short of the declared size (GNU tar
+  // writes such files; extracting them gives the full size)
+  if (sparse && declared && written < declared_size)
+    if (auto s = zeros(declared_size - written); !s) return s;
+  if (declared && declared_size != written)
+    return Error(ErrorCode::invalid, "corrupt archive: \"" + util::printable(rel) + "\" declares " + std::to_string(declared_size) +
                                          " bytes but holds " + std::to_string(written));
   if (!m_list_only) {
     unsigned mode = static_cast<unsigned>(archive_entry_perm(ae)) & 0777u;
@@ -353,10 +290,23 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
   return {};
 }
 
+// The entry's name (or link target) as UTF-8; nullopt when it is not valid UTF-8.
+std::optional<std::string> utf8_of(const char* utf8, const char* raw) {
+  if (!utf8 && !raw) return std::string();
+  if (!utf8) return std::nullopt;  // libarchive could not convert it
+  std::string s = utf8;
+  if (!util::is_valid_utf8(s)) return std::nullopt;
+  return s;
+}
+
 util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extracted& out) {
-  const char* raw = archive_entry_pathname_utf8(ae);
-  if (!raw) raw = archive_entry_pathname(ae);
-  std::string name = raw ? raw : "";
+  const char* raw = archive_entry_pathname(ae);
+  auto decoded = utf8_of(archive_entry_pathname_utf8(ae), raw);
+  if (!decoded)
+    return unsafe(raw ? raw : "", "its name is not valid UTF-8 (another code page?): a receipt cannot record it and it would name "
+                                  "a different file on another machine");
+  std::string name = *decoded;
+  m_last = name;
   if (out.entries.size() >= m_opts.max_entries)
     return Error(ErrorCode::unsafe, "the archive has more than " + std::to_string(m_opts.max_entries) + " entries");
   auto parts = split_entry_path(name, m_opts.rules);
@@ -365,6 +315,8 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
 
   Entry e;
   e.path = rel;
+  const detail::ZipEntry* zip_entry = nullptr;
+  std::optional<std::string> zip_link;
   if (archive_entry_mtime_is_set(ae)) e.mtime = static_cast<std::int64_t>(archive_entry_mtime(ae));
   const char* hardlink = archive_entry_hardlink(ae);
   mode_t type = archive_entry_filetype(ae);
@@ -376,6 +328,33 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
   else if (type == AE_IFIFO) return unsafe(name, "FIFO (named pipe)");
   else if (type == AE_IFSOCK) return unsafe(name, "socket");
   else return unsafe(name, "unknown entry type");
+  if (zip) {
+    // the central directory is the authority on what an entry is
+    if (m_zip_names.empty())
+      for (const auto& z : zip->entries) m_zip_names[z.name] = &z;
+    std::string stored = raw ? raw : "";
+    auto it = m_zip_names.find(stored);
+    if (it == m_zip_names.end()) it = m_zip_names.find(stored + "/");
+    if (it == m_zip_names.end() && !stored.empty() && stored.back() == '/') it = m_zip_names.find(stored.substr(0, stored.size() - 1));
+    if (it == m_zip_names.end())
+      return unsafe(name, "its local header is not listed in the zip's central directory (tools would disagree on what the zip holds)");
+    zip_entry = it->second;
+    if (zip_entry->is_symlink() && e.type == EntryType::file) {
+      // a zip symlink's data are its target; a stream reader sees a regular file
+      e.type = EntryType::symlink;
+      zip_link.emplace();
+      char buf[1024];
+      while (true) {
+        la_ssize_t n = archive_read_data(a, buf, sizeof buf);
+        if (n < 0) return Error(ErrorCode::invalid, "corrupt archive while reading the link \"" + util::printable(name) + "\": " + la_error(a));
+        if (n == 0) break;
+        zip_link->append(buf, static_cast<std::size_t>(n));
+        if (zip_link->size() > 4095) return unsafe(name, "symlink target longer than 4095 bytes");
+      }
+    } else if (!zip_entry->is_symlink() && e.type == EntryType::symlink) {
+      return unsafe(name, "the zip's central directory and its local header disagree on whether it is a symbolic link");
+    }
+  }
 
   // duplicates and (on Windows) case collisions
   auto key = collision_key(rel, m_opts.rules);
@@ -404,16 +383,24 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
       break;
     case EntryType::file:
       if (auto st = write_file(a, ae, rel, e, out.entries.size()); !st) return st;
+      if (zip_entry && e.size != zip_entry->uncompressed)
+        return Error(ErrorCode::invalid, "corrupt zip: \"" + util::printable(name) + "\" holds " + std::to_string(e.size) +
+                                             " bytes, its central directory says " + std::to_string(zip_entry->uncompressed));
       ++m_files;
       break;
     case EntryType::symlink: {
       if (m_opts.rules == NameRules::windows)
         return unsafe(name, "symbolic link in a tree for Windows (a copied Windows tree cannot hold it)");
-      const char* t = archive_entry_symlink_utf8(ae);
-      if (!t) t = archive_entry_symlink(ae);
-      e.link = t ? t : "";
+      auto target = zip_link ? (util::is_valid_utf8(*zip_link) ? zip_link : std::nullopt)
+                             : utf8_of(archive_entry_symlink_utf8(ae), archive_entry_symlink(ae));
+      if (!target) return unsafe(name, "its link target is not valid UTF-8");
+      e.link = *target;
+      if (e.link.empty()) return unsafe(name, "symlink with an empty target");
+      for (char c : e.link)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return unsafe(name, "control character in the link target");
       std::vector<std::string> dir(parts->begin(), parts->end() - 1);
-      if (!resolve_link_lexically(dir, e.link)) return unsafe(name, "symlink to \"" + e.link + "\" points outside the archive");
+      if (!resolve_link_lexically(dir, e.link))
+        return unsafe(name, "symlink to \"" + util::printable(e.link) + "\" points outside the archive");
       m_entries[rel].link = e.link;
       if (!m_list_only && ::symlink(e.link.c_str(), p.c_str()) != 0)
         return Error(ErrorCode::io, "cannot create symlink " + p.string() + ": " + util::os_error_text(errno));
@@ -421,8 +408,10 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
       break;
     }
     case EntryType::hardlink: {
-      auto target = split_entry_path(hardlink, m_opts.rules);
-      if (!target) return unsafe(name, "hardlink to \"" + std::string(hardlink) + "\" is not a path inside the archive");
+      auto target_name = utf8_of(archive_entry_hardlink_utf8(ae), hardlink);
+      if (!target_name) return unsafe(name, "its hardlink target is not valid UTF-8");
+      auto target = split_entry_path(*target_name, m_opts.rules);
+      if (!target) return unsafe(name, "hardlink to \"" + util::printable(*target_name) + "\" is not a path inside the archive");
       std::string t = join_path(*target);
       auto it = m_entries.find(t);
       if (it == m_entries.end() || it->second.type != EntryType::file)
@@ -432,8 +421,10 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
       for (const auto& x : out.entries)
         if (x.path == t) src = &x;
       if (src) {
+        if (auto s = budget(src->size, rel, "stopped at the hardlink"); !s) return s;
         e.size = src->size;
         e.mode = src->mode;
+        m_linked += src->size;  // a copy of the tree (to Windows, into a package) holds those bytes twice
       }
       if (!m_list_only && ::link((m_into / fs::path(t)).c_str(), p.c_str()) != 0)
         return Error(ErrorCode::io, "cannot create hardlink " + p.string() + ": " + util::os_error_text(errno));
@@ -476,7 +467,7 @@ util::Status Extractor::check_links(const Extracted& out) const {
     auto parts = util::split(e.path, '/');
     std::vector<std::string> dir(parts.begin(), parts.end() - 1);
     if (!resolves_inside(dir, e.link, 0))
-      return unsafe(e.path, "symlink to \"" + e.link + "\" leaves the archive through another symlink (or loops)");
+      return unsafe(e.path, "symlink to \"" + util::printable(e.link) + "\" leaves the archive through another symlink (or loops)");
   }
   return {};
 }
@@ -501,97 +492,136 @@ class Utf8Locale {
   locale_t m_loc{}, m_old{};
 };
 
-util::Result<Extracted> run(const fs::path& archive_file, const fs::path& into, const ExtractOptions& opts) {
-  Utf8Locale utf8;
-  Fd fd;
-  fd.fd = ::open(archive_file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd.fd < 0) {
-    int e = errno;
-    return Error(e == ENOENT ? ErrorCode::not_found : ErrorCode::io,
-                 "cannot open archive " + archive_file.string() + ": " + util::os_error_text(e));
+Error corrupt(const PinnedFile& f, const std::string& why) {
+  Error e(ErrorCode::invalid, "corrupt or truncated archive " + f.path().string() + ": " + why);
+  e.hints.push_back("the archive matches its pin, so this is how it was made: repack it, or pin NVIDIA's original; nothing was staged");
+  return e;
+}
+
+// Reads every entry of an opened libarchive handle.
+util::Status read_entries(const PinnedFile& f, struct archive* a, Extractor& ex, Extracted& out, const std::string* source_error) {
+  struct archive_entry* ae = nullptr;
+  while (true) {
+    int r = archive_read_next_header(a, &ae);
+    if (r == ARCHIVE_EOF) break;
+    if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+      std::string why = source_error && !source_error->empty() ? *source_error : la_error(a);
+      if (why.empty())
+        why = out.entries.empty() ? std::string("no valid ") + to_string(f.kind()) + " header at the start"
+                                  : "the " + std::string(to_string(f.kind())) + " stream is damaged after entry " +
+                                        std::to_string(out.entries.size()) + " (\"" + util::printable(ex.last_name()) + "\")";
+      return corrupt(f, why);
+    }
+    if (auto s = ex.entry(a, ae, out); !s) {
+      auto err = std::move(s).error();
+      if (source_error && !source_error->empty() && err.code == ErrorCode::invalid) err.message += " (" + *source_error + ")";
+      return err;
+    }
   }
-  struct stat st {};
-  if (::fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode))
-    return Error(ErrorCode::io, archive_file.string() + " is not a regular file");
-  auto file_size = static_cast<std::uint64_t>(st.st_size);
-  if (opts.expected_size && *opts.expected_size != file_size) {
-    Error e(ErrorCode::mismatch, "size mismatch for " + archive_file.string() + ": expected " +
-                                     std::to_string(*opts.expected_size) + " bytes, the file has " + std::to_string(file_size));
-    e.hints.push_back("the download is incomplete or it is another file; nothing was staged");
+  return {};
+}
+
+// A zip's directory, read before anything is inflated (bounds, methods, names, which entries are
+// symlinks). The entries themselves are then read as a stream, in file order, like a tar: the
+// bytes decoded are the bytes hashed the second time.
+util::Result<detail::ZipDirectory> zip_directory(const PinnedFile& f, const ExtractOptions& opts) {
+  auto dir = detail::read_zip_directory(f.size(), [&](std::uint64_t at, void* buf, std::size_t len) {
+    std::size_t got = 0;
+    while (got < len) {
+      ssize_t n = ::pread(f.fd(), static_cast<char*>(buf) + got, len - got, static_cast<off_t>(at + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      got += static_cast<std::size_t>(n);
+    }
+    return true;
+  });
+  if (!dir) {
+    auto e = std::move(dir).error();
+    e.message = f.path().string() + ": " + e.message;
     return e;
   }
-  unsigned char magic[6] = {};
-  bool is_xz = ::pread(fd.fd, magic, 6, 0) == 6 && std::memcmp(magic, "\xFD" "7zXZ\0", 6) == 0;
-
-  detail::HashedReader reader(fd.fd);
-  std::unique_ptr<detail::XzDecoder> xz;
-  if (is_xz) {
-    xz = std::make_unique<detail::XzDecoder>(reader);
-    if (!xz->ok()) return Error(ErrorCode::internal, xz->error());
+  if (dir->entries.size() > opts.max_entries)
+    return Error(ErrorCode::unsafe, "the archive has more than " + std::to_string(opts.max_entries) + " entries (its directory lists " +
+                                        std::to_string(dir->entries.size()) + ")");
+  if (opts.max_total_bytes && dir->declared_bytes > opts.max_total_bytes) {
+    Error err(ErrorCode::unsafe, "the archive expands past " + util::format_bytes(opts.max_total_bytes) + " (its directory declares " +
+                                     util::format_bytes(dir->declared_bytes) + ")");
+    err.hints.push_back("an archive bomb or the wrong file; raise the bound with --max-unpacked BYTES if this archive is genuine");
+    return err;
   }
-  Client client{&reader, xz.get(), {}};
+  return dir;
+}
+
+util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, const ExtractOptions& opts) {
+  std::optional<detail::ZipDirectory> zip;
+  if (f.kind() == ArchiveKind::zip) {
+    auto dir = zip_directory(f, opts);
+    if (!dir) return std::move(dir).error();
+    zip = std::move(dir).value();
+  }
+  detail::HashedReader reader(f.fd(), f.size());
+  std::unique_ptr<detail::Decoder> decoder;
+  if (f.kind() == ArchiveKind::tar_xz) decoder = std::make_unique<detail::XzDecoder>(reader);
+  if (f.kind() == ArchiveKind::tar_gz) decoder = std::make_unique<detail::GzipDecoder>(reader);
+  if (decoder && !decoder->ok()) return Error(ErrorCode::internal, decoder->error());
+  StreamClient client{&reader, decoder.get(), {}};
   std::unique_ptr<struct archive, ArchiveDeleter> a(archive_read_new());
-  archive_read_support_format_all(a.get());
-  archive_read_support_filter_all(a.get());
-  if (archive_read_open(a.get(), &client, nullptr, read_cb, nullptr) != ARCHIVE_OK) {
-    Error e(ErrorCode::invalid, archive_file.string() + " is not an archive stackpin can read: " +
-                                    (client.error.empty() ? std::string(archive_error_string(a.get()) ? archive_error_string(a.get()) : "unknown format")
-                                                          : client.error));
-    e.hints.push_back("NVIDIA ships .zip for Windows and .tar.xz for Linux; check that the download completed");
+  // one format, no filter: ustar, pax, GNU (sparse included) and v7 tar headers; or a zip
+  if (zip) archive_read_support_format_zip_streamable(a.get());
+  else archive_read_support_format_tar(a.get());
+  if (archive_read_open(a.get(), &client, nullptr, stream_read, nullptr) != ARCHIVE_OK) {
+    std::string why = !client.error.empty() ? client.error : la_error(a.get());
+    Error e(ErrorCode::invalid, f.path().string() + " is not a " + to_string(f.kind()) + " archive stackpin can read" +
+                                    (why.empty() ? std::string() : ": " + why));
+    e.hints.push_back("NVIDIA ships .zip for Windows and .tar.xz for Linux; the file matches its pin, so it was made this way");
     return e;
   }
   Extracted out;
   Extractor ex(into, opts);
-  ex.reader = &reader;
-  ex.archive_total = file_size;
-  struct archive_entry* ae = nullptr;
-  while (true) {
-    int r = archive_read_next_header(a.get(), &ae);
-    if (r == ARCHIVE_EOF) break;
-    if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-      std::string why = !client.error.empty() ? client.error
-                                              : (archive_error_string(a.get()) ? archive_error_string(a.get()) : "unknown error");
-      Error e(ErrorCode::invalid, "corrupt or truncated archive " + archive_file.string() + ": " + why);
-      e.hints.push_back("download the archive again; nothing was staged");
-      return e;
-    }
-    if (auto s = ex.entry(a.get(), ae, out); !s) {
-      auto err = std::move(s).error();
-      if (!client.error.empty() && err.code == ErrorCode::invalid) err.message += " (" + client.error + ")";
-      return err;
-    }
-  }
+  if (zip) ex.zip = &*zip;
+  ex.consumed = [&] { return reader.bytes_consumed(); };
+  ex.archive_total = f.size();
+  if (auto s = read_entries(f, a.get(), ex, out, &client.error); !s) return std::move(s).error();
+  if (zip && out.entries.size() != zip->entries.size())
+    return corrupt(f, "its central directory lists " + std::to_string(zip->entries.size()) + " entries, its body holds " +
+                          std::to_string(out.entries.size()));
   if (auto s = ex.check_links(out); !s) return std::move(s).error();
   if (auto s = ex.finish_hashes(out); !s) return std::move(s).error();
-  // Read the rest (zip central directory, tar padding; for xz the end of the stream and its
-  // checks), so that the hash covers every byte of the file.
-  if (xz) {
+  // Read the rest (zip central directory, tar padding; for xz/gz the end of the stream and its
+  // checks), so that the second hash covers every byte of the file.
+  if (decoder) {
     const void* buf = nullptr;
     long n = 0;
-    while ((n = xz->read(&buf)) > 0) {
+    while ((n = decoder->read(&buf)) > 0) {
     }
-    if (n < 0) return Error(ErrorCode::invalid, "corrupt or truncated archive " + archive_file.string() + ": " + xz->error());
+    if (n < 0) return corrupt(f, decoder->error());
   }
   std::string read_error;
   if (!reader.finish(out.archive_sha256, out.archive_size, read_error))
-    return Error(ErrorCode::io, "cannot read " + archive_file.string() + ": " + read_error);
-  if (out.archive_size != file_size)
-    return Error(ErrorCode::conflict, archive_file.string() + " changed while it was read (" + std::to_string(file_size) +
-                                          " bytes before, " + std::to_string(out.archive_size) + " read)");
+    return Error(ErrorCode::io, "cannot read " + f.path().string() + ": " + read_error);
+  if (out.archive_size != f.size() || out.archive_sha256 != f.sha256())
+    return Error(ErrorCode::conflict, f.path().string() + " changed while it was read (the bytes decoded are not the bytes verified)")
+        .with_hint("another program is writing the archive; nothing was staged");
+  if (auto s = f.unchanged(); !s) return std::move(s).error();
   out.bytes_written = ex.bytes();
   ex.progress(true);
   return out;
 }
 
+util::Result<Extracted> run(const PinnedFile& f, const fs::path& into, const ExtractOptions& opts) {
+  Utf8Locale utf8;
+  if (f.fd() < 0) return Error(ErrorCode::internal, "extract() of a moved-from PinnedFile");
+  if (auto s = f.unchanged(); !s) return std::move(s).error();
+  return run_stream(f, into, opts);
+}
+
 }  // namespace
 
-util::Result<Extracted> extract(const fs::path& archive_file, const fs::path& into, const ExtractOptions& options) {
+util::Result<Extracted> extract(const PinnedFile& archive, const fs::path& into, const ExtractOptions& options) {
   if (into.empty()) return Error(ErrorCode::internal, "extract() needs a destination directory");
-  return run(archive_file, into, options);
+  return run(archive, into, options);
 }
 
-util::Result<Extracted> list(const fs::path& archive_file, const ExtractOptions& options) {
-  return run(archive_file, fs::path(), options);
-}
+util::Result<Extracted> list(const PinnedFile& archive, const ExtractOptions& options) { return run(archive, fs::path(), options); }
 
 }  // namespace archive_io

@@ -5,11 +5,19 @@
 // "sanitised", because a silently renamed file is a different install. For trees that will be
 // copied to Windows, names that Windows cannot hold or that alias devices (CON, NUL, COM1.txt)
 // and names differing only in case are refused too: the copy would otherwise fail or merge two
-// files into one on the target machine.
+// files into one on the target machine. "Differing only in case" is judged the way Windows
+// judges it: through its upcase table (simple uppercase of each UTF-16 code unit, so `É.h` and
+// `é.h`, `Σ.h` and `ς.h` are one name, but `ß` and `SS` are two). The reserved device names are
+// the documented set, COM0/LPT0 and the superscript-digit COM¹ .. LPT³ included, with or without
+// an extension and with trailing spaces in the stem. Characters that Windows' "best fit" ANSI
+// conversion turns into a dot, a separator or a drive colon are refused too: a tool that copies
+// the tree through an ANSI code page would otherwise turn "．．＼x" into "..\x".
 #include "archive/paths.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <utility>
 
 #include "util/strings.hpp"
 
@@ -17,18 +25,77 @@ namespace archive_io {
 
 namespace {
 
+constexpr std::pair<std::uint16_t, std::uint16_t> k_upcase[] = {
+#include "windows_upcase.inc"
+};
+
+std::uint32_t windows_upcase(std::uint32_t cp) {
+  if (cp >= 0x10000) return cp;  // not case-mapped: Windows compares UTF-16 code units
+  auto it = std::lower_bound(std::begin(k_upcase), std::end(k_upcase), cp,
+                             [](const std::pair<std::uint16_t, std::uint16_t>& p, std::uint32_t c) { return p.first < c; });
+  return it != std::end(k_upcase) && it->first == cp ? it->second : cp;
+}
+
+// Decodes one UTF-8 sequence (valid, see util::utf8_sequence_length) at the start of `s`.
+std::uint32_t code_point(std::string_view s, std::size_t n) {
+  auto b = [&](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(s[i])); };
+  if (n == 1) return b(0);
+  if (n == 2) return ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
+  if (n == 3) return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+  return ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
+}
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
 bool reserved_windows_name(const std::string& component) {
-  std::string stem = util::to_lower(component.substr(0, component.find('.')));
-  static const std::array<const char*, 4> k_plain{"con", "prn", "aux", "nul"};
+  std::string stem = component.substr(0, component.find('.'));
+  while (!stem.empty() && stem.back() == ' ') stem.pop_back();
+  std::string lower = util::to_lower(stem);
+  static const std::array<const char*, 6> k_plain{"con", "prn", "aux", "nul", "conin$", "conout$"};
   for (const char* r : k_plain)
-    if (stem == r) return true;
-  if (stem.size() == 4 && (stem.rfind("com", 0) == 0 || stem.rfind("lpt", 0) == 0) && stem[3] >= '1' && stem[3] <= '9')
-    return true;
+    if (lower == r) return true;
+  if (lower.size() >= 4 && (lower.rfind("com", 0) == 0 || lower.rfind("lpt", 0) == 0)) {
+    std::string tail = lower.substr(3);
+    if (tail.size() == 1 && tail[0] >= '0' && tail[0] <= '9') return true;
+    if (tail == "\xC2\xB9" || tail == "\xC2\xB2" || tail == "\xC2\xB3") return true;  // ¹ ² ³
+  }
   return false;
 }
 
+// A character that Windows' best-fit conversion to an ANSI code page maps to '.', '/', '\\' or ':'.
+const char* best_fit_hazard(std::uint32_t cp) {
+  switch (cp) {
+    case 0xFF0E: return "FULLWIDTH FULL STOP (best-fit mapped to '.')";
+    case 0xFF0F: return "FULLWIDTH SOLIDUS (best-fit mapped to '/')";
+    case 0x2215: return "DIVISION SLASH (best-fit mapped to '/')";
+    case 0xFF3C: return "FULLWIDTH REVERSE SOLIDUS (best-fit mapped to '\\')";
+    case 0x29F5: return "REVERSE SOLIDUS OPERATOR (best-fit mapped to '\\')";
+    case 0xFE68: return "SMALL REVERSE SOLIDUS (best-fit mapped to '\\')";
+    case 0x00A5: return "YEN SIGN (the path separator in code page 932)";
+    case 0x20A9: return "WON SIGN (the path separator in code page 949)";
+    case 0xFF1A: return "FULLWIDTH COLON (best-fit mapped to ':')";
+    default: return nullptr;
+  }
+}
+
 util::Error unsafe(std::string_view name, const std::string& why) {
-  util::Error e(util::ErrorCode::unsafe, "unsafe archive entry \"" + std::string(name) + "\": " + why);
+  util::Error e(util::ErrorCode::unsafe, "unsafe archive entry \"" + util::printable(name) + "\": " + why);
   e.hints.push_back("the archive is not NVIDIA's original or was tampered with; nothing was staged");
   return e;
 }
@@ -53,6 +120,13 @@ util::Result<std::vector<std::string>> split_entry_path(std::string_view name, N
         return unsafe(name, "\"" + part + "\" ends in a dot or space, which Windows strips");
       if (part.find_first_of("<>:\"|?*") != std::string::npos)
         return unsafe(name, "\"" + part + "\" contains a character Windows does not allow in file names");
+      for (std::string_view rest = part; !rest.empty();) {
+        std::size_t n = util::utf8_sequence_length(rest);
+        if (n == 0) return unsafe(name, "the name is not valid UTF-8");
+        if (const char* why = best_fit_hazard(code_point(rest, n)))
+          return unsafe(name, "\"" + part + "\" contains " + why + ", which can turn into a path character when the tree is copied on Windows");
+        rest.remove_prefix(n);
+      }
     }
     parts.push_back(std::move(part));
   }
@@ -63,7 +137,20 @@ util::Result<std::vector<std::string>> split_entry_path(std::string_view name, N
 std::string join_path(const std::vector<std::string>& parts) { return util::join(parts, "/"); }
 
 std::string collision_key(const std::string& path, NameRules rules) {
-  return rules == NameRules::windows ? util::to_lower(path) : path;
+  if (rules != NameRules::windows) return path;
+  std::string out;
+  out.reserve(path.size());
+  for (std::string_view rest = path; !rest.empty();) {
+    std::size_t n = util::utf8_sequence_length(rest);
+    if (n == 0) {  // not UTF-8 (refused elsewhere): compared byte for byte
+      out += rest[0];
+      rest.remove_prefix(1);
+      continue;
+    }
+    append_utf8(out, windows_upcase(code_point(rest, n)));
+    rest.remove_prefix(n);
+  }
+  return out;
 }
 
 std::optional<std::vector<std::string>> resolve_link_lexically(const std::vector<std::string>& link_dir,

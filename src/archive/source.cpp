@@ -1,6 +1,8 @@
+// Byte sources under libarchive (source.hpp says why they exist).
 #include "source.hpp"
 
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cerrno>
 #include <cstring>
@@ -9,7 +11,7 @@
 
 namespace archive_io::detail {
 
-HashedReader::HashedReader(int fd) : m_fd(fd), m_storage(k_chunks) {
+HashedReader::HashedReader(int fd, std::uint64_t size) : m_fd(fd), m_size(size), m_storage(k_chunks) {
   for (auto& c : m_storage) m_free.push_back(&c);
   m_thread = std::thread([this] { run(); });
 }
@@ -24,6 +26,7 @@ HashedReader::~HashedReader() {
 }
 
 void HashedReader::run() {
+  std::uint64_t offset = 0;
   while (true) {
     Chunk* c = nullptr;
     {
@@ -35,8 +38,12 @@ void HashedReader::run() {
     }
     std::size_t got = 0;
     int err = 0;
-    while (got < k_chunk) {
-      ssize_t n = ::read(m_fd, c->data.get() + got, k_chunk - got);
+    // Reads up to the size PinnedFile verified, and one byte past it: a file that grew since is
+    // seen as such (the final comparison of sizes refuses it).
+    std::uint64_t want64 = m_size + 1 - offset;
+    std::size_t want = want64 < k_chunk ? static_cast<std::size_t>(want64) : k_chunk;
+    while (got < want) {
+      ssize_t n = ::pread(m_fd, c->data.get() + got, want - got, static_cast<off_t>(offset + got));
       if (n < 0) {
         if (errno == EINTR) continue;
         err = errno;
@@ -45,6 +52,7 @@ void HashedReader::run() {
       if (n == 0) break;
       got += static_cast<std::size_t>(n);
     }
+    offset += got;
     c->len = got;
     if (got) m_hash.update(c->data.get(), got);
     std::lock_guard lock(m_mutex);
@@ -52,7 +60,7 @@ void HashedReader::run() {
     if (got) m_full.push_back(c);
     else m_free.push_back(c);
     if (err) m_errno = err;
-    if (err || got < k_chunk) {
+    if (err || got < want || offset > m_size) {
       m_eof = true;
       m_digest = m_hash.finish();
       m_cv.notify_all();
@@ -91,39 +99,25 @@ bool HashedReader::finish(crypto::Digest& digest, std::uint64_t& bytes, std::str
   return true;
 }
 
-XzDecoder::XzDecoder(HashedReader& in) : m_in(in), m_storage(k_buffers) {
-  lzma_mt mt{};
-  mt.flags = LZMA_CONCATENATED;
-  unsigned hw = std::thread::hardware_concurrency();
-  mt.threads = hw == 0 ? 1 : (hw > 8 ? 8 : hw);
-  mt.timeout = 0;
-  // Above this the decoder runs single-threaded instead of using more memory (it never refuses):
-  // stackpin stays under 64 MiB whatever the archive; blocks small enough decode in parallel.
-  mt.memlimit_threading = 24ull << 20;
-  mt.memlimit_stop = UINT64_MAX;
-  lzma_ret r = lzma_stream_decoder_mt(&m_strm, &mt);
-  if (r != LZMA_OK) {
-    m_start_error = "cannot start the xz decoder (liblzma error " + std::to_string(static_cast<int>(r)) + ")";
-    m_error_seen = m_start_error;
-    return;
-  }
+// ---- Decoder ------------------------------------------------------------------------------------
+
+Decoder::~Decoder() { stop(); }
+
+void Decoder::start() {
   for (auto& b : m_storage) m_free.push_back(&b);
   m_thread = std::thread([this] { run(); });
 }
 
-XzDecoder::~XzDecoder() {
+void Decoder::stop() {
   {
     std::lock_guard lock(m_mutex);
     m_stop = true;
   }
   m_cv.notify_all();
   if (m_thread.joinable()) m_thread.join();
-  lzma_end(&m_strm);
 }
 
-void XzDecoder::run() {
-  bool in_eof = false;
-  std::string error;
+void Decoder::run() {
   while (true) {
     Buffer* b = nullptr;
     {
@@ -133,41 +127,15 @@ void XzDecoder::run() {
       b = m_free.back();
       m_free.pop_back();
     }
-    m_strm.next_out = b->data.get();
-    m_strm.avail_out = k_out;
     bool end = false;
-    while (m_strm.avail_out > 0) {
-      if (m_strm.avail_in == 0 && !in_eof) {
-        auto [data, len] = m_in.next();
-        if (!data) {
-          in_eof = true;
-        } else {
-          m_strm.next_in = reinterpret_cast<const uint8_t*>(data);
-          m_strm.avail_in = len;
-        }
-      }
-      lzma_ret r = lzma_code(&m_strm, in_eof ? LZMA_FINISH : LZMA_RUN);
-      if (r == LZMA_STREAM_END) {
-        end = true;
-        break;
-      }
-      if (r != LZMA_OK) {
-        switch (r) {
-          case LZMA_DATA_ERROR: error = "corrupt xz data"; break;
-          case LZMA_BUF_ERROR: error = "truncated xz stream"; break;
-          case LZMA_FORMAT_ERROR: error = "not an xz stream"; break;
-          case LZMA_MEM_ERROR: error = "out of memory decoding xz"; break;
-          default: error = "xz decoder error " + std::to_string(static_cast<int>(r));
-        }
-        break;
-      }
-    }
-    b->len = k_out - m_strm.avail_out;
+    std::string error;
+    long n = decode(b->data.get(), k_out, end, error);
+    b->len = n > 0 ? static_cast<std::size_t>(n) : 0;
     std::lock_guard lock(m_mutex);
     if (b->len) m_full.push_back(b);
     else m_free.push_back(b);
-    if (end || !error.empty()) {
-      m_error = error;
+    if (end || n < 0) {
+      m_error = n < 0 ? error : std::string();
       m_done = true;
       m_cv.notify_all();
       return;
@@ -176,8 +144,11 @@ void XzDecoder::run() {
   }
 }
 
-long XzDecoder::read(const void** out) {
-  if (!ok()) return -1;
+long Decoder::read(const void** out) {
+  if (!ok()) {
+    m_error_seen = m_start_error;
+    return -1;
+  }
   std::unique_lock lock(m_mutex);
   if (m_current) {
     m_free.push_back(m_current);
@@ -196,6 +167,137 @@ long XzDecoder::read(const void** out) {
   m_full.pop_front();
   *out = m_current->data.get();
   return static_cast<long>(m_current->len);
+}
+
+// ---- xz -----------------------------------------------------------------------------------------
+
+XzDecoder::XzDecoder(HashedReader& in) : Decoder(in) {
+  lzma_mt mt{};
+  mt.flags = LZMA_CONCATENATED;
+  unsigned hw = std::thread::hardware_concurrency();
+  mt.threads = hw == 0 ? 1 : (hw > 8 ? 8 : hw);
+  mt.timeout = 0;
+  // Above this the decoder runs single-threaded instead of using more memory (it never refuses):
+  // stackpin stays under 64 MiB whatever the archive; blocks small enough decode in parallel.
+  mt.memlimit_threading = 24ull << 20;
+  mt.memlimit_stop = UINT64_MAX;
+  lzma_ret r = lzma_stream_decoder_mt(&m_strm, &mt);
+  if (r != LZMA_OK) {
+    m_start_error = "cannot start the xz decoder (liblzma error " + std::to_string(static_cast<int>(r)) + ")";
+    return;
+  }
+  start();
+}
+
+XzDecoder::~XzDecoder() {
+  stop();
+  lzma_end(&m_strm);
+}
+
+long XzDecoder::decode(unsigned char* out, std::size_t cap, bool& end, std::string& error) {
+  m_strm.next_out = out;
+  m_strm.avail_out = cap;
+  while (m_strm.avail_out > 0) {
+    if (m_strm.avail_in == 0 && !m_in_eof) {
+      auto [data, len] = m_in.next();
+      if (!data) {
+        m_in_eof = true;
+      } else {
+        m_strm.next_in = reinterpret_cast<const uint8_t*>(data);
+        m_strm.avail_in = len;
+      }
+    }
+    lzma_ret r = lzma_code(&m_strm, m_in_eof ? LZMA_FINISH : LZMA_RUN);
+    if (r == LZMA_STREAM_END) {
+      end = true;
+      break;
+    }
+    if (r != LZMA_OK) {
+      switch (r) {
+        case LZMA_DATA_ERROR: error = "corrupt xz data"; break;
+        case LZMA_BUF_ERROR: error = "truncated xz stream (it ends before its end marker)"; break;
+        case LZMA_FORMAT_ERROR: error = "not an xz stream"; break;
+        case LZMA_OPTIONS_ERROR: error = "the xz stream uses options liblzma does not support"; break;
+        case LZMA_MEM_ERROR: error = "out of memory decoding xz"; break;
+        default: error = "xz decoder error " + std::to_string(static_cast<int>(r));
+      }
+      return -1;
+    }
+  }
+  return static_cast<long>(cap - m_strm.avail_out);
+}
+
+// ---- gzip ---------------------------------------------------------------------------------------
+
+struct GzipDecoder::State {
+  z_stream z{};
+  bool in_eof = false;
+  bool member_done = false;  // between two members (or at the end)
+  bool started = false;
+};
+
+GzipDecoder::GzipDecoder(HashedReader& in) : Decoder(in), m_state(std::make_unique<State>()) {
+  // 15 + 16: a gzip wrapper (and only that: no zlib or raw deflate guessed at)
+  if (inflateInit2(&m_state->z, 15 + 16) != Z_OK) {
+    m_start_error = "cannot start the gzip decoder";
+    return;
+  }
+  start();
+}
+
+GzipDecoder::~GzipDecoder() {
+  stop();
+  inflateEnd(&m_state->z);
+}
+
+long GzipDecoder::decode(unsigned char* out, std::size_t cap, bool& end, std::string& error) {
+  z_stream& z = m_state->z;
+  z.next_out = out;
+  z.avail_out = static_cast<uInt>(cap);
+  while (z.avail_out > 0) {
+    if (z.avail_in == 0 && !m_state->in_eof) {
+      auto [data, len] = m_in.next();
+      if (!data) {
+        m_state->in_eof = true;
+      } else {
+        z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data));
+        z.avail_in = static_cast<uInt>(len);
+      }
+    }
+    if (m_state->member_done) {
+      // another member follows only if bytes follow; trailing zeros (tape padding) end the stream
+      if (z.avail_in == 0 && m_state->in_eof) {
+        end = true;
+        break;
+      }
+      if (z.avail_in == 0) continue;
+      bool zeros = true;
+      for (uInt i = 0; i < z.avail_in && zeros; ++i) zeros = z.next_in[i] == 0;
+      if (zeros) {
+        z.avail_in = 0;
+        continue;
+      }
+      inflateReset(&z);
+      m_state->member_done = false;
+    }
+    if (z.avail_in == 0 && m_state->in_eof) {
+      if (!m_state->started) error = "empty gzip stream";
+      else error = "truncated gzip stream (it ends inside a member)";
+      return -1;
+    }
+    int r = inflate(&z, Z_NO_FLUSH);
+    m_state->started = true;
+    if (r == Z_STREAM_END) {
+      m_state->member_done = true;
+      continue;
+    }
+    if (r == Z_BUF_ERROR && z.avail_in == 0) continue;  // needs more input
+    if (r != Z_OK) {
+      error = std::string("corrupt gzip data") + (z.msg ? std::string(" (") + z.msg + ")" : std::string());
+      return -1;
+    }
+  }
+  return static_cast<long>(cap - z.avail_out);
 }
 
 }  // namespace archive_io::detail

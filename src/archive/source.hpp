@@ -1,9 +1,14 @@
 #pragma once
-// The byte source under libarchive: one thread reads the archive file in 1 MiB chunks and hashes
-// them while the extracting thread decompresses the same chunks, so hashing costs no wall time
-// and the file is read once. .xz streams are decoded here with liblzma's multi-threaded decoder
-// (NVIDIA's tar.xz archives hold several xz blocks, which decode in parallel); everything else
-// goes to libarchive's own filters untouched.
+// The byte sources under libarchive. Every one of them reads an archive that PinnedFile has
+// already proven to be the pinned bytes, through the same open descriptor (pread, never the path
+// again).
+//   - HashedReader: one thread reads the file in 1 MiB chunks and hashes them a second time while
+//     the extracting thread decodes the same chunks, so that the bytes decoded are provably the
+//     bytes hashed (compared with the pin at the end) at no wall-time cost.
+//   - XzDecoder / GzipDecoder: .xz and .gz streams are decoded here, on a thread of their own,
+//     and libarchive only ever sees a plain tar stream: its own filters (and their recursive
+//     bidding, which a crafted gzip quine sends into a loop) are never enabled. liblzma's
+//     threaded decoder decodes the several blocks of NVIDIA's tar.xz archives in parallel.
 #include <lzma.h>
 
 #include <condition_variable>
@@ -24,7 +29,8 @@ class HashedReader {
   static constexpr std::size_t k_chunk = 1 << 20;
   static constexpr std::size_t k_chunks = 6;
 
-  explicit HashedReader(int fd);
+  // Reads `fd` from offset 0 to `size` (the size PinnedFile saw) with pread.
+  HashedReader(int fd, std::uint64_t size);
   ~HashedReader();
   HashedReader(const HashedReader&) = delete;
   HashedReader& operator=(const HashedReader&) = delete;
@@ -43,6 +49,7 @@ class HashedReader {
   void run();
 
   int m_fd;
+  std::uint64_t m_size;
   std::vector<Chunk> m_storage;
   std::mutex m_mutex;
   std::condition_variable m_cv;
@@ -57,23 +64,34 @@ class HashedReader {
   std::thread m_thread;
 };
 
-// Decompresses an .xz stream from a HashedReader on a thread of its own, so that decoding (the
-// bulk of the work) overlaps with parsing and writing the tar stream on the extracting thread,
-// the way `tar -xJf` runs xz as a second process. liblzma's threaded decoder additionally
-// decodes several blocks in parallel where they fit the memory budget.
-class XzDecoder {
+// A decompressor running on a thread of its own over a HashedReader, so that decoding (the bulk
+// of the work) overlaps with parsing and writing the tar stream on the extracting thread, the way
+// `tar -xJf` runs xz as a second process.
+class Decoder {
  public:
   static constexpr std::size_t k_out = 1 << 20;
   static constexpr std::size_t k_buffers = 4;
-  explicit XzDecoder(HashedReader& in);
-  ~XzDecoder();
-  XzDecoder(const XzDecoder&) = delete;
-  XzDecoder& operator=(const XzDecoder&) = delete;
+  virtual ~Decoder();
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
   bool ok() const { return m_start_error.empty(); }
   const std::string& error() const { return m_error_seen; }
   // Next block of decoded bytes (releasing the previous one): bytes produced, 0 at the end of the
   // stream, -1 on error (error() says which).
   long read(const void** out);
+
+ protected:
+  explicit Decoder(HashedReader& in) : m_in(in), m_storage(k_buffers) {}
+  // Starts the thread; call at the end of the derived constructor.
+  void start();
+  // Stops and joins the thread; call first in the derived destructor.
+  void stop();
+  // Fills out[0..cap) with decoded bytes; sets `end` at the end of the stream. Returns the bytes
+  // produced, or -1 with `error` set.
+  virtual long decode(unsigned char* out, std::size_t cap, bool& end, std::string& error) = 0;
+
+  HashedReader& m_in;
+  std::string m_start_error;
 
  private:
   struct Buffer {
@@ -82,8 +100,6 @@ class XzDecoder {
   };
   void run();
 
-  HashedReader& m_in;
-  lzma_stream m_strm = LZMA_STREAM_INIT;
   std::vector<Buffer> m_storage;
   std::mutex m_mutex;
   std::condition_variable m_cv;
@@ -91,8 +107,32 @@ class XzDecoder {
   std::vector<Buffer*> m_free;
   Buffer* m_current = nullptr;
   bool m_done = false, m_stop = false;
-  std::string m_error, m_error_seen, m_start_error;
+  std::string m_error, m_error_seen;
   std::thread m_thread;
+};
+
+// .xz (concatenated streams allowed), liblzma's multi-threaded decoder within a memory bound.
+class XzDecoder final : public Decoder {
+ public:
+  explicit XzDecoder(HashedReader& in);
+  ~XzDecoder() override;
+
+ private:
+  long decode(unsigned char* out, std::size_t cap, bool& end, std::string& error) override;
+  lzma_stream m_strm = LZMA_STREAM_INIT;
+  bool m_in_eof = false;
+};
+
+// .gz (one or more members), zlib. One level only: a gzip inside the gzip is data, not a filter.
+class GzipDecoder final : public Decoder {
+ public:
+  explicit GzipDecoder(HashedReader& in);
+  ~GzipDecoder() override;
+
+ private:
+  long decode(unsigned char* out, std::size_t cap, bool& end, std::string& error) override;
+  struct State;
+  std::unique_ptr<State> m_state;
 };
 
 }  // namespace archive_io::detail

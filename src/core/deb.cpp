@@ -225,6 +225,12 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
   auto located = find_pinned_archive(*pinned, o.archives_dir, by_content, o.cache_dir);
   if (!located) return std::move(located).error();
 
+  auto pinned_file = open_pinned(*located, *expect);
+  if (!pinned_file) {
+    auto e = std::move(pinned_file).error();
+    if (e.message.rfind("SHA-256", 0) == 0 && !e.hints.empty()) e.hints.back() = "the file is not the pinned archive (corrupt, tampered with, or another build); no package was written";
+    return e;
+  }
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
   if (ec) return Error(ErrorCode::io, "cannot create " + o.out_dir.string() + ": " + ec.message());
@@ -232,17 +238,13 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
   if (!tmp) return std::move(tmp).error();
 
   archive_io::ExtractOptions xo;
-  xo.expected_size = expect->size;
   xo.max_total_bytes = o.max_unpacked ? *o.max_unpacked : std::max<std::uint64_t>(16 * *expect->size, 256ull << 20);
   xo.progress = o.progress;
   fs::path tree = tmp->path() / "tree";
   fs::create_directories(tree, ec);
-  auto x = archive_io::extract(*located, tree, xo);
+  auto x = archive_io::extract(*pinned_file, tree, xo);
   if (!x) return std::move(x).error();
   std::string actual = crypto::to_hex(x->archive_sha256);
-  if (actual != expect->sha256)
-    return Error(ErrorCode::mismatch, "SHA-256 mismatch for " + located->string() + ": expected " + expect->sha256 + ", got " + actual)
-        .with_hint("the file is not the pinned archive (corrupt, tampered with, or another build); no package was written");
   auto plan = detail::plan_layout(x->entries, m, model::Target::linux, kb);
   if (!plan) return std::move(plan).error();
   fs::path top = tree / plan->top;

@@ -233,23 +233,14 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
 
   archive_io::ExtractOptions xo;
   xo.rules = o.target == model::Target::windows ? archive_io::NameRules::windows : archive_io::NameRules::posix;
-  xo.expected_size = expect->size;
   xo.max_total_bytes = o.max_unpacked ? *o.max_unpacked : std::max<std::uint64_t>(16 * *expect->size, 256ull << 20);
   xo.progress = o.progress;
 
-  auto check_hash = [&](const archive_io::Extracted& x) -> util::Status {
-    std::string actual = crypto::to_hex(x.archive_sha256);
-    if (actual != expect->sha256)
-      return util::Error(util::ErrorCode::mismatch, "SHA-256 mismatch for " + report.archive_path + ": expected " + expect->sha256 +
-                                                         ", got " + actual)
-          .with_hint("the file is not the pinned archive (corrupt, tampered with, or another build); nothing was staged");
-    return {};
-  };
-
   if (o.dry_run) {
-    auto listing = archive_io::list(*archive, xo);
+    auto pinned_file = open_pinned(*archive, *expect);
+    if (!pinned_file) return std::move(pinned_file).error();
+    auto listing = archive_io::list(*pinned_file, xo);
     if (!listing) return std::move(listing).error();
-    if (auto s = check_hash(*listing); !s) return std::move(s).error();
     auto plan = detail::plan_layout(listing->entries, m, o.target, kb);
     if (!plan) return std::move(plan).error();
     for (auto& f : plan->files) {
@@ -280,9 +271,12 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
 
   if (!archive)  // it changed since the check above (another run): the archive is needed after all
     if (auto s = find_archive(); !s) return with_cleanup(*state, std::move(s).error());
+  // proven to be the pinned bytes before anything is unpacked (and before DEST/.stackpin/tmp-* exists)
+  auto pinned_file = open_pinned(*archive, *expect);
+  if (!pinned_file) return with_cleanup(*state, std::move(pinned_file).error());
   auto tmp = util::TempDir::create(dirs.root(), "tmp-");
   if (!tmp) return with_cleanup(*state, std::move(tmp).error());
-  auto extracted = archive_io::extract(*archive, tmp->path(), xo);
+  auto extracted = archive_io::extract(*pinned_file, tmp->path(), xo);
   if (!extracted) {
     auto e = std::move(extracted).error();
     if (e.code == util::ErrorCode::io && e.message.find("No space left") != std::string::npos)
@@ -290,7 +284,6 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
     { util::TempDir drop = std::move(*tmp); }  // drop the partial extraction now
     return with_cleanup(*state, std::move(e));
   }
-  if (auto s = check_hash(*extracted); !s) return with_cleanup(*state, std::move(s).error());
   auto plan = detail::plan_layout(extracted->entries, m, o.target, kb);
   if (!plan) return with_cleanup(*state, std::move(plan).error());
   fs::path top = tmp->path() / plan->top;

@@ -65,6 +65,12 @@ util::Result<std::optional<fs::path>> locate_archive(const ArchiveExpectation& e
   return std::optional<fs::path>();
 }
 
+util::Result<archive_io::PinnedFile> open_pinned(const fs::path& file, const ArchiveExpectation& e) {
+  auto digest = crypto::from_hex(e.sha256);
+  if (!digest) return util::Error(util::ErrorCode::internal, "the pinned SHA-256 \"" + e.sha256 + "\" is not 64 hex digits");
+  return archive_io::PinnedFile::open(file, *digest, e.size);
+}
+
 namespace {
 
 model::VerifiedArchive check_one(const fs::path& path, const ArchiveExpectation& e, std::vector<model::Finding>& findings,

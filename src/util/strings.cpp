@@ -91,4 +91,54 @@ std::string format_bytes(std::uint64_t bytes) {
   return grouped + buf;
 }
 
+std::size_t utf8_sequence_length(std::string_view text) {
+  if (text.empty()) return 0;
+  auto b = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  std::uint32_t min = 0, cp = 0;
+  if ((c & 0xE0) == 0xC0) n = 2, min = 0x80, cp = c & 0x1F;
+  else if ((c & 0xF0) == 0xE0) n = 3, min = 0x800, cp = c & 0x0F;
+  else if ((c & 0xF8) == 0xF0) n = 4, min = 0x10000, cp = c & 0x07;
+  else return 0;
+  if (text.size() < n) return 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    if ((b(i) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+bool is_valid_utf8(std::string_view text) {
+  while (!text.empty()) {
+    std::size_t n = utf8_sequence_length(text);
+    if (n == 0) return false;
+    text.remove_prefix(n);
+  }
+  return true;
+}
+
+std::string printable(std::string_view text, std::size_t max_bytes) {
+  std::string out;
+  std::size_t total = text.size();
+  std::string_view rest = text;
+  while (!rest.empty() && out.size() < max_bytes) {
+    std::size_t n = utf8_sequence_length(rest);
+    unsigned char c = static_cast<unsigned char>(rest[0]);
+    if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7F))) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+      rest.remove_prefix(1);
+    } else {
+      out.append(rest.data(), n);
+      rest.remove_prefix(n);
+    }
+  }
+  if (!rest.empty()) out += "... (" + std::to_string(total) + " bytes in all)";
+  return out;
+}
+
 }  // namespace util

@@ -518,44 +518,77 @@ void put_string(char* field, std::size_t width, const std::string& s) {
 }
 }  // namespace
 
-void write_tar_with_lying_size(const fs::path& out, const std::string& path, std::uint64_t declared_size,
-                               const std::string& actual) {
+namespace {
+// One 512-byte tar header for `e` (ustar, or GNU for sparse entries), checksum filled in.
+std::string raw_header(const RawTarEntry& e) {
   std::array<char, 512> h{};
   // ustar header: name[100] mode[8] uid[8] gid[8] size[12] mtime[12] chksum[8] typeflag[1]
   // linkname[100] magic[6] version[2] uname[32] gname[32] devmajor[8] devminor[8] prefix[155]
-  std::string name = path, prefix;
+  // GNU sparse ('S'): the prefix area holds atime[12] ctime[12] offset[12] longnames[4] unused[1]
+  // sp[4] {offset[12] numbytes[12]} isextended[1] realsize[12]
+  std::string name = e.name, prefix;
+  bool gnu = e.type == 'S';
   if (name.size() > 100) {
-    std::size_t cut = path.rfind('/', 155);
-    if (cut == std::string::npos || path.size() - cut - 1 > 100 || path.size() - cut - 1 == 0)
-      fail("path \"" + path + "\" does not fit a ustar header");
-    prefix = path.substr(0, cut);
-    name = path.substr(cut + 1);
+    std::size_t cut = e.name.rfind('/', 155);
+    if (gnu || cut == std::string::npos || e.name.size() - cut - 1 > 100 || e.name.size() - cut - 1 == 0)
+      fail("path \"" + e.name + "\" does not fit a tar header");
+    prefix = e.name.substr(0, cut);
+    name = e.name.substr(cut + 1);
   }
   put_string(&h[0], 100, name);
-  put_octal(&h[100], 8, 0644);
+  put_octal(&h[100], 8, e.mode);
   put_octal(&h[108], 8, 0);
   put_octal(&h[116], 8, 0);
-  put_size(&h[124], declared_size);
+  put_size(&h[124], e.declared_size == UINT64_MAX ? e.data.size() : e.declared_size);
   put_octal(&h[136], 12, static_cast<std::uint64_t>(fixed_mtime));
-  h[156] = '0';
-  put_string(&h[257], 6, std::string("ustar\0", 6));
-  put_string(&h[263], 2, "00");
+  h[156] = e.type;
+  put_string(&h[157], 100, e.link);
+  if (gnu) {
+    put_string(&h[257], 8, std::string("ustar  \0", 8));
+    if (e.sparse.size() > 4) fail("raw_tar: at most 4 sparse maps");
+    for (std::size_t i = 0; i < e.sparse.size(); ++i) {
+      put_size(&h[386 + 24 * i], e.sparse[i].first);
+      put_size(&h[386 + 24 * i + 12], e.sparse[i].second);
+    }
+    put_size(&h[483], e.real_size);
+  } else {
+    put_string(&h[257], 6, std::string("ustar\0", 6));
+    put_string(&h[263], 2, "00");
+    put_string(&h[345], 155, prefix);
+  }
   put_string(&h[265], 32, "root");
   put_string(&h[297], 32, "root");
   put_octal(&h[329], 8, 0);
   put_octal(&h[337], 8, 0);
-  put_string(&h[345], 155, prefix);
   std::fill(h.begin() + 148, h.begin() + 156, ' ');
   unsigned sum = 0;
   for (char c : h) sum += static_cast<unsigned char>(c);
   put_octal(&h[148], 7, sum);  // six digits and NUL, the space stays: "0012345\0 " style
   h[155] = ' ';
+  return std::string(h.data(), h.size());
+}
+}  // namespace
 
-  std::string bytes(h.data(), h.size());
-  bytes += actual;
-  bytes.append((512 - actual.size() % 512) % 512, '\0');
+std::string raw_tar(const std::vector<RawTarEntry>& entries) {
+  std::string bytes;
+  for (const auto& e : entries) {
+    bytes += raw_header(e);
+    bytes += e.data;
+    bytes.append((512 - e.data.size() % 512) % 512, '\0');
+  }
   bytes.append(1024, '\0');
-  write_bytes(out, bytes);
+  return bytes;
+}
+
+void write_raw_tar(const fs::path& out, const std::vector<RawTarEntry>& entries) { write_bytes(out, raw_tar(entries)); }
+
+void write_tar_with_lying_size(const fs::path& out, const std::string& path, std::uint64_t declared_size,
+                               const std::string& actual) {
+  RawTarEntry e;
+  e.name = path;
+  e.data = actual;
+  e.declared_size = declared_size;
+  write_raw_tar(out, {e});
 }
 
 void truncate_copy(const fs::path& in, const fs::path& out, std::uint64_t keep) {

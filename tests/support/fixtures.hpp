@@ -106,6 +106,20 @@ std::string local_manifest(const std::string& cudnn_version, int cuda_major, con
 // further record padding, so a declared size beyond the data runs into end of file).
 void write_tar_with_lying_size(const fs::path& out, const std::string& path, std::uint64_t declared_size,
                                const std::string& actual);
+// A tar written byte by byte, for what libarchive's writer refuses to write: names that are not
+// valid UTF-8, GNU sparse entries whose holes are huge or at the end, lying sizes.
+struct RawTarEntry {
+  std::string name;   // stored as is (ustar name/prefix split past 100 bytes)
+  char type = '0';    // '0' file, '2' symlink, '5' directory, 'S' GNU (old) sparse file
+  std::string data;   // the stored data (for 'S': only the mapped regions, one after the other)
+  std::string link;   // linkname
+  unsigned mode = 0644;
+  std::uint64_t declared_size = UINT64_MAX;  // the header's size field; default data.size()
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> sparse;  // 'S': (offset, length) of each data region, at most 4
+  std::uint64_t real_size = 0;                                  // 'S': the file's full size, holes included
+};
+std::string raw_tar(const std::vector<RawTarEntry>& entries);
+void write_raw_tar(const fs::path& out, const std::vector<RawTarEntry>& entries);
 // Copies `in` to `out` keeping only the first `keep` bytes (truncated stream).
 void truncate_copy(const fs::path& in, const fs::path& out, std::uint64_t keep);
 // Copies `in` to `out` with the byte at `offset` inverted (corrupt stream).

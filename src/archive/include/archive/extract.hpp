@@ -1,6 +1,6 @@
 #pragma once
-// Reading and safe extraction of archives (NVIDIA's .zip and .tar.xz, and any format libarchive
-// reads), reading the archive file exactly once: the bytes hashed are the bytes extracted.
+// Reading and safe extraction of archives (NVIDIA's .zip and .tar.xz; plain and gzip tars),
+// only after the file has been proven to be the pinned one: the bytes hashed are the bytes decoded.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -38,7 +38,6 @@ struct ExtractOptions {
   NameRules rules = NameRules::posix;
   std::uint64_t max_total_bytes = 0;   // bound on extracted bytes (0 = none): refuses archive bombs
   std::uint64_t max_entries = 100000;
-  std::optional<std::uint64_t> expected_size;  // refuse before reading when the file's size differs
   std::function<void(const Progress&)> progress;  // called on the extracting thread, at most ~every MiB
 };
 
@@ -49,18 +48,66 @@ struct Extracted {
   std::uint64_t bytes_written = 0;
 };
 
-// Extracts `archive_file` below `into`, which must be an existing empty directory that the caller
+// The formats stackpin decodes: NVIDIA's (.tar.xz for Linux, .zip for Windows) and the plain and
+// gzip tars of repacks. Chosen by the file's first bytes, never by its name; only that one
+// format (and no libarchive filter) is enabled when it is read.
+enum class ArchiveKind { tar, tar_gz, tar_xz, zip };
+const char* to_string(ArchiveKind k);
+
+// An archive file opened once and proven to be the pinned bytes (its size, then the SHA-256 of
+// every byte) before any decoder sees a byte of it. Extraction reads through this same open
+// descriptor, never the path again, so a file swapped in after the check is not used; the bytes
+// decoded are hashed a second time (tar) or the file's identity compared (zip, whose directory is
+// read out of order), and a file changed while it is read is refused.
+class PinnedFile {
+ public:
+  // Errors: not_found / io (the file), mismatch (size or SHA-256 differs from the pin; the
+  // message names both), unsupported (a format stackpin does not read: 7-Zip, RAR, bzip2, ...).
+  static util::Result<PinnedFile> open(const std::filesystem::path& file, const crypto::Digest& sha256,
+                                       std::optional<std::uint64_t> size);
+  PinnedFile(PinnedFile&& other) noexcept;
+  PinnedFile& operator=(PinnedFile&& other) noexcept;
+  PinnedFile(const PinnedFile&) = delete;
+  PinnedFile& operator=(const PinnedFile&) = delete;
+  ~PinnedFile();
+
+  const std::filesystem::path& path() const { return m_path; }
+  std::uint64_t size() const { return m_size; }
+  const crypto::Digest& sha256() const { return m_sha256; }
+  ArchiveKind kind() const { return m_kind; }
+  // For this layer's readers: the open descriptor (read with pread only).
+  int fd() const { return m_fd; }
+  // Errors: conflict when the file's size, inode or modification time differ from when it was
+  // verified (a cheap early check; the second hash during decoding is the proof).
+  util::Status unchanged() const;
+
+ private:
+  PinnedFile() = default;
+  std::filesystem::path m_path;
+  int m_fd = -1;
+  std::uint64_t m_size = 0;
+  crypto::Digest m_sha256{};
+  ArchiveKind m_kind = ArchiveKind::tar;
+  struct Identity {
+    std::uint64_t dev = 0, ino = 0, size = 0;
+    std::int64_t mtime_ns = 0;
+    bool operator==(const Identity&) const = default;
+  } m_identity;
+};
+
+// Extracts `archive` below `into`, which must be an existing empty directory that the caller
 // owns (a temporary directory beside the destination). Regular files, directories, symlinks whose
 // target stays inside the tree (POSIX rules only) and hardlinks to earlier files are written;
-// everything else is refused. On error, `into` may hold partial output: the caller discards it.
-// Errors: not_found / io (the archive or the destination), mismatch (size differs from
-// expected_size), unsafe (hostile entry: escaping names or links, devices, FIFOs, duplicates,
-// case collisions on Windows, too many bytes or entries), invalid (corrupt or truncated stream,
-// an entry whose data disagree with its declared size).
-util::Result<Extracted> extract(const std::filesystem::path& archive_file, const std::filesystem::path& into,
-                                const ExtractOptions& options);
+// everything else is refused. Every bound (entries, unpacked bytes, sparse holes included) is
+// checked before the bytes are written. On error, `into` may hold partial output: the caller
+// discards it. Errors: io (the destination), unsafe (hostile entry: escaping names or links,
+// devices, FIFOs, duplicates, case collisions on Windows, names that are not valid UTF-8, too many
+// bytes or entries), invalid (corrupt or truncated stream, an entry whose data disagree with its
+// declared size), unsupported (encrypted zip entries, compression methods NVIDIA does not use),
+// conflict (the file changed while it was read).
+util::Result<Extracted> extract(const PinnedFile& archive, const std::filesystem::path& into, const ExtractOptions& options);
 
 // Reads the whole archive the same way, applies the same rules, writes nothing.
-util::Result<Extracted> list(const std::filesystem::path& archive_file, const ExtractOptions& options);
+util::Result<Extracted> list(const PinnedFile& archive, const ExtractOptions& options);
 
 }  // namespace archive_io

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "archive/extract.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "model/manifest.hpp"
 #include "model/staging.hpp"
@@ -47,6 +48,12 @@ util::Result<PinnedArchive> pinned_archive(const model::Manifest& m, model::Plat
 // download cache `cache_dir` (CACHE/sha256/<hex>/, see core/cache.hpp). Either may be empty (not
 // searched). Errors: not_found (naming every place searched; the hints say where to download it
 // from and suggest `stackpin fetch MANIFEST`), io, usage (neither a folder nor a cache given).
+// Opens `file` and proves it is the expected archive (size, then SHA-256) before any decoder may
+// read it: the one way stage and deb get at an archive's contents. Errors: those of
+// archive_io::PinnedFile::open (mismatch naming expected and actual values, not_found, io,
+// unsupported), internal (a malformed expected hash, which pinned_archive never gives).
+util::Result<archive_io::PinnedFile> open_pinned(const std::filesystem::path& file, const ArchiveExpectation& e);
+
 util::Result<std::filesystem::path> find_pinned_archive(const PinnedArchive& p, const std::filesystem::path& dir,
                                                         bool& found_by_content, const std::filesystem::path& cache_dir = {});
 

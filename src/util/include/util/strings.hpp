@@ -21,5 +21,12 @@ std::string one_of(const std::vector<std::string>& values);
 std::string basename_of(std::string_view path_or_url);
 // Human-readable byte count: "705,347,747 bytes (672.7 MiB)".
 std::string format_bytes(std::uint64_t bytes);
+// UTF-8 as RFC 3629 defines it: shortest forms only, no surrogates, nothing above U+10FFFF.
+bool is_valid_utf8(std::string_view text);
+// Length in bytes of the valid UTF-8 sequence at the start of `text` (0 when there is none).
+std::size_t utf8_sequence_length(std::string_view text);
+// `text` fit to quote in a message: control characters and bytes that are not valid UTF-8 are
+// written \xNN, and a text longer than `max_bytes` is cut there with "... (N bytes in all)".
+std::string printable(std::string_view text, std::size_t max_bytes = 200);
 
 }  // namespace util

@@ -1,0 +1,168 @@
+// PinnedFile: the one way to get at an archive's bytes for decoding. A downloaded or copied
+// archive is hostile until its size and SHA-256 match the pin, so no decoder (libarchive, zlib,
+// liblzma: each has had its share of memory-safety bugs and infinite loops on crafted input)
+// sees a byte of it before that. The file is opened once; the hash pass and the decoding pass
+// read the same descriptor, and the decoding pass proves it read the same bytes (see source.hpp
+// and extract.cpp). The format is taken from the first bytes: the name says nothing about what a
+// file holds (a RAR renamed .zip), and formats NVIDIA does not use get an error naming them.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "archive/extract.hpp"
+#include "util/fs.hpp"
+
+namespace archive_io {
+namespace fs = std::filesystem;
+using util::Error;
+using util::ErrorCode;
+
+const char* to_string(ArchiveKind k) {
+  switch (k) {
+    case ArchiveKind::tar: return "tar";
+    case ArchiveKind::tar_gz: return "tar.gz";
+    case ArchiveKind::tar_xz: return "tar.xz";
+    case ArchiveKind::zip: return "zip";
+  }
+  return "?";
+}
+
+namespace {
+
+std::int64_t ns(const struct timespec& t) { return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; }
+
+// A format stackpin recognises but does not read, by its magic bytes; nullptr when none matches.
+const char* foreign_format(const unsigned char* m, std::size_t n) {
+  auto starts = [&](const char* sig, std::size_t len) { return n >= len && std::memcmp(m, sig, len) == 0; };
+  if (starts("7z\xBC\xAF\x27\x1C", 6)) return "a 7-Zip archive";
+  if (starts("Rar!\x1A\x07", 6)) return "a RAR archive";
+  if (starts("BZh", 3)) return "a bzip2 stream";
+  if (starts("\x28\xB5\x2F\xFD", 4)) return "a Zstandard stream";
+  if (starts("\x04\x22\x4D\x18", 4)) return "an LZ4 stream";
+  if (starts("LZIP", 4)) return "an lzip stream";
+  if (starts("\x1F\x9D", 2)) return "a compress (.Z) stream";
+  if (starts("\x5D\x00\x00", 3)) return "a raw LZMA (.lzma) stream";
+  if (starts("MSCF", 4)) return "a Microsoft cabinet";
+  if (starts("!<arch>\n", 8)) return "an ar archive (a .deb?)";
+  if (starts("070707", 6) || starts("070701", 6) || starts("070702", 6) || starts("\xC7\x71", 2) || starts("\x71\xC7", 2))
+    return "a cpio archive";
+  if (starts("xar!", 4)) return "a xar archive";
+  if (starts("\xED\xAB\xEE\xDB", 4)) return "an RPM package";
+  if (starts("MZ", 2)) return "a Windows executable (an installer, not the archive)";
+  if (starts("\x7F" "ELF", 4)) return "an ELF executable (an installer, not the archive)";
+  if (starts("<!DOCTYPE", 9) || starts("<!doctype", 9) || starts("<html", 5) || starts("<HTML", 5) || starts("<?xml", 5))
+    return "an HTML or XML page (an error page saved instead of the download?)";
+  if (n > 0x8005 && std::memcmp(m + 0x8001, "CD001", 5) == 0) return "an ISO 9660 image";
+  return nullptr;
+}
+
+}  // namespace
+
+PinnedFile::PinnedFile(PinnedFile&& o) noexcept
+    : m_path(std::move(o.m_path)), m_fd(o.m_fd), m_size(o.m_size), m_sha256(o.m_sha256), m_kind(o.m_kind), m_identity(o.m_identity) {
+  o.m_fd = -1;
+}
+
+PinnedFile& PinnedFile::operator=(PinnedFile&& o) noexcept {
+  if (this != &o) {
+    if (m_fd >= 0) ::close(m_fd);
+    m_path = std::move(o.m_path);
+    m_fd = o.m_fd;
+    m_size = o.m_size;
+    m_sha256 = o.m_sha256;
+    m_kind = o.m_kind;
+    m_identity = o.m_identity;
+    o.m_fd = -1;
+  }
+  return *this;
+}
+
+PinnedFile::~PinnedFile() {
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+util::Status PinnedFile::unchanged() const {
+  struct stat st {};
+  if (::fstat(m_fd, &st) != 0) return Error(ErrorCode::io, "cannot stat " + m_path.string() + ": " + util::os_error_text(errno));
+  Identity now{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
+               ns(st.st_mtim)};
+  if (!(now == m_identity))
+    return Error(ErrorCode::conflict, m_path.string() + " changed while it was read (it was verified, then written to)")
+        .with_hint("another program is writing the archive; wait for it to finish and run again; nothing was unpacked");
+  return {};
+}
+
+util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Digest& sha256, std::optional<std::uint64_t> size) {
+  PinnedFile p;
+  p.m_path = file;
+  p.m_sha256 = sha256;
+  p.m_fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (p.m_fd < 0) {
+    int e = errno;
+    return Error(e == ENOENT ? ErrorCode::not_found : ErrorCode::io, "cannot open archive " + file.string() + ": " + util::os_error_text(e));
+  }
+  struct stat st {};
+  if (::fstat(p.m_fd, &st) != 0 || !S_ISREG(st.st_mode)) return Error(ErrorCode::io, file.string() + " is not a regular file");
+  // O_NONBLOCK only kept a FIFO from blocking the open; regular files ignore it
+  p.m_size = static_cast<std::uint64_t>(st.st_size);
+  // not the change time: renaming another file over the path changes this inode's link count
+  // (and so its ctime) without touching the verified bytes
+  p.m_identity = Identity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), p.m_size, ns(st.st_mtim)};
+  if (size && *size != p.m_size) {
+    Error e(ErrorCode::mismatch, "size mismatch for " + file.string() + ": expected " + std::to_string(*size) + " bytes, the file has " +
+                                     std::to_string(p.m_size));
+    e.hints.push_back(p.m_size < *size ? "the download is incomplete; nothing was unpacked"
+                                       : "this is another file than the pinned archive; nothing was unpacked");
+    return e;
+  }
+#ifdef POSIX_FADV_SEQUENTIAL
+  (void)::posix_fadvise(p.m_fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+  // the hash pass, which also keeps the first bytes for the format
+  constexpr std::size_t k_chunk = 1 << 20;
+  std::unique_ptr<char[]> buf(new char[k_chunk]);
+  std::string head;
+  crypto::Sha256 h;
+  std::uint64_t at = 0;
+  while (true) {
+    ssize_t n = ::pread(p.m_fd, buf.get(), k_chunk, static_cast<off_t>(at));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error(ErrorCode::io, "cannot read " + file.string() + ": " + util::os_error_text(errno));
+    }
+    if (n == 0) break;
+    if (head.size() < 0x8006) head.append(buf.get(), std::min<std::size_t>(static_cast<std::size_t>(n), 0x8006 - head.size()));
+    h.update(buf.get(), static_cast<std::size_t>(n));
+    at += static_cast<std::uint64_t>(n);
+  }
+  crypto::Digest got = h.finish();
+  if (at != p.m_size) return Error(ErrorCode::conflict, file.string() + " changed size while it was verified");
+  if (got != sha256) {
+    Error e(ErrorCode::mismatch, "SHA-256 mismatch for " + file.string() + ": expected " + crypto::to_hex(sha256) + ", got " + crypto::to_hex(got));
+    e.hints.push_back("the file is not the pinned archive (corrupt, tampered with, or another build); nothing was unpacked");
+    return e;
+  }
+  if (auto s = p.unchanged(); !s) return std::move(s).error();
+
+  const auto* m = reinterpret_cast<const unsigned char*>(head.data());
+  std::size_t n = head.size();
+  auto starts = [&](const char* sig, std::size_t len) { return n >= len && std::memcmp(m, sig, len) == 0; };
+  bool ustar = n >= 262 && std::memcmp(m + 257, "ustar", 5) == 0;
+  if (ustar) p.m_kind = ArchiveKind::tar;
+  else if (starts("\xFD" "7zXZ\0", 6)) p.m_kind = ArchiveKind::tar_xz;
+  else if (starts("\x1F\x8B", 2)) p.m_kind = ArchiveKind::tar_gz;
+  else if (starts("PK\x03\x04", 4) || starts("PK\x05\x06", 4) || starts("PK\x07\x08", 4)) p.m_kind = ArchiveKind::zip;
+  else if (const char* f = foreign_format(m, n)) {
+    return Error(ErrorCode::unsupported, file.string() + " is " + f + ", not an archive format stackpin unpacks")
+        .with_hint("stackpin reads NVIDIA's formats (.tar.xz for Linux, .zip for Windows) and plain or gzip tars; "
+                   "repack the tree in one of them");
+  } else {
+    p.m_kind = ArchiveKind::tar;  // the tar reader decides (ustar, pax, GNU and v7 headers)
+  }
+  return p;
+}
+
+}  // namespace archive_io
