@@ -246,7 +246,11 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
   if (!x) return std::move(x).error();
   std::string actual = crypto::to_hex(x->archive_sha256);
   auto plan = detail::plan_layout(x->entries, m, model::Target::linux, kb);
-  if (!plan) return std::move(plan).error();
+  if (!plan) {
+    auto e = std::move(plan).error();
+    if (e.code == ErrorCode::unsafe) e.hints = {"the archive is not NVIDIA's original or was tampered with; no package was written"};
+    return e;
+  }
   fs::path top = tree / plan->top;
   if (auto s = detail::check_header_version(top / "include" / "cudnn_version.h", m.cudnn->version.value); !s)
     return std::move(s).error();
@@ -291,8 +295,7 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     archive_io::TarMember mem;
     mem.type = f.type == "symlink" ? archive_io::EntryType::symlink : archive_io::EntryType::file;
     if (mem.type == archive_io::EntryType::symlink) {
-      mem.link = fs::read_symlink(src, ec).string();
-      if (ec) return Error(ErrorCode::io, "cannot read the link " + src.string() + ": " + ec.message());
+      mem.link = f.link;
     } else {
       mem.source = src;
     }
@@ -307,6 +310,24 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
       (runtime ? rt : dev).members.push_back(std::move(mem));
     } else {
       report.notes.push_back("not packaged: " + f.to + " (outside include/ and the library directory)");
+    }
+  }
+  // links judged where they will live: in the packages' file tree (both packages: the -dev
+  // package's libcudnn.so points into the runtime package)
+  {
+    std::vector<detail::TreeNode> nodes;
+    std::map<std::string, std::string> origin;
+    for (const auto& f : plan->files) {
+      if (f.to.rfind("include/", 0) == 0) origin["usr/include/" + f.to.substr(8)] = plan->top + "/" + f.from;
+      if (f.to.rfind("lib64/", 0) == 0) origin["usr/lib/" + triplet + "/" + f.to.substr(6)] = plan->top + "/" + f.from;
+    }
+    for (const auto* pkg : {&rt, &dev})
+      for (const auto& mem : pkg->members)
+        nodes.push_back(detail::TreeNode{mem.path, mem.type == archive_io::EntryType::symlink, mem.link, origin[mem.path]});
+    if (auto s = detail::check_links_in_tree(nodes, "the package"); !s) {
+      auto e = std::move(s).error();
+      e.hints = {"NVIDIA's archives link libraries to their versioned files only; the archive is not NVIDIA's original; no package was written"};
+      return e;
     }
   }
   if (runtime_objects.empty())

@@ -9,6 +9,9 @@
 #include "layout_plan.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "core/windows_search.hpp"
@@ -112,6 +115,7 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
     f.from = rel;
     f.to = to;
     f.type = e.type == archive_io::EntryType::symlink ? "symlink" : "file";
+    f.link = e.link;
     f.size = e.size;
     plan.files.push_back(std::move(f));
   }
@@ -135,7 +139,83 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
   if (!missing.empty())
     return util::Error(util::ErrorCode::invalid, "incomplete cuDNN archive: missing " + util::join(missing, ", "))
         .with_hint("a half-copied or repacked tree; download NVIDIA's archive again");
+  // links judged where they will live: the archive's checks saw them under its top directory
+  std::vector<TreeNode> nodes;
+  for (const auto& f : plan.files)
+    nodes.push_back(TreeNode{f.to, f.type == "symlink", f.link, plan.top + "/" + f.from});
+  if (auto s = check_links_in_tree(nodes, "DEST"); !s) return std::move(s).error();
   return plan;
+}
+
+util::Status check_links_in_tree(const std::vector<TreeNode>& nodes, const std::string& where) {
+  std::map<std::string, const TreeNode*> by_path;
+  for (const auto& n : nodes) by_path[n.path] = &n;
+  auto is_dir_prefix = [&](const std::string& p) {
+    auto it = by_path.lower_bound(p + "/");
+    return it != by_path.end() && it->first.compare(0, p.size() + 1, p + "/") == 0;
+  };
+  // Resolves `target` from the directory `dir`; returns the path it names in the tree, or an
+  // explanation of why it names nothing the tree holds.
+  std::function<std::optional<std::string>(std::vector<std::string>, const std::string&, int, std::string&)> resolve =
+      [&](std::vector<std::string> dir, const std::string& target, int depth, std::string& why) -> std::optional<std::string> {
+    if (depth > 40) {
+      why = "the links loop";
+      return std::nullopt;
+    }
+    if (target.empty() || target.front() == '/') {
+      why = "it is absolute";
+      return std::nullopt;
+    }
+    auto parts = util::split(target, '/');
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const auto& part = parts[i];
+      if (part.empty() || part == ".") continue;
+      if (part == "..") {
+        if (dir.empty()) {
+          why = "it climbs above " + where;
+          return std::nullopt;
+        }
+        dir.pop_back();
+        continue;
+      }
+      dir.push_back(part);
+      std::string here = util::join(dir, "/");
+      auto it = by_path.find(here);
+      if (it != by_path.end() && it->second->symlink) {
+        dir.pop_back();
+        auto r = resolve(dir, it->second->link, depth + 1, why);
+        if (!r) return std::nullopt;
+        dir = util::split(*r, '/');
+        if (r->empty()) dir.clear();
+      } else if (it != by_path.end() && i + 1 < parts.size()) {
+        why = "it goes through the file " + here;
+        return std::nullopt;
+      }
+    }
+    std::string final_path = util::join(dir, "/");
+    auto it = by_path.find(final_path);
+    if (it == by_path.end()) {
+      why = final_path.empty() ? "it names " + where + " itself"
+                               : (is_dir_prefix(final_path) ? final_path + " is a directory" : "nothing is staged at " + final_path);
+      return std::nullopt;
+    }
+    return final_path;
+  };
+  for (const auto& n : nodes) {
+    if (!n.symlink) continue;
+    auto parts = util::split(n.path, '/');
+    std::vector<std::string> dir(parts.begin(), parts.end() - 1);
+    std::string why;
+    auto r = resolve(dir, n.link, 0, why);
+    if (!r) {
+      util::Error e(util::ErrorCode::unsafe, "unsafe archive entry \"" + util::printable(n.shown) + "\": as " + n.path + " in " + where +
+                                                 ", its link to \"" + util::printable(n.link) + "\" points at no file " + where +
+                                                 " holds (" + why + ")");
+      e.hints.push_back("NVIDIA's archives link libraries to their versioned files only; the archive is not NVIDIA's original; nothing was staged");
+      return e;
+    }
+  }
+  return {};
 }
 
 util::Status check_header_version(const std::filesystem::path& header, const model::Version& pinned) {

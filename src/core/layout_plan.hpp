@@ -18,8 +18,26 @@ struct LayoutPlan {
   std::vector<model::PlannedFile> files;  // files and symlinks; parents are created as needed
 };
 
+// The plan also proves that every symlink, judged where it will live in DEST (the archive's top
+// directory stripped, lib/ renamed lib64/), resolves to a file the plan stages. Errors:
+// unsupported (a layout stackpin does not know), invalid (incomplete archive), unsafe (a link that
+// would leave DEST or point at something not staged).
 util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entries, const model::Manifest& m,
                                      model::Target target, const knowledge::KnowledgeBase& kb);
+
+// One node of a tree as it will be laid out: a regular file, or a symlink to `link`.
+struct TreeNode {
+  std::string path;  // tree-relative, '/'-separated
+  bool symlink = false;
+  std::string link;
+  std::string shown;  // how errors name it (the archive entry it comes from)
+};
+
+// Every symlink of `nodes` resolves, lexically and through the other symlinks of the tree, to a
+// regular file of the tree: never above its root, never into a directory or at nothing. `where`
+// names the tree in messages ("DEST", "the package"). Errors: unsafe, naming the entry, where it
+// would live and where it would point.
+util::Status check_links_in_tree(const std::vector<TreeNode>& nodes, const std::string& where);
 
 // Checks the version in the extracted include/cudnn_version.h against the pin (three parts).
 util::Status check_header_version(const std::filesystem::path& header, const model::Version& pinned);

@@ -243,6 +243,35 @@ TEST(DebCli, RefusalsWriteNoPackage) {
   }
 }
 
+TEST(DebCli, LinksAreJudgedWhereTheyWillLiveInThePackages) {
+  const std::string top = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive";
+  struct Case {
+    std::string path, target, words;
+  };
+  // the first is fine in a staged tree (include/ and lib64/ side by side) but not in the packages,
+  // where include/ becomes usr/include and lib64/ usr/lib/<triplet>; the second leaves both
+  for (const auto& c : std::vector<Case>{{"/include/x.so", "../lib64/libcudnn.so.9", "in the package"},
+                                         {"/include/x", "../..", "points at no file DEST holds"}}) {
+    SCOPED_TRACE(c.path);
+    ScratchDir dir;
+    auto archives = dir.path() / "archives";
+    auto out = dir.path() / "out";
+    fs::create_directories(archives);
+    auto es = fixtures::cudnn_linux_entries("9.1.0.70", 12);
+    es.push_back(fixtures::Entry{top + c.path, fixtures::Kind::symlink, {}, c.target, 0777});
+    auto path = archives / fixtures::cudnn_archive_name("linux-x86_64", "9.1.0.70", 12);
+    fixtures::write_archive(path, fixtures::Format::tar_xz, es);
+    auto manifest = dir.write("stack.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", fixtures::info(path)}}));
+    auto r = stackpin({"deb", manifest.string(), "--archives", archives.string(), "--out-dir", out.string()});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(top + c.path), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.words), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("no package was written"), std::string::npos) << r.err;
+    if (fs::exists(out))
+      for (const auto& entry : fs::directory_iterator(out)) ADD_FAILURE() << "left in the output folder: " << entry.path();
+  }
+}
+
 TEST(DebCli, JsonReportListsBothPackages) {
   DebSetup s;
   auto r = s.deb({"--json"});

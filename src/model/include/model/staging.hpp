@@ -55,6 +55,7 @@ struct PlannedFile {
   std::string from;  // archive path without the top directory
   std::string to;    // DEST-relative
   std::string type;  // file | symlink | dir
+  std::string link;  // symlinks: the target as stored (judged where it will live, see plan_layout)
   std::uint64_t size = 0;
   bool replaces = false;  // an existing file is replaced (kept in .stackpin/backup)
 };
