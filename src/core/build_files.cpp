@@ -6,6 +6,7 @@
 // through a symlinked folder, and records every folder it creates so that unstage removes exactly
 // those (when empty) and nothing that was there before.
 #include "build_files.hpp"
+#include "state.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -38,7 +39,8 @@ std::optional<Record> read_record(const model::StateDir& dirs) {
     auto tab = line.find('\t');
     if (tab == std::string::npos) continue;
     std::string kind = line.substr(0, tab), path = line.substr(tab + 1);
-    if (path.empty() || fs::path(path).is_absolute() || path.find("..") != std::string::npos) continue;  // not one of ours
+    // not one of ours (a hostile or foreign record): never acted on
+    if (!check_dest_path(dirs, path, record_path(dirs).string())) continue;
     if (kind == "dir") r.dirs.push_back(path);
     else if (kind == "file") r.files.push_back(path);
   }

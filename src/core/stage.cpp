@@ -201,10 +201,10 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   // no archive either: they are written under the lock below.
   bool own_files_only = false;
   if (!o.dry_run && fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec)) {
-    auto text = util::read_file(dirs.receipt());
-    if (text) {
-      auto r = format::parse_receipt(*text, dirs.receipt().string());
-      if (r && same_receipt(*r) && intact(*r, dest_abs)) {
+    auto loaded = detail::load_receipt(dirs);
+    if (loaded && *loaded) {
+      const auto& r = *loaded;
+      if (same_receipt(*r) && intact(*r, dest_abs)) {
         if (activation_current(dirs, activation_for(m, kb, *r)) && detail::build_files_current(dirs, detail::build_files_for(*r), &report)) {
           auto a = activation_for(m, kb, *r);
           for (const auto& f : a.files) report.activation.push_back((dirs.root() / f.first).string());
@@ -271,6 +271,13 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
 
   if (!archive)  // it changed since the check above (another run): the archive is needed after all
     if (auto s = find_archive(); !s) return with_cleanup(*state, std::move(s).error());
+  // The receipt must record every name losslessly (archive entries were checked while extracting)
+  for (const auto& [what, text] : std::vector<std::pair<std::string, std::string>>{
+           {"DEST", dest_abs.string()}, {"the manifest's path", m.path}, {"the archive's file name", fs::path(report.archive_path).filename().string()}})
+    if (!util::is_valid_utf8(text))
+      return with_cleanup(*state, util::Error(util::ErrorCode::usage, what + " \"" + util::printable(text) + "\" is not valid UTF-8")
+                                      .with_hint("the receipt records it; rename it, or use a path in UTF-8; nothing was staged"));
+
   // proven to be the pinned bytes before anything is unpacked (and before DEST/.stackpin/tmp-* exists)
   auto pinned_file = open_pinned(*archive, *expect);
   if (!pinned_file) return with_cleanup(*state, std::move(pinned_file).error());
@@ -507,10 +514,10 @@ util::Result<model::StatusReport> status(const fs::path& dest_in, std::vector<mo
       e.hints.push_back(".stackpin/journal is left by " + report.pending);
     return e;
   }
-  auto text = util::read_file(dirs.receipt());
-  if (!text) return std::move(text).error();
-  auto r = format::parse_receipt(*text, dirs.receipt().string());
-  if (!r) return std::move(r).error();
+  auto loaded = detail::load_receipt(dirs);
+  if (!loaded) return std::move(loaded).error();
+  if (!*loaded) return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)");
+  const auto& r = *loaded;
   report.cudnn_version = r->cudnn_version;
   report.archive_file = r->archive_file;
   report.target = r->target;

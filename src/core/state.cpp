@@ -18,6 +18,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "archive/paths.hpp"
 #include "build_files.hpp"
 #include "crypto/sha256.hpp"
 #include "format/receipt.hpp"
@@ -79,15 +80,71 @@ void State::discard_created() {
   m_created_root = m_created_dest = false;
 }
 
-util::Result<std::optional<model::Receipt>> State::read_receipt() const {
+namespace {
+util::Error hostile_state(const std::string& source, const std::string& rel, const std::string& why) {
+  util::Error e(util::ErrorCode::unsafe, source + ": the path \"" + util::printable(rel) + "\" " + why);
+  e.hints.push_back("stackpin never writes such a path: the state file was edited or the tree was copied from elsewhere; "
+                    "nothing was changed. Check DEST by hand, then remove DEST/.stackpin to start over");
+  return e;
+}
+
+// No existing component of `base`/`parts[0..n-1]` (the parents) is a symlink.
+util::Status parents_are_directories(const fs::path& base, const std::vector<std::string>& parts, const std::string& source,
+                                     const std::string& rel) {
   std::error_code ec;
-  if (!fs::exists(m_dirs.receipt(), ec)) return std::optional<model::Receipt>();
-  auto text = util::read_file(m_dirs.receipt());
+  fs::path cur = base;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    cur /= parts[i];
+    auto st = fs::symlink_status(cur, ec);
+    if (!fs::exists(st)) break;
+    if (fs::is_symlink(st)) return hostile_state(source, rel, "goes through the symlink " + cur.string() + ", which may lead out of DEST");
+    if (!fs::is_directory(st)) break;  // nothing can be below a file: whatever is done through it fails harmlessly
+  }
+  return {};
+}
+}  // namespace
+
+util::Status check_dest_path(const model::StateDir& dirs, const std::string& rel, const std::string& source) {
+  auto parts = archive_io::split_entry_path(rel, archive_io::NameRules::posix);
+  if (!parts) return hostile_state(source, rel, "is not a path inside DEST (" + parts.error().message.substr(parts.error().message.rfind(": ") + 2) + ")");
+  if (archive_io::join_path(*parts) != rel) return hostile_state(source, rel, "is not in the form stackpin writes");
+  if ((*parts)[0] == ".stackpin") return hostile_state(source, rel, "is inside DEST/.stackpin");
+  return parents_are_directories(dirs.dest, *parts, source, rel);
+}
+
+util::Status check_state_path(const model::StateDir& dirs, const std::string& rel, const std::string& area, const std::string& source) {
+  auto parts = archive_io::split_entry_path(rel, archive_io::NameRules::posix);
+  if (!parts || archive_io::join_path(*parts) != rel || parts->size() < 2 || (*parts)[0] != area)
+    return hostile_state(source, rel, "is not a path under DEST/.stackpin/" + area + "/");
+  return parents_are_directories(dirs.root(), *parts, source, rel);
+}
+
+util::Result<std::optional<model::Receipt>> load_receipt(const model::StateDir& dirs) {
+  std::error_code ec;
+  if (!fs::exists(dirs.receipt(), ec)) return std::optional<model::Receipt>();
+  auto text = util::read_file(dirs.receipt());
   if (!text) return std::move(text).error();
-  auto r = format::parse_receipt(*text, m_dirs.receipt().string());
+  const std::string source = dirs.receipt().string();
+  auto r = format::parse_receipt(*text, source);
   if (!r) return std::move(r).error();
+  for (std::size_t i = 0; i < r->files.size(); ++i) {
+    const auto& f = r->files[i];
+    std::string where = source + ": files[" + std::to_string(i) + "]";
+    if (f.type != "file" && f.type != "symlink" && f.type != "removed")
+      return hostile_state(where, f.path, "has the type \"" + util::printable(f.type) + "\", which stackpin never writes");
+    if (f.type == "file" && !(f.sha256.size() == 64 && util::is_hex(f.sha256)))
+      return hostile_state(where, f.path, "has no SHA-256 to check it by");
+    if (auto s = check_dest_path(dirs, f.path, where); !s) return std::move(s).error();
+    if (!f.backup.empty())
+      if (auto s = check_state_path(dirs, f.backup, "backup", where + ".backup"); !s) return std::move(s).error();
+  }
+  for (std::size_t i = 0; i < r->created_dirs.size(); ++i)
+    if (auto s = check_dest_path(dirs, r->created_dirs[i], source + ": created_dirs[" + std::to_string(i) + "]"); !s)
+      return std::move(s).error();
   return std::optional<model::Receipt>(std::move(r).value());
 }
+
+util::Result<std::optional<model::Receipt>> State::read_receipt() const { return load_receipt(m_dirs); }
 
 util::Result<Journal> Journal::begin(const model::StateDir& dirs, const std::string& op, const std::function<void(int)>& fault) {
   auto f = util::DurableAppender::open(dirs.journal());
@@ -152,6 +209,10 @@ util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r,
     return h && crypto::to_hex(h->digest) == f.sha256;
   };
   for (auto it = r.files.rbegin(); it != r.files.rend(); ++it) {
+    // validated when the receipt was read; again here, right before the change
+    if (auto s = check_dest_path(dirs, it->path, dirs.receipt().string()); !s) return s;
+    if (!it->backup.empty())
+      if (auto s = check_state_path(dirs, it->backup, "backup", dirs.receipt().string()); !s) return s;
     fs::path p = dirs.dest / it->path;
     fs::path b = it->backup.empty() ? fs::path() : dirs.root() / it->backup;
     bool backup_kept = !b.empty() && fs::exists(fs::symlink_status(b, ec));
@@ -171,6 +232,51 @@ util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r,
   for (auto it = r.created_dirs.rbegin(); it != r.created_dirs.rend(); ++it) fs::remove(dirs.dest / *it, ec);  // only if empty
   prune_backup_dirs(dirs);
   return {};
+}
+
+util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dirs, const std::string& text) {
+  const std::string source = dirs.journal().string();
+  auto bad = [&](std::size_t line, const std::string& why) {
+    util::Error e(util::ErrorCode::unsafe, source + ":" + std::to_string(line) + ": " + why);
+    e.hints.push_back("stackpin did not write this journal: nothing was replayed or rolled back. Check DEST by hand, then remove "
+                      "DEST/.stackpin/journal (an interrupted stage of another machine's tree cannot be finished here)");
+    return e;
+  };
+  std::vector<JournalRecord> recs;
+  std::size_t n = 0;
+  bool header = false;
+  std::string op;
+  auto lines = util::split(text, '\n');
+  // a record cut short by a crash was never acted on (each change follows its record's flush)
+  if (!text.empty() && text.back() != '\n') lines.pop_back();
+  for (const auto& line : lines) {
+    ++n;
+    if (line.empty()) continue;
+    auto f = util::split(line, '\t');
+    JournalRecord r{f[0], f.size() > 1 ? f[1] : "", f.size() > 2 ? f[2] : ""};
+    if (f.size() > 3) return bad(n, "a record with more fields than stackpin writes");
+    if (recs.empty()) {
+      if (r.kind != "stackpin-journal" || r.a != "1") return bad(n, "not a stackpin journal (no \"stackpin-journal 1\" header)");
+      header = true;
+    } else if (r.kind == "op") {
+      if (!op.empty() || (r.a != "stage" && r.a != "unstage")) return bad(n, "the operation \"" + util::printable(r.a) + "\" is unknown or repeated");
+      op = r.a;
+    } else if (r.kind == "tmp") {
+      if (r.a.rfind("tmp-", 0) != 0 || r.a.find('/') != std::string::npos || r.a.find("..") != std::string::npos || !r.b.empty())
+        return bad(n, "the extraction directory \"" + util::printable(r.a) + "\" is not one stackpin makes");
+    } else if (r.kind == "mkdir" || r.kind == "place") {
+      if (auto s = check_dest_path(dirs, r.a, source + ":" + std::to_string(n)); !s) return std::move(s).error();
+    } else if (r.kind == "backup") {
+      if (auto s = check_dest_path(dirs, r.a, source + ":" + std::to_string(n)); !s) return std::move(s).error();
+      if (r.b != "backup/" + r.a) return bad(n, "the backup of " + util::printable(r.a) + " is not kept where stackpin keeps it");
+    } else if (r.kind != "commit" && r.kind != "done") {
+      return bad(n, "the record \"" + util::printable(r.kind) + "\" is not one stackpin writes");
+    }
+    if (r.kind != "stackpin-journal" && op.empty() && r.kind != "op") return bad(n, "a record before the journal's operation");
+    recs.push_back(std::move(r));
+  }
+  (void)header;  // an empty journal: killed before its first record, so nothing was done
+  return recs;
 }
 
 namespace {
@@ -195,19 +301,12 @@ util::Result<std::string> State::recover() {
   }
   auto text = util::read_file(m_dirs.journal());
   if (!text) return std::move(text).error();
-  struct Rec {
-    std::string kind, a, b;
-  };
-  std::vector<Rec> recs;
-  for (const auto& line : util::split(*text, '\n')) {
-    if (line.empty()) continue;
-    auto f = util::split(line, '\t');
-    recs.push_back({f[0], f.size() > 1 ? f[1] : "", f.size() > 2 ? f[2] : ""});
-  }
+  auto recs = read_journal(m_dirs, *text);
+  if (!recs) return std::move(recs).error();
   std::string op;
   bool committed = false;
   std::string tmp;
-  for (const auto& r : recs) {
+  for (const auto& r : *recs) {
     if (r.kind == "op") op = r.a;
     if (r.kind == "commit") committed = true;
     if (r.kind == "tmp") tmp = r.a;
@@ -218,7 +317,10 @@ util::Result<std::string> State::recover() {
     if (ec) return util::Error(util::ErrorCode::io, "cannot finish the interrupted stage: " + ec.message());
     done = "finished an interrupted stage (its files were all in place)";
   } else if (op == "stage") {
-    for (auto it = recs.rbegin(); it != recs.rend(); ++it) {
+    for (auto it = recs->rbegin(); it != recs->rend(); ++it) {
+      // validated when the journal was read; the parents again right before each change
+      if (!it->a.empty() && (it->kind == "place" || it->kind == "backup" || it->kind == "mkdir"))
+        if (auto s = check_dest_path(m_dirs, it->a, m_dirs.journal().string()); !s) return std::move(s).error();
       if (it->kind == "place") {
         fs::remove(m_dirs.dest / it->a, ec);
       } else if (it->kind == "backup") {

@@ -50,6 +50,30 @@ class Journal {
 util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r, bool force,
                            std::vector<std::string>& modified, std::uint64_t& removed, std::uint64_t& restored);
 
+// Paths read from stackpin's own state files (receipt, journal, build-files record) are untrusted:
+// a tree copied from another machine carries whatever its .stackpin/ says. Each is judged like an
+// archive entry before anything is created, moved or removed through it: DEST-relative, no
+// absolute path, drive letter, "..", backslash or control character, not inside .stackpin/, and no
+// symlink on the way from DEST to it (nothing is followed out of DEST). `source` names the
+// file and entry in the error. Errors: unsafe (the hint says what to do about the state file).
+util::Status check_dest_path(const model::StateDir& dirs, const std::string& rel, const std::string& source);
+// The same for a path under DEST/.stackpin/ that must start with `area` + "/" ("backup").
+util::Status check_state_path(const model::StateDir& dirs, const std::string& rel, const std::string& area, const std::string& source);
+
+// Reads and validates DEST/.stackpin/receipt.json: it parses, every path in it passes
+// check_dest_path / check_state_path, every type is one stackpin writes. nullopt when there is
+// none. Errors: parse / invalid (a receipt stackpin cannot read), unsafe, io.
+util::Result<std::optional<model::Receipt>> load_receipt(const model::StateDir& dirs);
+
+// One record of DEST/.stackpin/journal (state.cpp lists them).
+struct JournalRecord {
+  std::string kind, a, b;
+};
+// Parses and validates a journal's text: the header, known records only, every path checked as
+// check_dest_path does, backups where stackpin keeps them. Nothing is acted on before the whole
+// journal passes. Errors: unsafe (naming the journal's line).
+util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dirs, const std::string& text);
+
 std::int64_t mtime_ns(const std::filesystem::path& p);
 std::string rel_string(const std::filesystem::path& p);
 

@@ -42,7 +42,9 @@ std::string write_receipt(const model::Receipt& r) {
          {"archive", {{"file", r.archive_file}, {"sha256", r.archive_sha256}, {"size", r.archive_size}}},
          {"files", std::move(files)},
          {"created_dirs", r.created_dirs}};
-  return j.dump(1) + "\n";
+  // stage refuses names, a DEST and a manifest path that are not valid UTF-8 before anything moves,
+  // so nothing is replaced here in practice; `replace` keeps a bug from becoming an exception
+  return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 util::Result<model::Receipt> parse_receipt(std::string_view text, const std::string& path) {

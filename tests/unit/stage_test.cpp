@@ -986,6 +986,139 @@ TEST(Unstage, NothingStagedIsNotFound) {
   EXPECT_TRUE(fs::is_empty(d.path()));
 }
 
+// ---- state files from somewhere else --------------------------------------------------------------
+// A tree copied from another machine (or edited) carries whatever its .stackpin/ says: every path
+// in a receipt or journal is validated against DEST before anything is removed, moved or created,
+// by every command that reads it.
+
+// A staged DEST beside a sentinel tree "outside/" that the hostile paths aim at.
+struct HostileState {
+  World w{k_v9_linux};
+  fs::path outside() const { return w.dir.path() / "outside"; }
+  HostileState() {
+    EXPECT_TRUE(w.stage().ok());
+    testing_support::write_file(outside() / "victim.txt", "must stay\n");
+    testing_support::write_file(outside() / "planted.txt", "must not move into DEST\n");
+  }
+  model::Receipt receipt() const {
+    auto r = format::parse_receipt(testing_support::read_text(w.dest() / ".stackpin" / "receipt.json"), "receipt");
+    EXPECT_TRUE(r.ok());
+    return *r;
+  }
+  void write(const model::Receipt& r) const { testing_support::write_file(w.dest() / ".stackpin" / "receipt.json", format::write_receipt(r)); }
+  // every command that reads DEST's state refuses, naming the file, and changes nothing anywhere
+  void expect_every_command_refuses(const std::vector<std::string>& words) const {
+    auto before = testing_support::snapshot(w.dir.path(), {"archives"});
+    model::UnstageReport ur;
+    auto u = core::unstage({w.dest(), true, {}, {}}, ur);
+    ASSERT_FALSE(u.ok()) << "unstage --force followed it";
+    expect_error(u.error(), ErrorCode::unsafe, words);
+    auto restage_opts = w.options();
+    restage_opts.force = true;
+    auto st = w.stage(restage_opts);
+    ASSERT_FALSE(st.ok()) << "stage followed it";
+    expect_error(st.error(), ErrorCode::unsafe, words);
+    std::vector<model::Finding> findings;
+    auto status = core::status(w.dest(), findings);
+    if (!fs::exists(w.dest() / ".stackpin" / "journal")) {
+      ASSERT_FALSE(status.ok()) << "status read through it";
+      EXPECT_EQ(status.error().code, ErrorCode::unsafe) << status.error().message;
+    }
+    EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dir.path(), {"archives"})), "");
+  }
+};
+
+TEST(StageHostileState, ReceiptPathsOutsideDestAreNeverFollowed) {
+  for (std::string path : {std::string("../outside/victim.txt"), std::string("/etc/hostname"), std::string("lib64/../../outside/victim.txt"),
+                           std::string(".stackpin/lock"), std::string("lib64\\..\\..\\x"), std::string("")}) {
+    SCOPED_TRACE(path);
+    HostileState h;
+    if (path == "/etc/hostname") path = (h.outside() / "victim.txt").string();
+    auto r = h.receipt();
+    r.files.back().path = path;
+    h.write(r);
+    h.expect_every_command_refuses({"receipt.json: files[" + std::to_string(r.files.size() - 1) + "]: the path \"" + path + "\""});
+    EXPECT_EQ(testing_support::read_text(h.outside() / "victim.txt"), "must stay\n");
+  }
+}
+
+TEST(StageHostileState, ReceiptBackupsAndCreatedDirsAreValidatedToo) {
+  {
+    HostileState h;  // a "backup" that unstage would move into DEST: planting another machine's file
+    auto r = h.receipt();
+    r.files.front().backup = "../../outside/planted.txt";
+    h.write(r);
+    h.expect_every_command_refuses({"files[0].backup", "not a path under DEST/.stackpin/backup/"});
+    EXPECT_TRUE(fs::exists(h.outside() / "planted.txt"));
+  }
+  {
+    HostileState h;
+    auto r = h.receipt();
+    r.created_dirs.push_back("../outside");
+    h.write(r);
+    h.expect_every_command_refuses({"created_dirs[", "the path \"../outside\" is not a path inside DEST"});
+    EXPECT_TRUE(fs::exists(h.outside() / "victim.txt"));
+  }
+  {
+    HostileState h;
+    auto r = h.receipt();
+    r.files.front().type = "directory";
+    h.write(r);
+    h.expect_every_command_refuses({"which stackpin never writes"});
+  }
+}
+
+TEST(StageHostileState, ASymlinkOnTheWayOutOfDestIsNotFollowed) {
+  HostileState h;
+  // lib64/ replaced by a link to the sentinel tree: lib64/victim.txt now names a file outside
+  auto lib64 = h.w.dest() / "lib64";
+  fs::rename(lib64, h.w.dir.path() / "lib64-moved");
+  fs::create_directory_symlink(h.outside(), lib64);
+  auto r = h.receipt();
+  r.files.back().path = "lib64/victim.txt";
+  h.write(r);
+  h.expect_every_command_refuses({"goes through the symlink", "lib64"});
+  EXPECT_EQ(testing_support::read_text(h.outside() / "victim.txt"), "must stay\n");
+}
+
+TEST(StageHostileState, AHostileJournalIsRefusedBeforeAnyRecordIsActedOn) {
+  const std::string head = "stackpin-journal\t1\nop\tstage\n";
+  struct Case {
+    std::string body, words;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"place\tinclude/cudnn.h\nplace\t../outside/victim.txt\n", "journal:4: the path \"../outside/victim.txt\""},
+           {"backup\tinclude/cudnn.h\t../../outside/planted.txt\n", "is not kept where stackpin keeps it"},
+           {"tmp\t../../outside\n", "is not one stackpin makes"},
+           {"mkdir\t/tmp\n", "journal:3: the path \"/tmp\""},
+           {"rm -rf\t/\n", "is not one stackpin writes"},
+           {"place\tinclude/cudnn.h\tand more\tfields\n", "more fields than stackpin writes"}}) {
+    SCOPED_TRACE(c.body);
+    HostileState h;
+    testing_support::write_file(h.w.dest() / ".stackpin" / "journal", head + c.body);
+    h.expect_every_command_refuses({c.words});
+    EXPECT_EQ(testing_support::read_text(h.outside() / "victim.txt"), "must stay\n");
+    EXPECT_TRUE(fs::exists(h.w.dest() / "include" / "cudnn.h")) << "the valid record before the hostile one was not acted on";
+  }
+  {
+    HostileState h;  // not a journal at all
+    testing_support::write_file(h.w.dest() / ".stackpin" / "journal", "place\tinclude/cudnn.h\n");
+    h.expect_every_command_refuses({"journal:1: not a stackpin journal"});
+  }
+}
+
+TEST(StageHostileState, AJournalCutShortByACrashIsStillRecovered) {
+  // the record being written when the machine died was never acted on: the rest is replayed
+  World w(k_v9_linux);
+  testing_support::write_file(w.dest() / "keep.txt", "mine\n");
+  auto before = testing_support::snapshot(w.dest());
+  testing_support::write_file(w.dest() / ".stackpin" / "journal", "stackpin-journal\t1\nop\tstage\nmkdir\tlib64\npla");
+  fs::create_directories(w.dest() / "lib64");
+  auto r = w.stage();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(r->recovered.find("rolled back"), std::string::npos) << r->recovered;
+}
+
 // ---- status --------------------------------------------------------------------------------------
 
 std::map<std::string, std::string> rules_by_subject(const std::vector<model::Finding>& fs) {
