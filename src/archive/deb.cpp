@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "crypto/md5.hpp"
+#include "utf8_locale.hpp"
 
 namespace archive_io {
 namespace fs = std::filesystem;
@@ -79,7 +80,7 @@ util::Status set_compression(struct archive* a, Compression c, int threads) {
 
 EntryPtr make_entry(const std::string& path, unsigned type, unsigned mode, std::int64_t mtime) {
   EntryPtr e(archive_entry_new());
-  archive_entry_set_pathname(e.get(), path.c_str());
+  archive_entry_set_pathname_utf8(e.get(), path.c_str());
   archive_entry_set_filetype(e.get(), type);
   archive_entry_set_perm(e.get(), mode & 07777);
   archive_entry_set_uid(e.get(), 0);
@@ -98,44 +99,47 @@ int default_threads() {
 }  // namespace
 
 util::Result<TarWritten> write_tar(const fs::path& out, const std::vector<TarMember>& members, const TarOptions& o) {
+  detail::Utf8Locale utf8;
   Writer a(archive_write_new());
   if (archive_write_set_format_pax_restricted(a.get()) != ARCHIVE_OK) return lib_error(a.get(), "cannot set up tar");
   if (auto s = set_compression(a.get(), o.compression, o.threads > 0 ? o.threads : default_threads()); !s)
     return std::move(s).error();
+  const std::string out_name = o.label.empty() ? out.string() : o.label;
   if (archive_write_open_filename(a.get(), out.c_str()) != ARCHIVE_OK)
-    return lib_error(a.get(), "cannot create " + out.string());
+    return lib_error(a.get(), "cannot create " + out_name);
 
   TarWritten written;
   std::vector<char> buf(1 << 20);
   crypto::Md5 md5;
   for (const auto& m : members) {
+    const std::string shown = m.shown.empty() ? m.path : m.shown;
     EntryPtr e;
     if (m.type == EntryType::dir) {
       e = make_entry(m.path, AE_IFDIR, m.mode, o.mtime);
     } else if (m.type == EntryType::symlink) {
       e = make_entry(m.path, AE_IFLNK, 0777, o.mtime);
-      archive_entry_set_symlink(e.get(), m.link.c_str());
+      archive_entry_set_symlink_utf8(e.get(), m.link.c_str());
     } else if (m.type == EntryType::file) {
       e = make_entry(m.path, AE_IFREG, m.mode, o.mtime);
     } else {
-      return Error(ErrorCode::invalid, "a package member must be a file, directory or symlink: " + m.path);
+      return Error(ErrorCode::invalid, "a package member must be a file, directory or symlink: " + shown);
     }
     std::ifstream in;
     std::uint64_t size = m.data.size();
     if (m.type == EntryType::file && !m.source.empty()) {
       std::error_code ec;
       size = fs::file_size(m.source, ec);
-      if (ec) return Error(ErrorCode::io, "cannot read " + m.source.string() + ": " + ec.message());
+      if (ec) return Error(ErrorCode::io, "cannot read " + shown + ": " + ec.message());
       in.open(m.source, std::ios::binary);
-      if (!in) return Error(ErrorCode::io, "cannot open " + m.source.string());
+      if (!in) return Error(ErrorCode::io, "cannot open " + shown);
     }
     if (m.type == EntryType::file) archive_entry_set_size(e.get(), static_cast<la_int64_t>(size));
-    if (archive_write_header(a.get(), e.get()) != ARCHIVE_OK) return lib_error(a.get(), "cannot write " + m.path + " into " + out.string());
+    if (archive_write_header(a.get(), e.get()) != ARCHIVE_OK) return lib_error(a.get(), "cannot write " + shown + " into " + out_name);
     if (m.type != EntryType::file) continue;
     std::uint64_t done = 0;
     if (m.source.empty()) {
       md5.update(m.data);
-      if (archive_write_data(a.get(), m.data.data(), m.data.size()) < 0) return lib_error(a.get(), "cannot write " + out.string());
+      if (archive_write_data(a.get(), m.data.data(), m.data.size()) < 0) return lib_error(a.get(), "cannot write " + shown + " into " + out_name);
       done = m.data.size();
     } else {
       while (in) {
@@ -143,17 +147,17 @@ util::Result<TarWritten> write_tar(const fs::path& out, const std::vector<TarMem
         auto n = static_cast<std::size_t>(in.gcount());
         if (n == 0) break;
         md5.update(buf.data(), n);
-        if (archive_write_data(a.get(), buf.data(), n) < 0) return lib_error(a.get(), "cannot write " + out.string());
+        if (archive_write_data(a.get(), buf.data(), n) < 0) return lib_error(a.get(), "cannot write " + shown + " into " + out_name);
         done += n;
       }
-      if (in.bad()) return Error(ErrorCode::io, "error reading " + m.source.string());
+      if (in.bad()) return Error(ErrorCode::io, "error reading " + shown);
     }
-    if (done != size) return Error(ErrorCode::io, m.source.string() + " changed size while it was packaged");
+    if (done != size) return Error(ErrorCode::io, shown + " changed size while it was packaged");
     std::string key = m.path.rfind("./", 0) == 0 ? m.path.substr(2) : m.path;
     written.md5[key] = md5.finish_hex();
     written.installed_bytes += size;
   }
-  if (archive_write_close(a.get()) != ARCHIVE_OK) return lib_error(a.get(), "cannot finish " + out.string());
+  if (archive_write_close(a.get()) != ARCHIVE_OK) return lib_error(a.get(), "cannot finish " + out_name);
   return written;
 }
 

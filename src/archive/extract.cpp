@@ -24,8 +24,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <locale.h>
-
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -33,6 +31,7 @@
 #include <system_error>
 
 #include "file_writer.hpp"
+#include "utf8_locale.hpp"
 #include "source.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -472,26 +471,6 @@ util::Status Extractor::check_links(const Extracted& out) const {
   return {};
 }
 
-// libarchive converts entry names through the current locale; under the C locale it cannot
-// decode UTF-8 names (zip entries flagged UTF-8 come back empty). Read under C.UTF-8 on this
-// thread only.
-class Utf8Locale {
- public:
-  Utf8Locale() {
-    m_loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(0));
-    if (m_loc) m_old = uselocale(m_loc);
-  }
-  ~Utf8Locale() {
-    if (m_loc) {
-      uselocale(m_old);
-      freelocale(m_loc);
-    }
-  }
-
- private:
-  locale_t m_loc{}, m_old{};
-};
-
 Error corrupt(const PinnedFile& f, const std::string& why) {
   Error e(ErrorCode::invalid, "corrupt or truncated archive " + f.path().string() + ": " + why);
   e.hints.push_back("the archive matches its pin, so this is how it was made: repack it, or pin NVIDIA's original; nothing was staged");
@@ -609,7 +588,7 @@ util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, co
 }
 
 util::Result<Extracted> run(const PinnedFile& f, const fs::path& into, const ExtractOptions& opts) {
-  Utf8Locale utf8;
+  detail::Utf8Locale utf8;
   if (f.fd() < 0) return Error(ErrorCode::internal, "extract() of a moved-from PinnedFile");
   if (auto s = f.unchanged(); !s) return std::move(s).error();
   return run_stream(f, into, opts);

@@ -31,7 +31,10 @@ void render_excerpt(std::ostream& os, const util::SourceLocation& loc, const Sty
 }  // namespace
 
 void render_error(std::ostream& os, const util::Error& e, const Style& style) {
-  os << style.red(style.bold("error")) << ": " << e.message << "\n";
+  // a message quoting a hostile value is cut here at the latest (the readers cut what they quote)
+  constexpr std::size_t k_max_message = 4096;
+  std::string message = e.message.size() > k_max_message ? e.message.substr(0, k_max_message) + "... (cut)" : e.message;
+  os << style.red(style.bold("error")) << ": " << message << "\n";
   if (e.where) {
     os << "  --> " << location_text(*e.where) << "\n";
     render_excerpt(os, *e.where, style);

@@ -234,7 +234,9 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
   if (ec) return Error(ErrorCode::io, "cannot create " + o.out_dir.string() + ": " + ec.message());
-  auto tmp = util::TempDir::create(o.out_dir, ".stackpin-deb-");
+  // what a killed run left (its owner gone), then ours, owned while this run lives
+  util::TempDir::remove_abandoned(o.out_dir, ".stackpin-deb-");
+  auto tmp = util::TempDir::create_owned(o.out_dir, ".stackpin-deb-");
   if (!tmp) return std::move(tmp).error();
 
   archive_io::ExtractOptions xo;
@@ -300,6 +302,7 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
       mem.source = src;
     }
     mem.mode = 0644;
+    mem.shown = "\"" + util::printable(plan->top + "/" + f.from) + "\" of " + located->filename().string();
     if (f.to.rfind("include/", 0) == 0) {
       mem.path = "usr/include/" + f.to.substr(8);
       dev.members.push_back(std::move(mem));
@@ -520,9 +523,11 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
 
     std::string sfx = std::string(".tar") + archive_io::suffix(o.compression);
     fs::path data_tar = tmp->path() / (p->name + "-data" + sfx), control_tar = tmp->path() / (p->name + "-control" + sfx);
+    const std::string final_name = p->name + "_" + version + "_" + arch + ".deb";
     archive_io::TarOptions to;
     to.compression = o.compression;
     to.mtime = report.mtime;
+    to.label = final_name + " (its data.tar)";
     auto data = archive_io::write_tar(data_tar, members, to);
     if (!data) return std::move(data).error();
     auto control = gen::render_control(p->control);
@@ -533,9 +538,10 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
       ctl.push_back(text_member("triggers", gen::render_ldconfig_trigger()));
     }
     auto control_members = with_dirs(std::move(ctl));
+    to.label = final_name + " (its control.tar)";
     if (auto c = archive_io::write_tar(control_tar, control_members, to); !c) return std::move(c).error();
 
-    fs::path final_path = o.out_dir / (p->name + "_" + version + "_" + arch + ".deb");
+    fs::path final_path = o.out_dir / final_name;
     fs::path part = tmp->path() / final_path.filename();
     if (auto s = archive_io::write_deb(part, control_tar, data_tar, o.compression, report.mtime); !s) return std::move(s).error();
     if (auto s = util::sync_file(part); !s) return std::move(s).error();

@@ -200,7 +200,7 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   // An intact staging whose own files (activation scripts, build files) are missing or stale needs
   // no archive either: they are written under the lock below.
   bool own_files_only = false;
-  if (!o.dry_run && fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec)) {
+  if (!o.dry_run && fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec) && !detail::has_strays(dirs)) {
     auto loaded = detail::load_receipt(dirs);
     if (loaded && *loaded) {
       const auto& r = *loaded;
@@ -281,7 +281,7 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   // proven to be the pinned bytes before anything is unpacked (and before DEST/.stackpin/tmp-* exists)
   auto pinned_file = open_pinned(*archive, *expect);
   if (!pinned_file) return with_cleanup(*state, std::move(pinned_file).error());
-  auto tmp = util::TempDir::create(dirs.root(), "tmp-");
+  auto tmp = util::TempDir::create_owned(dirs.root(), "tmp-");
   if (!tmp) return with_cleanup(*state, std::move(tmp).error());
   auto extracted = archive_io::extract(*pinned_file, tmp->path(), xo);
   if (!extracted) {

@@ -279,6 +279,15 @@ util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dir
   return recs;
 }
 
+bool has_strays(const model::StateDir& dirs) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dirs.root(), ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind("tmp-", 0) == 0 || (name.rfind(".", 0) == 0 && name.find(".tmp-") != std::string::npos)) return true;
+  }
+  return false;
+}
+
 namespace {
 // Stray extraction directories of runs killed before their journal existed (a kill during the
 // extraction, which happens before anything in DEST changes), and the temporary files

@@ -74,6 +74,10 @@ struct JournalRecord {
 // journal passes. Errors: unsafe (naming the journal's line).
 util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dirs, const std::string& text);
 
+// Whether DEST/.stackpin holds what a killed run leaves (an extraction directory tmp-*, a
+// half-written .NAME.tmp-* file): the next run that takes the lock removes them.
+bool has_strays(const model::StateDir& dirs);
+
 std::int64_t mtime_ns(const std::filesystem::path& p);
 std::string rel_string(const std::filesystem::path& p);
 

@@ -64,14 +64,14 @@ void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Cud
     bool scheme_ok = u.rfind("https://", 0) == 0 || u.rfind("http://", 0) == 0 || u.rfind("file://", 0) == 0;
     if (!scheme_ok || util::basename_of(u).empty())
       diag.error_at(a.url->pos.line, a.url->pos.column,
-                    "`" + r.qualified("url") + "` = \"" + u + "\" is not an http(s):// or file:// URL of a file",
+                    "`" + r.qualified("url") + "` = \"" + util::printable(u, 80) + "\" is not an http(s):// or file:// URL of a file",
                     "give NVIDIA's download URL, e.g. https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/...");
   }
   if (a.file) {
     const std::string& f = a.file->value;
     if (f.empty() || f.find_first_of("/\\") != std::string::npos || f == "." || f == "..")
       diag.error_at(a.file->pos.line, a.file->pos.column,
-                    "`" + r.qualified("file") + "` = \"" + f + "\" must be a plain file name, without directories");
+                    "`" + r.qualified("file") + "` = \"" + util::printable(f, 80) + "\" must be a plain file name, without directories");
   }
   if (sha) {
     if (sha->value.size() != 64 || !util::is_hex(sha->value)) {
@@ -122,12 +122,12 @@ void read_cudnn(TableReader& top, model::Manifest& m) {
       v = Located<model::Version>{*parsed, s->pos};
     } else if (parsed && parsed->size() == 3) {
       top.diag().error_at(s->pos.line, s->pos.column,
-                          "`cudnn.version` = \"" + s->value + "\" has 3 parts: cuDNN is pinned with four, because the build "
+                          "`cudnn.version` = \"" + util::printable(s->value, 80) + "\" has 3 parts: cuDNN is pinned with four, because the build "
                           "number matters (8.9.5.29 and 8.9.5.30 are different archives)",
                           "take the full version from NVIDIA's archive name, e.g. cudnn-...-8.9.5.30_cuda12-archive.zip");
     } else {
       top.diag().error_at(s->pos.line, s->pos.column,
-                          "`cudnn.version` = \"" + s->value + "\" is not a cuDNN version: expected four dot-separated numbers",
+                          "`cudnn.version` = \"" + util::printable(s->value, 80) + "\" is not a cuDNN version: expected four dot-separated numbers",
                           "for example: version = \"8.9.5.30\"");
     }
   }
@@ -168,7 +168,7 @@ void read_frameworks(TableReader& top, model::Manifest& m) {
       if (s->value.find('+') != std::string::npos)
         hint = "write the plain release without the local tag (\"2.1.0\", not \"2.1.0+cu121\"): the CUDA variant follows from [cuda]";
       top.diag().error_at(s->pos.line, s->pos.column,
-                          "`frameworks." + name + "` = \"" + s->value + "\" is not a version", hint);
+                          "`frameworks." + name + "` = \"" + util::printable(s->value, 80) + "\" is not a version", hint);
       continue;
     }
     m.frameworks[name] = Located<model::Version>{*v, s->pos};
@@ -210,7 +210,7 @@ void read_targets(TableReader& top, model::Manifest& m) {
     lt.prefix = r.string("prefix", false, "\"/usr/local/cudnn-8.9.5\"");
     if (lt.prefix && (lt.prefix->value.empty() || lt.prefix->value.front() != '/'))
       top.diag().error_at(lt.prefix->pos.line, lt.prefix->pos.column,
-                          "`targets.linux.prefix` = \"" + lt.prefix->value + "\" must be an absolute path",
+                          "`targets.linux.prefix` = \"" + util::printable(lt.prefix->value, 80) + "\" must be an absolute path",
                           "for example: prefix = \"/usr/local/cudnn-8.9.5\"");
     r.finish();
     m.linux = lt;
@@ -280,7 +280,7 @@ util::Result<model::Manifest> parse_manifest(std::string_view text, const std::s
   if (name) {
     if (!valid_name(name->value))
       diag.error_at(name->pos.line, name->pos.column,
-                    "`name` = \"" + name->value + "\" may only contain letters, digits, '.', '_' and '-'",
+                    "`name` = \"" + util::printable(name->value, 80) + "\" may only contain letters, digits, '.', '_' and '-'",
                     "it names files and images; for example: name = \"cu121-cudnn895-torch21\"");
     m.name = *name;
   }

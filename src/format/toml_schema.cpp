@@ -19,12 +19,8 @@ std::vector<std::string> split_lines(std::string_view text) {
 }
 
 util::SourceLocation Diagnostics::locate(int line, int column) const {
-  util::SourceLocation loc;
-  loc.file = m_path;
-  loc.line = line;
-  loc.column = column;
-  if (m_lines && line > 0 && static_cast<std::size_t>(line) <= m_lines->size()) loc.excerpt = (*m_lines)[line - 1];
-  return loc;
+  const bool has = m_lines && line > 0 && static_cast<std::size_t>(line) <= m_lines->size();
+  return util::make_location(m_path, line, column, has ? (*m_lines)[line - 1] : std::string());
 }
 
 void Diagnostics::error_at(int line, int column, std::string message, std::string hint) {
@@ -156,7 +152,7 @@ std::optional<model::Located<model::Version>> TableReader::version(const std::st
   if (!v || v->size() < min_parts || v->size() > max_parts) {
     std::string why = !v ? "is not a version" : "has " + std::to_string(v->size()) + " part(s)";
     m_diag.error_at(s->pos.line, s->pos.column,
-                    "`" + qualified(key) + "` = \"" + s->value + "\" " + why + ": expected " + parts +
+                    "`" + qualified(key) + "` = \"" + util::printable(s->value, 80) + "\" " + why + ": expected " + parts +
                         " dot-separated numbers",
                     std::string("for example: ") + key + " = " + example);
     return std::nullopt;
@@ -174,7 +170,7 @@ std::optional<model::Located<int>> TableReader::choice(const std::string& key, c
     std::vector<std::string> quoted;
     for (const auto& a : allowed) quoted.push_back("\"" + a + "\"");
     m_diag.error_at(s->pos.line, s->pos.column,
-                    "`" + qualified(key) + "` = \"" + s->value + "\" is not valid: use " + util::one_of(quoted));
+                    "`" + qualified(key) + "` = \"" + util::printable(s->value, 80) + "\" is not valid: use " + util::one_of(quoted));
     return std::nullopt;
   }
   return model::Located<int>{static_cast<int>(it - allowed.begin()), s->pos};

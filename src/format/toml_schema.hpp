@@ -13,6 +13,7 @@
 
 #include "model/manifest.hpp"
 #include "util/result.hpp"
+#include "util/strings.hpp"
 
 namespace format::detail {
 
@@ -44,7 +45,8 @@ class TableReader {
   const toml::table& table() const { return m_table; }
   Diagnostics& diag() { return m_diag; }
   // The dotted name of a key in this table ("cudnn.archives[2].sha256").
-  std::string qualified(const std::string& key) const { return m_name.empty() ? key : m_name + "." + key; }
+  // The key's dotted name as messages show it (control characters escaped, a long name cut).
+  std::string qualified(const std::string& key) const { return util::printable(m_name.empty() ? key : m_name + "." + key, 120); }
 
   // Marks `key` known and returns its node, or nullptr when absent.
   const toml::node* get(const std::string& key);

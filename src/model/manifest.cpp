@@ -16,12 +16,8 @@ std::string ArchivePin::file_name() const {
 }
 
 util::SourceLocation locate_in(const std::string& path, const std::vector<std::string>& lines, Pos pos) {
-  util::SourceLocation loc;
-  loc.file = path;
-  loc.line = pos.line;
-  loc.column = pos.column;
-  if (pos.line > 0 && static_cast<std::size_t>(pos.line) <= lines.size()) loc.excerpt = lines[pos.line - 1];
-  return loc;
+  const bool has = pos.line > 0 && static_cast<std::size_t>(pos.line) <= lines.size();
+  return util::make_location(path, pos.line, pos.column, has ? lines[pos.line - 1] : std::string());
 }
 
 util::SourceLocation Manifest::locate(Pos pos) const { return locate_in(path, lines, pos); }

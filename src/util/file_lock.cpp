@@ -68,6 +68,33 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, void (*on_
 #endif
 }
 
+Result<std::optional<FileLock>> FileLock::try_acquire(const std::filesystem::path& path) {
+#ifdef _WIN32
+  int fd = _wopen(path.c_str(), _O_RDWR);
+  if (fd < 0) return std::optional<FileLock>();
+  HANDLE h = reinterpret_cast<HANDLE>(_get_osfhandle(fd));
+  OVERLAPPED ov{};
+  if (!LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) {
+    _close(fd);
+    return std::optional<FileLock>();
+  }
+  return std::optional<FileLock>(FileLock(fd));
+#else
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::optional<FileLock>();
+    return Error(ErrorCode::io, "cannot open lock " + path.string() + ": " + os_error_text(errno));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    ::close(fd);
+    if (e == EWOULDBLOCK) return std::optional<FileLock>();
+    return Error(ErrorCode::io, "cannot lock " + path.string() + ": " + os_error_text(e));
+  }
+  return std::optional<FileLock>(FileLock(fd));
+#endif
+}
+
 FileLock& FileLock::operator=(FileLock&& o) noexcept {
   if (this != &o) {
     this->~FileLock();

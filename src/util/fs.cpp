@@ -9,6 +9,7 @@
 #include <random>
 #include <thread>
 #include <system_error>
+#include <vector>
 
 #ifdef _WIN32
 #include <io.h>
@@ -100,19 +101,61 @@ Result<TempDir> TempDir::create(const fs::path& parent, std::string_view prefix)
   return Error(ErrorCode::io, "cannot create a unique directory in " + parent.string());
 }
 
-TempDir::TempDir(TempDir&& other) noexcept : m_path(std::move(other.m_path)) { other.m_path.clear(); }
+Result<TempDir> TempDir::create_owned(const fs::path& parent, std::string_view prefix) {
+  auto t = create(parent, prefix);
+  if (!t) return t;
+  auto lock = FileLock::acquire(t->path() / ".owner");
+  if (!lock) return std::move(lock).error();
+  t->m_owner.emplace(std::move(lock).value());
+  return t;
+}
+
+std::size_t TempDir::remove_abandoned(const fs::path& parent, std::string_view prefix) {
+  std::error_code ec;
+  std::vector<fs::path> found;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    std::error_code ec2;
+    if (name.rfind(prefix, 0) == 0 && it->is_directory(ec2) && !it->is_symlink(ec2)) found.push_back(it->path());
+  }
+  std::size_t removed = 0;
+  for (const auto& dir : found) {
+    auto lock = FileLock::try_acquire(dir / ".owner");
+    bool abandoned = false;
+    if (lock && *lock) {
+      abandoned = true;  // its owner is gone: the lock is ours
+    } else if (lock && !fs::exists(fs::symlink_status(dir / ".owner", ec))) {
+      auto t = fs::last_write_time(dir, ec);
+      abandoned = !ec && fs::file_time_type::clock::now() - t > std::chrono::minutes(10);
+    }
+    if (!abandoned) continue;
+    lock = Result<std::optional<FileLock>>(std::optional<FileLock>());  // release before removing (Windows)
+    if (fs::remove_all(dir, ec) > 0 && !ec) ++removed;
+  }
+  return removed;
+}
+
+TempDir::TempDir(TempDir&& other) noexcept : m_path(std::move(other.m_path)), m_owner(std::move(other.m_owner)) {
+  other.m_path.clear();
+  other.m_owner.reset();
+}
 TempDir& TempDir::operator=(TempDir&& other) noexcept {
   if (this != &other) {
+    m_owner.reset();
     if (!m_path.empty()) { std::error_code ec; fs::remove_all(m_path, ec); }
     m_path = std::move(other.m_path);
+    m_owner = std::move(other.m_owner);
     other.m_path.clear();
+    other.m_owner.reset();
   }
   return *this;
 }
 TempDir::~TempDir() {
+  m_owner.reset();  // the lock first: Windows cannot remove a file that is open
   if (!m_path.empty()) { std::error_code ec; fs::remove_all(m_path, ec); }
 }
 fs::path TempDir::release() {
+  m_owner.reset();
   fs::path p = std::move(m_path);
   m_path.clear();
   return p;

@@ -1,6 +1,7 @@
 // stackpin deb: the packages as dpkg-deb and lintian see them, golden control files (with a
 // hostile manifest name), reproducibility, and every refusal leaving the output folder untouched.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "fixtures.hpp"
+#include "util/file_lock.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -269,6 +271,50 @@ TEST(DebCli, LinksAreJudgedWhereTheyWillLiveInThePackages) {
     EXPECT_NE(r.err.find("no package was written"), std::string::npos) << r.err;
     if (fs::exists(out))
       for (const auto& entry : fs::directory_iterator(out)) ADD_FAILURE() << "left in the output folder: " << entry.path();
+  }
+}
+
+TEST(DebCli, WhatARunKilledWhileWritingLeftIsRemovedByTheNextRun) {
+  DebSetup s;
+  // SIGXFSZ at the first write past 16 KiB: inside the extraction or the package writing
+  std::vector<std::string> a{"/bin/sh", "-c", "ulimit -f 32; exec \"$0\" \"$@\"", testing_support::binary().string(),
+                             "deb", s.manifest.string(), "--archives", s.archives.string(), "--out-dir", s.out.string()};
+  auto killed = run_process(a);
+  ASSERT_EQ(killed.exit_code, 128 + SIGXFSZ) << killed.err;
+  std::vector<fs::path> left;
+  for (const auto& e : fs::directory_iterator(s.out)) left.push_back(e.path());
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].filename().string().rfind(".stackpin-deb-", 0), 0u) << left[0];
+  // a directory a live run owns is not touched by another run
+  ScratchDir other;
+  fs::create_directories(s.out / ".stackpin-deb-live");
+  auto live = util::FileLock::acquire(s.out / ".stackpin-deb-live" / ".owner");
+  ASSERT_TRUE(live.ok());
+  auto r = s.deb();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(left[0])) << "the killed run's directory is still there";
+  EXPECT_TRUE(fs::exists(s.out / ".stackpin-deb-live")) << "a running process's directory was removed";
+  EXPECT_TRUE(fs::exists(s.runtime()));
+  EXPECT_TRUE(fs::exists(s.dev()));
+}
+
+TEST(DebCli, NonAsciiNamesArePackagedAsStageStagesThem) {
+  const std::string top = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive";
+  ScratchDir dir;
+  auto archives = dir.path() / "archives";
+  auto out = dir.path() / "out";
+  fs::create_directories(archives);
+  auto info = fixtures::make_cudnn_linux_elf(
+      archives, fs::path(STACKPIN_DOUBLES_DIR) / "stems",
+      {fixtures::Entry{top + "/include/cudnn_\u00FCbersicht \u4E2D\u6587.h", fixtures::Kind::file, "/* notes */\n", {}, 0644}});
+  auto manifest = dir.write("stack.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", info}}));
+  for (const char* lang : {"LANG=C", "LANG=C.UTF-8"}) {
+    fs::remove_all(out);
+    auto r = stackpin({"deb", manifest.string(), "--archives", archives.string(), "--out-dir", out.string()}, {lang, "LC_ALL="});
+    ASSERT_EQ(r.exit_code, 0) << lang << ": " << r.err;
+    auto dev = out / "stackpin-libcudnn9-dev-cuda-12_9.1.0.70-1+cuda12_amd64.deb";
+    auto names = contents(dev);
+    EXPECT_TRUE(names.count("./usr/include/cudnn_\u00FCbersicht \u4E2D\u6587.h")) << lang;
   }
 }
 

@@ -547,6 +547,44 @@ void two_at_once(const World& w, const std::function<void(const fs::path&)>& mak
   }
 }
 
+// Runs the binary with a file-size limit of `kib` KiB: the first write past it kills the process
+// with SIGXFSZ, in the middle of extracting (what a full quota or `ulimit -f` does to a real run).
+RunResult run_with_file_limit(int kib, const std::vector<std::string>& args) {
+  std::vector<std::string> a{"/bin/sh", "-c", "ulimit -f " + std::to_string(kib * 2) + "; exec \"$0\" \"$@\""};
+  auto full = argv(args);
+  a.insert(a.end(), full.begin(), full.end());
+  return testing_support::run_process(a);
+}
+
+TEST(CliStageCrash, WhatARunKilledWhileExtractingLeftIsRemovedByTheNextRun) {
+  World w(k_linux, "isolated", 64 << 10);
+  ScratchDir d;
+  auto dest = d.path() / "dest";
+  {  // a first staging, then a restage of it killed while extracting (--force makes it extract)
+    auto ok = stackpin(w.stage(dest));
+    ASSERT_EQ(ok.exit_code, 0) << show(ok);
+    testing_support::write_file(dest / "lib64" / "libcudnn.so.8.9.7", "edited");
+  }
+  auto killed = run_with_file_limit(32, w.stage(dest, {"--force"}));
+  ASSERT_EQ(killed.exit_code, 128 + SIGXFSZ) << show(killed);
+  std::vector<std::string> strays;
+  for (auto& e : fs::directory_iterator(dest / ".stackpin"))
+    if (e.path().filename().string().rfind("tmp-", 0) == 0) strays.push_back(e.path().filename().string());
+  ASSERT_FALSE(strays.empty()) << "the kill landed before extraction: nothing to clean up";
+  // the next run of any command that takes DEST's lock removes them, and status finds the restage pending
+  auto again = stackpin(w.stage(dest, {"--force"}));
+  ASSERT_EQ(again.exit_code, 0) << show(again);
+  for (auto& e : fs::directory_iterator(dest / ".stackpin"))
+    EXPECT_NE(e.path().filename().string().rfind("tmp-", 0), 0u) << "left behind: " << e.path();
+  // and a no-op restage (which takes no lock when nothing is to be done) does not leave them either
+  auto killed2 = run_with_file_limit(32, w.stage(dest, {"--force"}));
+  (void)killed2;
+  testing_support::write_file(dest / ".stackpin" / "tmp-leftover" / "x", "a killed run's");
+  auto noop = stackpin(w.stage(dest));
+  ASSERT_EQ(noop.exit_code, 0) << show(noop);
+  EXPECT_FALSE(fs::exists(dest / ".stackpin" / "tmp-leftover"));
+}
+
 TEST(CliStageConcurrency, TwoStagesOnOneFreshDest) {
   World w(k_linux, "isolated", 2u << 20);
   two_at_once(w, [](const fs::path&) {}, {});

@@ -616,7 +616,7 @@ std::string bytes_of(const fs::path& p) {
 }
 }  // namespace
 
-Info make_cudnn_linux_elf(const fs::path& dir, const fs::path& stems_dir) {
+Info make_cudnn_linux_elf(const fs::path& dir, const fs::path& stems_dir, const std::vector<Entry>& extra) {
   const std::string ver = "9.1.0.70", top = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive/";
   std::vector<Entry> e = {{top, Kind::dir}, {top + "include/", Kind::dir}, {top + "lib/", Kind::dir}};
   e.push_back({top + "LICENSE", Kind::file, "Copyright (c) 2014-2024 NVIDIA Corporation. Test license text.\n\nSecond paragraph.\n"});
@@ -630,6 +630,7 @@ Info make_cudnn_linux_elf(const fs::path& dir, const fs::path& stems_dir) {
     e.push_back({top + "lib/" + s + ".so", Kind::symlink, "", s + ".so.9"});
     e.push_back({top + "lib/" + s + "_static.a", Kind::file, static_lib});
   }
+  e.insert(e.end(), extra.begin(), extra.end());
   fs::path out = dir / cudnn_archive_name("linux-x86_64", ver, 12);
   write_archive(out, Format::tar_xz, e);
   return info(out);

@@ -90,7 +90,8 @@ Info make_cudnn_windows(const fs::path& dir, const std::string& version, int cud
 // the packaging doubles that tests/doubles builds into `stems_dir` (lib<stem>.so.9.1.0 with NVIDIA's
 // SONAMEs, libstem_static.a), so that lintian, ldconfig and dpkg see real libraries. Throws when a
 // double is missing.
-Info make_cudnn_linux_elf(const fs::path& dir, const fs::path& stems_dir);
+// `extra` entries are appended (paths as stored, under the top directory where they should be).
+Info make_cudnn_linux_elf(const fs::path& dir, const fs::path& stems_dir, const std::vector<Entry>& extra = {});
 
 // A schema-1 manifest pinning the given archives with origin = "local" (file = basename):
 //   schema = 1 / name = "fixture" / [cuda] version / [cudnn] version, cuda /

@@ -300,3 +300,24 @@ TEST(ManifestReader, MissingFile) {
   EXPECT_EQ(r.error().code, util::ErrorCode::not_found);
   EXPECT_NE(r.error().context.find("/nonexistent/stack.toml"), std::string::npos);
 }
+
+// A value of megabytes (a mangled or hostile manifest) is quoted once, cut, and the excerpt under
+// the message is a window around the caret, not the whole line.
+TEST(ManifestReader, AHugeValueIsQuotedOnceAndCut) {
+  const std::string huge(5'000'000, 'A');
+  for (const std::string& text :
+       {"schema = 1\nname = \"x\"\n[cudnn]\nversion = \"" + huge + "\"\ncuda = 12\n",
+        "schema = 1\nname = \"" + huge + "\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n",
+        "schema = 1\nname = \"x\"\nkey" + huge + " = 1\n",
+        "schema = 1\nname = \"x\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\nfile = \"a/" + huge + "\"\nsha256 = \"" + std::string(64, '0') + "\"\n"}) {
+    auto m = format::parse_manifest(text, "huge.toml");
+    ASSERT_FALSE(m.ok());
+    const auto& e = m.error();
+    EXPECT_LT(e.message.size(), 600u) << e.message.substr(0, 300);
+    EXPECT_NE(e.message.find("bytes in all"), std::string::npos) << e.message.substr(0, 300);
+    ASSERT_TRUE(e.where.has_value());
+    EXPECT_LE(e.where->excerpt.size(), 170u);
+    EXPECT_GT(e.where->column, 0);
+    EXPECT_LE(static_cast<std::size_t>(e.where->column), e.where->excerpt.size() + 1);
+  }
+}

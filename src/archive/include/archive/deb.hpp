@@ -24,12 +24,14 @@ struct TarMember {
   std::string link;                // symlink target
   std::filesystem::path source;    // file contents: this file, or
   std::string data;                // these bytes when source is empty
+  std::string shown;               // how errors name the member (the archive entry it comes from); default: path
 };
 
 struct TarOptions {
   Compression compression = Compression::xz;
   std::int64_t mtime = 0;  // every member's modification time
   int threads = 0;         // xz: worker threads (0 = up to 4 by the machine). Any value >= 1 gives the same bytes.
+  std::string label;       // how errors name the output (default: its path, which may be a temporary file)
 };
 
 struct TarWritten {

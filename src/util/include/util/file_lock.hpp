@@ -4,6 +4,7 @@
 // append_line() returns (the journal of staging operations).
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,9 @@ class FileLock {
   // Locks `path` (created if absent). When another process holds it, `on_wait` is called once and
   // the call blocks until the lock is free. Errors: io.
   static Result<FileLock> acquire(const std::filesystem::path& path, void (*on_wait)(void*) = nullptr, void* ctx = nullptr);
+  // Locks `path` if no other process holds it, without waiting and without creating it: nullopt
+  // when it is held or absent. Errors: io.
+  static Result<std::optional<FileLock>> try_acquire(const std::filesystem::path& path);
   FileLock(FileLock&& o) noexcept : m_fd(o.m_fd) { o.m_fd = -1; }
   FileLock& operator=(FileLock&& o) noexcept;
   FileLock(const FileLock&) = delete;

@@ -1,9 +1,11 @@
 #pragma once
 // File helpers shared by every layer: whole-file reads, atomic writes, temporary directories.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "util/file_lock.hpp"
 #include "util/result.hpp"
 
 namespace util {
@@ -21,6 +23,14 @@ class TempDir {
  public:
   // Creates a fresh directory named `<prefix>XXXXXX` inside `parent`. Errors: io.
   static Result<TempDir> create(const std::filesystem::path& parent, std::string_view prefix);
+  // The same, holding a lock on a file `.owner` inside it for as long as the object lives, so that
+  // remove_abandoned() can tell a directory a running process uses from one a killed run left.
+  static Result<TempDir> create_owned(const std::filesystem::path& parent, std::string_view prefix);
+  // Removes the `<prefix>*` directories in `parent` that no process owns: their `.owner` lock can
+  // be taken, or they have none (killed between creating the directory and locking) and were last
+  // modified over ten minutes ago. Returns how many were removed; never fails (what cannot be
+  // removed stays for a later run).
+  static std::size_t remove_abandoned(const std::filesystem::path& parent, std::string_view prefix);
   TempDir(TempDir&& other) noexcept;
   TempDir& operator=(TempDir&& other) noexcept;
   TempDir(const TempDir&) = delete;
@@ -32,6 +42,7 @@ class TempDir {
  private:
   explicit TempDir(std::filesystem::path p) : m_path(std::move(p)) {}
   std::filesystem::path m_path;
+  std::optional<FileLock> m_owner;
 };
 
 // Text of the OS error `errno_value` ("No space left on device").

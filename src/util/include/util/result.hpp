@@ -34,6 +34,11 @@ struct SourceLocation {
   std::string excerpt;
 };
 
+// A location whose excerpt is `line`, cut to a window of at most ~160 bytes around `column` (on
+// UTF-8 boundaries, "..." marking each cut, the column moved to match), so that an error in a line
+// of megabytes shows the part that matters, once.
+SourceLocation make_location(std::string file, int line, int column, const std::string& line_text);
+
 struct Error {
   ErrorCode code = ErrorCode::internal;
   std::string message;                  // one sentence: what is wrong
