@@ -3,6 +3,7 @@
 # Idempotent: packages already present are left alone. Run as root (or with sudo).
 #
 #   scripts/install-deps.sh            build + test dependencies
+#   scripts/install-deps.sh --sanitize also clang and its sanitizer and libFuzzer runtimes
 #   scripts/install-deps.sh --tools    also the checkers the tests run when present
 #                                      (shellcheck, dpkg-dev, lintian, fakeroot, xz-utils, unzip,
 #                                      python3-yaml for the environment.yml parse test) and
@@ -16,9 +17,18 @@ build_pkgs=(
   libcurl4-openssl-dev libgtest-dev libgmock-dev
 )
 tool_pkgs=(shellcheck xz-utils unzip zip python3 python3-yaml lintian fakeroot docker.io cgroupfs-mount debootstrap)
+# the sanitizer build and the fuzz targets (scripts/test.sh --sanitize, scripts/fuzz.sh): clang
+# with its runtime libraries (ASan, UBSan, LSan, libFuzzer)
+sanitize_pkgs=(clang libclang-rt-dev)
 
 want=("${build_pkgs[@]}")
-if [[ ${1:-} == --tools ]]; then want+=("${tool_pkgs[@]}"); fi
+for arg in "$@"; do
+  case $arg in
+    --tools) want+=("${tool_pkgs[@]}") ;;
+    --sanitize) want+=("${sanitize_pkgs[@]}") ;;
+    *) echo "install-deps: unknown option $arg (--tools, --sanitize)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${want[@]}"; do

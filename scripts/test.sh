@@ -1,11 +1,28 @@
 #!/usr/bin/env bash
 # Installs what stackpin needs (Debian packages), builds it with its tests, and runs the whole
 # suite under CTest. Extra arguments go to ctest (e.g. -L unit).
+#
+#   scripts/test.sh [CTEST ARGS...]             the g++ build in build/
+#   scripts/test.sh --sanitize [CTEST ARGS...]  a clang build in build-sanitize/ with
+#        AddressSanitizer, UndefinedBehaviorSanitizer and LeakSanitizer (a finding fails the test);
+#        the same build holds the fuzz targets that scripts/fuzz.sh runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --tools
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTACKPIN_BUILD_TESTS=ON >/dev/null
-cmake --build build -j"$(nproc)"
+build=build
+if [[ ${1:-} == --sanitize ]]; then
+  shift
+  scripts/install-deps.sh --tools --sanitize
+  build="build-sanitize"
+  CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTACKPIN_BUILD_TESTS=ON \
+    -DSTACKPIN_SANITIZE=ON -DSTACKPIN_FUZZ=ON >/dev/null
+  # leaks are errors; a UBSan report aborts the test that hit it
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+else
+  scripts/install-deps.sh --tools
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTACKPIN_BUILD_TESTS=ON >/dev/null
+fi
+cmake --build "$build" -j"$(nproc)"
 
 # Do ctest's arguments select the label `container` (-L/--label-regex, -LE/--label-exclude)?
 wants_containers() {
@@ -31,5 +48,5 @@ if wants_containers "$@"; then
     echo "test.sh: no container engine could be started; the container tests will skip"
   fi
 fi
-cd build
+cd "$build"
 ctest --output-on-failure -j"$(nproc)" "$@"

@@ -66,7 +66,7 @@ void add_frameworks(const model::Manifest& m, const model::CheckReport& report, 
     f.version = v.value.text();
     f.requirement = name + "==" + f.version;
     f.index_url = k_pypi;
-    auto w = std::find_if(report.wheels.begin(), report.wheels.end(), [&](const model::WheelMatch& x) { return x.framework == name; });
+    auto w = std::find_if(report.wheels.begin(), report.wheels.end(), [&f](const model::WheelMatch& x) { return x.framework == f.name; });
     if (w != report.wheels.end()) {
       f.requirement = w->requirement;
       if (!w->index_url.empty()) f.index_url = w->index_url;

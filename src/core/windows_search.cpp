@@ -235,21 +235,37 @@ std::optional<model::Version> read_cudnn_header_version(const fs::path& header) 
   return model::Version::parse(*major + "." + *minor + "." + *patch);
 }
 
-std::string pe_machine(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  unsigned char dos[64] = {};
-  if (!in.read(reinterpret_cast<char*>(dos), sizeof dos) || dos[0] != 'M' || dos[1] != 'Z') return "";
-  std::uint32_t offset = dos[0x3C] | (dos[0x3D] << 8) | (dos[0x3E] << 16) | (static_cast<std::uint32_t>(dos[0x3F]) << 24);
-  unsigned char pe[6] = {};
-  if (!in.seekg(offset) || !in.read(reinterpret_cast<char*>(pe), sizeof pe)) return "";
-  if (pe[0] != 'P' || pe[1] != 'E' || pe[2] != 0 || pe[3] != 0) return "";
-  unsigned machine = pe[4] | (pe[5] << 8);
+std::string pe_machine_of(std::string_view b) {
+  auto byte = [&](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(b[i])); };
+  if (b.size() < 64 || b[0] != 'M' || b[1] != 'Z') return "";
+  std::uint32_t offset = byte(0x3C) | (byte(0x3D) << 8) | (byte(0x3E) << 16) | (byte(0x3F) << 24);
+  if (offset > b.size() || b.size() - offset < 6) return "";
+  if (b[offset] != 'P' || b[offset + 1] != 'E' || b[offset + 2] != 0 || b[offset + 3] != 0) return "";
+  unsigned machine = byte(offset + 4) | (byte(offset + 5) << 8);
   switch (machine) {
     case 0x8664: return "x64";
     case 0x014C: return "x86";
     case 0xAA64: return "arm64";
     default: return "other";
   }
+}
+
+std::string pe_machine(const fs::path& file) {
+  // the PE header is where the DOS header's e_lfanew says: read that far (at most 64 KiB, the
+  // field's practical range), not the whole DLL
+  std::ifstream in(file, std::ios::binary);
+  char dos[64] = {};
+  if (!in.read(dos, sizeof dos) || dos[0] != 'M' || dos[1] != 'Z') return "";
+  auto u = [&](int i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(dos[i])); };
+  std::uint32_t offset = u(0x3C) | (u(0x3D) << 8) | (u(0x3E) << 16) | (u(0x3F) << 24);
+  if (offset > (1u << 26)) return "";
+  std::string head(dos, sizeof dos);
+  if (offset + 6 > head.size()) {
+    head.resize(static_cast<std::size_t>(offset) + 6);
+    in.read(head.data() + 64, static_cast<std::streamsize>(head.size() - 64));
+    head.resize(64 + static_cast<std::size_t>(in.gcount()));
+  }
+  return pe_machine_of(head);
 }
 
 }  // namespace core

@@ -374,7 +374,8 @@ const std::vector<std::string>& facts_file_names() {
 
 util::Result<model::Facts> parse_facts(const std::vector<std::pair<std::string, std::string_view>>& files) {
   model::Facts facts;
-  for (const auto& [name, reader] : readers()) {
+  for (const auto& [name_, reader] : readers()) {
+    const std::string& name = name_;  // (clang 14 cannot capture a structured binding)
     auto it = std::find_if(files.begin(), files.end(), [&](const auto& p) { return p.first == name; });
     if (it == files.end()) return util::Error(util::ErrorCode::not_found, "knowledge data file " + name + " is missing");
     Doc doc(name, it->second);

@@ -43,7 +43,7 @@ std::string render_manifest(const ManifestSpec& s) {
     t += "[[cudnn.archives]]\nplatform = " + toml_quote(a.platform) + "\norigin = " + toml_quote(a.origin) + "\n";
     if (!a.url.empty()) t += "url = " + toml_quote(a.url) + "\n";
     if (!a.file.empty()) t += "file = " + toml_quote(a.file) + "\n";
-    t += "sha256 = " + toml_quote(a.sha256) + "\n";
+    if (!a.sha256.empty()) t += "sha256 = " + toml_quote(a.sha256) + "\n";
     if (a.size) t += "size = " + std::to_string(*a.size) + "\n";
   }
   if (!s.archive_comments.empty()) {

@@ -1,7 +1,10 @@
 #include "gen/quote.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <utility>
+
+#include "util/strings.hpp"
 
 namespace gen {
 
@@ -15,10 +18,61 @@ std::string sh_quote(std::string_view s) {
 }
 
 std::string ps_quote(std::string_view s) {
+  // PowerShell's tokenizer takes four typographic quotes for the apostrophe too (U+2018 and U+2019,
+  // the low U+201A and the reversed U+201B: CharExtensions.IsSingleQuote), so "O’Brien" ends a
+  // string quoted with ' ... ' unless its ’ is doubled like the apostrophe.
   std::string out = "'";
-  for (char c : s) {
-    out += c;
-    if (c == '\'') out += '\'';
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '\'') {
+      out += "''";
+    } else if (static_cast<unsigned char>(c) == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+               static_cast<unsigned char>(s[i + 2]) >= 0x98 && static_cast<unsigned char>(s[i + 2]) <= 0x9B) {
+      out.append(s.substr(i, 3));  // U+2018 .. U+201B, doubled
+      out.append(s.substr(i, 3));
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string py_quote(std::string_view s) {
+  std::string out = "'";
+  char buf[16];
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t n = util::utf8_sequence_length(s.substr(i));
+    auto c = static_cast<unsigned char>(s[i]);
+    if (n == 0) {  // not UTF-8: Python source cannot hold it; U+FFFD says something was lost
+      out += "\\ufffd";
+      i += 1;
+      continue;
+    }
+    if (n == 1) {
+      if (c == '\\' || c == '\'') {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\r') {
+        out += "\\r";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else if (c < 0x20 || c == 0x7F) {
+        std::snprintf(buf, sizeof buf, "\\x%02x", c);
+        out += buf;
+      } else {
+        out += static_cast<char>(c);
+      }
+    } else {  // non-ASCII as an escape: the line is pure ASCII, right in any console code page
+      std::uint32_t cp = c & (0xFF >> (n + 1));
+      for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+      if (cp <= 0xFFFF) std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+      else std::snprintf(buf, sizeof buf, "\\U%08x", static_cast<unsigned>(cp));
+      out += buf;
+    }
+    i += n;
   }
   return out + "'";
 }

@@ -111,5 +111,7 @@ std::optional<model::Version> read_cudnn_header_version(const std::filesystem::p
 
 // "x64", "x86", "arm64" or "other" for a PE image; "" when the file is not one (or unreadable).
 std::string pe_machine(const std::filesystem::path& file);
+// The same for the first bytes of a file (the DOS header, and the PE header it points to).
+std::string pe_machine_of(std::string_view bytes);
 
 }  // namespace core

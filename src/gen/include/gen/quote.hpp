@@ -14,8 +14,13 @@ namespace gen {
 
 // 'it'\''s' : safe for any byte string.
 std::string sh_quote(std::string_view s);
-// 'it''s' : safe for any string (no expansion of $ or `).
+// 'it''s' : safe for any string (no expansion of $ or `); the typographic single quotes that
+// PowerShell also reads as quotes (U+2018 to U+201B) are doubled like the apostrophe.
 std::string ps_quote(std::string_view s);
+// 'it\'s \u00e9' : a Python 3 str literal holding `s`, in ASCII only (\\, \', control characters
+// and every non-ASCII character escaped), so that it survives any console code page and any
+// enclosing script. Bytes that are not UTF-8 become \ufffd (a str holds code points).
+std::string py_quote(std::string_view s);
 // "C:\Program Files\x" with % doubled (for .cmd/.bat files). Errors (unsupported): a double
 // quote, newline or carriage return, which cmd cannot carry inside a quoted argument.
 util::Result<std::string> cmd_quote(std::string_view s);

@@ -2,6 +2,7 @@
 // The value of `stackpin apply`: each step of provisioning a machine from a manifest, what it
 // did, and what is left for the user.
 #include <optional>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,9 @@ struct ApplyReport {
   std::string dest;    // the local directory staged into ("" for the deb layout)
   std::string prefix;  // where the tree lives on the target machine
   bool dry_run = false;
-  std::vector<ApplyStep> steps;
+  // a deque: apply keeps a reference to a step while it adds the next one, which would dangle in
+  // a vector that reallocates (AddressSanitizer found exactly that)
+  std::deque<ApplyStep> steps;
   std::vector<std::string> remaining;  // what the user still has to do, in order
 
   bool changed() const;  // some step did something
