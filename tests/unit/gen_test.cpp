@@ -30,6 +30,27 @@ TEST(Quote, PowerShellDoublesSingleQuotesAndKeepsDollarAndBacktick) {
   EXPECT_EQ(gen::ps_quote("C:\\Program Files\\it's $env:X `n"), "'C:\\Program Files\\it''s $env:X `n'");
 }
 
+TEST(Quote, PowerShellDoublesTheTypographicApostrophesItAlsoReadsAsQuotes) {
+  // U+2018, U+2019, U+201A and U+201B end a single-quoted string in PowerShell like ' does
+  EXPECT_EQ(gen::ps_quote("O\u2019Brien"), "'O\u2019\u2019Brien'");
+  EXPECT_EQ(gen::ps_quote("\u2018a\u201Ab\u201B"), "'\u2018\u2018a\u201A\u201Ab\u201B\u201B'");
+  // other characters of that block, and bytes that only look like the start of one, stay single
+  EXPECT_EQ(gen::ps_quote("\u201C\u2014"), "'\u201C\u2014'");
+  EXPECT_EQ(gen::ps_quote(std::string("\xE2\x80\xE2\x80\x9B", 5)), std::string("'\xE2\x80\xE2\x80\x9B\xE2\x80\x9B'", 10));
+}
+
+TEST(Quote, PythonLiteralsAreAsciiAndReadBack) {
+  EXPECT_EQ(gen::py_quote("C:\\Users\\Jos\u00E9 O'Brien\\cudnn v8"), "'C:\\\\Users\\\\Jos\\u00e9 O\\'Brien\\\\cudnn v8'");
+  EXPECT_EQ(gen::py_quote("a\nb\x01\U0001F600"), "'a\\nb\\x01\\U0001f600'");
+  if (!testing_support::have_tool("python3")) GTEST_SKIP() << "python3 is not installed";
+  for (const std::string s : {"C:\\Users\\Jos\u00E9 O'Brien\\cudnn v8", "\"'\\\n\t%$`", "\u4E2D\u6587 \U0001F600"}) {
+    auto r = run_process({testing_support::tool_path("python3"), "-c",
+                          "import sys; sys.stdout.buffer.write((" + gen::py_quote(s) + ").encode('utf-8'))"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, s);
+  }
+}
+
 TEST(Quote, CmdDoublesPercentAndRefusesDoubleQuotes) {
   EXPECT_EQ(*gen::cmd_quote("C:\\Program Files\\100%"), "\"C:\\Program Files\\100%%\"");
   auto bad = gen::cmd_quote("C:\\a\"b");
