@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/windows_path_rule.hpp"
+
 namespace core {
 
 util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m, const knowledge::KnowledgeBase& kb) {
@@ -14,7 +16,9 @@ util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m
       return util::Error(util::ErrorCode::invalid, "[targets.windows] layout = \"cuda-merge\" needs cuda_path")
           .at(m.locate(m.windows->pos));
     bool cuda13 = m.cuda && m.cuda->version.value.major() >= 13;
-    return windows_activation_for_tree(m, kb, m.windows->cuda_path->value, cuda13 ? "bin/x64" : "bin", "lib/x64/cudnn.lib");
+    auto w = windows_activation_for_tree(m, kb, m.windows->cuda_path->value, cuda13 ? "bin/x64" : "bin", "lib/x64/cudnn.lib");
+    if (auto s = check_path_entry(w.dll_dir); !s) return std::move(s).error().at(m.locate(m.windows->cuda_path->pos));
+    return w;
   }
   if (!m.windows->prefix)
     return util::Error(util::ErrorCode::invalid, "[targets.windows] layout = \"isolated\" needs prefix").at(m.locate(m.windows->pos));
@@ -24,8 +28,20 @@ util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m
                                                          " keeps its Windows DLLs")
         .with_hint("add the layout to data/knowledge/cudnn-layouts.toml");
   const auto* lib = kb.windows_import_lib_dir(m.cudnn->version.value);
-  return windows_activation_for_tree(m, kb, m.windows->prefix->value, rule->dirs.front(),
-                                     (lib ? lib->dirs.front() : std::string("lib/x64")) + "/cudnn.lib");
+  auto w = windows_activation_for_tree(m, kb, m.windows->prefix->value, rule->dirs.front(),
+                                       (lib ? lib->dirs.front() : std::string("lib/x64")) + "/cudnn.lib");
+  if (auto s = check_path_entry(w.dll_dir); !s) return std::move(s).error().at(m.locate(m.windows->prefix->pos));
+  return w;
+}
+
+util::Status check_path_entry(const std::string& dir) {
+  if (dir.find(';') != std::string::npos)
+    return util::Error(util::ErrorCode::unsupported, "\"" + dir + "\" holds ';', which separates PATH entries: Windows cannot put it on PATH")
+        .with_hint("choose a prefix without ';' (a quoted PATH entry is not searched by the DLL loader)");
+  if (dir.find('"') != std::string::npos)
+    return util::Error(util::ErrorCode::unsupported, "\"" + dir + "\" holds a double quote, which a Windows path cannot")
+        .with_hint("choose another prefix");
+  return {};
 }
 
 gen::WindowsActivation windows_activation_for_tree(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
@@ -50,7 +66,18 @@ gen::WindowsActivation windows_activation_for_tree(const model::Manifest& m, con
     const auto* contents = kb.cudnn_contents(static_cast<int>(m.cudnn->version.value.major()));
     w.main_dll = contents ? contents->main_dll : "cudnn64_" + std::to_string(m.cudnn->version.value.major()) + ".dll";
     w.zlibwapi_needed = kb.zlibwapi_needed(m.cudnn->version.value);
+    w.header_version = m.cudnn->version.value.prefix(3);
+    if (contents) w.dlls = contents->windows_dlls;
+    if (w.dlls.empty()) w.dlls = {w.main_dll};
   }
+  if (!w.cuda_path.empty() && m.cuda) {
+    std::string root = w.cuda_path;
+    while (root.size() > 3 && (root.back() == '\\' || root.back() == '/')) root.pop_back();
+    w.cuda_bin_dirs.push_back(root + "\\bin");
+    if (m.cuda->version.value.major() >= 13) w.cuda_bin_dirs.push_back(root + "\\bin\\x64");  // CUDA 13 moved its DLLs there
+  }
+  w.cudnn_patterns = cudnn_dll_patterns();
+  w.toolkit_patterns = toolkit_dll_patterns();
   if (m.driver && m.driver->windows) w.min_driver = m.driver->windows->value.text();
   else if (m.cuda) {
     auto dm = kb.driver_minimum(m.cuda->version.value, model::Os::windows);

@@ -111,6 +111,18 @@ Activation activation_for(const model::Manifest& m, const knowledge::KnowledgeBa
     if (name == "cudnn.lib") implib = f.path;
   }
   auto w = windows_activation_for_tree(m, kb, r.prefix, dll_dir, implib);
+  if (auto s = check_path_entry(w.dll_dir); !s) {
+    out.note = "activation scripts not written: " + s.error().message;
+    return out;
+  }
+  // the check script carries every staged file's hash, so that the Windows machine can tell a
+  // half-copied or altered tree by itself
+  for (const auto& f : r.files) {
+    if (f.type != "file") continue;
+    std::string path = f.path;
+    std::replace(path.begin(), path.end(), '/', '\\');
+    w.files.push_back({path, f.sha256});
+  }
   out.files.push_back({"activate.ps1", gen::render_activate_ps1(w)});
   out.files.push_back({"check-cudnn.ps1", gen::render_check_ps1(w)});
   if (auto cmd = gen::render_activate_cmd(w)) out.files.push_back({"activate.cmd", *cmd});

@@ -136,7 +136,12 @@ JsonDoc to_json(const model::DiffReport& r) {
 }
 
 util::Result<std::optional<std::string>> json_string_at(std::string_view text, const std::vector<std::string>& keys) {
-  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end(), nullptr, false);
+  } catch (const json::exception& e) {  // some errors throw even with exceptions off (a number out of range)
+    return util::Error(util::ErrorCode::parse, std::string("not a JSON document: ") + e.what());
+  }
   if (doc.is_discarded()) return util::Error(util::ErrorCode::parse, "not a JSON document");
   const json* cur = &doc;
   for (const auto& k : keys) {

@@ -72,6 +72,9 @@ util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std:
   } catch (const json::parse_error& e) {
     return Error(ErrorCode::parse, path + ":" + line_col(text, e.byte) + ": not valid JSON")
         .with_hint("give the redistrib_<version>.json file itself, not an HTML page or a truncated download");
+  } catch (const json::exception& e) {  // a number out of range (out_of_range.406), found by fuzzing
+    return Error(ErrorCode::parse, path + ": not JSON stackpin can read: " + e.what())
+        .with_hint("give the redistrib_<version>.json file itself, not an HTML page or a truncated download");
   }
   if (!doc.is_object()) return invalid(path, "the document", "is not a JSON object");
   RedistribRelease r;

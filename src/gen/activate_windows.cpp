@@ -1,11 +1,19 @@
 // How Windows finds a DLL decides which cuDNN runs, so the scripts put this cuDNN's DLL directory
-// first on PATH (ahead of every CUDA bin\ and bin\x64\) and take out entries that hold another
-// cudnn64_*.dll. Persistent changes go through the registry value itself, keeping its type
+// first on PATH and take out the entries that are other cuDNN trees, by the rule of
+// core/windows_path_rule.hpp, whose file patterns are embedded here as data: a CUDA toolkit's bin\
+// that also holds a stale cuDNN DLL stays (it holds cudart and cuBLAS), and the stale DLL is
+// reported. Persistent changes go through the registry value itself, keeping its type
 // (REG_EXPAND_SZ, so %SystemRoot%-style entries survive) and never through setx, which cuts PATH
 // at 1024 characters; running programs are told with WM_SETTINGCHANGE. A process's PATH is the
 // machine value followed by the user value, so a User-scope entry cannot precede the CUDA
-// installer's machine entries: the script says so and offers Machine scope. Every value is
-// embedded through the quoting module: PowerShell single-quoted strings keep $ and backticks.
+// installer's machine entries: the script says so and offers Machine scope.
+//
+// The PowerShell is kept plain on purpose, since it cannot be run where it is generated: one
+// function per job, every value embedded as a single-quoted literal through the quoting module,
+// no variable directly followed by ':' inside a double-quoted string (PowerShell reads `$x:` as a
+// drive-qualified variable and refuses the whole file), messages built by concatenation, no
+// wildcard given to -LiteralPath, and a UTF-8 byte order mark. The Python line the script prints
+// is a literal made by py_quote, never a PowerShell variable expanded inside Python source.
 #include "gen/activate_windows.hpp"
 
 #include <algorithm>
@@ -15,50 +23,138 @@
 namespace gen {
 
 namespace {
+
 std::string version_var(const std::string& v) {
   std::string out = "CUDA_PATH_V" + v;
   std::replace(out.begin(), out.end(), '.', '_');
   return out;
 }
+
+std::string ps_list(const std::vector<std::string>& v) {
+  std::string s = "@(";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + ps_quote(v[i]);
+  return s + ")";
+}
+
+std::string python_hint(const WindowsActivation& a) { return "import os; os.add_dll_directory(" + py_quote(a.dll_dir) + ")"; }
+
+// The functions both scripts use: PATH split as cmd.exe and stackpin read it, and the rule.
+const char* k_path_functions = R"PS(
+# PATH split at ';' except inside double quotes, blanks around entries trimmed, empty entries dropped
+function Split-PathValue([string]$Value) {
+  $entries = New-Object System.Collections.Generic.List[string]
+  $current = ''
+  $quoted = $false
+  foreach ($c in $Value.ToCharArray()) {
+    if ($c -eq '"') { $quoted = -not $quoted }
+    if ($c -eq ';' -and -not $quoted) {
+      $entries.Add($current.Trim())
+      $current = ''
+    } else {
+      $current += $c
+    }
+  }
+  $entries.Add($current.Trim())
+  return @($entries | Where-Object { $_ -ne '' })
+}
+
+function Get-FullDir([string]$Entry) {
+  $dir = [Environment]::ExpandEnvironmentVariables($Entry)
+  try { $dir = [System.IO.Path]::GetFullPath($dir) } catch { }
+  return $dir.TrimEnd('\')
+}
+
+function Get-CudnnDlls([string]$Dir) {
+  if ($Dir.Contains('"') -or -not (Test-Path -LiteralPath $Dir -PathType Container)) { return @() }
+  $names = @(Get-ChildItem -LiteralPath $Dir -File -ErrorAction SilentlyContinue | ForEach-Object { $_.Name })
+  return @($names | Where-Object { $name = $_; @($CudnnPatterns | Where-Object { $name -like $_ }).Count -gt 0 })
+}
+
+# 'cudnn-only': cuDNN DLLs and no CUDA toolkit DLL (another cuDNN tree: taken out of PATH);
+# 'toolkit-with-cudnn': a CUDA bin (or conda Library\bin) holding a stale cuDNN DLL (kept, reported);
+# 'other': kept as it is
+function Get-EntryKind([string]$Dir) {
+  if (@(Get-CudnnDlls $Dir).Count -eq 0) { return 'other' }
+  $names = @(Get-ChildItem -LiteralPath $Dir -File -ErrorAction SilentlyContinue | ForEach-Object { $_.Name })
+  $toolkit = @($names | Where-Object { $name = $_; @($ToolkitPatterns | Where-Object { $name -like $_ }).Count -gt 0 })
+  if ($toolkit.Count -gt 0) { return 'toolkit-with-cudnn' }
+  return 'cudnn-only'
+}
+)PS";
+
 }  // namespace
 
+RunHints run_hints(const std::string& script, bool in_session) {
+  RunHints h;
+  if (in_session)
+    h.powershell = "Set-ExecutionPolicy -Scope Process -ExecutionPolicy Bypass; & " + ps_quote(script);
+  else
+    h.powershell = "powershell -NoProfile -ExecutionPolicy Bypass -File " + ps_quote(script);
+  // cmd passes "..." through; it has no escape for a double quote, and %NAME% expands at the prompt
+  if (script.find_first_of("\"%") == std::string::npos)
+    h.cmd = "powershell -NoProfile -ExecutionPolicy Bypass -File \"" + script + "\"";
+  else
+    h.cmd = "(from PowerShell: the path holds a character cmd.exe cannot pass on)";
+  h.wsl = "powershell.exe -NoProfile -ExecutionPolicy Bypass -File " + sh_quote(script);
+  return h;
+}
+
 std::string render_activate_ps1(const WindowsActivation& a) {
-  std::string s;
+  std::string s = k_utf8_bom;
   s += "# Generated by stackpin: cuDNN " + a.cudnn_version + " (" + a.name + ") at " + comment_safe(a.cudnn_root) + "\n";
-  s += "# Puts this cuDNN's DLL directory first on PATH and removes entries holding another cudnn64_*.dll.\n";
+  s += "# Puts this cuDNN's DLL directory first on PATH and takes out the entries that are other cuDNN trees.\n";
   s += "#   .\\activate.ps1                   this PowerShell session only\n";
   s += "#   .\\activate.ps1 -Scope Machine    persistently, for every user (administrator)\n";
   s += "#   .\\activate.ps1 -Scope User       persistently for you, but after the machine PATH (see below)\n";
-  s += "#   add -WhatIf to see what would change\n";
+  s += "#   add -WhatIf to see the new PATH and what it takes out, changing nothing\n";
+  s += "# Blocked by the execution policy? Set-ExecutionPolicy -Scope Process -ExecutionPolicy Bypass\n";
   s += "[CmdletBinding(SupportsShouldProcess = $true)]\n";
   s += "param([ValidateSet('Process', 'User', 'Machine')][string]$Scope = 'Process')\n";
   s += "$ErrorActionPreference = 'Stop'\n";
   s += "$CudnnRoot = " + ps_quote(a.cudnn_root) + "\n";
   s += "$CudnnBin = " + ps_quote(a.dll_dir) + "\n";
+  s += "$CudnnVersion = " + ps_quote(a.cudnn_version) + "\n";
+  s += "$CudnnDlls = " + ps_list(a.dlls) + "\n";
   s += "$CudaPath = " + ps_quote(a.cuda_path) + "\n";
   s += "$CudaPathVar = " + ps_quote(a.cuda_version.empty() ? "" : version_var(a.cuda_version)) + "\n";
+  s += "$CudnnPatterns = " + ps_list(a.cudnn_patterns) + "\n";
+  s += "$ToolkitPatterns = " + ps_list(a.toolkit_patterns) + "\n";
+  s += "$PythonLine = " + ps_quote("  " + python_hint(a)) + "\n";
+  s += k_path_functions;
   s += R"PS(
-function Get-PathEntries([string]$Value) {
-  if (-not $Value) { return @() }
-  return @($Value -split ';' | Where-Object { $_ -ne '' })
-}
-
-# The new PATH value: $CudnnBin first, other cuDNN directories out, no entry twice.
+# The new PATH value: $CudnnBin first, other cuDNN trees out, no directory twice.
 function Get-NewPath([string]$Current) {
   $kept = New-Object System.Collections.Generic.List[string]
   $removed = New-Object System.Collections.Generic.List[string]
-  $ours = $CudnnBin.TrimEnd('\')
-  foreach ($entry in Get-PathEntries $Current) {
-    $dir = [Environment]::ExpandEnvironmentVariables($entry).TrimEnd('\')
+  $stale = New-Object System.Collections.Generic.List[string]
+  $seen = New-Object System.Collections.Generic.List[string]
+  $ours = Get-FullDir $CudnnBin
+  foreach ($entry in Split-PathValue $Current) {
+    $dir = Get-FullDir $entry
+    $duplicate = @($seen | Where-Object { $_ -ieq $dir }).Count -gt 0
+    $seen.Add($dir)
     if ($dir -ieq $ours) { continue }
-    if ((Test-Path -LiteralPath $dir -PathType Container) -and
-        (Get-ChildItem -LiteralPath $dir -Filter 'cudnn64_*.dll' -ErrorAction SilentlyContinue)) {
+    $kind = Get-EntryKind $dir
+    if ($duplicate -or $kind -eq 'cudnn-only') {
       $removed.Add($entry)
       continue
     }
-    if (-not ($kept | Where-Object { $_ -ieq $entry })) { $kept.Add($entry) }
+    if ($kind -eq 'toolkit-with-cudnn') {
+      foreach ($dll in Get-CudnnDlls $dir) { $stale.Add((Join-Path $dir $dll)) }
+    }
+    $kept.Add($entry)
   }
-  return [pscustomobject]@{ Value = (@($CudnnBin) + $kept) -join ';'; Removed = $removed }
+  $value = (@($CudnnBin) + $kept) -join ';'
+  return [pscustomobject]@{ Value = $value; Removed = $removed; Stale = $stale }
+}
+
+function Get-MissingDlls {
+  return @($CudnnDlls | Where-Object { -not (Test-Path -LiteralPath (Join-Path $CudnnBin $_) -PathType Leaf) })
+}
+
+function Test-Administrator {
+  $principal = New-Object Security.Principal.WindowsPrincipal([Security.Principal.WindowsIdentity]::GetCurrent())
+  return $principal.IsInRole([Security.Principal.WindowsBuiltInRole]::Administrator)
 }
 
 function Send-EnvironmentChange {
@@ -74,24 +170,44 @@ public static extern IntPtr SendMessageTimeout(IntPtr hWnd, uint Msg, UIntPtr wP
   [void][Stackpin.NativeMethods]::SendMessageTimeout([IntPtr]0xffff, 0x1A, [UIntPtr]::Zero, 'Environment', 2, 5000, [ref]$result)
 }
 
-if (-not (Test-Path -LiteralPath (Join-Path $CudnnBin 'cudnn*.dll'))) {
-  Write-Warning "no cudnn*.dll in $CudnnBin: copy the staged tree to $CudnnRoot first"
+function Show-Plan($Plan, [string]$Where) {
+  foreach ($entry in $Plan.Removed) { Write-Host ('takes out of PATH (another cuDNN tree, or named twice): ' + $entry) }
+  foreach ($dll in $Plan.Stale) {
+    Write-Host ('keeps on PATH, but this stale cuDNN DLL stays in a CUDA directory: ' + $dll)
+    Write-Host '  delete it if nothing needs it (stackpin stage --remove-stale does for a cuda-merge tree)'
+  }
+  Write-Host ('new ' + $Where + ' PATH: ' + $Plan.Value)
 }
 
+function Set-SessionEnvironment([string]$Value) {
+  $env:Path = $Value
+  $env:CUDNN_PATH = $CudnnRoot
+  if ($CudaPath) { $env:CUDA_PATH = $CudaPath }
+  if ($CudaPath -and $CudaPathVar) { Set-Item -LiteralPath ('Env:' + $CudaPathVar) -Value $CudaPath }
+}
+
+function Set-RegistryEnvironment([string]$Key, [string]$Value, $Kind) {
+  # the registry value itself, keeping its type; never setx, which cuts PATH at 1024 characters
+  Set-ItemProperty -LiteralPath $Key -Name 'Path' -Value $Value -Type $Kind
+  Set-ItemProperty -LiteralPath $Key -Name 'CUDNN_PATH' -Value $CudnnRoot -Type String
+  if ($CudaPath) { Set-ItemProperty -LiteralPath $Key -Name 'CUDA_PATH' -Value $CudaPath -Type String }
+  if ($CudaPath -and $CudaPathVar) { Set-ItemProperty -LiteralPath $Key -Name $CudaPathVar -Value $CudaPath -Type String }
+  Send-EnvironmentChange
+}
+
+$missing = Get-MissingDlls
+if ($missing.Count -gt 0) {
+  Write-Warning ('cuDNN ' + $CudnnVersion + ' DLLs missing from ' + $CudnnBin + ': ' + ($missing -join ', ') +
+                 '. Copy the whole staged tree to ' + $CudnnRoot + ' first.')
+}
+
+$key = $null
+$kind = 'ExpandString'
+$where = 'session'
 if ($Scope -eq 'Process') {
-  $new = Get-NewPath $env:Path
-  if ($PSCmdlet.ShouldProcess('PATH of this session', "put $CudnnBin first")) {
-    $env:Path = $new.Value
-    $env:CUDNN_PATH = $CudnnRoot
-    if ($CudaPath) { $env:CUDA_PATH = $CudaPath }
-    if ($CudaPath -and $CudaPathVar) { Set-Item -LiteralPath "Env:$CudaPathVar" -Value $CudaPath }
-  }
+  $current = $env:Path
 } else {
   if ($Scope -eq 'Machine') {
-    $principal = New-Object Security.Principal.WindowsPrincipal([Security.Principal.WindowsIdentity]::GetCurrent())
-    if (-not $principal.IsInRole([Security.Principal.WindowsBuiltInRole]::Administrator)) {
-      throw 'Machine scope changes the system PATH: run this from an administrator PowerShell'
-    }
     $key = 'HKLM:\SYSTEM\CurrentControlSet\Control\Session Manager\Environment'
   } else {
     Write-Warning ('Windows builds PATH as the machine entries followed by the user entries, so a User-scope ' +
@@ -99,129 +215,265 @@ if ($Scope -eq 'Process') {
                    '(administrator) to put this cuDNN first for every program.')
     $key = 'HKCU:\Environment'
   }
+  $where = $Scope
   $item = Get-Item -LiteralPath $key
-  $raw = $item.GetValue('Path', '', 'DoNotExpandEnvironmentNames')
-  $kind = if ($item.GetValueNames() -contains 'Path') { $item.GetValueKind('Path') } else { 'ExpandString' }
-  $new = Get-NewPath $raw
-  if ($PSCmdlet.ShouldProcess("$Scope PATH ($key)", "put $CudnnBin first")) {
-    # the registry value itself, keeping its type; never setx, which cuts PATH at 1024 characters
-    Set-ItemProperty -LiteralPath $key -Name 'Path' -Value $new.Value -Type $kind
-    Set-ItemProperty -LiteralPath $key -Name 'CUDNN_PATH' -Value $CudnnRoot -Type String
-    if ($CudaPath) { Set-ItemProperty -LiteralPath $key -Name 'CUDA_PATH' -Value $CudaPath -Type String }
-    if ($CudaPath -and $CudaPathVar) { Set-ItemProperty -LiteralPath $key -Name $CudaPathVar -Value $CudaPath -Type String }
-    Send-EnvironmentChange
-    $env:Path = (Get-NewPath $env:Path).Value
-    $env:CUDNN_PATH = $CudnnRoot
-    Write-Host 'Terminals and programs that are already open keep their old PATH: open a new terminal.'
-  }
+  $current = $item.GetValue('Path', '', 'DoNotExpandEnvironmentNames')
+  if ($item.GetValueNames() -contains 'Path') { $kind = $item.GetValueKind('Path') }
 }
-foreach ($entry in $new.Removed) { Write-Host "removed from PATH (it holds another cuDNN): $entry" }
-Write-Host "cuDNN DLLs first on PATH: $CudnnBin"
-Write-Host 'Python 3.8+ does not search PATH for the DLLs of extension modules. Before importing, call'
-Write-Host "  import os; os.add_dll_directory(r'$CudnnBin')"
-Write-Host 'or put a .pth file with that line into the environment''s site-packages, e.g. stackpin-cudnn.pth:'
-Write-Host "  import os; os.add_dll_directory(r'$CudnnBin')"
+$plan = Get-NewPath $current
+Show-Plan $plan $where
+
+if ($WhatIfPreference) {
+  Write-Host 'WhatIf: nothing was changed.'
+  return
+}
+if ($Scope -eq 'Machine' -and -not (Test-Administrator)) {
+  throw 'Machine scope changes the system PATH: run this from an administrator PowerShell (or see the plan with -WhatIf)'
+}
+if (-not $PSCmdlet.ShouldProcess(($where + ' PATH'), ('put ' + $CudnnBin + ' first'))) { return }
+
+if ($Scope -eq 'Process') {
+  Set-SessionEnvironment $plan.Value
+} else {
+  Set-RegistryEnvironment $key $plan.Value $kind
+  Set-SessionEnvironment (Get-NewPath $env:Path).Value
+  Write-Host 'Terminals and programs that are already open keep their old PATH: open a new terminal.'
+}
+foreach ($entry in $plan.Removed) { Write-Host ('removed from PATH: ' + $entry) }
+Write-Host ('cuDNN DLLs first on PATH: ' + $CudnnBin)
+Write-Host 'Python 3.8+ does not search PATH for the DLLs of extension modules. Before importing, run'
+Write-Host $PythonLine
+Write-Host 'or put that line into a .pth file (e.g. stackpin-cudnn.pth) in the environment''s site-packages.'
 )PS";
   return s;
 }
 
 std::string render_check_ps1(const WindowsActivation& a) {
-  std::string s;
+  std::string s = k_utf8_bom;
   s += "# Generated by stackpin: checks cuDNN " + a.cudnn_version + " (" + a.name + ") at " + comment_safe(a.cudnn_root) + "\n";
-  s += "# Run it in a new PowerShell after activate.ps1; it exits 1 when a check fails, each with its fix.\n";
+  s += "# Run it in a new PowerShell after activate.ps1. One line per check, then a summary; exits 1 when a check fails.\n";
+  s += "#   .\\check-cudnn.ps1                  every check\n";
+  s += "#   .\\check-cudnn.ps1 -Process python  also which cuDNN and CUDA runtime DLLs that running process loaded\n";
+  s += "#   .\\check-cudnn.ps1 -Quick           without hashing the files; -Json for one JSON document (CI)\n";
+  s += "# Blocked by the execution policy? powershell -NoProfile -ExecutionPolicy Bypass -File check-cudnn.ps1\n";
+  s += "param([string]$Process = '', [switch]$Json, [switch]$Quick)\n";
   s += "$CudnnRoot = " + ps_quote(a.cudnn_root) + "\n";
   s += "$CudnnBin = " + ps_quote(a.dll_dir) + "\n";
   s += "$Include = " + ps_quote(a.include_dir) + "\n";
   s += "$ImportLib = " + ps_quote(a.import_lib) + "\n";
   s += "$MainDll = " + ps_quote(a.main_dll) + "\n";
+  s += "$CudnnDlls = " + ps_list(a.dlls) + "\n";
+  s += "$HeaderVersion = " + ps_quote(a.header_version) + "\n";
+  s += "$CudaBins = " + ps_list(a.cuda_bin_dirs) + "\n";
   s += std::string("$NeedZlib = ") + (a.zlibwapi_needed ? "$true" : "$false") + "\n";
   s += "$MinDriver = " + ps_quote(a.min_driver) + "\n";
+  s += "$CudnnPatterns = " + ps_list(a.cudnn_patterns) + "\n";
+  s += "$ToolkitPatterns = " + ps_list(a.toolkit_patterns) + "\n";
+  // relative path and SHA-256 of every staged file; each line starts with "f " so that no name can end the here-string
+  s += "$FileList = @'\n";
+  for (const auto& f : a.files) s += "f " + f.sha256 + " " + comment_safe(f.path) + "\n";
+  s += "'@\n";
+  s += k_path_functions;
   s += R"PS(
-$script:failures = 0
-function Pass([string]$What) { Write-Host "ok    $What" }
-function Fail([string]$What, [string]$Fix) {
-  $script:failures++
-  Write-Host "FAIL  $What"
-  Write-Host "      fix: $Fix"
-}
-function Same-Dir([string]$A, [string]$B) {
-  return ([Environment]::ExpandEnvironmentVariables($A).TrimEnd('\') -ieq $B.TrimEnd('\'))
+$script:results = New-Object System.Collections.Generic.List[object]
+function Add-Result([string]$Check, [string]$Status, [string]$Message, [string]$Fix) {
+  $script:results.Add([pscustomobject]@{ check = $Check; status = $Status; message = $Message; fix = $Fix })
 }
 
-# 1. the three directories and the key files (a half-copied tree fails here)
-foreach ($dir in @($CudnnBin, $Include, (Split-Path -Parent $ImportLib))) {
-  if (Test-Path -LiteralPath $dir -PathType Container) { Pass "directory $dir" }
-  else { Fail "directory $dir is missing" "copy the whole staged tree (stackpin stage --target windows) to $CudnnRoot" }
-}
-foreach ($file in @((Join-Path $Include 'cudnn.h'), (Join-Path $Include 'cudnn_version.h'), $ImportLib, (Join-Path $CudnnBin $MainDll))) {
-  if (Test-Path -LiteralPath $file -PathType Leaf) { Pass "file $file" }
-  else { Fail "file $file is missing" "copy the whole staged tree again; a partial copy loses files" }
-}
-
-# 2. this cuDNN first on PATH: no other cuDNN and no CUDA bin directory before it
-$entries = @($env:Path -split ';' | Where-Object { $_ -ne '' })
-$index = -1
-for ($i = 0; $i -lt $entries.Count; $i++) { if (Same-Dir $entries[$i] $CudnnBin) { $index = $i; break } }
-if ($index -lt 0) {
-  Fail "$CudnnBin is not on PATH" "run activate.ps1 (-Scope Machine to make it permanent), then open a new terminal"
-} else {
-  $ahead = $false
-  for ($i = 0; $i -lt $index; $i++) {
-    $dir = [Environment]::ExpandEnvironmentVariables($entries[$i])
-    $other = Get-ChildItem -LiteralPath $dir -Filter 'cudnn64_*.dll' -ErrorAction SilentlyContinue
-    if ($other) {
-      $ahead = $true
-      Fail "another cuDNN comes first on PATH: $($other[0].FullName)" "run activate.ps1 -Scope Machine (it removes that entry), or delete the stale copy"
-    } elseif ($dir -match '\\CUDA\\v[0-9.]+\\bin') {
-      $ahead = $true
-      Fail "the CUDA directory $dir comes before $CudnnBin on PATH" "run activate.ps1 -Scope Machine to put cuDNN first"
+# 1. the tree: its directories, every staged file and its SHA-256 (a half-copied or altered tree fails here)
+function Test-Tree {
+  foreach ($dir in @($CudnnBin, $Include, (Split-Path -Parent $ImportLib))) {
+    if (-not (Test-Path -LiteralPath $dir -PathType Container)) {
+      Add-Result 'tree' 'fail' ('directory missing: ' + $dir) ('copy the whole staged tree (stackpin stage --target windows) to ' + $CudnnRoot)
+      return
     }
   }
-  if (-not $ahead) { Pass "$CudnnBin comes first on PATH" }
-}
-
-# 3. the DLL search order looks in System32 and the Windows directory before PATH
-foreach ($dir in @([Environment]::SystemDirectory, $env:windir)) {
-  $stale = Get-ChildItem -LiteralPath $dir -Filter 'cudnn*.dll' -ErrorAction SilentlyContinue
-  if ($stale) { Fail "cuDNN DLL in $dir wins over PATH: $($stale[0].Name)" "delete it: $dir is searched before any PATH entry" }
-}
-Write-Host "note  a cudnn64_*.dll next to an application's .exe also wins over PATH; stackpin cannot see those"
-
-# 4. zlibwapi.dll, which cuDNN 8.3 up to 9.1 load and the zip does not ship
-if ($NeedZlib) {
-  $zlib = @($CudnnBin, [Environment]::SystemDirectory) + $entries | Where-Object {
-    Test-Path -LiteralPath (Join-Path ([Environment]::ExpandEnvironmentVariables($_)) 'zlibwapi.dll') -PathType Leaf
-  } | Select-Object -First 1
-  if ($zlib) { Pass "zlibwapi.dll found in $zlib" }
-  else { Fail "zlibwapi.dll is not reachable" "put the x64 zlibwapi.dll into $CudnnBin (cuDNN fails with 'Could not locate zlibwapi.dll' otherwise)" }
-}
-
-# 5. the Visual C++ runtime cuDNN's DLLs link against
-foreach ($dll in @('msvcp140.dll', 'vcruntime140.dll', 'vcruntime140_1.dll')) {
-  if (Test-Path -LiteralPath (Join-Path ([Environment]::SystemDirectory) $dll) -PathType Leaf) { Pass "VC++ runtime $dll" }
-  else { Fail "VC++ runtime $dll is missing" "install the Microsoft Visual C++ 2015-2022 Redistributable (x64)" }
-}
-
-# 6. the driver against the minimum for this CUDA version
-$smi = Get-Command nvidia-smi -ErrorAction SilentlyContinue
-if (-not $smi) {
-  Fail 'nvidia-smi not found: no NVIDIA driver' "install the NVIDIA driver$(if ($MinDriver) { " $MinDriver or newer" })"
-} else {
-  $version = (& $smi.Source --query-gpu=driver_version --format=csv,noheader | Select-Object -First 1).Trim()
-  # [version] needs at least two parts ("580" is a branch floor)
-  $min = if ($MinDriver -and $MinDriver -notmatch '[.]') { "$MinDriver.0" } else { $MinDriver }
-  if ($min -and ([version]$version -lt [version]$min)) {
-    Fail "NVIDIA driver $version is older than $MinDriver" "update the NVIDIA driver to $MinDriver or newer"
-  } else {
-    Pass "NVIDIA driver $version$(if ($MinDriver) { " (>= $MinDriver)" })"
+  $lines = @($FileList -split "`n" | Where-Object { $_.StartsWith('f ') })
+  if ($lines.Count -eq 0) {
+    Add-Result 'tree' 'note' 'no file hashes in this script (generated without a staged tree): the files are not checked' 'stage the tree with stackpin stage, which writes this script with them'
+    return
+  }
+  $missing = 0
+  $changed = 0
+  foreach ($line in $lines) {
+    $hash = $line.Substring(2, 64)
+    $path = Join-Path $CudnnRoot $line.Substring(67).TrimEnd("`r")
+    if (-not (Test-Path -LiteralPath $path -PathType Leaf)) {
+      $missing++
+      if ($missing -le 3) { Add-Result 'tree' 'fail' ('file missing: ' + $path) 'copy the whole staged tree again; a partial copy loses files' }
+    } elseif (-not $Quick -and (Get-FileHash -LiteralPath $path -Algorithm SHA256).Hash -ine $hash) {
+      $changed++
+      if ($changed -le 3) { Add-Result 'tree' 'fail' ('file differs from the staged one: ' + $path) 'copy the staged tree again (an interrupted copy, or another version over it)' }
+    }
+  }
+  if ($missing -eq 0 -and $changed -eq 0) {
+    $how = if ($Quick) { 'present (not hashed: -Quick)' } else { 'present and their SHA-256 as staged' }
+    Add-Result 'tree' 'ok' ([string]$lines.Count + ' files ' + $how) ''
+  } elseif ($missing + $changed -gt 3) {
+    Add-Result 'tree' 'fail' ([string]$missing + ' missing and ' + [string]$changed + ' changed files in all') 'copy the whole staged tree again'
   }
 }
 
-if ($script:failures -gt 0) {
-  Write-Host "$($script:failures) check(s) failed"
-  exit 1
+# 2. the version cudnn_version.h says, and every DLL of this cuDNN
+function Test-Version {
+  $header = Join-Path $Include 'cudnn_version.h'
+  if (-not (Test-Path -LiteralPath $header -PathType Leaf)) {
+    Add-Result 'version' 'fail' ('missing: ' + $header) 'copy the whole staged tree again'
+    return
+  }
+  $text = Get-Content -LiteralPath $header -Raw
+  $parts = foreach ($name in @('CUDNN_MAJOR', 'CUDNN_MINOR', 'CUDNN_PATCHLEVEL')) {
+    if ($text -match ('#define\s+' + $name + '\s+(\d+)')) { $Matches[1] } else { '?' }
+  }
+  $found = $parts -join '.'
+  if ($found -eq $HeaderVersion) { Add-Result 'version' 'ok' ('cudnn_version.h says ' + $found) '' }
+  else { Add-Result 'version' 'fail' ('cudnn_version.h says ' + $found + ', the manifest pins ' + $HeaderVersion) ('copy the cuDNN ' + $HeaderVersion + ' tree over it (another version was copied there)') }
+  $missing = @($CudnnDlls | Where-Object { -not (Test-Path -LiteralPath (Join-Path $CudnnBin $_) -PathType Leaf) })
+  if ($missing.Count -eq 0) { Add-Result 'dlls' 'ok' ('all ' + [string]$CudnnDlls.Count + ' DLLs of cuDNN in ' + $CudnnBin) '' }
+  else { Add-Result 'dlls' 'fail' ('missing from ' + $CudnnBin + ': ' + ($missing -join ', ')) 'copy the whole staged tree again; cuDNN loads its sub-libraries at run time' }
 }
-Write-Host 'all checks passed'
+
+# 3. this cuDNN first on PATH: the process value, and the Machine and User values in the registry
+function Test-PathOrder {
+  $ours = Get-FullDir $CudnnBin
+  $entries = @(Split-PathValue $env:Path)
+  $index = -1
+  for ($i = 0; $i -lt $entries.Count; $i++) { if ((Get-FullDir $entries[$i]) -ieq $ours) { $index = $i; break } }
+  if ($index -lt 0) {
+    Add-Result 'path' 'fail' ($CudnnBin + ' is not on PATH') 'run activate.ps1 (-Scope Machine to make it permanent), then open a new terminal'
+  } else {
+    $ahead = @()
+    for ($i = 0; $i -lt $index; $i++) {
+      $dir = Get-FullDir $entries[$i]
+      if (@(Get-CudnnDlls $dir).Count -gt 0) { $ahead += $dir }
+    }
+    if ($ahead.Count -eq 0) { Add-Result 'path' 'ok' ($CudnnBin + ' comes before every other cuDNN on PATH') '' }
+    else { Add-Result 'path' 'fail' ('a cuDNN comes first on PATH: ' + ($ahead -join ', ')) 'run activate.ps1 -Scope Machine (it takes other cuDNN trees out), or delete the stale DLLs' }
+  }
+  $machine = (Get-Item -LiteralPath 'HKLM:\SYSTEM\CurrentControlSet\Control\Session Manager\Environment').GetValue('Path', '', 'DoNotExpandEnvironmentNames')
+  $user = (Get-Item -LiteralPath 'HKCU:\Environment').GetValue('Path', '', 'DoNotExpandEnvironmentNames')
+  $inMachine = @(Split-PathValue $machine | Where-Object { (Get-FullDir $_) -ieq $ours }).Count -gt 0
+  $inUser = @(Split-PathValue $user | Where-Object { (Get-FullDir $_) -ieq $ours }).Count -gt 0
+  if ($inMachine) { Add-Result 'registry-path' 'ok' 'in the Machine PATH of the registry (new terminals and services get it)' '' }
+  elseif ($inUser) { Add-Result 'registry-path' 'note' 'only in the User PATH: it comes after every Machine entry, the CUDA installer''s included' 'run activate.ps1 -Scope Machine (administrator)' }
+  else { Add-Result 'registry-path' 'note' 'not in the registry PATH: only this session has it' 'run activate.ps1 -Scope Machine (administrator) to make it permanent' }
+}
+
+# 4. the DLL search order looks in System32 and the Windows directory before PATH
+function Test-SystemDirs {
+  $bad = @()
+  foreach ($dir in @([Environment]::SystemDirectory, $env:windir)) {
+    foreach ($dll in Get-CudnnDlls $dir) { $bad += (Join-Path $dir $dll) }
+  }
+  if ($bad.Count -eq 0) { Add-Result 'system-dirs' 'ok' 'no cuDNN DLL in System32 or the Windows directory' '' }
+  else { Add-Result 'system-dirs' 'fail' ('a cuDNN DLL is searched before any PATH entry: ' + ($bad -join ', ')) 'delete it: System32 and the Windows directory come before PATH' }
+}
+
+# 5. the pinned CUDA's bin directories on PATH
+function Test-CudaBins {
+  if ($CudaBins.Count -eq 0) { return }
+  $entries = @(Split-PathValue $env:Path | ForEach-Object { Get-FullDir $_ })
+  $missing = @($CudaBins | Where-Object { $entries -inotcontains (Get-FullDir $_) })
+  if ($missing.Count -eq 0) { Add-Result 'cuda-bin' 'ok' ('the CUDA toolkit on PATH: ' + ($CudaBins -join ', ')) '' }
+  else { Add-Result 'cuda-bin' 'fail' ('not on PATH: ' + ($missing -join ', ')) 'install the pinned CUDA toolkit, or add its bin (and bin\x64 from CUDA 13) to the Machine PATH' }
+}
+
+# 6. zlibwapi.dll, which cuDNN 8.3 up to 9.1 load and the zip does not ship, as an x64 DLL
+function Get-PeMachine([string]$File) {
+  $bytes = New-Object byte[] 4096
+  $stream = [System.IO.File]::OpenRead($File)
+  try { $n = $stream.Read($bytes, 0, 4096) } finally { $stream.Close() }
+  if ($n -lt 64 -or $bytes[0] -ne 0x4D -or $bytes[1] -ne 0x5A) { return 'not a DLL' }
+  $pe = [BitConverter]::ToInt32($bytes, 0x3C)
+  if ($pe -lt 0 -or $pe + 6 -gt $n) { return 'not a DLL' }
+  $machine = [BitConverter]::ToUInt16($bytes, $pe + 4)
+  if ($machine -eq 0x8664) { return 'x64' }
+  if ($machine -eq 0x14C) { return 'x86' }
+  return 'other'
+}
+function Test-Zlib {
+  if (-not $NeedZlib) { return }
+  $dirs = @($CudnnBin, [Environment]::SystemDirectory) + @(Split-PathValue $env:Path | ForEach-Object { Get-FullDir $_ })
+  $found = $dirs | Where-Object { Test-Path -LiteralPath (Join-Path $_ 'zlibwapi.dll') -PathType Leaf } | Select-Object -First 1
+  if (-not $found) {
+    Add-Result 'zlibwapi' 'fail' 'zlibwapi.dll is not reachable' ('put the x64 zlibwapi.dll into ' + $CudnnBin + ' (cuDNN fails with "Could not locate zlibwapi.dll" otherwise)')
+    return
+  }
+  $file = Join-Path $found 'zlibwapi.dll'
+  $machine = Get-PeMachine $file
+  if ($machine -eq 'x64') { Add-Result 'zlibwapi' 'ok' ('zlibwapi.dll (x64) in ' + $found) '' }
+  else { Add-Result 'zlibwapi' 'fail' ($file + ' is ' + $machine + ', not x64') 'replace it with the x64 build of zlibwapi.dll (an x86 one fails to load in 64-bit Python)' }
+}
+
+# 7. the Visual C++ runtime cuDNN's DLLs link against
+function Test-VcRuntime {
+  $missing = @(@('msvcp140.dll', 'vcruntime140.dll', 'vcruntime140_1.dll') | Where-Object {
+    -not (Test-Path -LiteralPath (Join-Path ([Environment]::SystemDirectory) $_) -PathType Leaf) })
+  if ($missing.Count -eq 0) { Add-Result 'vc-runtime' 'ok' 'the VC++ 2015-2022 runtime is installed' '' }
+  else { Add-Result 'vc-runtime' 'fail' ('missing: ' + ($missing -join ', ')) 'install the Microsoft Visual C++ 2015-2022 Redistributable (x64)' }
+}
+
+# 8. the driver against the minimum for this CUDA version
+function Test-Driver {
+  $smi = Get-Command nvidia-smi -ErrorAction SilentlyContinue
+  if (-not $smi) {
+    $want = if ($MinDriver) { ' ' + $MinDriver + ' or newer' } else { '' }
+    Add-Result 'driver' 'fail' 'nvidia-smi not found: no NVIDIA driver' ('install the NVIDIA driver' + $want)
+    return
+  }
+  $version = (& $smi.Source --query-gpu=driver_version --format=csv,noheader | Select-Object -First 1).Trim()
+  # [version] needs at least two parts ("580" is a branch floor)
+  $min = if ($MinDriver -and $MinDriver -notmatch '[.]') { $MinDriver + '.0' } else { $MinDriver }
+  if ($min -and ([version]$version -lt [version]$min)) { Add-Result 'driver' 'fail' ('NVIDIA driver ' + $version + ' is older than ' + $MinDriver) ('update the NVIDIA driver to ' + $MinDriver + ' or newer') }
+  else { Add-Result 'driver' 'ok' ('NVIDIA driver ' + $version) '' }
+}
+
+# 9. what a running process really loaded (the seed's own check: Process Explorer's DLL view)
+function Test-ProcessModules {
+  if (-not $Process) { return }
+  $procs = @(Get-Process -Name $Process -ErrorAction SilentlyContinue)
+  if ($procs.Count -eq 0) {
+    Add-Result 'process' 'fail' ('no running process named ' + $Process) 'start it and import your framework first (import torch), then run this check again'
+    return
+  }
+  foreach ($p in $procs) {
+    $modules = @()
+    try { $modules = @($p.Modules | Where-Object { $_.ModuleName -like 'cudnn*' -or $_.ModuleName -like 'cudart*' }) }
+    catch { Add-Result 'process' 'note' ('cannot read the modules of ' + $Process + ' (pid ' + [string]$p.Id + '): ' + $_.Exception.Message) 'run this check from an administrator PowerShell of the same bitness'; continue }
+    $cudnn = @($modules | Where-Object { $_.ModuleName -like 'cudnn*' })
+    if ($cudnn.Count -eq 0) { Add-Result 'process' 'note' ($Process + ' (pid ' + [string]$p.Id + ') has not loaded cuDNN yet') 'run a convolution first (cuDNN loads on first use)'; continue }
+    foreach ($m in $modules) {
+      $dir = Split-Path -Parent $m.FileName
+      if ($m.ModuleName -like 'cudnn*' -and (Get-FullDir $dir) -ine (Get-FullDir $CudnnBin)) {
+        Add-Result 'process' 'fail' ($Process + ' (pid ' + [string]$p.Id + ') loaded ' + $m.FileName) ('another cuDNN wins for this process: it comes with the framework (torch\lib) or from earlier on its DLL search path; see stackpin doctor --windows-root')
+      } else {
+        Add-Result 'process' 'ok' ($Process + ' (pid ' + [string]$p.Id + ') loaded ' + $m.FileName) ''
+      }
+    }
+  }
+}
+
+Test-Tree
+Test-Version
+Test-PathOrder
+Test-SystemDirs
+Test-CudaBins
+Test-Zlib
+Test-VcRuntime
+Test-Driver
+Test-ProcessModules
+
+$failures = @($script:results | Where-Object { $_.status -eq 'fail' }).Count
+if ($Json) {
+  [pscustomobject]@{ schema = 1; ok = ($failures -eq 0); failures = $failures; checks = $script:results } | ConvertTo-Json -Depth 4
+} else {
+  foreach ($r in $script:results) {
+    Write-Host ($r.status.PadRight(5) + ' ' + $r.check.PadRight(14) + ' ' + $r.message)
+    if ($r.fix) { Write-Host ('      fix: ' + $r.fix) }
+  }
+  if ($failures -gt 0) { Write-Host ([string]$failures + ' check(s) failed') } else { Write-Host 'all checks passed' }
+}
+if ($failures -gt 0) { exit 1 }
 exit 0
 )PS";
   return s;
@@ -237,6 +489,9 @@ util::Result<std::string> render_activate_cmd(const WindowsActivation& a) {
   s += "rem Generated by stackpin: cuDNN " + a.cudnn_version + " (" + a.name + ")\n";
   s += "rem Puts this cuDNN's DLL directory first on PATH for this cmd.exe only (no persistent change;\n";
   s += "rem use activate.ps1 -Scope Machine for that). Run it, do not start it: call activate.cmd\n";
+  s += "rem The paths below are UTF-8: the code page is 65001 while this runs, then the one it was.\n";
+  s += "for /f \"tokens=2 delims=:.\" %%c in ('chcp') do set \"STACKPIN_CODEPAGE=%%c\"\n";
+  s += "chcp 65001 >nul\n";
   s += "set " + *bin + "\n";
   s += "set " + *root + "\n";
   if (!a.cuda_path.empty()) {
@@ -255,8 +510,10 @@ util::Result<std::string> render_activate_cmd(const WindowsActivation& a) {
   s += "call set \"STACKPIN_PATH=%%STACKPIN_PATH:;%STACKPIN_CUDNN_BIN%\\;=;%%\"\n";
   s += "set \"PATH=%STACKPIN_CUDNN_BIN%%STACKPIN_PATH:~0,-1%\"\n";
   s += "set \"STACKPIN_PATH=\"\n";
-  s += "echo \"cuDNN DLLs first on PATH: %STACKPIN_CUDNN_BIN%\"\n";
+  s += "echo cuDNN DLLs first on PATH: \"%STACKPIN_CUDNN_BIN%\"\n";
   s += "set \"STACKPIN_CUDNN_BIN=\"\n";
+  s += "if defined STACKPIN_CODEPAGE chcp %STACKPIN_CODEPAGE% >nul\n";
+  s += "set \"STACKPIN_CODEPAGE=\"\n";
   return s;
 }
 

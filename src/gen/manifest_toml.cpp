@@ -33,10 +33,12 @@ std::string render_manifest(const ManifestSpec& s) {
     comment(s.driver_comment);
     t += "[driver]\nlinux = " + toml_quote(s.driver_linux) + "\n";
   }
-  t += "\n";
-  comment(s.cudnn_comment);
-  t += "[cudnn]\nversion = " + toml_quote(s.cudnn) + "\n";
-  if (s.cudnn_cuda) t += "cuda = " + std::to_string(s.cudnn_cuda) + "\n";
+  if (!s.cudnn.empty()) {
+    t += "\n";
+    comment(s.cudnn_comment);
+    t += "[cudnn]\nversion = " + toml_quote(s.cudnn) + "\n";
+    if (s.cudnn_cuda) t += "cuda = " + std::to_string(s.cudnn_cuda) + "\n";
+  }
   for (const auto& a : s.archives) {
     t += "\n";
     comment(a.comment);

@@ -134,7 +134,7 @@ TEST(ActivatePs1, HostileRootIsALiteralPowerShellString) {
 TEST(ActivatePs1, KeepsTheRegistryTypeAndNeverUsesSetx) {
   auto text = gen::render_activate_ps1(windows("C:\\tools\\cudnn\\v8.8.0"));
   EXPECT_NE(text.find("GetValue('Path', '', 'DoNotExpandEnvironmentNames')"), std::string::npos);
-  EXPECT_NE(text.find("-Type $kind"), std::string::npos);
+  EXPECT_NE(text.find("-Type $Kind"), std::string::npos);
   EXPECT_NE(text.find("SendMessageTimeout"), std::string::npos);
   EXPECT_NE(text.find("SupportsShouldProcess"), std::string::npos);
   EXPECT_NE(text.find("os.add_dll_directory"), std::string::npos);

@@ -14,6 +14,10 @@ namespace core {
 // unsupported (a cuDNN version whose Windows layout the knowledge base does not know).
 util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m, const knowledge::KnowledgeBase& kb);
 
+// A directory that can be a PATH entry: no ';' (it separates entries, and a quoted entry is not
+// searched by the DLL loader) and no '"'. Errors: unsupported.
+util::Status check_path_entry(const std::string& dir);
+
 // The same for a tree whose layout is known from its files: `root` is where it lives on the
 // Windows machine, `dll_dir` and `import_lib` are relative to it ('/'-separated).
 gen::WindowsActivation windows_activation_for_tree(const model::Manifest& m, const knowledge::KnowledgeBase& kb,

@@ -23,7 +23,7 @@ struct ManifestSpec {
   std::string cuda_comment;
   std::string driver_linux;         // "" = no [driver]
   std::string driver_comment;
-  std::string cudnn;                // four parts
+  std::string cudnn;                // four parts; "" = no [cudnn] (then no archives either)
   int cudnn_cuda = 0;
   std::string cudnn_comment;
   std::vector<ManifestArchive> archives;
