@@ -5,7 +5,10 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include <algorithm>
+
 #include "core/activation.hpp"
+#include "core/stage.hpp"
 #include "gen/activate_windows.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "format/manifest_reader.hpp"
@@ -20,7 +23,7 @@ namespace cli {
 namespace {
 
 struct GenCli {
-  std::string manifest, shell = "sh", prefix, output;
+  std::string manifest, shell = "sh", prefix, output, dest;
 };
 
 util::Result<gen::LinuxActivation> activation_for(const GenCli& c, Context& ctx) {
@@ -194,14 +197,15 @@ void add_generate(CLI::App& app, Context& ctx) {
   act->add_option("MANIFEST", a->manifest, "The manifest")->required();
   act->add_option("--shell", a->shell, "sh (Linux/WSL2), powershell or cmd (Windows)")
       ->check(CLI::IsMember({"sh", "powershell", "cmd"}));
-  act->add_option("--prefix", a->prefix, "Where the staged tree lives (default: [targets.linux] prefix)");
+  act->add_option("--prefix", a->prefix, "Where the staged tree lives (default: the manifest's [targets.linux] prefix; for powershell and cmd, [targets.windows] prefix or, for cuda-merge, cuda_path)");
   act->add_option("-o", a->output, "Write to FILE instead of stdout");
   act->callback([a, &ctx] {
     ctx.action = [a, &ctx] {
       if (a->shell != "sh") {
         auto m = load_manifest_for(ctx, a->manifest);
         if (!m) return fail(ctx, "generate", false, m.error());
-        auto w = core::windows_activation(*m, knowledge::KnowledgeBase::embedded());
+        const auto& kb = knowledge::KnowledgeBase::embedded();
+        auto w = a->prefix.empty() ? core::windows_activation(*m, kb) : core::windows_activation_at(*m, kb, a->prefix);
         if (!w) return fail(ctx, "generate", false, w.error());
         if (a->shell == "powershell") return emit(ctx, a->output, gen::render_activate_ps1(*w));
         auto text = gen::render_activate_cmd(*w);
@@ -215,15 +219,30 @@ void add_generate(CLI::App& app, Context& ctx) {
   });
 
   auto w = std::make_shared<GenCli>();
-  auto* chk = gen_cmd->add_subcommand("windows-check", "check-cudnn.ps1: verifies a Windows machine against the manifest (files, PATH order, DLL search order, zlibwapi, VC++ runtime, driver)");
+  auto* chk = gen_cmd->add_subcommand("windows-check", "check-cudnn.ps1: verifies a Windows machine against the manifest (files and their hashes, version, PATH order, DLL search order, CUDA bin, zlibwapi, VC++ runtime, driver, a running process's DLLs)");
   chk->add_option("MANIFEST", w->manifest, "The manifest")->required();
+  chk->add_option("--prefix", w->prefix, "Where the tree lives on the Windows machine (default: [targets.windows] prefix or cuda_path)");
+  chk->add_option("--dest", w->dest, "A tree staged with `stackpin stage`: its receipt gives the SHA-256 of every file, which the script checks");
   chk->add_option("-o", w->output, "Write to FILE instead of stdout");
   chk->callback([w, &ctx] {
     ctx.action = [w, &ctx] {
       auto m = load_manifest_for(ctx, w->manifest);
       if (!m) return fail(ctx, "generate", false, m.error());
-      auto a = core::windows_activation(*m, knowledge::KnowledgeBase::embedded());
+      const auto& kb = knowledge::KnowledgeBase::embedded();
+      auto a = w->prefix.empty() ? core::windows_activation(*m, kb) : core::windows_activation_at(*m, kb, w->prefix);
       if (!a) return fail(ctx, "generate", false, a.error());
+      if (!w->dest.empty()) {
+        auto r = core::staged_receipt(w->dest);
+        if (!r) return fail(ctx, "generate", false, r.error());
+        for (const auto& f : r->files) {
+          if (f.type != "file") continue;
+          std::string path = f.path;
+          std::replace(path.begin(), path.end(), '/', '\\');
+          a->files.push_back({path, f.sha256});
+        }
+      } else {
+        ctx.io.err << "note: without --dest (a staged tree) the script checks that the files exist, not their SHA-256\n";
+      }
       return emit(ctx, w->output, gen::render_check_ps1(*a));
     };
   });

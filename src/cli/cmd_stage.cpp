@@ -47,6 +47,8 @@ void print_stage(std::ostream& os, const model::StageReport& r, const Style& st)
   if (!r.activation_note.empty()) os << "  note: " << r.activation_note << "\n";
   for (const auto& b : r.build_files) os << "  build    " << b << "\n";
   if (!r.build_files_note.empty()) os << "  note: " << r.build_files_note << "\n";
+  if (!r.next_steps.empty()) os << st.bold("next") << ":\n";
+  for (const auto& n : r.next_steps) os << "  " << n << "\n";
   if (!r.stale.empty()) {
     os << st.yellow("warning") << ": other cuDNN DLLs in the tree (found before the pinned ones on PATH, they shadow it):\n";
     for (const auto& s : r.stale) os << "    " << s << "\n";

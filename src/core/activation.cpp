@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/windows_path_rule.hpp"
+#include "model/contracts.hpp"
 
 namespace core {
 
@@ -32,6 +33,40 @@ util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m
                                        (lib ? lib->dirs.front() : std::string("lib/x64")) + "/cudnn.lib");
   if (auto s = check_path_entry(w.dll_dir); !s) return std::move(s).error().at(m.locate(m.windows->prefix->pos));
   return w;
+}
+
+util::Result<gen::WindowsActivation> windows_activation_at(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
+                                                           const std::string& root) {
+  if (!model::is_windows_absolute(root))
+    return util::Error(util::ErrorCode::usage, "--prefix must be an absolute Windows path (C:\\... or \\\\server\\share\\...), got \"" + root + "\"");
+  // the manifest's tree (for its layout), whose prefix or cuda_path may even be missing
+  model::Manifest placed = m;
+  if (!placed.windows) return windows_activation(m, kb);
+  if (placed.windows->layout.value == model::WindowsLayout::cuda_merge) placed.windows->cuda_path = model::Located<std::string>{root, placed.windows->pos};
+  else placed.windows->prefix = model::Located<std::string>{root, placed.windows->pos};
+  auto w = windows_activation(placed, kb);
+  if (!w) {
+    auto e = std::move(w).error();
+    if (e.code == util::ErrorCode::unsupported) e.where.reset();  // about --prefix, not the manifest's line
+    return e;
+  }
+  return w;
+}
+
+std::vector<std::string> windows_next_steps(const std::string& dest, const std::string& prefix) {
+  std::string root = prefix;
+  while (root.size() > 3 && (root.back() == '\\' || root.back() == '/')) root.pop_back();
+  auto act = gen::run_hints(root + "\\.stackpin\\activate.ps1", true);
+  auto chk = gen::run_hints(root + "\\.stackpin\\check-cudnn.ps1", false);
+  std::string cmd_script = root + "\\.stackpin\\activate.cmd";
+  std::vector<std::string> out;
+  out.push_back("copy " + dest + " to " + root + " on the Windows machine (all of it: check-cudnn.ps1 finds a partial copy)");
+  out.push_back("activate it there, in PowerShell: " + act.powershell + " (add -Scope Machine, as administrator, to make it permanent)");
+  if (cmd_script.find_first_of("\"%") == std::string::npos) out.push_back("or in cmd.exe (this window only): call \"" + cmd_script + "\"");
+  out.push_back("check the machine, in PowerShell: " + chk.powershell);
+  if (chk.cmd.rfind("(", 0) != 0) out.push_back("  in cmd.exe: " + chk.cmd);
+  out.push_back("  from WSL: " + chk.wsl);
+  return out;
 }
 
 util::Status check_path_entry(const std::string& dir) {

@@ -7,6 +7,9 @@
 // become the "remaining" list rather than a failure of a provisioning that did its part.
 #include "core/apply.hpp"
 
+#include "core/activation.hpp"
+#include "gen/quote.hpp"
+
 #include <map>
 
 #include "core/cache.hpp"
@@ -384,13 +387,11 @@ bool convtest_step(Run& r) {
 void remaining_for_target(Run& r) {
   std::vector<std::string> first;
   if (r.o.target == model::Target::windows) {
-    first.push_back("copy " + r.report.dest + " to " + r.report.prefix + " on the Windows machine");
-    first.push_back("there, in PowerShell: & '" + r.report.prefix + "\\.stackpin\\activate.ps1' (cmd.exe: activate.cmd)");
-    first.push_back("check the machine: powershell -File '" + r.report.prefix + "\\.stackpin\\check-cudnn.ps1'");
+    first = windows_next_steps(r.report.dest, r.report.prefix);
   } else if (!r.deb && !r.report.prefix.empty()) {
     if (r.tree_elsewhere())
       first.push_back("copy " + r.report.dest + " to " + r.report.prefix + " where it is used (its scripts and build files refer to that path)");
-    first.push_back("in each shell that uses it: . " + (fs::path(r.report.prefix) / ".stackpin" / "activate.sh").string() +
+    first.push_back("in each shell that uses it: . " + gen::sh_quote((fs::path(r.report.prefix) / ".stackpin" / "activate.sh").string()) +
                     " (system-wide: stackpin generate profile-d " + r.manifest_arg() + ")");
   }
   r.report.remaining.insert(r.report.remaining.begin(), first.begin(), first.end());

@@ -374,7 +374,8 @@ void windows_target(Ctx& c) {
       auto& f = c.add("windows.path", Severity::error, subject + " " + key, (*p)->pos);
       f.seen = path;
       f.expected = "an absolute Windows path (C:\\... or \\\\server\\share\\...)";
-      f.fix = "write the full path on the Windows machine, in single quotes";
+      f.fix = "write the full path on the Windows machine, in single quotes ('C:\\tools\\cudnn'; with an apostrophe in it: "
+              "'''C:\\Users\\O'Brien\\cudnn''')";
     }
     bool spaces = path.find(' ') != std::string::npos, ascii = util::is_ascii(path);
     // The toolkit's own default location has spaces; only the user's chosen prefix is judged for them.

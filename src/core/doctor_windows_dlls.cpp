@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <set>
 
+#include <filesystem>
+
+#include "core/windows_path_rule.hpp"
 #include "core/windows_search.hpp"
 #include "doctor_windows_rules.hpp"
 #include "util/strings.hpp"
@@ -38,7 +41,19 @@ bool in_system_dirs(const model::SearchDir& d) {
 
 std::string activate_fix(const std::string& dir) {
   return "put " + dir + " first on PATH, ahead of every CUDA directory: activate.ps1 -Scope Machine "
-         "(`stackpin generate activate --shell powershell`) does, and takes out entries holding another cuDNN";
+         "(`stackpin generate activate --shell powershell`) does, and takes out the entries that are other cuDNN trees";
+}
+
+// What the PATH rule (core/windows_path_rule.hpp, the one activate.ps1 mirrors) makes of a directory.
+PathEntryKind kind_of(const model::SearchDir& d) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  if (d.exists)
+    for (std::filesystem::directory_iterator it(d.local_path, ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code ec2;
+      if (it->is_regular_file(ec2)) names.push_back(util::to_lower(it->path().filename().string()));
+    }
+  return classify_dir(names);
 }
 
 struct Judge {
@@ -63,8 +78,15 @@ std::string stale_fix(const Judge& j, const model::DllCopy& x) {
   if (d.source == model::SearchSource::app_dir)
     return "delete " + x.windows_path + " (or replace it with the cuDNN you pinned): the application's directory comes first";
   if (d.source == model::SearchSource::cwd) return "delete " + x.windows_path + ", or run the program from another directory";
-  return "delete " + x.windows_path + " if nothing needs it, or take " + d.windows_path + " out of PATH (activate.ps1 -Scope "
-         "Machine takes out entries holding another cuDNN and puts " + ours + " first)";
+  if (d.source == model::SearchSource::path || d.source == model::SearchSource::user_path) {
+    if (kind_of(d) == PathEntryKind::toolkit_with_cudnn)
+      return "delete " + x.windows_path + " if nothing needs it: " + d.windows_path + " also holds the CUDA toolkit, so activate.ps1 "
+             "keeps it on PATH and puts " + ours + " before it (for a cuda-merge tree, `stackpin stage --remove-stale` moves the DLL "
+             "to .stackpin\\backup)";
+    return "take " + d.windows_path + " out of PATH (activate.ps1 -Scope Machine does: it is another cuDNN tree) and put " + ours +
+           " first, or delete " + x.windows_path;
+  }
+  return "delete " + x.windows_path + " if nothing needs it";
 }
 
 void judge_major(Ctx& c, int major) {

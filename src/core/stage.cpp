@@ -139,6 +139,8 @@ bool activation_current(const model::StateDir& dirs, const Activation& a) {
 }
 
 util::Status write_activation(const model::StateDir& dirs, const Activation& a, model::StageReport& report) {
+  if (report.target == "windows" && model::is_windows_absolute(report.prefix) && !a.files.empty())
+    report.next_steps = windows_next_steps(report.dest, report.prefix);
   for (const auto& [name, content] : a.files) {
     auto text = util::read_file(dirs.root() / name);
     if (!text || *text != content)
@@ -452,6 +454,15 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
     return e;
   }
   return report;
+}
+
+util::Result<model::Receipt> staged_receipt(const fs::path& dest_in) {
+  fs::path dest = fs::absolute(dest_in).lexically_normal();
+  auto r = detail::load_receipt(model::StateDir{dest});
+  if (!r) return std::move(r).error();
+  if (!*r) return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
+                 .with_hint("stage the tree first: stackpin stage MANIFEST --target windows --dest " + dest.string());
+  return std::move(**r);
 }
 
 util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::UnstageReport& report) {

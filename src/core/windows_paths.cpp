@@ -101,7 +101,8 @@ bool names_equal_nocase(std::string_view a, std::string_view b) {
   return i == a.size() && j == b.size();
 }
 
-std::string normalize_windows_path(std::string_view in) {
+namespace {
+std::string normalize_once(std::string_view in) {
   std::string p(in);
   std::replace(p.begin(), p.end(), '/', '\\');
   if (p.rfind("\\\\?\\", 0) == 0) {
@@ -138,6 +139,20 @@ std::string normalize_windows_path(std::string_view in) {
     if (!c.empty()) parts.push_back(c);
   }
   return prefix + util::join(parts, "\\");
+}
+}  // namespace
+
+std::string normalize_windows_path(std::string_view in) {
+  // Once more until nothing changes: stripping a component can make a prefix appear that the
+  // first pass did not see ("\\?..\C:\x" becomes "\\?\C:\x", found by fuzzing). Each pass only
+  // shortens the text or leaves it as it is, so this ends.
+  std::string p = normalize_once(in);
+  for (int i = 0; i < 8; ++i) {
+    std::string q = normalize_once(p);
+    if (q == p) break;
+    p = std::move(q);
+  }
+  return p;
 }
 
 bool same_windows_path(std::string_view a, std::string_view b) {

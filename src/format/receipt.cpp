@@ -126,6 +126,7 @@ JsonDoc to_json(const model::StageReport& r) {
                    {"recovered", r.recovered},
                    {"activation", r.activation},
                    {"activation_note", r.activation_note},
+                   {"next_steps", r.next_steps},
                    {"build_files", r.build_files},
                    {"build_files_note", r.build_files_note}});
 }

@@ -83,7 +83,9 @@ std::optional<toml::table> parse_toml(std::string_view text, const std::string& 
   } catch (const toml::parse_error& e) {
     std::string what(e.description());
     diag.error(e.source(), "TOML syntax error: " + what,
-               "check quoting: Windows paths are easiest in single quotes ('C:\\tools\\cudnn'), or double every backslash");
+               "check quoting: Windows paths are easiest in single quotes ('C:\\tools\\cudnn'); a path with an apostrophe "
+               "goes in double quotes with every backslash doubled (\"C:\\\\Users\\\\O'Brien\\\\cudnn\") or in triple single "
+               "quotes ('''C:\\Users\\O'Brien\\cudnn''')");
     return std::nullopt;
   }
 }

@@ -55,3 +55,25 @@ TEST(CliGenerate, WindowsScriptsFollowTheLayout) {
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.err.find("no [targets.windows]"), std::string::npos) << none.err;
 }
+
+TEST(CliGenerate, WindowsScriptsHonourPrefix) {
+  const std::string prefix = "D:\\Users\\Jos\xC3\xA9 O'Brien\\cudnn v8";
+  for (const std::string shell : {"powershell", "cmd"}) {
+    auto r = stackpin({"generate", "activate", "--shell", shell, "--prefix", prefix, example("cu118-cudnn880-win.toml")});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(shell == "cmd" ? "CUDNN_PATH=" + prefix + "\"" : "$CudnnRoot = 'D:\\Users\\Jos\xC3\xA9 O''Brien\\cudnn v8'"),
+              std::string::npos)
+        << shell << "\n" << r.out;
+    EXPECT_EQ(r.out.find("C:\\tools\\cudnn"), std::string::npos) << shell << ": the manifest's prefix is still there";
+  }
+  auto chk = stackpin({"generate", "windows-check", "--prefix", prefix, example("cu118-cudnn880-win.toml")});
+  EXPECT_EQ(chk.exit_code, 0) << chk.err;
+  EXPECT_NE(chk.out.find("$CudnnBin = 'D:\\Users\\Jos\xC3\xA9 O''Brien\\cudnn v8\\bin'"), std::string::npos);
+  EXPECT_NE(chk.err.find("without --dest"), std::string::npos) << chk.err;
+  // a prefix that cannot be a PATH entry, or is not a Windows path
+  for (const std::string bad : {"D:\\a;b", "relative\\dir", "/opt/cudnn"}) {
+    auto r = stackpin({"generate", "activate", "--shell", "powershell", "--prefix", bad, example("cu118-cudnn880-win.toml")});
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_TRUE(r.out.empty()) << bad;
+  }
+}

@@ -202,6 +202,28 @@ TEST(CliStage, ExitCodes) {
   EXPECT_EQ(no_status.exit_code, 1) << show(no_status);
 }
 
+TEST(CliStage, AWindowsTreeSaysHowToActivateAndCheckItInEachShell) {
+  World w(k_windows);
+  ScratchDir d;
+  auto r = stackpin(w.stage(d.path() / "win"));
+  ASSERT_EQ(r.exit_code, 0) << show(r);
+  for (const std::string& line : std::vector<std::string>{"copy " + (d.path() / "win").string() + " to C:\\tools\\cudnn\\v8.8.0 on the Windows machine",
+                                 "Set-ExecutionPolicy -Scope Process -ExecutionPolicy Bypass; & 'C:\\tools\\cudnn\\v8.8.0\\.stackpin\\activate.ps1'",
+                                 "call \"C:\\tools\\cudnn\\v8.8.0\\.stackpin\\activate.cmd\"",
+                                 "powershell -NoProfile -ExecutionPolicy Bypass -File 'C:\\tools\\cudnn\\v8.8.0\\.stackpin\\check-cudnn.ps1'",
+                                 "powershell -NoProfile -ExecutionPolicy Bypass -File \"C:\\tools\\cudnn\\v8.8.0\\.stackpin\\check-cudnn.ps1\"",
+                                 "powershell.exe -NoProfile -ExecutionPolicy Bypass -File 'C:\\tools\\cudnn\\v8.8.0\\.stackpin\\check-cudnn.ps1'"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  // the check script carries the hash of every staged file, and `generate windows-check --dest` writes the same
+  auto check = testing_support::read_text(d.path() / "win" / ".stackpin" / "check-cudnn.ps1");
+  auto receipt = testing_support::read_text(d.path() / "win" / ".stackpin" / "receipt.json");
+  auto sha = receipt.substr(receipt.find("\"sha256\": \"", receipt.find("\"files\"")) + 11, 64);
+  EXPECT_NE(check.find("f " + sha + " "), std::string::npos) << sha;
+  auto gen = stackpin({"generate", "windows-check", w.manifest().string(), "--dest", (d.path() / "win").string()});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  EXPECT_EQ(gen.out, check);
+}
+
 TEST(CliStage, DryRunPrintsThePlanAndChangesNothing) {
   World w(k_windows, "cuda-merge");
   auto dest = w.dir.path() / "cuda";

@@ -216,6 +216,28 @@ TEST(WindowsScripts, TheCmdScriptSwitchesToUtf8AndBack) {
   for (std::size_t i = 0; i < chcp; ++i) EXPECT_LT(static_cast<unsigned char>((*cmd)[i]), 0x80u) << "non-ASCII before chcp";
 }
 
+// The commands printed for the user: each reads back, in its own shell, as the script's path.
+TEST(WindowsScripts, RunHintsQuoteThePathForEachShell) {
+  for (const auto& prefix : hostile_prefixes()) {
+    std::string script = prefix + "\\.stackpin\\check-cudnn.ps1";
+    auto h = gen::run_hints(script, false);
+    const std::string ps_head = "powershell -NoProfile -ExecutionPolicy Bypass -File ";
+    ASSERT_EQ(h.powershell.rfind(ps_head, 0), 0u) << h.powershell;
+    EXPECT_EQ(script_lint::read_ps_single_quoted(h.powershell.substr(ps_head.size())).value_or("?"), script);
+    // WSL: bash reads the word back as the path (sh is the same here)
+    const std::string wsl_head = "powershell.exe -NoProfile -ExecutionPolicy Bypass -File ";
+    ASSERT_EQ(h.wsl.rfind(wsl_head, 0), 0u);
+    auto r = testing_support::run_process({"/bin/sh", "-c", "printf '%s' " + h.wsl.substr(wsl_head.size())});
+    EXPECT_EQ(r.out, script);
+    if (script.find_first_of("\"%") == std::string::npos) EXPECT_EQ(h.cmd, "powershell -NoProfile -ExecutionPolicy Bypass -File \"" + script + "\"");
+    else EXPECT_EQ(h.cmd.rfind("(from PowerShell", 0), 0u) << h.cmd;
+    auto in = gen::run_hints(prefix + "\\.stackpin\\activate.ps1", true);
+    const std::string in_head = "Set-ExecutionPolicy -Scope Process -ExecutionPolicy Bypass; & ";
+    ASSERT_EQ(in.powershell.rfind(in_head, 0), 0u) << in.powershell;
+    EXPECT_EQ(script_lint::read_ps_single_quoted(in.powershell.substr(in_head.size())).value_or("?"), prefix + "\\.stackpin\\activate.ps1");
+  }
+}
+
 // ---- the PATH rule on fake Windows trees ----------------------------------------------------------
 
 struct FakeMachine {

@@ -325,7 +325,11 @@ TEST(DoctorWindows, OldCudnnInEarlierCudaBinWins) {
   EXPECT_NE(dll->expected.find("cuDNN 8.9.5 from " + cuda121), std::string::npos) << dll->expected;
   const auto* stale = finding(r, "windows.stale-dll", Severity::error, cuda118 + "\\cudnn64_8.dll");
   ASSERT_TRUE(stale) << dump(r);
-  EXPECT_NE(stale->fix.find("take " + cuda118 + " out of PATH"), std::string::npos) << stale->fix;
+  // a CUDA bin is never taken out of PATH (it holds cudart and cuBLAS): the stale DLL goes, as the
+  // PATH rule that activate.ps1 applies says
+  EXPECT_EQ(stale->fix.find("take " + cuda118 + " out of PATH"), std::string::npos) << stale->fix;
+  EXPECT_NE(stale->fix.find("delete " + cuda118 + "\\cudnn64_8.dll"), std::string::npos) << stale->fix;
+  EXPECT_NE(stale->fix.find("activate.ps1 keeps it on PATH"), std::string::npos) << stale->fix;
   // CUDA 11.8 first when 12.1 is pinned: another major, a warning; but it holds a cuDNN and
   // comes before the cuDNN directory: an error
   EXPECT_TRUE(finding(r, "windows.cuda-bin-order", Severity::warning, "CUDA 12.1\\bin")) << dump(r);

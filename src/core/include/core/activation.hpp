@@ -14,6 +14,18 @@ namespace core {
 // unsupported (a cuDNN version whose Windows layout the knowledge base does not know).
 util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m, const knowledge::KnowledgeBase& kb);
 
+// The same tree at `root` instead of the manifest's prefix or cuda_path (`generate activate
+// --prefix`): the layout below it is the manifest's. Errors: those of windows_activation, usage
+// (`root` is not an absolute Windows path), unsupported (a root that cannot be a PATH entry).
+util::Result<gen::WindowsActivation> windows_activation_at(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
+                                                           const std::string& root);
+
+// What to do on the Windows machine once a tree for it is staged in `dest` (a local folder) for
+// `prefix` (where it will live there): copy it, activate it, check it, each command right for the
+// shell it is shown for (PowerShell with the execution policy bypassed for that script, cmd.exe,
+// WSL's bash) and every path quoted for that shell.
+std::vector<std::string> windows_next_steps(const std::string& dest, const std::string& prefix);
+
 // A directory that can be a PATH entry: no ';' (it separates entries, and a quoted entry is not
 // searched by the DLL loader) and no '"'. Errors: unsupported.
 util::Status check_path_entry(const std::string& dir);

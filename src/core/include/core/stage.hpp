@@ -45,6 +45,10 @@ struct StageOptions {
 // header version), unsafe (hostile archive), io, conflict (previous staging modified).
 util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const StageOptions& o);
 
+// The receipt of what is staged in `dest`, validated like every state file (every path inside
+// DEST). Errors: not_found (nothing staged there), parse, invalid, unsafe, io.
+util::Result<model::Receipt> staged_receipt(const std::filesystem::path& dest);
+
 struct UnstageOptions {
   std::filesystem::path dest;
   bool force = false;

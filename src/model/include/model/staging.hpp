@@ -76,6 +76,7 @@ struct StageReport {
   std::string activation_note;          // why some were not written
   std::vector<std::string> build_files;  // CMake package configuration and pkg-config file written into DEST
   std::string build_files_note;          // why some were not written
+  std::vector<std::string> next_steps;   // what to do with the tree where it will be used (a Windows tree: copy, activate, check)
 };
 
 // One Debian package written by `stackpin deb`.
