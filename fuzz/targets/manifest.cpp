@@ -35,6 +35,12 @@ gen::ManifestSpec spec_of(const model::Manifest& m) {
     s.linux_layout = model::to_string(m.linux->layout.value);
     if (m.linux->prefix) s.linux_prefix = m.linux->prefix->value;
   }
+  if (m.driver && m.driver->windows) s.driver_windows = m.driver->windows->value.text();
+  if (m.windows) {
+    s.windows_layout = model::to_string(m.windows->layout.value);
+    if (m.windows->prefix) s.windows_prefix = m.windows->prefix->value;
+    if (m.windows->cuda_path) s.windows_cuda_path = m.windows->cuda_path->value;
+  }
   return s;
 }
 

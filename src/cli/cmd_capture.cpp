@@ -1,4 +1,6 @@
 // stackpin capture [-o FILE] [--name NAME] [--site-packages DIR]...
+// stackpin capture --windows-root DIR [--path STR] [--user-path STR] [--python WINPATH] [--drive D=DIR]... [-o FILE]
+#include <cctype>
 #include <ostream>
 
 #include "commands.hpp"
@@ -13,16 +15,36 @@ namespace {
 struct CaptureCli {
   std::string output, name;
   std::vector<std::string> site_packages;
+  std::string windows_root, path, user_path, python;
+  std::vector<std::string> drives;
+  CLI::Option* user_path_opt = nullptr;
 };
 
 int run_capture(const CaptureCli& c, Context& ctx) {
   const auto& kb = knowledge::KnowledgeBase::embedded();
-  auto options = core::linux_machine_options(ctx.io.env, kb, nullptr);
-  if (!c.site_packages.empty()) options.site_packages = c.site_packages;
-  auto machine = probe::inspect_machine(options);
   core::CaptureOptions o;
   o.name = c.name;
-  auto cap = core::capture(machine, kb, o);
+  util::Result<core::Capture> cap = util::Error(util::ErrorCode::internal, "not run");
+  if (!c.windows_root.empty()) {
+    core::WindowsDoctorOptions w;
+    w.root = c.windows_root;
+    w.path = c.path;
+    if (c.user_path_opt && c.user_path_opt->count()) w.user_path = c.user_path;
+    w.python = c.python;
+    for (const auto& d : c.drives) {
+      auto eq = d.find('=');
+      if (eq != 1 || !std::isalpha(static_cast<unsigned char>(d[0])) || d.size() < 3)
+        return fail(ctx, "capture", false,
+                    util::Error(util::ErrorCode::usage, "--drive " + d + ": expected a drive letter and a directory").with_hint("write it as --drive D=/mnt/d"));
+      w.drives.emplace_back(d[0], d.substr(2));
+    }
+    cap = core::capture_windows(w, kb, o);
+  } else {
+    auto options = core::linux_machine_options(ctx.io.env, kb, nullptr);
+    if (!c.site_packages.empty()) options.site_packages = c.site_packages;
+    auto machine = probe::inspect_machine(options);
+    cap = core::capture(machine, kb, o);
+  }
   if (!cap) return fail(ctx, "capture", false, cap.error());
   std::string text = gen::render_manifest(cap->spec);
   for (const auto& n : cap->notes) ctx.io.err << "note: " << n << "\n";
@@ -43,6 +65,12 @@ void add_capture(CLI::App& app, Context& ctx) {
   cmd->add_option("-o", c->output, "Write to FILE instead of stdout");
   cmd->add_option("--name", c->name, "The manifest's name (default: derived from the OS and cuDNN)");
   cmd->add_option("--site-packages", c->site_packages, "Read installed frameworks from this site-packages (default: python3's)");
+  auto* root = cmd->add_option("--windows-root", c->windows_root,
+                               "Capture the Windows machine mounted at DIR (from WSL2: /mnt/c) instead of this one");
+  cmd->add_option("--path", c->path, "With --windows-root: that machine's PATH (\"C:\\...;C:\\...\"), machine entries first")->needs(root);
+  c->user_path_opt = cmd->add_option("--user-path", c->user_path, "With --windows-root: its User-scope PATH value")->needs(root);
+  cmd->add_option("--python", c->python, "With --windows-root: python.exe of the environment whose frameworks to pin")->needs(root);
+  cmd->add_option("--drive", c->drives, "With --windows-root: map another drive letter, D=DIR (repeatable)")->needs(root);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_capture(*c, ctx); }; });
 }
 

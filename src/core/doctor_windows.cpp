@@ -235,6 +235,7 @@ util::Status doctor_windows(const WindowsDoctorOptions& o, const knowledge::Know
   winrules::cuda_bin_order(c);
   winrules::path_scope(c);
   winrules::python_dirs(c);
+  winrules::conda_envs(c, tree, o.python);
   winrules::path_entries(c);
   winrules::path_length(c);
   report.windows = std::move(view);

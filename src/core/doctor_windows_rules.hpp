@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/windows_search.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "model/doctor.hpp"
 #include "model/version.hpp"
@@ -57,5 +58,8 @@ void vc_runtime(Ctx& c);
 void cuda_bin_order(Ctx& c);
 void path_scope(Ctx& c);
 void python_dirs(Ctx& c);
+// Conda environments on the tree (those of --python, and where the installers put them) and the
+// cuDNN each carries in Library\bin, against the staged one (doctor_windows_conda.cpp).
+void conda_envs(Ctx& c, const WindowsTree& tree, const std::string& python);
 
 }  // namespace core::winrules

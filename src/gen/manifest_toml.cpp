@@ -28,10 +28,12 @@ std::string render_manifest(const ManifestSpec& s) {
     comment(s.cuda_comment);
     t += "[cuda]\nversion = " + toml_quote(s.cuda) + "\n";
   }
-  if (!s.driver_linux.empty()) {
+  if (!s.driver_linux.empty() || !s.driver_windows.empty()) {
     t += "\n";
     comment(s.driver_comment);
-    t += "[driver]\nlinux = " + toml_quote(s.driver_linux) + "\n";
+    t += "[driver]\n";
+    if (!s.driver_linux.empty()) t += "linux = " + toml_quote(s.driver_linux) + "\n";
+    if (!s.driver_windows.empty()) t += "windows = " + toml_quote(s.driver_windows) + "\n";
   }
   if (!s.cudnn.empty()) {
     t += "\n";
@@ -64,6 +66,13 @@ std::string render_manifest(const ManifestSpec& s) {
     comment(s.linux_comment);
     t += "[targets.linux]\nlayout = " + toml_quote(s.linux_layout) + "\n";
     if (!s.linux_prefix.empty()) t += "prefix = " + toml_quote(s.linux_prefix) + "\n";
+  }
+  if (!s.windows_layout.empty()) {
+    t += "\n";
+    comment(s.windows_comment);
+    t += "[targets.windows]\nlayout = " + toml_quote(s.windows_layout) + "\n";
+    if (!s.windows_prefix.empty()) t += "prefix = " + toml_quote(s.windows_prefix) + "\n";
+    if (!s.windows_cuda_path.empty()) t += "cuda_path = " + toml_quote(s.windows_cuda_path) + "\n";
   }
   return t;
 }

@@ -6,6 +6,7 @@
 
 #include "fixtures.hpp"
 #include "test_support.hpp"
+#include "windows_tree.hpp"
 
 namespace fs = std::filesystem;
 using testing_support::read_text;
@@ -74,4 +75,66 @@ TEST(CaptureCli, NoCudnnIsAClearError) {
   if (r.exit_code == 0) GTEST_SKIP() << "this machine has a cuDNN in the ld.so cache or a default directory";
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("stackpin doctor"), std::string::npos) << r.err;
+}
+
+// capture --windows-root: a Windows machine mounted at a directory (WSL2's /mnt/c), its cuDNN
+// found by the DLL search order of its PATH, written as a manifest with [targets.windows] that
+// check accepts; a tree stackpin staged carries its exact build and archive in its receipt.
+TEST(CaptureCli, AWindowsTreeGivesAManifestWithItsLayout) {
+  ScratchDir dir;
+  auto c = dir.path() / "c";
+  testing_support::WindowsTree w(c);
+  w.windows();
+  std::string cuda = w.cuda("11.8");
+  w.file("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\version.json",
+         "{\"cuda\": {\"name\": \"CUDA SDK\", \"version\": \"11.8.0\"}}\n");
+  std::string bin = w.cudnn("C:\\tools\\cudnn\\v8.8.0", "8.8.0", {"cudnn64_8.dll", "cudnn_ops_infer64_8.dll"});
+  auto r = stackpin({"capture", "--windows-root", c.string(), "--path", bin + ";" + cuda + ";C:\\Windows\\system32"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string want : {"[cudnn]\nversion = \"8.8.0.121\"\ncuda = 11\n", "[cuda]\nversion = \"11.8.0\"\n",
+                                 "[targets.windows]\nlayout = \"isolated\"\nprefix = \"C:\\\\tools\\\\cudnn\\\\v8.8.0\"\n",
+                                 "platform = \"windows-x86_64\"\norigin = \"nvidia\"\n"})
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  EXPECT_NE(r.err.find("[driver] windows"), std::string::npos) << r.err;
+  auto out = dir.write("captured.toml", r.out);
+  auto check = stackpin({"check", out.string()});
+  EXPECT_NE(check.exit_code, 1) << r.out << check.out << check.err;
+
+  // merged into the CUDA toolkit: cuda-merge, cuda_path the toolkit
+  ScratchDir merged;
+  testing_support::WindowsTree m(merged.path() / "c");
+  m.windows();
+  std::string cuda121 = m.cuda("12.1");
+  m.file("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.1\\version.json", "{\"cuda\": {\"version\": \"12.1.1\"}}");
+  m.cudnn("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.1", "8.9.5", {"cudnn64_8.dll"});
+  auto r2 = stackpin({"capture", "--windows-root", (merged.path() / "c").string(), "--path", cuda121});
+  ASSERT_EQ(r2.exit_code, 0) << r2.err;
+  EXPECT_NE(r2.out.find("layout = \"cuda-merge\"\ncuda_path = \"C:\\\\Program Files\\\\NVIDIA GPU Computing Toolkit\\\\CUDA\\\\v12.1\"\n"),
+            std::string::npos) << r2.out;
+  EXPECT_NE(r2.out.find("version = \"8.9.5.30\""), std::string::npos) << r2.out;
+
+  // nothing on the search path, a root that is not there
+  auto none = stackpin({"capture", "--windows-root", (merged.path() / "c").string(), "--path", "C:\\nowhere"});
+  EXPECT_EQ(none.exit_code, 1) << none.err;
+  EXPECT_NE(none.err.find("no cudnn64_N.dll in the DLL search order"), std::string::npos) << none.err;
+  auto bad = stackpin({"capture", "--windows-root", (dir.path() / "missing").string()});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+}
+
+TEST(CaptureCli, AStagedWindowsTreeKeepsItsArchive) {
+  ScratchDir dir;
+  auto archives = dir.path() / "archives";
+  fs::create_directories(archives);
+  auto archive = fixtures::make_cudnn_windows(archives, "8.8.0.121", 11);
+  auto manifest = dir.write("stack.toml", fixtures::local_manifest("8.8.0.121", 11, "11.8.0", {{"windows-x86_64", archive}},
+                                                                   "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn\\v8.8.0'\n"));
+  auto c = dir.path() / "c";
+  auto staged = stackpin({"stage", manifest.string(), "--archives", archives.string(), "--target", "windows", "--dest",
+                          (c / "tools" / "cudnn" / "v8.8.0").string()});
+  ASSERT_EQ(staged.exit_code, 0) << staged.err;
+  auto r = stackpin({"capture", "--windows-root", c.string(), "--path", "C:\\tools\\cudnn\\v8.8.0\\bin"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("origin = \"local\"\nfile = \"" + archive.path.filename().string() + "\"\nsha256 = \"" + archive.sha256 + "\""),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("build from stackpin's receipt"), std::string::npos) << r.out;
 }

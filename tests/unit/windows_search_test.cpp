@@ -604,6 +604,44 @@ TEST(DoctorWindows, PathEntriesThatCannotHelp) {
   EXPECT_EQ(mapped.windows->desktop.dirs[7].local_path, (h.scratch.path() / "d" / "Data" / "Bin").string());
 }
 
+// A conda environment whose Library\bin holds another cuDNN: its Python loads that one (conda's
+// Python searches Library\bin), and with the staged tree first on PATH its other programs get the
+// staged one instead of their own.
+TEST(DoctorWindows, CondaEnvironmentsWithTheirOwnCudnn) {
+  Healthy h;
+  auto m = isolated_895();
+  const std::string env = "C:\\Users\\u\\miniconda3\\envs\\ml";
+  h.w.dir(env + "\\conda-meta");
+  h.w.file(env + "\\conda-meta\\cudnn-8.9.7.29-h8c2e2a0_0.json", "{}");
+  h.w.file(env + "\\python.exe");
+  h.w.file(env + "\\Library\\bin\\cudnn64_8.dll");
+  h.w.file(env + "\\Library\\bin\\cudart64_12.dll");
+  const std::string same = "C:\\ProgramData\\miniforge3";  // the base environment, with the pinned cuDNN
+  h.w.dir(same + "\\conda-meta");
+  h.w.file(same + "\\Library\\bin\\cudnn64_8.dll");
+  h.w.file(same + "\\Library\\include\\cudnn_version.h", testing_support::cudnn_version_header("8.9.5"));
+  h.w.dir("C:\\Users\\u\\miniconda3\\envs\\empty\\conda-meta");  // no cuDNN: nothing to say
+  auto r = doctor(h.w, path(h.bin + ";" + env + "\\Library\\bin;" + h.cuda124 + ";C:\\Windows\\system32"), &m);
+  const auto* f = finding(r, "windows.conda-cudnn", Severity::warning, env);
+  ASSERT_TRUE(f) << dump(r);
+  EXPECT_NE(f->seen.find("cuDNN 8.9.7.29"), std::string::npos) << f->seen;
+  EXPECT_NE(f->seen.find("conda's Python searches Library\\bin"), std::string::npos) << f->seen;
+  EXPECT_NE(f->fix.find("conda remove cudnn"), std::string::npos) << f->fix;
+  const auto* g = finding(r, "windows.conda-cudnn-shadowed", Severity::warning, env);
+  ASSERT_TRUE(g) << dump(r);
+  EXPECT_NE(g->seen.find("without `conda activate`"), std::string::npos) << g->seen;
+  EXPECT_TRUE(finding(r, "windows.conda-cudnn", Severity::note, same)) << dump(r);
+  EXPECT_TRUE(findings(r, "windows.conda-cudnn").size() == 2u) << dump(r);
+  // --python names an environment outside the usual places
+  const std::string other = "D:\\envs\\py311";
+  h.w.dir("C:\\elsewhere\\py311\\conda-meta");
+  h.w.file("C:\\elsewhere\\py311\\Library\\bin\\cudnn64_8.dll");
+  auto o = path(h.bin);
+  o.python = "C:\\elsewhere\\py311\\python.exe";
+  auto r2 = doctor(h.w, o, &m);
+  EXPECT_TRUE(finding(r2, "windows.conda-cudnn", Severity::warning, "C:\\elsewhere\\py311")) << dump(r2);
+}
+
 TEST(DoctorWindows, PathLengthLimits) {
   Healthy h;
   auto long_path = [&](std::size_t n) {

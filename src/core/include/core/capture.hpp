@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/doctor.hpp"
 #include "gen/manifest_toml.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "model/machine.hpp"
@@ -28,5 +29,13 @@ struct Capture {
 // staged tree. Errors: not_found (no cuDNN the loader finds), invalid (a build that cannot be
 // told: two builds of one X.Y.Z and no metadata saying which).
 util::Result<Capture> capture(const model::MachineReport& machine, const knowledge::KnowledgeBase& kb, const CaptureOptions& o);
+
+// The same for a Windows machine mounted at `w.root` (capture_windows.cpp): the first
+// cudnn64_N.dll of the DLL search order for `w.path` is pinned at its build (stackpin's receipt in
+// its tree, else the knowledge base's only Windows build of that X.Y.Z), with [targets.windows]
+// (isolated, or cuda-merge when the DLL sits in a CUDA toolkit's bin), the CUDA release from the
+// toolkit's version.json and the frameworks beside `w.python`. Errors: usage (no such root),
+// not_found (no cuDNN DLL on the search path), invalid (its version or build cannot be told).
+util::Result<Capture> capture_windows(const WindowsDoctorOptions& w, const knowledge::KnowledgeBase& kb, const CaptureOptions& o);
 
 }  // namespace core

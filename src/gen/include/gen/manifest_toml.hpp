@@ -33,6 +33,9 @@ struct ManifestSpec {
   std::string python;
   std::string linux_layout, linux_prefix;  // "" = no [targets.linux]
   std::string linux_comment;
+  std::string driver_windows;              // [driver] windows ("" = none)
+  std::string windows_layout, windows_prefix, windows_cuda_path;  // "" = no [targets.windows]
+  std::string windows_comment;
 };
 
 // "a \"b\" \\ \n" : a TOML basic string holding `s` exactly.
