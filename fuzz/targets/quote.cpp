@@ -64,6 +64,9 @@ struct Batch {
   std::vector<std::string> sh;                            // originals, for sh_quote
   std::vector<std::pair<char, std::string>> py_kinds;     // (kind, original)
   std::string py_input;
+  // the scratch root first, so that it outlives this batch (statics end in reverse order) and the
+  // last flush, at exit, still has it
+  Batch() { (void)fuzz::scratch_root(); }
   ~Batch() { flush(); }
 
   void flush() {

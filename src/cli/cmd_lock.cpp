@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "gen/quote.hpp"
 #include "core/lock.hpp"
 #include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
@@ -83,7 +84,7 @@ int run_lock(const LockCli& c, Context& ctx) {
       util::Error e(util::ErrorCode::mismatch, out.string() + " is out of date: locking " + c.manifest + " now pins " +
                                                    std::to_string(differences.size()) + " value(s) differently");
       e.hints = differences;
-      e.hints.push_back("run `stackpin lock " + c.manifest + "` and commit the result");
+      e.hints.push_back("run `stackpin lock " + gen::sh_quote(c.manifest) + "` and commit the result");
       return fail(ctx, "lock", c.json, e);
     }
     changed = false;

@@ -134,7 +134,7 @@ bool archive_step(Run& r, const PinnedArchive& p) {
         r.findings.insert(r.findings.end(), fetch_findings.begin(), fetch_findings.end());
         Error e = a.error ? *a.error : Error(ErrorCode::not_found, "could not fetch " + a.file);
         if (a.status == model::FetchStatus::missing)
-          e.hints.push_back("give the folder that holds it with --archives DIR, or fill the cache with `stackpin fetch " + r.manifest_arg() +
+          e.hints.push_back("give the folder that holds it with --archives DIR, or fill the cache with `stackpin fetch " + gen::sh_quote(r.manifest_arg()) +
                             " --platform " + model::to_string(r.platform) + " --cache-dir DIR`");
         return r.fail(s, e);
       }

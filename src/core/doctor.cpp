@@ -1,4 +1,5 @@
 #include "core/doctor.hpp"
+#include "gen/quote.hpp"
 
 #include "core/activation.hpp"
 #include "core/doctor_linux.hpp"
@@ -29,7 +30,7 @@ model::DoctorExpectations doctor_expectations(const model::Manifest* m, const kn
         f.severity = model::Severity::warning;
         f.subject = "[targets.windows] of " + m->path;
         f.seen = w.error().message + ": doctor cannot tell which directory this cuDNN's DLLs should load from";
-        f.fix = w.error().hints.empty() ? "run `stackpin check " + m->path + "`" : w.error().hints.front();
+        f.fix = w.error().hints.empty() ? "run `stackpin check " + gen::sh_quote(m->path) + "`" : w.error().hints.front();
         f.where = m->locate(m->windows->pos);
         findings.push_back(std::move(f));
       }

@@ -5,6 +5,7 @@
 // order of authority: the manifest's own values, NVIDIA's redistrib file, the knowledge base; two
 // sources that both know an archive must agree, or nothing is locked.
 #include "core/lock.hpp"
+#include "gen/quote.hpp"
 
 #include <algorithm>
 #include <set>
@@ -156,7 +157,7 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
                                     first_error->seen + (first_error->expected.empty() ? "" : ", expected " + first_error->expected) + ")");
     if (first_error->where) e.where = first_error->where;
     if (!first_error->fix.empty()) e.hints.push_back(first_error->fix);
-    e.hints.push_back("run `stackpin check " + m.path + "` for every finding");
+    e.hints.push_back("run `stackpin check " + gen::sh_quote(m.path) + "` for every finding");
     return e;
   }
 
@@ -304,7 +305,7 @@ util::Result<model::Manifest> apply_lock(const model::Manifest& m, const model::
       e.hints.push_back(describe(d));
     }
     if (located) e.where = m.locate(located->manifest_pos);
-    e.hints.push_back("run `stackpin lock " + m.path + "` to lock the manifest as it is now, or undo the edit");
+    e.hints.push_back("run `stackpin lock " + gen::sh_quote(m.path) + "` to lock the manifest as it is now, or undo the edit");
     return e;
   }
   model::Manifest r = m;

@@ -12,6 +12,7 @@
 #include "core/activation.hpp"
 #include "gen/activate.hpp"
 #include "gen/activate_windows.hpp"
+#include "gen/quote.hpp"
 #include "core/verify.hpp"
 #include "crypto/sha256.hpp"
 #include "format/receipt.hpp"
@@ -461,7 +462,7 @@ util::Result<model::Receipt> staged_receipt(const fs::path& dest_in) {
   auto r = detail::load_receipt(model::StateDir{dest});
   if (!r) return std::move(r).error();
   if (!*r) return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
-                 .with_hint("stage the tree first: stackpin stage MANIFEST --target windows --dest " + dest.string());
+                 .with_hint("stage the tree first: stackpin stage MANIFEST --target windows --dest " + gen::sh_quote(dest.string()));
   return std::move(**r);
 }
 

@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "core/cache.hpp"
+#include "gen/quote.hpp"
 #include "crypto/sha256.hpp"
 #include "util/strings.hpp"
 
@@ -236,7 +237,7 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
   if (any && report.archives.empty())
     return util::Error(util::ErrorCode::not_found, "none of the archives " + m.path + " pins for cuDNN " + m.cudnn->version.value.text() +
                                                        " was found " + places(dir, cache_dir))
-        .with_hint("download one with `stackpin fetch " + m.path + "`, or give the folder that holds it with --archives");
+        .with_hint("download one with `stackpin fetch " + gen::sh_quote(m.path) + "`, or give the folder that holds it with --archives");
   if (!any) {
     std::vector<std::string> pinned;
     for (const auto& pin : m.cudnn->archives) pinned.push_back(model::to_string(pin.platform.value));
