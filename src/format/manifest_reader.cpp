@@ -294,7 +294,9 @@ util::Result<model::Manifest> parse_manifest(std::string_view text, const std::s
   top.finish();
   // A cuDNN build targets one CUDA major; left out, it is the toolkit's (CUDA 12.4.1 -> the cuda12
   // build), so that `[cudnn] version = "9.1.0.70"` alone pins a stack.
-  if (m.cudnn && !m.cudnn->cuda && m.cuda)
+  // (only a major cuDNN builds exist for, the range an explicit cudnn.cuda may take: libFuzzer
+  // found [cuda] version = "06.4.1" giving a cudnn.cuda = 6 that the reader itself refuses)
+  if (m.cudnn && !m.cudnn->cuda && m.cuda && m.cuda->version.value.major() >= 9 && m.cuda->version.value.major() <= 99)
     m.cudnn->cuda = Located<int>{static_cast<int>(m.cuda->version.value.major()), m.cudnn->pos};
   if (diag.any()) return diag.first();
   return m;
