@@ -2,7 +2,7 @@
 // decisions of the next command (State::recover) on arbitrary records, beside a sentinel tree
 // that nothing may touch. A journal that is refused leaves DEST as it was.
 #include "fuzz_support.hpp"
-#include "state.hpp"
+#include "provision/state.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace fs = std::filesystem;

@@ -1,5 +1,5 @@
 // The PE reader (x86 vs x64 of a DLL, doctor's zlibwapi and cuDNN checks) on arbitrary bytes.
-#include "core/windows_search.hpp"
+#include "core/windows/windows_search.hpp"
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

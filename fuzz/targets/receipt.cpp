@@ -2,9 +2,9 @@
 // the way status and unstage --force use it, beside a sentinel tree that nothing may touch.
 #include <vector>
 
-#include "core/stage.hpp"
+#include "core/provision/stage.hpp"
 #include "fuzz_support.hpp"
-#include "state.hpp"
+#include "provision/state.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto dir = fuzz::fresh_dir();

@@ -4,7 +4,7 @@
 // (status finds it intact) and unstage returns DEST to what it was; nothing outside DEST changed.
 #include <string>
 
-#include "core/stage.hpp"
+#include "core/provision/stage.hpp"
 #include "crypto/sha256.hpp"
 #include "format/manifest_reader.hpp"
 #include "fuzz_support.hpp"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/windows_search.hpp"
+#include "core/windows/windows_search.hpp"
 #include "fuzz_support.hpp"
 #include "util/strings.hpp"
 

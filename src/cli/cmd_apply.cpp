@@ -3,7 +3,7 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/apply.hpp"
+#include "core/provision/apply.hpp"
 #include "format/json.hpp"
 #include "format/receipt.hpp"
 #include "util/strings.hpp"

@@ -4,8 +4,8 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/capture.hpp"
-#include "core/doctor_linux.hpp"
+#include "core/capture/capture.hpp"
+#include "core/doctor/doctor_linux.hpp"
 #include "util/fs.hpp"
 
 namespace cli {

@@ -2,7 +2,7 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/check.hpp"
+#include "core/check/check.hpp"
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"
 

@@ -3,7 +3,7 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/deb.hpp"
+#include "core/package/deb.hpp"
 #include "format/manifest_reader.hpp"
 #include "format/receipt.hpp"
 #include "util/strings.hpp"

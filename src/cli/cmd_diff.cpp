@@ -3,7 +3,7 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/diff.hpp"
+#include "core/diff/diff.hpp"
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"
 

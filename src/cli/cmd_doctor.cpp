@@ -5,7 +5,7 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/doctor.hpp"
+#include "core/doctor/doctor.hpp"
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"
 #include "knowledge/knowledge_base.hpp"

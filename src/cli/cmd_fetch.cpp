@@ -3,8 +3,8 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/cache.hpp"
-#include "core/fetch.hpp"
+#include "core/archives/cache.hpp"
+#include "core/archives/fetch.hpp"
 #include "format/config_reader.hpp"
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"

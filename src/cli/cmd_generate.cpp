@@ -7,14 +7,14 @@
 #include "commands.hpp"
 #include <algorithm>
 
-#include "core/activation.hpp"
-#include "core/stage.hpp"
+#include "core/provision/activation.hpp"
+#include "core/provision/stage.hpp"
 #include "gen/activate_windows.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/activate.hpp"
-#include "core/docker.hpp"
-#include "core/conda.hpp"
+#include "core/package/docker.hpp"
+#include "core/package/conda.hpp"
 #include "util/env.hpp"
 #include "util/fs.hpp"
 

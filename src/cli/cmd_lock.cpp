@@ -4,7 +4,7 @@
 
 #include "commands.hpp"
 #include "gen/quote.hpp"
-#include "core/lock.hpp"
+#include "core/archives/lock.hpp"
 #include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
 #include "util/fs.hpp"

@@ -4,7 +4,7 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/stage.hpp"
+#include "core/provision/stage.hpp"
 #include "format/manifest_reader.hpp"
 #include "format/receipt.hpp"
 #include "util/strings.hpp"

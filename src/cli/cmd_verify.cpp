@@ -3,7 +3,7 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/verify.hpp"
+#include "core/archives/verify.hpp"
 #include "format/manifest_reader.hpp"
 #include "format/receipt.hpp"
 

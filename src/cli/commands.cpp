@@ -3,9 +3,9 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/cache.hpp"
+#include "core/archives/cache.hpp"
 #include "format/config_reader.hpp"
-#include "core/lock.hpp"
+#include "core/archives/lock.hpp"
 #include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
 #include "crypto/sha256.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cli/run.hpp"
-#include "core/fetch.hpp"
+#include "core/archives/fetch.hpp"
 #include "model/lock.hpp"
 #include "model/manifest.hpp"
 #include "render.hpp"

@@ -2,7 +2,7 @@
 // manifest reader (hostile values included).
 #include <gtest/gtest.h>
 
-#include "core/capture.hpp"
+#include "core/capture/capture.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/manifest_toml.hpp"
 #include "test_support.hpp"

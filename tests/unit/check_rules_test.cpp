@@ -8,7 +8,7 @@
 #include <regex>
 #include <set>
 
-#include "core/check.hpp"
+#include "core/check/check.hpp"
 #include "format/manifest_reader.hpp"
 #include "test_support.hpp"
 

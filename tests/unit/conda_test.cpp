@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "core/conda.hpp"
+#include "core/package/conda.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/conda.hpp"
 #include "gen/quote.hpp"

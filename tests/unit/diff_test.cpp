@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/diff.hpp"
+#include "core/diff/diff.hpp"
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"
 

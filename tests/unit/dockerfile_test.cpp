@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "core/docker.hpp"
+#include "core/package/docker.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/dockerfile.hpp"
 #include "test_support.hpp"

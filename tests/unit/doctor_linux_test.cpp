@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/doctor_linux.hpp"
+#include "core/doctor/doctor_linux.hpp"
 #include "format/manifest_reader.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "machine_fixtures.hpp"

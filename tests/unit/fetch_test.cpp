@@ -10,9 +10,9 @@
 #include <cstring>
 #include <fstream>
 
-#include "core/cache.hpp"
-#include "core/fetch.hpp"
-#include "core/verify.hpp"
+#include "core/archives/cache.hpp"
+#include "core/archives/fetch.hpp"
+#include "core/archives/verify.hpp"
 #include "crypto/sha256.hpp"
 #include "format/config_reader.hpp"
 #include "format/manifest_reader.hpp"

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <string>
 
-#include "core/lock.hpp"
-#include "core/verify.hpp"
+#include "core/archives/lock.hpp"
+#include "core/archives/verify.hpp"
 #include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
 #include "format/redistrib.hpp"

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/stage.hpp"
-#include "core/verify.hpp"
+#include "core/provision/stage.hpp"
+#include "core/archives/verify.hpp"
 #include "fixtures.hpp"
 #include "format/manifest_reader.hpp"
 #include "format/receipt.hpp"

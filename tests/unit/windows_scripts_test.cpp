@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/activation.hpp"
-#include "core/windows_path_rule.hpp"
+#include "core/provision/activation.hpp"
+#include "core/windows/windows_path_rule.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/activate_windows.hpp"
 #include "gen/quote.hpp"

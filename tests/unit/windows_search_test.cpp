@@ -7,8 +7,8 @@
 
 #include <algorithm>
 
-#include "core/doctor.hpp"
-#include "core/windows_search.hpp"
+#include "core/doctor/doctor.hpp"
+#include "core/windows/windows_search.hpp"
 #include "format/manifest_reader.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "test_support.hpp"

@@ -1,2 +1,2 @@
 // Test fixture: the model layer must not include core (a layer above it).
-#include "core/check.hpp"
+#include "core/check/check.hpp"

@@ -1,0 +1,177 @@
+// `stackpin fetch`: which archives, from which URLs, and what the report says about each; the
+// download itself is fetch_transfer.cpp.
+#include "core/archives/fetch.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <system_error>
+
+#include "core/archives/cache.hpp"
+#include "core/archives/verify.hpp"
+#include "crypto/sha256.hpp"
+#include "archives/fetch_transfer.hpp"
+#include "util/strings.hpp"
+
+namespace core {
+namespace fs = std::filesystem;
+using util::Error;
+using util::ErrorCode;
+
+std::vector<std::string> candidate_urls(const std::string& url, const std::vector<std::string>& mirrors, const std::string& base) {
+  if (mirrors.empty() || base.empty() || url.rfind(base, 0) != 0) return {url};
+  std::vector<std::string> out;
+  for (std::string m : mirrors) {
+    if (m.empty()) continue;
+    if (m.back() != '/') m += '/';
+    out.push_back(m + url.substr(base.size()));
+  }
+  return out.empty() ? std::vector<std::string>{url} : out;
+}
+
+namespace {
+
+// The URL of a pin: its own, else (origin = "nvidia") NVIDIA's from the knowledge base.
+std::string url_of(const model::Manifest& m, const model::ArchivePin& pin, const knowledge::KnowledgeBase& kb) {
+  if (pin.url) return pin.url->value;
+  if (pin.origin.value == model::Origin::nvidia && m.cudnn && m.cudnn->cuda)
+    return kb.cudnn_archive_url(m.cudnn->version.value, m.cudnn->cuda->value, pin.platform.value);
+  return {};
+}
+
+model::Finding finding_for(const model::FetchedArchive& a, const model::Manifest& m, const model::ArchivePin& pin) {
+  model::Finding f;
+  f.subject = std::string(model::to_string(a.platform)) + " archive " + a.file;
+  f.expected = "sha256 " + a.sha256 + ", " + std::to_string(a.size) + " bytes";
+  if (a.error) {
+    f.rule = a.status == model::FetchStatus::missing ? "fetch.missing" : std::string("fetch.") + util::to_string(a.error->code);
+    f.severity = model::Severity::error;
+    f.seen = a.error->message;
+    if (!a.error->hints.empty()) f.fix = a.error->hints.front();
+    f.where = m.locate(pin.pos);
+    return f;
+  }
+  f.rule = "fetch.ok";
+  f.severity = model::Severity::ok;
+  f.seen = std::string(model::to_string(a.status)) + ": " + a.path;
+  return f;
+}
+
+// Whether the cached copy is good: size always (find_in_cache), the hash with verify_cached. A
+// corrupt copy is removed so that it is downloaded again.
+std::optional<fs::path> usable_cached(const fs::path& cache, const ArchiveExpectation& e, bool verify) {
+  auto p = find_in_cache(cache, e);
+  if (!p || !verify) return p;
+  auto h = crypto::hash_file(*p);
+  if (h && crypto::to_hex(h->digest) == e.sha256) return p;
+  std::error_code ec;
+  fs::remove(*p, ec);
+  return std::nullopt;
+}
+
+}  // namespace
+
+util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const FetchOptions& o,
+                                       std::vector<model::Finding>& findings) {
+  if (!m.cudnn || m.cudnn->archives.empty())
+    return Error(ErrorCode::invalid, m.path + " pins no [[cudnn.archives]] to fetch").with_hint("add one [[cudnn.archives]] entry per platform");
+  if (o.cache_dir.empty()) return Error(ErrorCode::usage, "no cache directory given").with_hint("give one with --cache-dir DIR");
+
+  // Everything is checked before the first byte moves.
+  struct Job {
+    const model::ArchivePin* pin;
+    detail::TransferJob transfer;
+  };
+  std::vector<Job> jobs;
+  // Without --platform: what the manifest writes, and of the archives it leaves to the lock or the
+  // knowledge base only those its targets need (not every platform NVIDIA publishes).
+  std::vector<model::Platform> wanted;
+  if (m.windows) wanted.push_back(model::Platform::windows_x86_64);
+  if (m.linux || m.docker || !m.windows) wanted.push_back(model::host_linux_platform());
+  for (const auto& pin : m.cudnn->archives) {
+    if (o.platform && pin.platform.value != *o.platform) continue;
+    if (!o.platform && pin.implied && std::find(wanted.begin(), wanted.end(), pin.platform.value) == wanted.end()) continue;
+    auto p = pinned_archive(m, pin.platform.value, kb);
+    if (!p) return std::move(p).error();
+    Job j{&pin, {}};
+    j.transfer.platform = pin.platform.value;
+    j.transfer.file = p->expect.file;
+    j.transfer.sha256 = p->expect.sha256;
+    j.transfer.size = *p->expect.size;
+    std::string url = url_of(m, pin, kb);
+    if (url.empty())
+      return Error(ErrorCode::invalid, std::string("no URL to fetch the ") + model::to_string(pin.platform.value) + " archive from")
+          .at(m.locate(pin.pos))
+          .with_hint("add url = \"...\" to this [[cudnn.archives]] entry");
+    if (j.transfer.file.empty() || j.transfer.file.find_first_of("/\\") != std::string::npos || j.transfer.file == "." ||
+        j.transfer.file == "..")
+      return Error(ErrorCode::invalid, "the archive's file name '" + j.transfer.file + "' cannot name a file in the cache")
+          .at(m.locate(pin.pos))
+          .with_hint("set file = \"NAME\" in this [[cudnn.archives]] entry");
+    j.transfer.urls = candidate_urls(url, o.mirrors, kb.facts().cudnn_base_url);
+    jobs.push_back(std::move(j));
+  }
+  if (jobs.empty()) {
+    std::vector<std::string> pinned;
+    for (const auto& pin : m.cudnn->archives) pinned.push_back(model::to_string(pin.platform.value));
+    std::vector<std::string> want;
+    for (auto p : wanted) want.push_back(model::to_string(p));
+    std::string what = o.platform ? std::string(model::to_string(*o.platform)) : "this manifest's targets (" + util::join(want, ", ") + ")";
+    return Error(ErrorCode::invalid, "no archive pinned for " + what + " in " + m.path)
+        .with_hint("pinned platforms: " + util::join(pinned, ", ") + " (choose with --platform)");
+  }
+
+  model::FetchReport report;
+  report.cache_dir = o.cache_dir.string();
+  report.offline = o.offline;
+  report.mirrors = o.mirrors;
+  for (const auto& j : jobs) {
+    const auto& t = j.transfer;
+    model::FetchedArchive a;
+    a.platform = t.platform;
+    a.file = t.file;
+    a.sha256 = t.sha256;
+    a.size = t.size;
+    a.url = t.urls.front();
+    ArchiveExpectation e{t.platform, t.file, t.sha256, t.size};
+    if (auto p = usable_cached(o.cache_dir, e, o.verify_cached)) {
+      a.status = model::FetchStatus::cached;
+      a.path = p->string();
+    } else if (o.offline) {
+      a.status = model::FetchStatus::missing;
+      a.error = Error(ErrorCode::not_found, std::string("not in the cache (--offline): ") + model::to_string(t.platform) + " " +
+                                                t.file + ", sha256 " + t.sha256 + ", " + std::to_string(t.size) + " bytes, from " +
+                                                util::join(t.urls, " or "))
+                    .with_hint("run `stackpin fetch` without --offline where the network (or a --mirror) is reachable, "
+                               "or copy the file into " + cache_entry_dir(o.cache_dir, t.sha256).string());
+    } else if (auto s = detail::transfer_archive(t, o, a); !s) {
+      a.status = model::FetchStatus::failed;
+      a.error = std::move(s).error();
+      a.path.clear();
+    }
+    findings.push_back(finding_for(a, m, *j.pin));
+    report.archives.push_back(std::move(a));
+  }
+  return report;
+}
+
+std::string proxy_for(const std::string& url, const util::Env* env) {
+  if (!env) return {};
+  auto colon = url.find("://");
+  if (colon == std::string::npos) return {};
+  std::string scheme = util::to_lower(url.substr(0, colon));
+  if (scheme == "file") return {};
+  auto get = [&](const std::string& name) { return env->get(name).value_or(""); };
+  std::string p = get(scheme + "_proxy");
+  if (p.empty() && scheme != "http") {  // curl reads HTTP_PROXY in lower case only (CGI's HTTP_* headers)
+    std::string upper = scheme;
+    for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    p = get(upper + "_PROXY");
+  }
+  if (p.empty()) p = get("ALL_PROXY");
+  if (p.empty()) p = get("all_proxy");
+  return p;
+}
+
+}  // namespace core
+

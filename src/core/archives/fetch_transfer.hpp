@@ -1,0 +1,26 @@
+#pragma once
+// One archive's download into the cache (fetch.cpp decides which archives and URLs).
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/archives/fetch.hpp"
+
+namespace core::detail {
+
+struct TransferJob {
+  model::Platform platform = model::Platform::linux_x86_64;
+  std::string file;                 // NVIDIA's file name, kept in the cache
+  std::string sha256;               // pinned, lowercase hex
+  std::uint64_t size = 0;           // pinned
+  std::vector<std::string> urls;    // tried in order
+};
+
+// Downloads `job` into CACHE/sha256/<hex>/<file> through CACHE/partial/<hex>.part, filling
+// `out` (url, tried, attempts, bytes_downloaded, status downloaded|resumed, path).
+// Errors: mismatch (more bytes than pinned, fewer, another SHA-256: the partial is deleted), not_found
+// (HTTP 404/410 or a missing file:// on every URL), io (network failures after the retries, TLS,
+// not enough free space — checked before anything is written — or a write failing: disk full).
+util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out);
+
+}  // namespace core::detail

@@ -1,0 +1,401 @@
+// Locking works like a package manager's lock: the lock records both what the manifest asked for
+// ([inputs], in canonical text) and what that resolved to. Drift is then a plain comparison of the
+// manifest's inputs of the day with the recorded ones, independent of comments, key order or
+// formatting, and each difference can be named with its manifest line. Archive pins are taken in
+// order of authority: the manifest's own values, NVIDIA's redistrib file, the knowledge base; two
+// sources that both know an archive must agree, or nothing is locked.
+#include "core/archives/lock.hpp"
+#include "gen/quote.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "core/check/check.hpp"
+#include "util/strings.hpp"
+
+namespace core {
+namespace fs = std::filesystem;
+using util::Error;
+using util::ErrorCode;
+
+namespace {
+
+constexpr const char* k_pypi = "https://pypi.org/simple";
+
+int cudnn_cuda_major(const model::Manifest& m) {
+  if (!m.cudnn) return 0;
+  if (m.cudnn->cuda) return m.cudnn->cuda->value;
+  return m.cuda ? static_cast<int>(m.cuda->version.value.major()) : 0;
+}
+
+template <class T>
+model::Located<T> at(T v, model::Pos pos) {
+  return model::Located<T>{std::move(v), pos};
+}
+
+// One archive as the lock will pin it, with the sources that agree on it.
+struct Candidate {
+  std::string url, sha256, md5;
+  std::uint64_t size = 0;
+  std::vector<std::string> sources;
+};
+
+util::Status agree(const Candidate& have, const Candidate& other, const std::string& what) {
+  if (have.sha256 == other.sha256 && have.size == other.size) return {};
+  return Error(ErrorCode::mismatch, what + ": " + have.sources.front() + " and " + other.sources.front() + " disagree (" + have.sha256 + ", " +
+                                        std::to_string(have.size) + " bytes vs " + other.sha256 + ", " + std::to_string(other.size) + " bytes)")
+      .with_hint("one of them is not NVIDIA's file: check the redistrib JSON came from https://developer.download.nvidia.com/compute/cudnn/redist/");
+}
+
+void add_driver(model::Lock& lock, const model::DriverMinimum& d) {
+  model::LockedDriver l;
+  l.os = d.os;
+  if (d.family_floor) l.floor = d.family_floor->text();
+  if (d.release_min) l.minimum = d.release_min->text();
+  l.required = d.effective;
+  l.source = d.source;
+  lock.drivers.push_back(std::move(l));
+}
+
+void add_frameworks(const model::Manifest& m, const model::CheckReport& report, model::Lock& lock) {
+  const model::WheelMatch* torch = nullptr;
+  for (const auto& w : report.wheels)
+    if (w.framework == "torch") torch = &w;
+  for (const auto& [name, v] : m.frameworks) {
+    model::LockedFramework f;
+    f.name = name;
+    f.version = v.value.text();
+    f.requirement = name + "==" + f.version;
+    f.index_url = k_pypi;
+    auto w = std::find_if(report.wheels.begin(), report.wheels.end(), [&f](const model::WheelMatch& x) { return x.framework == f.name; });
+    if (w != report.wheels.end()) {
+      f.requirement = w->requirement;
+      if (!w->index_url.empty()) f.index_url = w->index_url;
+      f.bundled_cudnn = w->bundled_cudnn;
+    } else if ((name == "torchvision" || name == "torchaudio") && torch && !torch->variant.empty()) {
+      // PyTorch's index serves the companions of a CUDA variant with the same local version label.
+      f.requirement = name + "==" + f.version + "+" + torch->variant;
+      f.index_url = torch->index_url;
+    }
+    lock.frameworks.push_back(std::move(f));
+  }
+}
+
+// An archive pin the manifest does not write (from the lock or the knowledge base), located at
+// the [cudnn] table.
+model::ArchivePin implied_pin(model::Pos at, model::Platform platform, model::Origin origin, const std::string& url,
+                              const std::string& file, const std::string& sha256, std::uint64_t size) {
+  model::ArchivePin a;
+  a.implied = true;
+  a.pos = at;
+  a.platform = model::Located<model::Platform>{platform, at};
+  a.origin = model::Located<model::Origin>{origin, at};
+  if (!url.empty()) a.url = model::Located<std::string>{url, at};
+  if (!file.empty()) a.file = model::Located<std::string>{file, at};
+  a.sha256 = model::Located<std::string>{sha256, at};
+  a.size = model::Located<std::uint64_t>{size, at};
+  return a;
+}
+
+}  // namespace
+
+fs::path default_lock_path(const fs::path& manifest) {
+  fs::path p = manifest;
+  if (p.extension() == ".toml") p.replace_extension();
+  p += ".lock";
+  return p;
+}
+
+std::map<std::string, model::LockInput> lock_inputs(const model::Manifest& m) {
+  std::map<std::string, model::LockInput> in;
+  auto put = [&](const std::string& key, std::string value, model::Pos pos) { in[key] = {std::move(value), pos}; };
+  if (m.cuda) put("cuda.version", m.cuda->version.value.text(), m.cuda->version.pos);
+  if (m.driver) {
+    if (m.driver->linux) put("driver.linux", m.driver->linux->value.text(), m.driver->linux->pos);
+    if (m.driver->windows) put("driver.windows", m.driver->windows->value.text(), m.driver->windows->pos);
+  }
+  if (m.cudnn) {
+    put("cudnn.version", m.cudnn->version.value.text(), m.cudnn->version.pos);
+    put("cudnn.cuda", std::to_string(cudnn_cuda_major(m)), m.cudnn->cuda ? m.cudnn->cuda->pos : m.cudnn->pos);
+    for (const auto& a : m.cudnn->archives) {
+      if (a.implied) continue;
+      std::string k = std::string("cudnn.archives.") + model::to_string(a.platform.value) + ".";
+      put(k + "origin", model::to_string(a.origin.value), a.origin.pos);
+      if (a.url) put(k + "url", a.url->value, a.url->pos);
+      if (a.file) put(k + "file", a.file->value, a.file->pos);
+      if (a.sha256) put(k + "sha256", a.sha256->value, a.sha256->pos);
+      if (a.size) put(k + "size", std::to_string(a.size->value), a.size->pos);
+    }
+  }
+  for (const auto& [name, v] : m.frameworks) put("frameworks." + name, v.value.text(), v.pos);
+  if (m.python) put("python", m.python->value.text(), m.python->pos);
+  if (m.docker) {
+    if (m.docker->base_image) put("docker.base_image", m.docker->base_image->value, m.docker->base_image->pos);
+    if (m.docker->base_digest) put("docker.base_digest", m.docker->base_digest->value, m.docker->base_digest->pos);
+  }
+  return in;
+}
+
+model::Manifest resolve_archives(const model::Manifest& m, const knowledge::KnowledgeBase& kb) {
+  model::Manifest r = m;
+  int major = cudnn_cuda_major(m);
+  if (!r.cudnn || major == 0) return r;
+  for (const model::CudnnArchiveFact* f : kb.cudnn_archives(r.cudnn->version.value)) {
+    if (f->cuda != major || r.archive_for(f->platform) || !f->size) continue;
+    r.cudnn->archives.push_back(implied_pin(r.cudnn->pos, f->platform, model::Origin::nvidia, f->url, f->file, f->sha256, *f->size));
+  }
+  return r;
+}
+
+util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o) {
+  auto report = check_manifest(m, kb);
+  if (!report) return std::move(report).error();
+  auto first_error = std::find_if(report->findings.begin(), report->findings.end(),
+                                  [](const model::Finding& f) { return f.severity == model::Severity::error; });
+  if (first_error != report->findings.end()) {
+    Error e(ErrorCode::invalid, "cannot lock " + m.path + ": it does not pass `stackpin check` (" + first_error->subject + ": " +
+                                    first_error->seen + (first_error->expected.empty() ? "" : ", expected " + first_error->expected) + ")");
+    if (first_error->where) e.where = first_error->where;
+    if (!first_error->fix.empty()) e.hints.push_back(first_error->fix);
+    e.hints.push_back("run `stackpin check " + gen::sh_quote(m.path) + "` for every finding");
+    return e;
+  }
+
+  LockOutcome out;
+  model::Lock& lock = out.lock;
+  lock.generated_by = o.generated_by;
+  lock.manifest = o.manifest_file;
+  lock.name = m.name.value;
+  lock.inputs = lock_inputs(m);
+  if (m.cuda) lock.cuda = m.cuda->version.value.text();
+  for (const auto& d : report->drivers) add_driver(lock, d);
+  add_frameworks(m, *report, lock);
+  if (m.docker) {
+    if (m.docker->base_image) lock.base_image = m.docker->base_image->value;
+    if (m.docker->base_digest) lock.base_digest = m.docker->base_digest->value;
+    if (m.docker->base_image && !m.docker->base_digest) {
+      model::Finding f;
+      f.rule = "lock.base-digest";
+      f.severity = model::Severity::warning;
+      f.subject = "[targets.docker] base_image";
+      f.seen = m.docker->base_image->value + " without a digest: a tag can be moved to another image";
+      f.fix = "add base_digest = \"sha256:...\" (docker buildx imagetools inspect " + m.docker->base_image->value + ")";
+      f.where = m.locate(m.docker->base_image->pos);
+      out.findings.push_back(std::move(f));
+    }
+  }
+  if (!m.cudnn) return out;
+
+  const model::Version& version = m.cudnn->version.value;
+  const int major = cudnn_cuda_major(m);
+  lock.cudnn = version.text();
+  lock.cudnn_cuda = major;
+  std::string base = kb.facts().cudnn_base_url;
+
+  // Candidates per platform from each source, checked against each other as they come.
+  std::map<model::Platform, Candidate> known;
+  auto offer = [&](model::Platform p, Candidate c) -> util::Status {
+    auto it = known.find(p);
+    if (it == known.end()) {
+      known.emplace(p, std::move(c));
+      return {};
+    }
+    auto st = agree(it->second, c, std::string("the ") + model::to_string(p) + " archive of cuDNN " + version.text());
+    if (!st) return st;
+    it->second.sources.push_back(c.sources.front());
+    if (it->second.md5.empty()) it->second.md5 = c.md5;
+    return {};
+  };
+  for (const auto& r : o.redistribs) {
+    if (r.version != version)
+      return Error(ErrorCode::invalid, r.path + " is NVIDIA's redistrib file for cuDNN " + r.version.text() + ", but the manifest pins " + version.text())
+          .at(m.locate(m.cudnn->version.pos))
+          .with_hint("give redistrib_" + version.prefix(3) + ".json");
+    for (const auto& a : r.archives) {
+      if (a.cuda != major) continue;
+      Candidate c{base + a.relative_path, a.sha256, a.md5, a.size,
+                  {"NVIDIA " + util::basename_of(r.path) + (r.release_date.empty() ? "" : " (released " + r.release_date + ")")}};
+      if (auto st = offer(a.platform, std::move(c)); !st) return std::move(st).error();
+    }
+  }
+  for (const model::CudnnArchiveFact* f : kb.cudnn_archives(version)) {
+    if (f->cuda != major || !f->size) continue;
+    Candidate c{f->url, f->sha256, f->md5, *f->size, {"knowledge base: " + knowledge::first_source(f->source)}};
+    if (auto st = offer(f->platform, std::move(c)); !st) return std::move(st).error();
+  }
+  if (o.previous && o.previous->cudnn == version.text() && o.previous->cudnn_cuda == major)
+    for (const auto& a : o.previous->archives)
+      if (a.origin == model::Origin::nvidia && !known.count(a.platform))
+        known.emplace(a.platform, Candidate{a.url, a.sha256, a.md5, a.size, {a.source.empty() ? "the previous lock" : a.source}});
+
+  for (const auto& a : m.cudnn->archives) {
+    if (a.implied) continue;
+    model::LockedArchive l;
+    l.platform = a.platform.value;
+    l.origin = a.origin.value;
+    l.pos = a.pos;
+    l.source = "manifest";
+    auto it = a.origin.value == model::Origin::nvidia ? known.find(l.platform) : known.end();
+    if (it != known.end()) {
+      Candidate mine{"", a.sha256 ? a.sha256->value : it->second.sha256, "", a.size ? a.size->value : it->second.size, {"the manifest"}};
+      if (auto st = agree(mine, it->second, std::string("the ") + model::to_string(l.platform) + " archive"); !st)
+        return std::move(st).error().at(m.locate(a.pos));
+      if (!a.sha256 || !a.size) l.source = "manifest, with " + util::join(it->second.sources, "; ");
+      l.md5 = it->second.md5;
+    }
+    l.url = a.url ? a.url->value : (it != known.end() ? it->second.url : "");
+    l.file = a.file_name();
+    if (l.file.empty() && !l.url.empty()) l.file = util::basename_of(l.url);
+    if (a.sha256) l.sha256 = a.sha256->value;
+    else if (it != known.end()) l.sha256 = it->second.sha256;
+    if (a.size) l.size = a.size->value;
+    else if (it != known.end()) l.size = it->second.size;
+    if (l.sha256.empty() || l.size == 0 || l.file.empty())
+      return Error(ErrorCode::invalid, std::string("cannot lock the ") + model::to_string(l.platform) + " archive: no " +
+                                           (l.sha256.empty() ? "SHA-256" : l.size == 0 ? "size" : "file name or URL") + " for it")
+          .at(m.locate(a.pos))
+          .with_hint(a.origin.value == model::Origin::nvidia ? "pass NVIDIA's redistrib JSON with --redistrib FILE, or add the value to this entry"
+                                                              : "add sha256, size and url (or file) to this entry");
+    lock.archives.push_back(std::move(l));
+  }
+  for (const auto& [platform, c] : known) {
+    if (lock.archive_for(platform)) continue;
+    model::LockedArchive l;
+    l.platform = platform;
+    l.url = c.url;
+    l.file = util::basename_of(c.url);
+    l.sha256 = c.sha256;
+    l.md5 = c.md5;
+    l.size = c.size;
+    l.source = util::join(c.sources, "; ");
+    lock.archives.push_back(std::move(l));
+  }
+  std::sort(lock.archives.begin(), lock.archives.end(),
+            [](const model::LockedArchive& a, const model::LockedArchive& b) { return a.platform < b.platform; });
+  if (lock.archives.empty())
+    return Error(ErrorCode::not_found, "no archive of cuDNN " + version.text() + " for CUDA " + std::to_string(major) +
+                                           " is known: the knowledge base does not list it and no redistrib file was given")
+        .at(m.locate(m.cudnn->version.pos))
+        .with_hint("download NVIDIA's redistrib_" + version.prefix(3) + ".json from " + base + " and pass it with --redistrib")
+        .with_hint("or pin the archives yourself with [[cudnn.archives]] entries");
+  return out;
+}
+
+std::vector<model::LockDrift> lock_drift(const model::Manifest& m, const model::Lock& lock) {
+  std::vector<model::LockDrift> out;
+  auto now = lock_inputs(m);
+  for (const auto& [k, v] : now) {
+    auto it = lock.inputs.find(k);
+    if (it == lock.inputs.end()) out.push_back({k, v.value, std::nullopt, v.pos});
+    else if (it->second.value != v.value) out.push_back({k, v.value, it->second.value, v.pos});
+  }
+  for (const auto& [k, v] : lock.inputs)
+    if (!now.count(k)) out.push_back({k, std::nullopt, v.value, {}});
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+  return out;
+}
+
+util::Result<model::Manifest> apply_lock(const model::Manifest& m, const model::Lock& lock) {
+  auto drift = lock_drift(m, lock);
+  if (!drift.empty()) {
+    Error e(ErrorCode::mismatch, m.path + " and its lock " + lock.path + " disagree on " + std::to_string(drift.size()) + " value(s)");
+    const model::LockDrift* located = nullptr;
+    for (const auto& d : drift) {
+      if (!located && d.manifest_pos.line > 0) located = &d;
+      e.hints.push_back(describe(d));
+    }
+    if (located) e.where = m.locate(located->manifest_pos);
+    e.hints.push_back("run `stackpin lock " + gen::sh_quote(m.path) + "` to lock the manifest as it is now, or undo the edit");
+    return e;
+  }
+  model::Manifest r = m;
+  if (!r.cudnn) return r;
+  for (const auto& l : lock.archives) {
+    model::ArchivePin* pin = nullptr;
+    for (auto& a : r.cudnn->archives)
+      if (a.platform.value == l.platform) pin = &a;
+    if (!pin) {
+      r.cudnn->archives.push_back(implied_pin(r.cudnn->pos, l.platform, l.origin, l.url, l.file, l.sha256, l.size));
+      continue;
+    }
+    if (!pin->url && !l.url.empty()) pin->url = at(l.url, pin->pos);
+    if (!pin->file && !l.file.empty()) pin->file = at(l.file, pin->pos);
+    if (!pin->sha256) pin->sha256 = at(l.sha256, pin->pos);
+    if (!pin->size) pin->size = at<std::uint64_t>(l.size, pin->pos);
+  }
+  return r;
+}
+
+std::string describe(const model::LockDrift& d) {
+  return d.key + ": the manifest says " + (d.manifest ? "\"" + *d.manifest + "\"" : "nothing") + ", the lock " +
+         (d.lock ? "\"" + *d.lock + "\"" : "nothing");
+}
+
+std::vector<std::string> lock_differences(const model::Lock& before, const model::Lock& now) {
+  // Flattened to key -> value, so that one comparison covers every pinned field.
+  auto flat = [](const model::Lock& l) {
+    std::map<std::string, std::string> f;
+    for (const auto& [k, v] : l.inputs) f["inputs." + k] = v.value;
+    f["cuda.version"] = l.cuda;
+    f["cudnn.version"] = l.cudnn;
+    f["cudnn.cuda"] = std::to_string(l.cudnn_cuda);
+    for (const auto& a : l.archives) {
+      std::string k = std::string("cudnn.archives.") + model::to_string(a.platform) + ".";
+      f[k + "origin"] = model::to_string(a.origin);
+      f[k + "url"] = a.url;
+      f[k + "file"] = a.file;
+      f[k + "sha256"] = a.sha256;
+      f[k + "size"] = std::to_string(a.size);
+      f[k + "md5"] = a.md5;
+    }
+    for (const auto& d : l.drivers) {
+      std::string k = std::string("driver.") + model::to_string(d.os) + ".";
+      f[k + "floor"] = d.floor;
+      f[k + "minimum"] = d.minimum;
+      f[k + "required"] = d.required;
+    }
+    for (const auto& fw : l.frameworks) {
+      std::string k = "frameworks." + fw.name + ".";
+      f[k + "requirement"] = fw.requirement;
+      f[k + "index_url"] = fw.index_url;
+      f[k + "bundled_cudnn"] = fw.bundled_cudnn;
+    }
+    f["docker.base_image"] = l.base_image;
+    f["docker.base_digest"] = l.base_digest;
+    return f;
+  };
+  auto a = flat(before), b = flat(now);
+  std::vector<std::string> out;
+  auto show = [](const std::map<std::string, std::string>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? std::string("nothing") : "\"" + it->second + "\"";
+  };
+  std::set<std::string> keys;
+  for (const auto& [k, v] : a) keys.insert(k);
+  for (const auto& [k, v] : b) keys.insert(k);
+  for (const auto& k : keys)
+    if (show(a, k) != show(b, k)) out.push_back(k + ": the lock has " + show(a, k) + ", locking now gives " + show(b, k));
+  return out;
+}
+
+void use_locked_builds(model::CheckReport& report, const model::Lock& lock) {
+  for (const auto& f : lock.frameworks) {
+    auto w = std::find_if(report.wheels.begin(), report.wheels.end(), [&](const model::WheelMatch& x) { return x.framework == f.name; });
+    if (w == report.wheels.end()) {
+      if (f.name != "torch" && f.name != "tensorflow" && f.name != "onnxruntime-gpu") continue;  // companions follow torch
+      report.wheels.emplace_back();
+      w = std::prev(report.wheels.end());
+      w->framework = f.name;
+    }
+    w->version = f.version;
+    w->requirement = f.requirement;
+    w->index_url = f.index_url == k_pypi ? "" : f.index_url;
+    w->bundled_cudnn = f.bundled_cudnn;
+    auto plus = f.requirement.find('+');
+    w->variant = plus == std::string::npos ? "" : f.requirement.substr(plus + 1);
+    w->source = "the lock " + lock.path;
+  }
+}
+
+}  // namespace core
+

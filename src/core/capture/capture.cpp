@@ -1,0 +1,185 @@
+// capture: the loader's winner is the cuDNN this machine really uses, so that is what the
+// manifest pins; everything else follows from it and is said in comments.
+#include "core/capture/capture.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "format/receipt.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+namespace core {
+namespace fs = std::filesystem;
+using util::Error;
+using util::ErrorCode;
+
+namespace {
+
+const model::CudnnCopy* loader_cudnn(const model::MachineReport& m, std::string& via) {
+  for (const char* soname : {"libcudnn.so.9", "libcudnn.so.8"}) {
+    for (const auto& r : m.loader) {
+      if (r.soname != soname || !r.winner) continue;
+      std::string dir = fs::path(r.winner->real_path).parent_path().string();
+      for (const auto& c : m.cudnn) {
+        bool same = c.dir == dir || std::find(c.aliases.begin(), c.aliases.end(), dir) != c.aliases.end();
+        if (same) {
+          via = r.winner->path + " (" + r.winner->via + ")";
+          return &c;
+        }
+      }
+    }
+  }
+  return nullptr;
+}
+
+std::string safe_name(std::string s) {
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '-';
+  return s;
+}
+
+}  // namespace
+
+util::Result<Capture> capture(const model::MachineReport& m, const knowledge::KnowledgeBase& kb, const CaptureOptions& o) {
+  Capture cap;
+  auto& s = cap.spec;
+  std::string via;
+  const model::CudnnCopy* copy = loader_cudnn(m, via);
+  if (!copy)
+    return Error(ErrorCode::not_found, "the dynamic loader finds no cuDNN on this machine (libcudnn.so.9 / libcudnn.so.8)")
+        .with_hint("run `stackpin doctor` to see every copy and why none is found; set LD_LIBRARY_PATH to the one you use");
+  model::Platform platform = m.arch == "aarch64" ? model::Platform::linux_sbsa : model::Platform::linux_x86_64;
+
+  // The exact build: four parts from metadata, else the knowledge base when X.Y.Z has one build.
+  std::string three = !copy->library_version.empty() ? copy->library_version : copy->header_version;
+  std::optional<model::Version> cudnn;
+  std::string cudnn_from;
+  if (auto v = model::Version::parse(copy->package_version); v && v->size() == 4) {
+    cudnn = v;
+    cudnn_from = copy->package_source;
+  } else if (auto t = model::Version::parse(three)) {
+    std::set<std::string> builds;
+    for (const auto& a : kb.facts().cudnn_archives)
+      if (model::compare_prefix(a.version, *t, 3) == 0) builds.insert(a.version.text());
+    if (builds.size() == 1) {
+      cudnn = model::Version::parse(*builds.begin());
+      cudnn_from = "the only build of cuDNN " + three + " NVIDIA published (knowledge base)";
+    } else if (builds.empty()) {
+      return Error(ErrorCode::invalid, "cuDNN " + three + " in " + copy->dir + " is not in the knowledge base and no metadata names its build")
+          .with_hint("pin it by hand: [cudnn] version = \"" + three + ".<build>\" with the archive you installed it from");
+    } else {
+      return Error(ErrorCode::invalid, "cuDNN " + three + " in " + copy->dir + " has several builds (" +
+                                           util::join(std::vector<std::string>(builds.begin(), builds.end()), ", ") +
+                                           ") and no metadata says which this is")
+          .with_hint("the libraries report only three parts; pin the build you installed by hand");
+    }
+  } else {
+    return Error(ErrorCode::invalid, "the version of the cuDNN in " + copy->dir + " cannot be told (no versioned file, header or metadata)")
+        .with_hint("run `stackpin doctor` for what is there");
+  }
+
+  // The CUDA major it was built for: the receipt, the wheel's name (nvidia-cudnn-cu12), else the
+  // default toolkit's major.
+  const model::ToolkitInfo* toolkit = nullptr;
+  for (const auto& t : m.toolkits)
+    if (t.is_default) toolkit = &t;
+  if (!toolkit && !m.toolkits.empty()) toolkit = &m.toolkits.front();
+  int cuda_major = 0;
+  std::optional<model::Receipt> receipt;
+  if (copy->kind == model::CudnnKind::staged && !copy->package_source.empty()) {
+    if (auto text = util::read_file(copy->package_source)) {
+      if (auto r = format::parse_receipt(*text, copy->package_source)) receipt = *r;
+    }
+  }
+  if (receipt) cuda_major = receipt->cudnn_cuda_major;
+  std::string detail = copy->kind_detail + " " + copy->package_source;
+  for (int c : {11, 12, 13})
+    if (!cuda_major && detail.find("cu" + std::to_string(c)) != std::string::npos) cuda_major = c;
+  if (!cuda_major && toolkit) {
+    if (auto tv = model::Version::parse(toolkit->version)) cuda_major = static_cast<int>(tv->major());
+  }
+
+  s.name = o.name.empty() ? safe_name("captured-" + (m.os.id.empty() ? std::string("linux") : m.os.id + m.os.version_id) + "-cudnn" +
+                                      cudnn->prefix(3))
+                          : o.name;
+  s.description = "Captured by stackpin capture from " + (m.os.pretty_name.empty() ? std::string("a Linux machine") : m.os.pretty_name);
+  s.header = {"Written by `stackpin capture`: this machine's GPU stack, for a teammate to reproduce with `stackpin stage`.",
+              "Check it with `stackpin check`; compare two machines with `stackpin diff`."};
+  if (toolkit && !toolkit->version.empty()) {
+    s.cuda = toolkit->version;
+    s.cuda_comment = "the CUDA toolkit at " + toolkit->root + " (" + model::to_string(toolkit->version_source) + ")";
+  } else {
+    cap.notes.push_back("no CUDA toolkit found: [cuda] left out (frameworks' wheels may bring their own runtime)");
+  }
+  if (!m.driver.version.empty()) {
+    s.driver_linux = m.driver.version;
+    s.driver_comment = "this machine's driver (" + std::string(model::to_string(m.driver.source)) + ") as the minimum";
+  } else {
+    cap.notes.push_back("no NVIDIA driver found: [driver] left out (check derives the minimum from [cuda])");
+  }
+  s.cudnn = cudnn->text();
+  s.cudnn_cuda = cuda_major;
+  if (!cuda_major)
+    cap.notes.push_back("the CUDA major cuDNN " + cudnn->text() + " was built for cannot be told (no receipt, wheel name or toolkit): add cuda = <major> to [cudnn]");
+  s.cudnn_comment = "the cuDNN the loader resolves: " + via + "; build from " + cudnn_from;
+
+  // The archive that reproduces it.
+  gen::ManifestArchive a;
+  a.platform = model::to_string(platform);
+  if (receipt && !receipt->archive_sha256.empty()) {
+    const auto* known = kb.cudnn_archive_by_sha256(receipt->archive_sha256);
+    a.origin = known ? "nvidia" : "local";
+    a.file = receipt->archive_file.empty() ? "" : fs::path(receipt->archive_file).filename().string();
+    if (known) a.url = known->url;
+    a.sha256 = receipt->archive_sha256;
+    a.size = receipt->archive_size ? std::optional<std::uint64_t>(receipt->archive_size) : std::nullopt;
+    a.comment = "the archive stackpin staged this copy from (" + copy->package_source + ")";
+    s.archives.push_back(a);
+  } else if (const auto* fact = kb.cudnn_archive(*cudnn, cuda_major, platform); fact && !fact->size) {
+    // A pin without a size is refused by check and stage: leave the entry for the user to finish.
+    s.archive_comments = {"NVIDIA's archive of this build; its size is not in the knowledge base, so the pin is left",
+                          "for you to complete after downloading it (stackpin verify FILE --sha256 " + fact->sha256 + "):",
+                          "[[cudnn.archives]]", "platform = \"" + std::string(model::to_string(platform)) + "\"",
+                          "origin = \"nvidia\"", "url = \"" + fact->url + "\"", "sha256 = \"" + fact->sha256 + "\"",
+                          "size = <bytes>"};
+    cap.notes.push_back("the size of NVIDIA's " + fact->url + " is not in the knowledge base: the archive pin is written as a comment to complete");
+  } else if (const auto* fact = kb.cudnn_archive(*cudnn, cuda_major, platform)) {
+    a.origin = "nvidia";
+    a.url = fact->url;
+    a.sha256 = fact->sha256;
+    a.size = fact->size;
+    a.comment = "NVIDIA's archive of this build (knowledge base)";
+    s.archives.push_back(a);
+  } else if (cuda_major) {
+    cap.notes.push_back("no archive is known for cuDNN " + cudnn->text() + " (CUDA " + std::to_string(cuda_major) + ", " +
+                        model::to_string(platform) + "): add [[cudnn.archives]] by hand");
+  }
+
+  // Frameworks from package metadata.
+  static const std::vector<std::string> k_frameworks = {"torch", "torchvision", "torchaudio", "tensorflow", "onnxruntime-gpu"};
+  for (const auto& p : m.python.frameworks) {
+    if (std::find(k_frameworks.begin(), k_frameworks.end(), p.name) == k_frameworks.end()) continue;
+    std::string v = p.version.substr(0, p.version.find('+'));  // "2.1.0+cu121" -> the release; the variant follows from [cuda]
+    if (model::Version::parse(v)) s.frameworks.emplace_back(p.name, v);
+  }
+  if (!s.frameworks.empty()) s.frameworks_comment = "installed in " + util::join(m.python.site_packages, ", ") + " (package metadata)";
+
+  if (copy->kind == model::CudnnKind::staged || copy->kind == model::CudnnKind::cudnn_path || copy->kind == model::CudnnKind::other) {
+    fs::path dir = copy->dir;
+    if (dir.filename() == "lib64") {
+      s.linux_layout = "lib64";
+      s.linux_prefix = dir.parent_path().string();
+      s.linux_comment = "where this copy lives; `stackpin stage --target linux` recreates it there";
+    } else {
+      cap.notes.push_back("the cuDNN in use is in " + copy->dir + ", not a <prefix>/lib64 tree: no [targets.linux] written; stage it with --dest");
+    }
+  } else {
+    cap.notes.push_back("the cuDNN in use is a " + std::string(model::to_string(copy->kind)) + " copy (" + copy->dir +
+                        "): no [targets.linux] written; stage it where you want it with --dest");
+  }
+  return cap;
+}
+
+}  // namespace core

@@ -1,0 +1,53 @@
+#include "core/check/check.hpp"
+
+#include "check/check_rules.hpp"
+
+namespace core {
+
+namespace rules {
+model::Finding& Ctx::add(std::string rule, model::Severity sev, std::string subject, model::Pos where) {
+  model::Finding f;
+  f.rule = std::move(rule);
+  f.severity = sev;
+  f.subject = std::move(subject);
+  if (where.line > 0) f.where = m.locate(where);
+  report.findings.push_back(std::move(f));
+  return report.findings.back();
+}
+}  // namespace rules
+
+namespace {
+util::Error missing(const model::Manifest& m, model::Pos pos, const std::string& key, const std::string& example) {
+  util::Error e(util::ErrorCode::invalid, "`stackpin check` needs `" + key + "`, which " + m.path + " does not set");
+  e.where = m.locate(pos);
+  e.hints.push_back("add it, for example: " + example);
+  return e;
+}
+}  // namespace
+
+util::Result<model::CheckReport> check_manifest(const model::Manifest& m, const knowledge::KnowledgeBase& kb) {
+  if (!m.cuda) return missing(m, {1, 1}, "cuda.version", "[cuda] version = \"12.1.1\"");
+  if (!m.cudnn) return missing(m, {1, 1}, "cudnn.version", "[cudnn] version = \"8.9.5.30\"");
+  if (!m.cudnn->cuda) return missing(m, m.cudnn->pos, "cudnn.cuda", "cuda = 12   (the _cudaNN suffix of the archive)");
+
+  model::CheckReport report;
+  report.manifest_path = m.path;
+  report.name = m.name.value;
+  report.cuda_version = m.cuda->version.value.text();
+  report.cudnn_version = m.cudnn->version.value.text();
+  report.cudnn_cuda_major = m.cudnn->cuda->value;
+
+  rules::Ctx c{m, kb, report, m.cuda->version.value, m.cudnn->version.value, m.cudnn->cuda->value};
+  rules::cudnn_cuda_major(c);
+  rules::cudnn_published(c);
+  rules::archives(c);
+  rules::driver(c);
+  rules::frameworks(c);
+  rules::windows_target(c);
+  rules::linux_target(c);
+  rules::conda_target(c);
+  rules::docker_target(c);
+  return report;
+}
+
+}  // namespace core

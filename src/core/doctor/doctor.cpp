@@ -1,0 +1,59 @@
+#include "core/doctor/doctor.hpp"
+#include "gen/quote.hpp"
+
+#include "core/provision/activation.hpp"
+#include "core/doctor/doctor_linux.hpp"
+
+namespace core {
+
+
+model::DoctorExpectations doctor_expectations(const model::Manifest* m, const knowledge::KnowledgeBase& kb,
+                                              std::vector<model::Finding>& findings) {
+  model::DoctorExpectations e;
+  if (!m) return e;
+  e.manifest = m->path;
+  if (m->cudnn) {
+    e.cudnn_version = m->cudnn->version.value.text();
+    e.cudnn_major = static_cast<int>(m->cudnn->version.value.major());
+  }
+  if (m->cuda) e.cuda_version = m->cuda->version.value.text();
+  if (m->windows) {
+    e.windows_layout = model::to_string(m->windows->layout.value);
+    if (m->windows->cuda_path) e.windows_cuda_path = m->windows->cuda_path->value;
+    if (m->cudnn) {
+      auto w = windows_activation(*m, kb);
+      if (w) {
+        e.windows_cudnn_dir = w->dll_dir;
+      } else {
+        model::Finding f;
+        f.rule = "doctor.manifest";
+        f.severity = model::Severity::warning;
+        f.subject = "[targets.windows] of " + m->path;
+        f.seen = w.error().message + ": doctor cannot tell which directory this cuDNN's DLLs should load from";
+        f.fix = w.error().hints.empty() ? "run `stackpin check " + gen::sh_quote(m->path) + "`" : w.error().hints.front();
+        f.where = m->locate(m->windows->pos);
+        findings.push_back(std::move(f));
+      }
+    }
+  }
+  return e;
+}
+
+util::Result<model::DoctorReport> doctor(const DoctorOptions& o, const knowledge::KnowledgeBase& kb) {
+  model::DoctorReport report;
+  report.expected = doctor_expectations(o.manifest, kb, report.findings);
+  if (o.windows) {
+    if (auto s = doctor_windows(*o.windows, kb, report); !s) return std::move(s).error();
+  } else {
+    util::SystemEnv system_env;
+    const util::Env& env = o.env ? *o.env : system_env;
+    auto options = linux_machine_options(env, kb, o.manifest);
+    if (!o.site_packages.empty()) options.site_packages = o.site_packages;
+    auto machine = probe::inspect_machine(options);
+    for (auto& f : doctor_linux(machine, o.manifest, kb)) report.findings.push_back(std::move(f));
+    report.machine = std::move(machine);
+  }
+  return report;
+}
+
+}  // namespace core

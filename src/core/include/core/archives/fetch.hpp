@@ -1,0 +1,76 @@
+#pragma once
+// Area core/archives: NVIDIA's archives as files: the content-addressed download cache
+// (cache.hpp), downloads into it (fetch.hpp, fetch_transfer.cpp over net/), verifying a file
+// against its pin (verify.hpp) and the lock that pins archives, drivers and framework builds
+// (lock.hpp).
+//
+// `stackpin fetch`: downloads the archives a manifest pins into the content-addressed cache
+// (core/cache.hpp), resuming partial downloads, retrying transient failures, and renaming a file
+// into the cache only once its size and SHA-256 match the pin.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "knowledge/knowledge_base.hpp"
+#include "model/fetch.hpp"
+#include "model/finding.hpp"
+#include "model/manifest.hpp"
+#include "util/env.hpp"
+#include "util/result.hpp"
+
+namespace core {
+
+struct FetchProgress {
+  model::Platform platform = model::Platform::linux_x86_64;
+  std::string file;
+  std::uint64_t done = 0;   // bytes of the archive on disk (a resumed download starts above 0)
+  std::uint64_t total = 0;  // the pinned size
+};
+
+struct FetchOptions {
+  std::filesystem::path cache_dir;            // required (default_cache_dir() computes the usual one)
+  std::optional<model::Platform> platform;    // only this platform's archive; all when unset
+  // Replace NVIDIA's cuDNN base URL (KnowledgeBase facts().cudnn_base_url) by each of these, in
+  // order; when set, NVIDIA's server is not contacted for URLs under that base. Other URLs are
+  // fetched as they are.
+  std::vector<std::string> mirrors;
+  bool offline = false;                       // use the cache only; report what is missing
+  bool verify_cached = false;                 // re-hash cached files (size is always checked)
+  int retries = 5;                            // extra attempts per URL after a transient failure
+  std::chrono::milliseconds retry_delay{1000};  // first backoff; doubled each retry, at most 30 s
+  long stall_timeout_s = 60;                  // a transfer receiving nothing for this long is retried
+  long connect_timeout_s = 30;
+  std::string user_agent = "stackpin";
+  std::function<void(const FetchProgress&)> progress;
+  std::function<void(std::chrono::milliseconds)> sleep;  // default: std::this_thread::sleep_for
+  // The proxy variables (http_proxy, https_proxy / HTTPS_PROXY, ftp_proxy, ALL_PROXY / all_proxy,
+  // no_proxy / NO_PROXY) are read from here, as curl reads them; nullptr = no proxy.
+  const util::Env* env = nullptr;
+};
+
+// Fetches every archive the manifest pins (or only o.platform's) into o.cache_dir; of the archives
+// the manifest does not write itself (implied by its lock or the knowledge base), only those of
+// its targets' platforms (windows-x86_64 for [targets.windows], this machine's Linux platform for
+// [targets.linux] / [targets.docker] or when it has no target). Per-archive
+// failures do not stop the others: they are in the report (status failed or missing, with the
+// error: mismatch for bytes that are not the pin, not_found for HTTP 404/410 or --offline, io for
+// network, TLS, disk-full and space failures) and in `findings` as errors.
+// Errors (nothing fetched): invalid (no [[cudnn.archives]], nothing pinned for the platform, an
+// archive without SHA-256, size or URL, located at its [[cudnn.archives]] entry), io (the cache
+// cannot be created).
+util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const FetchOptions& o,
+                                       std::vector<model::Finding>& findings);
+
+// The URLs to try for `url`: each mirror in place of `base` when `url` is under `base` and mirrors
+// are given (a '/' is added to a mirror that lacks it), else `url` itself.
+// The proxy for `url` from the environment, as curl chooses it: <scheme>_proxy (http_proxy only in
+// lower case, as curl insists), then ALL_PROXY / all_proxy; "" when none applies.
+std::string proxy_for(const std::string& url, const util::Env* env);
+
+std::vector<std::string> candidate_urls(const std::string& url, const std::vector<std::string>& mirrors, const std::string& base);
+
+}  // namespace core

@@ -1,0 +1,73 @@
+#pragma once
+// Area core/provision: putting a verified stack onto a machine or a tree. layout_plan.cpp maps an
+// archive onto a target's layout, state.cpp keeps DEST/.stackpin (lock, journal, receipt),
+// stage.cpp moves files in and out all or nothing, build_files.cpp writes the CMake and pkg-config
+// files, activation.hpp derives what the activation scripts need, apply.hpp runs every step.
+//
+// `stackpin stage`, `unstage` and `status`: put a verified cuDNN archive's files where a target
+// needs them, all or nothing, and take exactly those files away again.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "archive/extract.hpp"
+#include "knowledge/knowledge_base.hpp"
+#include "model/contracts.hpp"
+#include "model/manifest.hpp"
+#include "model/staging.hpp"
+#include "util/result.hpp"
+
+namespace core {
+
+struct StageOptions {
+  std::filesystem::path archives_dir;  // searched first (may be empty)
+  std::filesystem::path cache_dir;     // the download cache, searched next (may be empty)
+  model::Target target = model::Target::linux;
+  std::optional<std::filesystem::path> dest;
+  std::optional<model::Platform> platform;
+  bool dry_run = false;
+  bool remove_stale = false;                 // cuda-merge: remove other-version cuDNN DLLs found in the tree
+  bool force = false;                        // replace a previous staging even where its files were modified
+  std::optional<std::uint64_t> max_unpacked;  // bound on extracted bytes (default: 16x the archive, at least 256 MiB)
+  std::string manifest_sha256;               // recorded in the receipt
+  std::string stackpin_version;
+  std::function<void(const archive_io::Progress&)> progress;
+  std::function<void()> on_lock_wait;
+  std::function<void(int)> fault;  // tests: called before every journal record with its number
+};
+
+// Stages the manifest's archive for the target into DEST (see model/contracts.hpp). Reads the
+// archive once, extracts it into DEST/.stackpin/tmp-*, checks size and SHA-256 against the pin
+// and the files against the knowledge base's layout for this cuDNN version, then moves the files
+// into place under a journal, keeps what they replace in DEST/.stackpin/backup/ and writes the
+// receipt, then stackpin's own files: the activation scripts and the CMake / pkg-config files. On
+// an intact DEST that holds this exact staging it does nothing (fast, from the receipt's file
+// metadata) but rewrite those own files where missing or stale, without reading the archive.
+// Errors: usage (no DEST for a windows target), invalid (no archive
+// for the platform, layout unknown for the version), not_found (archive), mismatch (size/hash,
+// header version), unsafe (hostile archive), io, conflict (previous staging modified).
+util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const StageOptions& o);
+
+// The receipt of what is staged in `dest`, validated like every state file (every path inside
+// DEST). Errors: not_found (nothing staged there), parse, invalid, unsafe, io.
+util::Result<model::Receipt> staged_receipt(const std::filesystem::path& dest);
+
+struct UnstageOptions {
+  std::filesystem::path dest;
+  bool force = false;
+  std::function<void()> on_lock_wait;
+  std::function<void(int)> fault;
+};
+
+// Removes exactly what the receipt lists, restoring what cuda-merge replaced. Refuses (conflict,
+// report.modified filled) when staged files changed since, unless force. Errors: not_found (no
+// receipt), conflict, io.
+util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::UnstageReport& report);
+
+// Re-hashes every staged file against the receipt; findings report drift (modified, missing,
+// replaced by another type). Errors: not_found (no receipt), parse.
+util::Result<model::StatusReport> status(const std::filesystem::path& dest, std::vector<model::Finding>& findings);
+
+}  // namespace core

@@ -1,0 +1,606 @@
+// deb: verify + extract the archive exactly as stage does, map its files onto Debian's layout,
+// derive the packages' relations from the libraries themselves, and write two packages.
+//
+// Layout. Files go where Debian policy puts a shared library that other packages link against:
+// the multiarch directory /usr/lib/<triplet>/ and /usr/include/. That is where the loader looks
+// without LD_LIBRARY_PATH or an ld.so.conf.d entry, where `ldconfig -p` lists the libraries, and
+// it is also where NVIDIA's own cuDNN packages install theirs: the packages therefore Conflict
+// with and Replace NVIDIA's (and Provide their names at the same version, so that packages
+// depending on NVIDIA's names are satisfied). A private directory plus an ld.so.conf.d conffile
+// would let the files coexist on disk, but not at run time: ld.so would still resolve a single
+// libcudnn.so.<major>, chosen by configuration order, which is the confusion stackpin removes.
+//
+// Split. As Debian does for every library: the runtime package holds the versioned shared
+// objects and their SONAME links (what a program needs to run) with shlibs and an ldconfig
+// trigger; the -dev package holds the headers, the unversioned .so links used at link time, the
+// static libraries and the CMake and pkg-config files, and depends on the runtime at the exact
+// version. All runtime packages of one cuDNN major provide and conflict with a virtual package
+// (stackpin-libcudnn<major>), so that builds for two CUDA majors can never be installed together.
+//
+// Relations. Depends come from the ELF dynamic sections (DT_NEEDED and the GLIBC_* version needs),
+// mapped onto the packages that Debian and Ubuntu themselves provide: the C library (at the
+// newest glibc version any library needs), the C++ runtime, libgcc and zlib (their GLIBCXX_/GCC_
+// version needs are not mapped to minimum versions: stackpin has no sourced table for that). The
+// CUDA runtime and cuBLAS, which cuDNN needs (cuDNN 9 loads some libraries with dlopen), are not in
+// Debian main and come from NVIDIA's repository, a CUDA installer or a framework's wheels, which
+// dpkg cannot see: they are a Recommends, named as NVIDIA's repository and Debian name them, so
+// that a dpkg -i never fails on them.
+//
+// Reproducibility: the same archive and manifest give the same bytes: members sorted, owners
+// 0/0, one timestamp (SOURCE_DATE_EPOCH, else the newest entry time in NVIDIA's archive).
+#include "core/package/deb.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "core/archives/verify.hpp"
+#include "crypto/sha256.hpp"
+#include "gen/build_config.hpp"
+#include "gen/deb_control.hpp"
+#include "provision/layout_plan.hpp"
+#include "probe/elf.hpp"
+#include "util/file_lock.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+namespace core {
+namespace fs = std::filesystem;
+using util::Error;
+using util::ErrorCode;
+
+std::string debian_architecture(model::Platform p) {
+  return p == model::Platform::linux_x86_64 ? "amd64" : "arm64";
+}
+
+std::string multiarch_triplet(model::Platform p) {
+  return p == model::Platform::linux_x86_64 ? "x86_64-linux-gnu" : "aarch64-linux-gnu";
+}
+
+std::string deb_runtime_name(int cudnn_major, int cuda_major) {
+  return "stackpin-libcudnn" + std::to_string(cudnn_major) + "-cuda-" + std::to_string(cuda_major);
+}
+
+std::string deb_dev_name(int cudnn_major, int cuda_major) {
+  return "stackpin-libcudnn" + std::to_string(cudnn_major) + "-dev-cuda-" + std::to_string(cuda_major);
+}
+
+namespace {
+
+constexpr const char* k_default_maintainer = "stackpin <stackpin@users.noreply.github.com>";
+constexpr const char* k_homepage = "https://developer.nvidia.com/cudnn";
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "libcudnn_ops.so.9.1.0" -> true for any versioned shared object name.
+bool versioned_so(const std::string& name) { return name.find(".so.") != std::string::npos; }
+
+// A Debian dependency on glibc's package at the newest GLIBC_x.y any library needs.
+struct Needs {
+  std::set<std::string> packages;  // Debian packages other than libc6
+  std::string glibc;               // newest GLIBC_ version ("2.17"), "" if none
+  bool libc = false;
+  std::set<std::string> cuda;      // CUDA libraries needed (sonames)
+  std::set<std::string> unknown;   // needed sonames nothing known provides
+};
+
+bool newer_glibc(const std::string& a, const std::string& b) {  // a > b
+  auto va = model::Version::parse(a), vb = model::Version::parse(b);
+  if (!va) return false;
+  if (!vb) return true;
+  return model::compare_prefix(*va, *vb, 6) > 0;
+}
+
+void add_needs(const probe::ElfInfo& elf, const std::set<std::string>& own_sonames, Needs& n) {
+  static const std::set<std::string> k_libc = {"libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1",
+                                               "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "libresolv.so.2"};
+  static const std::map<std::string, std::string> k_debian = {
+      {"libstdc++.so.6", "libstdc++6"}, {"libgcc_s.so.1", "libgcc-s1"}, {"libz.so.1", "zlib1g"}};
+  for (const auto& lib : elf.needed) {
+    if (own_sonames.count(lib)) continue;
+    if (k_libc.count(lib)) {
+      n.libc = true;
+    } else if (auto it = k_debian.find(lib); it != k_debian.end()) {
+      n.packages.insert(it->second);
+    } else if (lib.rfind("libcu", 0) == 0 || lib.rfind("libnv", 0) == 0) {
+      n.cuda.insert(lib);
+    } else {
+      n.unknown.insert(lib);
+    }
+  }
+  for (const auto& [file, versions] : elf.version_needs) {
+    if (!k_libc.count(file)) continue;
+    for (const auto& v : versions) {
+      if (v.rfind("GLIBC_2.", 0) != 0) continue;
+      std::string num = v.substr(6);
+      if (n.glibc.empty() || newer_glibc(num, n.glibc)) n.glibc = num;
+    }
+  }
+}
+
+struct Pkg {
+  std::string name, role;
+  std::vector<archive_io::TarMember> members;
+  gen::DebControl control;
+  std::vector<std::string> sonames;
+  std::uint64_t files = 0;
+};
+
+void add_dirs(std::set<std::string>& dirs, const std::string& path) {
+  for (fs::path p = fs::path(path).parent_path(); !p.empty() && p != "."; p = p.parent_path()) dirs.insert(p.generic_string());
+}
+
+// Members in path order, parents first, each directory once, with "./" prefixes.
+std::vector<archive_io::TarMember> with_dirs(std::vector<archive_io::TarMember> files) {
+  std::set<std::string> dirs;
+  for (const auto& f : files) add_dirs(dirs, f.path);
+  std::vector<archive_io::TarMember> out;
+  archive_io::TarMember root;
+  root.path = "./";
+  root.type = archive_io::EntryType::dir;
+  root.mode = 0755;
+  out.push_back(root);
+  for (const auto& d : dirs) {
+    archive_io::TarMember m;
+    m.path = d;
+    m.type = archive_io::EntryType::dir;
+    m.mode = 0755;
+    out.push_back(m);
+  }
+  for (auto& f : files) out.push_back(std::move(f));
+  std::sort(out.begin() + 1, out.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  for (auto& m : out)
+    if (m.path != "./") m.path = "./" + m.path;
+  return out;
+}
+
+std::uint64_t installed_kib(const std::vector<archive_io::TarMember>& members) {
+  std::uint64_t kib = 0;
+  std::error_code ec;
+  for (const auto& m : members) {
+    if (m.type != archive_io::EntryType::file) {
+      kib += 1;
+      continue;
+    }
+    std::uint64_t size = m.source.empty() ? m.data.size() : fs::file_size(m.source, ec);
+    kib += std::max<std::uint64_t>(1, (size + 1023) / 1024);  // every file counts, as dpkg-gencontrol counts it
+  }
+  return kib;
+}
+
+// The copyright holder line: the first "Copyright ..." line of NVIDIA's LICENSE when it has one
+// with a year, else NVIDIA with the year the archive was built.
+std::string copyright_line(const std::string& license, std::int64_t mtime) {
+  for (const auto& raw : util::split(license, '\n')) {
+    std::string line(util::trim(raw));
+    std::string lower = util::to_lower(line);
+    auto at = lower.find("copyright");
+    if (at == std::string::npos) continue;
+    bool has_year = false;
+    for (std::size_t i = at; i + 4 <= line.size() && !has_year; ++i)
+      has_year = std::isdigit(static_cast<unsigned char>(line[i])) && std::isdigit(static_cast<unsigned char>(line[i + 1])) &&
+                 std::isdigit(static_cast<unsigned char>(line[i + 2])) && std::isdigit(static_cast<unsigned char>(line[i + 3]));
+    if (!has_year) continue;
+    std::string rest(util::trim(line.substr(at + 9)));
+    if (!rest.empty() && rest[0] == ':') rest = std::string(util::trim(rest.substr(1)));
+    if (util::to_lower(rest).rfind("(c)", 0) == 0) rest = std::string(util::trim(rest.substr(3)));
+    return rest;
+  }
+  std::int64_t days = mtime / 86400, year = 1970;
+  auto leap = [](std::int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; };
+  while (days >= (leap(year) ? 366 : 365)) days -= leap(year++) ? 366 : 365;
+  return std::to_string(year) + " NVIDIA Corporation";
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  auto ha = crypto::hash_file(a), hb = crypto::hash_file(b);
+  return ha && hb && ha->digest == hb->digest;
+}
+
+}  // namespace
+
+util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DebOptions& o) {
+  if (!m.cudnn) return Error(ErrorCode::invalid, m.path + " pins no [cudnn]").with_hint("add [cudnn] version and cuda");
+  if (!m.cudnn->cuda)
+    return Error(ErrorCode::invalid, "the package names need the CUDA major cuDNN was built for, and " + m.path + " does not pin it")
+        .at(m.locate(m.cudnn->pos))
+        .with_hint("add cuda = <major> to [cudnn] (the archive's _cudaNN suffix)");
+  model::Platform platform = o.platform ? *o.platform : model::host_linux_platform();
+  if (model::is_windows(platform))
+    return Error(ErrorCode::usage, "a .deb packages a Linux archive (--platform linux-x86_64 or linux-sbsa), not windows-x86_64");
+  if (platform == model::Platform::linux_aarch64)
+    return Error(ErrorCode::unsupported, "linux-aarch64 archives are for Jetson (L4T), whose cuDNN comes with JetPack: build packages from linux-sbsa archives for arm64 servers");
+  std::string maintainer = o.maintainer.empty() ? k_default_maintainer : o.maintainer;
+  if (maintainer.find('<') == std::string::npos || maintainer.back() != '>' ||
+      maintainer.find_first_of("\n\r") != std::string::npos)
+    return Error(ErrorCode::usage, "--maintainer must look like 'Full Name <email@example.org>', got '" + maintainer + "'");
+
+  auto pinned = pinned_archive(m, platform, kb);
+  if (!pinned) return std::move(pinned).error();
+  const ArchiveExpectation* expect = &pinned->expect;
+  bool by_content = false;
+  auto located = find_pinned_archive(*pinned, o.archives_dir, by_content, o.cache_dir);
+  if (!located) return std::move(located).error();
+
+  auto pinned_file = open_pinned(*located, *expect);
+  if (!pinned_file) {
+    auto e = std::move(pinned_file).error();
+    if (e.message.rfind("SHA-256", 0) == 0 && !e.hints.empty()) e.hints.back() = "the file is not the pinned archive (corrupt, tampered with, or another build); no package was written";
+    return e;
+  }
+  std::error_code ec;
+  fs::create_directories(o.out_dir, ec);
+  if (ec) return Error(ErrorCode::io, "cannot create " + o.out_dir.string() + ": " + ec.message());
+  // what a killed run left (its owner gone), then ours, owned while this run lives
+  util::TempDir::remove_abandoned(o.out_dir, ".stackpin-deb-");
+  auto tmp = util::TempDir::create_owned(o.out_dir, ".stackpin-deb-");
+  if (!tmp) return std::move(tmp).error();
+
+  archive_io::ExtractOptions xo;
+  xo.max_total_bytes = o.max_unpacked ? *o.max_unpacked : std::max<std::uint64_t>(16 * *expect->size, 256ull << 20);
+  xo.progress = o.progress;
+  fs::path tree = tmp->path() / "tree";
+  fs::create_directories(tree, ec);
+  auto x = archive_io::extract(*pinned_file, tree, xo);
+  if (!x) return std::move(x).error();
+  std::string actual = crypto::to_hex(x->archive_sha256);
+  auto plan = detail::plan_layout(x->entries, m, model::Target::linux, kb);
+  if (!plan) {
+    auto e = std::move(plan).error();
+    if (e.code == ErrorCode::unsafe) e.hints = {"the archive is not NVIDIA's original or was tampered with; no package was written"};
+    return e;
+  }
+  fs::path top = tree / plan->top;
+  if (auto s = detail::check_header_version(top / "include" / "cudnn_version.h", m.cudnn->version.value); !s)
+    return std::move(s).error();
+
+  model::DebReport report;
+  report.archive_path = located->string();
+  report.archive_sha256 = actual;
+  report.platform = model::to_string(platform);
+  const std::string triplet = multiarch_triplet(platform), arch = debian_architecture(platform);
+  report.libdir = "/usr/lib/" + triplet;
+  report.includedir = "/usr/include";
+  if (o.source_date_epoch) {
+    report.mtime = *o.source_date_epoch;
+    report.mtime_source = "SOURCE_DATE_EPOCH";
+  } else {
+    for (const auto& e : x->entries) report.mtime = std::max(report.mtime, e.mtime);
+    report.mtime_source = "archive";
+  }
+
+  const int major = static_cast<int>(m.cudnn->version.value.major());
+  const int cuda_major = m.cudnn->cuda->value;
+  const std::string cudnn = m.cudnn->version.value.text();
+  const std::string version = cudnn + "-1+cuda" + std::to_string(cuda_major);
+  Pkg rt, dev;
+  rt.name = deb_runtime_name(major, cuda_major);
+  rt.role = "runtime";
+  dev.name = deb_dev_name(major, cuda_major);
+  dev.role = "dev";
+
+  // Map the planned files (include/..., lib64/...) onto Debian's directories.
+  std::string license_text;
+  std::vector<fs::path> runtime_objects;
+  for (const auto& f : plan->files) {
+    fs::path src = top / f.from;
+    if (f.to == "LICENSE") {
+      auto t = util::read_file(src);
+      if (!t) return std::move(t).error();
+      license_text = *t;
+      continue;
+    }
+    std::string name = fs::path(f.to).filename().string();
+    archive_io::TarMember mem;
+    mem.type = f.type == "symlink" ? archive_io::EntryType::symlink : archive_io::EntryType::file;
+    if (mem.type == archive_io::EntryType::symlink) {
+      mem.link = f.link;
+    } else {
+      mem.source = src;
+    }
+    mem.mode = 0644;
+    mem.shown = "\"" + util::printable(plan->top + "/" + f.from) + "\" of " + located->filename().string();
+    if (f.to.rfind("include/", 0) == 0) {
+      mem.path = "usr/include/" + f.to.substr(8);
+      dev.members.push_back(std::move(mem));
+    } else if (f.to.rfind("lib64/", 0) == 0) {
+      mem.path = "usr/lib/" + triplet + "/" + f.to.substr(6);
+      bool runtime = versioned_so(name) && !ends_with(name, ".a");
+      if (runtime && mem.type == archive_io::EntryType::file) runtime_objects.push_back(src);
+      (runtime ? rt : dev).members.push_back(std::move(mem));
+    } else {
+      report.notes.push_back("not packaged: " + f.to + " (outside include/ and the library directory)");
+    }
+  }
+  // links judged where they will live: in the packages' file tree (both packages: the -dev
+  // package's libcudnn.so points into the runtime package)
+  {
+    std::vector<detail::TreeNode> nodes;
+    std::map<std::string, std::string> origin;
+    for (const auto& f : plan->files) {
+      if (f.to.rfind("include/", 0) == 0) origin["usr/include/" + f.to.substr(8)] = plan->top + "/" + f.from;
+      if (f.to.rfind("lib64/", 0) == 0) origin["usr/lib/" + triplet + "/" + f.to.substr(6)] = plan->top + "/" + f.from;
+    }
+    for (const auto* pkg : {&rt, &dev})
+      for (const auto& mem : pkg->members)
+        nodes.push_back(detail::TreeNode{mem.path, mem.type == archive_io::EntryType::symlink, mem.link, origin[mem.path]});
+    if (auto s = detail::check_links_in_tree(nodes, "the package"); !s) {
+      auto e = std::move(s).error();
+      e.hints = {"NVIDIA's archives link libraries to their versioned files only; the archive is not NVIDIA's original; no package was written"};
+      return e;
+    }
+  }
+  if (runtime_objects.empty())
+    return Error(ErrorCode::invalid, "the archive " + report.archive_path + " holds no versioned shared library to package");
+
+  // What the libraries need, from their own dynamic sections.
+  std::set<std::string> own;
+  std::vector<std::pair<fs::path, probe::ElfInfo>> elves;
+  const std::uint16_t want_machine = platform == model::Platform::linux_x86_64 ? 62 : 183;
+  for (const auto& src : runtime_objects) {
+    if (!probe::is_elf(src)) {
+      report.notes.push_back(src.filename().string() + " is not an ELF shared object: packaged as is, without shlibs or dependencies");
+      continue;
+    }
+    auto elf = probe::read_elf(src);
+    if (!elf) return std::move(elf).error();
+    if (elf->machine != want_machine)
+      return Error(ErrorCode::mismatch, src.filename().string() + " is built for " + probe::machine_name(elf->machine) + ", not for " +
+                                            model::to_string(platform))
+          .with_hint("the archive does not match its platform pin; use the archive NVIDIA publishes for " +
+                     std::string(model::to_string(platform)));
+    if (!elf->soname.empty()) own.insert(elf->soname);
+    elves.emplace_back(src, std::move(*elf));
+  }
+  Needs needs;
+  for (const auto& [src, elf] : elves) add_needs(elf, own, needs);
+  rt.sonames.assign(own.begin(), own.end());
+  for (const auto& u : needs.unknown)
+    report.notes.push_back("the libraries need " + u + ", which no Debian package is known to provide: not declared in Depends");
+
+  const std::string m_str = std::to_string(major), c_str = std::to_string(cuda_major);
+  auto nvidia_names = [&](bool dev_pkg) {
+    std::vector<std::string> names;
+    if (major == 8) names.push_back(dev_pkg ? "libcudnn8-dev" : "libcudnn8");
+    else
+      for (int c : {11, 12, 13}) names.push_back("libcudnn" + m_str + (dev_pkg ? "-dev" : "") + "-cuda-" + std::to_string(c));
+    return names;
+  };
+  auto nvidia_own = [&](bool dev_pkg) -> std::string {  // NVIDIA's name for this very build, and its version
+    if (major == 8) {
+      std::string nv = dev_pkg ? "libcudnn8-dev" : "libcudnn8";
+      if (m.cuda) return nv + " (= " + cudnn + "-1+cuda" + m.cuda->version.value.prefix(2) + ")";
+      return nv;
+    }
+    return "libcudnn" + m_str + (dev_pkg ? "-dev" : "") + "-cuda-" + c_str + " (= " + cudnn + "-1)";
+  };
+
+  std::string cuda_xy = m.cuda ? m.cuda->version.value.prefix(2) : "";
+  std::string rec_cudart = "libcudart" + c_str, rec_cublas = "libcublaslt" + c_str;
+  if (!cuda_xy.empty()) {
+    std::string dash = cuda_xy;
+    std::replace(dash.begin(), dash.end(), '.', '-');
+    rec_cudart = "cuda-cudart-" + dash + " | " + rec_cudart;
+    rec_cublas = "libcublas-" + dash + " | " + rec_cublas;
+  }
+
+  // Runtime package.
+  auto& rc = rt.control;
+  rc.package = rt.name;
+  rc.version = version;
+  rc.architecture = arch;
+  rc.maintainer = maintainer;
+  rc.section = "non-free/libs";
+  // Not Multi-Arch: same: the changelog date and copyright year come from each architecture's
+  // archive, so the amd64 and arm64 packages would carry different files at the same paths.
+  rc.homepage = k_homepage;
+  if (needs.libc || !elves.empty()) rc.depends.push_back(needs.glibc.empty() ? "libc6" : "libc6 (>= " + needs.glibc + ")");
+  for (const auto& p : needs.packages) rc.depends.push_back(p);
+  rc.recommends = {rec_cudart, rec_cublas};
+  std::string virt = "stackpin-libcudnn" + m_str;
+  rc.conflicts = nvidia_names(false);
+  rc.conflicts.push_back(virt);
+  rc.replaces = rc.conflicts;
+  rc.provides = {nvidia_own(false), virt};
+  rc.synopsis = "NVIDIA cuDNN " + cudnn + " runtime libraries for CUDA " + c_str;
+  rc.description = {
+      "The shared libraries of NVIDIA's cuDNN " + cudnn + " (built for CUDA " + c_str + "), installed into " + report.libdir +
+          ", where the dynamic loader finds them without LD_LIBRARY_PATH.",
+      "",
+      "Packaged by stackpin from " + fs::path(report.archive_path).filename().string() + " (SHA-256 " + actual +
+          "), pinned by the manifest \"" + m.name.value + "\".",
+      "",
+      "The CUDA runtime and cuBLAS that cuDNN loads come from NVIDIA's repository, a CUDA installer or a framework's "
+      "wheels, so they are recommended, not required."};
+  if (m.description) {
+    rc.description.push_back("");
+    for (const auto& line : util::split(m.description->value, '\n')) rc.description.push_back("Stack: " + line);
+  }
+
+  // Development package.
+  auto& dc = dev.control;
+  dc.package = dev.name;
+  dc.version = version;
+  dc.architecture = arch;
+  dc.maintainer = maintainer;
+  dc.section = "non-free/libdevel";
+  dc.homepage = k_homepage;
+  dc.depends = {rt.name + " (= " + version + ")"};
+  dc.conflicts = nvidia_names(true);
+  dc.conflicts.push_back(virt + "-dev");
+  dc.replaces = dc.conflicts;
+  dc.provides = {nvidia_own(true), virt + "-dev"};
+  dc.synopsis = "NVIDIA cuDNN " + cudnn + " development files for CUDA " + c_str;
+  dc.description = {"Headers, the link-time .so names and the static libraries of NVIDIA's cuDNN " + cudnn +
+                        ", for building programs against " + rt.name + ".",
+                    "",
+                    "Packaged by stackpin from " + fs::path(report.archive_path).filename().string() +
+                        ", pinned by the manifest \"" + m.name.value + "\"."};
+
+  // The build-system files of the -dev package: find_package(CUDNN CONFIG) and pkg-config find
+  // them under /usr without any hint (CMake searches /usr/lib/<triplet>/cmake/<Name>/).
+  {
+    gen::BuildConfig bc;
+    bc.name = m.name.value;
+    bc.version = cudnn;
+    bc.cudnn_major = major;
+    bc.cuda_major = cuda_major;
+    bc.platform = platform;
+    bc.prefix = "/usr";
+    bc.lib_dir = "lib/" + triplet;
+    bc.include_dir = "include";
+    bc.cmake_dir = bc.lib_dir + "/cmake/CUDNN";
+    bc.pkgconfig_dir = bc.lib_dir + "/pkgconfig";
+    const std::string soname_suffix = ".so." + m_str;
+    for (const auto& mem : rt.members) {
+      std::string file = fs::path(mem.path).filename().string();
+      if (file.rfind("lib", 0) == 0 && ends_with(file, soname_suffix)) bc.libraries.push_back(file.substr(3, file.size() - 3 - soname_suffix.size()));
+    }
+    for (const auto& mem : dev.members) {
+      std::string file = fs::path(mem.path).filename().string();
+      if (file.rfind("lib", 0) == 0 && ends_with(file, "_static.a")) bc.static_libraries.push_back(file.substr(3, file.size() - 3 - 9));
+    }
+    std::sort(bc.libraries.begin(), bc.libraries.end(), [](const std::string& a, const std::string& b) {
+      return (a != "cudnn") < (b != "cudnn") || ((a != "cudnn") == (b != "cudnn") && a < b);  // "cudnn" first
+    });
+    std::sort(bc.static_libraries.begin(), bc.static_libraries.end());
+    auto pc = gen::render_pkg_config(bc);
+    if (!pc) return std::move(pc).error();
+    auto add_text = [&](const std::string& path, std::string text) {
+      archive_io::TarMember t;
+      t.path = path;
+      t.data = std::move(text);
+      dev.members.push_back(std::move(t));
+    };
+    add_text("usr/" + bc.cmake_dir + "/CUDNNConfig.cmake", gen::render_cmake_config(bc));
+    add_text("usr/" + bc.cmake_dir + "/CUDNNConfigVersion.cmake", gen::render_cmake_config_version(bc));
+    add_text("usr/" + bc.pkgconfig_dir + "/cudnn.pc", *pc);
+  }
+
+  // Documentation every package carries, and the lintian overrides with their reasons.
+  std::string copyright = gen::render_copyright(
+      "cuDNN", k_homepage, copyright_line(license_text, report.mtime), "LicenseRef-NVIDIA-cuDNN",
+      license_text.empty() ? "NVIDIA's cuDNN license; the archive this package was built from carried no LICENSE file." : license_text);
+  const std::vector<std::pair<std::string, std::string>> binary_overrides = {
+      {"package-name-doesnt-match-sonames", "one package carries all of cuDNN's libraries, as NVIDIA's own packages do; the name says cuDNN major and CUDA major"},
+      {"unstripped-binary-or-object", "NVIDIA's binaries are packaged byte for byte as published (their SHA-256 is verified)"},
+      {"custom-library-search-path", "the RUNPATH is NVIDIA's ($ORIGIN-relative, for pip wheel layouts); the binaries are not modified"},
+      {"hardening-no-fortify-functions", "NVIDIA's binaries are packaged byte for byte as published"},
+      {"shared-library-lacks-prerequisites", "NVIDIA's binaries are packaged byte for byte as published"},
+      {"no-symbols-control-file", "cuDNN's ABI is versioned by its SONAME; shlibs covers it"},
+      {"spelling-error-in-binary", "strings inside NVIDIA's binaries"},
+      {"embedded-library", "NVIDIA links its dependencies into cuDNN; the binaries are not modified"},
+      {"binary-has-unneeded-section", "NVIDIA's binaries are packaged byte for byte as published"}};
+  const std::vector<std::pair<std::string, std::string>> dev_overrides = {
+      {"static-library-has-unneeded-sections", "NVIDIA's static libraries are packaged byte for byte as published"},
+      {"unstripped-static-library", "NVIDIA's static libraries are packaged byte for byte as published"}};
+
+  std::vector<model::DebPackage> written;
+  std::vector<fs::path> parts;  // both packages are complete before either replaces an older one
+  for (Pkg* p : {&rt, &dev}) {
+    std::string doc = "usr/share/doc/" + p->name + "/";
+    auto changelog = archive_io::gzip_bytes(gen::render_changelog(
+        p->name, version, "cuDNN " + cudnn + " for CUDA " + c_str + ", packaged by stackpin from NVIDIA's archive.", maintainer,
+        report.mtime));
+    if (!changelog) return std::move(changelog).error();
+    auto text_member = [](std::string path, std::string data) {
+      archive_io::TarMember t;
+      t.path = std::move(path);
+      t.data = std::move(data);
+      return t;
+    };
+    p->members.push_back(text_member(doc + "copyright", copyright));
+    p->members.push_back(text_member(doc + "changelog.Debian.gz", *changelog));
+    p->members.push_back(text_member("usr/share/lintian/overrides/" + p->name,
+                                     gen::render_lintian_overrides(p->name, p == &rt ? binary_overrides : dev_overrides)));
+    for (const auto& mem : p->members)
+      if (mem.type == archive_io::EntryType::file) ++p->files;
+    auto members = with_dirs(std::move(p->members));
+    p->control.installed_size_kib = installed_kib(members);
+
+    std::string sfx = std::string(".tar") + archive_io::suffix(o.compression);
+    fs::path data_tar = tmp->path() / (p->name + "-data" + sfx), control_tar = tmp->path() / (p->name + "-control" + sfx);
+    const std::string final_name = p->name + "_" + version + "_" + arch + ".deb";
+    archive_io::TarOptions to;
+    to.compression = o.compression;
+    to.mtime = report.mtime;
+    to.label = final_name + " (its data.tar)";
+    auto data = archive_io::write_tar(data_tar, members, to);
+    if (!data) return std::move(data).error();
+    auto control = gen::render_control(p->control);
+    if (!control) return std::move(control).error();
+    std::vector<archive_io::TarMember> ctl = {text_member("control", *control), text_member("md5sums", gen::render_md5sums(data->md5))};
+    if (p == &rt) {
+      ctl.push_back(text_member("shlibs", gen::render_shlibs(rt.sonames, rt.name + " (>= " + version + ")")));
+      ctl.push_back(text_member("triggers", gen::render_ldconfig_trigger()));
+    }
+    auto control_members = with_dirs(std::move(ctl));
+    to.label = final_name + " (its control.tar)";
+    if (auto c = archive_io::write_tar(control_tar, control_members, to); !c) return std::move(c).error();
+
+    fs::path final_path = o.out_dir / final_name;
+    fs::path part = tmp->path() / final_path.filename();
+    if (auto s = archive_io::write_deb(part, control_tar, data_tar, o.compression, report.mtime); !s) return std::move(s).error();
+    if (auto s = util::sync_file(part); !s) return std::move(s).error();
+    model::DebPackage dp;
+    auto h = crypto::hash_file(part);
+    if (!h) return std::move(h).error();
+    dp.name = p->name;
+    dp.version = version;
+    dp.architecture = arch;
+    dp.role = p->role;
+    dp.path = final_path.string();
+    parts.push_back(part);
+    dp.sha256 = crypto::to_hex(h->digest);
+    dp.size = h->size;
+    dp.files = p->files;
+    dp.installed_size_kib = p->control.installed_size_kib;
+    dp.depends = p->control.depends;
+    dp.recommends = p->control.recommends;
+    dp.conflicts = p->control.conflicts;
+    dp.provides = p->control.provides;
+    dp.sonames = p->sonames;
+    written.push_back(std::move(dp));
+    fs::remove(data_tar, ec);
+    fs::remove(control_tar, ec);
+  }
+  // Both packages replace their older files together: an older file is first moved aside into the
+  // temporary directory, and put back if a later rename fails, so the folder never holds a new
+  // runtime package beside an old -dev package that depends on another version.
+  std::vector<std::pair<fs::path, fs::path>> moved_aside;  // (final, backup)
+  std::vector<fs::path> placed;
+  auto roll_back = [&] {
+    std::error_code rb;
+    for (const auto& f : placed) fs::remove(f, rb);
+    for (const auto& [final_path, backup] : moved_aside) fs::rename(backup, final_path, rb);
+  };
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    fs::path final_path = written[i].path;
+    written[i].unchanged = fs::exists(final_path, ec) && same_file(parts[i], final_path);
+    if (written[i].unchanged) continue;
+    if (fs::exists(final_path, ec)) {
+      fs::path backup = tmp->path() / ("old-" + final_path.filename().string());
+      fs::rename(final_path, backup, ec);
+      if (ec) {
+        roll_back();
+        return Error(ErrorCode::io, "cannot replace " + final_path.string() + ": " + ec.message());
+      }
+      moved_aside.emplace_back(final_path, backup);
+    }
+    fs::rename(parts[i], final_path, ec);
+    if (ec) {
+      roll_back();
+      return Error(ErrorCode::io, "cannot write " + final_path.string() + ": " + ec.message()).with_hint("the older packages were kept");
+    }
+    placed.push_back(final_path);
+  }
+  util::sync_directory(o.out_dir);
+  report.packages = std::move(written);
+  if (by_content) report.notes.push_back("the archive was found by its content under another name: " + report.archive_path);
+  return report;
+}
+
+}  // namespace core

@@ -1,0 +1,252 @@
+// generate dockerfile: every decision about the image is made here, from the manifest and the
+// knowledge base, and handed to the pure renderer in gen/dockerfile.cpp.
+#include "core/package/docker.hpp"
+
+#include <algorithm>
+#include <set>
+#include <system_error>
+
+#include "core/check/check.hpp"
+#include "core/archives/lock.hpp"
+#include "core/package/deb.hpp"
+#include "core/archives/verify.hpp"
+#include "crypto/sha256.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+namespace core {
+namespace fs = std::filesystem;
+using util::Error;
+using util::ErrorCode;
+
+namespace {
+
+util::Status base_image(const model::Manifest& m, const knowledge::KnowledgeBase& kb, DockerPlan& plan) {
+  auto& s = plan.spec;
+  std::string digest = m.docker && m.docker->base_digest ? m.docker->base_digest->value : "";
+  if (m.docker && m.docker->base_image) {
+    s.base_image = m.docker->base_image->value;
+    s.base_notes.push_back("BASE_IMAGE: [targets.docker] base_image of the manifest.");
+  } else {
+    const auto& cuda = m.cuda->version.value;
+    std::set<std::string> oses;
+    for (const auto& t : kb.facts().docker_tags)
+      if (t.cuda == cuda) oses.insert(t.os);
+    if (oses.empty() || cuda.size() < 3)
+      return Error(ErrorCode::invalid, "no NVIDIA CUDA image is known for CUDA " + cuda.text() + " (knowledge base: container tags)")
+          .at(m.locate(m.cuda->version.pos))
+          .with_hint("set base_image in [targets.docker] (e.g. the nvidia/cuda:<X.Y.Z>-runtime-<os> tag you use)");
+    std::string os = oses.count("ubuntu22.04") ? "ubuntu22.04" : *oses.rbegin();
+    s.base_image = "nvidia/cuda:" + cuda.text() + "-runtime-" + os;
+    s.base_notes.push_back("BASE_IMAGE: NVIDIA's CUDA " + cuda.text() + " runtime image without cuDNN (" + os +
+                           "); the tag follows the pattern {X.Y.Z}-{base|runtime|devel}-{os} of NVIDIA's published tags.");
+  }
+  if (!digest.empty()) {
+    if (s.base_image.find('@') == std::string::npos) s.base_image += "@" + digest;
+    s.base_notes.push_back("Pinned by digest ([targets.docker] base_digest): the same bytes on every build.");
+  } else if (s.base_image.find('@') == std::string::npos) {
+    s.base_notes.push_back("Not pinned by digest: the image behind this tag can change. Pin it with [targets.docker] base_digest = \"sha256:...\".");
+    plan.notes.push_back("the base image " + s.base_image + " is not pinned by digest ([targets.docker] base_digest)");
+  }
+  return {};
+}
+
+util::Status apt_packages(const model::Manifest& m, const knowledge::KnowledgeBase& kb, DockerPlan& plan) {
+  auto& s = plan.spec;
+  const auto& ver = m.cudnn->version.value;
+  for (const auto* pin : kb.apt_pins(m.cuda->version.value)) {
+    if (pin->cudnn != ver) continue;
+    s.apt_package = pin->package;
+    s.apt_package_dev = pin->package_dev;
+    return {};
+  }
+  int major = static_cast<int>(ver.major());
+  if (major >= 9) {
+    s.apt_package = "libcudnn" + std::to_string(major) + "-cuda-" + std::to_string(s.cuda_major) + "=" + ver.text() + "-1";
+    s.apt_package_dev = "libcudnn" + std::to_string(major) + "-dev-cuda-" + std::to_string(s.cuda_major) + "=" + ver.text() + "-1";
+  } else if (major == 8) {
+    std::string xy = m.cuda->version.value.prefix(2);
+    s.apt_package = "libcudnn8=" + ver.text() + "-1+cuda" + xy;
+    s.apt_package_dev = "libcudnn8-dev=" + ver.text() + "-1+cuda" + xy;
+  } else {
+    return Error(ErrorCode::invalid, "no apt package naming is known for cuDNN " + ver.text())
+        .at(m.locate(m.docker->cudnn.pos))
+        .with_hint("use cudnn = \"archive\" in [targets.docker]");
+  }
+  plan.notes.push_back("apt package " + s.apt_package + " follows NVIDIA's naming (knowledge base) but was not seen in NVIDIA's images for CUDA " +
+                       m.cuda->version.value.text());
+  return {};
+}
+
+void frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DockerOptions& o, DockerPlan& plan) {
+  auto& s = plan.spec;
+  // Where the image's own cuDNN is: the archive's copy, or NVIDIA's packages in the multiarch directory.
+  const std::string where = s.apt ? "/usr/lib/" + multiarch_triplet(plan.platform) + " (NVIDIA's packages)" : s.prefix;
+  std::string torch_index, torch_variant, torch_bundled;
+  auto report = check_manifest(m, kb);
+  if (report && o.lock) use_locked_builds(*report, *o.lock);
+  if (report) {
+    for (const auto& w : report->wheels)
+      if (w.framework == "torch") {
+        torch_index = w.index_url;
+        torch_variant = w.variant;
+        torch_bundled = w.bundled_cudnn;
+      }
+  }
+  for (const auto& [name, v] : m.frameworks) {
+    gen::DockerFramework f;
+    f.name = name;
+    f.version = v.value.text();
+    f.pip_requirement = name + "==" + f.version;
+    bool torch_family = name == "torch" || name == "torchvision" || name == "torchaudio";
+    if (torch_family && !torch_index.empty()) f.index_url = torch_index;
+    if (o.lock)  // --locked: the exact build and index the lock pins
+      for (const auto& lf : o.lock->frameworks)
+        if (lf.name == name) {
+          f.pip_requirement = lf.requirement;
+          f.index_url = lf.index_url == "https://pypi.org/simple" ? "" : lf.index_url;
+        }
+    if (name == "torch") {
+      std::string pinned = m.cudnn->version.value.text();
+      if (!torch_bundled.empty()) {
+        f.cudnn_note = "torch " + f.version + "+" + torch_variant + " brings its own cuDNN " + torch_bundled +
+                       " (an nvidia-cudnn wheel) and loads it before any other copy: torch.backends.cudnn.version() reports " +
+                       (model::Version::parse(torch_bundled) ? model::Version::parse(torch_bundled)->prefix(3) : torch_bundled) + ". ";
+        f.cudnn_note += torch_bundled == pinned ? "It is the same build as the pinned cuDNN in " + where + ", which serves every other program."
+                                                : "The pinned cuDNN " + pinned + " in " + s.prefix +
+                                                      " serves every other program (`stackpin check` warns about the difference).";
+        if (torch_bundled != pinned)
+          plan.notes.push_back("torch loads its bundled cuDNN " + torch_bundled + ", not the pinned " + pinned);
+      } else {
+        f.cudnn_note = "torch " + f.version + ": which cuDNN its wheel brings is not in the knowledge base; check torch.backends.cudnn.version() in the image.";
+      }
+    } else if (name == "tensorflow") {
+      f.cudnn_note = "tensorflow " + f.version + " (without the [and-cuda] extra) loads cuDNN through the loader: the pinned copy in " + where + ".";
+    } else if (name == "onnxruntime-gpu") {
+      f.cudnn_note = "onnxruntime-gpu " + f.version + " loads cuDNN through the loader (the pinned copy in " + where +
+                     "), unless torch was imported first in the same process.";
+    }
+    s.frameworks.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
+util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DockerOptions& o) {
+  if (model::is_windows(o.platform))
+    return Error(ErrorCode::unsupported, "images are Linux images: use --platform linux-x86_64 or linux-sbsa");
+  if (!m.cuda) return Error(ErrorCode::invalid, m.path + " pins no [cuda]: the image needs its CUDA release").with_hint("add [cuda] version = \"X.Y.Z\"");
+  if (!m.cudnn || !m.cudnn->cuda)
+    return Error(ErrorCode::invalid, m.path + " pins no [cudnn] version and cuda").with_hint("add [cudnn] version and cuda");
+  DockerPlan plan;
+  plan.platform = o.platform;
+  auto& s = plan.spec;
+  s.manifest_file = o.manifest_file;
+  s.manifest_sha256 = o.manifest_sha256;
+  s.manifest_name = m.name.value;
+  if (m.description) s.manifest_description = m.description->value;
+  s.cuda_version = m.cuda->version.value.text();
+  s.cudnn_version = m.cudnn->version.value.text();
+  s.cudnn_major = static_cast<int>(m.cudnn->version.value.major());
+  s.cuda_major = m.cudnn->cuda->value;
+  s.convtest_expect_cudnn = m.cudnn->version.value.prefix(3);
+  s.prefix = "/opt/cudnn-" + s.cudnn_version;
+  s.include_dev = o.include_dev;
+  if (m.python) s.python = m.python->value.prefix(2);
+  if (auto st = base_image(m, kb, plan); !st) return std::move(st).error();
+
+  s.apt = m.docker && m.docker->cudnn.value == model::DockerCudnn::apt;
+  if (s.apt) {
+    if (auto st = apt_packages(m, kb, plan); !st) return std::move(st).error();
+  } else {
+    auto pinned = pinned_archive(m, o.platform, kb);
+    if (!pinned) {
+      auto e = std::move(pinned).error();
+      if (e.message.rfind("no archive pinned", 0) == 0) e.hints.push_back("or use cudnn = \"apt\" in [targets.docker]");
+      return e;
+    }
+    const auto* pin = pinned->pin;
+    const ArchiveExpectation* expect = &pinned->expect;
+    s.archive_file = expect->file;
+    s.archive_sha256 = expect->sha256;
+    s.archive_size = *expect->size;
+    s.from_url = o.from_url;
+    if (o.from_url) {
+      if (pin->url && pin->url->value.rfind("http://", 0) != 0 && pin->url->value.rfind("https://", 0) != 0)
+        return Error(ErrorCode::invalid, "--from-url needs an http(s) URL; Docker cannot download " + pin->url->value)
+            .at(m.locate(pin->url->pos))
+            .with_hint("lay the archive out with --context DIR --archives DIR instead");
+      if (!pin->url)
+        return Error(ErrorCode::invalid, "--from-url needs the archive's url in the manifest").at(m.locate(pin->pos)).with_hint("add url = \"https://...\"");
+      s.archive_url = pin->url->value;
+    }
+    if (const auto* rule = kb.linux_lib_dir(m.cudnn->version.value); rule && !rule->dirs.empty()) s.archive_lib_dir = rule->dirs.front();
+  }
+  frameworks(m, kb, o, plan);
+  return plan;
+}
+
+util::Status write_context(const DockerPlan& plan, const std::string& dockerfile, const model::Manifest& m,
+                           const knowledge::KnowledgeBase& kb, const ContextFiles& files, const fs::path& dir) {
+  std::error_code ec;
+  const auto& s = plan.spec;
+  // Everything is checked before the context is touched.
+  std::optional<fs::path> archive;
+  if (!s.apt && !s.from_url) {
+    auto pinned = pinned_archive(m, plan.platform, kb);
+    if (!pinned) return std::move(pinned).error();
+    const ArchiveExpectation* expect = &pinned->expect;
+    bool by_content = false;
+    auto located = find_pinned_archive(*pinned, files.archives_dir, by_content, files.cache_dir);
+    if (!located) return std::move(located).error();
+    auto h = crypto::hash_file(*located);
+    if (!h) return std::move(h).error();
+    if (crypto::to_hex(h->digest) != expect->sha256 || (expect->size && h->size != *expect->size))
+      return Error(ErrorCode::mismatch, "SHA-256 mismatch for " + located->string() + ": expected " + expect->sha256 + ", got " +
+                                            crypto::to_hex(h->digest))
+          .with_hint("the file is not the pinned archive; the build context was not written");
+    archive = *located;
+  }
+  bool with_convtest = !files.convtest_binary.empty() || !files.convtest_optional;
+  if (with_convtest && !fs::is_regular_file(files.convtest_binary, ec))
+    return Error(ErrorCode::not_found, "stackpin-convtest not found at " + files.convtest_binary.string())
+        .with_hint("build it (cmake --build ... --target stackpin-convtest); it is installed next to stackpin, or pass --convtest PATH");
+
+  // Each file is replaced atomically: hard-linked (or copied) to a temporary name, then renamed.
+  auto place = [&](const fs::path& from, const fs::path& to, bool executable) -> util::Status {
+    // Already the same file (a hard link from an earlier run): renaming a link over another link to
+    // the same inode does nothing, so there is nothing to replace.
+    if (fs::exists(to, ec) && fs::equivalent(from, to, ec)) return {};
+    fs::path tmp = to;
+    tmp += ".stackpin-tmp";
+    fs::remove(tmp, ec);
+    fs::create_hard_link(from, tmp, ec);
+    bool copied = static_cast<bool>(ec);
+    if (copied) {
+      ec.clear();
+      fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
+      if (ec) return Error(ErrorCode::io, "cannot copy " + from.string() + " to " + to.string() + ": " + ec.message());
+    }
+    if (copied && executable)  // a copy: make it runnable (a hard link keeps, and must not change, the source's mode)
+      fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec, ec);
+    fs::rename(tmp, to, ec);
+    if (ec) {
+      fs::remove(tmp, ec);
+      return Error(ErrorCode::io, "cannot write " + to.string() + ": " + ec.message());
+    }
+    return {};
+  };
+  for (const char* sub : {"stackpin", "archives"}) {
+    if (std::string(sub) == "archives" && !archive) continue;
+    fs::create_directories(dir / sub, ec);
+    if (ec) return Error(ErrorCode::io, "cannot create " + (dir / sub).string() + ": " + ec.message());
+  }
+  if (archive)
+    if (auto st = place(*archive, dir / "archives" / s.archive_file, false); !st) return st;
+  if (with_convtest)
+    if (auto st = place(files.convtest_binary, dir / "stackpin" / "stackpin-convtest", true); !st) return st;
+  if (auto st = util::write_file_atomic(dir / ".dockerignore", gen::render_dockerignore(s)); !st) return st;
+  return util::write_file_atomic(dir / "Dockerfile", dockerfile);
+}
+
+}  // namespace core

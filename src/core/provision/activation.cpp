@@ -1,0 +1,124 @@
+#include "core/provision/activation.hpp"
+
+#include <algorithm>
+
+#include "core/windows/windows_path_rule.hpp"
+#include "model/contracts.hpp"
+
+namespace core {
+
+util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m, const knowledge::KnowledgeBase& kb) {
+  if (!m.windows)
+    return util::Error(util::ErrorCode::invalid, m.path + " has no [targets.windows]")
+        .with_hint("add [targets.windows] with layout and prefix (or cuda_path for cuda-merge)");
+  if (!m.cudnn) return util::Error(util::ErrorCode::invalid, m.path + " pins no [cudnn]");
+  if (m.windows->layout.value == model::WindowsLayout::cuda_merge) {
+    if (!m.windows->cuda_path)
+      return util::Error(util::ErrorCode::invalid, "[targets.windows] layout = \"cuda-merge\" needs cuda_path")
+          .at(m.locate(m.windows->pos));
+    bool cuda13 = m.cuda && m.cuda->version.value.major() >= 13;
+    auto w = windows_activation_for_tree(m, kb, m.windows->cuda_path->value, cuda13 ? "bin/x64" : "bin", "lib/x64/cudnn.lib");
+    if (auto s = check_path_entry(w.dll_dir); !s) return std::move(s).error().at(m.locate(m.windows->cuda_path->pos));
+    return w;
+  }
+  if (!m.windows->prefix)
+    return util::Error(util::ErrorCode::invalid, "[targets.windows] layout = \"isolated\" needs prefix").at(m.locate(m.windows->pos));
+  const auto* rule = kb.windows_dll_dir(m.cudnn->version.value);
+  if (!rule)
+    return util::Error(util::ErrorCode::unsupported, "stackpin does not know where cuDNN " + m.cudnn->version.value.prefix(3) +
+                                                         " keeps its Windows DLLs")
+        .with_hint("add the layout to data/knowledge/cudnn-layouts.toml");
+  const auto* lib = kb.windows_import_lib_dir(m.cudnn->version.value);
+  auto w = windows_activation_for_tree(m, kb, m.windows->prefix->value, rule->dirs.front(),
+                                       (lib ? lib->dirs.front() : std::string("lib/x64")) + "/cudnn.lib");
+  if (auto s = check_path_entry(w.dll_dir); !s) return std::move(s).error().at(m.locate(m.windows->prefix->pos));
+  return w;
+}
+
+util::Result<gen::WindowsActivation> windows_activation_at(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
+                                                           const std::string& root) {
+  if (!model::is_windows_absolute(root))
+    return util::Error(util::ErrorCode::usage, "--prefix must be an absolute Windows path (C:\\... or \\\\server\\share\\...), got \"" + root + "\"");
+  // the manifest's tree (for its layout), whose prefix or cuda_path may even be missing
+  model::Manifest placed = m;
+  if (!placed.windows) return windows_activation(m, kb);
+  if (placed.windows->layout.value == model::WindowsLayout::cuda_merge) placed.windows->cuda_path = model::Located<std::string>{root, placed.windows->pos};
+  else placed.windows->prefix = model::Located<std::string>{root, placed.windows->pos};
+  auto w = windows_activation(placed, kb);
+  if (!w) {
+    auto e = std::move(w).error();
+    if (e.code == util::ErrorCode::unsupported) e.where.reset();  // about --prefix, not the manifest's line
+    return e;
+  }
+  return w;
+}
+
+std::vector<std::string> windows_next_steps(const std::string& dest, const std::string& prefix) {
+  std::string root = prefix;
+  while (root.size() > 3 && (root.back() == '\\' || root.back() == '/')) root.pop_back();
+  auto act = gen::run_hints(root + "\\.stackpin\\activate.ps1", true);
+  auto chk = gen::run_hints(root + "\\.stackpin\\check-cudnn.ps1", false);
+  std::string cmd_script = root + "\\.stackpin\\activate.cmd";
+  std::vector<std::string> out;
+  out.push_back("copy " + dest + " to " + root + " on the Windows machine (all of it: check-cudnn.ps1 finds a partial copy)");
+  out.push_back("activate it there, in PowerShell: " + act.powershell + " (add -Scope Machine, as administrator, to make it permanent)");
+  if (cmd_script.find_first_of("\"%") == std::string::npos) out.push_back("or in cmd.exe (this window only): call \"" + cmd_script + "\"");
+  out.push_back("check the machine, in PowerShell: " + chk.powershell);
+  if (chk.cmd.rfind("(", 0) != 0) out.push_back("  in cmd.exe: " + chk.cmd);
+  out.push_back("  from WSL: " + chk.wsl);
+  return out;
+}
+
+util::Status check_path_entry(const std::string& dir) {
+  if (dir.find(';') != std::string::npos)
+    return util::Error(util::ErrorCode::unsupported, "\"" + dir + "\" holds ';', which separates PATH entries: Windows cannot put it on PATH")
+        .with_hint("choose a prefix without ';' (a quoted PATH entry is not searched by the DLL loader)");
+  if (dir.find('"') != std::string::npos)
+    return util::Error(util::ErrorCode::unsupported, "\"" + dir + "\" holds a double quote, which a Windows path cannot")
+        .with_hint("choose another prefix");
+  return {};
+}
+
+gen::WindowsActivation windows_activation_for_tree(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
+                                                   const std::string& root_in, const std::string& dll_dir,
+                                                   const std::string& import_lib) {
+  auto backslashes = [](std::string s) {
+    std::replace(s.begin(), s.end(), '/', '\\');
+    return s;
+  };
+  std::string root = root_in;
+  while (root.size() > 3 && (root.back() == '\\' || root.back() == '/')) root.pop_back();
+  gen::WindowsActivation w;
+  w.name = m.name.value;
+  if (m.cudnn) w.cudnn_version = m.cudnn->version.value.text();
+  w.cudnn_root = root;
+  w.dll_dir = dll_dir.empty() ? root : root + "\\" + backslashes(dll_dir);
+  w.import_lib = root + "\\" + backslashes(import_lib);
+  w.include_dir = root + "\\include";
+  if (m.windows && m.windows->cuda_path) w.cuda_path = m.windows->cuda_path->value;
+  if (m.cuda) w.cuda_version = m.cuda->version.value.prefix(2);
+  if (m.cudnn) {
+    const auto* contents = kb.cudnn_contents(static_cast<int>(m.cudnn->version.value.major()));
+    w.main_dll = contents ? contents->main_dll : "cudnn64_" + std::to_string(m.cudnn->version.value.major()) + ".dll";
+    w.zlibwapi_needed = kb.zlibwapi_needed(m.cudnn->version.value);
+    w.header_version = m.cudnn->version.value.prefix(3);
+    if (contents) w.dlls = contents->windows_dlls;
+    if (w.dlls.empty()) w.dlls = {w.main_dll};
+  }
+  if (!w.cuda_path.empty() && m.cuda) {
+    std::string root = w.cuda_path;
+    while (root.size() > 3 && (root.back() == '\\' || root.back() == '/')) root.pop_back();
+    w.cuda_bin_dirs.push_back(root + "\\bin");
+    if (m.cuda->version.value.major() >= 13) w.cuda_bin_dirs.push_back(root + "\\bin\\x64");  // CUDA 13 moved its DLLs there
+  }
+  w.cudnn_patterns = cudnn_dll_patterns();
+  w.toolkit_patterns = toolkit_dll_patterns();
+  if (m.driver && m.driver->windows) w.min_driver = m.driver->windows->value.text();
+  else if (m.cuda) {
+    auto dm = kb.driver_minimum(m.cuda->version.value, model::Os::windows);
+    if (dm.effective != "unknown") w.min_driver = dm.effective;
+  }
+  return w;
+}
+
+}  // namespace core

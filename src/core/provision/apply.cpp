@@ -1,0 +1,437 @@
+// `apply` is a sequence of use cases that are each idempotent already: the cache holds only
+// verified archives, stage recognises a DEST that holds this exact staging from its receipt, deb
+// rebuilds byte-identical packages and dpkg-query tells what is installed. A second run therefore
+// reports every step unchanged and writes nothing. Doctor looks at the machine as a shell that ran
+// the activation script would (the staged lib64 first on LD_LIBRARY_PATH) and only what apply put
+// in place can fail the run: apply does not install toolkits or drivers, so findings about those
+// become the "remaining" list rather than a failure of a provisioning that did its part.
+#include "core/provision/apply.hpp"
+
+#include "core/provision/activation.hpp"
+#include "gen/quote.hpp"
+
+#include <map>
+
+#include "core/archives/cache.hpp"
+#include "core/package/deb.hpp"
+#include "core/doctor/doctor.hpp"
+#include "core/provision/stage.hpp"
+#include "core/archives/verify.hpp"
+#include "probe/convtest.hpp"
+#include "probe/program.hpp"
+#include "util/strings.hpp"
+
+namespace core {
+namespace fs = std::filesystem;
+using model::StepStatus;
+using util::Error;
+using util::ErrorCode;
+
+namespace {
+
+class OverlayEnv final : public util::Env {
+ public:
+  explicit OverlayEnv(const util::Env* base) : m_base(base) {}
+  std::optional<std::string> get(const std::string& name) const override {
+    auto it = m_over.find(name);
+    if (it != m_over.end()) return it->second;
+    return m_base ? m_base->get(name) : std::nullopt;
+  }
+  void set(const std::string& name, std::string value) { m_over[name] = std::move(value); }
+
+ private:
+  const util::Env* m_base;
+  std::map<std::string, std::string> m_over;
+};
+
+struct Run {
+  const model::Manifest& m;
+  const knowledge::KnowledgeBase& kb;
+  const ApplyOptions& o;
+  std::vector<model::Finding>& findings;
+  model::ApplyReport report;
+  model::Platform platform = model::Platform::linux_x86_64;
+  bool deb = false;
+  fs::path archive;  // found or fetched; empty in a dry run that would download
+  std::optional<model::DoctorReport> doctor;
+  fs::path owned;  // the directory apply installed cuDNN into (the prefix, or the packages' libdir)
+
+  model::ApplyStep& step(const std::string& name) {
+    if (o.on_step) o.on_step(name);
+    report.steps.push_back({name, StepStatus::skipped, {}, {}});
+    return report.steps.back();
+  }
+  bool fail(model::ApplyStep& s, const Error& e) {
+    s.status = StepStatus::failed;
+    s.detail = e.message;
+    s.error = e;
+    if (e.where) s.lines.push_back("at " + e.where->file + ":" + std::to_string(e.where->line));
+    for (const auto& h : e.hints) s.lines.push_back("hint: " + h);
+    return false;
+  }
+  std::string manifest_arg() const { return o.manifest_path.empty() ? m.path : o.manifest_path; }
+  // The staged tree is for another place than this machine's prefix (DEST is not the prefix).
+  bool tree_elsewhere() const {
+    return !deb && fs::path(report.dest).lexically_normal() != fs::path(report.prefix).lexically_normal();
+  }
+};
+
+bool archive_step(Run& r, const PinnedArchive& p) {
+  auto& s = r.step("archive");
+  if (!r.o.archives_dir.empty()) {
+    bool by_content = false;
+    auto found = find_pinned_archive(p, r.o.archives_dir, by_content);
+    if (found) {
+      r.archive = *found;
+      s.status = StepStatus::unchanged;
+      s.detail = "using " + found->string() + (by_content ? " (found by size and SHA-256)" : "");
+      return true;
+    }
+    if (found.error().code != ErrorCode::not_found) return r.fail(s, found.error());
+  }
+  if (r.o.dry_run) {
+    if (auto cached = find_in_cache(r.o.fetch.cache_dir, p.expect)) {
+      r.archive = *cached;
+      s.status = StepStatus::unchanged;
+      s.detail = "in the cache: " + cached->string();
+      return true;
+    }
+    if (r.o.fetch.offline)
+      return r.fail(s, Error(ErrorCode::not_found, p.expect.file + " is not in the cache " + r.o.fetch.cache_dir.string() +
+                                                       " and --offline forbids downloading it")
+                           .with_hint("give the folder that holds it with --archives DIR, or fill the cache with `stackpin fetch " +
+                                      r.manifest_arg() + " --platform " + model::to_string(r.platform) + " --cache-dir DIR`"));
+    std::string url = p.pin->url ? p.pin->url->value : "";
+    auto urls = url.empty() ? std::vector<std::string>{} : candidate_urls(url, r.o.fetch.mirrors, r.kb.facts().cudnn_base_url);
+    s.status = StepStatus::planned;
+    s.detail = "download " + (urls.empty() ? p.expect.file : urls.front()) + " (" + util::format_bytes(*p.expect.size) + ") into the cache " +
+               r.o.fetch.cache_dir.string() + ", verifying SHA-256 " + p.expect.sha256;
+    return true;
+  }
+  // fetch looks in the cache first (re-hashing with --verify-cached) and honours --offline
+  FetchOptions f = r.o.fetch;
+  f.platform = r.platform;
+  std::vector<model::Finding> fetch_findings;
+  auto rep = fetch(r.m, r.kb, f, fetch_findings);
+  if (!rep) return r.fail(s, rep.error());
+  for (const auto& a : rep->archives) {
+    if (a.platform != r.platform) continue;
+    switch (a.status) {
+      case model::FetchStatus::downloaded:
+      case model::FetchStatus::resumed:
+        r.archive = a.path;
+        s.status = StepStatus::done;
+        s.detail = std::string(a.status == model::FetchStatus::resumed ? "resumed" : "downloaded") + " " + a.file + " from " + a.url + " (" +
+                   util::format_bytes(a.bytes_downloaded) + " over the network), SHA-256 and size verified";
+        s.lines.push_back(a.path);
+        return true;
+      case model::FetchStatus::cached:
+        r.archive = a.path;
+        s.status = StepStatus::unchanged;
+        s.detail = "in the cache: " + a.path;
+        return true;
+      default: {
+        r.findings.insert(r.findings.end(), fetch_findings.begin(), fetch_findings.end());
+        Error e = a.error ? *a.error : Error(ErrorCode::not_found, "could not fetch " + a.file);
+        if (a.status == model::FetchStatus::missing)
+          e.hints.push_back("give the folder that holds it with --archives DIR, or fill the cache with `stackpin fetch " + gen::sh_quote(r.manifest_arg()) +
+                            " --platform " + model::to_string(r.platform) + " --cache-dir DIR`");
+        return r.fail(s, e);
+      }
+    }
+  }
+  return r.fail(s, Error(ErrorCode::internal, "fetch did not report the " + std::string(model::to_string(r.platform)) + " archive"));
+}
+
+bool stage_steps(Run& r) {
+  auto& s = r.step("stage");
+  StageOptions so;
+  if (!r.archive.empty()) so.archives_dir = r.archive.parent_path();
+  so.cache_dir = r.o.fetch.cache_dir;
+  so.target = r.o.target;
+  so.dest = r.o.dest;
+  so.platform = r.platform;
+  so.dry_run = r.o.dry_run;
+  so.force = r.o.force;
+  so.remove_stale = r.o.remove_stale;
+  so.max_unpacked = r.o.max_unpacked;
+  so.manifest_sha256 = r.o.manifest_sha256;
+  so.stackpin_version = r.o.stackpin_version;
+  so.progress = r.o.progress;
+  if (r.o.dry_run && r.archive.empty()) {
+    auto dest = model::resolve_dest(r.o.target, r.o.dest, r.m);
+    s.status = StepStatus::planned;
+    s.detail = "stage cuDNN " + r.m.cudnn->version.value.text() + " into " + (dest ? dest->string() : "DEST") + " once the archive is downloaded";
+    auto& a = r.step("activation");
+    a.status = StepStatus::planned;
+    a.detail = "activation scripts into .stackpin/ of the staged tree";
+    return true;
+  }
+  auto rep = stage(r.m, r.kb, so);
+  if (!rep) return r.fail(s, rep.error());
+  r.report.dest = rep->dest;
+  r.report.prefix = rep->prefix;
+  r.owned = rep->prefix;
+  s.status = rep->no_op ? StepStatus::unchanged : rep->dry_run ? StepStatus::planned : StepStatus::done;
+  if (rep->no_op)
+    s.detail = rep->dest + " already holds this exact staging (" + std::to_string(rep->files) + " files intact)";
+  else
+    s.detail = std::to_string(rep->files) + " files (" + util::format_bytes(rep->bytes) + ") into " + rep->dest +
+               (rep->replaced_previous ? ", replacing the cuDNN staged there before" : "") + (rep->dry_run ? "" : "; archive verified");
+  if (!rep->recovered.empty()) s.lines.push_back("recovered: " + rep->recovered);
+  auto& a = r.step("activation");
+  a.status = s.status;
+  a.lines = rep->activation;
+  a.lines.insert(a.lines.end(), rep->build_files.begin(), rep->build_files.end());
+  a.detail = rep->dry_run ? "activation scripts and build-system files into " + rep->dest
+                          : std::to_string(rep->activation.size()) + " activation script(s), " + std::to_string(rep->build_files.size()) +
+                                " build-system file(s)";
+  if (!rep->activation_note.empty()) a.lines.push_back("note: " + rep->activation_note);
+  return true;
+}
+
+bool deb_steps(Run& r) {
+  auto& s = r.step("packages");
+  int cudnn_major = static_cast<int>(r.m.cudnn->version.value.major());
+  int cuda_major = r.m.cudnn->cuda ? r.m.cudnn->cuda->value : 0;
+  std::vector<std::string> names{deb_runtime_name(cudnn_major, cuda_major), deb_dev_name(cudnn_major, cuda_major)};
+  fs::path out = r.o.deb_dir.empty() ? r.o.fetch.cache_dir / "debs" : r.o.deb_dir;
+  r.report.prefix = "/usr";
+  if (r.o.dry_run) {
+    s.status = StepStatus::planned;
+    s.detail = "build " + names[0] + " and " + names[1] + " into " + out.string();
+    auto& i = r.step("install");
+    i.status = StepStatus::planned;
+    i.detail = "dpkg -i both packages (needs root)";
+    return true;
+  }
+  DebOptions d;
+  d.archives_dir = r.archive.parent_path();
+  d.out_dir = out;
+  d.platform = r.platform;
+  d.max_unpacked = r.o.max_unpacked;
+  d.manifest_sha256 = r.o.manifest_sha256;
+  d.stackpin_version = r.o.stackpin_version;
+  d.progress = r.o.progress;
+  auto rep = build_debs(r.m, r.kb, d);
+  if (!rep) return r.fail(s, rep.error());
+  r.owned = rep->libdir;
+  bool all_same = true;
+  std::vector<std::string> paths;
+  for (const auto& p : rep->packages) {
+    all_same = all_same && p.unchanged;
+    paths.push_back(p.path);
+    s.lines.push_back(p.path);
+  }
+  s.status = all_same ? StepStatus::unchanged : StepStatus::done;
+  s.detail = all_same ? "the packages in " + out.string() + " are already these exact bytes" : "built " + std::to_string(paths.size()) + " packages into " + out.string();
+
+  auto& i = r.step("install");
+  const util::Env& env = *r.o.env;
+  bool installed = true;
+  for (const auto& p : rep->packages) {
+    auto q = probe::run_program({"dpkg-query", "-W", "-f=${Status} ${Version}", p.name}, env, 30000);
+    installed = installed && q.exit_code == 0 && q.output == "install ok installed " + p.version;
+  }
+  if (installed) {
+    i.status = StepStatus::unchanged;
+    i.detail = names[0] + " and " + names[1] + " " + rep->packages.front().version + " are installed";
+    return true;
+  }
+  std::vector<std::string> argv{"dpkg", "-i"};
+  argv.insert(argv.end(), paths.begin(), paths.end());
+  if (!probe::running_as_root())
+    return r.fail(i, Error(ErrorCode::io, "installing packages needs root").with_hint("run: sudo " + util::join(argv, " ") + ", or apply again as root"));
+  auto run = probe::run_program(argv, env, 600000);
+  i.lines.push_back(util::join(argv, " "));
+  if (!run.started || run.exit_code != 0) {
+    Error e(ErrorCode::io, "dpkg -i failed" + (run.error.empty() ? " (exit " + std::to_string(run.exit_code) + ")" : ": " + run.error));
+    for (const auto& line : util::split(std::string(util::trim(run.output)), '\n')) e.hints.push_back("dpkg: " + line);
+    return r.fail(i, e);
+  }
+  i.status = StepStatus::done;
+  i.detail = "installed " + names[0] + " and " + names[1] + " " + rep->packages.front().version + " (dpkg ran ldconfig)";
+  return true;
+}
+
+// `path` is `root` or inside it, compared by components (/opt/cudnn does not hold /opt/cudnn-old).
+bool within(const std::string& path, const fs::path& root) {
+  if (path.empty() || root.empty()) return false;
+  fs::path rel = fs::path(path).lexically_normal().lexically_relative(root.lexically_normal());
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+// Doctor findings that judge what apply put in place: the loader's choice of libcudnn, and the
+// copy apply installed (subjects read "cuDNN 9 in DIR").
+bool apply_owns(const model::Finding& f, const fs::path& owned) {
+  if (f.rule == "linux.loader") return f.subject.rfind("libcudnn", 0) == 0;
+  if (f.rule.rfind("linux.cudnn", 0) == 0) {
+    auto at = f.subject.rfind(" in ");
+    return at != std::string::npos && within(f.subject.substr(at + 4), owned);
+  }
+  return false;
+}
+
+bool doctor_step(Run& r) {
+  auto& s = r.step("doctor");
+  if (r.o.target == model::Target::windows) {
+    s.detail = "doctor judges the machine it runs on: run .stackpin\\check-cudnn.ps1 on the Windows machine";
+    return true;
+  }
+  if (!r.o.doctor) {
+    s.detail = "--no-doctor";
+    return true;
+  }
+  if (r.o.dry_run) {
+    s.status = StepStatus::planned;
+    s.detail = r.deb ? "doctor of this machine" : "doctor of this machine with the staged lib64 first on LD_LIBRARY_PATH";
+    return true;
+  }
+  if (r.tree_elsewhere()) {
+    s.detail = "DEST " + r.report.dest + " is not where the tree lives (" + r.report.prefix + "): run `stackpin doctor --manifest " +
+               r.manifest_arg() + "` where it is installed";
+    return true;
+  }
+  OverlayEnv env(r.o.env);
+  if (!r.deb) {
+    std::string lib = (fs::path(r.report.prefix) / "lib64").string();
+    auto old = env.get("LD_LIBRARY_PATH");
+    env.set("LD_LIBRARY_PATH", old && !old->empty() ? lib + ":" + *old : lib);
+  }
+  DoctorOptions d;
+  d.manifest = &r.m;
+  d.env = &env;
+  auto rep = core::doctor(d, r.kb);
+  if (!rep) return r.fail(s, rep.error());
+  r.doctor = *rep;
+  int own_errors = 0, others = 0;
+  const model::Finding* first = nullptr;
+  for (const auto& f : rep->findings) {
+    r.findings.push_back(f);
+    if (f.severity != model::Severity::error && f.severity != model::Severity::warning) continue;
+    if (apply_owns(f, r.owned) && f.severity == model::Severity::error) {
+      ++own_errors;
+      if (!first) first = &f;
+    } else {
+      ++others;
+      r.report.remaining.push_back(f.subject + ": " + (f.fix.empty() ? f.seen : f.fix) + " (doctor " + f.rule + ")");
+    }
+  }
+  if (own_errors) {
+    Error e(ErrorCode::mismatch, first->subject + ": " + first->seen + (first->expected.empty() ? "" : " (expected " + first->expected + ")"));
+    if (!first->fix.empty()) e.hints.push_back(first->fix);
+    return r.fail(s, e);
+  }
+  s.status = StepStatus::passed;
+  std::string lib = "libcudnn.so." + std::to_string(r.m.cudnn->version.value.major());
+  s.detail = "the loader picks the pinned cuDNN";
+  if (rep->machine)
+    for (const auto& l : rep->machine->loader)
+      if (l.soname == lib && l.winner) s.detail = "the loader resolves " + lib + " to " + l.winner->path + " (" + l.winner->via + ")";
+  if (others) s.detail += "; " + std::to_string(others) + " finding(s) about the rest of the machine, listed below";
+  return true;
+}
+
+bool convtest_step(Run& r) {
+  auto& s = r.step("convtest");
+  if (r.o.target == model::Target::windows) {
+    s.detail = "the conv test runs on the Windows machine (stackpin convtest there)";
+    return true;
+  }
+  if (!r.o.convtest) {
+    s.detail = "--no-convtest";
+    return true;
+  }
+  if (r.o.dry_run) {
+    s.status = StepStatus::planned;
+    s.detail = "a cuDNN convolution test on the GPU, where there is one";
+    return true;
+  }
+  if (r.tree_elsewhere()) {
+    s.detail = "the tree is for " + r.report.prefix + ", not here: run `stackpin convtest --manifest " + r.manifest_arg() + "` where it is installed";
+    return true;
+  }
+  if (r.doctor && r.doctor->machine && r.doctor->machine->driver.version.empty()) {
+    s.detail = "no NVIDIA driver on this machine, so no GPU to run a convolution on";
+    r.report.remaining.push_back("prove the stack on a machine with a GPU: stackpin convtest --manifest " + r.manifest_arg());
+    return true;
+  }
+  probe::ConvOptions c;
+  c.quick = true;
+  if (!r.deb) c.cudnn_path = (fs::path(r.report.prefix) / "lib64" / ("libcudnn.so." + std::to_string(r.m.cudnn->version.value.major()))).string();
+  auto rep = probe::run_convtest(c);
+  probe::ConvExpectations e;
+  e.cudnn = r.m.cudnn->version.value.text();
+  if (r.m.cudnn->cuda) e.cuda_major = r.m.cudnn->cuda->value;
+  auto judged = probe::judge(rep, e);
+  const model::Finding* first = nullptr;
+  for (const auto& f : judged) {
+    r.findings.push_back(f);
+    if (f.severity == model::Severity::error && !first) first = &f;
+  }
+  if (first) {
+    Error e(ErrorCode::mismatch, "conv test: " + first->subject + ": " + first->seen);
+    if (!first->fix.empty()) e.hints.push_back(first->fix);
+    return r.fail(s, e);
+  }
+  if (!rep.nothing_to_run.empty()) {
+    s.detail = "nothing to run on: " + rep.nothing_to_run;
+    return true;
+  }
+  s.status = StepStatus::passed;
+  s.detail = std::to_string(rep.cases.size()) + " convolutions matched the CPU reference with cuDNN " + rep.cudnn_version +
+             (rep.gpus.empty() ? "" : " on " + rep.gpus.front().name);
+  return true;
+}
+
+void remaining_for_target(Run& r) {
+  std::vector<std::string> first;
+  if (r.o.target == model::Target::windows) {
+    first = windows_next_steps(r.report.dest, r.report.prefix);
+  } else if (!r.deb && !r.report.prefix.empty()) {
+    if (r.tree_elsewhere())
+      first.push_back("copy " + r.report.dest + " to " + r.report.prefix + " where it is used (its scripts and build files refer to that path)");
+    first.push_back("in each shell that uses it: . " + gen::sh_quote((fs::path(r.report.prefix) / ".stackpin" / "activate.sh").string()) +
+                    " (system-wide: stackpin generate profile-d " + r.manifest_arg() + ")");
+  }
+  r.report.remaining.insert(r.report.remaining.begin(), first.begin(), first.end());
+}
+
+}  // namespace
+
+util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const ApplyOptions& o,
+                                       std::vector<model::Finding>& findings) {
+  if (o.target != model::Target::windows && o.target != model::Target::linux)
+    return Error(ErrorCode::usage, "--target must be windows or linux (images and conda environments are generated: stackpin generate)");
+  if (!m.cudnn) return Error(ErrorCode::invalid, m.path + " pins no [cudnn]: there is nothing to provision").with_hint("add [cudnn] version = \"...\"");
+  if (!o.env) return Error(ErrorCode::internal, "apply needs the machine's environment (ApplyOptions::env)");
+  Run r{m, kb, o, findings, {}, {}, false, {}, {}};
+  r.platform = o.platform ? *o.platform : model::default_platform(o.target, model::host_linux_platform());
+  if (model::is_windows(r.platform) != (o.target == model::Target::windows))
+    return Error(ErrorCode::usage, std::string("--platform ") + model::to_string(r.platform) + " does not fit --target " + model::to_string(o.target));
+  r.deb = o.target == model::Target::linux && m.linux && m.linux->layout.value == model::LinuxLayout::deb;
+  if (o.target == model::Target::windows && !o.dest)
+    return Error(ErrorCode::usage, "--dest is required for --target windows")
+        .with_hint("the Windows tree is built here and copied to the Windows machine: --dest ./cudnn-windows");
+  if (!r.deb && !model::resolve_dest(o.target, o.dest, m))
+    return Error(ErrorCode::usage, "no --dest and no [targets.linux] prefix in " + m.path).with_hint("pass --dest DIR or set prefix in [targets.linux]");
+  auto pinned = pinned_archive(m, r.platform, kb);
+  if (!pinned) return std::move(pinned).error();
+
+  r.report.manifest = m.path;
+  r.report.target = model::to_string(o.target);
+  r.report.platform = model::to_string(r.platform);
+  r.report.layout = r.deb ? "deb"
+                    : o.target == model::Target::windows ? (m.windows ? model::to_string(m.windows->layout.value) : "isolated")
+                                                         : "lib64";
+  r.report.dry_run = o.dry_run;
+  if (!r.deb) {
+    if (auto dest = model::resolve_dest(o.target, o.dest, m)) r.report.dest = fs::absolute(*dest).lexically_normal().string();
+  }
+
+  bool ok = archive_step(r, *pinned) && (r.deb ? deb_steps(r) : stage_steps(r)) && doctor_step(r) && convtest_step(r);
+  if (ok) remaining_for_target(r);
+  return std::move(r.report);
+}
+
+}  // namespace core

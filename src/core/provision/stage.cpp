@@ -1,0 +1,602 @@
+// stage: locate -> (no-op check) -> extract once into .stackpin/tmp-* while hashing -> compare
+// with the pin -> map onto the target's layout -> move into place under the journal -> receipt.
+// Nothing in DEST changes before the archive is proven to be the pinned one and fully extracted.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <system_error>
+
+#include "core/provision/stage.hpp"
+
+#include "provision/build_files.hpp"
+#include "core/provision/activation.hpp"
+#include "gen/activate.hpp"
+#include "gen/activate_windows.hpp"
+#include "gen/quote.hpp"
+#include "core/archives/verify.hpp"
+#include "crypto/sha256.hpp"
+#include "format/receipt.hpp"
+#include "provision/layout_plan.hpp"
+#include "provision/state.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+namespace core {
+namespace fs = std::filesystem;
+using detail::Journal;
+using detail::State;
+
+namespace {
+
+std::string layout_name(const model::Manifest& m, model::Target t) {
+  if (t == model::Target::windows)
+    return m.windows ? model::to_string(m.windows->layout.value) : model::to_string(model::WindowsLayout::isolated);
+  return m.linux ? model::to_string(m.linux->layout.value) : model::to_string(model::LinuxLayout::lib64);
+}
+
+std::string prefix_of(const model::Manifest& m, model::Target t, const fs::path& dest) {
+  if (t == model::Target::windows && m.windows) {
+    if (m.windows->layout.value == model::WindowsLayout::cuda_merge && m.windows->cuda_path) return m.windows->cuda_path->value;
+    if (m.windows->prefix) return m.windows->prefix->value;
+  }
+  if (t == model::Target::linux && m.linux && m.linux->prefix) return m.linux->prefix->value;
+  return dest.string();
+}
+
+// The receipt describes this exact staging and every file is still as stage left it.
+bool intact(const model::Receipt& r, const fs::path& dest) {
+  std::error_code ec;
+  for (const auto& f : r.files) {
+    fs::path p = dest / f.path;
+    auto st = fs::symlink_status(p, ec);
+    if (f.type == "removed") continue;
+    if (f.type == "symlink") {
+      if (!fs::is_symlink(st) || fs::read_symlink(p, ec).string() != f.link) return false;
+    } else if (f.type == "file") {
+      if (!fs::is_regular_file(st) || fs::file_size(p, ec) != f.size || detail::mtime_ns(p) != f.mtime_ns) return false;
+    }
+  }
+  return true;
+}
+
+// cuDNN DLLs of another version in the DLL directories of a Windows tree (the leftover-DLL trap).
+std::vector<std::string> find_stale(const fs::path& dest, const std::vector<model::PlannedFile>& plan) {
+  std::set<std::string> planned, dll_dirs;
+  for (const auto& f : plan) {
+    planned.insert(util::to_lower(f.to));
+    if (util::to_lower(f.to).size() > 4 && util::to_lower(f.to).substr(f.to.size() - 4) == ".dll")
+      dll_dirs.insert(fs::path(f.to).parent_path().generic_string());
+  }
+  std::vector<std::string> stale;
+  std::error_code ec;
+  for (const auto& dir : dll_dirs) {
+    for (fs::directory_iterator it(dest / dir, ec), end; !ec && it != end; it.increment(ec)) {
+      std::string name = util::to_lower(it->path().filename().string());
+      bool cudnn_dll = name.rfind("cudnn", 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".dll";
+      std::string rel = dir + "/" + it->path().filename().string();
+      if (cudnn_dll && !planned.count(util::to_lower(rel))) stale.push_back(rel);
+    }
+  }
+  std::sort(stale.begin(), stale.end());
+  return stale;
+}
+
+// stackpin's own files next to a staged tree (DEST/.stackpin/): the activation scripts for the
+// target, written for where the tree lives on the target machine (the receipt's prefix).
+struct Activation {
+  std::vector<std::pair<std::string, std::string>> files;  // name in .stackpin -> content
+  std::string note;
+};
+
+const std::vector<std::string>& activation_names() {
+  static const std::vector<std::string> k_names{"activate.sh", "activate.ps1", "activate.cmd", "check-cudnn.ps1"};
+  return k_names;
+}
+
+Activation activation_for(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const model::Receipt& r) {
+  Activation out;
+  if (r.target == "linux") {
+    out.files.push_back({"activate.sh", gen::render_activate_sh({m.name.value, r.cudnn_version, r.prefix})});
+    return out;
+  }
+  if (!model::is_windows_absolute(r.prefix)) {
+    out.note = "no Windows path for the tree in the manifest ([targets.windows] prefix or cuda_path): activation scripts not written";
+    return out;
+  }
+  const auto* contents = m.cudnn ? kb.cudnn_contents(static_cast<int>(m.cudnn->version.value.major())) : nullptr;
+  std::string main_dll = util::to_lower(contents ? contents->main_dll : std::string("cudnn64_"));
+  std::string dll_dir, implib;
+  for (const auto& f : r.files) {
+    std::string name = util::to_lower(fs::path(f.path).filename().string());
+    if (name == main_dll) dll_dir = fs::path(f.path).parent_path().generic_string();
+    if (name == "cudnn.lib") implib = f.path;
+  }
+  auto w = windows_activation_for_tree(m, kb, r.prefix, dll_dir, implib);
+  if (auto s = check_path_entry(w.dll_dir); !s) {
+    out.note = "activation scripts not written: " + s.error().message;
+    return out;
+  }
+  // the check script carries every staged file's hash, so that the Windows machine can tell a
+  // half-copied or altered tree by itself
+  for (const auto& f : r.files) {
+    if (f.type != "file") continue;
+    std::string path = f.path;
+    std::replace(path.begin(), path.end(), '/', '\\');
+    w.files.push_back({path, f.sha256});
+  }
+  out.files.push_back({"activate.ps1", gen::render_activate_ps1(w)});
+  out.files.push_back({"check-cudnn.ps1", gen::render_check_ps1(w)});
+  if (auto cmd = gen::render_activate_cmd(w)) out.files.push_back({"activate.cmd", *cmd});
+  else out.note = cmd.error().message;
+  return out;
+}
+
+bool activation_current(const model::StateDir& dirs, const Activation& a) {
+  for (const auto& [name, content] : a.files) {
+    auto text = util::read_file(dirs.root() / name);
+    if (!text || *text != content) return false;
+  }
+  return true;
+}
+
+util::Status write_activation(const model::StateDir& dirs, const Activation& a, model::StageReport& report) {
+  if (report.target == "windows" && model::is_windows_absolute(report.prefix) && !a.files.empty())
+    report.next_steps = windows_next_steps(report.dest, report.prefix);
+  for (const auto& [name, content] : a.files) {
+    auto text = util::read_file(dirs.root() / name);
+    if (!text || *text != content)
+      if (auto s = util::write_file_atomic(dirs.root() / name, content); !s) return s;
+    report.activation.push_back((dirs.root() / name).string());
+  }
+  report.activation_note = a.note;
+  return {};
+}
+
+util::Error with_cleanup(State& state, util::Error e) {
+  state.discard_created();
+  return e;
+}
+
+}  // namespace
+
+util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const StageOptions& o) {
+  model::StageReport report;
+  if (o.target != model::Target::windows && o.target != model::Target::linux)
+    return util::Error(util::ErrorCode::usage, "stage takes --target windows or --target linux");
+  if (!m.cudnn) return util::Error(util::ErrorCode::invalid, m.path + " pins no [cudnn]").with_hint("add [cudnn] version and cuda");
+  auto dest = model::resolve_dest(o.target, o.dest, m);
+  if (!dest) {
+    if (o.target == model::Target::windows)
+      return util::Error(util::ErrorCode::usage, "--dest is required for --target windows")
+          .with_hint("the Windows tree is built here and copied to the Windows machine: --dest ./cudnn-windows");
+    return util::Error(util::ErrorCode::usage, "no --dest and no [targets.linux] prefix in " + m.path)
+        .with_hint("pass --dest DIR or set prefix in [targets.linux]");
+  }
+  fs::path dest_abs = fs::absolute(*dest).lexically_normal();
+  model::Platform platform = o.platform ? *o.platform : model::default_platform(o.target, model::host_linux_platform());
+  if (o.target == model::Target::windows && !model::is_windows(platform))
+    return util::Error(util::ErrorCode::usage, std::string("--target windows stages the windows-x86_64 archive, not ") + model::to_string(platform));
+  if (o.target == model::Target::linux && model::is_windows(platform))
+    return util::Error(util::ErrorCode::usage, "--target linux needs a Linux archive (--platform linux-x86_64 or linux-sbsa)");
+  auto pinned = pinned_archive(m, platform, kb);
+  if (!pinned) return std::move(pinned).error();
+  const ArchiveExpectation* expect = &pinned->expect;
+
+  report.dest = dest_abs.string();
+  report.prefix = prefix_of(m, o.target, dest_abs);
+  report.target = model::to_string(o.target);
+  report.layout = layout_name(m, o.target);
+  report.platform = model::to_string(platform);
+  report.archive_sha256 = expect->sha256;
+  report.archive_size = *expect->size;
+  report.dry_run = o.dry_run;
+
+  model::StateDir dirs{dest_abs};
+  std::error_code ec;
+
+  // Fast no-op: this exact staging is in place (no archive read at all).
+  // With --remove-stale it is one only when no stale DLL is left: the first run's output tells
+  // the user to rerun with --remove-stale, and that rerun must not answer "already staged".
+  auto stale_left = [&](const model::Receipt& r) {
+    if (!o.remove_stale || o.target != model::Target::windows) return false;
+    std::vector<model::PlannedFile> staged;
+    for (const auto& f : r.files) {
+      if (f.type == "removed") continue;
+      model::PlannedFile p;
+      p.to = f.path;
+      staged.push_back(std::move(p));
+    }
+    return !find_stale(dest_abs, staged).empty();
+  };
+  auto same_receipt = [&](const model::Receipt& r) {
+    return r.archive_sha256 == expect->sha256 && r.target == report.target && r.layout == report.layout &&
+           r.platform == report.platform && r.prefix == report.prefix && !stale_left(r);
+  };
+  // An intact staging whose own files (activation scripts, build files) are missing or stale needs
+  // no archive either: they are written under the lock below.
+  bool own_files_only = false;
+  if (!o.dry_run && fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec) && !detail::has_strays(dirs)) {
+    auto loaded = detail::load_receipt(dirs);
+    if (loaded && *loaded) {
+      const auto& r = *loaded;
+      if (same_receipt(*r) && intact(*r, dest_abs)) {
+        if (activation_current(dirs, activation_for(m, kb, *r)) && detail::build_files_current(dirs, detail::build_files_for(*r), &report)) {
+          auto a = activation_for(m, kb, *r);
+          for (const auto& f : a.files) report.activation.push_back((dirs.root() / f.first).string());
+          report.activation_note = a.note;
+          report.no_op = true;
+          report.archive_path = r->archive_file;
+          report.files = r->files.size();
+          return report;
+        }
+        own_files_only = true;
+      }
+    }
+  }
+
+  bool by_content = false;
+  std::optional<fs::path> archive;
+  auto find_archive = [&]() -> util::Status {
+    auto located = find_pinned_archive(*pinned, o.archives_dir, by_content, o.cache_dir);
+    if (!located) return std::move(located).error();
+    archive = *located;
+    report.archive_path = archive->string();
+    return {};
+  };
+  if (!own_files_only)
+    if (auto s = find_archive(); !s) return std::move(s).error();
+
+  archive_io::ExtractOptions xo;
+  xo.rules = o.target == model::Target::windows ? archive_io::NameRules::windows : archive_io::NameRules::posix;
+  xo.max_total_bytes = o.max_unpacked ? *o.max_unpacked : std::max<std::uint64_t>(16 * *expect->size, 256ull << 20);
+  xo.progress = o.progress;
+
+  if (o.dry_run) {
+    auto pinned_file = open_pinned(*archive, *expect);
+    if (!pinned_file) return std::move(pinned_file).error();
+    auto listing = archive_io::list(*pinned_file, xo);
+    if (!listing) return std::move(listing).error();
+    auto plan = detail::plan_layout(listing->entries, m, o.target, kb);
+    if (!plan) return std::move(plan).error();
+    for (auto& f : plan->files) {
+      f.replaces = fs::exists(fs::symlink_status(dest_abs / f.to, ec));
+      report.bytes += f.size;
+    }
+    report.plan = plan->files;
+    report.files = plan->files.size();
+    if (o.target == model::Target::windows) report.stale = find_stale(dest_abs, plan->files);
+    return report;
+  }
+
+  auto state = State::open(dest_abs, o.on_lock_wait);
+  if (!state) return std::move(state).error();
+  auto recovered = state->recover();
+  if (!recovered) return std::move(recovered).error();
+  report.recovered = *recovered;
+  auto previous = state->read_receipt();
+  if (!previous) return std::move(previous).error();
+  if (*previous && same_receipt(**previous) && intact(**previous, dest_abs)) {
+    report.no_op = true;
+    report.files = (*previous)->files.size();
+    if (!archive) report.archive_path = (*previous)->archive_file;
+    if (auto s = write_activation(dirs, activation_for(m, kb, **previous), report); !s) return std::move(s).error();
+    if (auto s = detail::write_build_files(dirs, detail::build_files_for(**previous), report); !s) return std::move(s).error();
+    return report;
+  }
+
+  if (!archive)  // it changed since the check above (another run): the archive is needed after all
+    if (auto s = find_archive(); !s) return with_cleanup(*state, std::move(s).error());
+  // The receipt must record every name losslessly (archive entries were checked while extracting)
+  for (const auto& [what, text] : std::vector<std::pair<std::string, std::string>>{
+           {"DEST", dest_abs.string()}, {"the manifest's path", m.path}, {"the archive's file name", fs::path(report.archive_path).filename().string()}})
+    if (!util::is_valid_utf8(text))
+      return with_cleanup(*state, util::Error(util::ErrorCode::usage, what + " \"" + util::printable(text) + "\" is not valid UTF-8")
+                                      .with_hint("the receipt records it; rename it, or use a path in UTF-8; nothing was staged"));
+
+  // proven to be the pinned bytes before anything is unpacked (and before DEST/.stackpin/tmp-* exists)
+  auto pinned_file = open_pinned(*archive, *expect);
+  if (!pinned_file) return with_cleanup(*state, std::move(pinned_file).error());
+  auto tmp = util::TempDir::create_owned(dirs.root(), "tmp-");
+  if (!tmp) return with_cleanup(*state, std::move(tmp).error());
+  auto extracted = archive_io::extract(*pinned_file, tmp->path(), xo);
+  if (!extracted) {
+    auto e = std::move(extracted).error();
+    if (e.code == util::ErrorCode::io && e.message.find("No space left") != std::string::npos)
+      e.hints.push_back("free space on the file system of " + dest_abs.string() + "; nothing was staged");
+    { util::TempDir drop = std::move(*tmp); }  // drop the partial extraction now
+    return with_cleanup(*state, std::move(e));
+  }
+  auto plan = detail::plan_layout(extracted->entries, m, o.target, kb);
+  if (!plan) return with_cleanup(*state, std::move(plan).error());
+  fs::path top = tmp->path() / plan->top;
+  if (auto s = detail::check_header_version(top / "include" / "cudnn_version.h", m.cudnn->version.value); !s)
+    return with_cleanup(*state, std::move(s).error());
+
+  // A directory where a file must go cannot be replaced: refuse before touching anything.
+  for (const auto& f : plan->files) {
+    auto st = fs::symlink_status(dest_abs / f.to, ec);
+    if (fs::is_directory(st))
+      return with_cleanup(*state, util::Error(util::ErrorCode::conflict, (dest_abs / f.to).string() + " is a directory where cuDNN's " + f.to + " goes"));
+  }
+
+  // Another staging in this DEST: take it away first (restoring what it replaced).
+  if (*previous) {
+    std::vector<std::string> modified;
+    std::uint64_t removed = 0, restored = 0;
+    auto j = Journal::begin(dirs, "unstage", {});
+    if (!j) return std::move(j).error();
+    auto s = detail::remove_staged(dirs, **previous, o.force, modified, removed, restored);
+    if (!s) {
+      fs::remove(dirs.journal(), ec);
+      auto e = std::move(s).error();
+      e.message = "cannot replace the cuDNN " + (*previous)->cudnn_version + " staged in " + dest_abs.string() + ": " + e.message;
+      return e;
+    }
+    fs::remove(dirs.receipt(), ec);
+    fs::remove(dirs.journal(), ec);
+    report.replaced_previous = true;
+  }
+
+  std::vector<std::string> stale = o.target == model::Target::windows ? find_stale(dest_abs, plan->files) : std::vector<std::string>{};
+  report.stale = stale;
+
+  // --- commit, under the journal ---
+  auto journal = Journal::begin(dirs, "stage", o.fault);
+  if (!journal) {
+    auto e = std::move(journal).error();
+    auto r = state->recover();  // a journal that was begun but not completed
+    if (r) state->discard_created();
+    return e;
+  }
+  auto fail = [&](util::Error e) -> util::Error {
+    // roll back now rather than leaving it to the next command; then DEST is as before, so what
+    // this run created (DEST/.stackpin, DEST) goes too
+    auto r = state->recover();
+    if (r) state->discard_created();
+    return e;
+  };
+  if (auto s = journal->record("tmp", tmp->path().filename().string()); !s) return fail(std::move(s).error());
+
+  model::Receipt receipt;
+  receipt.stackpin_version = o.stackpin_version;
+  receipt.manifest_path = m.path;
+  receipt.manifest_name = m.name.value;
+  receipt.manifest_sha256 = o.manifest_sha256;
+  receipt.cudnn_version = m.cudnn->version.value.text();
+  receipt.cudnn_cuda_major = m.cudnn->cuda ? m.cudnn->cuda->value : 0;
+  receipt.platform = report.platform;
+  receipt.target = report.target;
+  receipt.layout = report.layout;
+  receipt.dest = report.dest;
+  receipt.prefix = report.prefix;
+  receipt.archive_file = fs::path(report.archive_path).filename().string();
+  receipt.archive_sha256 = expect->sha256;
+  receipt.archive_size = *expect->size;
+
+  std::map<std::string, const archive_io::Entry*> by_path;
+  for (const auto& e : extracted->entries) by_path[e.path] = &e;
+
+  auto ensure_dirs = [&](const fs::path& rel_dir) -> util::Status {
+    fs::path cur;
+    for (const auto& part : rel_dir) {
+      cur /= part;
+      if (fs::exists(dest_abs / cur, ec)) continue;
+      if (auto s = journal->record("mkdir", cur.generic_string()); !s) return s;
+      fs::create_directory(dest_abs / cur, ec);
+      if (ec) return util::Error(util::ErrorCode::io, "cannot create " + (dest_abs / cur).string() + ": " + ec.message());
+      receipt.created_dirs.push_back(cur.generic_string());
+    }
+    return {};
+  };
+  auto backup = [&](const std::string& rel, model::StagedFile& sf) -> util::Status {
+    std::string bak = "backup/" + rel;
+    fs::create_directories((dirs.root() / bak).parent_path(), ec);
+    if (ec) return util::Error(util::ErrorCode::io, "cannot create " + (dirs.root() / bak).parent_path().string() + ": " + ec.message());
+    fs::remove(dirs.root() / bak, ec);
+    if (auto s = journal->record("backup", rel, bak); !s) return s;
+    fs::rename(dest_abs / rel, dirs.root() / bak, ec);
+    if (ec) return util::Error(util::ErrorCode::io, "cannot move " + (dest_abs / rel).string() + " aside: " + ec.message());
+    sf.backup = bak;
+    return {};
+  };
+
+  for (auto& f : plan->files) {
+    model::StagedFile sf;
+    sf.path = f.to;
+    sf.from = f.from;
+    sf.type = f.type;
+    const auto* e = by_path.at(plan->top + "/" + f.from);
+    sf.size = e->size;
+    sf.mode = e->mode;
+    sf.link = e->link;
+    if (f.type == "file") sf.sha256 = crypto::to_hex(e->sha256);
+    if (auto s = ensure_dirs(fs::path(f.to).parent_path()); !s) return fail(std::move(s).error());
+    if (fs::exists(fs::symlink_status(dest_abs / f.to, ec))) {
+      f.replaces = true;
+      if (auto s = backup(f.to, sf); !s) return fail(std::move(s).error());
+    }
+    if (auto s = journal->record("place", f.to); !s) return fail(std::move(s).error());
+    fs::rename(top / f.from, dest_abs / f.to, ec);
+    if (ec) return fail(util::Error(util::ErrorCode::io, "cannot move " + f.to + " into " + dest_abs.string() + ": " + ec.message()));
+    if (f.type == "file") sf.mtime_ns = detail::mtime_ns(dest_abs / f.to);
+    report.bytes += f.size;
+    receipt.files.push_back(std::move(sf));
+  }
+  if (o.remove_stale) {
+    for (const auto& rel : stale) {
+      model::StagedFile sf;
+      sf.path = rel;
+      sf.type = "removed";
+      if (auto s = backup(rel, sf); !s) return fail(std::move(s).error());
+      receipt.files.push_back(std::move(sf));
+      report.removed_stale.push_back(rel);
+    }
+  }
+  report.plan = plan->files;
+  report.files = plan->files.size();
+
+  if (auto s = util::write_file_atomic(dirs.root() / "receipt.json.new", format::write_receipt(receipt)); !s)
+    return fail(std::move(s).error());
+  if (auto s = journal->record("commit"); !s) return fail(std::move(s).error());
+  fs::rename(dirs.root() / "receipt.json.new", dirs.receipt(), ec);
+  if (ec) return util::Error(util::ErrorCode::io, "cannot write " + dirs.receipt().string() + ": " + ec.message());
+  util::sync_directory(dirs.root());
+  fs::remove(dirs.journal(), ec);
+  // the activation scripts are stackpin's own files, not staged ones: a failure to write them
+  // leaves the staging in place and is reported
+  if (auto s = write_activation(dirs, activation_for(m, kb, receipt), report); !s) {
+    auto e = std::move(s).error();
+    e.message = "staged, but the activation scripts could not be written: " + e.message;
+    return e;
+  }
+  if (auto s = detail::write_build_files(dirs, detail::build_files_for(receipt), report); !s) {
+    auto e = std::move(s).error();
+    e.message = "staged, but the CMake and pkg-config files could not be written: " + e.message;
+    return e;
+  }
+  return report;
+}
+
+util::Result<model::Receipt> staged_receipt(const fs::path& dest_in) {
+  fs::path dest = fs::absolute(dest_in).lexically_normal();
+  auto r = detail::load_receipt(model::StateDir{dest});
+  if (!r) return std::move(r).error();
+  if (!*r) return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
+                 .with_hint("stage the tree first: stackpin stage MANIFEST --target windows --dest " + gen::sh_quote(dest.string()));
+  return std::move(**r);
+}
+
+util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::UnstageReport& report) {
+  fs::path dest = fs::absolute(o.dest).lexically_normal();
+  report.dest = dest.string();
+  model::StateDir dirs{dest};
+  std::error_code ec;
+  if (!fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec)) {
+    // A stage killed before its journal existed leaves only .stackpin/ (the lock, an extraction
+    // directory): nothing was staged, but that is not to stay behind either.
+    if (fs::is_directory(dirs.root(), ec)) {
+      auto state = State::open(dest, o.on_lock_wait);
+      if (state && state->recover() && !fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec)) {
+        bool only_lock = true;
+        for (auto& e : fs::directory_iterator(dirs.root(), ec))
+          if (e.path().filename() != "lock") only_lock = false;
+        if (only_lock) fs::remove_all(dirs.root(), ec);
+      }
+    }
+    if (!fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec))
+      return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
+          .with_hint("unstage removes only what `stackpin stage` put there");
+  }
+  auto state = State::open(dest, o.on_lock_wait);
+  if (!state) return std::move(state).error();
+  auto recovered = state->recover();
+  if (!recovered) return std::move(recovered).error();
+  report.recovered = *recovered;
+  auto receipt = state->read_receipt();
+  if (!receipt) return std::move(receipt).error();
+  if (*receipt) {
+    auto journal = Journal::begin(dirs, "unstage", o.fault);
+    if (!journal) return std::move(journal).error();
+    auto s = detail::remove_staged(dirs, **receipt, o.force, report.modified, report.removed, report.restored);
+    if (!s) {
+      if (!report.modified.empty()) fs::remove(dirs.journal(), ec);  // refused before touching anything
+      return std::move(s).error();
+    }
+    if (auto r = journal->record("done"); !r) return std::move(r).error();
+    fs::remove(dirs.receipt(), ec);
+    fs::remove(dirs.journal(), ec);
+  }
+  // leave no trace: the activation scripts go with the staging, then .stackpin if only the lock is left
+  for (const auto& name : activation_names()) fs::remove(dirs.root() / name, ec);
+  bool only_lock = true;
+  for (auto& e : fs::directory_iterator(dirs.root(), ec))
+    if (e.path().filename() != "lock") only_lock = false;
+  if (only_lock) fs::remove_all(dirs.root(), ec);
+  return report;
+}
+
+util::Result<model::StatusReport> status(const fs::path& dest_in, std::vector<model::Finding>& findings) {
+  fs::path dest = fs::absolute(dest_in).lexically_normal();
+  model::StatusReport report;
+  report.dest = dest.string();
+  model::StateDir dirs{dest};
+  std::error_code ec;
+  if (fs::exists(dirs.journal(), ec)) {
+    report.pending = "an interrupted stage or unstage; the next stage/unstage finishes or rolls it back";
+    model::Finding f;
+    f.rule = "status.pending";
+    f.severity = model::Severity::warning;
+    f.subject = dirs.journal().string();
+    f.seen = report.pending;
+    f.fix = "run `stackpin stage` again (or `stackpin unstage`)";
+    findings.push_back(f);
+  }
+  if (!fs::exists(dirs.receipt(), ec)) {
+    util::Error e(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)");
+    // after a run killed before its commit there is no receipt yet, only its journal: say so
+    if (!report.pending.empty())
+      e.hints.push_back(".stackpin/journal is left by " + report.pending);
+    return e;
+  }
+  auto loaded = detail::load_receipt(dirs);
+  if (!loaded) return std::move(loaded).error();
+  if (!*loaded) return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)");
+  const auto& r = *loaded;
+  report.cudnn_version = r->cudnn_version;
+  report.archive_file = r->archive_file;
+  report.target = r->target;
+  report.layout = r->layout;
+  std::uint64_t drift = 0;
+  for (const auto& f : r->files) {
+    if (f.type == "removed") continue;
+    ++report.files;
+    fs::path p = dest / f.path;
+    auto st = fs::symlink_status(p, ec);
+    model::Finding d;
+    d.subject = f.path;
+    d.severity = model::Severity::error;
+    if (!fs::exists(st)) {
+      d.rule = "status.missing";
+      d.seen = "missing";
+      d.expected = f.type == "symlink" ? "symlink to " + f.link : f.sha256;
+      d.fix = "restage with `stackpin stage` (it restores the receipt's files)";
+    } else if (f.type == "symlink") {
+      if (!fs::is_symlink(st)) {
+        d.rule = "status.type";
+        d.seen = "not a symlink";
+        d.expected = "symlink to " + f.link;
+      } else if (auto t = fs::read_symlink(p, ec).string(); t != f.link) {
+        d.rule = "status.modified";
+        d.seen = "symlink to " + t;
+        d.expected = "symlink to " + f.link;
+      }
+    } else if (!fs::is_regular_file(st)) {
+      d.rule = "status.type";
+      d.seen = fs::is_symlink(st) ? "a symlink" : "not a regular file";
+      d.expected = "the staged file";
+    } else {
+      auto h = crypto::hash_file(p);
+      std::string actual = h ? crypto::to_hex(h->digest) : "unreadable";
+      if (actual != f.sha256) {
+        d.rule = "status.modified";
+        d.seen = "sha256 " + actual + (h ? ", " + std::to_string(h->size) + " bytes" : "");
+        d.expected = "sha256 " + f.sha256 + ", " + std::to_string(f.size) + " bytes";
+      }
+    }
+    if (!d.rule.empty()) {
+      if (d.fix.empty()) d.fix = "something changed this file after staging; `stackpin stage --force` restages it";
+      findings.push_back(d);
+      ++drift;
+    }
+  }
+  model::Finding ok;
+  ok.rule = "status.intact";
+  ok.severity = drift ? model::Severity::note : model::Severity::ok;
+  ok.subject = dest.string();
+  ok.seen = std::to_string(report.files - drift) + " of " + std::to_string(report.files) + " staged files match the receipt (cuDNN " +
+            r->cudnn_version + ", " + r->archive_file + ")";
+  findings.push_back(ok);
+  return report;
+}
+
+}  // namespace core

@@ -1,0 +1,366 @@
+// The journal (DEST/.stackpin/journal) is a list of tab-separated records, each flushed to disk
+// before the change it announces:
+//   op stage|unstage     what the run does
+//   tmp NAME             its extraction directory under .stackpin/
+//   mkdir REL            a directory it is about to create in DEST
+//   backup REL BAK       it is about to move DEST/REL (an existing file) to .stackpin/BAK
+//   place REL            it is about to move a staged file to DEST/REL (after REL's backup, if any)
+//   commit               everything is in place; receipt.json.new holds the receipt
+// A stage without "commit" is rolled back by walking the records backwards: a placed REL is
+// removed (at that point DEST/REL is either the new file or absent, never the original, which was
+// backed up first), a backup is moved back, created directories are removed when empty. A stage
+// with "commit" is rolled forward (receipt.json.new renamed). An interrupted unstage is finished,
+// since each of its steps is idempotent. Every command that takes the lock recovers first.
+#include "provision/state.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "archive/paths.hpp"
+#include "provision/build_files.hpp"
+#include "crypto/sha256.hpp"
+#include "format/receipt.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+namespace core::detail {
+namespace fs = std::filesystem;
+
+std::int64_t mtime_ns(const fs::path& p) {
+  std::error_code ec;
+  auto t = fs::last_write_time(p, ec);
+  if (ec) return 0;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+std::string rel_string(const fs::path& p) { return p.generic_string(); }
+
+util::Result<State> State::open(const fs::path& dest, const std::function<void()>& on_wait) {
+  State s;
+  s.m_dirs.dest = dest;
+  std::error_code ec;
+  // "created" only when this process made the directory: a concurrent run on the same DEST may
+  // make it between the exists() check and ours, and must not have it removed under it.
+  if (!fs::exists(dest, ec)) {
+    bool made = fs::create_directories(dest, ec);
+    if (ec) return util::Error(util::ErrorCode::io, "cannot create " + dest.string() + ": " + ec.message());
+    s.m_created_dest = made;
+  } else if (!fs::is_directory(dest, ec)) {
+    return util::Error(util::ErrorCode::io, dest.string() + " exists and is not a directory");
+  }
+  if (!fs::exists(s.m_dirs.root(), ec)) {
+    bool made = fs::create_directory(s.m_dirs.root(), ec);
+    if (ec) {
+      auto err = util::Error(util::ErrorCode::io, "cannot create " + s.m_dirs.root().string() + ": " + ec.message());
+      s.discard_created();
+      return err;
+    }
+    s.m_created_root = made;
+  }
+  struct Ctx {
+    const std::function<void()>* f;
+  } ctx{&on_wait};
+  auto lock = util::FileLock::acquire(
+      s.m_dirs.lock(), [](void* c) { if (*static_cast<Ctx*>(c)->f) (*static_cast<Ctx*>(c)->f)(); }, &ctx);
+  if (!lock) {
+    auto err = std::move(lock).error();
+    s.discard_created();
+    return err;
+  }
+  s.m_lock.emplace(std::move(lock).value());
+  return s;
+}
+
+void State::discard_created() {
+  std::error_code ec;
+  if (m_created_root) fs::remove_all(m_dirs.root(), ec);
+  if (m_created_dest) fs::remove(m_dirs.dest, ec);  // only when empty
+  m_created_root = m_created_dest = false;
+}
+
+namespace {
+util::Error hostile_state(const std::string& source, const std::string& rel, const std::string& why) {
+  util::Error e(util::ErrorCode::unsafe, source + ": the path \"" + util::printable(rel) + "\" " + why);
+  e.hints.push_back("stackpin never writes such a path: the state file was edited or the tree was copied from elsewhere; "
+                    "nothing was changed. Check DEST by hand, then remove DEST/.stackpin to start over");
+  return e;
+}
+
+// No existing component of `base`/`parts[0..n-1]` (the parents) is a symlink.
+util::Status parents_are_directories(const fs::path& base, const std::vector<std::string>& parts, const std::string& source,
+                                     const std::string& rel) {
+  std::error_code ec;
+  fs::path cur = base;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    cur /= parts[i];
+    auto st = fs::symlink_status(cur, ec);
+    if (!fs::exists(st)) break;
+    if (fs::is_symlink(st)) return hostile_state(source, rel, "goes through the symlink " + cur.string() + ", which may lead out of DEST");
+    if (!fs::is_directory(st)) break;  // nothing can be below a file: whatever is done through it fails harmlessly
+  }
+  return {};
+}
+}  // namespace
+
+util::Status check_dest_path(const model::StateDir& dirs, const std::string& rel, const std::string& source) {
+  auto parts = archive_io::split_entry_path(rel, archive_io::NameRules::posix);
+  if (!parts) return hostile_state(source, rel, "is not a path inside DEST (" + parts.error().message.substr(parts.error().message.rfind(": ") + 2) + ")");
+  if (archive_io::join_path(*parts) != rel) return hostile_state(source, rel, "is not in the form stackpin writes");
+  if ((*parts)[0] == ".stackpin") return hostile_state(source, rel, "is inside DEST/.stackpin");
+  return parents_are_directories(dirs.dest, *parts, source, rel);
+}
+
+util::Status check_state_path(const model::StateDir& dirs, const std::string& rel, const std::string& area, const std::string& source) {
+  auto parts = archive_io::split_entry_path(rel, archive_io::NameRules::posix);
+  if (!parts || archive_io::join_path(*parts) != rel || parts->size() < 2 || (*parts)[0] != area)
+    return hostile_state(source, rel, "is not a path under DEST/.stackpin/" + area + "/");
+  return parents_are_directories(dirs.root(), *parts, source, rel);
+}
+
+util::Result<std::optional<model::Receipt>> load_receipt(const model::StateDir& dirs) {
+  std::error_code ec;
+  if (!fs::exists(dirs.receipt(), ec)) return std::optional<model::Receipt>();
+  auto text = util::read_file(dirs.receipt());
+  if (!text) return std::move(text).error();
+  const std::string source = dirs.receipt().string();
+  auto r = format::parse_receipt(*text, source);
+  if (!r) return std::move(r).error();
+  for (std::size_t i = 0; i < r->files.size(); ++i) {
+    const auto& f = r->files[i];
+    std::string where = source + ": files[" + std::to_string(i) + "]";
+    if (f.type != "file" && f.type != "symlink" && f.type != "removed")
+      return hostile_state(where, f.path, "has the type \"" + util::printable(f.type) + "\", which stackpin never writes");
+    if (f.type == "file" && !(f.sha256.size() == 64 && util::is_hex(f.sha256)))
+      return hostile_state(where, f.path, "has no SHA-256 to check it by");
+    if (auto s = check_dest_path(dirs, f.path, where); !s) return std::move(s).error();
+    if (!f.backup.empty())
+      if (auto s = check_state_path(dirs, f.backup, "backup", where + ".backup"); !s) return std::move(s).error();
+  }
+  for (std::size_t i = 0; i < r->created_dirs.size(); ++i)
+    if (auto s = check_dest_path(dirs, r->created_dirs[i], source + ": created_dirs[" + std::to_string(i) + "]"); !s)
+      return std::move(s).error();
+  return std::optional<model::Receipt>(std::move(r).value());
+}
+
+util::Result<std::optional<model::Receipt>> State::read_receipt() const { return load_receipt(m_dirs); }
+
+util::Result<Journal> Journal::begin(const model::StateDir& dirs, const std::string& op, const std::function<void(int)>& fault) {
+  auto f = util::DurableAppender::open(dirs.journal());
+  if (!f) return std::move(f).error();
+  Journal j(std::move(f).value(), fault);
+  if (auto s = j.record("stackpin-journal", "1"); !s) return std::move(s).error();
+  if (auto s = j.record("op", op); !s) return std::move(s).error();
+  return j;
+}
+
+util::Status Journal::record(const std::string& kind, const std::string& a, const std::string& b) {
+  if (m_fault) m_fault(++m_seq);
+  std::string line = kind;
+  if (!a.empty() || !b.empty()) line += "\t" + a;
+  if (!b.empty()) line += "\t" + b;
+  return m_file.append_line(line);
+}
+
+namespace {
+// Removes the directories left empty under .stackpin/backup/ (and backup/ itself when empty).
+void prune_backup_dirs(const model::StateDir& dirs) {
+  std::error_code ec;
+  if (!fs::exists(dirs.backup(), ec)) return;
+  std::vector<fs::path> all;
+  for (auto& e : fs::recursive_directory_iterator(dirs.backup(), ec)) all.push_back(e.path());
+  std::sort(all.rbegin(), all.rend());  // children before their parents
+  for (const auto& p : all)
+    if (fs::is_directory(fs::symlink_status(p, ec))) fs::remove(p, ec);  // only when empty
+  fs::remove(dirs.backup(), ec);
+}
+}  // namespace
+
+util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r, bool force, std::vector<std::string>& modified,
+                           std::uint64_t& removed, std::uint64_t& restored) {
+  std::error_code ec;
+  if (!force) {
+    for (const auto& f : r.files) {
+      fs::path p = dirs.dest / f.path;
+      if (f.type == "file" && fs::is_regular_file(fs::symlink_status(p, ec))) {
+        auto h = crypto::hash_file(p);
+        if (!h || crypto::to_hex(h->digest) != f.sha256) modified.push_back(f.path);
+      } else if (f.type == "symlink" && fs::is_symlink(fs::symlink_status(p, ec))) {
+        if (fs::read_symlink(p, ec).string() != f.link) modified.push_back(f.path);
+      } else if ((f.type == "file" || f.type == "symlink") && fs::exists(fs::symlink_status(p, ec))) {
+        modified.push_back(f.path);  // replaced by something of another type
+      }
+    }
+    if (!modified.empty())
+      return util::Error(util::ErrorCode::conflict, std::to_string(modified.size()) + " staged file(s) in " + dirs.dest.string() +
+                                                        " changed since staging: " + util::join(modified, ", "))
+          .with_hint("nothing was removed; rerun with --force to remove them anyway");
+  }
+  // Idempotent, so that an interrupted unstage can simply run again: a file whose backup is
+  // gone was restored by an earlier pass, so what is at its path now is the original, which must
+  // stay, unless it is still the staged file itself (then the backup was lost, and the staged
+  // file goes anyway).
+  auto is_staged_copy = [&](const fs::path& p, const model::StagedFile& f) {
+    auto st = fs::symlink_status(p, ec);
+    if (f.type == "symlink") return fs::is_symlink(st) && fs::read_symlink(p, ec).string() == f.link;
+    if (f.type != "file" || !fs::is_regular_file(st)) return false;
+    auto h = crypto::hash_file(p);
+    return h && crypto::to_hex(h->digest) == f.sha256;
+  };
+  for (auto it = r.files.rbegin(); it != r.files.rend(); ++it) {
+    // validated when the receipt was read; again here, right before the change
+    if (auto s = check_dest_path(dirs, it->path, dirs.receipt().string()); !s) return s;
+    if (!it->backup.empty())
+      if (auto s = check_state_path(dirs, it->backup, "backup", dirs.receipt().string()); !s) return s;
+    fs::path p = dirs.dest / it->path;
+    fs::path b = it->backup.empty() ? fs::path() : dirs.root() / it->backup;
+    bool backup_kept = !b.empty() && fs::exists(fs::symlink_status(b, ec));
+    if (it->type != "removed" && fs::exists(fs::symlink_status(p, ec)) &&
+        (it->backup.empty() || backup_kept || is_staged_copy(p, *it))) {
+      fs::remove(p, ec);
+      if (ec) return util::Error(util::ErrorCode::io, "cannot remove " + p.string() + ": " + ec.message());
+      ++removed;
+    }
+    if (backup_kept) {
+      fs::rename(b, p, ec);
+      if (ec) return util::Error(util::ErrorCode::io, "cannot restore " + p.string() + ": " + ec.message());
+      ++restored;
+    }
+  }
+  remove_build_files(dirs);  // first: they sit in folders staging created (lib64/pkgconfig)
+  for (auto it = r.created_dirs.rbegin(); it != r.created_dirs.rend(); ++it) fs::remove(dirs.dest / *it, ec);  // only if empty
+  prune_backup_dirs(dirs);
+  return {};
+}
+
+util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dirs, const std::string& text) {
+  const std::string source = dirs.journal().string();
+  auto bad = [&](std::size_t line, const std::string& why) {
+    util::Error e(util::ErrorCode::unsafe, source + ":" + std::to_string(line) + ": " + why);
+    e.hints.push_back("stackpin did not write this journal: nothing was replayed or rolled back. Check DEST by hand, then remove "
+                      "DEST/.stackpin/journal (an interrupted stage of another machine's tree cannot be finished here)");
+    return e;
+  };
+  std::vector<JournalRecord> recs;
+  std::size_t n = 0;
+  bool header = false;
+  std::string op;
+  auto lines = util::split(text, '\n');
+  // a record cut short by a crash was never acted on (each change follows its record's flush)
+  if (!text.empty() && text.back() != '\n') lines.pop_back();
+  for (const auto& line : lines) {
+    ++n;
+    if (line.empty()) continue;
+    auto f = util::split(line, '\t');
+    JournalRecord r{f[0], f.size() > 1 ? f[1] : "", f.size() > 2 ? f[2] : ""};
+    if (f.size() > 3) return bad(n, "a record with more fields than stackpin writes");
+    if (recs.empty()) {
+      if (r.kind != "stackpin-journal" || r.a != "1") return bad(n, "not a stackpin journal (no \"stackpin-journal 1\" header)");
+      header = true;
+    } else if (r.kind == "op") {
+      if (!op.empty() || (r.a != "stage" && r.a != "unstage")) return bad(n, "the operation \"" + util::printable(r.a) + "\" is unknown or repeated");
+      op = r.a;
+    } else if (r.kind == "tmp") {
+      if (r.a.rfind("tmp-", 0) != 0 || r.a.find('/') != std::string::npos || r.a.find("..") != std::string::npos || !r.b.empty())
+        return bad(n, "the extraction directory \"" + util::printable(r.a) + "\" is not one stackpin makes");
+    } else if (r.kind == "mkdir" || r.kind == "place") {
+      if (auto s = check_dest_path(dirs, r.a, source + ":" + std::to_string(n)); !s) return std::move(s).error();
+    } else if (r.kind == "backup") {
+      if (auto s = check_dest_path(dirs, r.a, source + ":" + std::to_string(n)); !s) return std::move(s).error();
+      if (r.b != "backup/" + r.a) return bad(n, "the backup of " + util::printable(r.a) + " is not kept where stackpin keeps it");
+    } else if (r.kind != "commit" && r.kind != "done") {
+      return bad(n, "the record \"" + util::printable(r.kind) + "\" is not one stackpin writes");
+    }
+    if (r.kind != "stackpin-journal" && op.empty() && r.kind != "op") return bad(n, "a record before the journal's operation");
+    recs.push_back(std::move(r));
+  }
+  (void)header;  // an empty journal: killed before its first record, so nothing was done
+  return recs;
+}
+
+bool has_strays(const model::StateDir& dirs) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dirs.root(), ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind("tmp-", 0) == 0 || (name.rfind(".", 0) == 0 && name.find(".tmp-") != std::string::npos)) return true;
+  }
+  return false;
+}
+
+namespace {
+// Stray extraction directories of runs killed before their journal existed (a kill during the
+// extraction, which happens before anything in DEST changes), and the temporary files
+// (.NAME.tmp-*, util::write_file_atomic's) of a receipt.json.new, an activation script or the
+// build-files record whose write was interrupted. Called under the lock, so no other run is using them.
+void remove_strays(const model::StateDir& dirs) {
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dirs.root(), ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("tmp-", 0) == 0 || (name.rfind(".", 0) == 0 && name.find(".tmp-") != std::string::npos)) fs::remove_all(e.path(), ec);
+  }
+}
+}  // namespace
+
+util::Result<std::string> State::recover() {
+  std::error_code ec;
+  if (!fs::exists(m_dirs.journal(), ec)) {
+    remove_strays(m_dirs);
+    return std::string();
+  }
+  auto text = util::read_file(m_dirs.journal());
+  if (!text) return std::move(text).error();
+  auto recs = read_journal(m_dirs, *text);
+  if (!recs) return std::move(recs).error();
+  std::string op;
+  bool committed = false;
+  std::string tmp;
+  for (const auto& r : *recs) {
+    if (r.kind == "op") op = r.a;
+    if (r.kind == "commit") committed = true;
+    if (r.kind == "tmp") tmp = r.a;
+  }
+  std::string done;
+  if (op == "stage" && committed) {
+    if (fs::exists(m_dirs.root() / "receipt.json.new", ec)) fs::rename(m_dirs.root() / "receipt.json.new", m_dirs.receipt(), ec);
+    if (ec) return util::Error(util::ErrorCode::io, "cannot finish the interrupted stage: " + ec.message());
+    done = "finished an interrupted stage (its files were all in place)";
+  } else if (op == "stage") {
+    for (auto it = recs->rbegin(); it != recs->rend(); ++it) {
+      // validated when the journal was read; the parents again right before each change
+      if (!it->a.empty() && (it->kind == "place" || it->kind == "backup" || it->kind == "mkdir"))
+        if (auto s = check_dest_path(m_dirs, it->a, m_dirs.journal().string()); !s) return std::move(s).error();
+      if (it->kind == "place") {
+        fs::remove(m_dirs.dest / it->a, ec);
+      } else if (it->kind == "backup") {
+        fs::path b = m_dirs.root() / it->b;
+        if (fs::exists(fs::symlink_status(b, ec))) {
+          fs::rename(b, m_dirs.dest / it->a, ec);
+          if (ec) return util::Error(util::ErrorCode::io, "cannot restore " + (m_dirs.dest / it->a).string() + ": " + ec.message());
+        }
+      } else if (it->kind == "mkdir") {
+        fs::remove(m_dirs.dest / it->a, ec);  // only when empty
+      }
+    }
+    fs::remove(m_dirs.root() / "receipt.json.new", ec);
+    prune_backup_dirs(m_dirs);  // the directories the backups were moved into
+    done = "rolled back an interrupted stage (DEST is as it was before it)";
+  } else if (op == "unstage") {
+    auto receipt = read_receipt();
+    if (!receipt) return std::move(receipt).error();
+    if (*receipt) {
+      std::vector<std::string> modified;
+      std::uint64_t removed = 0, restored = 0;
+      if (auto s = remove_staged(m_dirs, **receipt, true, modified, removed, restored); !s) return std::move(s).error();
+      fs::remove(m_dirs.receipt(), ec);
+    }
+    done = "finished an interrupted unstage";
+  }
+  if (!tmp.empty()) fs::remove_all(m_dirs.root() / tmp, ec);
+  remove_strays(m_dirs);
+  fs::remove(m_dirs.journal(), ec);
+  util::sync_directory(m_dirs.root());
+  return done;
+}
+
+}  // namespace core::detail
