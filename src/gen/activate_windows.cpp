@@ -13,7 +13,9 @@
 // no variable directly followed by ':' inside a double-quoted string (PowerShell reads `$x:` as a
 // drive-qualified variable and refuses the whole file), messages built by concatenation, no
 // wildcard given to -LiteralPath, and a UTF-8 byte order mark. The Python line the script prints
-// is a literal made by py_quote, never a PowerShell variable expanded inside Python source.
+// is a literal made by py_quote, never a PowerShell variable expanded inside Python source. Paths
+// are joined with [System.IO.Path]::Combine, not Join-Path, which fails on a drive the machine
+// does not have (a D:\ prefix copied elsewhere) before the script can say what is missing.
 #include "gen/activate_windows.hpp"
 
 #include <algorithm>
@@ -61,11 +63,14 @@ function Split-PathValue([string]$Value) {
 function Get-FullDir([string]$Entry) {
   $dir = [Environment]::ExpandEnvironmentVariables($Entry)
   try { $dir = [System.IO.Path]::GetFullPath($dir) } catch { }
-  return $dir.TrimEnd('\')
+  # "C:\" stays itself ("C:" would mean the current directory on C), and so does "\\"
+  $trimmed = $dir.TrimEnd('\')
+  if ($trimmed.Length -lt 3) { return $dir }
+  return $trimmed
 }
 
 function Get-CudnnDlls([string]$Dir) {
-  if ($Dir.Contains('"') -or -not (Test-Path -LiteralPath $Dir -PathType Container)) { return @() }
+  if (-not $Dir -or $Dir.Contains('"') -or -not (Test-Path -LiteralPath $Dir -PathType Container)) { return @() }
   $names = @(Get-ChildItem -LiteralPath $Dir -File -ErrorAction SilentlyContinue | ForEach-Object { $_.Name })
   return @($names | Where-Object { $name = $_; @($CudnnPatterns | Where-Object { $name -like $_ }).Count -gt 0 })
 }
@@ -119,7 +124,7 @@ std::string render_activate_ps1(const WindowsActivation& a) {
   s += "$CudaPathVar = " + ps_quote(a.cuda_version.empty() ? "" : version_var(a.cuda_version)) + "\n";
   s += "$CudnnPatterns = " + ps_list(a.cudnn_patterns) + "\n";
   s += "$ToolkitPatterns = " + ps_list(a.toolkit_patterns) + "\n";
-  s += "$PythonLine = " + ps_quote("  " + python_hint(a)) + "\n";
+  s += "$PythonLine = " + ps_quote(python_hint(a)) + "\n";
   s += k_path_functions;
   s += R"PS(
 # The new PATH value: $CudnnBin first, other cuDNN trees out, no directory twice.
@@ -140,7 +145,7 @@ function Get-NewPath([string]$Current) {
       continue
     }
     if ($kind -eq 'toolkit-with-cudnn') {
-      foreach ($dll in Get-CudnnDlls $dir) { $stale.Add((Join-Path $dir $dll)) }
+      foreach ($dll in Get-CudnnDlls $dir) { $stale.Add([System.IO.Path]::Combine($dir, $dll)) }
     }
     $kept.Add($entry)
   }
@@ -149,7 +154,7 @@ function Get-NewPath([string]$Current) {
 }
 
 function Get-MissingDlls {
-  return @($CudnnDlls | Where-Object { -not (Test-Path -LiteralPath (Join-Path $CudnnBin $_) -PathType Leaf) })
+  return @($CudnnDlls | Where-Object { -not (Test-Path -LiteralPath ([System.IO.Path]::Combine($CudnnBin, $_)) -PathType Leaf) })
 }
 
 function Test-Administrator {
@@ -177,21 +182,25 @@ function Show-Plan($Plan, [string]$Where) {
     Write-Host '  delete it if nothing needs it (stackpin stage --remove-stale does for a cuda-merge tree)'
   }
   Write-Host ('new ' + $Where + ' PATH: ' + $Plan.Value)
+  Write-Host ('sets ' + $Where + ' CUDNN_PATH = ' + $CudnnRoot)
+  if ($CudaPath) { Write-Host ('sets ' + $Where + ' CUDA_PATH = ' + $CudaPath + ' (replacing the value the CUDA installer set, if another)') }
+  if ($CudaPath -and $CudaPathVar) { Write-Host ('sets ' + $Where + ' ' + $CudaPathVar + ' = ' + $CudaPath) }
 }
 
 function Set-SessionEnvironment([string]$Value) {
   $env:Path = $Value
   $env:CUDNN_PATH = $CudnnRoot
   if ($CudaPath) { $env:CUDA_PATH = $CudaPath }
-  if ($CudaPath -and $CudaPathVar) { Set-Item -LiteralPath ('Env:' + $CudaPathVar) -Value $CudaPath }
+  if ($CudaPath -and $CudaPathVar) { Set-Item -LiteralPath ('Env:' + $CudaPathVar) -Value $CudaPath -Confirm:$false }
 }
 
 function Set-RegistryEnvironment([string]$Key, [string]$Value, $Kind) {
   # the registry value itself, keeping its type; never setx, which cuts PATH at 1024 characters
-  Set-ItemProperty -LiteralPath $Key -Name 'Path' -Value $Value -Type $Kind
-  Set-ItemProperty -LiteralPath $Key -Name 'CUDNN_PATH' -Value $CudnnRoot -Type String
-  if ($CudaPath) { Set-ItemProperty -LiteralPath $Key -Name 'CUDA_PATH' -Value $CudaPath -Type String }
-  if ($CudaPath -and $CudaPathVar) { Set-ItemProperty -LiteralPath $Key -Name $CudaPathVar -Value $CudaPath -Type String }
+  # -Confirm:$false: one confirmation (ShouldProcess below) covers them all
+  Set-ItemProperty -LiteralPath $Key -Name 'Path' -Value $Value -Type $Kind -Confirm:$false
+  Set-ItemProperty -LiteralPath $Key -Name 'CUDNN_PATH' -Value $CudnnRoot -Type String -Confirm:$false
+  if ($CudaPath) { Set-ItemProperty -LiteralPath $Key -Name 'CUDA_PATH' -Value $CudaPath -Type String -Confirm:$false }
+  if ($CudaPath -and $CudaPathVar) { Set-ItemProperty -LiteralPath $Key -Name $CudaPathVar -Value $CudaPath -Type String -Confirm:$false }
   Send-EnvironmentChange
 }
 
@@ -242,8 +251,9 @@ if ($Scope -eq 'Process') {
 foreach ($entry in $plan.Removed) { Write-Host ('removed from PATH: ' + $entry) }
 Write-Host ('cuDNN DLLs first on PATH: ' + $CudnnBin)
 Write-Host 'Python 3.8+ does not search PATH for the DLLs of extension modules. Before importing, run'
-Write-Host $PythonLine
-Write-Host 'or put that line into a .pth file (e.g. stackpin-cudnn.pth) in the environment''s site-packages.'
+Write-Host ('  ' + $PythonLine)
+Write-Host 'or put that line, as it is (starting with "import"), into a .pth file such as stackpin-cudnn.pth in the'
+Write-Host 'environment''s site-packages: Python runs such a line at every start.'
 )PS";
   return s;
 }
@@ -251,7 +261,8 @@ Write-Host 'or put that line into a .pth file (e.g. stackpin-cudnn.pth) in the e
 std::string render_check_ps1(const WindowsActivation& a) {
   std::string s = k_utf8_bom;
   s += "# Generated by stackpin: checks cuDNN " + a.cudnn_version + " (" + a.name + ") at " + comment_safe(a.cudnn_root) + "\n";
-  s += "# Run it in a new PowerShell after activate.ps1. One line per check, then a summary; exits 1 when a check fails.\n";
+  s += "# Run it after activate.ps1: in the same PowerShell (the default -Scope Process changes only that session),\n";
+  s += "# or in a new one after -Scope Machine. One line per check, then a summary; exits 1 when a check fails.\n";
   s += "#   .\\check-cudnn.ps1                  every check\n";
   s += "#   .\\check-cudnn.ps1 -Process python  also which cuDNN and CUDA runtime DLLs that running process loaded\n";
   s += "#   .\\check-cudnn.ps1 -Quick           without hashing the files; -Json for one JSON document (CI)\n";
@@ -297,7 +308,7 @@ function Test-Tree {
   $changed = 0
   foreach ($line in $lines) {
     $hash = $line.Substring(2, 64)
-    $path = Join-Path $CudnnRoot $line.Substring(67).TrimEnd("`r")
+    $path = [System.IO.Path]::Combine($CudnnRoot, $line.Substring(67).TrimEnd("`r"))
     if (-not (Test-Path -LiteralPath $path -PathType Leaf)) {
       $missing++
       if ($missing -le 3) { Add-Result 'tree' 'fail' ('file missing: ' + $path) 'copy the whole staged tree again; a partial copy loses files' }
@@ -316,7 +327,7 @@ function Test-Tree {
 
 # 2. the version cudnn_version.h says, and every DLL of this cuDNN
 function Test-Version {
-  $header = Join-Path $Include 'cudnn_version.h'
+  $header = [System.IO.Path]::Combine($Include, 'cudnn_version.h')
   if (-not (Test-Path -LiteralPath $header -PathType Leaf)) {
     Add-Result 'version' 'fail' ('missing: ' + $header) 'copy the whole staged tree again'
     return
@@ -328,7 +339,7 @@ function Test-Version {
   $found = $parts -join '.'
   if ($found -eq $HeaderVersion) { Add-Result 'version' 'ok' ('cudnn_version.h says ' + $found) '' }
   else { Add-Result 'version' 'fail' ('cudnn_version.h says ' + $found + ', the manifest pins ' + $HeaderVersion) ('copy the cuDNN ' + $HeaderVersion + ' tree over it (another version was copied there)') }
-  $missing = @($CudnnDlls | Where-Object { -not (Test-Path -LiteralPath (Join-Path $CudnnBin $_) -PathType Leaf) })
+  $missing = @($CudnnDlls | Where-Object { -not (Test-Path -LiteralPath ([System.IO.Path]::Combine($CudnnBin, $_)) -PathType Leaf) })
   if ($missing.Count -eq 0) { Add-Result 'dlls' 'ok' ('all ' + [string]$CudnnDlls.Count + ' DLLs of cuDNN in ' + $CudnnBin) '' }
   else { Add-Result 'dlls' 'fail' ('missing from ' + $CudnnBin + ': ' + ($missing -join ', ')) 'copy the whole staged tree again; cuDNN loads its sub-libraries at run time' }
 }
@@ -352,9 +363,21 @@ function Test-PathOrder {
   }
   $machine = (Get-Item -LiteralPath 'HKLM:\SYSTEM\CurrentControlSet\Control\Session Manager\Environment').GetValue('Path', '', 'DoNotExpandEnvironmentNames')
   $user = (Get-Item -LiteralPath 'HKCU:\Environment').GetValue('Path', '', 'DoNotExpandEnvironmentNames')
-  $inMachine = @(Split-PathValue $machine | Where-Object { (Get-FullDir $_) -ieq $ours }).Count -gt 0
+  $machineDirs = @(Split-PathValue $machine | ForEach-Object { Get-FullDir $_ })
+  $inMachine = $machineDirs -icontains $ours
+  if ($inMachine) {
+    $before = @()
+    foreach ($dir in $machineDirs) {
+      if ($dir -ieq $ours) { break }
+      if (@(Get-CudnnDlls $dir).Count -gt 0) { $before += $dir }
+    }
+    if ($before.Count -gt 0) {
+      Add-Result 'registry-path' 'fail' ('in the Machine PATH, but after a cuDNN at ' + ($before -join ', ')) 'run activate.ps1 -Scope Machine (administrator) to put it first'
+      return
+    }
+  }
   $inUser = @(Split-PathValue $user | Where-Object { (Get-FullDir $_) -ieq $ours }).Count -gt 0
-  if ($inMachine) { Add-Result 'registry-path' 'ok' 'in the Machine PATH of the registry (new terminals and services get it)' '' }
+  if ($inMachine) { Add-Result 'registry-path' 'ok' 'first among the cuDNN entries of the Machine PATH in the registry (new terminals and services get it)' '' }
   elseif ($inUser) { Add-Result 'registry-path' 'note' 'only in the User PATH: it comes after every Machine entry, the CUDA installer''s included' 'run activate.ps1 -Scope Machine (administrator)' }
   else { Add-Result 'registry-path' 'note' 'not in the registry PATH: only this session has it' 'run activate.ps1 -Scope Machine (administrator) to make it permanent' }
 }
@@ -363,7 +386,7 @@ function Test-PathOrder {
 function Test-SystemDirs {
   $bad = @()
   foreach ($dir in @([Environment]::SystemDirectory, $env:windir)) {
-    foreach ($dll in Get-CudnnDlls $dir) { $bad += (Join-Path $dir $dll) }
+    foreach ($dll in Get-CudnnDlls $dir) { $bad += [System.IO.Path]::Combine($dir, $dll) }
   }
   if ($bad.Count -eq 0) { Add-Result 'system-dirs' 'ok' 'no cuDNN DLL in System32 or the Windows directory' '' }
   else { Add-Result 'system-dirs' 'fail' ('a cuDNN DLL is searched before any PATH entry: ' + ($bad -join ', ')) 'delete it: System32 and the Windows directory come before PATH' }
@@ -394,12 +417,12 @@ function Get-PeMachine([string]$File) {
 function Test-Zlib {
   if (-not $NeedZlib) { return }
   $dirs = @($CudnnBin, [Environment]::SystemDirectory) + @(Split-PathValue $env:Path | ForEach-Object { Get-FullDir $_ })
-  $found = $dirs | Where-Object { Test-Path -LiteralPath (Join-Path $_ 'zlibwapi.dll') -PathType Leaf } | Select-Object -First 1
+  $found = $dirs | Where-Object { $_ -and (Test-Path -LiteralPath ([System.IO.Path]::Combine($_, 'zlibwapi.dll')) -PathType Leaf) } | Select-Object -First 1
   if (-not $found) {
     Add-Result 'zlibwapi' 'fail' 'zlibwapi.dll is not reachable' ('put the x64 zlibwapi.dll into ' + $CudnnBin + ' (cuDNN fails with "Could not locate zlibwapi.dll" otherwise)')
     return
   }
-  $file = Join-Path $found 'zlibwapi.dll'
+  $file = [System.IO.Path]::Combine($found, 'zlibwapi.dll')
   $machine = Get-PeMachine $file
   if ($machine -eq 'x64') { Add-Result 'zlibwapi' 'ok' ('zlibwapi.dll (x64) in ' + $found) '' }
   else { Add-Result 'zlibwapi' 'fail' ($file + ' is ' + $machine + ', not x64') 'replace it with the x64 build of zlibwapi.dll (an x86 one fails to load in 64-bit Python)' }
@@ -408,7 +431,7 @@ function Test-Zlib {
 # 7. the Visual C++ runtime cuDNN's DLLs link against
 function Test-VcRuntime {
   $missing = @(@('msvcp140.dll', 'vcruntime140.dll', 'vcruntime140_1.dll') | Where-Object {
-    -not (Test-Path -LiteralPath (Join-Path ([Environment]::SystemDirectory) $_) -PathType Leaf) })
+    -not (Test-Path -LiteralPath ([System.IO.Path]::Combine([Environment]::SystemDirectory, $_)) -PathType Leaf) })
   if ($missing.Count -eq 0) { Add-Result 'vc-runtime' 'ok' 'the VC++ 2015-2022 runtime is installed' '' }
   else { Add-Result 'vc-runtime' 'fail' ('missing: ' + ($missing -join ', ')) 'install the Microsoft Visual C++ 2015-2022 Redistributable (x64)' }
 }
@@ -421,17 +444,23 @@ function Test-Driver {
     Add-Result 'driver' 'fail' 'nvidia-smi not found: no NVIDIA driver' ('install the NVIDIA driver' + $want)
     return
   }
-  $version = (& $smi.Source --query-gpu=driver_version --format=csv,noheader | Select-Object -First 1).Trim()
+  $output = [string](& $smi.Source --query-gpu=driver_version --format=csv,noheader 2>&1 | Select-Object -First 1)
+  $parsed = $null
+  if ($LASTEXITCODE -ne 0 -or -not [version]::TryParse($output.Trim(), [ref]$parsed)) {
+    Add-Result 'driver' 'fail' ('nvidia-smi cannot report the driver: ' + $output.Trim()) 'reinstall the NVIDIA driver (nvidia-smi fails when the driver and its tools disagree)'
+    return
+  }
   # [version] needs at least two parts ("580" is a branch floor)
   $min = if ($MinDriver -and $MinDriver -notmatch '[.]') { $MinDriver + '.0' } else { $MinDriver }
-  if ($min -and ([version]$version -lt [version]$min)) { Add-Result 'driver' 'fail' ('NVIDIA driver ' + $version + ' is older than ' + $MinDriver) ('update the NVIDIA driver to ' + $MinDriver + ' or newer') }
-  else { Add-Result 'driver' 'ok' ('NVIDIA driver ' + $version) '' }
+  if ($min -and ($parsed -lt [version]$min)) { Add-Result 'driver' 'fail' ('NVIDIA driver ' + $output.Trim() + ' is older than ' + $MinDriver) ('update the NVIDIA driver to ' + $MinDriver + ' or newer') }
+  else { Add-Result 'driver' 'ok' ('NVIDIA driver ' + $output.Trim()) '' }
 }
 
 # 9. what a running process really loaded (the seed's own check: Process Explorer's DLL view)
 function Test-ProcessModules {
   if (-not $Process) { return }
-  $procs = @(Get-Process -Name $Process -ErrorAction SilentlyContinue)
+  $name = $Process -replace '\.exe$', ''  # process names carry no .exe
+  $procs = @(Get-Process -Name $name -ErrorAction SilentlyContinue)
   if ($procs.Count -eq 0) {
     Add-Result 'process' 'fail' ('no running process named ' + $Process) 'start it and import your framework first (import torch), then run this check again'
     return
@@ -490,7 +519,9 @@ util::Result<std::string> render_activate_cmd(const WindowsActivation& a) {
   s += "rem Puts this cuDNN's DLL directory first on PATH for this cmd.exe only (no persistent change;\n";
   s += "rem use activate.ps1 -Scope Machine for that). Run it, do not start it: call activate.cmd\n";
   s += "rem The paths below are UTF-8: the code page is 65001 while this runs, then the one it was.\n";
-  s += "for /f \"tokens=2 delims=:.\" %%c in ('chcp') do set \"STACKPIN_CODEPAGE=%%c\"\n";
+  s += "set \"STACKPIN_CODEPAGE=\"\n";
+  // the number after the colon ("Active code page: 437", "Aktive Codepage: 850."); %%~nd drops a trailing dot
+  s += "for /f \"tokens=2 delims=:\" %%c in ('chcp') do for %%d in (%%c) do set \"STACKPIN_CODEPAGE=%%~nd\"\n";
   s += "chcp 65001 >nul\n";
   s += "set " + *bin + "\n";
   s += "set " + *root + "\n";
@@ -504,17 +535,34 @@ util::Result<std::string> render_activate_cmd(const WindowsActivation& a) {
       s += "set " + *var + "\n";
     }
   }
-  s += "rem remove every existing copy of the entry (case-insensitively), then put it first\n";
-  s += "set \"STACKPIN_PATH=;%PATH%;\"\n";
-  s += "call set \"STACKPIN_PATH=%%STACKPIN_PATH:;%STACKPIN_CUDNN_BIN%;=;%%\"\n";
-  s += "call set \"STACKPIN_PATH=%%STACKPIN_PATH:;%STACKPIN_CUDNN_BIN%\\;=;%%\"\n";
-  s += "set \"PATH=%STACKPIN_CUDNN_BIN%%STACKPIN_PATH:~0,-1%\"\n";
-  s += "set \"STACKPIN_PATH=\"\n";
+  // The substitution %VAR:old=new% reads the directory a second time (call): an '=' in it would
+  // end the search text, a '%' or '^' be active again, a '!' eaten by delayed expansion. Such a
+  // directory is put first without taking its other copies out.
+  if (a.dll_dir.find_first_of("%=^!") == std::string::npos) {
+    s += "rem remove every existing copy of the entry (case-insensitively), then put it first; each substitution\n";
+    s += "rem runs twice, since ;X;X; loses only every other copy in one pass\n";
+    s += "set \"STACKPIN_PATH=;%PATH%;\"\n";
+    for (int pass = 0; pass < 2; ++pass) {
+      s += "call set \"STACKPIN_PATH=%%STACKPIN_PATH:;%STACKPIN_CUDNN_BIN%;=;%%\"\n";
+      s += "call set \"STACKPIN_PATH=%%STACKPIN_PATH:;%STACKPIN_CUDNN_BIN%\\;=;%%\"\n";
+    }
+    s += "set \"PATH=%STACKPIN_CUDNN_BIN%%STACKPIN_PATH:~0,-1%\"\n";
+    s += "set \"STACKPIN_PATH=\"\n";
+  } else {
+    s += "rem the directory holds % = ^ or !, which cmd's substitution cannot search for: it is put first only\n";
+    s += "set \"PATH=%STACKPIN_CUDNN_BIN%;%PATH%\"\n";
+  }
   s += "echo cuDNN DLLs first on PATH: \"%STACKPIN_CUDNN_BIN%\"\n";
   s += "set \"STACKPIN_CUDNN_BIN=\"\n";
   s += "if defined STACKPIN_CODEPAGE chcp %STACKPIN_CODEPAGE% >nul\n";
   s += "set \"STACKPIN_CODEPAGE=\"\n";
-  return s;
+  // CRLF: cmd's parser (labels, goto, line continuations) is only reliable with Windows line ends
+  std::string crlf;
+  for (char c : s) {
+    if (c == '\n') crlf += '\r';
+    crlf += c;
+  }
+  return crlf;
 }
 
 }  // namespace gen

@@ -49,7 +49,7 @@ TEST(CliGenerate, WindowsScriptsFollowTheLayout) {
   // CUDA 13 keeps DLLs in bin\x64; the isolated cuDNN 9.13 keeps its own in bin
   auto c = stackpin({"generate", "activate", "--shell", "cmd", example("cu130-cudnn913.toml")});
   EXPECT_EQ(c.exit_code, 0) << c.err;
-  EXPECT_NE(c.out.find("\\bin\"\n"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("\\bin\"\r\n"), std::string::npos) << c.out;
   // no [targets.windows]
   auto none = stackpin({"generate", "activate", "--shell", "powershell", example("cu124-cudnn91-torch25-docker.toml")});
   EXPECT_EQ(none.exit_code, 1);

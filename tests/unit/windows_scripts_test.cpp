@@ -131,7 +131,7 @@ TEST(WindowsScripts, HostilePrefixesAreEmbeddedLiterally) {
     ASSERT_TRUE(cmd.ok()) << prefix;
     auto at = cmd->find("set \"CUDNN_PATH=");
     ASSERT_NE(at, std::string::npos);
-    std::string value = cmd->substr(at + 16, cmd->find("\"\n", at) - at - 16), back;
+    std::string value = cmd->substr(at + 16, cmd->find("\"\r\n", at) - at - 16), back;
     for (std::size_t i = 0; i < value.size(); ++i) {
       back += value[i];
       if (value[i] == '%' && i + 1 < value.size() && value[i + 1] == '%') ++i;
@@ -154,7 +154,7 @@ TEST(WindowsScripts, ThePythonHintIsValidPythonForEveryPrefix) {
       ASSERT_NE(quote, std::string::npos);
       auto literal = script_lint::read_ps_single_quoted(std::string_view(text).substr(quote));
       ASSERT_TRUE(literal.has_value()) << text.substr(line_start, 200);
-      EXPECT_EQ(*literal, "  " + want) << prefix;
+      EXPECT_EQ(*literal, want) << prefix;
       ++found;
     }
     EXPECT_GE(found, 1) << prefix;
@@ -236,6 +236,24 @@ TEST(WindowsScripts, RunHintsQuoteThePathForEachShell) {
     ASSERT_EQ(in.powershell.rfind(in_head, 0), 0u) << in.powershell;
     EXPECT_EQ(script_lint::read_ps_single_quoted(in.powershell.substr(in_head.size())).value_or("?"), prefix + "\\.stackpin\\activate.ps1");
   }
+}
+
+// cmd's %VAR:old=new% reads the directory again: with '=', '%', '^' or '!' in it the search would
+// corrupt PATH, so such a directory is only put first; every line ends in CRLF.
+TEST(WindowsScripts, TheCmdScriptNeverSearchesForADirectoryItCannotQuote) {
+  for (const std::string prefix : {"C:\\a=b", "C:\\100% done", "C:\\x^y", "C:\\wow!"}) {
+    auto cmd = gen::render_activate_cmd(activation("cu118-cudnn880-win.toml", prefix));
+    ASSERT_TRUE(cmd.ok()) << prefix;
+    EXPECT_EQ(cmd->find("call set"), std::string::npos) << prefix;
+    EXPECT_NE(cmd->find("set \"PATH=%STACKPIN_CUDNN_BIN%;%PATH%\""), std::string::npos) << prefix;
+  }
+  auto plain = gen::render_activate_cmd(activation("cu118-cudnn880-win.toml"));
+  ASSERT_TRUE(plain.ok());
+  std::size_t calls = 0;
+  for (auto at = plain->find("call set"); at != std::string::npos; at = plain->find("call set", at + 1)) ++calls;
+  EXPECT_EQ(calls, 4u) << "two passes of both substitutions";
+  for (std::size_t i = 0; i < plain->size(); ++i)
+    if ((*plain)[i] == '\n') ASSERT_TRUE(i > 0 && (*plain)[i - 1] == '\r') << "a line without CRLF at byte " << i;
 }
 
 // ---- the PATH rule on fake Windows trees ----------------------------------------------------------

@@ -16,7 +16,7 @@ $CudaPath = 'C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.8'
 $CudaPathVar = 'CUDA_PATH_V11_8'
 $CudnnPatterns = @('cudnn*64_*.dll')
 $ToolkitPatterns = @('cudart64_*.dll', 'cublas64_*.dll', 'cublaslt64_*.dll', 'cufft64_*.dll', 'curand64_*.dll', 'cusolver64_*.dll', 'cusparse64_*.dll', 'nvrtc64_*.dll', 'nvjitlink_*.dll', 'nvcc.exe')
-$PythonLine = '  import os; os.add_dll_directory(''C:\\tools\\cudnn\\v8.8.0\\bin'')'
+$PythonLine = 'import os; os.add_dll_directory(''C:\\tools\\cudnn\\v8.8.0\\bin'')'
 
 # PATH split at ';' except inside double quotes, blanks around entries trimmed, empty entries dropped
 function Split-PathValue([string]$Value) {
@@ -39,11 +39,14 @@ function Split-PathValue([string]$Value) {
 function Get-FullDir([string]$Entry) {
   $dir = [Environment]::ExpandEnvironmentVariables($Entry)
   try { $dir = [System.IO.Path]::GetFullPath($dir) } catch { }
-  return $dir.TrimEnd('\')
+  # "C:\" stays itself ("C:" would mean the current directory on C), and so does "\\"
+  $trimmed = $dir.TrimEnd('\')
+  if ($trimmed.Length -lt 3) { return $dir }
+  return $trimmed
 }
 
 function Get-CudnnDlls([string]$Dir) {
-  if ($Dir.Contains('"') -or -not (Test-Path -LiteralPath $Dir -PathType Container)) { return @() }
+  if (-not $Dir -or $Dir.Contains('"') -or -not (Test-Path -LiteralPath $Dir -PathType Container)) { return @() }
   $names = @(Get-ChildItem -LiteralPath $Dir -File -ErrorAction SilentlyContinue | ForEach-Object { $_.Name })
   return @($names | Where-Object { $name = $_; @($CudnnPatterns | Where-Object { $name -like $_ }).Count -gt 0 })
 }
@@ -77,7 +80,7 @@ function Get-NewPath([string]$Current) {
       continue
     }
     if ($kind -eq 'toolkit-with-cudnn') {
-      foreach ($dll in Get-CudnnDlls $dir) { $stale.Add((Join-Path $dir $dll)) }
+      foreach ($dll in Get-CudnnDlls $dir) { $stale.Add([System.IO.Path]::Combine($dir, $dll)) }
     }
     $kept.Add($entry)
   }
@@ -86,7 +89,7 @@ function Get-NewPath([string]$Current) {
 }
 
 function Get-MissingDlls {
-  return @($CudnnDlls | Where-Object { -not (Test-Path -LiteralPath (Join-Path $CudnnBin $_) -PathType Leaf) })
+  return @($CudnnDlls | Where-Object { -not (Test-Path -LiteralPath ([System.IO.Path]::Combine($CudnnBin, $_)) -PathType Leaf) })
 }
 
 function Test-Administrator {
@@ -114,21 +117,25 @@ function Show-Plan($Plan, [string]$Where) {
     Write-Host '  delete it if nothing needs it (stackpin stage --remove-stale does for a cuda-merge tree)'
   }
   Write-Host ('new ' + $Where + ' PATH: ' + $Plan.Value)
+  Write-Host ('sets ' + $Where + ' CUDNN_PATH = ' + $CudnnRoot)
+  if ($CudaPath) { Write-Host ('sets ' + $Where + ' CUDA_PATH = ' + $CudaPath + ' (replacing the value the CUDA installer set, if another)') }
+  if ($CudaPath -and $CudaPathVar) { Write-Host ('sets ' + $Where + ' ' + $CudaPathVar + ' = ' + $CudaPath) }
 }
 
 function Set-SessionEnvironment([string]$Value) {
   $env:Path = $Value
   $env:CUDNN_PATH = $CudnnRoot
   if ($CudaPath) { $env:CUDA_PATH = $CudaPath }
-  if ($CudaPath -and $CudaPathVar) { Set-Item -LiteralPath ('Env:' + $CudaPathVar) -Value $CudaPath }
+  if ($CudaPath -and $CudaPathVar) { Set-Item -LiteralPath ('Env:' + $CudaPathVar) -Value $CudaPath -Confirm:$false }
 }
 
 function Set-RegistryEnvironment([string]$Key, [string]$Value, $Kind) {
   # the registry value itself, keeping its type; never setx, which cuts PATH at 1024 characters
-  Set-ItemProperty -LiteralPath $Key -Name 'Path' -Value $Value -Type $Kind
-  Set-ItemProperty -LiteralPath $Key -Name 'CUDNN_PATH' -Value $CudnnRoot -Type String
-  if ($CudaPath) { Set-ItemProperty -LiteralPath $Key -Name 'CUDA_PATH' -Value $CudaPath -Type String }
-  if ($CudaPath -and $CudaPathVar) { Set-ItemProperty -LiteralPath $Key -Name $CudaPathVar -Value $CudaPath -Type String }
+  # -Confirm:$false: one confirmation (ShouldProcess below) covers them all
+  Set-ItemProperty -LiteralPath $Key -Name 'Path' -Value $Value -Type $Kind -Confirm:$false
+  Set-ItemProperty -LiteralPath $Key -Name 'CUDNN_PATH' -Value $CudnnRoot -Type String -Confirm:$false
+  if ($CudaPath) { Set-ItemProperty -LiteralPath $Key -Name 'CUDA_PATH' -Value $CudaPath -Type String -Confirm:$false }
+  if ($CudaPath -and $CudaPathVar) { Set-ItemProperty -LiteralPath $Key -Name $CudaPathVar -Value $CudaPath -Type String -Confirm:$false }
   Send-EnvironmentChange
 }
 
@@ -179,5 +186,6 @@ if ($Scope -eq 'Process') {
 foreach ($entry in $plan.Removed) { Write-Host ('removed from PATH: ' + $entry) }
 Write-Host ('cuDNN DLLs first on PATH: ' + $CudnnBin)
 Write-Host 'Python 3.8+ does not search PATH for the DLLs of extension modules. Before importing, run'
-Write-Host $PythonLine
-Write-Host 'or put that line into a .pth file (e.g. stackpin-cudnn.pth) in the environment''s site-packages.'
+Write-Host ('  ' + $PythonLine)
+Write-Host 'or put that line, as it is (starting with "import"), into a .pth file such as stackpin-cudnn.pth in the'
+Write-Host 'environment''s site-packages: Python runs such a line at every start.'
