@@ -66,7 +66,8 @@ struct Batch {
   std::string py_input;
   // the scratch root first, so that it outlives this batch (statics end in reverse order) and the
   // last flush, at exit, still has it
-  Batch() { (void)fuzz::scratch_root(); }
+  Batch() : py(python()) { (void)fuzz::scratch_root(); }
+  const std::string py;  // a member, not a function's static: it must outlive the last flush at exit
   ~Batch() { flush(); }
 
   void flush() {
@@ -96,7 +97,6 @@ struct Batch {
 
   void flush_python() {
     if (py_kinds.empty()) return;
-    static const std::string py = python();
     if (py.empty()) {
       py_kinds.clear();
       py_input.clear();
