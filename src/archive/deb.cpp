@@ -195,9 +195,9 @@ util::Status write_deb(const fs::path& out, const fs::path& control_tar, const f
   };
   const std::string version = "2.0\n";
   std::string sfx = std::string(".tar") + suffix(compression);
-  if (auto s = add("debian-binary", &version, nullptr); !s) return s;
-  if (auto s = add("control" + sfx, nullptr, &control_tar); !s) return s;
-  if (auto s = add("data" + sfx, nullptr, &data_tar); !s) return s;
+  SP_TRY(add("debian-binary", &version, nullptr));
+  SP_TRY(add("control" + sfx, nullptr, &control_tar));
+  SP_TRY(add("data" + sfx, nullptr, &data_tar));
   if (archive_write_close(a.get()) != ARCHIVE_OK) return lib_error(a.get(), "cannot finish " + out.string());
   return {};
 }
@@ -206,7 +206,7 @@ util::Result<std::string> gzip_bytes(const std::string& data) {
   Writer a(archive_write_new());
   std::string out;
   if (archive_write_set_format_raw(a.get()) != ARCHIVE_OK) return lib_error(a.get(), "cannot set up gzip");
-  if (auto s = set_compression(a.get(), Compression::gzip, 1); !s) return std::move(s).error();
+  SP_TRY(set_compression(a.get(), Compression::gzip, 1));
   archive_write_set_bytes_in_last_block(a.get(), 1);
   auto write_cb = [](struct archive*, void* client, const void* buf, size_t n) -> la_ssize_t {
     static_cast<std::string*>(client)->append(static_cast<const char*>(buf), n);

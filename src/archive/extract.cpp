@@ -160,12 +160,11 @@ util::Status Extractor::budget(std::uint64_t more, const std::string& rel, const
 }
 
 util::Status Extractor::finish_hashes(Extracted& out) {
-  auto done = m_writer.finish();
-  if (!done) return std::move(done).error();
+  SP_TRY_ASSIGN(auto done, m_writer.finish());
   std::map<std::string, crypto::Digest> by_path;
   for (std::size_t i = 0; i < out.entries.size(); ++i) {
-    auto it = done->find(i);
-    if (it != done->end()) {
+    auto it = done.find(i);
+    if (it != done.end()) {
       out.entries[i].sha256 = it->second;
       by_path[out.entries[i].path] = it->second;
     }
@@ -209,7 +208,7 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
   if (declared && archive_entry_size(ae) < 0) return Error(ErrorCode::invalid, "corrupt archive: \"" + util::printable(rel) + "\" declares a negative size");
   // the declared size (holes of a sparse file included) must fit before a byte is written
   if (declared)
-    if (auto s = budget(declared_size, rel, "stopped before"); !s) return s;
+    SP_TRY(budget(declared_size, rel, "stopped before"));
   const bool sparse = archive_entry_sparse_count(ae) > 0;
 
   Fd fd;
@@ -234,7 +233,7 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
   std::uint64_t written = 0;
   // zeros for a hole: hashed like any other bytes, counted against the bound before they are queued
   auto zeros = [&](std::uint64_t hole) -> util::Status {
-    if (auto s = budget(hole, rel, "stopped in a hole of"); !s) return s;
+    SP_TRY(budget(hole, rel, "stopped in a hole of"));
     while (hole > 0) {
       if (!m_zero) m_zero.reset(new char[1 << 16]());
       std::size_t n = hole > (1u << 16) ? (1u << 16) : static_cast<std::size_t>(hole);
@@ -262,8 +261,8 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
     }
     if (offset < 0 || static_cast<std::uint64_t>(offset) < written)
       return Error(ErrorCode::invalid, "corrupt archive: data of \"" + util::printable(rel) + "\" goes backwards");
-    if (auto s = zeros(static_cast<std::uint64_t>(offset) - written); !s) return s;
-    if (auto s = budget(size, rel, "stopped in"); !s) return s;
+    SP_TRY(zeros(static_cast<std::uint64_t>(offset) - written));
+    SP_TRY(budget(size, rel, "stopped in"));
     if (declared && size > declared_size - std::min(written, declared_size))
       return Error(ErrorCode::invalid, "corrupt archive: \"" + util::printable(rel) + "\" holds more than the " +
                                            std::to_string(declared_size) + " bytes its header declares");
@@ -275,7 +274,7 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
   // a sparse file may end in a hole: its data blocks stop short of the declared size (GNU tar
   // writes such files; extracting them gives the full size)
   if (sparse && declared && written < declared_size)
-    if (auto s = zeros(declared_size - written); !s) return s;
+    SP_TRY(zeros(declared_size - written));
   if (declared && declared_size != written)
     return Error(ErrorCode::invalid, "corrupt archive: \"" + util::printable(rel) + "\" declares " + std::to_string(declared_size) +
                                          " bytes but holds " + std::to_string(written));
@@ -308,9 +307,8 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
   m_last = name;
   if (out.entries.size() >= m_opts.max_entries)
     return Error(ErrorCode::unsafe, "the archive has more than " + std::to_string(m_opts.max_entries) + " entries");
-  auto parts = split_entry_path(name, m_opts.rules);
-  if (!parts) return std::move(parts).error();
-  std::string rel = join_path(*parts);
+  SP_TRY_ASSIGN(auto parts, split_entry_path(name, m_opts.rules));
+  std::string rel = join_path(parts);
 
   Entry e;
   e.path = rel;
@@ -366,7 +364,7 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
     }
     return {};
   }
-  if (auto st = ensure_parents(*parts, name); !st) return st;
+  SP_TRY(ensure_parents(parts, name));
   m_entries[rel] = Known{e.type, {}};
   m_keys[key] = rel;
 
@@ -381,7 +379,7 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
       }
       break;
     case EntryType::file:
-      if (auto st = write_file(a, ae, rel, e, out.entries.size()); !st) return st;
+      SP_TRY(write_file(a, ae, rel, e, out.entries.size()));
       if (zip_entry && e.size != zip_entry->uncompressed)
         return Error(ErrorCode::invalid, "corrupt zip: \"" + util::printable(name) + "\" holds " + std::to_string(e.size) +
                                              " bytes, its central directory says " + std::to_string(zip_entry->uncompressed));
@@ -397,7 +395,7 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
       if (e.link.empty()) return unsafe(name, "symlink with an empty target");
       for (char c : e.link)
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return unsafe(name, "control character in the link target");
-      std::vector<std::string> dir(parts->begin(), parts->end() - 1);
+      std::vector<std::string> dir(parts.begin(), parts.end() - 1);
       if (!resolve_link_lexically(dir, e.link))
         return unsafe(name, "symlink to \"" + util::printable(e.link) + "\" points outside the archive");
       m_entries[rel].link = e.link;
@@ -420,7 +418,7 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
       for (const auto& x : out.entries)
         if (x.path == t) src = &x;
       if (src) {
-        if (auto s = budget(src->size, rel, "stopped at the hardlink"); !s) return s;
+        SP_TRY(budget(src->size, rel, "stopped at the hardlink"));
         e.size = src->size;
         e.mode = src->mode;
         m_linked += src->size;  // a copy of the tree (to Windows, into a package) holds those bytes twice
@@ -534,9 +532,8 @@ util::Result<detail::ZipDirectory> zip_directory(const PinnedFile& f, const Extr
 util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, const ExtractOptions& opts) {
   std::optional<detail::ZipDirectory> zip;
   if (f.kind() == ArchiveKind::zip) {
-    auto dir = zip_directory(f, opts);
-    if (!dir) return std::move(dir).error();
-    zip = std::move(dir).value();
+    SP_TRY_ASSIGN(auto dir, zip_directory(f, opts));
+    zip = std::move(dir);
   }
   detail::HashedReader reader(f.fd(), f.size());
   std::unique_ptr<detail::Decoder> decoder;
@@ -560,12 +557,12 @@ util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, co
   if (zip) ex.zip = &*zip;
   ex.consumed = [&] { return reader.bytes_consumed(); };
   ex.archive_total = f.size();
-  if (auto s = read_entries(f, a.get(), ex, out, &client.error); !s) return std::move(s).error();
+  SP_TRY(read_entries(f, a.get(), ex, out, &client.error));
   if (zip && out.entries.size() != zip->entries.size())
     return corrupt(f, "its central directory lists " + std::to_string(zip->entries.size()) + " entries, its body holds " +
                           std::to_string(out.entries.size()));
-  if (auto s = ex.check_links(out); !s) return std::move(s).error();
-  if (auto s = ex.finish_hashes(out); !s) return std::move(s).error();
+  SP_TRY(ex.check_links(out));
+  SP_TRY(ex.finish_hashes(out));
   // Read the rest (zip central directory, tar padding; for xz/gz the end of the stream and its
   // checks), so that the second hash covers every byte of the file.
   if (decoder) {
@@ -581,7 +578,7 @@ util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, co
   if (out.archive_size != f.size() || out.archive_sha256 != f.sha256())
     return Error(ErrorCode::conflict, f.path().string() + " changed while it was read (the bytes decoded are not the bytes verified)")
         .with_hint("another program is writing the archive; nothing was staged");
-  if (auto s = f.unchanged(); !s) return std::move(s).error();
+  SP_TRY(f.unchanged());
   out.bytes_written = ex.bytes();
   ex.progress(true);
   return out;
@@ -590,7 +587,7 @@ util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, co
 util::Result<Extracted> run(const PinnedFile& f, const fs::path& into, const ExtractOptions& opts) {
   detail::Utf8Locale utf8;
   if (f.fd() < 0) return Error(ErrorCode::internal, "extract() of a moved-from PinnedFile");
-  if (auto s = f.unchanged(); !s) return std::move(s).error();
+  SP_TRY(f.unchanged());
   return run_stream(f, into, opts);
 }
 

@@ -145,7 +145,7 @@ util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Di
     e.hints.push_back("the file is not the pinned archive (corrupt, tampered with, or another build); nothing was unpacked");
     return e;
   }
-  if (auto s = p.unchanged(); !s) return std::move(s).error();
+  SP_TRY(p.unchanged());
 
   const auto* m = reinterpret_cast<const unsigned char*>(head.data());
   std::size_t n = head.size();

@@ -27,15 +27,14 @@ struct GenCli {
 };
 
 util::Result<gen::LinuxActivation> activation_for(const GenCli& c, Context& ctx) {
-  auto m = load_manifest_for(ctx, c.manifest);
-  if (!m) return std::move(m).error();
+  SP_TRY_ASSIGN(auto m, load_manifest_for(ctx, c.manifest));
   gen::LinuxActivation a;
-  a.name = m->name.value;
-  if (m->cudnn) a.cudnn_version = m->cudnn->version.value.text();
+  a.name = m.name.value;
+  if (m.cudnn) a.cudnn_version = m.cudnn->version.value.text();
   if (!c.prefix.empty()) a.prefix = c.prefix;
-  else if (m->linux && m->linux->prefix) a.prefix = m->linux->prefix->value;
+  else if (m.linux && m.linux->prefix) a.prefix = m.linux->prefix->value;
   else
-    return util::Error(util::ErrorCode::invalid, m->path + " has no [targets.linux] prefix")
+    return util::Error(util::ErrorCode::invalid, m.path + " has no [targets.linux] prefix")
         .with_hint("set prefix in [targets.linux], or pass --prefix DIR (where the staged tree lives)");
   if (a.prefix.empty() || a.prefix.front() != '/')
     return util::Error(util::ErrorCode::usage, "--prefix must be an absolute path, got \"" + a.prefix + "\"");

@@ -81,10 +81,9 @@ util::Result<model::Manifest> load_manifest_for(Context& ctx, const std::string&
   if (!m) return m;
   const auto& kb = knowledge::KnowledgeBase::embedded();
   if (!ctx.lock.locked && ctx.lock.file.empty()) return core::resolve_archives(*m, kb);
-  auto lock = format::load_lock(ctx.lock.file.empty() ? core::default_lock_path(path) : std::filesystem::path(ctx.lock.file));
-  if (!lock) return std::move(lock).error();
-  auto applied = core::apply_lock(*m, *lock);
-  if (applied && lock_out) *lock_out = std::move(*lock);
+  SP_TRY_ASSIGN(auto lock, format::load_lock(ctx.lock.file.empty() ? core::default_lock_path(path) : std::filesystem::path(ctx.lock.file)));
+  auto applied = core::apply_lock(*m, lock);
+  if (applied && lock_out) *lock_out = std::move(lock);
   return applied;
 }
 
@@ -114,16 +113,14 @@ util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlag
   if (!f.cache_dir.empty()) {
     o.cache_dir = f.cache_dir;
   } else {
-    auto d = core::default_cache_dir(ctx.io.env);
-    if (!d) return std::move(d).error();
-    o.cache_dir = *d;
+    SP_TRY_ASSIGN(auto d, core::default_cache_dir(ctx.io.env));
+    o.cache_dir = d;
   }
   o.mirrors = f.mirrors;  // the command line, else the settings file
   if (o.mirrors.empty()) {
     if (auto path = core::user_config_path(ctx.io.env)) {
-      auto cfg = format::load_user_config(*path);
-      if (!cfg) return std::move(cfg).error();
-      if (*cfg) o.mirrors = (*cfg)->mirrors;
+      SP_TRY_ASSIGN(auto cfg, format::load_user_config(*path));
+      if (cfg) o.mirrors = (cfg)->mirrors;
     }
   }
   o.offline = f.offline;

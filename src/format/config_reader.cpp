@@ -49,11 +49,9 @@ util::Result<UserConfig> parse_user_config(std::string_view text, const std::str
 util::Result<std::optional<UserConfig>> load_user_config(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::optional<UserConfig>();
-  auto text = util::read_file(path);
-  if (!text) return std::move(text).error();
-  auto c = parse_user_config(*text, path.string());
-  if (!c) return std::move(c).error();
-  return std::optional<UserConfig>(std::move(*c));
+  SP_TRY_ASSIGN(auto text, util::read_file(path));
+  SP_TRY_ASSIGN(auto c, parse_user_config(text, path.string()));
+  return std::optional<UserConfig>(std::move(c));
 }
 
 }  // namespace format

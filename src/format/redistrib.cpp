@@ -98,18 +98,16 @@ util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std:
       continue;
     }
     if (value.contains("relative_path")) {
-      auto a = read_archive(value, path, where, *platform, 0);
-      if (!a) return std::move(a).error();
-      r.archives.push_back(std::move(*a));
+      SP_TRY_ASSIGN(auto a, read_archive(value, path, where, *platform, 0));
+      r.archives.push_back(std::move(a));
       continue;
     }
     for (const auto& [variant, archive] : value.items()) {
       static const std::regex k_key(R"(cuda(\d{1,3}))");
       std::smatch m;
       if (!std::regex_match(variant, m, k_key)) return invalid(path, where + "." + variant, "is not a CUDA variant key such as \"cuda12\"");
-      auto a = read_archive(archive, path, where + "." + variant, *platform, std::stoi(m[1].str()));
-      if (!a) return std::move(a).error();
-      r.archives.push_back(std::move(*a));
+      SP_TRY_ASSIGN(auto a, read_archive(archive, path, where + "." + variant, *platform, std::stoi(m[1].str())));
+      r.archives.push_back(std::move(a));
     }
   }
   if (r.archives.empty()) return invalid(path, "cudnn", "lists no archive for linux-x86_64, linux-sbsa, linux-aarch64 or windows-x86_64");

@@ -526,13 +526,11 @@ util::Result<std::string> render_activate_cmd(const WindowsActivation& a) {
   s += "set " + *bin + "\n";
   s += "set " + *root + "\n";
   if (!a.cuda_path.empty()) {
-    auto cuda = cmd_quote("CUDA_PATH=" + a.cuda_path);
-    if (!cuda) return std::move(cuda).error();
-    s += "set " + *cuda + "\n";
+    SP_TRY_ASSIGN(auto cuda, cmd_quote("CUDA_PATH=" + a.cuda_path));
+    s += "set " + cuda + "\n";
     if (!a.cuda_version.empty()) {
-      auto var = cmd_quote(version_var(a.cuda_version) + "=" + a.cuda_path);
-      if (!var) return std::move(var).error();
-      s += "set " + *var + "\n";
+      SP_TRY_ASSIGN(auto var, cmd_quote(version_var(a.cuda_version) + "=" + a.cuda_path));
+      s += "set " + var + "\n";
     }
   }
   // The substitution %VAR:old=new% reads the directory a second time (call): an '=' in it would

@@ -191,14 +191,11 @@ util::Result<std::string> render_pkg_config(const BuildConfig& c) {
   if (c.prefix.empty()) {
     prefix = "${pcfiledir}" + up_to_prefix(c.pkgconfig_dir);
   } else {
-    auto p = pc_escape(c.prefix);
-    if (!p) return std::move(p).error();
-    prefix = *p;
+    SP_TRY_ASSIGN(auto p, pc_escape(c.prefix));
+    prefix = p;
   }
-  auto inc = pc_escape(c.include_dir);
-  if (!inc) return std::move(inc).error();
-  auto lib = pc_escape(c.lib_dir);
-  if (!lib) return std::move(lib).error();
+  SP_TRY_ASSIGN(auto inc, pc_escape(c.include_dir));
+  SP_TRY_ASSIGN(auto lib, pc_escape(c.lib_dir));
   const std::string main = c.libraries.empty() ? std::string("cudnn") : c.libraries.front();
   std::string s = header(c, "pkg-config file");
   s += "# Use: PKG_CONFIG_PATH=<this folder> pkg-config --cflags --libs cudnn\n";
@@ -207,8 +204,8 @@ util::Result<std::string> render_pkg_config(const BuildConfig& c) {
   if (c.prefix.empty())
     s += "# Relocatable: the prefix is found from this file's own place in the tree (" + comment_safe(c.pkgconfig_dir) + ").\n";
   s += "prefix=" + prefix + "\n";
-  s += "includedir=${prefix}" + (c.include_dir.empty() ? std::string() : "/" + *inc) + "\n";
-  s += "libdir=${prefix}" + (c.lib_dir.empty() ? std::string() : "/" + *lib) + "\n";
+  s += "includedir=${prefix}" + (c.include_dir.empty() ? std::string() : "/" + inc) + "\n";
+  s += "libdir=${prefix}" + (c.lib_dir.empty() ? std::string() : "/" + lib) + "\n";
   if (c.cuda_major) s += "cuda_major=" + std::to_string(c.cuda_major) + "\n";
   s += "\nName: cuDNN\n";
   s += "Description: NVIDIA CUDA Deep Neural Network library " + c.version +

@@ -37,9 +37,8 @@ const KnowledgeBase& KnowledgeBase::embedded() {
 }
 
 util::Result<KnowledgeBase> KnowledgeBase::from_files(const std::vector<std::pair<std::string, std::string_view>>& files) {
-  auto facts = format::parse_facts(files);
-  if (!facts) return std::move(facts).error();
-  return KnowledgeBase(std::move(facts).value());
+  SP_TRY_ASSIGN(auto facts, format::parse_facts(files));
+  return KnowledgeBase(std::move(facts));
 }
 
 // --- drivers -------------------------------------------------------------------------------

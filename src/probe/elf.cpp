@@ -87,17 +87,15 @@ util::Result<ElfInfo> read_elf(const fs::path& path) {
     return util::Error(util::ErrorCode::invalid, path.string() + " is not a valid ELF file: " + why);
   };
   if (size < 52) return bad("too short for an ELF header");
-  auto ident = r.at(0, 16);
-  if (!ident) return std::move(ident).error();
-  const std::string& id = *ident;
+  SP_TRY_ASSIGN(auto ident, r.at(0, 16));
+  const std::string& id = ident;
   if (id.compare(0, 4, "\x7f" "ELF") != 0) return bad("no ELF magic");
   if (id[5] != 1) return util::Error(util::ErrorCode::unsupported, path.string() + " is a big-endian ELF file");
   ElfInfo info;
   info.is64 = id[4] == 2;
   if (id[4] != 1 && id[4] != 2) return bad("unknown ELF class");
-  auto hdr = r.at(0, info.is64 ? 64 : 52);
-  if (!hdr) return std::move(hdr).error();
-  const std::string& h = *hdr;
+  SP_TRY_ASSIGN(auto hdr, r.at(0, info.is64 ? 64 : 52));
+  const std::string& h = hdr;
   info.shared_object = le(h, 16, 2) == 3;
   info.machine = static_cast<std::uint16_t>(le(h, 18, 2));
   std::uint64_t phoff = info.is64 ? le(h, 32, 8) : le(h, 28, 4);
@@ -105,18 +103,17 @@ util::Result<ElfInfo> read_elf(const fs::path& path) {
   std::uint64_t phnum = le(h, info.is64 ? 56 : 44, 2);
   if (phnum == 0) return info;
   if (phentsize < (info.is64 ? 56u : 32u)) return bad("program header entries too small");
-  auto ph = r.at(phoff, phentsize * phnum);
-  if (!ph) return std::move(ph).error();
+  SP_TRY_ASSIGN(auto ph, r.at(phoff, phentsize * phnum));
 
   std::vector<Load> loads;
   std::uint64_t dyn_off = 0, dyn_size = 0;
   bool has_dynamic = false;
   for (std::uint64_t i = 0; i < phnum; ++i) {
     std::size_t b = static_cast<std::size_t>(i * phentsize);
-    auto type = static_cast<std::uint32_t>(le(*ph, b, 4));
-    std::uint64_t offset = info.is64 ? le(*ph, b + 8, 8) : le(*ph, b + 4, 4);
-    std::uint64_t vaddr = info.is64 ? le(*ph, b + 16, 8) : le(*ph, b + 8, 4);
-    std::uint64_t filesz = info.is64 ? le(*ph, b + 32, 8) : le(*ph, b + 16, 4);
+    auto type = static_cast<std::uint32_t>(le(ph, b, 4));
+    std::uint64_t offset = info.is64 ? le(ph, b + 8, 8) : le(ph, b + 4, 4);
+    std::uint64_t vaddr = info.is64 ? le(ph, b + 16, 8) : le(ph, b + 8, 4);
+    std::uint64_t filesz = info.is64 ? le(ph, b + 32, 8) : le(ph, b + 16, 4);
     if (type == k_pt_load) loads.push_back({vaddr, offset, filesz});
     if (type == k_pt_dynamic) {
       has_dynamic = true;
@@ -134,15 +131,14 @@ util::Result<ElfInfo> read_elf(const fs::path& path) {
 
   const std::size_t entsize = info.is64 ? 16 : 8;
   if (dyn_size > (1u << 20)) return bad("dynamic segment larger than 1 MiB");
-  auto dyn = r.at(dyn_off, dyn_size);
-  if (!dyn) return std::move(dyn).error();
+  SP_TRY_ASSIGN(auto dyn, r.at(dyn_off, dyn_size));
   std::uint64_t strtab = 0, strsz = 0, verneed = 0, verneednum = 0;
   bool have_strtab = false, have_verneed = false;
   std::vector<std::uint64_t> needed_offsets;
   std::optional<std::uint64_t> soname_off, runpath_off, rpath_off;
-  for (std::size_t b = 0; b + entsize <= dyn->size(); b += entsize) {
-    std::uint64_t tag = le(*dyn, b, info.is64 ? 8 : 4);
-    std::uint64_t val = le(*dyn, b + entsize / 2, info.is64 ? 8 : 4);
+  for (std::size_t b = 0; b + entsize <= dyn.size(); b += entsize) {
+    std::uint64_t tag = le(dyn, b, info.is64 ? 8 : 4);
+    std::uint64_t val = le(dyn, b + entsize / 2, info.is64 ? 8 : 4);
     if (tag == 0) break;
     if (tag == k_dt_needed) needed_offsets.push_back(val);
     else if (tag == k_dt_strtab) { strtab = val; have_strtab = true; }
@@ -157,29 +153,25 @@ util::Result<ElfInfo> read_elf(const fs::path& path) {
   auto strtab_off = to_offset(strtab);
   if (!strtab_off) return bad("the string table's address is not in a loaded segment");
   if (strsz == 0 || strsz > (64u << 20)) return bad("implausible string table size");
-  auto strings = r.at(*strtab_off, strsz);
-  if (!strings) return std::move(strings).error();
+  SP_TRY_ASSIGN(auto strings, r.at(*strtab_off, strsz));
   auto str = [&](std::uint64_t off) -> util::Result<std::string> {
-    if (off >= strings->size()) return bad("a name lies outside the string table");
-    auto end = strings->find('\0', static_cast<std::size_t>(off));
+    if (off >= strings.size()) return bad("a name lies outside the string table");
+    auto end = strings.find('\0', static_cast<std::size_t>(off));
     if (end == std::string::npos) return bad("unterminated name in the string table");
-    return strings->substr(static_cast<std::size_t>(off), end - static_cast<std::size_t>(off));
+    return strings.substr(static_cast<std::size_t>(off), end - static_cast<std::size_t>(off));
   };
 
   for (auto off : needed_offsets) {
-    auto s = str(off);
-    if (!s) return std::move(s).error();
-    info.needed.push_back(*s);
+    SP_TRY_ASSIGN(auto s, str(off));
+    info.needed.push_back(s);
   }
   if (soname_off) {
-    auto s = str(*soname_off);
-    if (!s) return std::move(s).error();
-    info.soname = *s;
+    SP_TRY_ASSIGN(auto s, str(*soname_off));
+    info.soname = s;
   }
   if (auto p = runpath_off ? runpath_off : rpath_off) {
-    auto s = str(*p);
-    if (!s) return std::move(s).error();
-    for (auto& part : util::split(*s, ':'))
+    SP_TRY_ASSIGN(auto s, str(*p));
+    for (auto& part : util::split(s, ':'))
       if (!part.empty()) info.runpath.push_back(part);
   }
 
@@ -188,20 +180,16 @@ util::Result<ElfInfo> read_elf(const fs::path& path) {
     if (!vn) return bad("the version-need table's address is not in a loaded segment");
     std::uint64_t pos = *vn;
     for (std::uint64_t i = 0; i < verneednum && i < 4096; ++i) {
-      auto rec = r.at(pos, 16);
-      if (!rec) return std::move(rec).error();
-      std::uint64_t cnt = le(*rec, 2, 2), file = le(*rec, 4, 4), aux = le(*rec, 8, 4), next = le(*rec, 12, 4);
-      auto file_name = str(file);
-      if (!file_name) return std::move(file_name).error();
-      auto& versions = info.version_needs[*file_name];
+      SP_TRY_ASSIGN(auto rec, r.at(pos, 16));
+      std::uint64_t cnt = le(rec, 2, 2), file = le(rec, 4, 4), aux = le(rec, 8, 4), next = le(rec, 12, 4);
+      SP_TRY_ASSIGN(auto file_name, str(file));
+      auto& versions = info.version_needs[file_name];
       std::uint64_t apos = pos + aux;
       for (std::uint64_t j = 0; j < cnt && j < 4096; ++j) {
-        auto a = r.at(apos, 16);
-        if (!a) return std::move(a).error();
-        auto name = str(le(*a, 8, 4));
-        if (!name) return std::move(name).error();
-        versions.insert(*name);
-        std::uint64_t anext = le(*a, 12, 4);
+        SP_TRY_ASSIGN(auto a, r.at(apos, 16));
+        SP_TRY_ASSIGN(auto name, str(le(a, 8, 4)));
+        versions.insert(name);
+        std::uint64_t anext = le(a, 12, 4);
         if (anext == 0) break;
         apos += anext;
       }

@@ -83,9 +83,8 @@ util::Result<Extensions> read_extensions(std::string_view base, std::uint64_t of
     } else if (tag == k_tag_hwcaps) {
       if (size % 4 != 0) return bad("the glibc-hwcaps section's size " + std::to_string(size) + " is not a multiple of 4");
       for (std::uint64_t j = 0; j < size / 4; ++j) {
-        auto s = string_at(base, read_le<std::uint32_t>(base, off + j * 4), "glibc-hwcaps name", j);
-        if (!s) return std::move(s).error();
-        ext.hwcaps.push_back(std::move(s).value());
+        SP_TRY_ASSIGN(auto s, string_at(base, read_le<std::uint32_t>(base, off + j * 4), "glibc-hwcaps name", j));
+        ext.hwcaps.push_back(std::move(s));
       }
     }
   }
@@ -111,30 +110,27 @@ util::Result<LdCache> parse_new(std::string_view base) {
                " bytes), only " + std::to_string(base.size() - k_header_new) + " bytes follow the header");
   if (entries_end + len_strings > base.size())
     return bad("truncated: the string table (" + std::to_string(len_strings) + " bytes) runs past the end of the file");
-  auto ext = read_extensions(base, ext_offset);
-  if (!ext) return std::move(ext).error();
+  SP_TRY_ASSIGN(auto ext, read_extensions(base, ext_offset));
 
   LdCache cache;
-  cache.generator = ext->generator;
+  cache.generator = ext.generator;
   cache.entries.reserve(nlibs);
   for (std::uint64_t i = 0; i < nlibs; ++i) {
     std::size_t at = k_header_new + i * k_entry_new;
     LdCacheEntry e;
     e.flags = read_le<std::int32_t>(base, at);
-    auto key = string_at(base, read_le<std::uint32_t>(base, at + 4), "the name", i);
-    if (!key) return std::move(key).error();
-    auto value = string_at(base, read_le<std::uint32_t>(base, at + 8), "the path", i);
-    if (!value) return std::move(value).error();
-    e.key = std::move(key).value();
-    e.value = std::move(value).value();
+    SP_TRY_ASSIGN(auto key, string_at(base, read_le<std::uint32_t>(base, at + 4), "the name", i));
+    SP_TRY_ASSIGN(auto value, string_at(base, read_le<std::uint32_t>(base, at + 8), "the path", i));
+    e.key = std::move(key);
+    e.value = std::move(value);
     e.osversion = read_le<std::uint32_t>(base, at + 12);
     e.hwcap = read_le<std::uint64_t>(base, at + 16);
     if (e.hwcap & k_hwcap_extension) {
       std::uint64_t index = e.hwcap & 0xffffffffu;
-      if (index >= ext->hwcaps.size())
+      if (index >= ext.hwcaps.size())
         return bad("entry " + std::to_string(i) + " (" + e.key + ") refers to glibc-hwcaps name " + std::to_string(index) +
-                   " of " + std::to_string(ext->hwcaps.size()));
-      e.hwcaps_subdir = ext->hwcaps[index];
+                   " of " + std::to_string(ext.hwcaps.size()));
+      e.hwcaps_subdir = ext.hwcaps[index];
     }
     cache.entries.push_back(std::move(e));
   }

@@ -104,9 +104,8 @@ Result<TempDir> TempDir::create(const fs::path& parent, std::string_view prefix)
 Result<TempDir> TempDir::create_owned(const fs::path& parent, std::string_view prefix) {
   auto t = create(parent, prefix);
   if (!t) return t;
-  auto lock = FileLock::acquire(t->path() / ".owner");
-  if (!lock) return std::move(lock).error();
-  t->m_owner.emplace(std::move(lock).value());
+  SP_TRY_ASSIGN(auto lock, FileLock::acquire(t->path() / ".owner"));
+  t->m_owner.emplace(std::move(lock));
   return t;
 }
 

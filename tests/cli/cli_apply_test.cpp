@@ -84,9 +84,11 @@ TEST(CliApply, ProvisionsFromALoopbackServerAndASecondRunChangesNothing) {
   EXPECT_TRUE(fs::exists(w.prefix / ".stackpin" / "activate.sh"));
   EXPECT_TRUE(fs::exists(w.cache() / "sha256" / w.archive.sha256 / fs::path(k_path).filename()));
   // doctor saw the staged library first on the loader path
-  for (const auto& step : r["steps"])
-    if (step["name"] == "doctor")
+  for (const auto& step : r["steps"]) {
+    if (step["name"] == "doctor") {
       EXPECT_NE(step["detail"].get<std::string>().find((w.prefix / "lib64").string()), std::string::npos) << step.dump();
+    }
+  }
   bool activation_hint = false;
   for (const auto& x : r["remaining"]) activation_hint |= x.get<std::string>().find("activate.sh") != std::string::npos;
   EXPECT_TRUE(activation_hint) << r["remaining"].dump();

@@ -202,7 +202,9 @@ TEST(WindowsScripts, WhatIfChangesNothingAndNeedsNoAdministrator) {
     while (use != std::string::npos && text.rfind("function ", use) != std::string::npos &&
            text.find("\n}\n", text.rfind("function ", use)) > use)
       use = text.find(change, use + 1);
-    if (use != std::string::npos) EXPECT_GT(use, guard) << change << " comes before the dry-run branch";
+    if (use != std::string::npos) {
+      EXPECT_GT(use, guard) << change << " comes before the dry-run branch";
+    }
   }
 }
 
@@ -252,8 +254,11 @@ TEST(WindowsScripts, TheCmdScriptNeverSearchesForADirectoryItCannotQuote) {
   std::size_t calls = 0;
   for (auto at = plain->find("call set"); at != std::string::npos; at = plain->find("call set", at + 1)) ++calls;
   EXPECT_EQ(calls, 4u) << "two passes of both substitutions";
-  for (std::size_t i = 0; i < plain->size(); ++i)
-    if ((*plain)[i] == '\n') ASSERT_TRUE(i > 0 && (*plain)[i - 1] == '\r') << "a line without CRLF at byte " << i;
+  for (std::size_t i = 0; i < plain->size(); ++i) {
+    if ((*plain)[i] == '\n') {
+      ASSERT_TRUE(i > 0 && (*plain)[i - 1] == '\r') << "a line without CRLF at byte " << i;
+    }
+  }
 }
 
 // ---- the PATH rule on fake Windows trees ----------------------------------------------------------

@@ -91,13 +91,12 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
   for (const auto& pin : m.cudnn->archives) {
     if (o.platform && pin.platform.value != *o.platform) continue;
     if (!o.platform && pin.implied && std::find(wanted.begin(), wanted.end(), pin.platform.value) == wanted.end()) continue;
-    auto p = pinned_archive(m, pin.platform.value, kb);
-    if (!p) return std::move(p).error();
+    SP_TRY_ASSIGN(auto p, pinned_archive(m, pin.platform.value, kb));
     Job j{&pin, {}};
     j.transfer.platform = pin.platform.value;
-    j.transfer.file = p->expect.file;
-    j.transfer.sha256 = p->expect.sha256;
-    j.transfer.size = *p->expect.size;
+    j.transfer.file = p.expect.file;
+    j.transfer.sha256 = p.expect.sha256;
+    j.transfer.size = *p.expect.size;
     std::string url = url_of(m, pin, kb);
     if (url.empty())
       return Error(ErrorCode::invalid, std::string("no URL to fetch the ") + model::to_string(pin.platform.value) + " archive from")

@@ -262,8 +262,7 @@ util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, mod
     if (ec) return Error(ErrorCode::io, "cannot create " + d.string() + ": " + ec.message()).with_hint("choose another cache with --cache-dir DIR");
   }
   // Two runs fetching the same archive into one cache take turns.
-  auto lock = util::FileLock::acquire(cache / "partial" / (job.sha256 + ".lock"));
-  if (!lock) return std::move(lock).error();
+  SP_TRY_ASSIGN(auto lock, util::FileLock::acquire(cache / "partial" / (job.sha256 + ".lock")));
   if (auto done = find_in_cache(cache, ArchiveExpectation{job.platform, job.file, job.sha256, job.size})) {
     out.status = model::FetchStatus::cached;
     out.path = done->string();
@@ -281,11 +280,11 @@ util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, mod
     const std::string& url = job.urls[u];
     out.url = url;
     if (out.tried.empty() || out.tried.back() != url) out.tried.push_back(url);
-    if (auto s = file.open(fs::is_regular_file(part, ec)); !s) return s;
+    SP_TRY(file.open(fs::is_regular_file(part, ec)));
     if (file.size() > job.size) {
-      if (auto s = file.open(false); !s) return s;
+      SP_TRY(file.open(false));
     }
-    if (auto s = util::write_file_atomic(sidecar, url + "\n"); !s) return s;
+    SP_TRY(util::write_file_atomic(sidecar, url + "\n"));
     bool resumed = file.size() > 0;  // bytes kept from an earlier run or URL
     const bool had_bytes = resumed;
     std::chrono::milliseconds delay = std::min<std::chrono::milliseconds>(o.retry_delay, std::chrono::seconds(30));
@@ -361,7 +360,7 @@ util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, mod
         // now): the partial cannot be completed, so drop it and ask for the whole file once
         fresh_done = true;
         resumed = false;
-        if (auto st = file.open(false); !st) return st;
+        SP_TRY(file.open(false));
         continue;
       }
       if (!a.transient) {
@@ -398,7 +397,7 @@ util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, mod
       last = mismatch(url, job, "expected sha256 " + job.sha256 + ", got " + actual);
       continue;
     }
-    if (auto s = util::sync_file(part); !s) return s;
+    SP_TRY(util::sync_file(part));
     fs::rename(part, final_path, ec);
     if (ec) return Error(ErrorCode::io, "cannot move " + part.string() + " to " + final_path.string() + ": " + ec.message());
     util::sync_directory(final_path.parent_path());

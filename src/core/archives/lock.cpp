@@ -148,11 +148,10 @@ model::Manifest resolve_archives(const model::Manifest& m, const knowledge::Know
 }
 
 util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o) {
-  auto report = check_manifest(m, kb);
-  if (!report) return std::move(report).error();
-  auto first_error = std::find_if(report->findings.begin(), report->findings.end(),
+  SP_TRY_ASSIGN(auto report, check_manifest(m, kb));
+  auto first_error = std::find_if(report.findings.begin(), report.findings.end(),
                                   [](const model::Finding& f) { return f.severity == model::Severity::error; });
-  if (first_error != report->findings.end()) {
+  if (first_error != report.findings.end()) {
     Error e(ErrorCode::invalid, "cannot lock " + m.path + ": it does not pass `stackpin check` (" + first_error->subject + ": " +
                                     first_error->seen + (first_error->expected.empty() ? "" : ", expected " + first_error->expected) + ")");
     if (first_error->where) e.where = first_error->where;
@@ -168,8 +167,8 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
   lock.name = m.name.value;
   lock.inputs = lock_inputs(m);
   if (m.cuda) lock.cuda = m.cuda->version.value.text();
-  for (const auto& d : report->drivers) add_driver(lock, d);
-  add_frameworks(m, *report, lock);
+  for (const auto& d : report.drivers) add_driver(lock, d);
+  add_frameworks(m, report, lock);
   if (m.docker) {
     if (m.docker->base_image) lock.base_image = m.docker->base_image->value;
     if (m.docker->base_digest) lock.base_digest = m.docker->base_digest->value;
@@ -215,13 +214,13 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
       if (a.cuda != major) continue;
       Candidate c{base + a.relative_path, a.sha256, a.md5, a.size,
                   {"NVIDIA " + util::basename_of(r.path) + (r.release_date.empty() ? "" : " (released " + r.release_date + ")")}};
-      if (auto st = offer(a.platform, std::move(c)); !st) return std::move(st).error();
+      SP_TRY(offer(a.platform, std::move(c)));
     }
   }
   for (const model::CudnnArchiveFact* f : kb.cudnn_archives(version)) {
     if (f->cuda != major || !f->size) continue;
     Candidate c{f->url, f->sha256, f->md5, *f->size, {"knowledge base: " + knowledge::first_source(f->source)}};
-    if (auto st = offer(f->platform, std::move(c)); !st) return std::move(st).error();
+    SP_TRY(offer(f->platform, std::move(c)));
   }
   if (o.previous && o.previous->cudnn == version.text() && o.previous->cudnn_cuda == major)
     for (const auto& a : o.previous->archives)

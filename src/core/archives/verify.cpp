@@ -138,13 +138,12 @@ util::Result<PinnedArchive> pinned_archive(const model::Manifest& m, model::Plat
         .with_hint(pinned.empty() ? "add a [[cudnn.archives]] entry"
                                   : "pinned platforms: " + util::join(pinned, ", ") + " (choose with --platform)");
   }
-  auto expect = expectation_for(m, *p.pin, kb);
-  if (!expect) return std::move(expect).error();
-  if (!expect->size)
+  SP_TRY_ASSIGN(auto expect, expectation_for(m, *p.pin, kb));
+  if (!expect.size)
     return util::Error(util::ErrorCode::invalid, std::string("no size pinned for the ") + model::to_string(platform) + " archive")
         .at(m.locate(p.pin->pos))
         .with_hint("add size = N (bytes) to the [[cudnn.archives]] entry");
-  p.expect = std::move(*expect);
+  p.expect = std::move(expect);
   return p;
 }
 
@@ -187,12 +186,11 @@ util::Result<std::optional<fs::path>> search(const ArchiveExpectation& e, const 
 
 util::Result<fs::path> find_pinned_archive(const PinnedArchive& p, const fs::path& dir, bool& found_by_content,
                                            const fs::path& cache_dir) {
-  auto located = search(p.expect, dir, cache_dir, found_by_content);
-  if (!located) return std::move(located).error();
-  if (!*located)
+  SP_TRY_ASSIGN(auto located, search(p.expect, dir, cache_dir, found_by_content));
+  if (!located)
     return util::Error(util::ErrorCode::not_found, "archive " + p.expect.file + " not found " + places(dir, cache_dir))
         .with_hint(download_hint(*p.pin, p.expect, dir, cache_dir));
-  return **located;
+  return *located;
 }
 
 util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, const fs::path& dir,
@@ -207,32 +205,30 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
   for (const auto& pin : m.cudnn->archives) {
     if (platform && pin.platform.value != *platform) continue;
     any = true;
-    auto e = expectation_for(m, pin, kb);
-    if (!e) return std::move(e).error();
+    SP_TRY_ASSIGN(auto e, expectation_for(m, pin, kb));
     bool by_content = false;
-    auto where = search(*e, dir, cache_dir, by_content);
-    if (!where) return std::move(where).error();
-    if (!*where) {
+    SP_TRY_ASSIGN(auto where, search(e, dir, cache_dir, by_content));
+    if (!where) {
       if (pin.implied) continue;  // pinned by the lock or the knowledge base: verified when present
       model::VerifiedArchive v;
-      v.platform = e->platform;
-      v.expected_file = e->file;
-      v.expected_sha256 = e->sha256;
-      v.expected_size = e->size;
+      v.platform = e.platform;
+      v.expected_file = e.file;
+      v.expected_sha256 = e.sha256;
+      v.expected_size = e.size;
       report.archives.push_back(v);
       model::Finding f;
       f.rule = "verify.found";
       f.severity = model::Severity::error;
-      f.subject = std::string(model::to_string(e->platform)) + " archive";
-      f.seen = "no " + e->file + " " + places(dir, cache_dir) +
-               (e->size && !dir.empty() ? ", and no file of " + std::to_string(*e->size) + " bytes with the pinned SHA-256" : "");
-      f.expected = e->file;
-      f.fix = download_hint(pin, *e, dir, cache_dir);
+      f.subject = std::string(model::to_string(e.platform)) + " archive";
+      f.seen = "no " + e.file + " " + places(dir, cache_dir) +
+               (e.size && !dir.empty() ? ", and no file of " + std::to_string(*e.size) + " bytes with the pinned SHA-256" : "");
+      f.expected = e.file;
+      f.fix = download_hint(pin, e, dir, cache_dir);
       f.where = m.locate(pin.pos);
       findings.push_back(f);
       continue;
     }
-    report.archives.push_back(check_one(**where, *e, findings, by_content));
+    report.archives.push_back(check_one(*where, e, findings, by_content));
   }
   if (any && report.archives.empty())
     return util::Error(util::ErrorCode::not_found, "none of the archives " + m.path + " pins for cuDNN " + m.cudnn->version.value.text() +

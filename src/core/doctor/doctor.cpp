@@ -43,7 +43,7 @@ util::Result<model::DoctorReport> doctor(const DoctorOptions& o, const knowledge
   model::DoctorReport report;
   report.expected = doctor_expectations(o.manifest, kb, report.findings);
   if (o.windows) {
-    if (auto s = doctor_windows(*o.windows, kb, report); !s) return std::move(s).error();
+    SP_TRY(doctor_windows(*o.windows, kb, report));
   } else {
     util::SystemEnv system_env;
     const util::Env& env = o.env ? *o.env : system_env;

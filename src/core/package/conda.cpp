@@ -181,10 +181,9 @@ util::Status choose_frameworks(const model::Manifest& m, const knowledge::Knowle
   model::Manifest env = m;
   env.cudnn->version.value = cudnn;
   env.conda.reset();
-  auto report = check_manifest(env, kb);
-  if (!report) return std::move(report).error();
-  if (lock) use_locked_builds(*report, *lock);
-  for (const auto& f : report->findings) {
+  SP_TRY_ASSIGN(auto report, check_manifest(env, kb));
+  if (lock) use_locked_builds(report, *lock);
+  for (const auto& f : report.findings) {
     if (f.severity != model::Severity::error) continue;
     std::string why;
     if (f.rule == "framework.cuda-variant")
@@ -199,12 +198,12 @@ util::Status choose_frameworks(const model::Manifest& m, const knowledge::Knowle
     if (!f.fix.empty()) e.hints.push_back(f.fix);
     return e;
   }
-  for (const auto& f : report->findings)
+  for (const auto& f : report.findings)
     if (f.severity == model::Severity::warning && (f.rule == "framework.python" || f.rule == "framework.cuda-variant"))
       plan.notes.push_back(f.subject + ": " + f.seen + (f.expected.empty() ? "" : " (expected " + f.expected + ")"));
 
   auto wheel = [&](const std::string& name) -> const model::WheelMatch* {
-    for (const auto& w : report->wheels)
+    for (const auto& w : report.wheels)
       if (w.framework == name) return &w;
     return nullptr;
   };
@@ -340,7 +339,7 @@ util::Result<CondaPlan> plan_conda(const model::Manifest& m, const knowledge::Kn
     return refuse(m, m.cuda->version.pos, "conda-forge publishes no cuda-version " + cuda.prefix(2) + " (known: " + util::join(known, ", ") + ")")
         .with_hint("pin a CUDA release whose MAJOR.MINOR conda-forge's cuda-version has");
 
-  if (auto st = choose_channels(m, plan); !st) return std::move(st).error();
+  SP_TRY(choose_channels(m, plan));
 
   if (m.python) s.dependencies.push_back({"python=" + m.python->value.text(), {}});
   plan.cuda_version = cuda.prefix(2);
@@ -353,11 +352,10 @@ util::Result<CondaPlan> plan_conda(const model::Manifest& m, const knowledge::Kn
                           plan.cuda_version + " allows only cudatoolkit " + plan.cuda_version + " (run_constrained).");
   s.dependencies.push_back(std::move(cv));
 
-  auto cudnn = choose_cudnn(m, kb, cuda_major, plan);
-  if (!cudnn) return std::move(cudnn).error();
-  plan.cudnn_version = cudnn->text();
+  SP_TRY_ASSIGN(auto cudnn, choose_cudnn(m, kb, cuda_major, plan));
+  plan.cudnn_version = cudnn.text();
 
-  if (auto st = choose_frameworks(m, kb, *cudnn, o.lock, plan); !st) return std::move(st).error();
+  SP_TRY(choose_frameworks(m, kb, cudnn, o.lock, plan));
   return plan;
 }
 

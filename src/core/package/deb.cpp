@@ -218,14 +218,12 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
       maintainer.find_first_of("\n\r") != std::string::npos)
     return Error(ErrorCode::usage, "--maintainer must look like 'Full Name <email@example.org>', got '" + maintainer + "'");
 
-  auto pinned = pinned_archive(m, platform, kb);
-  if (!pinned) return std::move(pinned).error();
-  const ArchiveExpectation* expect = &pinned->expect;
+  SP_TRY_ASSIGN(auto pinned, pinned_archive(m, platform, kb));
+  const ArchiveExpectation* expect = &pinned.expect;
   bool by_content = false;
-  auto located = find_pinned_archive(*pinned, o.archives_dir, by_content, o.cache_dir);
-  if (!located) return std::move(located).error();
+  SP_TRY_ASSIGN(auto located, find_pinned_archive(pinned, o.archives_dir, by_content, o.cache_dir));
 
-  auto pinned_file = open_pinned(*located, *expect);
+  auto pinned_file = open_pinned(located, *expect);
   if (!pinned_file) {
     auto e = std::move(pinned_file).error();
     if (e.message.rfind("SHA-256", 0) == 0 && !e.hints.empty()) e.hints.back() = "the file is not the pinned archive (corrupt, tampered with, or another build); no package was written";
@@ -236,18 +234,16 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
   if (ec) return Error(ErrorCode::io, "cannot create " + o.out_dir.string() + ": " + ec.message());
   // what a killed run left (its owner gone), then ours, owned while this run lives
   util::TempDir::remove_abandoned(o.out_dir, ".stackpin-deb-");
-  auto tmp = util::TempDir::create_owned(o.out_dir, ".stackpin-deb-");
-  if (!tmp) return std::move(tmp).error();
+  SP_TRY_ASSIGN(auto tmp, util::TempDir::create_owned(o.out_dir, ".stackpin-deb-"));
 
   archive_io::ExtractOptions xo;
   xo.max_total_bytes = o.max_unpacked ? *o.max_unpacked : std::max<std::uint64_t>(16 * *expect->size, 256ull << 20);
   xo.progress = o.progress;
-  fs::path tree = tmp->path() / "tree";
+  fs::path tree = tmp.path() / "tree";
   fs::create_directories(tree, ec);
-  auto x = archive_io::extract(*pinned_file, tree, xo);
-  if (!x) return std::move(x).error();
-  std::string actual = crypto::to_hex(x->archive_sha256);
-  auto plan = detail::plan_layout(x->entries, m, model::Target::linux, kb);
+  SP_TRY_ASSIGN(auto x, archive_io::extract(*pinned_file, tree, xo));
+  std::string actual = crypto::to_hex(x.archive_sha256);
+  auto plan = detail::plan_layout(x.entries, m, model::Target::linux, kb);
   if (!plan) {
     auto e = std::move(plan).error();
     if (e.code == ErrorCode::unsafe) e.hints = {"the archive is not NVIDIA's original or was tampered with; no package was written"};
@@ -258,7 +254,7 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     return std::move(s).error();
 
   model::DebReport report;
-  report.archive_path = located->string();
+  report.archive_path = located.string();
   report.archive_sha256 = actual;
   report.platform = model::to_string(platform);
   const std::string triplet = multiarch_triplet(platform), arch = debian_architecture(platform);
@@ -268,7 +264,7 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     report.mtime = *o.source_date_epoch;
     report.mtime_source = "SOURCE_DATE_EPOCH";
   } else {
-    for (const auto& e : x->entries) report.mtime = std::max(report.mtime, e.mtime);
+    for (const auto& e : x.entries) report.mtime = std::max(report.mtime, e.mtime);
     report.mtime_source = "archive";
   }
 
@@ -288,9 +284,8 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
   for (const auto& f : plan->files) {
     fs::path src = top / f.from;
     if (f.to == "LICENSE") {
-      auto t = util::read_file(src);
-      if (!t) return std::move(t).error();
-      license_text = *t;
+      SP_TRY_ASSIGN(auto t, util::read_file(src));
+      license_text = t;
       continue;
     }
     std::string name = fs::path(f.to).filename().string();
@@ -302,7 +297,7 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
       mem.source = src;
     }
     mem.mode = 0644;
-    mem.shown = "\"" + util::printable(plan->top + "/" + f.from) + "\" of " + located->filename().string();
+    mem.shown = "\"" + util::printable(plan->top + "/" + f.from) + "\" of " + located.filename().string();
     if (f.to.rfind("include/", 0) == 0) {
       mem.path = "usr/include/" + f.to.substr(8);
       dev.members.push_back(std::move(mem));
@@ -345,15 +340,14 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
       report.notes.push_back(src.filename().string() + " is not an ELF shared object: packaged as is, without shlibs or dependencies");
       continue;
     }
-    auto elf = probe::read_elf(src);
-    if (!elf) return std::move(elf).error();
-    if (elf->machine != want_machine)
-      return Error(ErrorCode::mismatch, src.filename().string() + " is built for " + probe::machine_name(elf->machine) + ", not for " +
+    SP_TRY_ASSIGN(auto elf, probe::read_elf(src));
+    if (elf.machine != want_machine)
+      return Error(ErrorCode::mismatch, src.filename().string() + " is built for " + probe::machine_name(elf.machine) + ", not for " +
                                             model::to_string(platform))
           .with_hint("the archive does not match its platform pin; use the archive NVIDIA publishes for " +
                      std::string(model::to_string(platform)));
-    if (!elf->soname.empty()) own.insert(elf->soname);
-    elves.emplace_back(src, std::move(*elf));
+    if (!elf.soname.empty()) own.insert(elf.soname);
+    elves.emplace_back(src, std::move(elf));
   }
   Needs needs;
   for (const auto& [src, elf] : elves) add_needs(elf, own, needs);
@@ -467,8 +461,7 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
       return (a != "cudnn") < (b != "cudnn") || ((a != "cudnn") == (b != "cudnn") && a < b);  // "cudnn" first
     });
     std::sort(bc.static_libraries.begin(), bc.static_libraries.end());
-    auto pc = gen::render_pkg_config(bc);
-    if (!pc) return std::move(pc).error();
+    SP_TRY_ASSIGN(auto pc, gen::render_pkg_config(bc));
     auto add_text = [&](const std::string& path, std::string text) {
       archive_io::TarMember t;
       t.path = path;
@@ -477,7 +470,7 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     };
     add_text("usr/" + bc.cmake_dir + "/CUDNNConfig.cmake", gen::render_cmake_config(bc));
     add_text("usr/" + bc.cmake_dir + "/CUDNNConfigVersion.cmake", gen::render_cmake_config_version(bc));
-    add_text("usr/" + bc.pkgconfig_dir + "/cudnn.pc", *pc);
+    add_text("usr/" + bc.pkgconfig_dir + "/cudnn.pc", pc);
   }
 
   // Documentation every package carries, and the lintian overrides with their reasons.
@@ -522,40 +515,37 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     p->control.installed_size_kib = installed_kib(members);
 
     std::string sfx = std::string(".tar") + archive_io::suffix(o.compression);
-    fs::path data_tar = tmp->path() / (p->name + "-data" + sfx), control_tar = tmp->path() / (p->name + "-control" + sfx);
+    fs::path data_tar = tmp.path() / (p->name + "-data" + sfx), control_tar = tmp.path() / (p->name + "-control" + sfx);
     const std::string final_name = p->name + "_" + version + "_" + arch + ".deb";
     archive_io::TarOptions to;
     to.compression = o.compression;
     to.mtime = report.mtime;
     to.label = final_name + " (its data.tar)";
-    auto data = archive_io::write_tar(data_tar, members, to);
-    if (!data) return std::move(data).error();
-    auto control = gen::render_control(p->control);
-    if (!control) return std::move(control).error();
-    std::vector<archive_io::TarMember> ctl = {text_member("control", *control), text_member("md5sums", gen::render_md5sums(data->md5))};
+    SP_TRY_ASSIGN(auto data, archive_io::write_tar(data_tar, members, to));
+    SP_TRY_ASSIGN(auto control, gen::render_control(p->control));
+    std::vector<archive_io::TarMember> ctl = {text_member("control", control), text_member("md5sums", gen::render_md5sums(data.md5))};
     if (p == &rt) {
       ctl.push_back(text_member("shlibs", gen::render_shlibs(rt.sonames, rt.name + " (>= " + version + ")")));
       ctl.push_back(text_member("triggers", gen::render_ldconfig_trigger()));
     }
     auto control_members = with_dirs(std::move(ctl));
     to.label = final_name + " (its control.tar)";
-    if (auto c = archive_io::write_tar(control_tar, control_members, to); !c) return std::move(c).error();
+    SP_TRY(archive_io::write_tar(control_tar, control_members, to));
 
     fs::path final_path = o.out_dir / final_name;
-    fs::path part = tmp->path() / final_path.filename();
-    if (auto s = archive_io::write_deb(part, control_tar, data_tar, o.compression, report.mtime); !s) return std::move(s).error();
-    if (auto s = util::sync_file(part); !s) return std::move(s).error();
+    fs::path part = tmp.path() / final_path.filename();
+    SP_TRY(archive_io::write_deb(part, control_tar, data_tar, o.compression, report.mtime));
+    SP_TRY(util::sync_file(part));
     model::DebPackage dp;
-    auto h = crypto::hash_file(part);
-    if (!h) return std::move(h).error();
+    SP_TRY_ASSIGN(auto h, crypto::hash_file(part));
     dp.name = p->name;
     dp.version = version;
     dp.architecture = arch;
     dp.role = p->role;
     dp.path = final_path.string();
     parts.push_back(part);
-    dp.sha256 = crypto::to_hex(h->digest);
-    dp.size = h->size;
+    dp.sha256 = crypto::to_hex(h.digest);
+    dp.size = h.size;
     dp.files = p->files;
     dp.installed_size_kib = p->control.installed_size_kib;
     dp.depends = p->control.depends;
@@ -582,7 +572,7 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     written[i].unchanged = fs::exists(final_path, ec) && same_file(parts[i], final_path);
     if (written[i].unchanged) continue;
     if (fs::exists(final_path, ec)) {
-      fs::path backup = tmp->path() / ("old-" + final_path.filename().string());
+      fs::path backup = tmp.path() / ("old-" + final_path.filename().string());
       fs::rename(final_path, backup, ec);
       if (ec) {
         roll_back();

@@ -153,11 +153,11 @@ util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowled
   s.prefix = "/opt/cudnn-" + s.cudnn_version;
   s.include_dev = o.include_dev;
   if (m.python) s.python = m.python->value.prefix(2);
-  if (auto st = base_image(m, kb, plan); !st) return std::move(st).error();
+  SP_TRY(base_image(m, kb, plan));
 
   s.apt = m.docker && m.docker->cudnn.value == model::DockerCudnn::apt;
   if (s.apt) {
-    if (auto st = apt_packages(m, kb, plan); !st) return std::move(st).error();
+    SP_TRY(apt_packages(m, kb, plan));
   } else {
     auto pinned = pinned_archive(m, o.platform, kb);
     if (!pinned) {
@@ -193,19 +193,16 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
   // Everything is checked before the context is touched.
   std::optional<fs::path> archive;
   if (!s.apt && !s.from_url) {
-    auto pinned = pinned_archive(m, plan.platform, kb);
-    if (!pinned) return std::move(pinned).error();
-    const ArchiveExpectation* expect = &pinned->expect;
+    SP_TRY_ASSIGN(auto pinned, pinned_archive(m, plan.platform, kb));
+    const ArchiveExpectation* expect = &pinned.expect;
     bool by_content = false;
-    auto located = find_pinned_archive(*pinned, files.archives_dir, by_content, files.cache_dir);
-    if (!located) return std::move(located).error();
-    auto h = crypto::hash_file(*located);
-    if (!h) return std::move(h).error();
-    if (crypto::to_hex(h->digest) != expect->sha256 || (expect->size && h->size != *expect->size))
-      return Error(ErrorCode::mismatch, "SHA-256 mismatch for " + located->string() + ": expected " + expect->sha256 + ", got " +
-                                            crypto::to_hex(h->digest))
+    SP_TRY_ASSIGN(auto located, find_pinned_archive(pinned, files.archives_dir, by_content, files.cache_dir));
+    SP_TRY_ASSIGN(auto h, crypto::hash_file(located));
+    if (crypto::to_hex(h.digest) != expect->sha256 || (expect->size && h.size != *expect->size))
+      return Error(ErrorCode::mismatch, "SHA-256 mismatch for " + located.string() + ": expected " + expect->sha256 + ", got " +
+                                            crypto::to_hex(h.digest))
           .with_hint("the file is not the pinned archive; the build context was not written");
-    archive = *located;
+    archive = located;
   }
   bool with_convtest = !files.convtest_binary.empty() || !files.convtest_optional;
   if (with_convtest && !fs::is_regular_file(files.convtest_binary, ec))
@@ -242,10 +239,10 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
     if (ec) return Error(ErrorCode::io, "cannot create " + (dir / sub).string() + ": " + ec.message());
   }
   if (archive)
-    if (auto st = place(*archive, dir / "archives" / s.archive_file, false); !st) return st;
+    SP_TRY(place(*archive, dir / "archives" / s.archive_file, false));
   if (with_convtest)
-    if (auto st = place(files.convtest_binary, dir / "stackpin" / "stackpin-convtest", true); !st) return st;
-  if (auto st = util::write_file_atomic(dir / ".dockerignore", gen::render_dockerignore(s)); !st) return st;
+    SP_TRY(place(files.convtest_binary, dir / "stackpin" / "stackpin-convtest", true));
+  SP_TRY(util::write_file_atomic(dir / ".dockerignore", gen::render_dockerignore(s)));
   return util::write_file_atomic(dir / "Dockerfile", dockerfile);
 }
 

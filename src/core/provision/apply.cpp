@@ -415,8 +415,7 @@ util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge
         .with_hint("the Windows tree is built here and copied to the Windows machine: --dest ./cudnn-windows");
   if (!r.deb && !model::resolve_dest(o.target, o.dest, m))
     return Error(ErrorCode::usage, "no --dest and no [targets.linux] prefix in " + m.path).with_hint("pass --dest DIR or set prefix in [targets.linux]");
-  auto pinned = pinned_archive(m, r.platform, kb);
-  if (!pinned) return std::move(pinned).error();
+  SP_TRY_ASSIGN(auto pinned, pinned_archive(m, r.platform, kb));
 
   r.report.manifest = m.path;
   r.report.target = model::to_string(o.target);
@@ -429,7 +428,7 @@ util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge
     if (auto dest = model::resolve_dest(o.target, o.dest, m)) r.report.dest = fs::absolute(*dest).lexically_normal().string();
   }
 
-  bool ok = archive_step(r, *pinned) && (r.deb ? deb_steps(r) : stage_steps(r)) && doctor_step(r) && convtest_step(r);
+  bool ok = archive_step(r, pinned) && (r.deb ? deb_steps(r) : stage_steps(r)) && doctor_step(r) && convtest_step(r);
   if (ok) remaining_for_target(r);
   return std::move(r.report);
 }

@@ -232,7 +232,7 @@ util::Status write_build_files(const model::StateDir& dirs, const BuildFiles& b,
   // the record first: a run killed after it leaves nothing unstage does not know about
   remove_strays(record_path(dirs));
   if (render_record(rec) != before || !fs::exists(record_path(dirs), ec))
-    if (auto s = util::write_file_atomic(record_path(dirs), render_record(rec)); !s) return s;
+    SP_TRY(util::write_file_atomic(record_path(dirs), render_record(rec)));
   for (const auto& d : rec.dirs) {
     if (fs::is_directory(fs::symlink_status(dirs.dest / d, ec))) continue;
     fs::create_directory(dirs.dest / d, ec);
@@ -242,7 +242,7 @@ util::Status write_build_files(const model::StateDir& dirs, const BuildFiles& b,
     remove_strays(dirs.dest / f->first);
     auto text = util::read_file(dirs.dest / f->first);
     if (!text || *text != f->second)
-      if (auto s = util::write_file_atomic(dirs.dest / f->first, f->second); !s) return s;
+      SP_TRY(util::write_file_atomic(dirs.dest / f->first, f->second));
     report.build_files.push_back((dirs.dest / f->first).string());
   }
   report.build_files_note = kept.empty() ? b.note : kept_note(kept);

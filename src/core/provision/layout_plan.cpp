@@ -143,7 +143,7 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
   std::vector<TreeNode> nodes;
   for (const auto& f : plan.files)
     nodes.push_back(TreeNode{f.to, f.type == "symlink", f.link, plan.top + "/" + f.from});
-  if (auto s = check_links_in_tree(nodes, "DEST"); !s) return std::move(s).error();
+  SP_TRY(check_links_in_tree(nodes, "DEST"));
   return plan;
 }
 

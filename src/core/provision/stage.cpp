@@ -145,7 +145,7 @@ util::Status write_activation(const model::StateDir& dirs, const Activation& a, 
   for (const auto& [name, content] : a.files) {
     auto text = util::read_file(dirs.root() / name);
     if (!text || *text != content)
-      if (auto s = util::write_file_atomic(dirs.root() / name, content); !s) return s;
+      SP_TRY(util::write_file_atomic(dirs.root() / name, content));
     report.activation.push_back((dirs.root() / name).string());
   }
   report.activation_note = a.note;
@@ -178,9 +178,8 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
     return util::Error(util::ErrorCode::usage, std::string("--target windows stages the windows-x86_64 archive, not ") + model::to_string(platform));
   if (o.target == model::Target::linux && model::is_windows(platform))
     return util::Error(util::ErrorCode::usage, "--target linux needs a Linux archive (--platform linux-x86_64 or linux-sbsa)");
-  auto pinned = pinned_archive(m, platform, kb);
-  if (!pinned) return std::move(pinned).error();
-  const ArchiveExpectation* expect = &pinned->expect;
+  SP_TRY_ASSIGN(auto pinned, pinned_archive(m, platform, kb));
+  const ArchiveExpectation* expect = &pinned.expect;
 
   report.dest = dest_abs.string();
   report.prefix = prefix_of(m, o.target, dest_abs);
@@ -237,14 +236,13 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   bool by_content = false;
   std::optional<fs::path> archive;
   auto find_archive = [&]() -> util::Status {
-    auto located = find_pinned_archive(*pinned, o.archives_dir, by_content, o.cache_dir);
-    if (!located) return std::move(located).error();
-    archive = *located;
+    SP_TRY_ASSIGN(auto located, find_pinned_archive(pinned, o.archives_dir, by_content, o.cache_dir));
+    archive = located;
     report.archive_path = archive->string();
     return {};
   };
   if (!own_files_only)
-    if (auto s = find_archive(); !s) return std::move(s).error();
+    SP_TRY(find_archive());
 
   archive_io::ExtractOptions xo;
   xo.rules = o.target == model::Target::windows ? archive_io::NameRules::windows : archive_io::NameRules::posix;
@@ -252,84 +250,77 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   xo.progress = o.progress;
 
   if (o.dry_run) {
-    auto pinned_file = open_pinned(*archive, *expect);
-    if (!pinned_file) return std::move(pinned_file).error();
-    auto listing = archive_io::list(*pinned_file, xo);
-    if (!listing) return std::move(listing).error();
-    auto plan = detail::plan_layout(listing->entries, m, o.target, kb);
-    if (!plan) return std::move(plan).error();
-    for (auto& f : plan->files) {
+    SP_TRY_ASSIGN(auto pinned_file, open_pinned(*archive, *expect));
+    SP_TRY_ASSIGN(auto listing, archive_io::list(pinned_file, xo));
+    SP_TRY_ASSIGN(auto plan, detail::plan_layout(listing.entries, m, o.target, kb));
+    for (auto& f : plan.files) {
       f.replaces = fs::exists(fs::symlink_status(dest_abs / f.to, ec));
       report.bytes += f.size;
     }
-    report.plan = plan->files;
-    report.files = plan->files.size();
-    if (o.target == model::Target::windows) report.stale = find_stale(dest_abs, plan->files);
+    report.plan = plan.files;
+    report.files = plan.files.size();
+    if (o.target == model::Target::windows) report.stale = find_stale(dest_abs, plan.files);
     return report;
   }
 
-  auto state = State::open(dest_abs, o.on_lock_wait);
-  if (!state) return std::move(state).error();
-  auto recovered = state->recover();
-  if (!recovered) return std::move(recovered).error();
-  report.recovered = *recovered;
-  auto previous = state->read_receipt();
-  if (!previous) return std::move(previous).error();
-  if (*previous && same_receipt(**previous) && intact(**previous, dest_abs)) {
+  SP_TRY_ASSIGN(auto state, State::open(dest_abs, o.on_lock_wait));
+  SP_TRY_ASSIGN(auto recovered, state.recover());
+  report.recovered = recovered;
+  SP_TRY_ASSIGN(auto previous, state.read_receipt());
+  if (previous && same_receipt(*previous) && intact(*previous, dest_abs)) {
     report.no_op = true;
-    report.files = (*previous)->files.size();
-    if (!archive) report.archive_path = (*previous)->archive_file;
-    if (auto s = write_activation(dirs, activation_for(m, kb, **previous), report); !s) return std::move(s).error();
-    if (auto s = detail::write_build_files(dirs, detail::build_files_for(**previous), report); !s) return std::move(s).error();
+    report.files = (previous)->files.size();
+    if (!archive) report.archive_path = (previous)->archive_file;
+    SP_TRY(write_activation(dirs, activation_for(m, kb, *previous), report));
+    SP_TRY(detail::write_build_files(dirs, detail::build_files_for(*previous), report));
     return report;
   }
 
   if (!archive)  // it changed since the check above (another run): the archive is needed after all
-    if (auto s = find_archive(); !s) return with_cleanup(*state, std::move(s).error());
+    if (auto s = find_archive(); !s) return with_cleanup(state, std::move(s).error());
   // The receipt must record every name losslessly (archive entries were checked while extracting)
   for (const auto& [what, text] : std::vector<std::pair<std::string, std::string>>{
            {"DEST", dest_abs.string()}, {"the manifest's path", m.path}, {"the archive's file name", fs::path(report.archive_path).filename().string()}})
     if (!util::is_valid_utf8(text))
-      return with_cleanup(*state, util::Error(util::ErrorCode::usage, what + " \"" + util::printable(text) + "\" is not valid UTF-8")
+      return with_cleanup(state, util::Error(util::ErrorCode::usage, what + " \"" + util::printable(text) + "\" is not valid UTF-8")
                                       .with_hint("the receipt records it; rename it, or use a path in UTF-8; nothing was staged"));
 
   // proven to be the pinned bytes before anything is unpacked (and before DEST/.stackpin/tmp-* exists)
   auto pinned_file = open_pinned(*archive, *expect);
-  if (!pinned_file) return with_cleanup(*state, std::move(pinned_file).error());
+  if (!pinned_file) return with_cleanup(state, std::move(pinned_file).error());
   auto tmp = util::TempDir::create_owned(dirs.root(), "tmp-");
-  if (!tmp) return with_cleanup(*state, std::move(tmp).error());
+  if (!tmp) return with_cleanup(state, std::move(tmp).error());
   auto extracted = archive_io::extract(*pinned_file, tmp->path(), xo);
   if (!extracted) {
     auto e = std::move(extracted).error();
     if (e.code == util::ErrorCode::io && e.message.find("No space left") != std::string::npos)
       e.hints.push_back("free space on the file system of " + dest_abs.string() + "; nothing was staged");
     { util::TempDir drop = std::move(*tmp); }  // drop the partial extraction now
-    return with_cleanup(*state, std::move(e));
+    return with_cleanup(state, std::move(e));
   }
   auto plan = detail::plan_layout(extracted->entries, m, o.target, kb);
-  if (!plan) return with_cleanup(*state, std::move(plan).error());
+  if (!plan) return with_cleanup(state, std::move(plan).error());
   fs::path top = tmp->path() / plan->top;
   if (auto s = detail::check_header_version(top / "include" / "cudnn_version.h", m.cudnn->version.value); !s)
-    return with_cleanup(*state, std::move(s).error());
+    return with_cleanup(state, std::move(s).error());
 
   // A directory where a file must go cannot be replaced: refuse before touching anything.
   for (const auto& f : plan->files) {
     auto st = fs::symlink_status(dest_abs / f.to, ec);
     if (fs::is_directory(st))
-      return with_cleanup(*state, util::Error(util::ErrorCode::conflict, (dest_abs / f.to).string() + " is a directory where cuDNN's " + f.to + " goes"));
+      return with_cleanup(state, util::Error(util::ErrorCode::conflict, (dest_abs / f.to).string() + " is a directory where cuDNN's " + f.to + " goes"));
   }
 
   // Another staging in this DEST: take it away first (restoring what it replaced).
-  if (*previous) {
+  if (previous) {
     std::vector<std::string> modified;
     std::uint64_t removed = 0, restored = 0;
-    auto j = Journal::begin(dirs, "unstage", {});
-    if (!j) return std::move(j).error();
-    auto s = detail::remove_staged(dirs, **previous, o.force, modified, removed, restored);
+    SP_TRY_ASSIGN(auto j, Journal::begin(dirs, "unstage", {}));
+    auto s = detail::remove_staged(dirs, *previous, o.force, modified, removed, restored);
     if (!s) {
       fs::remove(dirs.journal(), ec);
       auto e = std::move(s).error();
-      e.message = "cannot replace the cuDNN " + (*previous)->cudnn_version + " staged in " + dest_abs.string() + ": " + e.message;
+      e.message = "cannot replace the cuDNN " + (previous)->cudnn_version + " staged in " + dest_abs.string() + ": " + e.message;
       return e;
     }
     fs::remove(dirs.receipt(), ec);
@@ -344,15 +335,15 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   auto journal = Journal::begin(dirs, "stage", o.fault);
   if (!journal) {
     auto e = std::move(journal).error();
-    auto r = state->recover();  // a journal that was begun but not completed
-    if (r) state->discard_created();
+    auto r = state.recover();  // a journal that was begun but not completed
+    if (r) state.discard_created();
     return e;
   }
   auto fail = [&](util::Error e) -> util::Error {
     // roll back now rather than leaving it to the next command; then DEST is as before, so what
     // this run created (DEST/.stackpin, DEST) goes too
-    auto r = state->recover();
-    if (r) state->discard_created();
+    auto r = state.recover();
+    if (r) state.discard_created();
     return e;
   };
   if (auto s = journal->record("tmp", tmp->path().filename().string()); !s) return fail(std::move(s).error());
@@ -381,7 +372,7 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
     for (const auto& part : rel_dir) {
       cur /= part;
       if (fs::exists(dest_abs / cur, ec)) continue;
-      if (auto s = journal->record("mkdir", cur.generic_string()); !s) return s;
+      SP_TRY(journal->record("mkdir", cur.generic_string()));
       fs::create_directory(dest_abs / cur, ec);
       if (ec) return util::Error(util::ErrorCode::io, "cannot create " + (dest_abs / cur).string() + ": " + ec.message());
       receipt.created_dirs.push_back(cur.generic_string());
@@ -393,7 +384,7 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
     fs::create_directories((dirs.root() / bak).parent_path(), ec);
     if (ec) return util::Error(util::ErrorCode::io, "cannot create " + (dirs.root() / bak).parent_path().string() + ": " + ec.message());
     fs::remove(dirs.root() / bak, ec);
-    if (auto s = journal->record("backup", rel, bak); !s) return s;
+    SP_TRY(journal->record("backup", rel, bak));
     fs::rename(dest_abs / rel, dirs.root() / bak, ec);
     if (ec) return util::Error(util::ErrorCode::io, "cannot move " + (dest_abs / rel).string() + " aside: " + ec.message());
     sf.backup = bak;
@@ -459,11 +450,10 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
 
 util::Result<model::Receipt> staged_receipt(const fs::path& dest_in) {
   fs::path dest = fs::absolute(dest_in).lexically_normal();
-  auto r = detail::load_receipt(model::StateDir{dest});
-  if (!r) return std::move(r).error();
-  if (!*r) return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
+  SP_TRY_ASSIGN(auto r, detail::load_receipt(model::StateDir{dest}));
+  if (!r) return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
                  .with_hint("stage the tree first: stackpin stage MANIFEST --target windows --dest " + gen::sh_quote(dest.string()));
-  return std::move(**r);
+  return std::move(*r);
 }
 
 util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::UnstageReport& report) {
@@ -487,22 +477,18 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
       return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
           .with_hint("unstage removes only what `stackpin stage` put there");
   }
-  auto state = State::open(dest, o.on_lock_wait);
-  if (!state) return std::move(state).error();
-  auto recovered = state->recover();
-  if (!recovered) return std::move(recovered).error();
-  report.recovered = *recovered;
-  auto receipt = state->read_receipt();
-  if (!receipt) return std::move(receipt).error();
-  if (*receipt) {
-    auto journal = Journal::begin(dirs, "unstage", o.fault);
-    if (!journal) return std::move(journal).error();
-    auto s = detail::remove_staged(dirs, **receipt, o.force, report.modified, report.removed, report.restored);
+  SP_TRY_ASSIGN(auto state, State::open(dest, o.on_lock_wait));
+  SP_TRY_ASSIGN(auto recovered, state.recover());
+  report.recovered = recovered;
+  SP_TRY_ASSIGN(auto receipt, state.read_receipt());
+  if (receipt) {
+    SP_TRY_ASSIGN(auto journal, Journal::begin(dirs, "unstage", o.fault));
+    auto s = detail::remove_staged(dirs, *receipt, o.force, report.modified, report.removed, report.restored);
     if (!s) {
       if (!report.modified.empty()) fs::remove(dirs.journal(), ec);  // refused before touching anything
       return std::move(s).error();
     }
-    if (auto r = journal->record("done"); !r) return std::move(r).error();
+    SP_TRY(journal.record("done"));
     fs::remove(dirs.receipt(), ec);
     fs::remove(dirs.journal(), ec);
   }
@@ -538,10 +524,9 @@ util::Result<model::StatusReport> status(const fs::path& dest_in, std::vector<mo
       e.hints.push_back(".stackpin/journal is left by " + report.pending);
     return e;
   }
-  auto loaded = detail::load_receipt(dirs);
-  if (!loaded) return std::move(loaded).error();
-  if (!*loaded) return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)");
-  const auto& r = *loaded;
+  SP_TRY_ASSIGN(auto loaded, detail::load_receipt(dirs));
+  if (!loaded) return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)");
+  const auto& r = loaded;
   report.cudnn_version = r->cudnn_version;
   report.archive_file = r->archive_file;
   report.target = r->target;

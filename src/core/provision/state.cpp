@@ -122,36 +122,33 @@ util::Status check_state_path(const model::StateDir& dirs, const std::string& re
 util::Result<std::optional<model::Receipt>> load_receipt(const model::StateDir& dirs) {
   std::error_code ec;
   if (!fs::exists(dirs.receipt(), ec)) return std::optional<model::Receipt>();
-  auto text = util::read_file(dirs.receipt());
-  if (!text) return std::move(text).error();
+  SP_TRY_ASSIGN(auto text, util::read_file(dirs.receipt()));
   const std::string source = dirs.receipt().string();
-  auto r = format::parse_receipt(*text, source);
-  if (!r) return std::move(r).error();
-  for (std::size_t i = 0; i < r->files.size(); ++i) {
-    const auto& f = r->files[i];
+  SP_TRY_ASSIGN(auto r, format::parse_receipt(text, source));
+  for (std::size_t i = 0; i < r.files.size(); ++i) {
+    const auto& f = r.files[i];
     std::string where = source + ": files[" + std::to_string(i) + "]";
     if (f.type != "file" && f.type != "symlink" && f.type != "removed")
       return hostile_state(where, f.path, "has the type \"" + util::printable(f.type) + "\", which stackpin never writes");
     if (f.type == "file" && !(f.sha256.size() == 64 && util::is_hex(f.sha256)))
       return hostile_state(where, f.path, "has no SHA-256 to check it by");
-    if (auto s = check_dest_path(dirs, f.path, where); !s) return std::move(s).error();
+    SP_TRY(check_dest_path(dirs, f.path, where));
     if (!f.backup.empty())
-      if (auto s = check_state_path(dirs, f.backup, "backup", where + ".backup"); !s) return std::move(s).error();
+      SP_TRY(check_state_path(dirs, f.backup, "backup", where + ".backup"));
   }
-  for (std::size_t i = 0; i < r->created_dirs.size(); ++i)
-    if (auto s = check_dest_path(dirs, r->created_dirs[i], source + ": created_dirs[" + std::to_string(i) + "]"); !s)
+  for (std::size_t i = 0; i < r.created_dirs.size(); ++i)
+    if (auto s = check_dest_path(dirs, r.created_dirs[i], source + ": created_dirs[" + std::to_string(i) + "]"); !s)
       return std::move(s).error();
-  return std::optional<model::Receipt>(std::move(r).value());
+  return std::optional<model::Receipt>(std::move(r));
 }
 
 util::Result<std::optional<model::Receipt>> State::read_receipt() const { return load_receipt(m_dirs); }
 
 util::Result<Journal> Journal::begin(const model::StateDir& dirs, const std::string& op, const std::function<void(int)>& fault) {
-  auto f = util::DurableAppender::open(dirs.journal());
-  if (!f) return std::move(f).error();
-  Journal j(std::move(f).value(), fault);
-  if (auto s = j.record("stackpin-journal", "1"); !s) return std::move(s).error();
-  if (auto s = j.record("op", op); !s) return std::move(s).error();
+  SP_TRY_ASSIGN(auto f, util::DurableAppender::open(dirs.journal()));
+  Journal j(std::move(f), fault);
+  SP_TRY(j.record("stackpin-journal", "1"));
+  SP_TRY(j.record("op", op));
   return j;
 }
 
@@ -210,9 +207,9 @@ util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r,
   };
   for (auto it = r.files.rbegin(); it != r.files.rend(); ++it) {
     // validated when the receipt was read; again here, right before the change
-    if (auto s = check_dest_path(dirs, it->path, dirs.receipt().string()); !s) return s;
+    SP_TRY(check_dest_path(dirs, it->path, dirs.receipt().string()));
     if (!it->backup.empty())
-      if (auto s = check_state_path(dirs, it->backup, "backup", dirs.receipt().string()); !s) return s;
+      SP_TRY(check_state_path(dirs, it->backup, "backup", dirs.receipt().string()));
     fs::path p = dirs.dest / it->path;
     fs::path b = it->backup.empty() ? fs::path() : dirs.root() / it->backup;
     bool backup_kept = !b.empty() && fs::exists(fs::symlink_status(b, ec));
@@ -265,9 +262,9 @@ util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dir
       if (r.a.rfind("tmp-", 0) != 0 || r.a.find('/') != std::string::npos || r.a.find("..") != std::string::npos || !r.b.empty())
         return bad(n, "the extraction directory \"" + util::printable(r.a) + "\" is not one stackpin makes");
     } else if (r.kind == "mkdir" || r.kind == "place") {
-      if (auto s = check_dest_path(dirs, r.a, source + ":" + std::to_string(n)); !s) return std::move(s).error();
+      SP_TRY(check_dest_path(dirs, r.a, source + ":" + std::to_string(n)));
     } else if (r.kind == "backup") {
-      if (auto s = check_dest_path(dirs, r.a, source + ":" + std::to_string(n)); !s) return std::move(s).error();
+      SP_TRY(check_dest_path(dirs, r.a, source + ":" + std::to_string(n)));
       if (r.b != "backup/" + r.a) return bad(n, "the backup of " + util::printable(r.a) + " is not kept where stackpin keeps it");
     } else if (r.kind != "commit" && r.kind != "done") {
       return bad(n, "the record \"" + util::printable(r.kind) + "\" is not one stackpin writes");
@@ -308,14 +305,12 @@ util::Result<std::string> State::recover() {
     remove_strays(m_dirs);
     return std::string();
   }
-  auto text = util::read_file(m_dirs.journal());
-  if (!text) return std::move(text).error();
-  auto recs = read_journal(m_dirs, *text);
-  if (!recs) return std::move(recs).error();
+  SP_TRY_ASSIGN(auto text, util::read_file(m_dirs.journal()));
+  SP_TRY_ASSIGN(auto recs, read_journal(m_dirs, text));
   std::string op;
   bool committed = false;
   std::string tmp;
-  for (const auto& r : *recs) {
+  for (const auto& r : recs) {
     if (r.kind == "op") op = r.a;
     if (r.kind == "commit") committed = true;
     if (r.kind == "tmp") tmp = r.a;
@@ -326,10 +321,10 @@ util::Result<std::string> State::recover() {
     if (ec) return util::Error(util::ErrorCode::io, "cannot finish the interrupted stage: " + ec.message());
     done = "finished an interrupted stage (its files were all in place)";
   } else if (op == "stage") {
-    for (auto it = recs->rbegin(); it != recs->rend(); ++it) {
+    for (auto it = recs.rbegin(); it != recs.rend(); ++it) {
       // validated when the journal was read; the parents again right before each change
       if (!it->a.empty() && (it->kind == "place" || it->kind == "backup" || it->kind == "mkdir"))
-        if (auto s = check_dest_path(m_dirs, it->a, m_dirs.journal().string()); !s) return std::move(s).error();
+        SP_TRY(check_dest_path(m_dirs, it->a, m_dirs.journal().string()));
       if (it->kind == "place") {
         fs::remove(m_dirs.dest / it->a, ec);
       } else if (it->kind == "backup") {
@@ -346,12 +341,11 @@ util::Result<std::string> State::recover() {
     prune_backup_dirs(m_dirs);  // the directories the backups were moved into
     done = "rolled back an interrupted stage (DEST is as it was before it)";
   } else if (op == "unstage") {
-    auto receipt = read_receipt();
-    if (!receipt) return std::move(receipt).error();
-    if (*receipt) {
+    SP_TRY_ASSIGN(auto receipt, read_receipt());
+    if (receipt) {
       std::vector<std::string> modified;
       std::uint64_t removed = 0, restored = 0;
-      if (auto s = remove_staged(m_dirs, **receipt, true, modified, removed, restored); !s) return std::move(s).error();
+      SP_TRY(remove_staged(m_dirs, *receipt, true, modified, removed, restored));
       fs::remove(m_dirs.receipt(), ec);
     }
     done = "finished an interrupted unstage";

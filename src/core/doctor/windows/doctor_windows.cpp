@@ -178,11 +178,11 @@ util::Status validate(const WindowsDoctorOptions& o) {
       return usage(std::string(option) + " " + value + ": not an absolute Windows path", std::string("write it as ") + option + " \"C:\\...\"");
     return {};
   };
-  if (auto s = check("--app-dir", o.app_dir); !s) return s;
-  if (auto s = check("--cwd", o.cwd); !s) return s;
-  if (auto s = check("--python", o.python); !s) return s;
+  SP_TRY(check("--app-dir", o.app_dir));
+  SP_TRY(check("--cwd", o.cwd));
+  SP_TRY(check("--python", o.python));
   for (const auto& d : o.dll_dirs)
-    if (auto s = check("--dll-dir", d); !s) return s;
+    SP_TRY(check("--dll-dir", d));
   return {};
 }
 
@@ -193,7 +193,7 @@ std::size_t characters(const std::string& utf8) {
 }  // namespace
 
 util::Status doctor_windows(const WindowsDoctorOptions& o, const knowledge::KnowledgeBase& kb, model::DoctorReport& report) {
-  if (auto s = validate(o); !s) return s;
+  SP_TRY(validate(o));
   WindowsTree tree;
   tree.drives['C'] = o.root;
   for (const auto& [letter, dir] : o.drives) tree.drives[static_cast<char>(std::toupper(static_cast<unsigned char>(letter)))] = dir;

@@ -95,3 +95,21 @@ class [[nodiscard]] Result<void> {
 using Status = Result<void>;
 
 }  // namespace util
+
+// Propagating an error to the caller, the one way every function does it:
+//   SP_TRY(expr);                   expr gives a Status or a Result<T>; on an error, return it
+//   SP_TRY_ASSIGN(auto x, expr);    expr gives a Result<T>; on an error return it, else x = the value
+// (macros, since a function cannot return from its caller; each expands to plain statements, no
+// compiler extension).
+#define SP_CONCAT_INNER(a, b) a##b
+#define SP_CONCAT(a, b) SP_CONCAT_INNER(a, b)
+#define SP_TRY(expr)                                                 \
+  do {                                                               \
+    auto&& sp_try_status_ = (expr);                                  \
+    if (!sp_try_status_) return std::move(sp_try_status_).error();   \
+  } while (0)
+#define SP_TRY_ASSIGN(lhs, expr) SP_TRY_ASSIGN_IMPL(SP_CONCAT(sp_try_result_, __LINE__), lhs, expr)
+#define SP_TRY_ASSIGN_IMPL(tmp, lhs, expr)        \
+  auto tmp = (expr);                              \
+  if (!tmp) return std::move(tmp).error();        \
+  lhs = std::move(tmp).value()
