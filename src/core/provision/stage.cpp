@@ -152,15 +152,54 @@ util::Status write_activation(const model::StateDir& dirs, const Activation& a, 
   return {};
 }
 
-util::Error with_cleanup(State& state, util::Error e) {
-  state.discard_created();
-  return e;
-}
-
 }  // namespace
 
-util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const StageOptions& o) {
+namespace {
+
+// One run of `stage`, as the steps stage() names: what it stages and where (set up by
+// resolve()), then each step reading and filling this.
+struct StageRun {
+  const model::Manifest& m;
+  const knowledge::KnowledgeBase& kb;
+  const StageOptions& o;
+  fs::path dest;
+  model::StateDir dirs;
+  PinnedArchive pinned;
   model::StageReport report;
+  std::optional<fs::path> archive;
+  archive_io::ExtractOptions xo;
+
+  const ArchiveExpectation& expect() const { return pinned.expect; }
+
+  // With --remove-stale a staging is current only when no stale DLL is left: the first run's
+  // output tells the user to rerun with --remove-stale, and that rerun must not answer "already
+  // staged".
+  bool stale_left(const model::Receipt& r) const {
+    if (!o.remove_stale || o.target != model::Target::windows) return false;
+    std::vector<model::PlannedFile> staged;
+    for (const auto& f : r.files) {
+      if (f.type == "removed") continue;
+      model::PlannedFile p;
+      p.to = f.path;
+      staged.push_back(std::move(p));
+    }
+    return !find_stale(dest, staged).empty();
+  }
+  // The receipt describes this same staging (archive, target, layout, platform, prefix).
+  bool same_receipt(const model::Receipt& r) const {
+    return r.archive_sha256 == expect().sha256 && r.target == report.target && r.layout == report.layout &&
+           r.platform == report.platform && r.prefix == report.prefix && !stale_left(r);
+  }
+  util::Status find_archive() {
+    bool by_content = false;
+    SP_TRY_ASSIGN(archive, find_pinned_archive(pinned, o.archives_dir, by_content, o.cache_dir));
+    report.archive_path = archive->string();
+    return {};
+  }
+};
+
+// The target, DEST, platform and pinned archive, checked before anything is looked at.
+util::Result<StageRun> resolve(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const StageOptions& o) {
   if (o.target != model::Target::windows && o.target != model::Target::linux)
     return util::Error(util::ErrorCode::usage, "stage takes --target windows or --target linux");
   if (!m.cudnn) return util::Error(util::ErrorCode::invalid, m.path + " pins no [cudnn]").with_hint("add [cudnn] version and cuda");
@@ -172,187 +211,136 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
     return util::Error(util::ErrorCode::usage, "no --dest and no [targets.linux] prefix in " + m.path)
         .with_hint("pass --dest DIR or set prefix in [targets.linux]");
   }
-  fs::path dest_abs = fs::absolute(*dest).lexically_normal();
   model::Platform platform = o.platform ? *o.platform : model::default_platform(o.target, model::host_linux_platform());
   if (o.target == model::Target::windows && !model::is_windows(platform))
     return util::Error(util::ErrorCode::usage, std::string("--target windows stages the windows-x86_64 archive, not ") + model::to_string(platform));
   if (o.target == model::Target::linux && model::is_windows(platform))
     return util::Error(util::ErrorCode::usage, "--target linux needs a Linux archive (--platform linux-x86_64 or linux-sbsa)");
   SP_TRY_ASSIGN(auto pinned, pinned_archive(m, platform, kb));
-  const ArchiveExpectation* expect = &pinned.expect;
-
+  fs::path dest_abs = fs::absolute(*dest).lexically_normal();
+  StageRun run{m, kb, o, dest_abs, model::StateDir{dest_abs}, std::move(pinned), {}, {}, {}};
+  auto& report = run.report;
   report.dest = dest_abs.string();
   report.prefix = prefix_of(m, o.target, dest_abs);
   report.target = model::to_string(o.target);
   report.layout = layout_name(m, o.target);
   report.platform = model::to_string(platform);
-  report.archive_sha256 = expect->sha256;
-  report.archive_size = *expect->size;
+  report.archive_sha256 = run.expect().sha256;
+  report.archive_size = *run.expect().size;
   report.dry_run = o.dry_run;
+  run.xo.rules = o.target == model::Target::windows ? archive_io::NameRules::windows : archive_io::NameRules::posix;
+  run.xo.max_total_bytes = o.max_unpacked ? *o.max_unpacked : std::max<std::uint64_t>(16 * *run.expect().size, 256ull << 20);
+  run.xo.progress = o.progress;
+  return run;
+}
 
-  model::StateDir dirs{dest_abs};
+// This exact staging is in place: answered from the receipt's file metadata, without the lock or
+// the archive. `own_files_only` is set when the staging is intact but stackpin's own files
+// (activation scripts, build files) are missing or stale: they are rewritten under the lock.
+std::optional<model::StageReport> already_staged(StageRun& run, bool& own_files_only) {
   std::error_code ec;
-
-  // Fast no-op: this exact staging is in place (no archive read at all).
-  // With --remove-stale it is one only when no stale DLL is left: the first run's output tells
-  // the user to rerun with --remove-stale, and that rerun must not answer "already staged".
-  auto stale_left = [&](const model::Receipt& r) {
-    if (!o.remove_stale || o.target != model::Target::windows) return false;
-    std::vector<model::PlannedFile> staged;
-    for (const auto& f : r.files) {
-      if (f.type == "removed") continue;
-      model::PlannedFile p;
-      p.to = f.path;
-      staged.push_back(std::move(p));
-    }
-    return !find_stale(dest_abs, staged).empty();
-  };
-  auto same_receipt = [&](const model::Receipt& r) {
-    return r.archive_sha256 == expect->sha256 && r.target == report.target && r.layout == report.layout &&
-           r.platform == report.platform && r.prefix == report.prefix && !stale_left(r);
-  };
-  // An intact staging whose own files (activation scripts, build files) are missing or stale needs
-  // no archive either: they are written under the lock below.
-  bool own_files_only = false;
-  if (!o.dry_run && fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec) && !detail::has_strays(dirs)) {
-    auto loaded = detail::load_receipt(dirs);
-    if (loaded && *loaded) {
-      const auto& r = *loaded;
-      if (same_receipt(*r) && intact(*r, dest_abs)) {
-        if (activation_current(dirs, activation_for(m, kb, *r)) && detail::build_files_current(dirs, detail::build_files_for(*r), &report)) {
-          auto a = activation_for(m, kb, *r);
-          for (const auto& f : a.files) report.activation.push_back((dirs.root() / f.first).string());
-          report.activation_note = a.note;
-          report.no_op = true;
-          report.archive_path = r->archive_file;
-          report.files = r->files.size();
-          return report;
-        }
-        own_files_only = true;
-      }
-    }
+  const auto& dirs = run.dirs;
+  if (run.o.dry_run || !fs::exists(dirs.receipt(), ec) || fs::exists(dirs.journal(), ec) || detail::has_strays(dirs)) return std::nullopt;
+  auto loaded = detail::load_receipt(dirs);
+  if (!loaded || !*loaded) return std::nullopt;
+  const auto& r = **loaded;
+  if (!run.same_receipt(r) || !intact(r, run.dest)) return std::nullopt;
+  auto a = activation_for(run.m, run.kb, r);
+  if (!activation_current(dirs, a) || !detail::build_files_current(dirs, detail::build_files_for(r), &run.report)) {
+    own_files_only = true;
+    return std::nullopt;
   }
+  auto report = run.report;
+  for (const auto& f : a.files) report.activation.push_back((dirs.root() / f.first).string());
+  report.activation_note = a.note;
+  report.no_op = true;
+  report.archive_path = r.archive_file;
+  report.files = r.files.size();
+  return report;
+}
 
-  bool by_content = false;
-  std::optional<fs::path> archive;
-  auto find_archive = [&]() -> util::Status {
-    SP_TRY_ASSIGN(auto located, find_pinned_archive(pinned, o.archives_dir, by_content, o.cache_dir));
-    archive = located;
-    report.archive_path = archive->string();
-    return {};
-  };
-  if (!own_files_only)
-    SP_TRY(find_archive());
-
-  archive_io::ExtractOptions xo;
-  xo.rules = o.target == model::Target::windows ? archive_io::NameRules::windows : archive_io::NameRules::posix;
-  xo.max_total_bytes = o.max_unpacked ? *o.max_unpacked : std::max<std::uint64_t>(16 * *expect->size, 256ull << 20);
-  xo.progress = o.progress;
-
-  if (o.dry_run) {
-    SP_TRY_ASSIGN(auto pinned_file, open_pinned(*archive, *expect));
-    SP_TRY_ASSIGN(auto listing, archive_io::list(pinned_file, xo));
-    SP_TRY_ASSIGN(auto plan, detail::plan_layout(listing.entries, m, o.target, kb));
-    for (auto& f : plan.files) {
-      f.replaces = fs::exists(fs::symlink_status(dest_abs / f.to, ec));
-      report.bytes += f.size;
-    }
-    report.plan = plan.files;
-    report.files = plan.files.size();
-    if (o.target == model::Target::windows) report.stale = find_stale(dest_abs, plan.files);
-    return report;
+// --dry-run: the plan, from a listing of the verified archive; nothing is written.
+util::Result<model::StageReport> dry_run(StageRun& run) {
+  SP_TRY_ASSIGN(auto pinned_file, open_pinned(*run.archive, run.expect()));
+  SP_TRY_ASSIGN(auto listing, archive_io::list(pinned_file, run.xo));
+  SP_TRY_ASSIGN(auto plan, detail::plan_layout(listing.entries, run.m, run.o.target, run.kb));
+  std::error_code ec;
+  auto& report = run.report;
+  for (auto& f : plan.files) {
+    f.replaces = fs::exists(fs::symlink_status(run.dest / f.to, ec));
+    report.bytes += f.size;
   }
+  report.plan = plan.files;
+  report.files = plan.files.size();
+  if (run.o.target == model::Target::windows) report.stale = find_stale(run.dest, plan.files);
+  return report;
+}
 
-  SP_TRY_ASSIGN(auto state, State::open(dest_abs, o.on_lock_wait));
-  SP_TRY_ASSIGN(auto recovered, state.recover());
-  report.recovered = recovered;
-  SP_TRY_ASSIGN(auto previous, state.read_receipt());
-  if (previous && same_receipt(*previous) && intact(*previous, dest_abs)) {
-    report.no_op = true;
-    report.files = (previous)->files.size();
-    if (!archive) report.archive_path = (previous)->archive_file;
-    SP_TRY(write_activation(dirs, activation_for(m, kb, *previous), report));
-    SP_TRY(detail::write_build_files(dirs, detail::build_files_for(*previous), report));
-    return report;
-  }
+// The archive, unpacked into DEST/.stackpin/tmp-* once proven to be the pinned bytes, and mapped
+// onto the target's layout: everything the commit needs, with nothing in DEST changed yet.
+struct Unpacked {
+  util::TempDir tmp;
+  archive_io::Extracted extracted;
+  detail::LayoutPlan plan;
+  fs::path top() const { return tmp.path() / plan.top; }
+};
 
-  if (!archive)  // it changed since the check above (another run): the archive is needed after all
-    if (auto s = find_archive(); !s) return with_cleanup(state, std::move(s).error());
-  // The receipt must record every name losslessly (archive entries were checked while extracting)
+util::Result<Unpacked> unpack(StageRun& run) {
+  const auto& dest = run.dest;
+  // the receipt must record every name losslessly (archive entries are checked while extracting)
   for (const auto& [what, text] : std::vector<std::pair<std::string, std::string>>{
-           {"DEST", dest_abs.string()}, {"the manifest's path", m.path}, {"the archive's file name", fs::path(report.archive_path).filename().string()}})
+           {"DEST", dest.string()}, {"the manifest's path", run.m.path}, {"the archive's file name", fs::path(run.report.archive_path).filename().string()}})
     if (!util::is_valid_utf8(text))
-      return with_cleanup(state, util::Error(util::ErrorCode::usage, what + " \"" + util::printable(text) + "\" is not valid UTF-8")
-                                      .with_hint("the receipt records it; rename it, or use a path in UTF-8; nothing was staged"));
-
+      return util::Error(util::ErrorCode::usage, what + " \"" + util::printable(text) + "\" is not valid UTF-8")
+          .with_hint("the receipt records it; rename it, or use a path in UTF-8; nothing was staged");
   // proven to be the pinned bytes before anything is unpacked (and before DEST/.stackpin/tmp-* exists)
-  auto pinned_file = open_pinned(*archive, *expect);
-  if (!pinned_file) return with_cleanup(state, std::move(pinned_file).error());
-  auto tmp = util::TempDir::create_owned(dirs.root(), "tmp-");
-  if (!tmp) return with_cleanup(state, std::move(tmp).error());
-  auto extracted = archive_io::extract(*pinned_file, tmp->path(), xo);
+  SP_TRY_ASSIGN(auto pinned_file, open_pinned(*run.archive, run.expect()));
+  SP_TRY_ASSIGN(auto tmp, util::TempDir::create_owned(run.dirs.root(), "tmp-"));
+  auto extracted = archive_io::extract(pinned_file, tmp.path(), run.xo);
   if (!extracted) {
     auto e = std::move(extracted).error();
     if (e.code == util::ErrorCode::io && e.message.find("No space left") != std::string::npos)
-      e.hints.push_back("free space on the file system of " + dest_abs.string() + "; nothing was staged");
-    { util::TempDir drop = std::move(*tmp); }  // drop the partial extraction now
-    return with_cleanup(state, std::move(e));
+      e.hints.push_back("free space on the file system of " + dest.string() + "; nothing was staged");
+    return e;  // tmp goes with it
   }
-  auto plan = detail::plan_layout(extracted->entries, m, o.target, kb);
-  if (!plan) return with_cleanup(state, std::move(plan).error());
-  fs::path top = tmp->path() / plan->top;
-  if (auto s = detail::check_header_version(top / "include" / "cudnn_version.h", m.cudnn->version.value); !s)
-    return with_cleanup(state, std::move(s).error());
+  SP_TRY_ASSIGN(auto plan, detail::plan_layout(extracted->entries, run.m, run.o.target, run.kb));
+  fs::path top = tmp.path() / plan.top;
+  SP_TRY(detail::check_header_version(top / "include" / "cudnn_version.h", run.m.cudnn->version.value));
+  // a directory where a file must go cannot be replaced: refuse before touching anything
+  std::error_code ec;
+  for (const auto& f : plan.files)
+    if (fs::is_directory(fs::symlink_status(dest / f.to, ec)))
+      return util::Error(util::ErrorCode::conflict, (dest / f.to).string() + " is a directory where cuDNN's " + f.to + " goes");
+  return Unpacked{std::move(tmp), std::move(extracted).value(), std::move(plan)};
+}
 
-  // A directory where a file must go cannot be replaced: refuse before touching anything.
-  for (const auto& f : plan->files) {
-    auto st = fs::symlink_status(dest_abs / f.to, ec);
-    if (fs::is_directory(st))
-      return with_cleanup(state, util::Error(util::ErrorCode::conflict, (dest_abs / f.to).string() + " is a directory where cuDNN's " + f.to + " goes"));
-  }
-
-  // Another staging in this DEST: take it away first (restoring what it replaced).
-  if (previous) {
-    std::vector<std::string> modified;
-    std::uint64_t removed = 0, restored = 0;
-    SP_TRY_ASSIGN(auto j, Journal::begin(dirs, "unstage", {}));
-    auto s = detail::remove_staged(dirs, *previous, o.force, modified, removed, restored);
-    if (!s) {
-      fs::remove(dirs.journal(), ec);
-      auto e = std::move(s).error();
-      e.message = "cannot replace the cuDNN " + (previous)->cudnn_version + " staged in " + dest_abs.string() + ": " + e.message;
-      return e;
-    }
-    fs::remove(dirs.receipt(), ec);
-    fs::remove(dirs.journal(), ec);
-    report.replaced_previous = true;
-  }
-
-  std::vector<std::string> stale = o.target == model::Target::windows ? find_stale(dest_abs, plan->files) : std::vector<std::string>{};
-  report.stale = stale;
-
-  // --- commit, under the journal ---
-  auto journal = Journal::begin(dirs, "stage", o.fault);
-  if (!journal) {
-    auto e = std::move(journal).error();
-    auto r = state.recover();  // a journal that was begun but not completed
-    if (r) state.discard_created();
+// Another staging in this DEST is taken away first, restoring what it replaced.
+util::Status take_away(StageRun& run, const model::Receipt& previous) {
+  std::error_code ec;
+  std::vector<std::string> modified;
+  std::uint64_t removed = 0, restored = 0;
+  SP_TRY(Journal::begin(run.dirs, "unstage", {}));
+  auto s = detail::remove_staged(run.dirs, previous, run.o.force, modified, removed, restored);
+  if (!s) {
+    fs::remove(run.dirs.journal(), ec);
+    auto e = std::move(s).error();
+    e.message = "cannot replace the cuDNN " + previous.cudnn_version + " staged in " + run.dest.string() + ": " + e.message;
     return e;
   }
-  auto fail = [&](util::Error e) -> util::Error {
-    // roll back now rather than leaving it to the next command; then DEST is as before, so what
-    // this run created (DEST/.stackpin, DEST) goes too
-    auto r = state.recover();
-    if (r) state.discard_created();
-    return e;
-  };
-  if (auto s = journal->record("tmp", tmp->path().filename().string()); !s) return fail(std::move(s).error());
+  fs::remove(run.dirs.receipt(), ec);
+  fs::remove(run.dirs.journal(), ec);
+  run.report.replaced_previous = true;
+  return {};
+}
 
+model::Receipt receipt_header(const StageRun& run) {
+  const auto& m = run.m;
+  const auto& report = run.report;
   model::Receipt receipt;
-  receipt.stackpin_version = o.stackpin_version;
+  receipt.stackpin_version = run.o.stackpin_version;
   receipt.manifest_path = m.path;
   receipt.manifest_name = m.name.value;
-  receipt.manifest_sha256 = o.manifest_sha256;
+  receipt.manifest_sha256 = run.o.manifest_sha256;
   receipt.cudnn_version = m.cudnn->version.value.text();
   receipt.cudnn_cuda_major = m.cudnn->cuda ? m.cudnn->cuda->value : 0;
   receipt.platform = report.platform;
@@ -361,91 +349,167 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   receipt.dest = report.dest;
   receipt.prefix = report.prefix;
   receipt.archive_file = fs::path(report.archive_path).filename().string();
-  receipt.archive_sha256 = expect->sha256;
-  receipt.archive_size = *expect->size;
+  receipt.archive_sha256 = run.expect().sha256;
+  receipt.archive_size = *run.expect().size;
+  return receipt;
+}
 
-  std::map<std::string, const archive_io::Entry*> by_path;
-  for (const auto& e : extracted->entries) by_path[e.path] = &e;
+// The moves into DEST, each announced in the journal before it happens (state.cpp explains the
+// journal): directories created, existing files moved to .stackpin/backup/, the staged files
+// renamed into place, stale DLLs moved aside with --remove-stale, then the receipt and "commit".
+class Commit {
+ public:
+  Commit(StageRun& run, Journal& journal, Unpacked& u) : m_run(run), m_journal(journal), m_u(u), m_receipt(receipt_header(run)) {}
 
-  auto ensure_dirs = [&](const fs::path& rel_dir) -> util::Status {
+  util::Result<model::Receipt> run(const std::vector<std::string>& stale) {
+    SP_TRY(m_journal.record("tmp", m_u.tmp.path().filename().string()));
+    std::map<std::string, const archive_io::Entry*> by_path;
+    for (const auto& e : m_u.extracted.entries) by_path[e.path] = &e;
+    auto& report = m_run.report;
+    for (auto& f : m_u.plan.files) SP_TRY(place(f, *by_path.at(m_u.plan.top + "/" + f.from)));
+    if (m_run.o.remove_stale) {
+      for (const auto& rel : stale) {
+        model::StagedFile sf;
+        sf.path = rel;
+        sf.type = "removed";
+        SP_TRY(backup(rel, sf));
+        m_receipt.files.push_back(std::move(sf));
+        report.removed_stale.push_back(rel);
+      }
+    }
+    report.plan = m_u.plan.files;
+    report.files = m_u.plan.files.size();
+    const auto& dirs = m_run.dirs;
+    SP_TRY(util::write_file_atomic(dirs.root() / "receipt.json.new", format::write_receipt(m_receipt)));
+    SP_TRY(m_journal.record("commit"));
+    return m_receipt;
+  }
+
+ private:
+  util::Status ensure_dirs(const fs::path& rel_dir) {
+    std::error_code ec;
     fs::path cur;
     for (const auto& part : rel_dir) {
       cur /= part;
-      if (fs::exists(dest_abs / cur, ec)) continue;
-      SP_TRY(journal->record("mkdir", cur.generic_string()));
-      fs::create_directory(dest_abs / cur, ec);
-      if (ec) return util::Error(util::ErrorCode::io, "cannot create " + (dest_abs / cur).string() + ": " + ec.message());
-      receipt.created_dirs.push_back(cur.generic_string());
+      if (fs::exists(m_run.dest / cur, ec)) continue;
+      SP_TRY(m_journal.record("mkdir", cur.generic_string()));
+      fs::create_directory(m_run.dest / cur, ec);
+      if (ec) return util::Error(util::ErrorCode::io, "cannot create " + (m_run.dest / cur).string() + ": " + ec.message());
+      m_receipt.created_dirs.push_back(cur.generic_string());
     }
     return {};
-  };
-  auto backup = [&](const std::string& rel, model::StagedFile& sf) -> util::Status {
+  }
+  util::Status backup(const std::string& rel, model::StagedFile& sf) {
+    std::error_code ec;
+    const auto& dirs = m_run.dirs;
     std::string bak = "backup/" + rel;
     fs::create_directories((dirs.root() / bak).parent_path(), ec);
     if (ec) return util::Error(util::ErrorCode::io, "cannot create " + (dirs.root() / bak).parent_path().string() + ": " + ec.message());
     fs::remove(dirs.root() / bak, ec);
-    SP_TRY(journal->record("backup", rel, bak));
-    fs::rename(dest_abs / rel, dirs.root() / bak, ec);
-    if (ec) return util::Error(util::ErrorCode::io, "cannot move " + (dest_abs / rel).string() + " aside: " + ec.message());
+    SP_TRY(m_journal.record("backup", rel, bak));
+    fs::rename(m_run.dest / rel, dirs.root() / bak, ec);
+    if (ec) return util::Error(util::ErrorCode::io, "cannot move " + (m_run.dest / rel).string() + " aside: " + ec.message());
     sf.backup = bak;
     return {};
-  };
-
-  for (auto& f : plan->files) {
+  }
+  util::Status place(model::PlannedFile& f, const archive_io::Entry& e) {
+    std::error_code ec;
+    const auto& dest = m_run.dest;
     model::StagedFile sf;
     sf.path = f.to;
     sf.from = f.from;
     sf.type = f.type;
-    const auto* e = by_path.at(plan->top + "/" + f.from);
-    sf.size = e->size;
-    sf.mode = e->mode;
-    sf.link = e->link;
-    if (f.type == "file") sf.sha256 = crypto::to_hex(e->sha256);
-    if (auto s = ensure_dirs(fs::path(f.to).parent_path()); !s) return fail(std::move(s).error());
-    if (fs::exists(fs::symlink_status(dest_abs / f.to, ec))) {
+    sf.size = e.size;
+    sf.mode = e.mode;
+    sf.link = e.link;
+    if (f.type == "file") sf.sha256 = crypto::to_hex(e.sha256);
+    SP_TRY(ensure_dirs(fs::path(f.to).parent_path()));
+    if (fs::exists(fs::symlink_status(dest / f.to, ec))) {
       f.replaces = true;
-      if (auto s = backup(f.to, sf); !s) return fail(std::move(s).error());
+      SP_TRY(backup(f.to, sf));
     }
-    if (auto s = journal->record("place", f.to); !s) return fail(std::move(s).error());
-    fs::rename(top / f.from, dest_abs / f.to, ec);
-    if (ec) return fail(util::Error(util::ErrorCode::io, "cannot move " + f.to + " into " + dest_abs.string() + ": " + ec.message()));
-    if (f.type == "file") sf.mtime_ns = detail::mtime_ns(dest_abs / f.to);
-    report.bytes += f.size;
-    receipt.files.push_back(std::move(sf));
+    SP_TRY(m_journal.record("place", f.to));
+    fs::rename(m_u.top() / f.from, dest / f.to, ec);
+    if (ec) return util::Error(util::ErrorCode::io, "cannot move " + f.to + " into " + dest.string() + ": " + ec.message());
+    if (f.type == "file") sf.mtime_ns = detail::mtime_ns(dest / f.to);
+    m_run.report.bytes += f.size;
+    m_receipt.files.push_back(std::move(sf));
+    return {};
   }
-  if (o.remove_stale) {
-    for (const auto& rel : stale) {
-      model::StagedFile sf;
-      sf.path = rel;
-      sf.type = "removed";
-      if (auto s = backup(rel, sf); !s) return fail(std::move(s).error());
-      receipt.files.push_back(std::move(sf));
-      report.removed_stale.push_back(rel);
-    }
-  }
-  report.plan = plan->files;
-  report.files = plan->files.size();
 
-  if (auto s = util::write_file_atomic(dirs.root() / "receipt.json.new", format::write_receipt(receipt)); !s)
-    return fail(std::move(s).error());
-  if (auto s = journal->record("commit"); !s) return fail(std::move(s).error());
-  fs::rename(dirs.root() / "receipt.json.new", dirs.receipt(), ec);
-  if (ec) return util::Error(util::ErrorCode::io, "cannot write " + dirs.receipt().string() + ": " + ec.message());
-  util::sync_directory(dirs.root());
-  fs::remove(dirs.journal(), ec);
-  // the activation scripts are stackpin's own files, not staged ones: a failure to write them
-  // leaves the staging in place and is reported
-  if (auto s = write_activation(dirs, activation_for(m, kb, receipt), report); !s) {
+  StageRun& m_run;
+  Journal& m_journal;
+  Unpacked& m_u;
+  model::Receipt m_receipt;
+};
+
+// stackpin's own files beside a staging: the activation scripts and the CMake / pkg-config files.
+// A failure to write them leaves the staging in place and is reported.
+util::Status write_own_files(StageRun& run, const model::Receipt& receipt, bool after_staging) {
+  std::string what = after_staging ? "staged, but " : "";
+  if (auto s = write_activation(run.dirs, activation_for(run.m, run.kb, receipt), run.report); !s) {
     auto e = std::move(s).error();
-    e.message = "staged, but the activation scripts could not be written: " + e.message;
+    e.message = what + "the activation scripts could not be written: " + e.message;
     return e;
   }
-  if (auto s = detail::write_build_files(dirs, detail::build_files_for(receipt), report); !s) {
+  if (auto s = detail::write_build_files(run.dirs, detail::build_files_for(receipt), run.report); !s) {
     auto e = std::move(s).error();
-    e.message = "staged, but the CMake and pkg-config files could not be written: " + e.message;
+    e.message = what + "the CMake and pkg-config files could not be written: " + e.message;
     return e;
   }
-  return report;
+  return {};
+}
+
+}  // namespace
+
+util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const StageOptions& o) {
+  SP_TRY_ASSIGN(auto run, resolve(m, kb, o));
+  bool own_files_only = false;
+  if (auto done = already_staged(run, own_files_only)) return *done;
+  if (!own_files_only) SP_TRY(run.find_archive());
+  if (o.dry_run) return dry_run(run);
+
+  // under DEST's lock, after finishing or rolling back what an interrupted run left
+  SP_TRY_ASSIGN(auto state, State::open(run.dest, o.on_lock_wait));
+  SP_TRY_ASSIGN(run.report.recovered, state.recover());
+  SP_TRY_ASSIGN(auto previous, state.read_receipt());
+  if (previous && run.same_receipt(*previous) && intact(*previous, run.dest)) {
+    run.report.no_op = true;
+    run.report.files = previous->files.size();
+    if (!run.archive) run.report.archive_path = previous->archive_file;
+    SP_TRY(write_own_files(run, *previous, false));
+    return run.report;
+  }
+  // a refusal from here on leaves DEST as it was, and removes what this run created
+  auto refused = [&](util::Error e) {
+    state.discard_created();
+    return e;
+  };
+  if (!run.archive)  // another run changed DEST since the check above: the archive is needed after all
+    if (auto s = run.find_archive(); !s) return refused(std::move(s).error());
+  auto unpacked = unpack(run);
+  if (!unpacked) return refused(std::move(unpacked).error());
+  if (previous) SP_TRY(take_away(run, *previous));
+  std::vector<std::string> stale = o.target == model::Target::windows ? find_stale(run.dest, unpacked->plan.files) : std::vector<std::string>{};
+  run.report.stale = stale;
+
+  // the commit, under the journal; a failure rolls back now rather than leaving it to the next
+  // command, so DEST is as before and what this run created (DEST/.stackpin, DEST) goes too
+  auto rolled_back = [&](util::Error e) {
+    if (state.recover()) state.discard_created();
+    return e;
+  };
+  auto journal = Journal::begin(run.dirs, "stage", o.fault);
+  if (!journal) return rolled_back(std::move(journal).error());
+  auto receipt = Commit(run, *journal, *unpacked).run(stale);
+  if (!receipt) return rolled_back(std::move(receipt).error());
+  std::error_code ec;
+  fs::rename(run.dirs.root() / "receipt.json.new", run.dirs.receipt(), ec);
+  if (ec) return util::Error(util::ErrorCode::io, "cannot write " + run.dirs.receipt().string() + ": " + ec.message());
+  util::sync_directory(run.dirs.root());
+  fs::remove(run.dirs.journal(), ec);
+  SP_TRY(write_own_files(run, *receipt, true));
+  return run.report;
 }
 
 util::Result<model::Receipt> staged_receipt(const fs::path& dest_in) {
