@@ -202,7 +202,44 @@ bool same_file(const fs::path& a, const fs::path& b) {
 
 }  // namespace
 
-util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DebOptions& o) {
+namespace {
+
+// One run of `stackpin deb`, as the steps build_debs() names: the inputs (resolve), the verified
+// and unpacked archive (unpack), the two packages as values (split, relations, controls, build
+// files, documents), then the files (write_package, replace_together).
+struct DebRun {
+  const model::Manifest& m;
+  const knowledge::KnowledgeBase& kb;
+  const DebOptions& o;
+  model::Platform platform;
+  std::string maintainer;
+  PinnedArchive pinned;
+  fs::path located;
+  bool by_content = false;
+  model::DebReport report;
+  // the packages and their version
+  int major = 0, cuda_major = 0;
+  std::string cudnn, version, triplet, arch;
+  Pkg rt, dev;
+  // the unpacked archive
+  std::optional<util::TempDir> tmp;
+  detail::LayoutPlan plan;
+  fs::path top;
+  std::vector<archive_io::Entry> entries;
+  std::string license_text;
+  std::vector<fs::path> runtime_objects;
+  std::size_t elf_count = 0;
+  Needs needs;
+};
+
+Error no_package(Error e, const std::string& first_words) {
+  if (e.message.rfind(first_words, 0) == 0 && !e.hints.empty())
+    e.hints.back() = "the file is not the pinned archive (corrupt, tampered with, or another build); no package was written";
+  return e;
+}
+
+// The manifest, platform and maintainer checked, the pinned archive found.
+util::Result<DebRun> resolve(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DebOptions& o) {
   if (!m.cudnn) return Error(ErrorCode::invalid, m.path + " pins no [cudnn]").with_hint("add [cudnn] version and cuda");
   if (!m.cudnn->cuda)
     return Error(ErrorCode::invalid, "the package names need the CUDA major cuDNN was built for, and " + m.path + " does not pin it")
@@ -214,164 +251,169 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
   if (platform == model::Platform::linux_aarch64)
     return Error(ErrorCode::unsupported, "linux-aarch64 archives are for Jetson (L4T), whose cuDNN comes with JetPack: build packages from linux-sbsa archives for arm64 servers");
   std::string maintainer = o.maintainer.empty() ? k_default_maintainer : o.maintainer;
-  if (maintainer.find('<') == std::string::npos || maintainer.back() != '>' ||
-      maintainer.find_first_of("\n\r") != std::string::npos)
+  if (maintainer.find('<') == std::string::npos || maintainer.back() != '>' || maintainer.find_first_of("\n\r") != std::string::npos)
     return Error(ErrorCode::usage, "--maintainer must look like 'Full Name <email@example.org>', got '" + maintainer + "'");
-
   SP_TRY_ASSIGN(auto pinned, pinned_archive(m, platform, kb));
-  const ArchiveExpectation* expect = &pinned.expect;
-  bool by_content = false;
-  SP_TRY_ASSIGN(auto located, find_pinned_archive(pinned, o.archives_dir, by_content, o.cache_dir));
+  DebRun run{m, kb, o, platform, maintainer, std::move(pinned), {}, false, {}};
+  SP_TRY_ASSIGN(run.located, find_pinned_archive(run.pinned, o.archives_dir, run.by_content, o.cache_dir));
+  run.major = static_cast<int>(m.cudnn->version.value.major());
+  run.cuda_major = m.cudnn->cuda->value;
+  run.cudnn = m.cudnn->version.value.text();
+  run.version = run.cudnn + "-1+cuda" + std::to_string(run.cuda_major);
+  run.triplet = multiarch_triplet(platform);
+  run.arch = debian_architecture(platform);
+  run.rt.name = deb_runtime_name(run.major, run.cuda_major);
+  run.rt.role = "runtime";
+  run.dev.name = deb_dev_name(run.major, run.cuda_major);
+  run.dev.role = "dev";
+  auto& report = run.report;
+  report.archive_path = run.located.string();
+  report.platform = model::to_string(platform);
+  report.libdir = "/usr/lib/" + run.triplet;
+  report.includedir = "/usr/include";
+  return run;
+}
 
-  auto pinned_file = open_pinned(located, *expect);
-  if (!pinned_file) {
-    auto e = std::move(pinned_file).error();
-    if (e.message.rfind("SHA-256", 0) == 0 && !e.hints.empty()) e.hints.back() = "the file is not the pinned archive (corrupt, tampered with, or another build); no package was written";
-    return e;
-  }
+// The archive proven to be the pinned one, unpacked into OUT/.stackpin-deb-*/tree and mapped onto
+// the Linux layout, as stage does.
+util::Status unpack(DebRun& run) {
+  auto pinned_file = open_pinned(run.located, run.pinned.expect);
+  if (!pinned_file) return no_package(std::move(pinned_file).error(), "SHA-256");
+  const auto& o = run.o;
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
   if (ec) return Error(ErrorCode::io, "cannot create " + o.out_dir.string() + ": " + ec.message());
   // what a killed run left (its owner gone), then ours, owned while this run lives
   util::TempDir::remove_abandoned(o.out_dir, ".stackpin-deb-");
-  SP_TRY_ASSIGN(auto tmp, util::TempDir::create_owned(o.out_dir, ".stackpin-deb-"));
-
+  SP_TRY_ASSIGN(run.tmp, util::TempDir::create_owned(o.out_dir, ".stackpin-deb-"));
   archive_io::ExtractOptions xo;
-  xo.max_total_bytes = o.max_unpacked ? *o.max_unpacked : std::max<std::uint64_t>(16 * *expect->size, 256ull << 20);
+  xo.max_total_bytes = o.max_unpacked ? *o.max_unpacked : std::max<std::uint64_t>(16 * *run.pinned.expect.size, 256ull << 20);
   xo.progress = o.progress;
-  fs::path tree = tmp.path() / "tree";
+  fs::path tree = run.tmp->path() / "tree";
   fs::create_directories(tree, ec);
   SP_TRY_ASSIGN(auto x, archive_io::extract(*pinned_file, tree, xo));
-  std::string actual = crypto::to_hex(x.archive_sha256);
-  auto plan = detail::plan_layout(x.entries, m, model::Target::linux, kb);
+  run.report.archive_sha256 = crypto::to_hex(x.archive_sha256);
+  auto plan = detail::plan_layout(x.entries, run.m, model::Target::linux, run.kb);
   if (!plan) {
     auto e = std::move(plan).error();
     if (e.code == ErrorCode::unsafe) e.hints = {"the archive is not NVIDIA's original or was tampered with; no package was written"};
     return e;
   }
-  fs::path top = tree / plan->top;
-  if (auto s = detail::check_header_version(top / "include" / "cudnn_version.h", m.cudnn->version.value); !s)
-    return std::move(s).error();
-
-  model::DebReport report;
-  report.archive_path = located.string();
-  report.archive_sha256 = actual;
-  report.platform = model::to_string(platform);
-  const std::string triplet = multiarch_triplet(platform), arch = debian_architecture(platform);
-  report.libdir = "/usr/lib/" + triplet;
-  report.includedir = "/usr/include";
+  run.plan = std::move(plan).value();
+  run.top = tree / run.plan.top;
+  run.entries = std::move(x.entries);
+  SP_TRY(detail::check_header_version(run.top / "include" / "cudnn_version.h", run.m.cudnn->version.value));
+  auto& report = run.report;
   if (o.source_date_epoch) {
     report.mtime = *o.source_date_epoch;
     report.mtime_source = "SOURCE_DATE_EPOCH";
   } else {
-    for (const auto& e : x.entries) report.mtime = std::max(report.mtime, e.mtime);
+    for (const auto& e : run.entries) report.mtime = std::max(report.mtime, e.mtime);
     report.mtime_source = "archive";
   }
+  return {};
+}
 
-  const int major = static_cast<int>(m.cudnn->version.value.major());
-  const int cuda_major = m.cudnn->cuda->value;
-  const std::string cudnn = m.cudnn->version.value.text();
-  const std::string version = cudnn + "-1+cuda" + std::to_string(cuda_major);
-  Pkg rt, dev;
-  rt.name = deb_runtime_name(major, cuda_major);
-  rt.role = "runtime";
-  dev.name = deb_dev_name(major, cuda_major);
-  dev.role = "dev";
-
-  // Map the planned files (include/..., lib64/...) onto Debian's directories.
-  std::string license_text;
-  std::vector<fs::path> runtime_objects;
-  for (const auto& f : plan->files) {
-    fs::path src = top / f.from;
+// The planned files (include/..., lib64/...) onto Debian's directories: versioned shared objects
+// and their SONAME links into the runtime package, the rest into -dev; links judged where they
+// will live, in both packages' file tree (the -dev package's libcudnn.so points into the runtime).
+util::Status split(DebRun& run) {
+  const auto& plan = run.plan;
+  for (const auto& f : plan.files) {
+    fs::path src = run.top / f.from;
     if (f.to == "LICENSE") {
-      SP_TRY_ASSIGN(auto t, util::read_file(src));
-      license_text = t;
+      SP_TRY_ASSIGN(run.license_text, util::read_file(src));
       continue;
     }
     std::string name = fs::path(f.to).filename().string();
     archive_io::TarMember mem;
     mem.type = f.type == "symlink" ? archive_io::EntryType::symlink : archive_io::EntryType::file;
-    if (mem.type == archive_io::EntryType::symlink) {
-      mem.link = f.link;
-    } else {
-      mem.source = src;
-    }
+    if (mem.type == archive_io::EntryType::symlink) mem.link = f.link;
+    else mem.source = src;
     mem.mode = 0644;
-    mem.shown = "\"" + util::printable(plan->top + "/" + f.from) + "\" of " + located.filename().string();
+    mem.shown = "\"" + util::printable(plan.top + "/" + f.from) + "\" of " + run.located.filename().string();
     if (f.to.rfind("include/", 0) == 0) {
       mem.path = "usr/include/" + f.to.substr(8);
-      dev.members.push_back(std::move(mem));
+      run.dev.members.push_back(std::move(mem));
     } else if (f.to.rfind("lib64/", 0) == 0) {
-      mem.path = "usr/lib/" + triplet + "/" + f.to.substr(6);
+      mem.path = "usr/lib/" + run.triplet + "/" + f.to.substr(6);
       bool runtime = versioned_so(name) && !ends_with(name, ".a");
-      if (runtime && mem.type == archive_io::EntryType::file) runtime_objects.push_back(src);
-      (runtime ? rt : dev).members.push_back(std::move(mem));
+      if (runtime && mem.type == archive_io::EntryType::file) run.runtime_objects.push_back(src);
+      (runtime ? run.rt : run.dev).members.push_back(std::move(mem));
     } else {
-      report.notes.push_back("not packaged: " + f.to + " (outside include/ and the library directory)");
+      run.report.notes.push_back("not packaged: " + f.to + " (outside include/ and the library directory)");
     }
   }
-  // links judged where they will live: in the packages' file tree (both packages: the -dev
-  // package's libcudnn.so points into the runtime package)
-  {
-    std::vector<detail::TreeNode> nodes;
-    std::map<std::string, std::string> origin;
-    for (const auto& f : plan->files) {
-      if (f.to.rfind("include/", 0) == 0) origin["usr/include/" + f.to.substr(8)] = plan->top + "/" + f.from;
-      if (f.to.rfind("lib64/", 0) == 0) origin["usr/lib/" + triplet + "/" + f.to.substr(6)] = plan->top + "/" + f.from;
-    }
-    for (const auto* pkg : {&rt, &dev})
-      for (const auto& mem : pkg->members)
-        nodes.push_back(detail::TreeNode{mem.path, mem.type == archive_io::EntryType::symlink, mem.link, origin[mem.path]});
-    if (auto s = detail::check_links_in_tree(nodes, "the package"); !s) {
-      auto e = std::move(s).error();
-      e.hints = {"NVIDIA's archives link libraries to their versioned files only; the archive is not NVIDIA's original; no package was written"};
-      return e;
-    }
+  std::vector<detail::TreeNode> nodes;
+  std::map<std::string, std::string> origin;
+  for (const auto& f : plan.files) {
+    if (f.to.rfind("include/", 0) == 0) origin["usr/include/" + f.to.substr(8)] = plan.top + "/" + f.from;
+    if (f.to.rfind("lib64/", 0) == 0) origin["usr/lib/" + run.triplet + "/" + f.to.substr(6)] = plan.top + "/" + f.from;
   }
-  if (runtime_objects.empty())
-    return Error(ErrorCode::invalid, "the archive " + report.archive_path + " holds no versioned shared library to package");
+  for (const auto* pkg : {&run.rt, &run.dev})
+    for (const auto& mem : pkg->members)
+      nodes.push_back(detail::TreeNode{mem.path, mem.type == archive_io::EntryType::symlink, mem.link, origin[mem.path]});
+  if (auto s = detail::check_links_in_tree(nodes, "the package"); !s) {
+    auto e = std::move(s).error();
+    e.hints = {"NVIDIA's archives link libraries to their versioned files only; the archive is not NVIDIA's original; no package was written"};
+    return e;
+  }
+  if (run.runtime_objects.empty())
+    return Error(ErrorCode::invalid, "the archive " + run.report.archive_path + " holds no versioned shared library to package");
+  return {};
+}
 
-  // What the libraries need, from their own dynamic sections.
+// What the libraries need, from their own dynamic sections.
+util::Status relations(DebRun& run) {
   std::set<std::string> own;
-  std::vector<std::pair<fs::path, probe::ElfInfo>> elves;
-  const std::uint16_t want_machine = platform == model::Platform::linux_x86_64 ? 62 : 183;
-  for (const auto& src : runtime_objects) {
+  std::vector<probe::ElfInfo> elves;
+  const std::uint16_t want_machine = run.platform == model::Platform::linux_x86_64 ? 62 : 183;
+  for (const auto& src : run.runtime_objects) {
     if (!probe::is_elf(src)) {
-      report.notes.push_back(src.filename().string() + " is not an ELF shared object: packaged as is, without shlibs or dependencies");
+      run.report.notes.push_back(src.filename().string() + " is not an ELF shared object: packaged as is, without shlibs or dependencies");
       continue;
     }
     SP_TRY_ASSIGN(auto elf, probe::read_elf(src));
     if (elf.machine != want_machine)
       return Error(ErrorCode::mismatch, src.filename().string() + " is built for " + probe::machine_name(elf.machine) + ", not for " +
-                                            model::to_string(platform))
+                                            model::to_string(run.platform))
           .with_hint("the archive does not match its platform pin; use the archive NVIDIA publishes for " +
-                     std::string(model::to_string(platform)));
+                     std::string(model::to_string(run.platform)));
     if (!elf.soname.empty()) own.insert(elf.soname);
-    elves.emplace_back(src, std::move(elf));
+    elves.push_back(std::move(elf));
   }
-  Needs needs;
-  for (const auto& [src, elf] : elves) add_needs(elf, own, needs);
-  rt.sonames.assign(own.begin(), own.end());
-  for (const auto& u : needs.unknown)
-    report.notes.push_back("the libraries need " + u + ", which no Debian package is known to provide: not declared in Depends");
+  for (const auto& elf : elves) add_needs(elf, own, run.needs);
+  run.elf_count = elves.size();
+  run.rt.sonames.assign(own.begin(), own.end());
+  for (const auto& u : run.needs.unknown)
+    run.report.notes.push_back("the libraries need " + u + ", which no Debian package is known to provide: not declared in Depends");
+  return {};
+}
 
-  const std::string m_str = std::to_string(major), c_str = std::to_string(cuda_major);
-  auto nvidia_names = [&](bool dev_pkg) {
-    std::vector<std::string> names;
-    if (major == 8) names.push_back(dev_pkg ? "libcudnn8-dev" : "libcudnn8");
-    else
-      for (int c : {11, 12, 13}) names.push_back("libcudnn" + m_str + (dev_pkg ? "-dev" : "") + "-cuda-" + std::to_string(c));
-    return names;
-  };
-  auto nvidia_own = [&](bool dev_pkg) -> std::string {  // NVIDIA's name for this very build, and its version
-    if (major == 8) {
-      std::string nv = dev_pkg ? "libcudnn8-dev" : "libcudnn8";
-      if (m.cuda) return nv + " (= " + cudnn + "-1+cuda" + m.cuda->version.value.prefix(2) + ")";
-      return nv;
-    }
-    return "libcudnn" + m_str + (dev_pkg ? "-dev" : "") + "-cuda-" + c_str + " (= " + cudnn + "-1)";
-  };
+// NVIDIA's package names of this cuDNN major (every CUDA build), which these conflict with.
+std::vector<std::string> nvidia_names(const DebRun& run, bool dev_pkg) {
+  std::vector<std::string> names;
+  if (run.major == 8) names.push_back(dev_pkg ? "libcudnn8-dev" : "libcudnn8");
+  else
+    for (int c : {11, 12, 13}) names.push_back("libcudnn" + std::to_string(run.major) + (dev_pkg ? "-dev" : "") + "-cuda-" + std::to_string(c));
+  return names;
+}
 
+// NVIDIA's name for this very build, and its version, which these provide.
+std::string nvidia_own(const DebRun& run, bool dev_pkg) {
+  if (run.major == 8) {
+    std::string nv = dev_pkg ? "libcudnn8-dev" : "libcudnn8";
+    if (run.m.cuda) return nv + " (= " + run.cudnn + "-1+cuda" + run.m.cuda->version.value.prefix(2) + ")";
+    return nv;
+  }
+  return "libcudnn" + std::to_string(run.major) + (dev_pkg ? "-dev" : "") + "-cuda-" + std::to_string(run.cuda_major) + " (= " + run.cudnn + "-1)";
+}
+
+// Both packages' control fields.
+void controls(DebRun& run) {
+  const auto& m = run.m;
+  const std::string m_str = std::to_string(run.major), c_str = std::to_string(run.cuda_major);
+  const std::string archive_name = fs::path(run.report.archive_path).filename().string();
   std::string cuda_xy = m.cuda ? m.cuda->version.value.prefix(2) : "";
   std::string rec_cudart = "libcudart" + c_str, rec_cublas = "libcublaslt" + c_str;
   if (!cuda_xy.empty()) {
@@ -380,32 +422,31 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     rec_cudart = "cuda-cudart-" + dash + " | " + rec_cudart;
     rec_cublas = "libcublas-" + dash + " | " + rec_cublas;
   }
+  std::string virt = "stackpin-libcudnn" + m_str;
 
-  // Runtime package.
-  auto& rc = rt.control;
-  rc.package = rt.name;
-  rc.version = version;
-  rc.architecture = arch;
-  rc.maintainer = maintainer;
+  auto& rc = run.rt.control;
+  rc.package = run.rt.name;
+  rc.version = run.version;
+  rc.architecture = run.arch;
+  rc.maintainer = run.maintainer;
   rc.section = "non-free/libs";
   // Not Multi-Arch: same: the changelog date and copyright year come from each architecture's
   // archive, so the amd64 and arm64 packages would carry different files at the same paths.
   rc.homepage = k_homepage;
-  if (needs.libc || !elves.empty()) rc.depends.push_back(needs.glibc.empty() ? "libc6" : "libc6 (>= " + needs.glibc + ")");
-  for (const auto& p : needs.packages) rc.depends.push_back(p);
+  if (run.needs.libc || run.elf_count) rc.depends.push_back(run.needs.glibc.empty() ? "libc6" : "libc6 (>= " + run.needs.glibc + ")");
+  for (const auto& p : run.needs.packages) rc.depends.push_back(p);
   rc.recommends = {rec_cudart, rec_cublas};
-  std::string virt = "stackpin-libcudnn" + m_str;
-  rc.conflicts = nvidia_names(false);
+  rc.conflicts = nvidia_names(run, false);
   rc.conflicts.push_back(virt);
   rc.replaces = rc.conflicts;
-  rc.provides = {nvidia_own(false), virt};
-  rc.synopsis = "NVIDIA cuDNN " + cudnn + " runtime libraries for CUDA " + c_str;
+  rc.provides = {nvidia_own(run, false), virt};
+  rc.synopsis = "NVIDIA cuDNN " + run.cudnn + " runtime libraries for CUDA " + c_str;
   rc.description = {
-      "The shared libraries of NVIDIA's cuDNN " + cudnn + " (built for CUDA " + c_str + "), installed into " + report.libdir +
+      "The shared libraries of NVIDIA's cuDNN " + run.cudnn + " (built for CUDA " + c_str + "), installed into " + run.report.libdir +
           ", where the dynamic loader finds them without LD_LIBRARY_PATH.",
       "",
-      "Packaged by stackpin from " + fs::path(report.archive_path).filename().string() + " (SHA-256 " + actual +
-          "), pinned by the manifest \"" + m.name.value + "\".",
+      "Packaged by stackpin from " + archive_name + " (SHA-256 " + run.report.archive_sha256 + "), pinned by the manifest \"" +
+          m.name.value + "\".",
       "",
       "The CUDA runtime and cuBLAS that cuDNN loads come from NVIDIA's repository, a CUDA installer or a framework's "
       "wheels, so they are recommended, not required."};
@@ -414,69 +455,72 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     for (const auto& line : util::split(m.description->value, '\n')) rc.description.push_back("Stack: " + line);
   }
 
-  // Development package.
-  auto& dc = dev.control;
-  dc.package = dev.name;
-  dc.version = version;
-  dc.architecture = arch;
-  dc.maintainer = maintainer;
+  auto& dc = run.dev.control;
+  dc.package = run.dev.name;
+  dc.version = run.version;
+  dc.architecture = run.arch;
+  dc.maintainer = run.maintainer;
   dc.section = "non-free/libdevel";
   dc.homepage = k_homepage;
-  dc.depends = {rt.name + " (= " + version + ")"};
-  dc.conflicts = nvidia_names(true);
+  dc.depends = {run.rt.name + " (= " + run.version + ")"};
+  dc.conflicts = nvidia_names(run, true);
   dc.conflicts.push_back(virt + "-dev");
   dc.replaces = dc.conflicts;
-  dc.provides = {nvidia_own(true), virt + "-dev"};
-  dc.synopsis = "NVIDIA cuDNN " + cudnn + " development files for CUDA " + c_str;
-  dc.description = {"Headers, the link-time .so names and the static libraries of NVIDIA's cuDNN " + cudnn +
-                        ", for building programs against " + rt.name + ".",
+  dc.provides = {nvidia_own(run, true), virt + "-dev"};
+  dc.synopsis = "NVIDIA cuDNN " + run.cudnn + " development files for CUDA " + c_str;
+  dc.description = {"Headers, the link-time .so names and the static libraries of NVIDIA's cuDNN " + run.cudnn +
+                        ", for building programs against " + run.rt.name + ".",
                     "",
-                    "Packaged by stackpin from " + fs::path(report.archive_path).filename().string() +
-                        ", pinned by the manifest \"" + m.name.value + "\"."};
+                    "Packaged by stackpin from " + archive_name + ", pinned by the manifest \"" + m.name.value + "\"."};
+}
 
-  // The build-system files of the -dev package: find_package(CUDNN CONFIG) and pkg-config find
-  // them under /usr without any hint (CMake searches /usr/lib/<triplet>/cmake/<Name>/).
-  {
-    gen::BuildConfig bc;
-    bc.name = m.name.value;
-    bc.version = cudnn;
-    bc.cudnn_major = major;
-    bc.cuda_major = cuda_major;
-    bc.platform = platform;
-    bc.prefix = "/usr";
-    bc.lib_dir = "lib/" + triplet;
-    bc.include_dir = "include";
-    bc.cmake_dir = bc.lib_dir + "/cmake/CUDNN";
-    bc.pkgconfig_dir = bc.lib_dir + "/pkgconfig";
-    const std::string soname_suffix = ".so." + m_str;
-    for (const auto& mem : rt.members) {
-      std::string file = fs::path(mem.path).filename().string();
-      if (file.rfind("lib", 0) == 0 && ends_with(file, soname_suffix)) bc.libraries.push_back(file.substr(3, file.size() - 3 - soname_suffix.size()));
-    }
-    for (const auto& mem : dev.members) {
-      std::string file = fs::path(mem.path).filename().string();
-      if (file.rfind("lib", 0) == 0 && ends_with(file, "_static.a")) bc.static_libraries.push_back(file.substr(3, file.size() - 3 - 9));
-    }
-    std::sort(bc.libraries.begin(), bc.libraries.end(), [](const std::string& a, const std::string& b) {
-      return (a != "cudnn") < (b != "cudnn") || ((a != "cudnn") == (b != "cudnn") && a < b);  // "cudnn" first
-    });
-    std::sort(bc.static_libraries.begin(), bc.static_libraries.end());
-    SP_TRY_ASSIGN(auto pc, gen::render_pkg_config(bc));
-    auto add_text = [&](const std::string& path, std::string text) {
-      archive_io::TarMember t;
-      t.path = path;
-      t.data = std::move(text);
-      dev.members.push_back(std::move(t));
-    };
-    add_text("usr/" + bc.cmake_dir + "/CUDNNConfig.cmake", gen::render_cmake_config(bc));
-    add_text("usr/" + bc.cmake_dir + "/CUDNNConfigVersion.cmake", gen::render_cmake_config_version(bc));
-    add_text("usr/" + bc.pkgconfig_dir + "/cudnn.pc", pc);
+archive_io::TarMember text_member(std::string path, std::string data) {
+  archive_io::TarMember t;
+  t.path = std::move(path);
+  t.data = std::move(data);
+  return t;
+}
+
+// The build-system files of the -dev package: find_package(CUDNN CONFIG) and pkg-config find them
+// under /usr without any hint (CMake searches /usr/lib/<triplet>/cmake/<Name>/).
+util::Status build_files(DebRun& run) {
+  gen::BuildConfig bc;
+  bc.name = run.m.name.value;
+  bc.version = run.cudnn;
+  bc.cudnn_major = run.major;
+  bc.cuda_major = run.cuda_major;
+  bc.platform = run.platform;
+  bc.prefix = "/usr";
+  bc.lib_dir = "lib/" + run.triplet;
+  bc.include_dir = "include";
+  bc.cmake_dir = bc.lib_dir + "/cmake/CUDNN";
+  bc.pkgconfig_dir = bc.lib_dir + "/pkgconfig";
+  const std::string soname_suffix = ".so." + std::to_string(run.major);
+  for (const auto& mem : run.rt.members) {
+    std::string file = fs::path(mem.path).filename().string();
+    if (file.rfind("lib", 0) == 0 && ends_with(file, soname_suffix)) bc.libraries.push_back(file.substr(3, file.size() - 3 - soname_suffix.size()));
   }
+  for (const auto& mem : run.dev.members) {
+    std::string file = fs::path(mem.path).filename().string();
+    if (file.rfind("lib", 0) == 0 && ends_with(file, "_static.a")) bc.static_libraries.push_back(file.substr(3, file.size() - 3 - 9));
+  }
+  std::sort(bc.libraries.begin(), bc.libraries.end(), [](const std::string& a, const std::string& b) {
+    return (a != "cudnn") < (b != "cudnn") || ((a != "cudnn") == (b != "cudnn") && a < b);  // "cudnn" first
+  });
+  std::sort(bc.static_libraries.begin(), bc.static_libraries.end());
+  SP_TRY_ASSIGN(auto pc, gen::render_pkg_config(bc));
+  run.dev.members.push_back(text_member("usr/" + bc.cmake_dir + "/CUDNNConfig.cmake", gen::render_cmake_config(bc)));
+  run.dev.members.push_back(text_member("usr/" + bc.cmake_dir + "/CUDNNConfigVersion.cmake", gen::render_cmake_config_version(bc)));
+  run.dev.members.push_back(text_member("usr/" + bc.pkgconfig_dir + "/cudnn.pc", pc));
+  return {};
+}
 
-  // Documentation every package carries, and the lintian overrides with their reasons.
+// The documents every package carries (copyright, changelog) and the lintian overrides, each with
+// its reason.
+util::Status documents(DebRun& run) {
   std::string copyright = gen::render_copyright(
-      "cuDNN", k_homepage, copyright_line(license_text, report.mtime), "LicenseRef-NVIDIA-cuDNN",
-      license_text.empty() ? "NVIDIA's cuDNN license; the archive this package was built from carried no LICENSE file." : license_text);
+      "cuDNN", k_homepage, copyright_line(run.license_text, run.report.mtime), "LicenseRef-NVIDIA-cuDNN",
+      run.license_text.empty() ? "NVIDIA's cuDNN license; the archive this package was built from carried no LICENSE file." : run.license_text);
   const std::vector<std::pair<std::string, std::string>> binary_overrides = {
       {"package-name-doesnt-match-sonames", "one package carries all of cuDNN's libraries, as NVIDIA's own packages do; the name says cuDNN major and CUDA major"},
       {"unstripped-binary-or-object", "NVIDIA's binaries are packaged byte for byte as published (their SHA-256 is verified)"},
@@ -490,76 +534,75 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
   const std::vector<std::pair<std::string, std::string>> dev_overrides = {
       {"static-library-has-unneeded-sections", "NVIDIA's static libraries are packaged byte for byte as published"},
       {"unstripped-static-library", "NVIDIA's static libraries are packaged byte for byte as published"}};
-
-  std::vector<model::DebPackage> written;
-  std::vector<fs::path> parts;  // both packages are complete before either replaces an older one
-  for (Pkg* p : {&rt, &dev}) {
+  for (Pkg* p : {&run.rt, &run.dev}) {
     std::string doc = "usr/share/doc/" + p->name + "/";
-    auto changelog = archive_io::gzip_bytes(gen::render_changelog(
-        p->name, version, "cuDNN " + cudnn + " for CUDA " + c_str + ", packaged by stackpin from NVIDIA's archive.", maintainer,
-        report.mtime));
-    if (!changelog) return std::move(changelog).error();
-    auto text_member = [](std::string path, std::string data) {
-      archive_io::TarMember t;
-      t.path = std::move(path);
-      t.data = std::move(data);
-      return t;
-    };
+    SP_TRY_ASSIGN(auto changelog, archive_io::gzip_bytes(gen::render_changelog(
+                                      p->name, run.version,
+                                      "cuDNN " + run.cudnn + " for CUDA " + std::to_string(run.cuda_major) + ", packaged by stackpin from NVIDIA's archive.",
+                                      run.maintainer, run.report.mtime)));
     p->members.push_back(text_member(doc + "copyright", copyright));
-    p->members.push_back(text_member(doc + "changelog.Debian.gz", *changelog));
+    p->members.push_back(text_member(doc + "changelog.Debian.gz", changelog));
     p->members.push_back(text_member("usr/share/lintian/overrides/" + p->name,
-                                     gen::render_lintian_overrides(p->name, p == &rt ? binary_overrides : dev_overrides)));
-    for (const auto& mem : p->members)
-      if (mem.type == archive_io::EntryType::file) ++p->files;
-    auto members = with_dirs(std::move(p->members));
-    p->control.installed_size_kib = installed_kib(members);
-
-    std::string sfx = std::string(".tar") + archive_io::suffix(o.compression);
-    fs::path data_tar = tmp.path() / (p->name + "-data" + sfx), control_tar = tmp.path() / (p->name + "-control" + sfx);
-    const std::string final_name = p->name + "_" + version + "_" + arch + ".deb";
-    archive_io::TarOptions to;
-    to.compression = o.compression;
-    to.mtime = report.mtime;
-    to.label = final_name + " (its data.tar)";
-    SP_TRY_ASSIGN(auto data, archive_io::write_tar(data_tar, members, to));
-    SP_TRY_ASSIGN(auto control, gen::render_control(p->control));
-    std::vector<archive_io::TarMember> ctl = {text_member("control", control), text_member("md5sums", gen::render_md5sums(data.md5))};
-    if (p == &rt) {
-      ctl.push_back(text_member("shlibs", gen::render_shlibs(rt.sonames, rt.name + " (>= " + version + ")")));
-      ctl.push_back(text_member("triggers", gen::render_ldconfig_trigger()));
-    }
-    auto control_members = with_dirs(std::move(ctl));
-    to.label = final_name + " (its control.tar)";
-    SP_TRY(archive_io::write_tar(control_tar, control_members, to));
-
-    fs::path final_path = o.out_dir / final_name;
-    fs::path part = tmp.path() / final_path.filename();
-    SP_TRY(archive_io::write_deb(part, control_tar, data_tar, o.compression, report.mtime));
-    SP_TRY(util::sync_file(part));
-    model::DebPackage dp;
-    SP_TRY_ASSIGN(auto h, crypto::hash_file(part));
-    dp.name = p->name;
-    dp.version = version;
-    dp.architecture = arch;
-    dp.role = p->role;
-    dp.path = final_path.string();
-    parts.push_back(part);
-    dp.sha256 = crypto::to_hex(h.digest);
-    dp.size = h.size;
-    dp.files = p->files;
-    dp.installed_size_kib = p->control.installed_size_kib;
-    dp.depends = p->control.depends;
-    dp.recommends = p->control.recommends;
-    dp.conflicts = p->control.conflicts;
-    dp.provides = p->control.provides;
-    dp.sonames = p->sonames;
-    written.push_back(std::move(dp));
-    fs::remove(data_tar, ec);
-    fs::remove(control_tar, ec);
+                                     gen::render_lintian_overrides(p->name, p == &run.rt ? binary_overrides : dev_overrides)));
   }
-  // Both packages replace their older files together: an older file is first moved aside into the
-  // temporary directory, and put back if a later rename fails, so the folder never holds a new
-  // runtime package beside an old -dev package that depends on another version.
+  return {};
+}
+
+// One package's .deb, complete, in the temporary directory (`part`).
+util::Result<model::DebPackage> write_package(DebRun& run, Pkg& p, fs::path& part) {
+  const auto& o = run.o;
+  std::error_code ec;
+  for (const auto& mem : p.members)
+    if (mem.type == archive_io::EntryType::file) ++p.files;
+  auto members = with_dirs(std::move(p.members));
+  p.control.installed_size_kib = installed_kib(members);
+  std::string sfx = std::string(".tar") + archive_io::suffix(o.compression);
+  fs::path data_tar = run.tmp->path() / (p.name + "-data" + sfx), control_tar = run.tmp->path() / (p.name + "-control" + sfx);
+  const std::string final_name = p.name + "_" + run.version + "_" + run.arch + ".deb";
+  archive_io::TarOptions to;
+  to.compression = o.compression;
+  to.mtime = run.report.mtime;
+  to.label = final_name + " (its data.tar)";
+  SP_TRY_ASSIGN(auto data, archive_io::write_tar(data_tar, members, to));
+  SP_TRY_ASSIGN(auto control, gen::render_control(p.control));
+  std::vector<archive_io::TarMember> ctl = {text_member("control", control), text_member("md5sums", gen::render_md5sums(data.md5))};
+  if (&p == &run.rt) {
+    ctl.push_back(text_member("shlibs", gen::render_shlibs(p.sonames, p.name + " (>= " + run.version + ")")));
+    ctl.push_back(text_member("triggers", gen::render_ldconfig_trigger()));
+  }
+  auto control_members = with_dirs(std::move(ctl));
+  to.label = final_name + " (its control.tar)";
+  SP_TRY(archive_io::write_tar(control_tar, control_members, to));
+  fs::path final_path = o.out_dir / final_name;
+  part = run.tmp->path() / final_path.filename();
+  SP_TRY(archive_io::write_deb(part, control_tar, data_tar, o.compression, run.report.mtime));
+  SP_TRY(util::sync_file(part));
+  SP_TRY_ASSIGN(auto h, crypto::hash_file(part));
+  model::DebPackage dp;
+  dp.name = p.name;
+  dp.version = run.version;
+  dp.architecture = run.arch;
+  dp.role = p.role;
+  dp.path = final_path.string();
+  dp.sha256 = crypto::to_hex(h.digest);
+  dp.size = h.size;
+  dp.files = p.files;
+  dp.installed_size_kib = p.control.installed_size_kib;
+  dp.depends = p.control.depends;
+  dp.recommends = p.control.recommends;
+  dp.conflicts = p.control.conflicts;
+  dp.provides = p.control.provides;
+  dp.sonames = p.sonames;
+  fs::remove(data_tar, ec);
+  fs::remove(control_tar, ec);
+  return dp;
+}
+
+// Both packages replace their older files together: an older file is first moved aside into the
+// temporary directory, and put back if a later rename fails, so the folder never holds a new
+// runtime package beside an old -dev package that depends on another version.
+util::Status replace_together(DebRun& run, std::vector<model::DebPackage>& written, const std::vector<fs::path>& parts) {
+  std::error_code ec;
   std::vector<std::pair<fs::path, fs::path>> moved_aside;  // (final, backup)
   std::vector<fs::path> placed;
   auto roll_back = [&] {
@@ -572,7 +615,7 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     written[i].unchanged = fs::exists(final_path, ec) && same_file(parts[i], final_path);
     if (written[i].unchanged) continue;
     if (fs::exists(final_path, ec)) {
-      fs::path backup = tmp.path() / ("old-" + final_path.filename().string());
+      fs::path backup = run.tmp->path() / ("old-" + final_path.filename().string());
       fs::rename(final_path, backup, ec);
       if (ec) {
         roll_back();
@@ -587,10 +630,33 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
     }
     placed.push_back(final_path);
   }
-  util::sync_directory(o.out_dir);
-  report.packages = std::move(written);
-  if (by_content) report.notes.push_back("the archive was found by its content under another name: " + report.archive_path);
-  return report;
+  util::sync_directory(run.o.out_dir);
+  return {};
+}
+
+}  // namespace
+
+util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DebOptions& o) {
+  SP_TRY_ASSIGN(auto run, resolve(m, kb, o));
+  SP_TRY(unpack(run));
+  SP_TRY(split(run));
+  SP_TRY(relations(run));
+  controls(run);
+  SP_TRY(build_files(run));
+  SP_TRY(documents(run));
+  // both packages are complete before either replaces an older one
+  std::vector<model::DebPackage> written;
+  std::vector<fs::path> parts;
+  for (Pkg* p : {&run.rt, &run.dev}) {
+    fs::path part;
+    SP_TRY_ASSIGN(auto dp, write_package(run, *p, part));
+    written.push_back(std::move(dp));
+    parts.push_back(part);
+  }
+  SP_TRY(replace_together(run, written, parts));
+  run.report.packages = std::move(written);
+  if (run.by_content) run.report.notes.push_back("the archive was found by its content under another name: " + run.report.archive_path);
+  return std::move(run.report);
 }
 
 }  // namespace core
