@@ -31,13 +31,9 @@ int run_capture(const CaptureCli& c, Context& ctx) {
     w.path = c.path;
     if (c.user_path_opt && c.user_path_opt->count()) w.user_path = c.user_path;
     w.python = c.python;
-    for (const auto& d : c.drives) {
-      auto eq = d.find('=');
-      if (eq != 1 || !std::isalpha(static_cast<unsigned char>(d[0])) || d.size() < 3)
-        return fail(ctx, "capture", false,
-                    util::Error(util::ErrorCode::usage, "--drive " + d + ": expected a drive letter and a directory").with_hint("write it as --drive D=/mnt/d"));
-      w.drives.emplace_back(d[0], d.substr(2));
-    }
+    auto drives = parse_drives(c.drives);
+    if (!drives) return fail(ctx, "capture", false, drives.error());
+    w.drives = std::move(drives).value();
     cap = core::capture_windows(w, kb, o);
   } else {
     auto options = core::linux_machine_options(ctx.io.env, kb, nullptr);

@@ -116,14 +116,9 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
     w.cwd = o.cwd;
     w.python = o.python;
     w.dll_dirs = o.dll_dirs;
-    for (const auto& d : o.drives) {
-      auto kv = split_assignment(d);
-      if (!kv || kv->first.size() != 1 || !std::isalpha(static_cast<unsigned char>(kv->first[0])) || kv->second.empty())
-        return fail(ctx, "doctor", o.json,
-                    util::Error(util::ErrorCode::usage, "--drive " + d + ": expected a drive letter and a directory")
-                        .with_hint("write it as --drive D=/mnt/d"));
-      w.drives.emplace_back(kv->first[0], kv->second);
-    }
+    auto drives = parse_drives(o.drives);
+    if (!drives) return fail(ctx, "doctor", o.json, drives.error());
+    w.drives = std::move(drives).value();
     for (const auto& e : o.env) {
       auto kv = split_assignment(e);
       if (!kv)

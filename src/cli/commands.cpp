@@ -3,6 +3,8 @@
 #include <ostream>
 
 #include "commands.hpp"
+
+#include <cctype>
 #include "core/archives/cache.hpp"
 #include "format/config_reader.hpp"
 #include "core/archives/lock.hpp"
@@ -139,5 +141,15 @@ util::Result<model::Platform> parse_platform_option(const std::string& text) {
   return util::Error(util::ErrorCode::usage, "--platform must be one of " + util::join(model::platform_names(), ", ") + ", not \"" + text + "\"");
 }
 
-}  // namespace cli
+util::Result<std::vector<std::pair<char, std::filesystem::path>>> parse_drives(const std::vector<std::string>& values) {
+  std::vector<std::pair<char, std::filesystem::path>> out;
+  for (const auto& d : values) {
+    auto eq = d.find('=');
+    if (eq != 1 || !std::isalpha(static_cast<unsigned char>(d[0])) || d.size() < 3)
+      return util::Error(util::ErrorCode::usage, "--drive " + d + ": expected a drive letter and a directory").with_hint("write it as --drive D=/mnt/d");
+    out.emplace_back(d[0], d.substr(2));
+  }
+  return out;
+}
 
+}  // namespace cli

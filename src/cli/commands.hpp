@@ -62,6 +62,10 @@ std::string archive_cache_dir(Context& ctx, const std::string& flag);
 // Calls the fault hook of STACKPIN_TEST_FAULT_AT (tests kill a run at a chosen journal record).
 std::function<void(int)> fault_hook(Context& ctx);
 std::string sha256_of_file(const std::string& path);
+
+// --drive D=DIR values (doctor and capture --windows-root): the drive letter and the directory.
+// Errors: usage, naming the bad value.
+util::Result<std::vector<std::pair<char, std::filesystem::path>>> parse_drives(const std::vector<std::string>& values);
 // The download options of fetch and apply.
 struct FetchFlags {
   std::string cache_dir;

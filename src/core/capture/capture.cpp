@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "capture/capture_pins.hpp"
 #include "format/receipt.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -60,21 +61,8 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
     cudnn = v;
     cudnn_from = copy->package_source;
   } else if (auto t = model::Version::parse(three)) {
-    std::set<std::string> builds;
-    for (const auto& a : kb.facts().cudnn_archives)
-      if (model::compare_prefix(a.version, *t, 3) == 0) builds.insert(a.version.text());
-    if (builds.size() == 1) {
-      cudnn = model::Version::parse(*builds.begin());
-      cudnn_from = "the only build of cuDNN " + three + " NVIDIA published (knowledge base)";
-    } else if (builds.empty()) {
-      return Error(ErrorCode::invalid, "cuDNN " + three + " in " + copy->dir + " is not in the knowledge base and no metadata names its build")
-          .with_hint("pin it by hand: [cudnn] version = \"" + three + ".<build>\" with the archive you installed it from");
-    } else {
-      return Error(ErrorCode::invalid, "cuDNN " + three + " in " + copy->dir + " has several builds (" +
-                                           util::join(std::vector<std::string>(builds.begin(), builds.end()), ", ") +
-                                           ") and no metadata says which this is")
-          .with_hint("the libraries report only three parts; pin the build you installed by hand");
-    }
+    SP_TRY_ASSIGN(cudnn, detail::only_build(kb, *t, platform, 0, copy->dir));
+    cudnn_from = "the only build of cuDNN " + three + " NVIDIA published (knowledge base)";
   } else {
     return Error(ErrorCode::invalid, "the version of the cuDNN in " + copy->dir + " cannot be told (no versioned file, header or metadata)")
         .with_hint("run `stackpin doctor` for what is there");
@@ -126,36 +114,7 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
   s.cudnn_comment = "the cuDNN the loader resolves: " + via + "; build from " + cudnn_from;
 
   // The archive that reproduces it.
-  gen::ManifestArchive a;
-  a.platform = model::to_string(platform);
-  if (receipt && !receipt->archive_sha256.empty()) {
-    const auto* known = kb.cudnn_archive_by_sha256(receipt->archive_sha256);
-    a.origin = known ? "nvidia" : "local";
-    a.file = receipt->archive_file.empty() ? "" : fs::path(receipt->archive_file).filename().string();
-    if (known) a.url = known->url;
-    a.sha256 = receipt->archive_sha256;
-    a.size = receipt->archive_size ? std::optional<std::uint64_t>(receipt->archive_size) : std::nullopt;
-    a.comment = "the archive stackpin staged this copy from (" + copy->package_source + ")";
-    s.archives.push_back(a);
-  } else if (const auto* fact = kb.cudnn_archive(*cudnn, cuda_major, platform); fact && !fact->size) {
-    // A pin without a size is refused by check and stage: leave the entry for the user to finish.
-    s.archive_comments = {"NVIDIA's archive of this build; its size is not in the knowledge base, so the pin is left",
-                          "for you to complete after downloading it (stackpin verify FILE --sha256 " + fact->sha256 + "):",
-                          "[[cudnn.archives]]", "platform = \"" + std::string(model::to_string(platform)) + "\"",
-                          "origin = \"nvidia\"", "url = \"" + fact->url + "\"", "sha256 = \"" + fact->sha256 + "\"",
-                          "size = <bytes>"};
-    cap.notes.push_back("the size of NVIDIA's " + fact->url + " is not in the knowledge base: the archive pin is written as a comment to complete");
-  } else if (const auto* fact = kb.cudnn_archive(*cudnn, cuda_major, platform)) {
-    a.origin = "nvidia";
-    a.url = fact->url;
-    a.sha256 = fact->sha256;
-    a.size = fact->size;
-    a.comment = "NVIDIA's archive of this build (knowledge base)";
-    s.archives.push_back(a);
-  } else if (cuda_major) {
-    cap.notes.push_back("no archive is known for cuDNN " + cudnn->text() + " (CUDA " + std::to_string(cuda_major) + ", " +
-                        model::to_string(platform) + "): add [[cudnn.archives]] by hand");
-  }
+  detail::add_archive_pin(cap, kb, receipt, *cudnn, cuda_major, platform, copy->package_source);
 
   // Frameworks from package metadata.
   static const std::vector<std::string> k_frameworks = {"torch", "torchvision", "torchaudio", "tensorflow", "onnxruntime-gpu"};

@@ -1,0 +1,26 @@
+#pragma once
+// What both captures decide the same way (capture_pins.cpp): the exact build of a cuDNN whose
+// files reveal three parts, and the archive pin that reproduces it.
+#include <optional>
+#include <string>
+
+#include "core/capture/capture.hpp"
+#include "model/platform.hpp"
+#include "model/staging.hpp"
+#include "model/version.hpp"
+
+namespace core::detail {
+
+// The build of `three` (X.Y.Z): the knowledge base's only build for `platform` (and `cuda_major`
+// when it is known, since one X.Y.Z may have a build per CUDA major). `where` names the copy in
+// errors. Errors: invalid (none known, or several and nothing to choose by).
+util::Result<model::Version> only_build(const knowledge::KnowledgeBase& kb, const model::Version& three, model::Platform platform,
+                                        int cuda_major, const std::string& where);
+
+// The [[cudnn.archives]] entry that reproduces `cudnn`: the archive stackpin staged it from (its
+// receipt), else NVIDIA's from the knowledge base; a pin the knowledge base cannot complete (no
+// size) is written as comments to finish, and no pin at all is a note.
+void add_archive_pin(Capture& cap, const knowledge::KnowledgeBase& kb, const std::optional<model::Receipt>& receipt,
+                     const model::Version& cudnn, int cuda_major, model::Platform platform, const std::string& receipt_place);
+
+}  // namespace core::detail
