@@ -1,3 +1,4 @@
+// The helpers every cmd_*.cpp shares: failing with an error, progress printers, the cache directory, fault hooks.
 #include <unistd.h>
 
 #include <ostream>

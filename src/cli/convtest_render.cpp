@@ -1,3 +1,4 @@
+// Prints a convolution test report (text or --json) and picks its exit code.
 #include "convtest_render.hpp"
 
 #include <map>

@@ -1,3 +1,4 @@
+// Prints an error with its file:line:col, the offending line and a hint, in colour when stderr is a terminal.
 #include "render.hpp"
 
 #include <ostream>

@@ -1,3 +1,4 @@
+// The entry point behind main(): global options, --version, and dispatch to the named command.
 #include "cli/run.hpp"
 
 #include <exception>

@@ -1,3 +1,4 @@
+// MD5 through OpenSSL's EVP interface (NVIDIA's redistrib manifests also list MD5; stackpin trusts only SHA-256).
 #include "crypto/md5.hpp"
 
 #include <openssl/evp.h>

@@ -1,3 +1,4 @@
+// SHA-256 through OpenSSL's EVP interface: a streaming hasher and hex text.
 #include "crypto/sha256.hpp"
 
 #include <openssl/evp.h>

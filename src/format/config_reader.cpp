@@ -1,3 +1,4 @@
+// Reads the settings file (mirror URL, cache directory) with the same strictness as a manifest.
 #include "format/config_reader.hpp"
 
 #include <system_error>

@@ -1,3 +1,4 @@
+// Reads the knowledge data files (data/knowledge/*.toml) into model::Facts, every fact with its source.
 #include "format/facts_reader.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// The JSON form of a fetch report.
 #include <nlohmann/json.hpp>
 
 #include "format/json.hpp"

@@ -1,3 +1,4 @@
+// JsonDoc's private part: the nlohmann::json value (only format/ sees it).
 #pragma once
 #include <nlohmann/json.hpp>
 

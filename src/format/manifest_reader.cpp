@@ -1,3 +1,4 @@
+// Reads a stackpin.toml manifest: every key's type and syntax, with file:line:col on each error.
 #include "format/manifest_reader.hpp"
 
 #include <algorithm>

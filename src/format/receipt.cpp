@@ -1,3 +1,4 @@
+// The receipt stage writes into DEST (JSON), read back with every field validated.
 #include "format/receipt.hpp"
 
 #include <nlohmann/json.hpp>

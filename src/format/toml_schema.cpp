@@ -1,3 +1,4 @@
+// The TOML reading helpers every reader shares: positions, unknown-key errors, typed getters with locations.
 #include "toml_schema.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Quoting a string for each language stackpin writes: POSIX sh, PowerShell, Python, CMake, JSON, YAML.
 #include "gen/quote.hpp"
 
 #include <cstdint>

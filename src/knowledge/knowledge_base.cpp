@@ -1,3 +1,4 @@
+// The knowledge base: the embedded facts and the questions asked of them (archives, driver minimums, framework pairs).
 #include "knowledge/knowledge_base.hpp"
 
 #include <algorithm>

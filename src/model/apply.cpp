@@ -1,3 +1,4 @@
+// Names of apply's step states.
 #include "model/apply.hpp"
 
 #include <algorithm>

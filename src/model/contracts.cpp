@@ -1,3 +1,4 @@
+// Parsing the names of targets, layouts and other words the command line accepts.
 #include "model/contracts.hpp"
 
 namespace model {

@@ -1,3 +1,4 @@
+// Names of diff weights and change kinds.
 #include "model/diff.hpp"
 
 namespace model {

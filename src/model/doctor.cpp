@@ -1,3 +1,4 @@
+// Names of the Windows DLL search sources doctor reports.
 #include "model/doctor.hpp"
 
 namespace model {

@@ -1,3 +1,4 @@
+// Names of fetch results.
 #include "model/fetch.hpp"
 
 namespace model {

@@ -1,3 +1,4 @@
+// Finding severities and counting them.
 #include "model/finding.hpp"
 
 namespace model {

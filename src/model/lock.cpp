@@ -1,3 +1,4 @@
+// Lock lookups: the locked archive for a platform, locations in the lock file.
 #include "model/lock.hpp"
 
 namespace model {

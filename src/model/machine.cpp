@@ -1,3 +1,4 @@
+// Names of where a machine's facts came from (driver, toolkit version, cuDNN kind) and the loader's sonames.
 #include "model/machine.hpp"
 
 namespace model {

@@ -1,3 +1,4 @@
+// Manifest helpers: names of origins and layouts, an archive pin's NVIDIA file name.
 #include "model/manifest.hpp"
 
 #include "util/strings.hpp"

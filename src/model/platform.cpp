@@ -1,3 +1,4 @@
+// Parsing and naming NVIDIA's redistributable platforms.
 #include "model/platform.hpp"
 
 namespace model {

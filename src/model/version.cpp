@@ -1,3 +1,4 @@
+// Dotted version numbers: parsing (bounded), comparing, prefixes.
 #include "model/version.hpp"
 
 namespace model {

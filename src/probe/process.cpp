@@ -1,3 +1,4 @@
+// Runs a program with a timeout and a cap on its output (nvidia-smi, ldconfig, the conv test).
 #include "process.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// Finds a program on PATH the way execvp would, without running it.
 #include "probe/program.hpp"
 
 #include <unistd.h>

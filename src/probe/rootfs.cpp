@@ -1,3 +1,4 @@
+// Resolves paths inside a machine's root (--root) without leaving it, following symlinks as that machine would.
 #include "rootfs.hpp"
 
 #include <algorithm>

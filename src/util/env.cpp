@@ -1,3 +1,4 @@
+// Environment variables: the real environment and a map for tests.
 #include "util/env.hpp"
 
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// Advisory whole-file locks (flock, LockFileEx) that serialise stage, apply and fetch on one DEST or cache.
 #include "util/file_lock.hpp"
 
 #include <cerrno>

@@ -1,3 +1,4 @@
+// File helpers: whole-file reads, atomic writes (temp, fsync, rename), scratch directories that outlive a kill only until the next run.
 #include "util/fs.hpp"
 
 #include <cerrno>

@@ -1,3 +1,4 @@
+// Error codes' names and Error's text.
 #include "util/result.hpp"
 
 namespace util {

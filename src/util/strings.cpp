@@ -1,3 +1,4 @@
+// String helpers: split, join, trim, case, ASCII and UTF-8 checks, bounded number parsing.
 #include "util/strings.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Container tests' helpers: finding the engine, running a container, skipping with a reason when there is none.
 #include "container.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// Builds test archives (tar.xz, tar.gz, zip, hostile forms) and knowledge bases in memory with libarchive.
 #include "fixtures.hpp"
 
 #include <archive.h>

@@ -1,3 +1,4 @@
+// A loopback HTTP server for fetch tests: ranges, faults, slow and cut-short answers.
 #include "http_server.hpp"
 
 #include <arpa/inet.h>

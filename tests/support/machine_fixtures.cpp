@@ -1,3 +1,4 @@
+// Builds machine files for doctor and capture tests: ld.so.cache bytes, ELF and PE headers.
 #include "machine_fixtures.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Test helpers for file trees: hashing files, listing trees, comparing trees.
 #include "tree.hpp"
 
 #include <openssl/evp.h>

@@ -1,3 +1,4 @@
+// A fake Windows drive in a scratch directory: C:\ paths mapped to local files.
 #include "windows_tree.hpp"
 
 #include <stdexcept>

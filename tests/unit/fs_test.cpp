@@ -1,3 +1,4 @@
+// Tests of util's file helpers: atomic writes, capped reads.
 #include <gtest/gtest.h>
 
 #include "test_support.hpp"

@@ -685,7 +685,7 @@ TEST(MachineReal, TheInstalledToolkitAndCudnnAreReportedWithTheirVersions) {
   }
   ASSERT_TRUE(r.nvcc);
   EXPECT_EQ(r.nvcc->toolkit_root, real_root);
-  // this machine carries cuDNN 9.19 (README); say so when it is that one
+  // the development machine carries cuDNN 9.19 under /usr/local/cuda; say so when it is that one
   if (fs::exists(real_root + "/dist-info/nvidia_cudnn_cu13-9.19.0.56.dist-info")) {
     EXPECT_EQ(c->library_version, "9.19.0");
     EXPECT_EQ(c->package_version, "9.19.0.56");

@@ -1,3 +1,4 @@
+// Tests of util's string helpers.
 #include <gtest/gtest.h>
 
 #include "util/strings.hpp"

@@ -1,3 +1,4 @@
+// Tests of version parsing and ordering.
 #include <gtest/gtest.h>
 
 #include "model/version.hpp"

@@ -1,3 +1,4 @@
+// Where the archive cache lives (--cache-dir, STACKPIN_CACHE_DIR, XDG_CACHE_HOME, ~/.cache) and its content-addressed paths.
 #include "core/archives/cache.hpp"
 
 #include <system_error>

@@ -1,3 +1,4 @@
+// `stackpin verify`: an archive's expected size and SHA-256 from the lock, manifest or knowledge base, checked before any decoder sees it.
 #include "core/archives/verify.hpp"
 
 #include <algorithm>

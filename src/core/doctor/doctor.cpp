@@ -1,3 +1,4 @@
+// What doctor expects of a machine, taken from an optional manifest: versions, driver minimum, layout.
 #include "core/doctor/doctor.hpp"
 #include "gen/quote.hpp"
 

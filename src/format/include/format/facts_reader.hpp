@@ -1,3 +1,4 @@
+// Reading the knowledge data files into model::Facts.
 #pragma once
 #include <string>
 #include <string_view>

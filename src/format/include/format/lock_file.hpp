@@ -1,3 +1,4 @@
+// Reading and writing stackpin.lock (schema 1).
 #pragma once
 #include <filesystem>
 #include <string>

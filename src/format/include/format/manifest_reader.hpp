@@ -1,3 +1,4 @@
+// Reading a stackpin.toml manifest (schema 1) into model::Manifest.
 #pragma once
 #include <filesystem>
 #include <string>

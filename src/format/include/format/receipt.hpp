@@ -1,3 +1,4 @@
+// Reading and writing the receipt that stage leaves in DEST, and the JSON form of a verify report.
 #pragma once
 #include <string>
 #include <string_view>

@@ -1,3 +1,4 @@
+// NVIDIA's redistributable platforms and the host's.
 #pragma once
 #include <optional>
 #include <string>
@@ -20,7 +21,6 @@ const std::vector<std::string>& platform_names();
 const char* archive_extension(Platform p);
 
 enum class Os { linux, windows };
-inline Os os_of(Platform p) { return is_windows(p) ? Os::windows : Os::linux; }
 const char* to_string(Os os);
 
 }  // namespace model

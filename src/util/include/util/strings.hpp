@@ -1,3 +1,4 @@
+// String helpers: split, join, trim, case, ASCII and UTF-8 checks, bounded number parsing.
 #pragma once
 #include <cstdint>
 #include <optional>
