@@ -1,4 +1,4 @@
-// stackpin capture [-o FILE] [--name NAME] [--site-packages DIR]...
+// stackpin capture [-o FILE] [--name NAME] [--site-packages DIR]... [--root DIR]
 // stackpin capture --windows-root DIR [--path STR] [--user-path STR] [--python WINPATH] [--drive D=DIR]... [-o FILE]
 #include <cctype>
 #include <ostream>
@@ -16,6 +16,7 @@ struct CaptureCli {
   std::string output, name;
   std::vector<std::string> site_packages;
   std::string windows_root, path, user_path, python;
+  std::string linux_root;
   std::vector<std::string> drives;
   CLI::Option* user_path_opt = nullptr;
 };
@@ -38,6 +39,19 @@ int run_capture(const CaptureCli& c, Context& ctx) {
   } else {
     auto options = core::linux_machine_options(ctx.io.env, kb, nullptr);
     if (!c.site_packages.empty()) options.site_packages = c.site_packages;
+    if (!c.linux_root.empty()) {
+      // Another machine's files (an unpacked image, a mounted disk): this machine's environment,
+      // programs and driver say nothing about it.
+      std::error_code ec;
+      if (!std::filesystem::is_directory(c.linux_root, ec))
+        return fail(ctx, "capture", false,
+                    util::Error(util::ErrorCode::usage, "--root " + c.linux_root + " is not a directory")
+                        .with_hint("give the folder that holds the machine's /usr and /etc (e.g. an unpacked `docker export`)"));
+      options.root = c.linux_root;
+      options.env = nullptr;
+      options.run_programs = false;
+      options.use_nvml = false;
+    }
     auto machine = probe::inspect_machine(options);
     cap = core::capture(machine, kb, o);
   }
@@ -67,6 +81,10 @@ void add_capture(CLI::App& app, Context& ctx) {
   c->user_path_opt = cmd->add_option("--user-path", c->user_path, "With --windows-root: its User-scope PATH value")->needs(root);
   cmd->add_option("--python", c->python, "With --windows-root: python.exe of the environment whose frameworks to pin")->needs(root);
   cmd->add_option("--drive", c->drives, "With --windows-root: map another drive letter, D=DIR (repeatable)")->needs(root);
+  cmd->add_option("--root", c->linux_root,
+                  "Capture the Linux file system at DIR (an unpacked image, a mounted disk) instead of this machine; "
+                  "nothing in it is run")
+      ->excludes(root);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_capture(*c, ctx); }; });
 }
 

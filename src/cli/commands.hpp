@@ -13,9 +13,9 @@
 #include "model/manifest.hpp"
 #include "render.hpp"
 
-// The build defines it (src/CMakeLists.txt); a stand-alone compile of a cli file still works.
+// The build defines it (src/CMakeLists.txt, from project(VERSION)); without it there is no version to print.
 #ifndef STACKPIN_VERSION
-#define STACKPIN_VERSION "0.0.0"
+#error "STACKPIN_VERSION is set by src/CMakeLists.txt from project(VERSION); build through CMake"
 #endif
 
 namespace cli {

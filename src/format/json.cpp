@@ -1,3 +1,4 @@
+// JsonDoc, the JSON value the renderers build, and the --json envelope every command prints.
 #include "format/json.hpp"
 
 #include <nlohmann/json.hpp>
@@ -66,7 +67,7 @@ JsonDoc to_json(const model::CheckReport& r) {
   }
   json j{{"manifest", r.manifest_path}, {"name", r.name},         {"cuda", r.cuda_version},
          {"cudnn", r.cudnn_version},    {"drivers", drivers},     {"wheels", wheels},
-         {"archives", archives}};
+         {"archives", archives}, {"rules_examined", r.examined}};
   j["cudnn_cuda_major"] = r.cudnn_cuda_major ? json(*r.cudnn_cuda_major) : json(nullptr);
   if (r.windows) {
     const auto& w = *r.windows;

@@ -71,10 +71,23 @@ TEST(CaptureCli, CaptureThenStageReproducesAStagedTree) {
 }
 
 TEST(CaptureCli, NoCudnnIsAClearError) {
-  auto r = stackpin({"capture"}, {"LD_LIBRARY_PATH=/nonexistent"});
-  if (r.exit_code == 0) GTEST_SKIP() << "this machine has a cuDNN in the ld.so cache or a default directory";
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // A machine's root with a loader cache and libraries, but no cuDNN anywhere the loader looks.
+  ScratchDir dir;
+  auto root = dir.path() / "root";
+  fs::create_directories(root / "etc");
+  fs::create_directories(root / "usr/lib/x86_64-linux-gnu");
+  dir.write("root/etc/os-release", "ID=debian\nVERSION_ID=12\nPRETTY_NAME=\"Debian GNU/Linux 12\"\n");
+  auto r = stackpin({"capture", "--root", root.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("stackpin doctor"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "") << "nothing half-written on stdout";
+}
+
+TEST(CaptureCli, RootThatIsNotADirectoryIsAUsageError) {
+  auto r = stackpin({"capture", "--root", "/nonexistent/stackpin-root"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/stackpin-root"), std::string::npos) << r.err;
+  EXPECT_EQ(stackpin({"capture", "--root", "/", "--windows-root", "/"}).exit_code, 2) << "one machine at a time";
 }
 
 // capture --windows-root: a Windows machine mounted at a directory (WSL2's /mnt/c), its cuDNN

@@ -488,12 +488,13 @@ TEST(CliStageCrash, SigkillAtRandomMomentsThenStageSucceeds) {
   auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
   ASSERT_EQ(clean.exit_code, 0) << show(clean);
   const Tree reference = staged_tree(ref);
-  std::random_device rd;
-  unsigned seed = rd();
+  unsigned seed = testing_support::test_seed();
   std::mt19937 rng(seed);
   std::uniform_int_distribution<long> delay(0, took.count() * 11 / 10);
-  int killed = 0;
-  for (int i = 0; i < 6; ++i) {
+  // At least six kills, and on until two have landed mid-run (the killed run had changed DEST but
+  // not finished); a run killed before it touched DEST proves nothing about recovery.
+  int mid_run = 0;
+  for (int i = 0; i < 16 && (i < 6 || mid_run < 2); ++i) {
     long us = delay(rng);
     SCOPED_TRACE("seed " + std::to_string(seed) + ", kill after " + std::to_string(us) + " us of a " +
                  std::to_string(took.count()) + " us run");
@@ -503,8 +504,8 @@ TEST(CliStageCrash, SigkillAtRandomMomentsThenStageSucceeds) {
       std::this_thread::sleep_for(std::chrono::microseconds(us));
       p.kill(SIGKILL);
       auto r = p.wait();
-      killed += r.exit_code == 128 + SIGKILL;
       EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 128 + SIGKILL) << show(r);
+      if (r.exit_code == 128 + SIGKILL && fs::exists(dest) && testing_support::snapshot(dest) != Tree{}) ++mid_run;
     }
     auto again = stackpin(w.stage(dest));
     EXPECT_EQ(again.exit_code, 0) << show(again);
@@ -513,7 +514,7 @@ TEST(CliStageCrash, SigkillAtRandomMomentsThenStageSucceeds) {
     EXPECT_EQ(un.exit_code, 0) << show(un);
     EXPECT_EQ(testing_support::snapshot(dest), Tree{});
   }
-  EXPECT_GE(killed, 1) << "no run was killed before it finished";
+  EXPECT_GE(mid_run, 2) << "no kill landed while the run was changing DEST (seed " << seed << ")";
 }
 
 TEST(CliStageCrash, SigkillDuringACudaMergeThenUnstageRestoresTheOriginal) {
@@ -522,20 +523,29 @@ TEST(CliStageCrash, SigkillDuringACudaMergeThenUnstageRestoresTheOriginal) {
   auto original_dir = work.path() / "original";
   make_fake_cuda_root(original_dir);
   const Tree original = testing_support::snapshot(original_dir);
-  std::random_device rd;
-  unsigned seed = rd();
+  auto ref = work.path() / "reference";
+  make_fake_cuda_root(ref);
+  auto t0 = std::chrono::steady_clock::now();
+  auto clean = stackpin(w.stage(ref, {"--remove-stale"}));
+  auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+  ASSERT_EQ(clean.exit_code, 0) << show(clean);
+  unsigned seed = testing_support::test_seed();
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<long> delay(0, 60000);
-  for (int i = 0; i < 4; ++i) {
+  std::uniform_int_distribution<long> delay(0, took.count() * 11 / 10);
+  // On until a kill has landed mid-run: the toolkit tree changed, then restored by unstage.
+  int mid_run = 0;
+  for (int i = 0; i < 16 && (i < 4 || mid_run < 1); ++i) {
     long us = delay(rng);
-    SCOPED_TRACE("seed " + std::to_string(seed) + ", kill after " + std::to_string(us) + " us");
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", kill after " + std::to_string(us) + " us of a " +
+                 std::to_string(took.count()) + " us run");
     auto dest = work.path() / ("k" + std::to_string(i));
     make_fake_cuda_root(dest);
     {
       testing_support::Process p(argv(w.stage(dest, {"--remove-stale"})));
       std::this_thread::sleep_for(std::chrono::microseconds(us));
       p.kill(SIGKILL);
-      p.wait();
+      auto r = p.wait();
+      if (r.exit_code == 128 + SIGKILL && testing_support::snapshot(dest) != original) ++mid_run;
     }
     auto un = stackpin({"unstage", "--dest", dest.string()});
     // 0 when it had a journal or a receipt to act on; 1 (nothing staged) when killed before
@@ -543,6 +553,7 @@ TEST(CliStageCrash, SigkillDuringACudaMergeThenUnstageRestoresTheOriginal) {
     EXPECT_TRUE(un.exit_code == 0 || (un.exit_code == 1 && un.err.find("nothing staged") != std::string::npos)) << show(un);
     EXPECT_EQ(testing_support::diff(original, testing_support::snapshot(dest)), "");
   }
+  EXPECT_GE(mid_run, 1) << "no kill landed while the run was changing the toolkit tree (seed " << seed << ")";
 }
 
 // ---- two runs at once ----------------------------------------------------------------------------

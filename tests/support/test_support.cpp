@@ -1,3 +1,4 @@
+// Test helpers: source and binary paths, scratch directories, running stackpin and capturing its output.
 #include "test_support.hpp"
 
 #include <fcntl.h>
@@ -10,6 +11,9 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <gtest/gtest.h>
+#include <cstdlib>
+#include <iostream>
 #include <sstream>
 #include <stdexcept>
 
@@ -117,8 +121,23 @@ ScratchDir::ScratchDir() {
   fs::create_directories(m_path);
 }
 ScratchDir::~ScratchDir() {
+  if (::testing::Test::HasFailure()) {
+    // Kept for the post-mortem: what the failing test left is exactly what it saw.
+    std::cerr << "[   kept   ] " << m_path.string() << " (the test failed; remove it when done)\n";
+    return;
+  }
   std::error_code ec;
   fs::remove_all(m_path, ec);
+}
+
+unsigned test_seed() {
+  unsigned seed = 0;
+  const char* v = std::getenv("STACKPIN_TEST_SEED");
+  if (v && *v) seed = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
+  else seed = std::random_device{}();
+  std::cerr << "[   seed   ] " << seed << " (STACKPIN_TEST_SEED=" << seed << " repeats this run)\n";
+  ::testing::Test::RecordProperty("seed", std::to_string(seed));
+  return seed;
 }
 fs::path ScratchDir::write(const std::string& name, const std::string& content) const {
   fs::path p = m_path / name;

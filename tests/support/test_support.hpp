@@ -40,6 +40,8 @@ class Process {
 };
 
 // A fresh directory under the test temp root, removed at exit of the test.
+// A fresh directory under the system's temp folder, removed when the test passes and kept, with its
+// path printed, when it fails.
 class ScratchDir {
  public:
   ScratchDir();
@@ -52,6 +54,10 @@ class ScratchDir {
 };
 
 std::string read_text(const std::filesystem::path& p);
+
+// The seed of a test's random choices: STACKPIN_TEST_SEED when set, else a fresh one; printed (and
+// recorded in the test's XML properties) so that a failure can be repeated.
+unsigned test_seed();
 
 // The path of a program on PATH ("" when absent; run_process needs the path, not the name).
 std::string tool_path(const std::string& name);

@@ -73,6 +73,8 @@ TEST_P(CheckRuleCase, FindsWhatTheFileExpects) {
   ASSERT_FALSE(e.kind.empty()) << p << ": first line must be '# expect: ...'";
   auto report = check_file(p);
   if (e.kind == "clean") {
+    // The rule must have looked at this manifest: with the rule deleted, its clean case fails.
+    EXPECT_TRUE(report.examined.count(e.rule)) << p << ": rule " << e.rule << " did not examine this manifest";
     for (const auto& f : report.findings) {
       EXPECT_NE(f.severity, model::Severity::error) << p << "\n" << describe(report);
       if (f.rule == e.rule) {
@@ -102,6 +104,14 @@ INSTANTIATE_TEST_SUITE_P(Data, CheckRuleCase, ::testing::ValuesIn(case_files()),
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return n;
                          });
+
+TEST(CheckRules, EveryFindingComesFromARuleThatSaysItExamined) {
+  // Keeps CheckReport::examined complete: a rule that finds something has examined the manifest.
+  for (const auto& p : case_files()) {
+    auto report = check_file(p);
+    for (const auto& f : report.findings) EXPECT_TRUE(report.examined.count(f.rule)) << p << ": " << f.rule;
+  }
+}
 
 TEST(CheckRules, EveryRuleHasAPassingAndAFailingCase) {
   std::set<std::string> pass, fail;

@@ -150,10 +150,15 @@ TEST(CondaEnv, HostileValuesStayQuotedAndOnOneLine) {
 }
 
 TEST(CondaEnv, SameManifestGivesSameBytes) {
-  auto a = plan_file(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu121-cudnn895-torch21.toml");
-  auto b = plan_file(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu121-cudnn895-torch21.toml");
-  ASSERT_TRUE(a && b);
-  EXPECT_EQ(gen::render_environment_yml(a->spec), gen::render_environment_yml(b->spec));
+  // Two processes with a different clock zone, locale and working directory: nothing of the run
+  // leaks into the file.
+  std::string manifest = (fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu121-cudnn895-torch21.toml").string();
+  auto a = testing_support::stackpin({"generate", "conda", manifest}, {"TZ=UTC", "LC_ALL=C"});
+  auto b = testing_support::stackpin({"generate", "conda", manifest}, {"TZ=Asia/Shanghai", "LC_ALL=C.UTF-8", "HOME=/nonexistent"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_FALSE(a.out.empty());
+  EXPECT_EQ(a.out, b.out);
 }
 
 // --- decisions --------------------------------------------------------------------------------

@@ -199,10 +199,10 @@ TEST_F(Fetch, GivesUpAfterTheRetriesWithTheLastError) {
 TEST_F(Fetch, AStalledTransferIsAbortedAndResumed) {
   Fault f{Fault::Kind::stall_after, 50000, 5000};
   server.fault(k_path, f, 1);
-  auto t0 = std::chrono::steady_clock::now();
   auto a = run(manifest(server.url(k_path), body), options());
   ASSERT_FALSE(a.error) << a.error->message;
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(4));  // not the server's 5 s
+  // A second request from byte 50000 on: the stalled first one was given up, not waited out (had it
+  // been, its body would have arrived whole and there would be no second request).
   auto reqs = server.requests_for(k_path);
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(reqs[1].range, "bytes=50000-");

@@ -1,3 +1,4 @@
+// `stackpin check`: runs every rule over a manifest and collects their findings (the rules live in check_rules_*.cpp).
 #include "core/check/check.hpp"
 
 #include "check/check_rules.hpp"

@@ -17,6 +17,8 @@ struct Ctx {
   int cudnn_cuda = 0;    // [cudnn] cuda
 
   model::Finding& add(std::string rule, model::Severity sev, std::string subject, model::Pos where);
+  // Records that `rule` applied to this manifest and looked at it (CheckReport::examined).
+  void examined(const char* rule) { report.examined.insert(rule); }
 };
 
 // cuDNN pin and archives (check_rules_cudnn.cpp)

@@ -25,6 +25,7 @@ std::string cudnn_subject(const Ctx& c) { return "cuDNN " + c.cudnn.text() + " (
 }  // namespace
 
 void cudnn_cuda_major(Ctx& c) {
+  c.examined("cudnn.cuda-major");
   const auto& pin = *c.m.cudnn;
   int toolkit_major = static_cast<int>(c.cuda.major());
   if (c.cudnn_cuda != toolkit_major) {
@@ -43,6 +44,7 @@ void cudnn_cuda_major(Ctx& c) {
 }
 
 void cudnn_published(Ctx& c) {
+  c.examined("cudnn.published");
   const auto& pin = *c.m.cudnn;
   auto all = c.kb.cudnn_archives(c.cudnn);
   if (all.empty()) {
@@ -128,6 +130,7 @@ std::optional<NameParts> parse_archive_name(const std::string& name) {
 }
 
 void judge_name(Ctx& c, const model::ArchivePin& a, const std::string& subject) {
+  c.examined("archive.name");
   std::string name = a.file_name();
   model::Pos pos = a.file ? a.file->pos : a.url ? a.url->pos : a.pos;
   auto parts = parse_archive_name(name);
@@ -163,6 +166,7 @@ void judge_name(Ctx& c, const model::ArchivePin& a, const std::string& subject) 
 
 void judge_url(Ctx& c, const model::ArchivePin& a, const model::CudnnArchiveFact* fact, const std::string& subject) {
   if (!a.url || a.origin.value != model::Origin::nvidia || !fact) return;
+  c.examined("archive.url");
   if (a.url->value == fact->url) return;
   bool same_file = util::basename_of(a.url->value) == fact->file;
   auto& f = c.add("archive.url", same_file ? Severity::warning : Severity::error, subject, a.url->pos);
@@ -175,6 +179,9 @@ void judge_url(Ctx& c, const model::ArchivePin& a, const model::CudnnArchiveFact
 
 void judge_hash(Ctx& c, const model::ArchivePin& a, const model::CudnnArchiveFact* fact, const std::string& subject) {
   bool nvidia = a.origin.value == model::Origin::nvidia;
+  c.examined("archive.hash-missing");
+  c.examined("archive.size-missing");
+  c.examined("archive.origin");
   if (!a.sha256) {
     auto& f = c.add("archive.hash-missing", Severity::error, subject, a.pos);
     f.seen = "no sha256";
@@ -194,6 +201,7 @@ void judge_hash(Ctx& c, const model::ArchivePin& a, const model::CudnnArchiveFac
     f.seen = "origin = \"local\": the manifest's sha256 and size are the truth; NVIDIA's values are not consulted";
     return;
   }
+  c.examined("archive.unknown");
   if (!fact) {
     auto& f = c.add("archive.unknown", Severity::warning, subject, a.file ? a.file->pos : a.url ? a.url->pos : a.pos);
     f.seen = "\"" + a.file_name() + "\" is not an archive stackpin's knowledge base knows";
@@ -203,6 +211,8 @@ void judge_hash(Ctx& c, const model::ArchivePin& a, const model::CudnnArchiveFac
     f.source = "stackpin knowledge base";
     return;
   }
+  c.examined("archive.hash");
+  c.examined("archive.size");
   if (a.sha256 && a.sha256->value != fact->sha256) {
     auto& f = c.add("archive.hash", Severity::error, subject, a.sha256->pos);
     f.seen = "sha256 " + a.sha256->value;
@@ -237,6 +247,7 @@ void judge_hash(Ctx& c, const model::ArchivePin& a, const model::CudnnArchiveFac
 void archives(Ctx& c) {
   const auto& pin = *c.m.cudnn;
   if (pin.archives.empty()) {
+    c.examined("archive.none");
     std::vector<std::string> known;
     std::string source;
     for (const auto* fact : c.kb.cudnn_archives(c.cudnn))

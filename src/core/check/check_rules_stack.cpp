@@ -40,6 +40,7 @@ std::pair<std::optional<Version>, std::optional<Version>> python_range(const std
 
 void judge_python(Ctx& c, const std::string& who, const std::string& range_text, const model::Sources& src) {
   if (!c.m.python || range_text.empty()) return;
+  c.examined("framework.python");
   auto [lo, hi] = python_range(range_text);
   const Version& py = c.m.python->value;
   bool below = lo && compare_prefix(py, *lo, 2) < 0;
@@ -63,6 +64,7 @@ void driver(Ctx& c) {
   if (pinned_windows || has_windows(c)) oses.push_back(Os::windows);
   if (oses.empty()) oses = {Os::linux, Os::windows};
 
+  c.examined("cuda.known");
   const auto* rel = c.kb.driver_release(c.cuda);
   if (!c.kb.driver_family(static_cast<int>(c.cuda.major()))) {
     auto& f = c.add("cuda.known", Severity::warning, "CUDA " + c.cuda.text(), c.m.cuda->version.pos);
@@ -88,6 +90,7 @@ void driver(Ctx& c) {
     const std::optional<model::Located<Version>>* pin = nullptr;
     if (c.m.driver) pin = os == Os::linux ? &c.m.driver->linux : &c.m.driver->windows;
     if (pin && *pin) {
+      c.examined("driver.minimum");
       const auto& p = **pin;
       dm.pinned = p.value;
       dm.effective = p.value.text();
@@ -115,6 +118,7 @@ void driver(Ctx& c) {
         f.source = dm.source;
       }
     } else {
+      c.examined("driver.derived");
       auto& f = c.add("driver.derived", Severity::note, subject, c.m.driver ? c.m.driver->pos : c.m.cuda->version.pos);
       if (dm.release_min) {
         f.seen = "not pinned; derived " + dm.release_min->text() + " (NVIDIA's minimum for CUDA " + c.cuda.text() + ")";
@@ -137,6 +141,7 @@ namespace {
 
 void judge_torch(Ctx& c, const model::Located<Version>& v) {
   std::string subject = "torch " + v.value.text();
+  c.examined("framework.known");
   const auto* rel = c.kb.torch_release(v.value);
   if (!rel) {
     auto& f = c.add("framework.known", Severity::warning, subject, v.pos);
@@ -145,6 +150,7 @@ void judge_torch(Ctx& c, const model::Located<Version>& v) {
     f.source = "PyTorch RELEASE.md (Release Compatibility Matrix)";
     return;
   }
+  c.examined("framework.cuda-variant");
   std::string want = cuda_variant(c.cuda);
   std::string variant;
   if (std::find(rel->variants.begin(), rel->variants.end(), want) != rel->variants.end()) {
@@ -179,6 +185,7 @@ void judge_torch(Ctx& c, const model::Located<Version>& v) {
   w.requirement = "torch==" + v.value.text() + "+" + variant;
   w.index_url = c.kb.torch_index_url(variant);
   w.source = knowledge::first_source(rel->source);
+  c.examined("framework.bundled-cudnn");
   auto it = rel->cudnn.find(variant);
   if (it != rel->cudnn.end()) {
     w.bundled_cudnn = it->second.text();
@@ -198,6 +205,8 @@ void judge_torch(Ctx& c, const model::Located<Version>& v) {
 void judge_tensorflow(Ctx& c, const model::Located<Version>& v) {
   std::string subject = "tensorflow " + v.value.text();
   const auto& notes = c.kb.facts();
+  c.examined("framework.known");
+  if (has_windows(c)) c.examined("framework.tensorflow-windows");
   if (has_windows(c) && notes.tensorflow_windows_native_gpu_last &&
       compare_prefix(v.value, *notes.tensorflow_windows_native_gpu_last, 2) > 0) {
     auto& f = c.add("framework.tensorflow-windows", Severity::error, subject, v.pos);
@@ -215,6 +224,8 @@ void judge_tensorflow(Ctx& c, const model::Located<Version>& v) {
     return;
   }
   const auto& b = *builds.front();
+  c.examined("framework.cuda-variant");
+  c.examined("framework.required-cudnn");
   judge_python(c, subject, b.python, b.source);
   if (b.cuda.major() != c.cuda.major()) {
     auto& f = c.add("framework.cuda-variant", Severity::error, subject, v.pos);
@@ -245,6 +256,7 @@ void judge_tensorflow(Ctx& c, const model::Located<Version>& v) {
 
 void judge_onnxruntime(Ctx& c, const model::Located<Version>& v) {
   std::string subject = "onnxruntime-gpu " + v.value.text();
+  c.examined("framework.known");
   auto rows = c.kb.onnxruntime_rows(v.value);
   if (rows.empty()) {
     auto& f = c.add("framework.known", Severity::warning, subject, v.pos);
@@ -253,6 +265,7 @@ void judge_onnxruntime(Ctx& c, const model::Located<Version>& v) {
     f.source = knowledge::first_source(c.kb.facts().onnxruntime_notes_source);
     return;
   }
+  c.examined("framework.cuda-variant");
   const model::OnnxRuntimeRow* row = nullptr;
   for (auto* r : rows)
     if (r->cuda_major == static_cast<int>(c.cuda.major())) row = r;
@@ -266,6 +279,7 @@ void judge_onnxruntime(Ctx& c, const model::Located<Version>& v) {
     f.source = knowledge::first_source(rows.front()->source);
     return;
   }
+  c.examined("framework.required-cudnn");
   if (row->cudnn_major != static_cast<int>(c.cudnn.major())) {
     auto& f = c.add("framework.required-cudnn", Severity::error, subject, v.pos);
     f.seen = "cuDNN " + c.cudnn.text();
@@ -294,6 +308,7 @@ void frameworks(Ctx& c) {
     else if (name == "tensorflow") judge_tensorflow(c, v);
     else if (name == "onnxruntime-gpu") judge_onnxruntime(c, v);
     else {
+      c.examined("framework.known");
       auto& f = c.add("framework.known", Severity::note, name + " " + v.value.text(), v.pos);
       f.seen = "stackpin has no compatibility facts for " + name + "; it is pinned as written";
       f.fix = "pick the " + name + " release that matches your torch release";
@@ -312,6 +327,8 @@ std::string backslashes(std::string s) {
 
 void windows_target(Ctx& c) {
   if (has_windows(c)) {
+    c.examined("windows.layout");
+    c.examined("windows.zlibwapi");
     model::WindowsDirs dirs;
     const auto* dll = c.kb.windows_dll_dir(c.cudnn);
     const auto* lib = c.kb.windows_import_lib_dir(c.cudnn);
@@ -350,12 +367,15 @@ void windows_target(Ctx& c) {
   if (!c.m.windows) return;
   const auto& w = *c.m.windows;
   std::string subject = "[targets.windows]";
+  c.examined("windows.archive");
   if (!c.m.archive_for(model::Platform::windows_x86_64) && !c.kb.cudnn_archive(c.cudnn, c.cudnn_cuda, model::Platform::windows_x86_64)) {
     auto& f = c.add("windows.archive", Severity::warning, subject, w.pos);
     f.seen = "no [[cudnn.archives]] for windows-x86_64";
     f.fix = "pin the windows-x86_64 archive: `stackpin stage --target windows` needs it";
   }
   bool isolated = w.layout.value == model::WindowsLayout::isolated;
+  if (isolated) c.examined("windows.prefix");
+  if (!isolated || w.cuda_path) c.examined("windows.cuda-path");
   if (isolated && !w.prefix) {
     auto& f = c.add("windows.prefix", Severity::error, subject, w.layout.pos);
     f.seen = "layout = \"isolated\" without a prefix";
@@ -370,6 +390,8 @@ void windows_target(Ctx& c) {
     if (!*p) continue;
     const auto& path = (*p)->value;
     std::string key = p == &w.prefix ? "prefix" : "cuda_path";
+    c.examined("windows.path");
+    c.examined("windows.path-chars");
     if (!model::is_windows_absolute(path)) {
       auto& f = c.add("windows.path", Severity::error, subject + " " + key, (*p)->pos);
       f.seen = path;
@@ -402,6 +424,8 @@ void windows_target(Ctx& c) {
 void linux_target(Ctx& c) {
   if (!c.m.linux) return;
   const auto& l = *c.m.linux;
+  c.examined("linux.archive");
+  if (l.layout.value == model::LinuxLayout::lib64) c.examined("linux.prefix");
   bool any_linux = std::any_of(c.m.cudnn->archives.begin(), c.m.cudnn->archives.end(),
                                [](const model::ArchivePin& a) { return !model::is_windows(a.platform.value); });
   // a manifest that names only the version gets NVIDIA's archives from the knowledge base
@@ -421,6 +445,7 @@ void linux_target(Ctx& c) {
 void conda_target(Ctx& c) {
   if (!c.m.conda) return;
   const auto& t = *c.m.conda;
+  c.examined("conda.channel");
   Version want = t.cudnn ? t.cudnn->value : c.cudnn;
   model::Pos pos = t.cudnn ? t.cudnn->pos : t.pos;
   std::string subject = "conda-forge cudnn=" + want.text();
@@ -432,6 +457,8 @@ void conda_target(Ctx& c) {
     f.fix = "stackpin knows conda-forge's cudnn builds only; other channels are not judged";
     return;
   }
+  c.examined("conda.cudnn");
+  c.examined("conda.differs");
   const auto* cf = c.kb.conda_forge_cudnn(want);
   if (!cf) {
     std::vector<std::string> near;
@@ -479,6 +506,7 @@ void docker_target(Ctx& c) {
   if (!c.m.docker) return;
   const auto& d = *c.m.docker;
   std::string subject = "[targets.docker]";
+  c.examined("docker.base-image");
   if (!d.base_image) {
     auto& f = c.add("docker.base-image", Severity::note, subject, d.pos);
     f.seen = "no base_image; `stackpin generate dockerfile` uses NVIDIA's CUDA " + c.cuda.prefix(3) +
@@ -502,6 +530,8 @@ void docker_target(Ctx& c) {
       f.seen = "tag \"" + tag + "\" does not follow NVIDIA's {cuda}-[cudnn-]{base|runtime|devel}-{os} naming";
       f.fix = "use a tag like " + c.cuda.prefix(3) + "-runtime-ubuntu22.04";
     } else {
+      c.examined("docker.base-cuda");
+      c.examined("docker.base-cudnn");
       auto tag_cuda = Version::parse(m[1].str());
       if (tag_cuda && compare_prefix(*tag_cuda, c.cuda, 3) != 0) {
         auto& f = c.add("docker.base-cuda", Severity::error, subject + " base_image", d.base_image->pos);
@@ -538,12 +568,14 @@ void docker_target(Ctx& c) {
       }
     }
   }
+  c.examined("docker.digest");
   if (!d.base_digest) {
     auto& f = c.add("docker.digest", Severity::note, subject, d.base_image->pos);
     f.seen = "base image pinned by tag only";
     f.fix = "tags move; add base_digest = \"sha256:...\" for byte-identical images";
   }
   if (d.cudnn.value == model::DockerCudnn::apt) {
+    c.examined("docker.apt");
     std::string pkg = c.cudnn.major() >= 9
                           ? "libcudnn9-cuda-" + std::to_string(c.cudnn_cuda) + "=" + c.cudnn.text() + "-1"
                           : "libcudnn8=" + c.cudnn.text() + "-1+cuda" + c.cuda.prefix(2);

@@ -2,6 +2,7 @@
 // What `stackpin check` resolves for one manifest: the findings and, for --explain, the facts it
 // derived (driver minimums, Windows directories, matching framework wheels).
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,9 @@ struct CheckReport {
   std::string manifest_path;
   std::string name;
   std::vector<Finding> findings;
+  // The rules that applied to this manifest and examined it, with or without a finding: a rule
+  // that found nothing wrong is here, one that did not apply (no such section) is not.
+  std::set<std::string> examined;
   // resolved facts
   std::string cuda_version;
   std::string cudnn_version;
