@@ -7,8 +7,8 @@
 // both: compatible (a cuDNN build number is still reported, because two builds of one X.Y.Z are
 // different archives that no library can tell apart). Where a manifest leaves a value to
 // stackpin (the driver minimum, an NVIDIA archive's hash), the value stackpin would use is
-// compared, so that a derived minimum and a pinned one meet on equal terms. README ("stackpin
-// diff") lists every weight with its reason; this file and diff_targets.cpp implement them.
+// compared, so that a derived minimum and a pinned one meet on equal terms. docs/check-and-diff.md
+// lists every weight with its reason; this file and diff_targets.cpp implement them.
 #include "core/diff/diff.hpp"
 
 #include <algorithm>

@@ -9,7 +9,7 @@
 
 namespace cli {
 
-// Exit codes (README "Exit codes"): the contract every command keeps.
+// Exit codes (docs/output.md): the contract every command keeps.
 enum ExitCode : int {
   k_exit_ok = 0,        // success; warnings alone do not fail unless --strict
   k_exit_failed = 1,    // the operation ran and found a problem

@@ -1,7 +1,7 @@
 #pragma once
 // What `stackpin diff A B` compares: every component two manifests (or captures) pin, each with
 // both values and a weight saying how much the difference matters to software that runs on the
-// stack. The weights and the reasoning behind them are in README ("stackpin diff").
+// stack. The weights and the reasoning behind them are in docs/check-and-diff.md ("stackpin diff").
 #include <optional>
 #include <string>
 #include <vector>
