@@ -165,9 +165,19 @@ util::Result<model::Lock> load_lock(const std::filesystem::path& path) {
   return parse_lock(*text, path.string());
 }
 
+namespace {
+// A value shown inside a TOML comment: TOML allows no control character there but tab, and a line
+// break would end the comment and make the rest of the value a key.
+std::string in_comment(std::string s) {
+  for (auto& c : s)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) c = '?';
+  return s;
+}
+}  // namespace
+
 std::string render_lock(const model::Lock& l) {
   std::ostringstream o;
-  o << "# stackpin lock file for " << l.manifest << ", written by `stackpin lock`: commit it beside the manifest.\n"
+  o << "# stackpin lock file for " << in_comment(l.manifest) << ", written by `stackpin lock`: commit it beside the manifest.\n"
     << "# It pins what the manifest leaves open. Commands given --locked refuse to run when the manifest\n"
     << "# no longer says what [inputs] records; run `stackpin lock` again after editing the manifest.\n"
     << "schema = 1\n"
