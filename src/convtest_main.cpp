@@ -10,6 +10,7 @@
 #include <string>
 
 #include "convtest_render.hpp"
+#include "core/convtest/convtest.hpp"
 #include "probe/convtest.hpp"
 #include "util/env.hpp"
 
@@ -34,7 +35,7 @@ const char* k_usage =
 
 int main(int argc, char** argv) {
   probe::ConvOptions o;
-  probe::ConvExpectations e;
+  model::ConvExpectations e;  // from the flags alone: there is no manifest here
   bool json = false, verbose = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -74,7 +75,7 @@ int main(int argc, char** argv) {
   util::SystemEnv env;
   cli::Io io{std::cout, std::cerr, env, isatty(STDOUT_FILENO) != 0, isatty(STDERR_FILENO) != 0};
   auto report = probe::run_convtest(o);
-  int code = cli::finish_convtest(io, report, probe::judge(report, e), json, verbose);
+  int code = cli::finish_convtest(io, report, core::judge_convtest(report, e), json, verbose);
   std::cout.flush();
   return code;
 }

@@ -17,8 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto before = fuzz::snapshot(outside);
   model::StateDir dirs{dest};
   auto r = core::detail::load_receipt(dirs);
-  std::vector<model::Finding> findings;
-  (void)core::status(dest, findings);
+  (void)core::status(dest);
   if (r && *r) {
     model::UnstageReport report;
     (void)core::unstage({dest, true, {}, {}}, report);

@@ -43,10 +43,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(fuzz::snapshot(dest) == before_dest, "a refused archive changed DEST: " + r.error().message);
     return 0;
   }
-  std::vector<model::Finding> findings;
-  auto st = core::status(dest, findings);
+  auto st = core::status(dest);
   FUZZ_CHECK(st.ok(), "status of a fresh staging fails");
-  for (const auto& f : findings) FUZZ_CHECK(f.severity != model::Severity::error, "a fresh staging drifted: " + f.rule + " " + f.subject);
+  for (const auto& f : st->findings) FUZZ_CHECK(f.severity != model::Severity::error, "a fresh staging drifted: " + f.rule + " " + f.subject);
   model::UnstageReport ur;
   auto u = core::unstage({dest, false, {}, {}}, ur);
   FUZZ_CHECK(u.ok(), "unstage of a fresh staging fails: " + (u ? std::string() : u.error().message));

@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "core/verdict.hpp"
 #include "core/provision/apply.hpp"
 #include "format/json.hpp"
 #include "format/receipt.hpp"
@@ -14,7 +15,7 @@ namespace {
 struct ApplyCli {
   std::string manifest, target, dest, archives, platform, out_dir;
   FetchFlags fetch;
-  bool dry_run = false, no_doctor = false, no_convtest = false, strict = false, json = false, force = false, remove_stale = false;
+  bool dry_run = false, no_doctor = false, no_convtest = false, strict = false, force = false, remove_stale = false;
   std::optional<std::uint64_t> max_unpacked;
 };
 
@@ -52,18 +53,18 @@ int run_apply(const ApplyCli& c, Context& ctx) {
   core::ApplyOptions o;
   auto target = model::parse_target(c.target);
   if (!target || (*target != model::Target::windows && *target != model::Target::linux))
-    return fail(ctx, "apply", c.json, util::Error(util::ErrorCode::usage, "--target must be windows or linux"));
+    return fail(ctx, "apply", util::Error(util::ErrorCode::usage, "--target must be windows or linux"));
   o.target = *target;
   if (!c.platform.empty()) {
     auto p = parse_platform_option(c.platform);
-    if (!p) return fail(ctx, "apply", c.json, p.error());
+    if (!p) return fail(ctx, "apply", p.error());
     o.platform = *p;
   }
-  auto fetch = fetch_options_for(ctx, c.fetch, c.json);
-  if (!fetch) return fail(ctx, "apply", c.json, fetch.error());
+  auto fetch = fetch_options_for(ctx, c.fetch);
+  if (!fetch) return fail(ctx, "apply", fetch.error());
   o.fetch = std::move(*fetch);
   auto m = load_manifest_for(ctx, c.manifest);
-  if (!m) return fail(ctx, "apply", c.json, m.error());
+  if (!m) return fail(ctx, "apply", m.error());
   if (!c.dest.empty()) o.dest = c.dest;
   o.archives_dir = c.archives;
   o.deb_dir = c.out_dir;
@@ -77,18 +78,19 @@ int run_apply(const ApplyCli& c, Context& ctx) {
   o.manifest_sha256 = sha256_of_file(c.manifest);
   o.stackpin_version = STACKPIN_VERSION;
   o.env = &ctx.io.env;
-  if (!c.json && ctx.io.err_is_tty) o.on_step = [&ctx](const std::string& step) { ctx.io.err << "==> " << step << "\n" << std::flush; };
-  if (auto p = progress_printer(ctx, c.json, "staging"))
+  if (!ctx.json && ctx.io.err_is_tty) o.on_step = [&ctx](const std::string& step) { ctx.io.err << "==> " << step << "\n" << std::flush; };
+  if (auto p = progress_printer(ctx, "staging"))
     o.progress = [p](const archive_io::Progress& pr) { p(pr.archive_bytes, pr.archive_total, pr.files); };
 
-  std::vector<model::Finding> findings;
-  auto r = core::apply(*m, knowledge::KnowledgeBase::embedded(), o, findings);
-  if (!r) return fail(ctx, "apply", c.json, r.error());
-  auto counts = model::count(findings);
+  auto r = core::apply(*m, knowledge::KnowledgeBase::embedded(), o);
+  if (!r) return fail(ctx, "apply", r.error());
+  const auto& findings = r->findings;
   const model::ApplyStep* failed = r->failed_step();
   const util::Error* error = failed && failed->error ? &*failed->error : nullptr;
-  bool ok = !failed && !(c.strict && (counts.errors || counts.warnings));
-  if (c.json) {
+  // A failed step fails apply; the findings of its steps (doctor's, the conv test's) only under
+  // --strict, where warnings count too.
+  bool ok = !failed && !(c.strict && core::verdict(findings, true).failed);
+  if (ctx.json) {
     ctx.io.out << format::envelope("apply", ok, findings, format::to_json(*r), error);
   } else {
     for (const auto& f : findings)
@@ -118,7 +120,7 @@ void add_apply(CLI::App& app, Context& ctx) {
   cmd->add_flag("--no-doctor", c->no_doctor, "Skip the doctor step");
   cmd->add_flag("--no-convtest", c->no_convtest, "Skip the convolution test");
   cmd->add_flag("--strict", c->strict, "Fail (exit 1) on any doctor or conv test error or warning, also about the rest of the machine");
-  cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  add_json_flag(cmd, ctx);
   add_fetch_options(cmd, c->fetch);
   add_lock_options(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_apply(*c, ctx); }; });

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "format/json.hpp"
 #include "core/capture/capture.hpp"
 #include "core/doctor/doctor_linux.hpp"
 #include "util/fs.hpp"
@@ -33,7 +34,7 @@ int run_capture(const CaptureCli& c, Context& ctx) {
     if (c.user_path_opt && c.user_path_opt->count()) w.user_path = c.user_path;
     w.python = c.python;
     auto drives = parse_drives(c.drives);
-    if (!drives) return fail(ctx, "capture", false, drives.error());
+    if (!drives) return fail(ctx, "capture", drives.error());
     w.drives = std::move(drives).value();
     cap = core::capture_windows(w, kb, o);
   } else {
@@ -44,8 +45,7 @@ int run_capture(const CaptureCli& c, Context& ctx) {
       // programs and driver say nothing about it.
       std::error_code ec;
       if (!std::filesystem::is_directory(c.linux_root, ec))
-        return fail(ctx, "capture", false,
-                    util::Error(util::ErrorCode::usage, "--root " + c.linux_root + " is not a directory")
+        return fail(ctx, "capture", util::Error(util::ErrorCode::usage, "--root " + c.linux_root + " is not a directory")
                         .with_hint("give the folder that holds the machine's /usr and /etc (e.g. an unpacked `docker export`)"));
       options.root = c.linux_root;
       options.env = nullptr;
@@ -55,15 +55,29 @@ int run_capture(const CaptureCli& c, Context& ctx) {
     auto machine = probe::inspect_machine(options);
     cap = core::capture(machine, kb, o);
   }
-  if (!cap) return fail(ctx, "capture", false, cap.error());
+  if (!cap) return fail(ctx, "capture", cap.error());
   std::string text = gen::render_manifest(cap->spec);
-  for (const auto& n : cap->notes) ctx.io.err << "note: " << n << "\n";
-  if (c.output.empty() || c.output == "-") {
-    ctx.io.out << text;
+  bool to_stdout = c.output.empty() || c.output == "-";
+  if (!to_stdout) {
+    if (auto s = util::write_file_atomic(c.output, text); !s) return fail(ctx, "capture", s.error());
+  }
+  if (ctx.json) {
+    std::vector<model::Finding> findings;
+    for (const auto& n : cap->notes) {
+      model::Finding f;
+      f.rule = "capture.note";
+      f.severity = model::Severity::note;
+      f.subject = "capture";
+      f.seen = n;
+      findings.push_back(std::move(f));
+    }
+    ctx.io.out << format::envelope("capture", true, findings,
+                                   format::captured_json(text, c.output, cap->spec.name, cap->spec.cuda, cap->spec.cudnn), nullptr);
     return k_exit_ok;
   }
-  if (auto s = util::write_file_atomic(c.output, text); !s) return fail(ctx, "capture", false, s.error());
-  ctx.io.err << "wrote " << c.output << " (cuDNN " << cap->spec.cudnn << "); check it with `stackpin check " << c.output << "`\n";
+  for (const auto& n : cap->notes) ctx.io.err << "note: " << n << "\n";
+  if (to_stdout) ctx.io.out << text;
+  else ctx.io.err << "wrote " << c.output << " (cuDNN " << cap->spec.cudnn << "); check it with `stackpin check " << c.output << "`\n";
   return k_exit_ok;
 }
 
@@ -85,6 +99,7 @@ void add_capture(CLI::App& app, Context& ctx) {
                   "Capture the Linux file system at DIR (an unpacked image, a mounted disk) instead of this machine; "
                   "nothing in it is run")
       ->excludes(root);
+  add_json_flag(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_capture(*c, ctx); }; });
 }
 

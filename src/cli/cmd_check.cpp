@@ -2,6 +2,7 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "core/verdict.hpp"
 #include "core/check/check.hpp"
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"
@@ -14,7 +15,6 @@ struct CheckOptions {
   std::vector<std::string> manifests;
   bool explain = false;
   bool strict = false;
-  bool json = false;
 };
 
 void render_explain(std::ostream& os, const model::CheckReport& r, const Style& st) {
@@ -85,25 +85,25 @@ int run_check(const CheckOptions& o, Context& ctx) {
     if (!report) {
       failed = true;
       if (!first_error) first_error = report.error();
-      if (!o.json) render_error(ctx.io.err, report.error(), ctx.err_style);
+      if (!ctx.json) render_error(ctx.io.err, report.error(), ctx.err_style);
       continue;
     }
-    auto counts = model::count(report->findings);
-    if (counts.errors > 0 || (o.strict && counts.warnings > 0)) failed = true;
-    if (!o.json) {
+    auto v = core::verdict(report->findings, o.strict);
+    failed = failed || v.failed;
+    if (!ctx.json) {
       auto& os = ctx.io.out;
       const auto& st = ctx.out_style;
       os << st.bold(path) << ": " << report->name << "\n";
       for (const auto& f : report->findings)
         if (f.severity != model::Severity::ok || o.explain) render_finding(os, f, st);
       if (o.explain) render_explain(os, *report, st);
-      os << "  " << summary(counts) << (counts.errors ? "" : o.strict && counts.warnings ? " (--strict: warnings fail)" : "")
+      os << "  " << summary(v.counts) << (v.by_strict ? " (--strict: warnings fail)" : "")
          << "\n\n";
     }
     all_findings.insert(all_findings.end(), report->findings.begin(), report->findings.end());
     reports.push_back(std::move(report).value());
   }
-  if (o.json) {
+  if (ctx.json) {
     ctx.io.out << format::envelope("check", !failed, all_findings, format::to_json(reports),
                                    first_error ? &*first_error : nullptr);
   } else if (o.manifests.size() > 1) {
@@ -122,7 +122,7 @@ void add_check(CLI::App& app, Context& ctx) {
   cmd->add_flag("--explain", opts->explain,
                 "Also print the resolved facts: driver minimums, Windows directories, matching wheels, archives");
   cmd->add_flag("--strict", opts->strict, "Treat warnings as failures (exit 1)");
-  cmd->add_flag("--json", opts->json, "Print one JSON document on stdout and nothing else there");
+  add_json_flag(cmd, ctx);
   cmd->callback([opts, &ctx] { ctx.action = [opts, &ctx] { return run_check(*opts, ctx); }; });
 }
 

@@ -4,7 +4,8 @@
 #include "convtest_render.hpp"
 #include "format/manifest_reader.hpp"
 #include "knowledge/knowledge_base.hpp"
-#include "probe/convtest.hpp"
+#include "core/convtest/convtest.hpp"
+#include "probe/machine.hpp"
 
 namespace cli {
 
@@ -13,35 +14,32 @@ namespace {
 struct ConvCli {
   std::string manifest, cudnn, cudart, expect_cudnn, expect_driver, framework, python = "python3";
   std::optional<int> expect_cuda, device;
-  bool quick = false, verbose = false, json = false;
+  bool quick = false, verbose = false;
 };
 
 int run_convtest_cmd(const ConvCli& c, Context& ctx) {
-  probe::ConvExpectations e;
+  core::ConvtestOptions o;
+  std::optional<model::Manifest> m;
   if (!c.manifest.empty()) {
-    auto m = format::load_manifest(c.manifest);
-    if (!m) return fail(ctx, "convtest", c.json, m.error());
-    if (m->cudnn) e.cudnn = m->cudnn->version.value.text();
-    if (m->cuda) {
-      e.cuda_major = static_cast<int>(m->cuda->version.value.major());
-      const auto& kb = knowledge::KnowledgeBase::embedded();
-      auto dm = kb.driver_minimum(m->cuda->version.value, model::Os::linux);
-      if (m->driver && m->driver->linux) e.min_driver = m->driver->linux->value.text();
-      else if (dm.release_min) e.min_driver = dm.release_min->text();
-      else if (dm.family_floor) e.min_driver = dm.family_floor->text();
-    }
+    auto loaded = format::load_manifest(c.manifest);
+    if (!loaded) return fail(ctx, "convtest", loaded.error());
+    m = std::move(loaded).value();
+    o.manifest = &*m;
   }
-  if (!c.expect_cudnn.empty()) e.cudnn = c.expect_cudnn;
-  if (c.expect_cuda) e.cuda_major = c.expect_cuda;
-  if (!c.expect_driver.empty()) e.min_driver = c.expect_driver;
-  probe::ConvOptions o;
-  o.cudnn_path = c.cudnn;
-  o.cudart_path = c.cudart;
-  o.device = c.device;
-  o.quick = c.quick;
-  auto report = probe::run_convtest(o);
-  if (!c.framework.empty()) report.framework = probe::run_framework(c.framework, c.python);
-  return finish_convtest(ctx.io, report, probe::judge(report, e), c.json, c.verbose);
+  if (!c.expect_cudnn.empty()) o.expect_cudnn = c.expect_cudnn;
+  o.expect_cuda = c.expect_cuda;
+  if (!c.expect_driver.empty()) o.expect_driver = c.expect_driver;
+  probe::MachineOptions here;
+  here.env = &ctx.io.env;
+  o.driver_os = probe::inspect_wsl(here).wsl ? model::Os::windows : model::Os::linux;
+  o.run.cudnn_path = c.cudnn;
+  o.run.cudart_path = c.cudart;
+  o.run.device = c.device;
+  o.run.quick = c.quick;
+  o.framework = c.framework;
+  o.python = c.python;
+  auto r = core::convtest(o, knowledge::KnowledgeBase::embedded());
+  return finish_convtest(ctx.io, r.report, r.findings, ctx.json, c.verbose);
 }
 
 }  // namespace
@@ -61,7 +59,7 @@ void add_convtest(CLI::App& app, Context& ctx) {
   cmd->add_option("--python", c->python, "The Python interpreter of the framework's environment (default python3)");
   cmd->add_flag("--quick", c->quick, "One shape per operation and type");
   cmd->add_flag("--verbose", c->verbose, "One line per algorithm run");
-  cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  add_json_flag(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_convtest_cmd(*c, ctx); }; });
 }
 

@@ -14,7 +14,6 @@ namespace {
 
 struct DebCli {
   std::string manifest, archives, cache_dir, out_dir, platform, maintainer, compression = "xz";
-  bool json = false;
   std::optional<std::uint64_t> max_unpacked;
 };
 
@@ -41,7 +40,7 @@ void print_deb(std::ostream& os, const model::DebReport& r, const Style& st) {
 
 int run_deb(const DebCli& c, Context& ctx) {
   auto m = load_manifest_for(ctx, c.manifest);
-  if (!m) return fail(ctx, "deb", c.json, m.error());
+  if (!m) return fail(ctx, "deb", m.error());
   core::DebOptions o;
   o.archives_dir = c.archives;
   o.cache_dir = archive_cache_dir(ctx, c.cache_dir);
@@ -54,26 +53,25 @@ int run_deb(const DebCli& c, Context& ctx) {
   if (c.compression == "xz") o.compression = archive_io::Compression::xz;
   else if (c.compression == "gzip") o.compression = archive_io::Compression::gzip;
   else if (c.compression == "none") o.compression = archive_io::Compression::none;
-  else return fail(ctx, "deb", c.json, util::Error(util::ErrorCode::usage, "--compression must be xz, gzip or none"));
+  else return fail(ctx, "deb", util::Error(util::ErrorCode::usage, "--compression must be xz, gzip or none"));
   if (!c.platform.empty()) {
     o.platform = model::parse_platform(c.platform);
-    if (!o.platform) return fail(ctx, "deb", c.json, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
+    if (!o.platform) return fail(ctx, "deb", util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
   }
   if (auto sde = ctx.io.env.get("SOURCE_DATE_EPOCH"); sde && !sde->empty()) {
     auto v = util::parse_u64(*sde);
     if (!v || *v > static_cast<std::uint64_t>(INT64_MAX))
-      return fail(ctx, "deb", c.json,
-                  util::Error(util::ErrorCode::usage, "SOURCE_DATE_EPOCH must be a number of seconds since 1970, got '" + *sde + "'"));
+      return fail(ctx, "deb", util::Error(util::ErrorCode::usage, "SOURCE_DATE_EPOCH must be a number of seconds since 1970, got '" + *sde + "'"));
     o.source_date_epoch = static_cast<std::int64_t>(*v);
   }
   o.max_unpacked = c.max_unpacked;
   o.manifest_sha256 = sha256_of_file(c.manifest);
   o.stackpin_version = STACKPIN_VERSION;
-  if (auto p = progress_printer(ctx, c.json, "packaging"))
+  if (auto p = progress_printer(ctx, "packaging"))
     o.progress = [p](const archive_io::Progress& pr) { p(pr.archive_bytes, pr.archive_total, pr.files); };
   auto r = core::build_debs(*m, knowledge::KnowledgeBase::embedded(), o);
-  if (!r) return fail(ctx, "deb", c.json, r.error());
-  if (c.json) ctx.io.out << format::envelope("deb", true, {}, format::to_json(*r), nullptr);
+  if (!r) return fail(ctx, "deb", r.error());
+  if (ctx.json) ctx.io.out << format::envelope("deb", true, {}, format::to_json(*r), nullptr);
   else print_deb(ctx.io.out, *r, ctx.out_style);
   return k_exit_ok;
 }
@@ -92,7 +90,7 @@ void add_deb(CLI::App& app, Context& ctx) {
                   "Maintainer field, 'Full Name <email>' (default: $DEBFULLNAME <$DEBEMAIL>, else stackpin's)");
   cmd->add_option("--compression", c->compression, "Member compression: xz (default), gzip or none");
   cmd->add_option("--max-unpacked", c->max_unpacked, "Refuse archives that unpack to more bytes than this");
-  cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  add_json_flag(cmd, ctx);
   add_lock_options(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_deb(*c, ctx); }; });
 }

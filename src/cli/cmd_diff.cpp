@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "core/verdict.hpp"
 #include "core/diff/diff.hpp"
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"
@@ -14,7 +15,6 @@ namespace {
 struct DiffOptions {
   std::string a, b;
   bool strict = false;
-  bool json = false;
 };
 
 std::string weight_label(model::DiffWeight w, const Style& st) {
@@ -97,17 +97,16 @@ int run_diff(const DiffOptions& o, Context& ctx) {
   auto b = format::load_manifest(o.b);
   if (!a || !b) {
     const util::Error& first = !a ? a.error() : b.error();
-    if (o.json) return fail(ctx, "diff", true, first);
+    if (ctx.json) return fail(ctx, "diff", first);
     if (!a) render_error(ctx.io.err, a.error(), ctx.err_style);
     if (!b) render_error(ctx.io.err, b.error(), ctx.err_style);
     return exit_code_for(first);
   }
   model::DiffReport report = core::diff_manifests(*a, *b, knowledge::KnowledgeBase::embedded());
-  auto c = report.counts();
-  bool failed = c.breaking > 0 || (o.strict && c.likely_breaking > 0);
-  if (o.json) ctx.io.out << format::envelope("diff", !failed, report.findings, format::to_json(report), nullptr);
+  auto v = core::verdict(report.findings, o.strict);  // breaking: error, likely breaking: warning
+  if (ctx.json) ctx.io.out << format::envelope("diff", !v.failed, report.findings, format::to_json(report), nullptr);
   else render_diff(ctx.io.out, report, o.strict, ctx.out_style);
-  return failed ? k_exit_failed : k_exit_ok;
+  return v.failed ? k_exit_failed : k_exit_ok;
 }
 
 }  // namespace
@@ -118,7 +117,7 @@ void add_diff(CLI::App& app, Context& ctx) {
   cmd->add_option("A", opts->a, "The first manifest or capture")->required();
   cmd->add_option("B", opts->b, "The second manifest or capture")->required();
   cmd->add_flag("--strict", opts->strict, "Treat likely-breaking differences as failures (exit 1)");
-  cmd->add_flag("--json", opts->json, "Print one JSON document on stdout and nothing else there");
+  add_json_flag(cmd, ctx);
   cmd->footer("Exit codes: 0 nothing breaking differs, 1 something breaking differs (or, with --strict, something "
               "likely breaking) or a manifest is bad, 2 usage error.");
   cmd->callback([opts, &ctx] { ctx.action = [opts, &ctx] { return run_diff(*opts, ctx); }; });

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "core/verdict.hpp"
 #include "core/doctor/doctor.hpp"
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"
@@ -17,7 +18,7 @@ namespace {
 struct DoctorCli {
   std::string manifest, windows_root, path, user_path, app_dir, cwd, python;
   std::vector<std::string> drives, dll_dirs, env, site_packages;
-  bool strict = false, json = false;
+  bool strict = false;
   CLI::Option* user_path_opt = nullptr;
 };
 
@@ -91,8 +92,8 @@ void render_text(std::ostream& os, const DoctorCli& o, const model::DoctorReport
     render_order(os, r.windows->desktop, st);
     if (r.windows->python_order) render_order(os, *r.windows->python_order, st);
   }
-  auto counts = model::count(r.findings);
-  os << "\n" << summary(counts) << (counts.errors == 0 && o.strict && counts.warnings ? " (--strict: warnings fail)" : "") << "\n";
+  auto v = core::verdict(r.findings, o.strict);
+  os << "\n" << summary(v.counts) << (v.by_strict ? " (--strict: warnings fail)" : "") << "\n";
 }
 
 int run_doctor(const DoctorCli& o, Context& ctx) {
@@ -100,7 +101,7 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
   std::optional<model::Manifest> manifest;
   if (!o.manifest.empty()) {
     auto m = format::load_manifest(o.manifest);
-    if (!m) return fail(ctx, "doctor", o.json, m.error());
+    if (!m) return fail(ctx, "doctor", m.error());
     manifest = std::move(m).value();
   }
   core::DoctorOptions opts;
@@ -117,24 +118,22 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
     w.python = o.python;
     w.dll_dirs = o.dll_dirs;
     auto drives = parse_drives(o.drives);
-    if (!drives) return fail(ctx, "doctor", o.json, drives.error());
+    if (!drives) return fail(ctx, "doctor", drives.error());
     w.drives = std::move(drives).value();
     for (const auto& e : o.env) {
       auto kv = split_assignment(e);
       if (!kv)
-        return fail(ctx, "doctor", o.json,
-                    util::Error(util::ErrorCode::usage, "--env " + e + ": expected NAME=VALUE").with_hint("e.g. --env CUDA_PATH=\"C:\\CUDA\\v12.4\""));
+        return fail(ctx, "doctor", util::Error(util::ErrorCode::usage, "--env " + e + ": expected NAME=VALUE").with_hint("e.g. --env CUDA_PATH=\"C:\\CUDA\\v12.4\""));
       w.env[kv->first] = kv->second;
     }
     opts.windows = std::move(w);
   }
   auto report = core::doctor(opts, kb);
-  if (!report) return fail(ctx, "doctor", o.json, report.error());
-  auto counts = model::count(report->findings);
-  bool failed = counts.errors > 0 || (o.strict && counts.warnings > 0);
-  if (o.json) ctx.io.out << format::envelope("doctor", !failed, report->findings, format::to_json(*report), nullptr);
+  if (!report) return fail(ctx, "doctor", report.error());
+  auto v = core::verdict(report->findings, o.strict);
+  if (ctx.json) ctx.io.out << format::envelope("doctor", !v.failed, report->findings, format::to_json(*report), nullptr);
   else render_text(ctx.io.out, o, *report, ctx.out_style);
-  return failed ? k_exit_failed : k_exit_ok;
+  return v.failed ? k_exit_failed : k_exit_ok;
 }
 
 }  // namespace
@@ -159,7 +158,7 @@ void add_doctor(CLI::App& app, Context& ctx) {
   cmd->add_option("--dll-dir", c->dll_dirs, "A directory the program adds with os.add_dll_directory (repeatable)")->needs(root);
   cmd->add_option("--env", c->env, "NAME=VALUE for %NAME% in PATH entries beyond Windows' defaults (repeatable)")->needs(root);
   cmd->add_flag("--strict", c->strict, "Treat warnings as failures (exit 1)");
-  cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  add_json_flag(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_doctor(*c, ctx); }; });
 }
 

@@ -17,7 +17,6 @@ namespace {
 struct FetchCli {
   std::string manifest, platform;
   FetchFlags fetch;
-  bool json = false;
 };
 
 void print_report(std::ostream& os, const model::FetchReport& r, const Style& st) {
@@ -34,19 +33,19 @@ void print_report(std::ostream& os, const model::FetchReport& r, const Style& st
 }
 
 int run_fetch(const FetchCli& c, Context& ctx) {
-  auto o = fetch_options_for(ctx, c.fetch, c.json);
-  if (!o) return fail(ctx, "fetch", c.json, o.error());
+  auto o = fetch_options_for(ctx, c.fetch);
+  if (!o) return fail(ctx, "fetch", o.error());
   if (!c.platform.empty()) {
     auto p = parse_platform_option(c.platform);
-    if (!p) return fail(ctx, "fetch", c.json, p.error());
+    if (!p) return fail(ctx, "fetch", p.error());
     o->platform = *p;
   }
   auto m = load_manifest_for(ctx, c.manifest);
-  if (!m) return fail(ctx, "fetch", c.json, m.error());
+  if (!m) return fail(ctx, "fetch", m.error());
 
-  std::vector<model::Finding> findings;
-  auto r = core::fetch(*m, knowledge::KnowledgeBase::embedded(), *o, findings);
-  if (!r) return fail(ctx, "fetch", c.json, r.error());
+  auto r = core::fetch(*m, knowledge::KnowledgeBase::embedded(), *o);
+  if (!r) return fail(ctx, "fetch", r.error());
+  const auto& findings = r->findings;
   const util::Error* first = nullptr;
   std::size_t failed = 0;
   for (const auto& a : r->archives)
@@ -54,7 +53,7 @@ int run_fetch(const FetchCli& c, Context& ctx) {
       if (!first) first = &*a.error;
       ++failed;
     }
-  if (c.json) {
+  if (ctx.json) {
     ctx.io.out << format::envelope("fetch", !first, findings, format::to_json(*r), first);
   } else {
     for (const auto& a : r->archives)
@@ -77,7 +76,7 @@ void add_fetch(CLI::App& app, Context& ctx) {
   cmd->add_option("MANIFEST", c->manifest, "The manifest")->required();
   cmd->add_option("--platform", c->platform, "Only the archive of this platform (default: the ones the manifest writes, and its targets' platforms)");
   add_fetch_options(cmd, c->fetch);
-  cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  add_json_flag(cmd, ctx);
   add_lock_options(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_fetch(*c, ctx); }; });
 }

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "format/json.hpp"
 #include <algorithm>
 
 #include "core/provision/activation.hpp"
@@ -28,20 +29,40 @@ struct GenCli {
 
 util::Result<gen::LinuxActivation> activation_for(const GenCli& c, Context& ctx) {
   SP_TRY_ASSIGN(auto m, load_manifest_for(ctx, c.manifest));
-  gen::LinuxActivation a;
-  a.name = m.name.value;
-  if (m.cudnn) a.cudnn_version = m.cudnn->version.value.text();
-  if (!c.prefix.empty()) a.prefix = c.prefix;
-  else if (m.linux && m.linux->prefix) a.prefix = m.linux->prefix->value;
-  else
-    return util::Error(util::ErrorCode::invalid, m.path + " has no [targets.linux] prefix")
-        .with_hint("set prefix in [targets.linux], or pass --prefix DIR (where the staged tree lives)");
-  if (a.prefix.empty() || a.prefix.front() != '/')
-    return util::Error(util::ErrorCode::usage, "--prefix must be an absolute path, got \"" + a.prefix + "\"");
-  return a;
+  return core::linux_activation(m, c.prefix);
 }
 
-int emit(Context& ctx, const std::string& output, const std::string& text);
+// What one kind produced. finish() writes it and prints it: as text (notes on stderr, the file on
+// stdout unless -o) or, with --json, as one document whose findings are the notes.
+struct Generated {
+  std::string kind;
+  std::vector<std::string> notes;
+  std::string output;               // -o FILE ("" or "-": stdout)
+  std::optional<std::string> text;  // the one file this kind writes
+  std::vector<std::string> files;   // or the files it wrote into a folder
+  std::string summary;              // text mode: printed on stdout after `files` were written
+};
+int finish(Context& ctx, Generated g);
+
+// The files under a folder a kind filled (a build context, .devcontainer/), sorted.
+std::vector<std::string> context_files(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != std::filesystem::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) out.push_back(it->path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+// A kind that writes one file.
+int emit(Context& ctx, const std::string& kind, const std::string& output, std::string text, std::vector<std::string> notes = {}) {
+  Generated g;
+  g.kind = kind;
+  g.output = output;
+  g.text = std::move(text);
+  g.notes = std::move(notes);
+  return finish(ctx, std::move(g));
+}
 
 struct DockerCli {
   std::string manifest, output, context, archives, cache_dir, platform = "linux-x86_64", convtest;
@@ -51,11 +72,11 @@ struct DockerCli {
 int run_dockerfile(const DockerCli& c, Context& ctx) {
   std::optional<model::Lock> lock;
   auto m = load_manifest_for(ctx, c.manifest, &lock);
-  if (!m) return fail(ctx, "generate", false, m.error());
+  if (!m) return fail(ctx, "generate", m.error());
   core::DockerOptions o;
   if (lock) o.lock = &*lock;
   auto platform = model::parse_platform(c.platform);
-  if (!platform) return fail(ctx, "generate", false, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
+  if (!platform) return fail(ctx, "generate", util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
   o.platform = *platform;
   o.from_url = c.from_url;
   o.include_dev = c.dev;
@@ -63,28 +84,30 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
   o.manifest_sha256 = sha256_of_file(c.manifest);
   const auto& kb = knowledge::KnowledgeBase::embedded();
   auto plan = core::plan_dockerfile(*m, kb, o);
-  if (!plan) return fail(ctx, "generate", false, plan.error());
+  if (!plan) return fail(ctx, "generate", plan.error());
   auto text = gen::render_dockerfile(plan->spec);
-  if (!text) return fail(ctx, "generate", false, text.error());
-  for (const auto& n : plan->notes) ctx.io.err << "note: " << n << "\n";
-  if (c.context.empty()) return emit(ctx, c.output, *text);
+  if (!text) return fail(ctx, "generate", text.error());
+  if (c.context.empty()) return emit(ctx, "dockerfile", c.output, *text, plan->notes);
   bool needs_archive = !plan->spec.apt && !plan->spec.from_url;
   core::ContextFiles files;
   files.archives_dir = c.archives;
   files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
   if (needs_archive && c.archives.empty() && files.cache_dir.empty())
-    return fail(ctx, "generate", false,
-                util::Error(util::ErrorCode::usage, "--context needs --archives DIR (where the pinned archive is), a download cache "
+    return fail(ctx, "generate", util::Error(util::ErrorCode::usage, "--context needs --archives DIR (where the pinned archive is), a download cache "
                                                     "(--cache-dir, filled by `stackpin fetch`), or --from-url"));
   if (!c.convtest.empty()) {
     files.convtest_binary = c.convtest;
   } else if (auto self = util::executable_path()) {
     files.convtest_binary = self->parent_path() / "stackpin-convtest";
   }
-  if (auto st = core::write_context(*plan, *text, *m, kb, files, c.context); !st) return fail(ctx, "generate", false, st.error());
-  ctx.io.out << "build context ready in " << c.context << "\n  docker build --target runtime -t " << m->name.value << " " << c.context
-             << "\n  docker build --target test -t " << m->name.value << "-test " << c.context << "\n";
-  return k_exit_ok;
+  if (auto st = core::write_context(*plan, *text, *m, kb, files, c.context); !st) return fail(ctx, "generate", st.error());
+  Generated g;
+  g.kind = "dockerfile";
+  g.notes = plan->notes;
+  g.files = context_files(c.context);
+  g.summary = "build context ready in " + c.context + "\n  docker build --target runtime -t " + m->name.value + " " + c.context +
+              "\n  docker build --target test -t " + m->name.value + "-test " + c.context + "\n";
+  return finish(ctx, std::move(g));
 }
 
 struct DevcontainerCli {
@@ -97,11 +120,11 @@ struct DevcontainerCli {
 int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   std::optional<model::Lock> lock;
   auto m = load_manifest_for(ctx, c.manifest, &lock);
-  if (!m) return fail(ctx, "generate", false, m.error());
+  if (!m) return fail(ctx, "generate", m.error());
   core::DockerOptions o;
   if (lock) o.lock = &*lock;
   auto platform = model::parse_platform(c.platform);
-  if (!platform) return fail(ctx, "generate", false, util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
+  if (!platform) return fail(ctx, "generate", util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
   o.platform = *platform;
   const auto* pin = m->archive_for(o.platform);
   o.from_url = pin && pin->url && (pin->url->value.rfind("https://", 0) == 0 || pin->url->value.rfind("http://", 0) == 0);
@@ -109,9 +132,9 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   o.manifest_sha256 = sha256_of_file(c.manifest);
   const auto& kb = knowledge::KnowledgeBase::embedded();
   auto plan = core::plan_dockerfile(*m, kb, o);
-  if (!plan) return fail(ctx, "generate", false, plan.error());
+  if (!plan) return fail(ctx, "generate", plan.error());
   auto text = gen::render_dockerfile(plan->spec);
-  if (!text) return fail(ctx, "generate", false, text.error());
+  if (!text) return fail(ctx, "generate", text.error());
   auto dir = std::filesystem::path(c.out_dir) / ".devcontainer";
   bool needs_archive = !plan->spec.apt && !plan->spec.from_url;
   if (needs_archive) {
@@ -119,47 +142,71 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
     files.archives_dir = c.archives;
     files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
     if (c.archives.empty() && files.cache_dir.empty())
-      return fail(ctx, "generate", false,
-                  util::Error(util::ErrorCode::usage, "the manifest's archive has no url: pass --archives DIR (or --cache-dir) so it can be put into " + dir.string()));
+      return fail(ctx, "generate", util::Error(util::ErrorCode::usage, "the manifest's archive has no url: pass --archives DIR (or --cache-dir) so it can be put into " + dir.string()));
     files.convtest_optional = true;  // the devcontainer builds the runtime target only
     if (auto self = util::executable_path(); self && std::filesystem::exists(self->parent_path() / "stackpin-convtest"))
       files.convtest_binary = self->parent_path() / "stackpin-convtest";
-    if (auto st = core::write_context(*plan, *text, *m, kb, files, dir); !st) return fail(ctx, "generate", false, st.error());
+    if (auto st = core::write_context(*plan, *text, *m, kb, files, dir); !st) return fail(ctx, "generate", st.error());
   } else {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec) return fail(ctx, "generate", false, util::Error(util::ErrorCode::io, "cannot create " + dir.string() + ": " + ec.message()));
-    if (auto st = util::write_file_atomic(dir / "Dockerfile", *text); !st) return fail(ctx, "generate", false, st.error());
+    if (ec) return fail(ctx, "generate", util::Error(util::ErrorCode::io, "cannot create " + dir.string() + ": " + ec.message()));
+    if (auto st = util::write_file_atomic(dir / "Dockerfile", *text); !st) return fail(ctx, "generate", st.error());
   }
   if (auto st = util::write_file_atomic(dir / "devcontainer.json", gen::render_devcontainer(plan->spec)); !st)
-    return fail(ctx, "generate", false, st.error());
-  for (const auto& n : plan->notes) ctx.io.err << "note: " << n << "\n";
-  ctx.io.out << "wrote " << (dir / "devcontainer.json").string() << " and " << (dir / "Dockerfile").string()
-             << " (target runtime, GPU requested)\n";
-  return k_exit_ok;
+    return fail(ctx, "generate", st.error());
+  Generated g;
+  g.kind = "devcontainer";
+  g.notes = plan->notes;
+  g.files = context_files(dir);
+  g.summary = "wrote " + (dir / "devcontainer.json").string() + " and " + (dir / "Dockerfile").string() + " (target runtime, GPU requested)\n";
+  return finish(ctx, std::move(g));
 }
 
-int emit(Context& ctx, const std::string& output, const std::string& text) {
-  if (output.empty() || output == "-") {
-    ctx.io.out << text;
+int finish(Context& ctx, Generated g) {
+  bool to_stdout = g.output.empty() || g.output == "-";
+  std::vector<format::GeneratedFile> written;
+  if (g.text) {
+    if (!to_stdout) {
+      if (auto s = util::write_file_atomic(g.output, *g.text); !s) return fail(ctx, "generate", s.error());
+    }
+    written.push_back({to_stdout ? "-" : g.output, g.text->size(), to_stdout ? g.text : std::nullopt});
+  }
+  for (const auto& f : g.files) {
+    std::error_code ec;
+    auto size = std::filesystem::file_size(f, ec);
+    written.push_back({f, ec ? 0 : static_cast<std::uint64_t>(size), std::nullopt});
+  }
+  if (ctx.json) {
+    std::vector<model::Finding> findings;
+    for (const auto& n : g.notes) {
+      model::Finding f;
+      f.rule = "generate." + g.kind;
+      f.severity = model::Severity::note;
+      f.subject = g.kind;
+      f.seen = n;
+      findings.push_back(std::move(f));
+    }
+    ctx.io.out << format::envelope("generate", true, findings, format::generated_json(g.kind, written), nullptr);
     return k_exit_ok;
   }
-  if (auto s = util::write_file_atomic(output, text); !s) return fail(ctx, "generate", false, s.error());
+  for (const auto& n : g.notes) ctx.io.err << "note: " << n << "\n";
+  if (g.text && to_stdout) ctx.io.out << *g.text;
+  ctx.io.out << g.summary;
   return k_exit_ok;
 }
 
 int run_conda(const GenCli& c, Context& ctx) {
   std::optional<model::Lock> lock;
   auto m = load_manifest_for(ctx, c.manifest, &lock);
-  if (!m) return fail(ctx, "generate", false, m.error());
+  if (!m) return fail(ctx, "generate", m.error());
   core::CondaOptions o;
   if (lock) o.lock = &*lock;
   o.manifest_file = std::filesystem::path(c.manifest).filename().string();
   o.manifest_sha256 = sha256_of_file(c.manifest);
   auto plan = core::plan_conda(*m, knowledge::KnowledgeBase::embedded(), o);
-  if (!plan) return fail(ctx, "generate", false, plan.error());
-  for (const auto& n : plan->notes) ctx.io.err << "note: " << n << "\n";
-  return emit(ctx, c.output, gen::render_environment_yml(plan->spec));
+  if (!plan) return fail(ctx, "generate", plan.error());
+  return emit(ctx, "conda", c.output, gen::render_environment_yml(plan->spec), plan->notes);
 }
 
 // A kind rendered from the Linux activation (the manifest and --prefix, see activation_for()):
@@ -171,13 +218,13 @@ void add_linux_kind(CLI::App* gen_cmd, Context& ctx, const std::string& name, co
   cmd->add_option("MANIFEST", c->manifest, "The manifest")->required();
   cmd->add_option("--prefix", c->prefix, "Where the staged tree lives (default: [targets.linux] prefix)");
   cmd->add_option("-o", c->output, "Write to FILE instead of stdout");
-  cmd->callback([c, &ctx, render] {
-    ctx.action = [c, &ctx, render] {
+  cmd->callback([c, &ctx, render, name] {
+    ctx.action = [c, &ctx, render, name] {
       auto act_for = activation_for(*c, ctx);
-      if (!act_for) return fail(ctx, "generate", false, act_for.error());
+      if (!act_for) return fail(ctx, "generate", act_for.error());
       auto text = render(*act_for);
-      if (!text) return fail(ctx, "generate", false, text.error());
-      return emit(ctx, c->output, *text);
+      if (!text) return fail(ctx, "generate", text.error());
+      return emit(ctx, name, c->output, *text);
     };
   });
 }
@@ -190,6 +237,7 @@ void add_generate(CLI::App& app, Context& ctx) {
   // --locked may also follow the kind and its manifest: `generate dockerfile M --locked`.
   gen_cmd->fallthrough();
   add_lock_options(gen_cmd, ctx);
+  add_json_flag(gen_cmd, ctx);
 
   auto a = std::make_shared<GenCli>();
   auto* act = gen_cmd->add_subcommand("activate", "An activation script that puts the staged cuDNN first on the loader path");
@@ -202,18 +250,18 @@ void add_generate(CLI::App& app, Context& ctx) {
     ctx.action = [a, &ctx] {
       if (a->shell != "sh") {
         auto m = load_manifest_for(ctx, a->manifest);
-        if (!m) return fail(ctx, "generate", false, m.error());
+        if (!m) return fail(ctx, "generate", m.error());
         const auto& kb = knowledge::KnowledgeBase::embedded();
         auto w = a->prefix.empty() ? core::windows_activation(*m, kb) : core::windows_activation_at(*m, kb, a->prefix);
-        if (!w) return fail(ctx, "generate", false, w.error());
-        if (a->shell == "powershell") return emit(ctx, a->output, gen::render_activate_ps1(*w));
+        if (!w) return fail(ctx, "generate", w.error());
+        if (a->shell == "powershell") return emit(ctx, "activate", a->output, gen::render_activate_ps1(*w));
         auto text = gen::render_activate_cmd(*w);
-        if (!text) return fail(ctx, "generate", false, text.error());
-        return emit(ctx, a->output, *text);
+        if (!text) return fail(ctx, "generate", text.error());
+        return emit(ctx, "activate", a->output, *text);
       }
       auto act_for = activation_for(*a, ctx);
-      if (!act_for) return fail(ctx, "generate", false, act_for.error());
-      return emit(ctx, a->output, gen::render_activate_sh(*act_for));
+      if (!act_for) return fail(ctx, "generate", act_for.error());
+      return emit(ctx, "activate", a->output, gen::render_activate_sh(*act_for));
     };
   });
 
@@ -226,23 +274,23 @@ void add_generate(CLI::App& app, Context& ctx) {
   chk->callback([w, &ctx] {
     ctx.action = [w, &ctx] {
       auto m = load_manifest_for(ctx, w->manifest);
-      if (!m) return fail(ctx, "generate", false, m.error());
+      if (!m) return fail(ctx, "generate", m.error());
       const auto& kb = knowledge::KnowledgeBase::embedded();
       auto a = w->prefix.empty() ? core::windows_activation(*m, kb) : core::windows_activation_at(*m, kb, w->prefix);
-      if (!a) return fail(ctx, "generate", false, a.error());
+      if (!a) return fail(ctx, "generate", a.error());
       if (!w->dest.empty()) {
         auto r = core::staged_receipt(w->dest);
-        if (!r) return fail(ctx, "generate", false, r.error());
+        if (!r) return fail(ctx, "generate", r.error());
         for (const auto& f : r->files) {
           if (f.type != "file") continue;
           std::string path = f.path;
           std::replace(path.begin(), path.end(), '/', '\\');
           a->files.push_back({path, f.sha256});
         }
-      } else {
-        ctx.io.err << "note: without --dest (a staged tree) the script checks that the files exist, not their SHA-256\n";
       }
-      return emit(ctx, w->output, gen::render_check_ps1(*a));
+      std::vector<std::string> notes;
+      if (w->dest.empty()) notes.push_back("without --dest (a staged tree) the script checks that the files exist, not their SHA-256");
+      return emit(ctx, "windows-check", w->output, gen::render_check_ps1(*a), notes);
     };
   });
 

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 struct LockCli {
   std::string manifest, output;
   std::vector<std::string> redistribs;
-  bool check = false, json = false;
+  bool check = false;
 };
 
 void print_lock(std::ostream& os, const model::Lock& l, const std::string& path, bool changed, bool check, const Style& st) {
@@ -41,10 +41,10 @@ void print_lock(std::ostream& os, const model::Lock& l, const std::string& path,
 }
 
 int run_lock(const LockCli& c, Context& ctx) {
-  if (c.output == "-" && (c.check || c.json))
-    return fail(ctx, "lock", c.json, util::Error(util::ErrorCode::usage, "-o - prints the lock itself: it cannot be combined with --check or --json"));
+  if (c.output == "-" && (c.check || ctx.json))
+    return fail(ctx, "lock", util::Error(util::ErrorCode::usage, "-o - prints the lock itself: it cannot be combined with --check or --json"));
   auto m = format::load_manifest(c.manifest);
-  if (!m) return fail(ctx, "lock", c.json, m.error());
+  if (!m) return fail(ctx, "lock", m.error());
   fs::path out = c.output.empty() || c.output == "-" ? core::default_lock_path(c.manifest) : fs::path(c.output);
   core::LockOptions o;
   o.generated_by = std::string("stackpin ") + STACKPIN_VERSION;
@@ -53,9 +53,9 @@ int run_lock(const LockCli& c, Context& ctx) {
   o.manifest_file = rel.empty() ? fs::path(c.manifest).filename().generic_string() : rel.generic_string();
   for (const auto& r : c.redistribs) {
     auto text = util::read_file(r);
-    if (!text) return fail(ctx, "lock", c.json, std::move(text).error().with_context("reading redistrib file " + r));
+    if (!text) return fail(ctx, "lock", std::move(text).error().with_context("reading redistrib file " + r));
     auto parsed = format::parse_redistrib(*text, r);
-    if (!parsed) return fail(ctx, "lock", c.json, parsed.error());
+    if (!parsed) return fail(ctx, "lock", parsed.error());
     o.redistribs.push_back(std::move(*parsed));
   }
   // The lock being replaced, when there is a readable one: its pins of releases the knowledge base
@@ -65,13 +65,13 @@ int run_lock(const LockCli& c, Context& ctx) {
   if (old_text) {
     auto parsed = format::parse_lock(*old_text, out.string());
     if (parsed) previous = std::move(*parsed);
-    else if (c.check) return fail(ctx, "lock", c.json, parsed.error());
+    else if (c.check) return fail(ctx, "lock", parsed.error());
   } else if (c.check) {
-    return fail(ctx, "lock", c.json, std::move(old_text).error().with_context("checking the lock of " + c.manifest));
+    return fail(ctx, "lock", std::move(old_text).error().with_context("checking the lock of " + c.manifest));
   }
   if (previous) o.previous = &*previous;
   auto outcome = core::make_lock(*m, knowledge::KnowledgeBase::embedded(), o);
-  if (!outcome) return fail(ctx, "lock", c.json, outcome.error());
+  if (!outcome) return fail(ctx, "lock", outcome.error());
   std::string text = format::render_lock(outcome->lock);
   if (c.output == "-") {
     ctx.io.out << text;
@@ -85,13 +85,13 @@ int run_lock(const LockCli& c, Context& ctx) {
                                                    std::to_string(differences.size()) + " value(s) differently");
       e.hints = differences;
       e.hints.push_back("run `stackpin lock " + gen::sh_quote(c.manifest) + "` and commit the result");
-      return fail(ctx, "lock", c.json, e);
+      return fail(ctx, "lock", e);
     }
     changed = false;
   } else if (changed) {
-    if (auto st = util::write_file_atomic(out, text); !st) return fail(ctx, "lock", c.json, st.error());
+    if (auto st = util::write_file_atomic(out, text); !st) return fail(ctx, "lock", st.error());
   }
-  if (c.json) {
+  if (ctx.json) {
     ctx.io.out << format::envelope("lock", true, outcome->findings, format::to_json(outcome->lock, out.string(), changed), nullptr);
   } else {
     for (const auto& f : outcome->findings) render_finding(ctx.io.out, f, ctx.out_style);
@@ -109,7 +109,7 @@ void add_lock(CLI::App& app, Context& ctx) {
   cmd->add_option("-o,--output", c->output, "Where to write the lock (default: beside the manifest, NAME.lock; - = stdout)");
   cmd->add_option("--redistrib", c->redistribs, "NVIDIA's redistrib_<version>.json: pin archives newer than the knowledge base with NVIDIA's hashes");
   cmd->add_flag("--check", c->check, "Write nothing; fail (exit 1) when the lock is missing or would pin anything differently");
-  cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  add_json_flag(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_lock(*c, ctx); }; });
 }
 

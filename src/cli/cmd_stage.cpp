@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "core/verdict.hpp"
 #include "core/provision/stage.hpp"
 #include "format/manifest_reader.hpp"
 #include "format/receipt.hpp"
@@ -15,7 +16,7 @@ namespace {
 
 struct StageCli {
   std::string manifest, archives, cache_dir, target, dest, platform;
-  bool dry_run = false, remove_stale = false, force = false, json = false;
+  bool dry_run = false, remove_stale = false, force = false;
   std::optional<std::uint64_t> max_unpacked;
 };
 
@@ -59,18 +60,18 @@ void print_stage(std::ostream& os, const model::StageReport& r, const Style& st)
 
 int run_stage(const StageCli& c, Context& ctx) {
   auto m = load_manifest_for(ctx, c.manifest);
-  if (!m) return fail(ctx, "stage", c.json, m.error());
+  if (!m) return fail(ctx, "stage", m.error());
   core::StageOptions o;
   o.archives_dir = c.archives;
   o.cache_dir = archive_cache_dir(ctx, c.cache_dir);
   auto target = model::parse_target(c.target);
   if (!target || (*target != model::Target::windows && *target != model::Target::linux))
-    return fail(ctx, "stage", c.json, util::Error(util::ErrorCode::usage, "--target must be windows or linux"));
+    return fail(ctx, "stage", util::Error(util::ErrorCode::usage, "--target must be windows or linux"));
   o.target = *target;
   if (!c.dest.empty()) o.dest = c.dest;
   if (!c.platform.empty()) {
     auto p = parse_platform_option(c.platform);
-    if (!p) return fail(ctx, "stage", c.json, p.error());
+    if (!p) return fail(ctx, "stage", p.error());
     o.platform = *p;
   }
   o.dry_run = c.dry_run;
@@ -79,18 +80,19 @@ int run_stage(const StageCli& c, Context& ctx) {
   o.max_unpacked = c.max_unpacked;
   o.manifest_sha256 = sha256_of_file(c.manifest);
   o.stackpin_version = STACKPIN_VERSION;
-  if (auto p = progress_printer(ctx, c.json, "staging"))
+  if (auto p = progress_printer(ctx, "staging"))
     o.progress = [p](const archive_io::Progress& pr) { p(pr.archive_bytes, pr.archive_total, pr.files); };
-  if (!c.json && ctx.io.err_is_tty) o.on_lock_wait = [&ctx] { ctx.io.err << "waiting for another stackpin run on this destination...\n"; };
+  if (!ctx.json && ctx.io.err_is_tty) o.on_lock_wait = [&ctx] { ctx.io.err << "waiting for another stackpin run on this destination...\n"; };
   o.fault = fault_hook(ctx);
   auto r = core::stage(*m, knowledge::KnowledgeBase::embedded(), o);
-  if (!r) return fail(ctx, "stage", c.json, r.error());
-  if (c.json) ctx.io.out << format::envelope("stage", true, {}, format::to_json(*r), nullptr);
+  if (!r) return fail(ctx, "stage", r.error());
+  if (ctx.json) ctx.io.out << format::envelope("stage", true, {}, format::to_json(*r), nullptr);
   else print_stage(ctx.io.out, *r, ctx.out_style);
   return k_exit_ok;
 }
 
-int run_unstage(const std::string& dest, bool force, bool json, Context& ctx) {
+int run_unstage(const std::string& dest, bool force, Context& ctx) {
+  const bool json = ctx.json;
   core::UnstageOptions o;
   o.dest = dest;
   o.force = force;
@@ -102,7 +104,7 @@ int run_unstage(const std::string& dest, bool force, bool json, Context& ctx) {
       ctx.io.out << format::envelope("unstage", false, {}, format::to_json(report), &r.error());
       return exit_code_for(r.error());
     }
-    return fail(ctx, "unstage", json, r.error());
+    return fail(ctx, "unstage", r.error());
   }
   if (json) {
     ctx.io.out << format::envelope("unstage", true, {}, format::to_json(*r), nullptr);
@@ -114,11 +116,12 @@ int run_unstage(const std::string& dest, bool force, bool json, Context& ctx) {
   return k_exit_ok;
 }
 
-int run_status(const std::string& dest, bool json, Context& ctx) {
-  std::vector<model::Finding> findings;
-  auto r = core::status(dest, findings);
-  if (!r) return fail(ctx, "status", json, r.error());
-  bool ok = model::count(findings).errors == 0;
+int run_status(const std::string& dest, Context& ctx) {
+  const bool json = ctx.json;
+  auto r = core::status(dest);
+  if (!r) return fail(ctx, "status", r.error());
+  const auto& findings = r->findings;
+  bool ok = !core::verdict(findings, false).failed;
   if (json) {
     ctx.io.out << format::envelope("status", ok, findings, format::to_json(*r), nullptr);
   } else {
@@ -143,22 +146,22 @@ void add_stage(CLI::App& app, Context& ctx) {
   cmd->add_flag("--remove-stale", c->remove_stale, "Move other-version cuDNN DLLs found in the tree to .stackpin/backup/");
   cmd->add_flag("--force", c->force, "Replace a previous staging even where its files were modified");
   cmd->add_option("--max-unpacked", c->max_unpacked, "Refuse archives that expand past BYTES (default 16x the archive)");
-  cmd->add_flag("--json", c->json, "Print one JSON document on stdout and nothing else there");
+  add_json_flag(cmd, ctx);
   add_lock_options(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_stage(*c, ctx); }; });
 
-  auto u = std::make_shared<std::tuple<std::string, bool, bool>>();
+  auto u = std::make_shared<std::pair<std::string, bool>>();
   auto* un = app.add_subcommand("unstage", "Remove exactly what stage put into DEST, restoring what it replaced");
-  un->add_option("--dest", std::get<0>(*u), "The staged directory")->required();
-  un->add_flag("--force", std::get<1>(*u), "Remove staged files even where they were modified since");
-  un->add_flag("--json", std::get<2>(*u), "Print one JSON document on stdout and nothing else there");
-  un->callback([u, &ctx] { ctx.action = [u, &ctx] { return run_unstage(std::get<0>(*u), std::get<1>(*u), std::get<2>(*u), ctx); }; });
+  un->add_option("--dest", u->first, "The staged directory")->required();
+  un->add_flag("--force", u->second, "Remove staged files even where they were modified since");
+  add_json_flag(un, ctx);
+  un->callback([u, &ctx] { ctx.action = [u, &ctx] { return run_unstage(u->first, u->second, ctx); }; });
 
-  auto s = std::make_shared<std::pair<std::string, bool>>();
+  auto s = std::make_shared<std::string>();
   auto* st = app.add_subcommand("status", "Re-hash every staged file against DEST's receipt and report drift");
-  st->add_option("--dest", s->first, "The staged directory")->required();
-  st->add_flag("--json", s->second, "Print one JSON document on stdout and nothing else there");
-  st->callback([s, &ctx] { ctx.action = [s, &ctx] { return run_status(s->first, s->second, ctx); }; });
+  st->add_option("--dest", *s, "The staged directory")->required();
+  add_json_flag(st, ctx);
+  st->callback([s, &ctx] { ctx.action = [s, &ctx] { return run_status(*s, ctx); }; });
 }
 
 }  // namespace cli

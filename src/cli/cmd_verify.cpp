@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "core/verdict.hpp"
 #include "core/archives/verify.hpp"
 #include "format/manifest_reader.hpp"
 #include "format/receipt.hpp"
@@ -18,33 +19,31 @@ struct VerifyOptions {
   std::string platform;
   std::string sha256;
   std::optional<std::uint64_t> size;
-  bool json = false;
 };
 
 int run_verify(const VerifyOptions& o, Context& ctx) {
-  std::vector<model::Finding> findings;
   util::Result<model::VerifyReport> report = util::Error(util::ErrorCode::internal, "not run");
   if (!o.sha256.empty()) {
-    report = core::verify_file(o.target, o.sha256, o.size, findings);
+    report = core::verify_file(o.target, o.sha256, o.size);
   } else {
     std::string cache = archive_cache_dir(ctx, o.cache_dir);
     if (o.archives.empty() && cache.empty())
-      return fail(ctx, "verify", o.json,
-                  util::Error(util::ErrorCode::usage, "verify MANIFEST needs --archives DIR or a download cache (--cache-dir), "
+      return fail(ctx, "verify", util::Error(util::ErrorCode::usage, "verify MANIFEST needs --archives DIR or a download cache (--cache-dir), "
                                                       "or verify FILE --sha256 HEX"));
     std::optional<model::Platform> platform;
     if (!o.platform.empty()) {
       auto p = parse_platform_option(o.platform);
-      if (!p) return fail(ctx, "verify", o.json, p.error());
+      if (!p) return fail(ctx, "verify", p.error());
       platform = *p;
     }
     auto m = load_manifest_for(ctx, o.target);
-    if (!m) return fail(ctx, "verify", o.json, m.error());
-    report = core::verify_manifest(*m, o.archives, platform, knowledge::KnowledgeBase::embedded(), findings, cache);
+    if (!m) return fail(ctx, "verify", m.error());
+    report = core::verify_manifest(*m, o.archives, platform, knowledge::KnowledgeBase::embedded(), cache);
   }
-  if (!report) return fail(ctx, "verify", o.json, report.error());
-  bool ok = model::count(findings).errors == 0;
-  if (o.json) {
+  if (!report) return fail(ctx, "verify", report.error());
+  const auto& findings = report->findings;
+  bool ok = !core::verdict(findings, false).failed;
+  if (ctx.json) {
     ctx.io.out << format::envelope("verify", ok, findings, format::to_json(*report), nullptr);
   } else {
     for (const auto& f : findings) render_finding(ctx.io.out, f, ctx.out_style);
@@ -66,7 +65,7 @@ void add_verify(CLI::App& app, Context& ctx) {
   cmd->add_option("--platform", o->platform, "Only the archive of this platform");
   cmd->add_option("--sha256", o->sha256, "Verify FILE against this SHA-256 (64 hex digits)");
   cmd->add_option("--size", o->size, "... and this size in bytes");
-  cmd->add_flag("--json", o->json, "Print one JSON document on stdout and nothing else there");
+  add_json_flag(cmd, ctx);
   add_lock_options(cmd, ctx);
   cmd->callback([o, &ctx] { ctx.action = [o, &ctx] { return run_verify(*o, ctx); }; });
 }

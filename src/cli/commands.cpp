@@ -18,14 +18,14 @@
 
 namespace cli {
 
-int fail(Context& ctx, const std::string& command, bool json, const util::Error& e) {
-  if (json) ctx.io.out << format::envelope(command, false, {}, format::empty_object(), &e);
+int fail(Context& ctx, const std::string& command, const util::Error& e) {
+  if (ctx.json) ctx.io.out << format::envelope(command, false, {}, format::empty_object(), &e);
   else render_error(ctx.io.err, e, ctx.err_style);
   return exit_code_for(e);
 }
 
-std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)> progress_printer(Context& ctx, bool json, const std::string& what) {
-  if (json || !ctx.io.err_is_tty) return {};
+std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)> progress_printer(Context& ctx, const std::string& what) {
+  if (ctx.json || !ctx.io.err_is_tty) return {};
   return [&ctx, what](std::uint64_t done, std::uint64_t total, std::uint64_t files) {
     char buf[160];
     double mib = 1024.0 * 1024.0;
@@ -40,8 +40,8 @@ std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)> progress_printe
   };
 }
 
-std::function<void(const std::string&, std::uint64_t, std::uint64_t)> download_progress_printer(Context& ctx, bool json) {
-  if (json || !ctx.io.err_is_tty) return {};
+std::function<void(const std::string&, std::uint64_t, std::uint64_t)> download_progress_printer(Context& ctx) {
+  if (ctx.json || !ctx.io.err_is_tty) return {};
   return [&ctx](const std::string& file, std::uint64_t done, std::uint64_t total) {
     char buf[320];
     double mib = 1024.0 * 1024.0;
@@ -74,20 +74,19 @@ std::string sha256_of_file(const std::string& path) {
   return h ? crypto::to_hex(h->digest) : std::string();
 }
 
+void add_json_flag(CLI::App* cmd, Context& ctx) {
+  cmd->add_flag("--json", ctx.json, "Print one JSON document on stdout and nothing else there");
+}
+
 void add_lock_options(CLI::App* cmd, Context& ctx) {
   cmd->add_flag("--locked", ctx.lock.locked, "Use the lock file beside the manifest (NAME.lock); refuse when the manifest and the lock disagree");
   cmd->add_option("--lock", ctx.lock.file, "Use this lock file (implies --locked)");
 }
 
 util::Result<model::Manifest> load_manifest_for(Context& ctx, const std::string& path, std::optional<model::Lock>* lock_out) {
-  auto m = format::load_manifest(path);
-  if (!m) return m;
-  const auto& kb = knowledge::KnowledgeBase::embedded();
-  if (!ctx.lock.locked && ctx.lock.file.empty()) return core::resolve_archives(*m, kb);
-  SP_TRY_ASSIGN(auto lock, format::load_lock(ctx.lock.file.empty() ? core::default_lock_path(path) : std::filesystem::path(ctx.lock.file)));
-  auto applied = core::apply_lock(*m, lock);
-  if (applied && lock_out) *lock_out = std::move(lock);
-  return applied;
+  SP_TRY_ASSIGN(auto loaded, core::load_manifest(path, ctx.lock, knowledge::KnowledgeBase::embedded()));
+  if (lock_out) *lock_out = std::move(loaded.lock);
+  return std::move(loaded.manifest);
 }
 
 void add_fetch_options(CLI::App* cmd, FetchFlags& f) {
@@ -109,7 +108,7 @@ void add_fetch_options(CLI::App* cmd, FetchFlags& f) {
               "Proxies: http_proxy, https_proxy, no_proxy and ALL_PROXY are honoured.");
 }
 
-util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlags& f, bool json) {
+util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlags& f) {
   core::FetchOptions o;
   if (f.retries < 0) return util::Error(util::ErrorCode::usage, "--retries must be 0 or more");
   if (f.stall_timeout_s == 0) return util::Error(util::ErrorCode::usage, "--stall-timeout must be at least 1 second");
@@ -133,7 +132,7 @@ util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlag
   o.stall_timeout_s = static_cast<long>(f.stall_timeout_s);
   o.user_agent = std::string("stackpin/") + STACKPIN_VERSION;
   o.env = &ctx.io.env;
-  if (auto p = download_progress_printer(ctx, json)) o.progress = [p](const core::FetchProgress& pr) { p(pr.file, pr.done, pr.total); };
+  if (auto p = download_progress_printer(ctx)) o.progress = [p](const core::FetchProgress& pr) { p(pr.file, pr.done, pr.total); };
   return o;
 }
 

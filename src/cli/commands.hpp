@@ -9,6 +9,7 @@
 
 #include "cli/run.hpp"
 #include "core/archives/fetch.hpp"
+#include "core/archives/lock.hpp"
 #include "model/lock.hpp"
 #include "model/manifest.hpp"
 #include "render.hpp"
@@ -20,18 +21,13 @@
 
 namespace cli {
 
-// --locked / --lock FILE, for the commands that honour a lock file.
-struct LockChoice {
-  bool locked = false;
-  std::string file;  // --lock FILE (implies --locked); "" = beside the manifest
-};
-
 struct Context {
   Io& io;
   Style out_style;
   Style err_style;
   std::function<int()> action;
-  LockChoice lock;
+  core::LockChoice lock;  // --locked / --lock FILE, for the commands that honour a lock file
+  bool json = false;      // --json, for every command (add_json_flag)
 };
 
 void add_check(CLI::App& app, Context& ctx);
@@ -49,13 +45,12 @@ void add_apply(CLI::App& app, Context& ctx);
 
 // Helpers shared by the commands (commands.cpp).
 // Renders `e` (text on stderr, or the --json envelope on stdout) and returns its exit code.
-int fail(Context& ctx, const std::string& command, bool json, const util::Error& e);
+int fail(Context& ctx, const std::string& command, const util::Error& e);
 // A progress line on stderr when it is a terminal and --json is off; empty function otherwise.
-std::function<void(std::uint64_t done, std::uint64_t total, std::uint64_t files)> progress_printer(Context& ctx, bool json,
-                                                                                                   const std::string& what);
+std::function<void(std::uint64_t done, std::uint64_t total, std::uint64_t files)> progress_printer(Context& ctx, const std::string& what);
 // A download progress line ("downloading FILE: 12.0 / 80.0 MiB (15%)") on stderr when it is a
 // terminal and --json is off; empty function otherwise.
-std::function<void(const std::string& file, std::uint64_t done, std::uint64_t total)> download_progress_printer(Context& ctx, bool json);
+std::function<void(const std::string& file, std::uint64_t done, std::uint64_t total)> download_progress_printer(Context& ctx);
 // The download cache the archive-taking commands also search: `flag` (--cache-dir) when given,
 // else the default one of the environment (core::default_cache_dir); "" when none can be told.
 std::string archive_cache_dir(Context& ctx, const std::string& flag);
@@ -80,9 +75,11 @@ void add_fetch_options(CLI::App* cmd, FetchFlags& f);
 // core::FetchOptions from the flags: the cache from --cache-dir or the environment, the mirrors
 // from --mirror or the settings file, download progress on a terminal. Errors: usage (bad
 // values), not_found (no cache directory can be told), those of reading the settings file.
-util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlags& f, bool json);
+util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlags& f);
 // --platform's value, or a usage error naming the accepted ones.
 util::Result<model::Platform> parse_platform_option(const std::string& text);
+// Adds --json to a command, bound to ctx.json: fail() and every report follow it.
+void add_json_flag(CLI::App* cmd, Context& ctx);
 // Adds --locked and --lock FILE to a command (bound to ctx.lock).
 void add_lock_options(CLI::App* cmd, Context& ctx);
 // The manifest as commands that provision see it: with --locked, its lock applied (drift refused,

@@ -1,5 +1,6 @@
 // Prints a convolution test report (text or --json) and picks its exit code.
 #include "convtest_render.hpp"
+#include "core/verdict.hpp"
 
 #include <map>
 #include <ostream>
@@ -10,8 +11,8 @@
 namespace cli {
 
 int finish_convtest(Io& io, const model::ConvReport& r, const std::vector<model::Finding>& findings, bool json, bool verbose) {
-  auto counts = model::count(findings);
-  int code = counts.errors ? k_exit_failed : !r.nothing_to_run.empty() ? k_exit_nothing : k_exit_ok;
+  auto v = core::verdict(findings, false);
+  int code = v.failed ? k_exit_failed : !r.nothing_to_run.empty() ? k_exit_nothing : k_exit_ok;
   if (json) {
     io.out << format::envelope("convtest", code == k_exit_ok, findings, format::to_json(r), nullptr);
     return code;
@@ -70,7 +71,7 @@ int finish_convtest(Io& io, const model::ConvReport& r, const std::vector<model:
     if (f.severity != model::Severity::ok) render_finding(os, f, st);
   os << (code == k_exit_ok ? st.green("convtest passed")
                            : code == k_exit_nothing ? st.yellow("nothing to run on") : st.red("convtest failed"))
-     << ": " << summary(counts) << "\n";
+     << ": " << summary(v.counts) << "\n";
   return code;
 }
 

@@ -157,6 +157,21 @@ util::Result<std::optional<std::string>> json_string_at(std::string_view text, c
 
 JsonDoc empty_object() { return wrap(json::object()); }
 
+JsonDoc generated_json(const std::string& kind, const std::vector<GeneratedFile>& files) {
+  json arr = json::array();
+  for (const auto& f : files) arr.push_back({{"path", f.path}, {"bytes", f.bytes}, {"text", f.text ? json(*f.text) : json(nullptr)}});
+  return wrap(json{{"kind", kind}, {"files", std::move(arr)}});
+}
+
+JsonDoc captured_json(const std::string& manifest_text, const std::string& output, const std::string& name,
+                      const std::string& cuda, const std::string& cudnn) {
+  return wrap(json{{"manifest", manifest_text},
+                   {"output", output.empty() || output == "-" ? json(nullptr) : json(output)},
+                   {"name", name},
+                   {"cuda", cuda},
+                   {"cudnn", cudnn}});
+}
+
 std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,
                      const JsonDoc& report, const util::Error* error) {
   json f = json::array();

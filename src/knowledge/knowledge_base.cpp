@@ -60,9 +60,10 @@ const model::DriverRelease* KnowledgeBase::driver_release(const Version& cuda) c
   return best;
 }
 
-model::DriverMinimum KnowledgeBase::driver_minimum(const Version& cuda, model::Os os) const {
+model::DriverMinimum KnowledgeBase::driver_minimum(const Version& cuda, model::Os os, const std::optional<Version>& pin) const {
   model::DriverMinimum d;
   d.os = os;
+  d.pinned = pin;
   std::vector<std::string> sources;
   if (const auto* fam = driver_family(static_cast<int>(cuda.major()))) {
     d.family_floor = os == model::Os::windows ? fam->windows : fam->linux;
@@ -73,12 +74,26 @@ model::DriverMinimum KnowledgeBase::driver_minimum(const Version& cuda, model::O
     d.release_na = os == model::Os::windows && rel->windows_na;
     sources.push_back(first_source(rel->source));
   }
-  if (d.release_min) d.effective = d.release_min->text();
-  else if (d.family_floor) d.effective = d.family_floor->text();
-  else d.effective = "unknown";
+  d.required = pin ? pin : d.release_min ? d.release_min : d.family_floor;
+  d.effective = d.required ? d.required->text() : "unknown";
   std::sort(sources.begin(), sources.end());
   sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
   d.source = util::join(sources, "; ");
+  return d;
+}
+
+model::DriverMinimum KnowledgeBase::required_driver(const model::Manifest& m, model::Os os) const {
+  std::optional<Version> pin;
+  if (m.driver) {
+    const auto& p = os == model::Os::windows ? m.driver->windows : m.driver->linux;
+    if (p) pin = p->value;
+  }
+  if (m.cuda) return driver_minimum(m.cuda->version.value, os, pin);
+  model::DriverMinimum d;
+  d.os = os;
+  d.pinned = pin;
+  d.required = pin;
+  d.effective = pin ? pin->text() : "unknown";
   return d;
 }
 

@@ -215,6 +215,13 @@ void inspect_driver(MachineCtx& c) {
 
 }  // namespace detail
 
+model::WslInfo inspect_wsl(const MachineOptions& options) {
+  model::MachineReport r;
+  detail::MachineCtx c(options, r);
+  detail::inspect_wsl(c);
+  return r.wsl;
+}
+
 model::MachineReport inspect_machine(const MachineOptions& options) {
   model::MachineReport r;
   r.root = options.root.string();

@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "model/finding.hpp"
+#include "util/result.hpp"
+
 namespace testing_support {
 
 std::filesystem::path source_dir();
@@ -54,6 +57,12 @@ class ScratchDir {
 };
 
 std::string read_text(const std::filesystem::path& p);
+
+// The findings a command's report carries, none when it failed as a whole.
+template <class Report>
+std::vector<model::Finding> findings_of(const util::Result<Report>& r) {
+  return r ? r->findings : std::vector<model::Finding>{};
+}
 
 // The seed of a test's random choices: STACKPIN_TEST_SEED when set, else a fresh one; printed (and
 // recorded in the test's XML properties) so that a failure can be repeated.

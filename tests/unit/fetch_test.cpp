@@ -75,7 +75,8 @@ class Fetch : public ::testing::Test {
 
   model::FetchedArchive run(const model::Manifest& m, const core::FetchOptions& o) {
     findings.clear();
-    auto r = core::fetch(m, knowledge::KnowledgeBase::embedded(), o, findings);
+    auto r = core::fetch(m, knowledge::KnowledgeBase::embedded(), o);
+    findings = testing_support::findings_of(r);
     model::FetchedArchive none;  // what a failed call gives the test, which then fails on it
     none.error = util::Error(ErrorCode::internal, "core::fetch returned no report");
     if (!r) {
@@ -397,7 +398,8 @@ TEST_F(Fetch, RefusesAPinWithoutSizeAtItsLocation) {
                                       "\"\nsha256 = \"" + hex(body) + "\"\n",
                                   "stack.toml");
   ASSERT_TRUE(m);
-  auto r = core::fetch(*m, knowledge::KnowledgeBase::embedded(), options(), findings);
+  auto r = core::fetch(*m, knowledge::KnowledgeBase::embedded(), options());
+  findings = testing_support::findings_of(r);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::invalid);
   EXPECT_NE(r.error().message.find("no size pinned"), std::string::npos);
@@ -475,8 +477,7 @@ TEST_F(Fetch, ArchiveTakingCommandsFindTheCachedArchive) {
   EXPECT_NE(missing.error().message.find("download cache " + (scratch.path() / "other-cache").string()), std::string::npos);
   EXPECT_NE(missing.error().hints.at(0).find("stackpin fetch MANIFEST"), std::string::npos);
 
-  std::vector<model::Finding> vf;
-  auto v = core::verify_manifest(m, {}, std::nullopt, knowledge::KnowledgeBase::embedded(), vf, cache);
+  auto v = core::verify_manifest(m, {}, std::nullopt, knowledge::KnowledgeBase::embedded(), cache);
   ASSERT_TRUE(v);
   EXPECT_TRUE(v->archives.at(0).ok);
 }
@@ -566,7 +567,8 @@ TEST_F(Fetch, NothingPinnedForTheTargetsIsAClearError) {
   linux_only.size = model::Located<std::uint64_t>{body.size(), {}};
   m->cudnn->archives.push_back(linux_only);
   std::vector<model::Finding> f;
-  auto r = core::fetch(*m, knowledge::KnowledgeBase::embedded(), options(), f);
+  auto r = core::fetch(*m, knowledge::KnowledgeBase::embedded(), options());
+  f = testing_support::findings_of(r);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::invalid);
   EXPECT_NE(r.error().message.find("this manifest's targets (windows-x86_64)"), std::string::npos) << r.error().message;

@@ -317,7 +317,8 @@ TEST(Lock, AppliedLockAddsImpliedArchivesThatVerifyOnlyWhenPresent) {
   for (const auto& a : applied->cudnn->archives) EXPECT_TRUE(a.implied);
   testing_support::ScratchDir empty;
   std::vector<model::Finding> findings;
-  auto v = core::verify_manifest(*applied, empty.path(), std::nullopt, kb(), findings);
+  auto v = core::verify_manifest(*applied, empty.path(), std::nullopt, kb());
+  findings = testing_support::findings_of(v);
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.error().code, ErrorCode::not_found);
   EXPECT_NE(v.error().hints.front().find("stackpin fetch"), std::string::npos);

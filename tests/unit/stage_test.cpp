@@ -1019,7 +1019,8 @@ struct HostileState {
     ASSERT_FALSE(st.ok()) << "stage followed it";
     expect_error(st.error(), ErrorCode::unsafe, words);
     std::vector<model::Finding> findings;
-    auto status = core::status(w.dest(), findings);
+    auto status = core::status(w.dest());
+    findings = testing_support::findings_of(status);
     if (!fs::exists(w.dest() / ".stackpin" / "journal")) {
       ASSERT_FALSE(status.ok()) << "status read through it";
       EXPECT_EQ(status.error().code, ErrorCode::unsafe) << status.error().message;
@@ -1132,7 +1133,8 @@ TEST(Status, IntactStaging) {
   World w(k_v8_linux);
   ASSERT_TRUE(w.stage().ok());
   std::vector<model::Finding> findings;
-  auto s = core::status(w.dest(), findings);
+  auto s = core::status(w.dest());
+  findings = testing_support::findings_of(s);
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->cudnn_version, "8.9.7.29");
   EXPECT_EQ(s->archive_file, w.info.path.filename().string());
@@ -1160,7 +1162,8 @@ TEST(Status, ReportsModifiedMissingAndTypeChangedFiles) {
   fs::remove(lib / "libcudnn_graph.so");                                             // retargeted
   fs::create_symlink("libcudnn_graph.so.9.1.0", lib / "libcudnn_graph.so");
   std::vector<model::Finding> findings;
-  auto s = core::status(w.dest(), findings);
+  auto s = core::status(w.dest());
+  findings = testing_support::findings_of(s);
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(rules_by_subject(findings), (std::map<std::string, std::string>{
                                             {"include/cudnn.h", "status.modified"},
@@ -1188,7 +1191,8 @@ TEST(Status, ReportsModifiedMissingAndTypeChangedFiles) {
 TEST(Status, NothingStagedIsNotFound) {
   ScratchDir d;
   std::vector<model::Finding> findings;
-  auto s = core::status(d.path(), findings);
+  auto s = core::status(d.path());
+  findings = testing_support::findings_of(s);
   ASSERT_FALSE(s.ok());
   expect_error(s.error(), ErrorCode::not_found, {"nothing staged in"});
 }
@@ -1198,7 +1202,8 @@ TEST(Status, NothingStagedIsNotFound) {
 TEST(VerifyManifest, FindsTheArchiveByName) {
   World w(k_v8_windows);
   std::vector<model::Finding> findings;
-  auto r = core::verify_manifest(w.manifest, w.archives(), std::nullopt, kb(), findings);
+  auto r = core::verify_manifest(w.manifest, w.archives(), std::nullopt, kb());
+  findings = testing_support::findings_of(r);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->archives.size(), 1u);
   const auto& a = r->archives[0];
@@ -1218,7 +1223,8 @@ TEST(VerifyManifest, FindsARenamedArchiveByContent) {
   auto renamed = w.archives() / "cudnn (1).tar.xz";
   fs::rename(w.archives() / w.info.path.filename(), renamed);
   std::vector<model::Finding> findings;
-  auto r = core::verify_manifest(w.manifest, w.archives(), model::Platform::linux_x86_64, kb(), findings);
+  auto r = core::verify_manifest(w.manifest, w.archives(), model::Platform::linux_x86_64, kb());
+  findings = testing_support::findings_of(r);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->archives.size(), 1u);
   EXPECT_TRUE(r->archives[0].ok);
@@ -1238,7 +1244,8 @@ TEST(VerifyManifest, MismatchReportsExpectedAndActual) {
   w.repin(wrong, w.info.size - 1);
   auto before = testing_support::snapshot(w.archives());
   std::vector<model::Finding> findings;
-  auto r = core::verify_manifest(w.manifest, w.archives(), std::nullopt, kb(), findings);
+  auto r = core::verify_manifest(w.manifest, w.archives(), std::nullopt, kb());
+  findings = testing_support::findings_of(r);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->archives.size(), 1u);
   const auto& a = r->archives[0];
@@ -1264,7 +1271,8 @@ TEST(VerifyManifest, NotFound) {
   World w(k_v9_linux);
   fs::remove(w.archives() / w.info.path.filename());
   std::vector<model::Finding> findings;
-  auto r = core::verify_manifest(w.manifest, w.archives(), std::nullopt, kb(), findings);
+  auto r = core::verify_manifest(w.manifest, w.archives(), std::nullopt, kb());
+  findings = testing_support::findings_of(r);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->archives.size(), 1u);
   EXPECT_FALSE(r->archives[0].ok);
@@ -1275,10 +1283,12 @@ TEST(VerifyManifest, NotFound) {
   EXPECT_NE(findings[0].seen.find("no " + w.info.path.filename().string() + " in " + w.archives().string()), std::string::npos)
       << findings[0].seen;
   // a platform the manifest does not pin, and a folder that does not exist, are errors
-  auto p = core::verify_manifest(w.manifest, w.archives(), model::Platform::windows_x86_64, kb(), findings);
+  auto p = core::verify_manifest(w.manifest, w.archives(), model::Platform::windows_x86_64, kb());
+  findings = testing_support::findings_of(p);
   ASSERT_FALSE(p.ok());
   expect_error(p.error(), ErrorCode::invalid, {"no archive pinned for windows-x86_64"});
-  auto d = core::verify_manifest(w.manifest, w.dir.path() / "nope", std::nullopt, kb(), findings);
+  auto d = core::verify_manifest(w.manifest, w.dir.path() / "nope", std::nullopt, kb());
+  findings = testing_support::findings_of(d);
   ASSERT_FALSE(d.ok());
   expect_error(d.error(), ErrorCode::not_found, {"does not exist"});
 }
@@ -1287,25 +1297,29 @@ TEST(VerifyFile, ChecksOneFile) {
   World w(k_v9_linux);
   auto file = w.archives() / w.info.path.filename();
   std::vector<model::Finding> findings;
-  auto ok = core::verify_file(file, w.info.sha256, w.info.size, findings);
+  auto ok = core::verify_file(file, w.info.sha256, w.info.size);
+  findings = testing_support::findings_of(ok);
   ASSERT_TRUE(ok.ok());
   EXPECT_TRUE(ok->archives.at(0).ok);
   std::string upper = w.info.sha256;
   std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
   findings.clear();
-  EXPECT_TRUE(core::verify_file(file, upper, std::nullopt, findings)->archives.at(0).ok);
+  EXPECT_TRUE(core::verify_file(file, upper, std::nullopt)->archives.at(0).ok);
   findings.clear();
-  auto bad = core::verify_file(file, std::string(64, 'b'), std::nullopt, findings);
+  auto bad = core::verify_file(file, std::string(64, 'b'), std::nullopt);
+  findings = testing_support::findings_of(bad);
   ASSERT_TRUE(bad.ok());
   EXPECT_FALSE(bad->archives.at(0).ok);
   EXPECT_EQ(bad->archives.at(0).expected_sha256, std::string(64, 'b'));
   EXPECT_EQ(bad->archives.at(0).actual_sha256, w.info.sha256);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].rule, "verify.sha256");
-  auto missing = core::verify_file(w.archives() / "nope", w.info.sha256, std::nullopt, findings);
+  auto missing = core::verify_file(w.archives() / "nope", w.info.sha256, std::nullopt);
+  findings = testing_support::findings_of(missing);
   ASSERT_FALSE(missing.ok());
   expect_error(missing.error(), ErrorCode::not_found, {"no such file"});
-  auto malformed = core::verify_file(file, "abc", std::nullopt, findings);
+  auto malformed = core::verify_file(file, "abc", std::nullopt);
+  findings = testing_support::findings_of(malformed);
   ASSERT_FALSE(malformed.ok());
   expect_error(malformed.error(), ErrorCode::usage, {"64 hexadecimal digits"});
 }

@@ -71,8 +71,7 @@ std::optional<fs::path> usable_cached(const fs::path& cache, const ArchiveExpect
 
 }  // namespace
 
-util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const FetchOptions& o,
-                                       std::vector<model::Finding>& findings) {
+util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const FetchOptions& o) {
   if (!m.cudnn || m.cudnn->archives.empty())
     return Error(ErrorCode::invalid, m.path + " pins no [[cudnn.archives]] to fetch").with_hint("add one [[cudnn.archives]] entry per platform");
   if (o.cache_dir.empty()) return Error(ErrorCode::usage, "no cache directory given").with_hint("give one with --cache-dir DIR");
@@ -148,7 +147,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
       a.error = std::move(s).error();
       a.path.clear();
     }
-    findings.push_back(finding_for(a, m, *j.pin));
+    report.findings.push_back(finding_for(a, m, *j.pin));
     report.archives.push_back(std::move(a));
   }
   return report;

@@ -11,6 +11,8 @@
 #include <set>
 
 #include "core/check/check.hpp"
+#include "format/lock_file.hpp"
+#include "format/manifest_reader.hpp"
 #include "util/strings.hpp"
 
 namespace core {
@@ -394,6 +396,19 @@ void use_locked_builds(model::CheckReport& report, const model::Lock& lock) {
     w->variant = plus == std::string::npos ? "" : f.requirement.substr(plus + 1);
     w->source = "the lock " + lock.path;
   }
+}
+
+util::Result<LoadedManifest> load_manifest(const std::string& path, const LockChoice& choice, const knowledge::KnowledgeBase& kb) {
+  SP_TRY_ASSIGN(auto m, format::load_manifest(path));
+  LoadedManifest out;
+  if (!choice.locked && choice.file.empty()) {
+    out.manifest = resolve_archives(m, kb);
+    return out;
+  }
+  SP_TRY_ASSIGN(auto lock, format::load_lock(choice.file.empty() ? default_lock_path(path) : std::filesystem::path(choice.file)));
+  SP_TRY_ASSIGN(out.manifest, apply_lock(m, lock));
+  out.lock = std::move(lock);
+  return out;
 }
 
 }  // namespace core

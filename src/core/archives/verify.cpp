@@ -196,9 +196,9 @@ util::Result<fs::path> find_pinned_archive(const PinnedArchive& p, const fs::pat
 
 util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, const fs::path& dir,
                                                   std::optional<model::Platform> platform,
-                                                  const knowledge::KnowledgeBase& kb, std::vector<model::Finding>& findings,
-                                                  const fs::path& cache_dir) {
+                                                  const knowledge::KnowledgeBase& kb, const fs::path& cache_dir) {
   model::VerifyReport report;
+  auto& findings = report.findings;
   if (!m.cudnn || m.cudnn->archives.empty())
     return util::Error(util::ErrorCode::invalid, m.path + " pins no [[cudnn.archives]] to verify")
         .with_hint("add one [[cudnn.archives]] entry per platform");
@@ -244,8 +244,7 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
   return report;
 }
 
-util::Result<model::VerifyReport> verify_file(const fs::path& file, const std::string& sha256_hex, std::optional<std::uint64_t> size,
-                                              std::vector<model::Finding>& findings) {
+util::Result<model::VerifyReport> verify_file(const fs::path& file, const std::string& sha256_hex, std::optional<std::uint64_t> size) {
   if (!crypto::from_hex(sha256_hex))
     return util::Error(util::ErrorCode::usage, "--sha256 must be 64 hexadecimal digits");
   std::error_code ec;
@@ -255,7 +254,7 @@ util::Result<model::VerifyReport> verify_file(const fs::path& file, const std::s
   e.sha256 = util::to_lower(sha256_hex);
   e.size = size;
   model::VerifyReport r;
-  auto v = check_one(file, e, findings, false);
+  auto v = check_one(file, e, r.findings, false);
   r.archives.push_back(v);
   return r;
 }

@@ -85,15 +85,13 @@ void driver(Ctx& c) {
   }
 
   for (Os os : oses) {
-    model::DriverMinimum dm = c.kb.driver_minimum(c.cuda, os);
+    model::DriverMinimum dm = c.kb.required_driver(c.m, os);
     std::string subject = std::string("driver minimum (") + model::to_string(os) + ")";
     const std::optional<model::Located<Version>>* pin = nullptr;
     if (c.m.driver) pin = os == Os::linux ? &c.m.driver->linux : &c.m.driver->windows;
     if (pin && *pin) {
       c.examined("driver.minimum");
       const auto& p = **pin;
-      dm.pinned = p.value;
-      dm.effective = p.value.text();
       if (dm.family_floor && p.value < *dm.family_floor) {
         auto& f = c.add("driver.minimum", Severity::error, subject, p.pos);
         f.seen = p.value.text();

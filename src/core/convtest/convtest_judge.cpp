@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <map>
 
+#include "core/convtest/convtest.hpp"
 #include "model/version.hpp"
-#include "probe/convtest.hpp"
 
-namespace probe {
+namespace core {
 
 namespace {
 
@@ -66,11 +66,8 @@ std::string setup_cause(const std::string& status, const model::ConvReport& r) {
   return "see NVIDIA's description of " + status;
 }
 
-}  // namespace
-
-std::vector<model::Finding> judge(const model::ConvReport& r, const ConvExpectations& expect) {
-  std::vector<model::Finding> out;
-  // libraries
+// Which CUDA runtime and cuDNN the loader gave, or why it gave none.
+void judge_libraries(const model::ConvReport& r, std::vector<model::Finding>& out) {
   for (const auto* lib : {&r.cudart, &r.cudnn}) {
     bool cudnn = lib == &r.cudnn;
     if (!lib->path.empty() && lib->error.empty()) {
@@ -89,7 +86,10 @@ std::vector<model::Finding> judge(const model::ConvReport& r, const ConvExpectat
     f.fix = library_fix(*lib, cudnn);
     out.push_back(f);
   }
-  // versions against expectations
+}
+
+// The loaded cuDNN against the pinned version and CUDA major.
+void judge_cudnn(const model::ConvReport& r, const model::ConvExpectations& expect, std::vector<model::Finding>& out) {
   if (!r.cudnn_version.empty()) {
     auto got = model::Version::parse(r.cudnn_version);
     if (expect.cudnn) {
@@ -115,7 +115,11 @@ std::vector<model::Finding> judge(const model::ConvReport& r, const ConvExpectat
       out.push_back(f);
     }
   }
-  if (!r.runtime_version.empty()) {
+}
+
+// The runtime's CUDA major, and the driver against the runtime and the required minimum.
+void judge_runtime_and_driver(const model::ConvReport& r, const model::ConvExpectations& expect, std::vector<model::Finding>& out) {
+  if (r.runtime_version.empty()) return;
     if (expect.cuda_major && major_of(r.runtime_version) != *expect.cuda_major) {
       auto f = finding("convtest.cuda-runtime", model::Severity::error, "CUDA runtime " + r.runtime_version + " from " + r.cudart.path);
       f.seen = "CUDA " + r.runtime_version;
@@ -146,8 +150,10 @@ std::vector<model::Finding> judge(const model::ConvReport& r, const ConvExpectat
         }
       }
     }
-  }
-  // GPUs
+}
+
+// Each GPU, and why none could run when none could.
+void judge_gpus(const model::ConvReport& r, const model::ConvExpectations& expect, std::vector<model::Finding>& out) {
   for (const auto& g : r.gpus) {
     auto f = finding("convtest.gpu", model::Severity::ok, "GPU " + std::to_string(g.index));
     f.seen = g.name + ", compute capability " + std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ", " +
@@ -166,7 +172,11 @@ std::vector<model::Finding> judge(const model::ConvReport& r, const ConvExpectat
             "into /usr/lib/wsl/lib)";
     out.push_back(f);
   }
-  if (r.framework) {
+}
+
+// The framework's own convolution and the cuDNN it really loaded.
+void judge_framework(const model::ConvReport& r, std::vector<model::Finding>& out) {
+  if (!r.framework) return;
     const auto& fw = *r.framework;
     std::string subject = fw.framework + (fw.version.empty() ? "" : " " + fw.version) + " (" + fw.python + ")";
     if (!fw.installed) {
@@ -211,8 +221,10 @@ std::vector<model::Finding> judge(const model::ConvReport& r, const ConvExpectat
         out.push_back(f);
       }
     }
-  }
-  // cases
+}
+
+// Every failed case with its cause, and one line per operation that passed.
+void judge_cases(const model::ConvReport& r, std::vector<model::Finding>& out) {
   std::map<std::string, int> ok_count;
   for (const auto& c : r.cases) {
     if (c.ok) {
@@ -239,7 +251,19 @@ std::vector<model::Finding> judge(const model::ConvReport& r, const ConvExpectat
     f.seen = std::to_string(n) + " algorithm runs match the CPU reference";
     out.push_back(f);
   }
+}
+
+}  // namespace
+
+std::vector<model::Finding> judge_convtest(const model::ConvReport& r, const model::ConvExpectations& expect) {
+  std::vector<model::Finding> out;
+  judge_libraries(r, out);
+  judge_cudnn(r, expect, out);
+  judge_runtime_and_driver(r, expect, out);
+  judge_gpus(r, expect, out);
+  judge_framework(r, out);
+  judge_cases(r, out);
   return out;
 }
 
-}  // namespace probe
+}  // namespace core

@@ -262,20 +262,19 @@ struct DriverSide {
 
 DriverSide driver_of(const model::Manifest& m, model::Os os, const knowledge::KnowledgeBase& kb) {
   DriverSide out;
-  const std::optional<model::Located<Version>>* pin = nullptr;
-  if (m.driver) pin = os == model::Os::linux ? &m.driver->linux : &m.driver->windows;
-  if (pin && *pin) {
-    out.side = Side{(*pin)->value.text(), (*pin)->pos};
-    out.version = (*pin)->value;
+  model::DriverMinimum need = kb.required_driver(m, os);
+  if (need.pinned) {
+    const auto& pin = os == model::Os::linux ? m.driver->linux : m.driver->windows;
+    out.side = Side{need.pinned->text(), pin->pos};
+    out.version = need.pinned;
     return out;
   }
   if (!m.cuda) return out;
-  model::DriverMinimum dm = kb.driver_minimum(m.cuda->version.value, os);
   Pos pos = m.driver ? m.driver->pos : m.cuda->version.pos;
-  out.source = dm.source;
-  if (auto v = Version::parse(dm.effective)) {
-    out.version = *v;
-    out.side = Side{dm.effective + " (derived from CUDA " + m.cuda->version.value.text() + ")", pos};
+  out.source = need.source;
+  if (need.required) {
+    out.version = need.required;
+    out.side = Side{need.effective + " (derived from CUDA " + m.cuda->version.value.text() + ")", pos};
   } else {
     out.side = Side{"unknown (not pinned, and CUDA " + m.cuda->version.value.text() + " is not in the knowledge base)", pos};
   }

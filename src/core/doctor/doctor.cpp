@@ -7,11 +7,10 @@
 
 namespace core {
 
-
-model::DoctorExpectations doctor_expectations(const model::Manifest* m, const knowledge::KnowledgeBase& kb,
-                                              std::vector<model::Finding>& findings) {
-  model::DoctorExpectations e;
-  if (!m) return e;
+void doctor_expectations(const model::Manifest* m, const knowledge::KnowledgeBase& kb, model::DoctorReport& report) {
+  auto& findings = report.findings;
+  auto& e = report.expected;
+  if (!m) return;
   e.manifest = m->path;
   if (m->cudnn) {
     e.cudnn_version = m->cudnn->version.value.text();
@@ -37,12 +36,11 @@ model::DoctorExpectations doctor_expectations(const model::Manifest* m, const kn
       }
     }
   }
-  return e;
 }
 
 util::Result<model::DoctorReport> doctor(const DoctorOptions& o, const knowledge::KnowledgeBase& kb) {
   model::DoctorReport report;
-  report.expected = doctor_expectations(o.manifest, kb, report.findings);
+  doctor_expectations(o.manifest, kb, report);
   if (o.windows) {
     SP_TRY(doctor_windows(*o.windows, kb, report));
   } else {

@@ -8,6 +8,20 @@
 
 namespace core {
 
+util::Result<gen::LinuxActivation> linux_activation(const model::Manifest& m, const std::string& prefix) {
+  gen::LinuxActivation a;
+  a.name = m.name.value;
+  if (m.cudnn) a.cudnn_version = m.cudnn->version.value.text();
+  if (!prefix.empty()) a.prefix = prefix;
+  else if (m.linux && m.linux->prefix) a.prefix = m.linux->prefix->value;
+  else
+    return util::Error(util::ErrorCode::invalid, m.path + " has no [targets.linux] prefix")
+        .with_hint("set prefix in [targets.linux], or pass --prefix DIR (where the staged tree lives)");
+  if (a.prefix.front() != '/')
+    return util::Error(util::ErrorCode::usage, "--prefix must be an absolute path, got \"" + a.prefix + "\"");
+  return a;
+}
+
 util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m, const knowledge::KnowledgeBase& kb) {
   if (!m.windows)
     return util::Error(util::ErrorCode::invalid, m.path + " has no [targets.windows]")
@@ -114,11 +128,7 @@ gen::WindowsActivation windows_activation_for_tree(const model::Manifest& m, con
   }
   w.cudnn_patterns = cudnn_dll_patterns();
   w.toolkit_patterns = toolkit_dll_patterns();
-  if (m.driver && m.driver->windows) w.min_driver = m.driver->windows->value.text();
-  else if (m.cuda) {
-    auto dm = kb.driver_minimum(m.cuda->version.value, model::Os::windows);
-    if (dm.effective != "unknown") w.min_driver = dm.effective;
-  }
+  if (auto need = kb.required_driver(m, model::Os::windows); need.required) w.min_driver = need.required->text();
   return w;
 }
 

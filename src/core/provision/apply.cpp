@@ -17,7 +17,7 @@
 #include "core/doctor/doctor.hpp"
 #include "core/provision/stage.hpp"
 #include "core/archives/verify.hpp"
-#include "probe/convtest.hpp"
+#include "core/convtest/convtest.hpp"
 #include "probe/program.hpp"
 #include "util/strings.hpp"
 
@@ -48,8 +48,8 @@ struct Run {
   const model::Manifest& m;
   const knowledge::KnowledgeBase& kb;
   const ApplyOptions& o;
-  std::vector<model::Finding>& findings;
   model::ApplyReport report;
+  std::vector<model::Finding>& findings = report.findings;
   model::Platform platform = model::Platform::linux_x86_64;
   bool deb = false;
   fs::path archive;  // found or fetched; empty in a dry run that would download
@@ -111,8 +111,7 @@ bool archive_step(Run& r, const PinnedArchive& p) {
   // fetch looks in the cache first (re-hashing with --verify-cached) and honours --offline
   FetchOptions f = r.o.fetch;
   f.platform = r.platform;
-  std::vector<model::Finding> fetch_findings;
-  auto rep = fetch(r.m, r.kb, f, fetch_findings);
+  auto rep = fetch(r.m, r.kb, f);
   if (!rep) return r.fail(s, rep.error());
   for (const auto& a : rep->archives) {
     if (a.platform != r.platform) continue;
@@ -131,7 +130,7 @@ bool archive_step(Run& r, const PinnedArchive& p) {
         s.detail = "in the cache: " + a.path;
         return true;
       default: {
-        r.findings.insert(r.findings.end(), fetch_findings.begin(), fetch_findings.end());
+        r.findings.insert(r.findings.end(), rep->findings.begin(), rep->findings.end());
         Error e = a.error ? *a.error : Error(ErrorCode::not_found, "could not fetch " + a.file);
         if (a.status == model::FetchStatus::missing)
           e.hints.push_back("give the folder that holds it with --archives DIR, or fill the cache with `stackpin fetch " + gen::sh_quote(r.manifest_arg()) +
@@ -356,16 +355,15 @@ bool convtest_step(Run& r) {
     r.report.remaining.push_back("prove the stack on a machine with a GPU: stackpin convtest --manifest " + r.manifest_arg());
     return true;
   }
-  probe::ConvOptions c;
-  c.quick = true;
-  if (!r.deb) c.cudnn_path = (fs::path(r.report.prefix) / "lib64" / ("libcudnn.so." + std::to_string(r.m.cudnn->version.value.major()))).string();
-  auto rep = probe::run_convtest(c);
-  probe::ConvExpectations e;
-  e.cudnn = r.m.cudnn->version.value.text();
-  if (r.m.cudnn->cuda) e.cuda_major = r.m.cudnn->cuda->value;
-  auto judged = probe::judge(rep, e);
+  ConvtestOptions c;
+  c.manifest = &r.m;
+  c.run.quick = true;
+  if (!r.deb) c.run.cudnn_path = (fs::path(r.report.prefix) / "lib64" / ("libcudnn.so." + std::to_string(r.m.cudnn->version.value.major()))).string();
+  if (r.doctor && r.doctor->machine && r.doctor->machine->wsl.wsl) c.driver_os = model::Os::windows;
+  auto result = convtest(c, r.kb);
+  const auto& rep = result.report;
   const model::Finding* first = nullptr;
-  for (const auto& f : judged) {
+  for (const auto& f : result.findings) {
     r.findings.push_back(f);
     if (f.severity == model::Severity::error && !first) first = &f;
   }
@@ -399,13 +397,12 @@ void remaining_for_target(Run& r) {
 
 }  // namespace
 
-util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const ApplyOptions& o,
-                                       std::vector<model::Finding>& findings) {
+util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const ApplyOptions& o) {
   if (o.target != model::Target::windows && o.target != model::Target::linux)
     return Error(ErrorCode::usage, "--target must be windows or linux (images and conda environments are generated: stackpin generate)");
   if (!m.cudnn) return Error(ErrorCode::invalid, m.path + " pins no [cudnn]: there is nothing to provision").with_hint("add [cudnn] version = \"...\"");
   if (!o.env) return Error(ErrorCode::internal, "apply needs the machine's environment (ApplyOptions::env)");
-  Run r{m, kb, o, findings, {}, {}, false, {}, {}};
+  Run r{m, kb, o};
   r.platform = o.platform ? *o.platform : model::default_platform(o.target, model::host_linux_platform());
   if (model::is_windows(r.platform) != (o.target == model::Target::windows))
     return Error(ErrorCode::usage, std::string("--platform ") + model::to_string(r.platform) + " does not fit --target " + model::to_string(o.target));

@@ -565,9 +565,10 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
   return report;
 }
 
-util::Result<model::StatusReport> status(const fs::path& dest_in, std::vector<model::Finding>& findings) {
+util::Result<model::StatusReport> status(const fs::path& dest_in) {
   fs::path dest = fs::absolute(dest_in).lexically_normal();
   model::StatusReport report;
+  auto& findings = report.findings;
   report.dest = dest.string();
   model::StateDir dirs{dest};
   std::error_code ec;

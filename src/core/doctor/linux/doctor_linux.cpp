@@ -57,12 +57,12 @@ std::string machine_platforms(const std::string& arch) {
 void judge_driver(Ctx& c, const Version& have, const std::string& have_text, const Version& cuda, const std::string& why,
                   const std::optional<model::Located<Version>>& pin) {
   model::Os os = c.r.wsl.wsl ? model::Os::windows : model::Os::linux;
-  model::DriverMinimum dm = c.kb.driver_minimum(cuda, os);
+  model::DriverMinimum dm = c.kb.driver_minimum(cuda, os, pin ? std::optional<Version>(pin->value) : std::nullopt);
   std::string subject = "NVIDIA driver for " + why;
-  std::string effective_text = pin ? pin->value.text() : (dm.release_min ? dm.release_min->text() : "");
-  std::optional<Version> effective = pin ? std::optional<Version>(pin->value) : dm.release_min;
+  const std::optional<Version>& effective = dm.required;
+  const std::string& effective_text = dm.effective;
   std::string column = c.r.wsl.wsl ? " (WSL2 uses the Windows driver: NVIDIA's Windows column applies)" : "";
-  if (!dm.family_floor && !effective) {
+  if (!effective) {
     auto& f = c.add("linux.driver", Severity::note, subject);
     f.seen = have_text;
     f.expected = "unknown: the knowledge base has no driver minimum for CUDA " + cuda.text();

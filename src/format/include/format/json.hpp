@@ -2,6 +2,7 @@
 // JSON output for --json: one document per command, the envelope of ARCHITECTURE's contract:
 //   {"schema": 1, "command": ..., "ok": bool, "findings": [...], "report": {...}, "error": {...}|null}
 // The JSON library stays inside this layer; callers get text.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,19 @@ JsonDoc to_json(const model::MachineReport& r);
 // status, attempts, bytes_downloaded, error|null}]} (fetch_json.cpp).
 JsonDoc to_json(const model::FetchReport& r);
 JsonDoc empty_object();
+
+// One file `generate` wrote: its path ("-" for stdout), size, and its text when it went to stdout
+// (which then carries only the JSON document).
+struct GeneratedFile {
+  std::string path;
+  std::uint64_t bytes = 0;
+  std::optional<std::string> text;
+};
+// {"kind", "files": [{path, bytes, text|null}]}
+JsonDoc generated_json(const std::string& kind, const std::vector<GeneratedFile>& files);
+// {"manifest": text, "output": path|null, "name", "cuda", "cudnn"}: what `capture` wrote.
+JsonDoc captured_json(const std::string& manifest_text, const std::string& output, const std::string& name,
+                      const std::string& cuda, const std::string& cudnn);
 
 // Reading other programs' JSON files (a CUDA toolkit's version.json, conda-meta/*.json): the
 // string at a path of object keys ({"cuda", "version"}). nullopt when a key is absent or the value

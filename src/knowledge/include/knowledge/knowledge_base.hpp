@@ -11,6 +11,7 @@
 
 #include "model/check_report.hpp"
 #include "model/facts.hpp"
+#include "model/manifest.hpp"
 #include "util/result.hpp"
 
 namespace knowledge {
@@ -34,7 +35,13 @@ class KnowledgeBase {
   const model::DriverRelease* driver_release(const model::Version& cuda) const;
   // The minimum driver for a CUDA release on an OS, as ARCHITECTURE's contract defines it: the
   // family floor (below: error), the release's own minimum (below: warning), unknown kept unknown.
-  model::DriverMinimum driver_minimum(const model::Version& cuda, model::Os os) const;
+  // `required` (and `effective`, its text) is the one rule every command applies: the `pin` when
+  // there is one (a manifest's [driver] value), else the release's minimum, else the floor.
+  model::DriverMinimum driver_minimum(const model::Version& cuda, model::Os os,
+                                      const std::optional<model::Version>& pin = std::nullopt) const;
+  // The same for a manifest: its [cuda] release and its [driver] pin for `os`. Without [cuda] only
+  // a pin can be required; without either the requirement is unknown.
+  model::DriverMinimum required_driver(const model::Manifest& m, model::Os os) const;
 
   // --- cuDNN archives --------------------------------------------------------------------
   const model::CudnnArchiveFact* cudnn_archive(const model::Version& version, int cuda_major,

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/finding.hpp"
 #include "util/result.hpp"
 
 namespace model {
@@ -29,6 +30,7 @@ struct ApplyStep {
 };
 
 struct ApplyReport {
+  std::vector<Finding> findings;  // the steps' findings (fetch, doctor, conv test)
   std::string manifest, target, layout, platform;
   std::string dest;    // the local directory staged into ("" for the deb layout)
   std::string prefix;  // where the tree lives on the target machine

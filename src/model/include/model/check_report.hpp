@@ -18,7 +18,8 @@ struct DriverMinimum {
   std::optional<Version> release_min;   // warning below this (NVIDIA's table for the release)
   bool release_na = false;              // NVIDIA lists N/A for this OS (CUDA 13 on Windows)
   std::optional<Version> pinned;        // [driver] value
-  std::string effective;                // what stackpin will require ("530.30.02", or "unknown")
+  std::optional<Version> required;      // pinned, else release_min, else family_floor
+  std::string effective;                // `required` as text ("530.30.02", or "unknown")
   std::string source;
 };
 

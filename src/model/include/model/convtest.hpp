@@ -52,6 +52,14 @@ struct FrameworkRun {
   std::string error;
 };
 
+// What the conv test must find (from a manifest, the knowledge base or flags: core::convtest_expectations).
+struct ConvExpectations {
+  std::optional<std::string> cudnn;  // "9.1.0" or "9.1.0.70": compared at three parts
+  std::optional<int> cuda_major;
+  std::optional<std::string> min_driver;  // "530.30.02"; compared with the driver's CUDA version when only that is known
+  std::optional<int> min_cc;              // e.g. 50 for sm_50
+};
+
 struct ConvReport {
   LoadedLibrary cudart, cudnn;
   std::string cudnn_version;     // "9.19.0" from cudnnGetVersion

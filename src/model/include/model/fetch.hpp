@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/finding.hpp"
 #include "model/platform.hpp"
 #include "util/result.hpp"
 
@@ -36,6 +37,7 @@ struct FetchedArchive {
 };
 
 struct FetchReport {
+  std::vector<Finding> findings;  // one per archive: its outcome
   std::string cache_dir;
   bool offline = false;
   std::vector<std::string> mirrors;  // in the order they are tried

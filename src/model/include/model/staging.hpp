@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/finding.hpp"
 #include "model/platform.hpp"
 
 namespace model {
@@ -49,6 +50,7 @@ struct VerifiedArchive {
 
 struct VerifyReport {
   std::vector<VerifiedArchive> archives;
+  std::vector<Finding> findings;  // what failed (and what passed), one per archive
 };
 
 struct PlannedFile {
@@ -109,6 +111,7 @@ struct UnstageReport {
 };
 
 struct StatusReport {
+  std::vector<Finding> findings;  // drift, a pending operation, and the summary
   std::string dest;
   std::string cudnn_version, archive_file, target, layout;
   std::uint64_t files = 0;

@@ -22,18 +22,6 @@ struct ConvOptions {
 // Never fails as a whole: what could not be loaded or run is recorded in the report.
 model::ConvReport run_convtest(const ConvOptions& options);
 
-// What the caller expects (from a manifest, the knowledge base or flags).
-struct ConvExpectations {
-  std::optional<std::string> cudnn;  // "9.1.0" or "9.1.0.70": compared at three parts
-  std::optional<int> cuda_major;
-  std::optional<std::string> min_driver;  // "530.30.02"; compared with the driver's CUDA version when only that is known
-  std::optional<int> min_cc;              // e.g. 50 for sm_50
-};
-
-// Turns a report into findings, each failure with its named cause and fix: libraries not found
-// or of another major, no driver / driver too old for the runtime, CUDNN_STATUS_NOT_INITIALIZED
-// and its usual causes, missing sub-libraries, failing or wrong algorithms, NaN/Inf.
-std::vector<model::Finding> judge(const model::ConvReport& report, const ConvExpectations& expect);
 
 // Runs a convolution through `framework` (torch, tensorflow, onnxruntime) in `python`, reporting
 // the cuDNN it really uses. Never fails as a whole: problems are in the result's error.

@@ -44,5 +44,8 @@ struct MachineOptions {
 // Inspects the machine. Never fails as a whole: what cannot be read is recorded in the report
 // (ld_cache_error, python.error, driver.tried, skipped).
 model::MachineReport inspect_machine(const MachineOptions& options);
+// Only whether the machine is WSL (and whether the Windows driver is mapped in): what commands
+// that do not inspect the whole machine need to pick the driver table's column.
+model::WslInfo inspect_wsl(const MachineOptions& options);
 
 }  // namespace probe

@@ -62,8 +62,7 @@ struct FetchOptions {
 // Errors (nothing fetched): invalid (no [[cudnn.archives]], nothing pinned for the platform, an
 // archive without SHA-256, size or URL, located at its [[cudnn.archives]] entry), io (the cache
 // cannot be created).
-util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const FetchOptions& o,
-                                       std::vector<model::Finding>& findings);
+util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const FetchOptions& o);
 
 // The URLs to try for `url`: each mirror in place of `base` when `url` is under `base` and mirrors
 // are given (a '/' is added to a mirror that lacks it), else `url` itself.

@@ -3,6 +3,7 @@
 // holding later runs to it.
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,5 +71,19 @@ std::vector<std::string> lock_differences(const model::Lock& before, const model
 // mismatch (drift: the message counts the differences, the location is the manifest's first
 // differing key, one hint per difference and one saying how to update the lock).
 util::Result<model::Manifest> apply_lock(const model::Manifest& m, const model::Lock& lock);
+
+// How a command takes a manifest: as written with NVIDIA's archives from the knowledge base
+// (resolve_archives), or as its lock pins it (--locked: the lock beside it; --lock FILE: that one).
+struct LockChoice {
+  bool locked = false;
+  std::string file;  // implies locked
+};
+struct LoadedManifest {
+  model::Manifest manifest;
+  std::optional<model::Lock> lock;  // the lock it was taken with
+};
+// Reads the manifest and applies the choice. Errors: those of format::load_manifest,
+// format::load_lock and apply_lock.
+util::Result<LoadedManifest> load_manifest(const std::string& path, const LockChoice& choice, const knowledge::KnowledgeBase& kb);
 
 }  // namespace core

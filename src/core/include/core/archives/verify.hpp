@@ -63,11 +63,10 @@ util::Result<std::filesystem::path> find_pinned_archive(const PinnedArchive& p, 
 // compare with), io, usage (neither given).
 util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, const std::filesystem::path& dir,
                                                   std::optional<model::Platform> platform,
-                                                  const knowledge::KnowledgeBase& kb, std::vector<model::Finding>& findings,
-                                                  const std::filesystem::path& cache_dir = {});
+                                                  const knowledge::KnowledgeBase& kb, const std::filesystem::path& cache_dir = {});
 
 // Verifies one file against a SHA-256 (and size). Errors: not_found, io, usage (malformed hash).
 util::Result<model::VerifyReport> verify_file(const std::filesystem::path& file, const std::string& sha256_hex,
-                                              std::optional<std::uint64_t> size, std::vector<model::Finding>& findings);
+                                              std::optional<std::uint64_t> size);
 
 }  // namespace core

@@ -46,10 +46,9 @@ struct DoctorOptions {
 util::Result<model::DoctorReport> doctor(const DoctorOptions& options, const knowledge::KnowledgeBase& kb);
 
 // The parts doctor() is made of.
-// What the manifest pins, for the judgements; findings for what it cannot tell (a
-// [targets.windows] without a DLL directory doctor can derive) go to `findings`.
-model::DoctorExpectations doctor_expectations(const model::Manifest* manifest, const knowledge::KnowledgeBase& kb,
-                                              std::vector<model::Finding>& findings);
+// What the manifest pins, for the judgements, into report.expected; findings for what it cannot
+// tell (a [targets.windows] without a DLL directory doctor can derive) into report.findings.
+void doctor_expectations(const model::Manifest* manifest, const knowledge::KnowledgeBase& kb, model::DoctorReport& report);
 // The Windows view and its findings (doctor_windows.cpp). Errors: as doctor().
 util::Status doctor_windows(const WindowsDoctorOptions& options, const knowledge::KnowledgeBase& kb, model::DoctorReport& report);
 

@@ -8,6 +8,11 @@
 
 namespace core {
 
+// The Linux/WSL2 activation (activate.sh, profile.d, ld.so.conf.d) for the tree at `prefix`, else
+// at the manifest's [targets.linux] prefix. Errors: invalid (neither is given), usage (the prefix
+// is not an absolute path).
+util::Result<gen::LinuxActivation> linux_activation(const model::Manifest& m, const std::string& prefix = "");
+
 // The Windows tree's root and DLL directory: the isolated prefix with this cuDNN version's
 // DLL directory ("bin", or "bin\x64" from 9.18), or for cuda-merge the CUDA root's "bin"
 // ("bin\x64" from CUDA 13). Errors: invalid (no [targets.windows], or no prefix / cuda_path for its layout),

@@ -48,7 +48,6 @@ struct ApplyOptions {
 // Errors (nothing done): usage (a target other than windows/linux, no DEST for windows, no DEST
 // and no prefix for linux, a Windows platform for linux or the reverse), invalid (nothing pinned
 // for the platform, located in the manifest).
-util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const ApplyOptions& o,
-                                       std::vector<model::Finding>& findings);
+util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const ApplyOptions& o);
 
 }  // namespace core

@@ -68,6 +68,6 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
 
 // Re-hashes every staged file against the receipt; findings report drift (modified, missing,
 // replaced by another type). Errors: not_found (no receipt), parse.
-util::Result<model::StatusReport> status(const std::filesystem::path& dest, std::vector<model::Finding>& findings);
+util::Result<model::StatusReport> status(const std::filesystem::path& dest);
 
 }  // namespace core
