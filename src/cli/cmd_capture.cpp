@@ -64,12 +64,8 @@ int run_capture(const CaptureCli& c, Context& ctx) {
   if (ctx.json) {
     std::vector<model::Finding> findings;
     for (const auto& n : cap->notes) {
-      model::Finding f;
-      f.rule = "capture.note";
-      f.severity = model::Severity::note;
-      f.subject = "capture";
+      auto& f = model::add_finding(findings, "capture.note", model::Severity::note, "capture");
       f.seen = n;
-      findings.push_back(std::move(f));
     }
     ctx.io.out << format::envelope("capture", true, findings,
                                    format::captured_json(text, c.output, cap->spec.name, cap->spec.cuda, cap->spec.cudnn), nullptr);

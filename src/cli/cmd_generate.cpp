@@ -180,12 +180,8 @@ int finish(Context& ctx, Generated g) {
   if (ctx.json) {
     std::vector<model::Finding> findings;
     for (const auto& n : g.notes) {
-      model::Finding f;
-      f.rule = "generate." + g.kind;
-      f.severity = model::Severity::note;
-      f.subject = g.kind;
+      auto& f = model::add_finding(findings, "generate." + g.kind, model::Severity::note, g.kind);
       f.seen = n;
-      findings.push_back(std::move(f));
     }
     ctx.io.out << format::envelope("generate", true, findings, format::generated_json(g.kind, written), nullptr);
     return k_exit_ok;

@@ -3,6 +3,15 @@
 
 namespace model {
 
+Finding& add_finding(std::vector<Finding>& to, std::string rule, Severity severity, std::string subject) {
+  Finding f;
+  f.rule = std::move(rule);
+  f.severity = severity;
+  f.subject = std::move(subject);
+  to.push_back(std::move(f));
+  return to.back();
+}
+
 const char* to_string(Severity s) {
   switch (s) {
     case Severity::ok: return "ok";

@@ -39,22 +39,22 @@ std::string url_of(const model::Manifest& m, const model::ArchivePin& pin, const
   return {};
 }
 
-model::Finding finding_for(const model::FetchedArchive& a, const model::Manifest& m, const model::ArchivePin& pin) {
-  model::Finding f;
-  f.subject = std::string(model::to_string(a.platform)) + " archive " + a.file;
+// One finding per archive: its outcome.
+void add_fetch_finding(std::vector<model::Finding>& to, const model::FetchedArchive& a, const model::Manifest& m,
+                       const model::ArchivePin& pin) {
+  std::string subject = std::string(model::to_string(a.platform)) + " archive " + a.file;
+  std::string rule = !a.error                                   ? "fetch.ok"
+                     : a.status == model::FetchStatus::missing ? "fetch.missing"
+                                                               : std::string("fetch.") + util::to_string(a.error->code);
+  auto& f = model::add_finding(to, rule, a.error ? model::Severity::error : model::Severity::ok, subject);
   f.expected = "sha256 " + a.sha256 + ", " + std::to_string(a.size) + " bytes";
   if (a.error) {
-    f.rule = a.status == model::FetchStatus::missing ? "fetch.missing" : std::string("fetch.") + util::to_string(a.error->code);
-    f.severity = model::Severity::error;
     f.seen = a.error->message;
     if (!a.error->hints.empty()) f.fix = a.error->hints.front();
     f.where = m.locate(pin.pos);
-    return f;
+    return;
   }
-  f.rule = "fetch.ok";
-  f.severity = model::Severity::ok;
   f.seen = std::string(model::to_string(a.status)) + ": " + a.path;
-  return f;
 }
 
 // Whether the cached copy is good: size always (find_in_cache), the hash with verify_cached. A
@@ -147,7 +147,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
       a.error = std::move(s).error();
       a.path.clear();
     }
-    report.findings.push_back(finding_for(a, m, *j.pin));
+    add_fetch_finding(report.findings, a, m, *j.pin);
     report.archives.push_back(std::move(a));
   }
   return report;

@@ -175,14 +175,10 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
     if (m.docker->base_image) lock.base_image = m.docker->base_image->value;
     if (m.docker->base_digest) lock.base_digest = m.docker->base_digest->value;
     if (m.docker->base_image && !m.docker->base_digest) {
-      model::Finding f;
-      f.rule = "lock.base-digest";
-      f.severity = model::Severity::warning;
-      f.subject = "[targets.docker] base_image";
+      auto& f = model::add_finding(out.findings, "lock.base-digest", model::Severity::warning, "[targets.docker] base_image");
       f.seen = m.docker->base_image->value + " without a digest: a tag can be moved to another image";
       f.fix = "add base_digest = \"sha256:...\" (docker buildx imagetools inspect " + m.docker->base_image->value + ")";
       f.where = m.locate(m.docker->base_image->pos);
-      out.findings.push_back(std::move(f));
     }
   }
   if (!m.cudnn) return out;

@@ -85,14 +85,10 @@ model::VerifiedArchive check_one(const fs::path& path, const ArchiveExpectation&
   v.expected_sha256 = e.sha256;
   v.expected_size = e.size;
   auto h = crypto::hash_file(path);
-  model::Finding f;
-  f.subject = path.string();
   if (!h) {
-    f.rule = "verify.read";
-    f.severity = model::Severity::error;
+    auto& f = model::add_finding(findings, "verify.read", model::Severity::error, path.string());
     f.seen = h.error().message;
     f.fix = "check the file's permissions";
-    findings.push_back(f);
     return v;
   }
   v.actual_sha256 = crypto::to_hex(h->digest);
@@ -101,27 +97,21 @@ model::VerifiedArchive check_one(const fs::path& path, const ArchiveExpectation&
   bool hash_ok = v.actual_sha256 == e.sha256;
   v.ok = size_ok && hash_ok;
   if (!size_ok) {
-    f.rule = "verify.size";
-    f.severity = model::Severity::error;
+    auto& f = model::add_finding(findings, "verify.size", model::Severity::error, path.string());
     f.seen = std::to_string(h->size) + " bytes";
     f.expected = std::to_string(*e.size) + " bytes";
     f.fix = h->size < *e.size ? "the download is incomplete: download it again" : "this is another file: download the pinned archive";
-    findings.push_back(f);
   }
   if (!hash_ok) {
-    f.rule = "verify.sha256";
-    f.severity = model::Severity::error;
+    auto& f = model::add_finding(findings, "verify.sha256", model::Severity::error, path.string());
     f.seen = v.actual_sha256;
     f.expected = e.sha256;
     f.fix = "the file is not the pinned archive (corrupt, tampered with, or another build): download it again from NVIDIA";
-    findings.push_back(f);
   }
   if (v.ok) {
-    f.rule = "verify.ok";
-    f.severity = model::Severity::ok;
+    auto& f = model::add_finding(findings, "verify.ok", model::Severity::ok, path.string());
     f.seen = "sha256 " + v.actual_sha256 + ", " + std::to_string(h->size) + " bytes" +
              (by_content ? " (found under another name than " + e.file + ")" : "");
-    findings.push_back(f);
   }
   return v;
 }
@@ -217,16 +207,12 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
       v.expected_sha256 = e.sha256;
       v.expected_size = e.size;
       report.archives.push_back(v);
-      model::Finding f;
-      f.rule = "verify.found";
-      f.severity = model::Severity::error;
-      f.subject = std::string(model::to_string(e.platform)) + " archive";
+      auto& f = model::add_finding(findings, "verify.found", model::Severity::error, std::string(model::to_string(e.platform)) + " archive");
       f.seen = "no " + e.file + " " + places(dir, cache_dir) +
                (e.size && !dir.empty() ? ", and no file of " + std::to_string(*e.size) + " bytes with the pinned SHA-256" : "");
       f.expected = e.file;
       f.fix = download_hint(pin, e, dir, cache_dir);
       f.where = m.locate(pin.pos);
-      findings.push_back(f);
       continue;
     }
     report.archives.push_back(check_one(*where, e, findings, by_content));

@@ -7,13 +7,9 @@ namespace core {
 
 namespace rules {
 model::Finding& Ctx::add(std::string rule, model::Severity sev, std::string subject, model::Pos where) {
-  model::Finding f;
-  f.rule = std::move(rule);
-  f.severity = sev;
-  f.subject = std::move(subject);
+  auto& f = model::add_finding(report.findings, std::move(rule), sev, std::move(subject));
   if (where.line > 0) f.where = m.locate(where);
-  report.findings.push_back(std::move(f));
-  return report.findings.back();
+  return f;
 }
 }  // namespace rules
 

@@ -10,14 +10,6 @@ namespace core {
 
 namespace {
 
-model::Finding finding(const std::string& rule, model::Severity sev, const std::string& subject) {
-  model::Finding f;
-  f.rule = rule;
-  f.severity = sev;
-  f.subject = subject;
-  return f;
-}
-
 int major_of(const std::string& v) {
   auto parsed = model::Version::parse(v.substr(0, v.find(' ')));
   return parsed ? static_cast<int>(parsed->major()) : 0;
@@ -71,20 +63,18 @@ void judge_libraries(const model::ConvReport& r, std::vector<model::Finding>& ou
   for (const auto* lib : {&r.cudart, &r.cudnn}) {
     bool cudnn = lib == &r.cudnn;
     if (!lib->path.empty() && lib->error.empty()) {
-      auto f = finding(cudnn ? "convtest.cudnn-loaded" : "convtest.cudart-loaded", model::Severity::ok, lib->what);
+      auto& f = model::add_finding(out, cudnn ? "convtest.cudnn-loaded" : "convtest.cudart-loaded", model::Severity::ok, lib->what);
       f.seen = lib->path + " (asked for " + lib->requested + ")";
-      out.push_back(f);
       continue;
     }
     if (!cudnn && lib->tried.empty()) continue;
     if (cudnn && r.cudart.path.empty()) continue;  // never tried
-    auto f = finding(cudnn ? "convtest.cudnn-missing" : "convtest.cudart-missing", model::Severity::error, lib->what);
+    auto& f = model::add_finding(out, cudnn ? "convtest.cudnn-missing" : "convtest.cudart-missing", model::Severity::error, lib->what);
     f.seen = lib->error.empty() ? "not found" : lib->error;
     std::string tried;
     for (const auto& t : lib->tried) tried += (tried.empty() ? "" : ", ") + t;
     f.expected = "a loadable " + lib->what + " (tried " + tried + ")";
     f.fix = library_fix(*lib, cudnn);
-    out.push_back(f);
   }
 }
 
@@ -94,7 +84,7 @@ void judge_cudnn(const model::ConvReport& r, const model::ConvExpectations& expe
     auto got = model::Version::parse(r.cudnn_version);
     if (expect.cudnn) {
       auto want = model::Version::parse(*expect.cudnn);
-      auto f = finding("convtest.cudnn-version", model::Severity::ok, "cuDNN " + r.cudnn_version + " from " + r.cudnn.path);
+      auto& f = model::add_finding(out, "convtest.cudnn-version", model::Severity::ok, "cuDNN " + r.cudnn_version + " from " + r.cudnn.path);
       f.seen = r.cudnn_version + " (cudnnGetVersion() = " + std::to_string(r.cudnn_version_raw) + ")";
       f.expected = want ? want->prefix(3) : *expect.cudnn;
       if (got && want && model::compare_prefix(*got, *want, 3) != 0) {
@@ -105,14 +95,12 @@ void judge_cudnn(const model::ConvReport& r, const model::ConvExpectations& expe
                     : "another cuDNN build is found first on the loader path (a framework's bundled copy, a conda env, "
                       "/usr/lib): put the pinned cuDNN's directory first or remove the other copy";
       }
-      out.push_back(f);
     }
     if (expect.cuda_major && !r.cudnn_built_with_cuda.empty() && major_of(r.cudnn_built_with_cuda) != *expect.cuda_major) {
-      auto f = finding("convtest.cudnn-cuda-major", model::Severity::error, "cuDNN " + r.cudnn_version);
+      auto& f = model::add_finding(out, "convtest.cudnn-cuda-major", model::Severity::error, "cuDNN " + r.cudnn_version);
       f.seen = "built for CUDA " + r.cudnn_built_with_cuda;
       f.expected = "built for CUDA " + std::to_string(*expect.cuda_major);
       f.fix = "load the _cuda" + std::to_string(*expect.cuda_major) + " build of cuDNN";
-      out.push_back(f);
     }
   }
 }
@@ -121,20 +109,18 @@ void judge_cudnn(const model::ConvReport& r, const model::ConvExpectations& expe
 void judge_runtime_and_driver(const model::ConvReport& r, const model::ConvExpectations& expect, std::vector<model::Finding>& out) {
   if (r.runtime_version.empty()) return;
     if (expect.cuda_major && major_of(r.runtime_version) != *expect.cuda_major) {
-      auto f = finding("convtest.cuda-runtime", model::Severity::error, "CUDA runtime " + r.runtime_version + " from " + r.cudart.path);
+      auto& f = model::add_finding(out, "convtest.cuda-runtime", model::Severity::error, "CUDA runtime " + r.runtime_version + " from " + r.cudart.path);
       f.seen = "CUDA " + r.runtime_version;
       f.expected = "CUDA " + std::to_string(*expect.cuda_major) + ".x";
       f.fix = "the runtime of another CUDA major is found first: put the pinned toolkit's lib64 first on the loader path";
-      out.push_back(f);
     }
     int drv = major_of(r.driver_version), run = major_of(r.runtime_version);
     if (!r.driver_version.empty() && drv && run && drv < run) {
-      auto f = finding("convtest.driver", model::Severity::error, "NVIDIA driver");
+      auto& f = model::add_finding(out, "convtest.driver", model::Severity::error, "NVIDIA driver");
       f.seen = "the driver supports CUDA " + r.driver_version;
       f.expected = "a driver for CUDA " + r.runtime_version + " or newer";
       f.fix = "upgrade the NVIDIA driver (in WSL2: on Windows, never inside WSL); a CUDA " + std::to_string(run) +
               " runtime cannot run on a driver for CUDA " + std::to_string(drv);
-      out.push_back(f);
     }
     if (expect.min_driver) {
       auto pos = r.driver_version.find("driver ");
@@ -142,11 +128,10 @@ void judge_runtime_and_driver(const model::ConvReport& r, const model::ConvExpec
         auto have = model::Version::parse(r.driver_version.substr(pos + 7));
         auto want = model::Version::parse(*expect.min_driver);
         if (have && want && *have < *want) {
-          auto f = finding("convtest.driver", model::Severity::error, "NVIDIA driver " + have->text());
+          auto& f = model::add_finding(out, "convtest.driver", model::Severity::error, "NVIDIA driver " + have->text());
           f.seen = have->text();
           f.expected = ">= " + want->text();
           f.fix = "upgrade the NVIDIA driver to " + want->text() + " or newer";
-          out.push_back(f);
         }
       }
     }
@@ -155,7 +140,7 @@ void judge_runtime_and_driver(const model::ConvReport& r, const model::ConvExpec
 // Each GPU, and why none could run when none could.
 void judge_gpus(const model::ConvReport& r, const model::ConvExpectations& expect, std::vector<model::Finding>& out) {
   for (const auto& g : r.gpus) {
-    auto f = finding("convtest.gpu", model::Severity::ok, "GPU " + std::to_string(g.index));
+    auto& f = model::add_finding(out, "convtest.gpu", model::Severity::ok, "GPU " + std::to_string(g.index));
     f.seen = g.name + ", compute capability " + std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ", " +
              std::to_string(g.memory / (1024 * 1024)) + " MiB";
     if (expect.min_cc && g.cc_major * 10 + g.cc_minor < *expect.min_cc) {
@@ -163,14 +148,12 @@ void judge_gpus(const model::ConvReport& r, const model::ConvExpectations& expec
       f.expected = "compute capability >= " + std::to_string(*expect.min_cc / 10) + "." + std::to_string(*expect.min_cc % 10);
       f.fix = "this GPU is no longer supported by the pinned cuDNN or framework";
     }
-    out.push_back(f);
   }
   if (!r.nothing_to_run.empty()) {
-    auto f = finding("convtest.no-gpu", model::Severity::note, "GPU");
+    auto& f = model::add_finding(out, "convtest.no-gpu", model::Severity::note, "GPU");
     f.seen = r.nothing_to_run;
     f.fix = "run on a machine with an NVIDIA GPU and driver (containers: docker run --gpus all; WSL2: the Windows driver maps "
             "into /usr/lib/wsl/lib)";
-    out.push_back(f);
   }
 }
 
@@ -180,45 +163,40 @@ void judge_framework(const model::ConvReport& r, std::vector<model::Finding>& ou
     const auto& fw = *r.framework;
     std::string subject = fw.framework + (fw.version.empty() ? "" : " " + fw.version) + " (" + fw.python + ")";
     if (!fw.installed) {
-      auto f = finding("convtest.framework-missing", model::Severity::note, subject);
+      auto& f = model::add_finding(out, "convtest.framework-missing", model::Severity::note, subject);
       f.seen = fw.error.empty() ? "not installed" : fw.error;
       f.fix = "install " + fw.framework + " in this Python, or pass --python PATH of the environment that has it";
-      out.push_back(f);
     } else {
       if (!fw.error.empty()) {
-        auto f = finding("convtest.framework", model::Severity::error, subject);
+        auto& f = model::add_finding(out, "convtest.framework", model::Severity::error, subject);
         f.seen = fw.error;
         f.fix = "the framework failed running a convolution on the GPU; the message above is its own";
-        out.push_back(f);
       }
       if (!fw.gpu) {
-        auto f = finding("convtest.framework-gpu", model::Severity::warning, subject);
+        auto& f = model::add_finding(out, "convtest.framework-gpu", model::Severity::warning, subject);
         f.seen = fw.framework + " sees no GPU";
         f.fix = "a CPU-only build is installed (for torch: install the +cuXYZ wheel from PyTorch's index), or the driver is "
                 "missing; `stackpin check --explain` names the matching wheel";
-        out.push_back(f);
       }
       if (fw.ran) {
         bool bad = fw.non_finite || fw.max_abs_err > 2e-2;
-        auto f = finding("convtest.framework-conv", bad ? model::Severity::error : model::Severity::ok, subject);
+        auto& f = model::add_finding(out, "convtest.framework-conv", bad ? model::Severity::error : model::Severity::ok, subject);
         f.seen = fw.non_finite ? "the GPU convolution produced NaN/Inf"
                                : "GPU convolution vs the framework's CPU result: max error " + std::to_string(fw.max_abs_err);
         if (bad) f.fix = "the cuDNN the framework loaded computes wrong results for this shape: update it, or the framework";
-        out.push_back(f);
       }
       if (!fw.cudnn_version.empty()) {
         auto have = model::Version::parse(fw.cudnn_version), system = model::Version::parse(r.cudnn_version);
         std::string loaded;
         for (const auto& p : fw.loaded_cudnn) loaded += (loaded.empty() ? "" : ", ") + p;
         bool differs = have && system && model::compare_prefix(*have, *system, 3) != 0;
-        auto f = finding("convtest.framework-cudnn", differs ? model::Severity::warning : model::Severity::ok, subject);
+        auto& f = model::add_finding(out, "convtest.framework-cudnn", differs ? model::Severity::warning : model::Severity::ok, subject);
         f.seen = fw.framework + " uses cuDNN " + fw.cudnn_version + (loaded.empty() ? "" : " (loaded: " + loaded + ")");
         if (differs) {
           f.expected = "the cuDNN the system test loaded, " + r.cudnn_version + " from " + r.cudnn.path;
           f.fix = fw.framework + " brings its own cuDNN (bundled in its wheel or package) and loads it before the system "
                   "one; the system cuDNN serves other programs. Pin the framework's cuDNN to have a single one";
         }
-        out.push_back(f);
       }
     }
 }
@@ -234,7 +212,7 @@ void judge_cases(const model::ConvReport& r, std::vector<model::Finding>& out) {
     std::string subject = c.op == "setup" ? "GPU " + std::to_string(c.device)
                                           : c.op + " " + c.dtype + " [" + c.shape + "]" +
                                                 (c.algo >= 0 ? " algo " + std::to_string(c.algo) : "") + " on GPU " + std::to_string(c.device);
-    auto f = finding(c.non_finite ? "convtest.nan" : c.op == "setup" ? "convtest.setup" : "convtest.case", model::Severity::error, subject);
+    auto& f = model::add_finding(out, c.non_finite ? "convtest.nan" : c.op == "setup" ? "convtest.setup" : "convtest.case", model::Severity::error, subject);
     f.seen = c.detail;
     if (!c.status.empty() && c.status != "CUDNN_STATUS_SUCCESS") f.fix = setup_cause(c.status, r);
     else if (c.non_finite)
@@ -244,12 +222,10 @@ void judge_cases(const model::ConvReport& r, std::vector<model::Finding>& out) {
       f.fix = "this algorithm computes wrong results for this shape: update cuDNN, or keep frameworks from selecting it";
     else
       f.fix = "see the message above";
-    out.push_back(f);
   }
   for (const auto& [op, n] : ok_count) {
-    auto f = finding("convtest.passed", model::Severity::ok, op);
+    auto& f = model::add_finding(out, "convtest.passed", model::Severity::ok, op);
     f.seen = std::to_string(n) + " algorithm runs match the CPU reference";
-    out.push_back(f);
   }
 }
 

@@ -25,16 +25,12 @@ using model::Version;
 void Differ::add(const std::string& rule, const std::string& group, const std::string& component, const Side& sa,
                  const Side& sb, DiffWeight weight, std::string reason) {
   if (weight != DiffWeight::same) {
-    model::Finding f;
-    f.rule = rule;
-    f.severity = model::severity_of(weight);
-    f.subject = component;
+    auto& f = model::add_finding(report.findings, rule, model::severity_of(weight), component);
     f.seen = sa.value.value_or("(not set)");
     f.expected = sb.value.value_or("(not set)");
     f.fix = reason;
     if (sa.pos.line > 0) f.where = a.locate(sa.pos);
     else if (sb.pos.line > 0) f.where = b.locate(sb.pos);
-    report.findings.push_back(std::move(f));
   } else {
     reason.clear();
   }

@@ -25,14 +25,10 @@ void doctor_expectations(const model::Manifest* m, const knowledge::KnowledgeBas
       if (w) {
         e.windows_cudnn_dir = w->dll_dir;
       } else {
-        model::Finding f;
-        f.rule = "doctor.manifest";
-        f.severity = model::Severity::warning;
-        f.subject = "[targets.windows] of " + m->path;
+        auto& f = model::add_finding(findings, "doctor.manifest", model::Severity::warning, "[targets.windows] of " + m->path);
         f.seen = w.error().message + ": doctor cannot tell which directory this cuDNN's DLLs should load from";
         f.fix = w.error().hints.empty() ? "run `stackpin check " + gen::sh_quote(m->path) + "`" : w.error().hints.front();
         f.where = m->locate(m->windows->pos);
-        findings.push_back(std::move(f));
       }
     }
   }

@@ -574,13 +574,9 @@ util::Result<model::StatusReport> status(const fs::path& dest_in) {
   std::error_code ec;
   if (fs::exists(dirs.journal(), ec)) {
     report.pending = "an interrupted stage or unstage; the next stage/unstage finishes or rolls it back";
-    model::Finding f;
-    f.rule = "status.pending";
-    f.severity = model::Severity::warning;
-    f.subject = dirs.journal().string();
+    auto& f = model::add_finding(findings, "status.pending", model::Severity::warning, dirs.journal().string());
     f.seen = report.pending;
     f.fix = "run `stackpin stage` again (or `stackpin unstage`)";
-    findings.push_back(f);
   }
   if (!fs::exists(dirs.receipt(), ec)) {
     util::Error e(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)");
@@ -602,9 +598,9 @@ util::Result<model::StatusReport> status(const fs::path& dest_in) {
     ++report.files;
     fs::path p = dest / f.path;
     auto st = fs::symlink_status(p, ec);
-    model::Finding d;
-    d.subject = f.path;
-    d.severity = model::Severity::error;
+    struct {
+      std::string rule, seen, expected, fix;
+    } d;
     if (!fs::exists(st)) {
       d.rule = "status.missing";
       d.seen = "missing";
@@ -634,18 +630,16 @@ util::Result<model::StatusReport> status(const fs::path& dest_in) {
       }
     }
     if (!d.rule.empty()) {
-      if (d.fix.empty()) d.fix = "something changed this file after staging; `stackpin stage --force` restages it";
-      findings.push_back(d);
+      auto& x = model::add_finding(findings, d.rule, model::Severity::error, f.path);
+      x.seen = d.seen;
+      x.expected = d.expected;
+      x.fix = d.fix.empty() ? "something changed this file after staging; `stackpin stage --force` restages it" : d.fix;
       ++drift;
     }
   }
-  model::Finding ok;
-  ok.rule = "status.intact";
-  ok.severity = drift ? model::Severity::note : model::Severity::ok;
-  ok.subject = dest.string();
+  auto& ok = model::add_finding(findings, "status.intact", drift ? model::Severity::note : model::Severity::ok, dest.string());
   ok.seen = std::to_string(report.files - drift) + " of " + std::to_string(report.files) + " staged files match the receipt (cuDNN " +
             r->cudnn_version + ", " + r->archive_file + ")";
-  findings.push_back(ok);
   return report;
 }
 

@@ -17,12 +17,7 @@ using model::Severity;
 using model::Version;
 
 model::Finding& Ctx::add(std::string rule, Severity sev, std::string subject) {
-  model::Finding f;
-  f.rule = std::move(rule);
-  f.severity = sev;
-  f.subject = std::move(subject);
-  out.push_back(std::move(f));
-  return out.back();
+  return model::add_finding(out, std::move(rule), sev, std::move(subject));
 }
 
 std::optional<Version> Ctx::cuda() const {

@@ -19,12 +19,7 @@ using model::Severity;
 namespace winrules {
 
 model::Finding& Ctx::add(std::string rule, Severity severity, std::string subject) {
-  model::Finding f;
-  f.rule = std::move(rule);
-  f.severity = severity;
-  f.subject = std::move(subject);
-  findings.push_back(std::move(f));
-  return findings.back();
+  return model::add_finding(findings, std::move(rule), severity, std::move(subject));
 }
 
 int position(const model::SearchOrder& order, const std::string& windows_dir, bool any) {

@@ -22,6 +22,11 @@ struct Finding {
   std::optional<util::SourceLocation> where;  // manifest location when there is one
 };
 
+// The one way a finding is made: appended to `to` with its rule, severity and subject, and
+// returned for the rest (seen, expected, fix, source, where). The reference is valid until the
+// next finding is added to `to`.
+Finding& add_finding(std::vector<Finding>& to, std::string rule, Severity severity, std::string subject);
+
 struct FindingCounts {
   int errors = 0, warnings = 0, notes = 0, oks = 0;
 };
