@@ -82,9 +82,27 @@ class Runner {
   Runner(const CudaRuntime& rt, const Cudnn& dnn, Handle h, int device, model::ConvReport& report)
       : m_rt(rt), m_dnn(dnn), m_handle(h), m_device(device), m_report(report) {}
 
+  // One case: its descriptors, inputs and CPU reference, then every algorithm cuDNN offers for it.
   void run(const ConvShape& s, const std::string& op, bool half);
 
  private:
+  // The one convolution of a case, ready to run: descriptors, inputs on the device, the reference.
+  struct Case {
+    const ConvShape& s;
+    const std::string& op;
+    bool half;
+    Desc desc;
+    std::vector<double> ref, mag;  // the reference output and each element's sum of |products|
+    std::size_t out_n = 0;         // output elements
+    std::size_t esize = 4;         // bytes per element on the device
+    DeviceBuffer a, b, out;        // the two inputs and the output
+  };
+  bool describe(Case& k);
+  bool upload_inputs(Case& k);
+  std::vector<AlgoPerf> find_algorithms(Case& k, bool& ok);
+  void run_algorithm(Case& k, const AlgoPerf& p);
+  void compare(model::ConvCase& c, const std::vector<float>& got, const Case& k) const;
+
   model::ConvCase base(const ConvShape& s, const std::string& op, bool half) const {
     model::ConvCase c;
     c.device = m_device;
@@ -141,12 +159,28 @@ std::vector<float> device_values(std::vector<float> v, bool half) {
 }
 
 void Runner::run(const ConvShape& s, const std::string& op, bool half) {
-  int dtype = half ? k_half : k_float;
-  Desc desc(m_dnn);
-  int st = 0;
+  Case k{s, op, half, Desc(m_dnn), {}, {}, 0, half ? 2u : 4u, DeviceBuffer(m_rt), DeviceBuffer(m_rt), DeviceBuffer(m_rt)};
+  if (!describe(k) || !upload_inputs(k)) return;
+  bool ok = false;
+  auto algos = find_algorithms(k, ok);
+  if (!ok) return;
+  int runnable = 0;
+  for (const auto& p : algos) {
+    if (p.status != 0) continue;  // not supported for this configuration: cuDNN says so itself
+    ++runnable;
+    run_algorithm(k, p);
+  }
+  if (runnable == 0) fail(base(s, op, half), "cuDNN offered no runnable algorithm for this case");
+}
+
+// The tensor, filter and convolution descriptors, and cuDNN's output size against the reference's.
+bool Runner::describe(Case& k) {
+  const ConvShape& s = k.s;
+  int dtype = k.half ? k_half : k_float;
+  auto& desc = k.desc;
   auto check = [&](int status, const char* what) {
     if (status != 0) {
-      fail(base(s, op, half), std::string(what) + ": " + cudnn_status_name(m_dnn, status));
+      fail(base(s, k.op, k.half), std::string(what) + ": " + cudnn_status_name(m_dnn, status));
       return false;
     }
     return true;
@@ -159,144 +193,165 @@ void Runner::run(const ConvShape& s, const std::string& op, bool half) {
       !check(m_dnn.SetConvolution2dDescriptor(desc.conv, s.pad_h, s.pad_w, s.stride_h, s.stride_w, s.dil_h, s.dil_w,
                                               k_cross_correlation, k_float),
              "cudnnSetConvolution2dDescriptor") ||
-      !check(m_dnn.SetConvolutionMathType(desc.conv, half ? k_tensor_op_math : k_default_math), "cudnnSetConvolutionMathType"))
-    return;
+      !check(m_dnn.SetConvolutionMathType(desc.conv, k.half ? k_tensor_op_math : k_default_math), "cudnnSetConvolutionMathType"))
+    return false;
   int on = 0, oc = 0, oh = 0, ow = 0;
   if (!check(m_dnn.GetConvolution2dForwardOutputDim(desc.conv, desc.x, desc.w, &on, &oc, &oh, &ow), "cudnnGetConvolution2dForwardOutputDim"))
-    return;
+    return false;
   if (on != s.n || oc != s.k || oh != s.p() || ow != s.q()) {
-    fail(base(s, op, half), "cuDNN computes output " + std::to_string(on) + "x" + std::to_string(oc) + "x" + std::to_string(oh) + "x" +
-                                std::to_string(ow) + ", the reference " + std::to_string(s.n) + "x" + std::to_string(s.k) + "x" +
-                                std::to_string(s.p()) + "x" + std::to_string(s.q()));
-    return;
+    fail(base(s, k.op, k.half), "cuDNN computes output " + std::to_string(on) + "x" + std::to_string(oc) + "x" + std::to_string(oh) + "x" +
+                                    std::to_string(ow) + ", the reference " + std::to_string(s.n) + "x" + std::to_string(s.k) + "x" +
+                                    std::to_string(s.p()) + "x" + std::to_string(s.q()));
+    return false;
   }
-  if (!check(m_dnn.CreateTensorDescriptor(&desc.y), "cudnnCreateTensorDescriptor") ||
-      !check(m_dnn.SetTensor4dDescriptor(desc.y, k_nchw, dtype, s.n, s.k, s.p(), s.q()), "cudnnSetTensor4dDescriptor(y)"))
-    return;
+  return check(m_dnn.CreateTensorDescriptor(&desc.y), "cudnnCreateTensorDescriptor") &&
+         check(m_dnn.SetTensor4dDescriptor(desc.y, k_nchw, dtype, s.n, s.k, s.p(), s.q()), "cudnnSetTensor4dDescriptor(y)");
+}
 
+// The inputs (pseudo-random, seeded by the shape), the double-precision reference, and the
+// inputs and an output buffer on the device.
+bool Runner::upload_inputs(Case& k) {
+  const ConvShape& s = k.s;
   std::uint32_t seed = static_cast<std::uint32_t>(s.n * 131 + s.c * 31 + s.h * 7 + s.k);
-  std::vector<float> x = device_values(pseudo_random(s.x_size(), seed), half);
-  std::vector<float> w = device_values(pseudo_random(s.w_size(), seed + 1), half);
-  std::vector<float> dy = device_values(pseudo_random(s.y_size(), seed + 2), half);
-  std::vector<double> ref, mag;
-  std::size_t out_n = 0;
+  std::vector<float> x = device_values(pseudo_random(s.x_size(), seed), k.half);
+  std::vector<float> w = device_values(pseudo_random(s.w_size(), seed + 1), k.half);
+  std::vector<float> dy = device_values(pseudo_random(s.y_size(), seed + 2), k.half);
   const std::vector<float>* in_a = nullptr;
   const std::vector<float>* in_b = nullptr;
-  if (op == "fwd") {
-    ref_forward(s, x, w, ref, mag);
-    out_n = s.y_size(), in_a = &x, in_b = &w;
-  } else if (op == "bwd_data") {
-    ref_backward_data(s, w, dy, ref, mag);
-    out_n = s.x_size(), in_a = &w, in_b = &dy;
+  if (k.op == "fwd") {
+    ref_forward(s, x, w, k.ref, k.mag);
+    k.out_n = s.y_size(), in_a = &x, in_b = &w;
+  } else if (k.op == "bwd_data") {
+    ref_backward_data(s, w, dy, k.ref, k.mag);
+    k.out_n = s.x_size(), in_a = &w, in_b = &dy;
   } else {
-    ref_backward_filter(s, x, dy, ref, mag);
-    out_n = s.w_size(), in_a = &x, in_b = &dy;
+    ref_backward_filter(s, x, dy, k.ref, k.mag);
+    k.out_n = s.w_size(), in_a = &x, in_b = &dy;
   }
-  std::size_t esize = half ? 2 : 4;
-  DeviceBuffer a(m_rt), b(m_rt), out(m_rt);
-  auto ha = to_device_format(*in_a, half), hb = to_device_format(*in_b, half);
-  if ((st = a.alloc(ha.size())) || (st = b.alloc(hb.size())) || (st = out.alloc(out_n * esize))) {
-    fail(base(s, op, half), "cudaMalloc: " + cuda_error_name(m_rt, st));
-    return;
+  auto ha = to_device_format(*in_a, k.half), hb = to_device_format(*in_b, k.half);
+  int st = 0;
+  if ((st = k.a.alloc(ha.size())) || (st = k.b.alloc(hb.size())) || (st = k.out.alloc(k.out_n * k.esize))) {
+    fail(base(s, k.op, k.half), "cudaMalloc: " + cuda_error_name(m_rt, st));
+    return false;
   }
-  if ((st = m_rt.Memcpy(a.p, ha.data(), ha.size(), k_memcpy_h2d)) || (st = m_rt.Memcpy(b.p, hb.data(), hb.size(), k_memcpy_h2d))) {
-    fail(base(s, op, half), "cudaMemcpy: " + cuda_error_name(m_rt, st));
-    return;
+  if ((st = m_rt.Memcpy(k.a.p, ha.data(), ha.size(), k_memcpy_h2d)) || (st = m_rt.Memcpy(k.b.p, hb.data(), hb.size(), k_memcpy_h2d))) {
+    fail(base(s, k.op, k.half), "cudaMemcpy: " + cuda_error_name(m_rt, st));
+    return false;
   }
+  return true;
+}
 
+// Every algorithm cudnnFind* offers for the case (as torch.backends.cudnn.benchmark = True asks).
+std::vector<AlgoPerf> Runner::find_algorithms(Case& k, bool& ok) {
+  ok = false;
+  const auto& desc = k.desc;
   int max_algos = 0;
-  auto count_fn = op == "fwd" ? m_dnn.GetFwdMaxCount : op == "bwd_data" ? m_dnn.GetBwdDataMaxCount : m_dnn.GetBwdFilterMaxCount;
-  if (!check(count_fn(m_handle, &max_algos), "cudnnGet*AlgorithmMaxCount")) return;
-  std::vector<AlgoPerf> perf(static_cast<std::size_t>(std::max(max_algos, 1)));
-  int returned = 0;
-  if (op == "fwd") st = m_dnn.FindFwd(m_handle, desc.x, desc.w, desc.conv, desc.y, max_algos, &returned, perf.data());
-  else if (op == "bwd_data") st = m_dnn.FindBwdData(m_handle, desc.w, desc.y, desc.conv, desc.x, max_algos, &returned, perf.data());
-  else st = m_dnn.FindBwdFilter(m_handle, desc.x, desc.y, desc.conv, desc.w, max_algos, &returned, perf.data());
-  if (!check(st, op == "fwd" ? "cudnnFindConvolutionForwardAlgorithm"
-                             : op == "bwd_data" ? "cudnnFindConvolutionBackwardDataAlgorithm" : "cudnnFindConvolutionBackwardFilterAlgorithm"))
-    return;
-  int runnable = 0;
-  // half storage: per-value rounding of the output (2^-11) plus accumulation; float32: TF32 products
-  double rtol = half ? 4e-3 : 2e-3, atol = half ? 1e-3 : 1e-5;
-  for (int i = 0; i < returned; ++i) {
-    const AlgoPerf& p = perf[static_cast<std::size_t>(i)];
-    if (p.status != 0) continue;  // not supported for this configuration: cuDNN says so itself
-    ++runnable;
-    model::ConvCase c = base(s, op, half);
-    c.algo = p.algo;
-    std::size_t ws_size = 0;
-    if (op == "fwd") st = m_dnn.FwdWorkspace(m_handle, desc.x, desc.w, desc.conv, desc.y, p.algo, &ws_size);
-    else if (op == "bwd_data") st = m_dnn.BwdDataWorkspace(m_handle, desc.w, desc.y, desc.conv, desc.x, p.algo, &ws_size);
-    else st = m_dnn.BwdFilterWorkspace(m_handle, desc.x, desc.y, desc.conv, desc.w, p.algo, &ws_size);
-    if (st) {
-      c.status = cudnn_status_name(m_dnn, st);
-      fail(c, "workspace size query failed: " + c.status);
-      continue;
-    }
-    DeviceBuffer ws(m_rt);
-    if (ws_size && (st = ws.alloc(ws_size))) {
-      fail(c, "cudaMalloc of a " + std::to_string(ws_size) + "-byte workspace: " + cuda_error_name(m_rt, st));
-      continue;
-    }
-    float alpha = 1.0f, beta = 0.0f;
-    auto launch = [&]() {
-      if (op == "fwd")
-        return m_dnn.Forward(m_handle, &alpha, desc.x, a.p, desc.w, b.p, desc.conv, p.algo, ws.p, ws_size, &beta, desc.y, out.p);
-      if (op == "bwd_data")
-        return m_dnn.BackwardData(m_handle, &alpha, desc.w, a.p, desc.y, b.p, desc.conv, p.algo, ws.p, ws_size, &beta, desc.x, out.p);
-      return m_dnn.BackwardFilter(m_handle, &alpha, desc.x, a.p, desc.y, b.p, desc.conv, p.algo, ws.p, ws_size, &beta, desc.w, out.p);
-    };
-    m_rt.Memset(out.p, 0, out_n * esize);
-    st = launch();
-    int sync = m_rt.DeviceSynchronize();
-    if (st || sync) {
-      c.status = st ? cudnn_status_name(m_dnn, st) : cuda_error_name(m_rt, sync);
-      fail(c, "the algorithm failed: " + c.status);
-      continue;
-    }
-    std::vector<unsigned char> host(out_n * esize);
-    if ((st = m_rt.Memcpy(host.data(), out.p, host.size(), k_memcpy_d2h))) {
-      fail(c, "cudaMemcpy back: " + cuda_error_name(m_rt, st));
-      continue;
-    }
-    auto t0 = std::chrono::steady_clock::now();
-    launch();
-    m_rt.DeviceSynchronize();
-    c.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    c.gflops = c.ms > 0 ? s.flops() / (c.ms * 1e6) : 0;
-    std::vector<float> got = from_device_format(host, half);
-    double worst = 0;
-    std::size_t worst_i = 0;
-    for (std::size_t j = 0; j < got.size(); ++j) {
-      if (!std::isfinite(got[j])) {
-        c.non_finite = true;
-        worst_i = j;
-        break;
-      }
-      double err = std::fabs(got[j] - ref[j]);
-      double tol = rtol * mag[j] + atol;
-      if (err > c.max_abs_err) c.max_abs_err = err;
-      if (err / tol > worst) {
-        worst = err / tol;
-        worst_i = j;
-        c.tolerance = tol;
-      }
-    }
-    c.status = "CUDNN_STATUS_SUCCESS";
-    if (c.non_finite) {
-      c.ok = false;
-      c.detail = "output element " + std::to_string(worst_i) + " is " + (std::isnan(got[worst_i]) ? "NaN" : "Inf");
-    } else if (worst > 1.0) {
-      c.ok = false;
-      c.detail = "output element " + std::to_string(worst_i) + " is " + std::to_string(got[worst_i]) + ", the reference " +
-                 std::to_string(ref[worst_i]) + " (error " + std::to_string(std::fabs(got[worst_i] - ref[worst_i])) +
-                 " > tolerance " + std::to_string(c.tolerance) + ")";
-    } else {
-      c.ok = true;
-    }
-    m_report.cases.push_back(std::move(c));
+  auto count_fn = k.op == "fwd" ? m_dnn.GetFwdMaxCount : k.op == "bwd_data" ? m_dnn.GetBwdDataMaxCount : m_dnn.GetBwdFilterMaxCount;
+  if (int st = count_fn(m_handle, &max_algos); st != 0) {
+    fail(base(k.s, k.op, k.half), std::string("cudnnGet*AlgorithmMaxCount: ") + cudnn_status_name(m_dnn, st));
+    return {};
   }
-  if (runnable == 0) fail(base(s, op, half), "cuDNN offered no runnable algorithm for this case");
+  std::vector<AlgoPerf> perf(static_cast<std::size_t>(std::max(max_algos, 1)));
+  int returned = 0, st = 0;
+  if (k.op == "fwd") st = m_dnn.FindFwd(m_handle, desc.x, desc.w, desc.conv, desc.y, max_algos, &returned, perf.data());
+  else if (k.op == "bwd_data") st = m_dnn.FindBwdData(m_handle, desc.w, desc.y, desc.conv, desc.x, max_algos, &returned, perf.data());
+  else st = m_dnn.FindBwdFilter(m_handle, desc.x, desc.y, desc.conv, desc.w, max_algos, &returned, perf.data());
+  if (st != 0) {
+    const char* what = k.op == "fwd"        ? "cudnnFindConvolutionForwardAlgorithm"
+                       : k.op == "bwd_data" ? "cudnnFindConvolutionBackwardDataAlgorithm"
+                                            : "cudnnFindConvolutionBackwardFilterAlgorithm";
+    fail(base(k.s, k.op, k.half), std::string(what) + ": " + cudnn_status_name(m_dnn, st));
+    return {};
+  }
+  perf.resize(static_cast<std::size_t>(std::max(0, std::min(returned, static_cast<int>(perf.size())))));
+  ok = true;
+  return perf;
+}
+
+// One algorithm: its workspace, a run checked against the reference, and a second run timed.
+void Runner::run_algorithm(Case& k, const AlgoPerf& p) {
+  const auto& desc = k.desc;
+  model::ConvCase c = base(k.s, k.op, k.half);
+  c.algo = p.algo;
+  std::size_t ws_size = 0;
+  int st = 0;
+  if (k.op == "fwd") st = m_dnn.FwdWorkspace(m_handle, desc.x, desc.w, desc.conv, desc.y, p.algo, &ws_size);
+  else if (k.op == "bwd_data") st = m_dnn.BwdDataWorkspace(m_handle, desc.w, desc.y, desc.conv, desc.x, p.algo, &ws_size);
+  else st = m_dnn.BwdFilterWorkspace(m_handle, desc.x, desc.y, desc.conv, desc.w, p.algo, &ws_size);
+  if (st) {
+    c.status = cudnn_status_name(m_dnn, st);
+    fail(c, "workspace size query failed: " + c.status);
+    return;
+  }
+  DeviceBuffer ws(m_rt);
+  if (ws_size && (st = ws.alloc(ws_size))) {
+    fail(c, "cudaMalloc of a " + std::to_string(ws_size) + "-byte workspace: " + cuda_error_name(m_rt, st));
+    return;
+  }
+  float alpha = 1.0f, beta = 0.0f;
+  auto launch = [&]() {
+    if (k.op == "fwd")
+      return m_dnn.Forward(m_handle, &alpha, desc.x, k.a.p, desc.w, k.b.p, desc.conv, p.algo, ws.p, ws_size, &beta, desc.y, k.out.p);
+    if (k.op == "bwd_data")
+      return m_dnn.BackwardData(m_handle, &alpha, desc.w, k.a.p, desc.y, k.b.p, desc.conv, p.algo, ws.p, ws_size, &beta, desc.x, k.out.p);
+    return m_dnn.BackwardFilter(m_handle, &alpha, desc.x, k.a.p, desc.y, k.b.p, desc.conv, p.algo, ws.p, ws_size, &beta, desc.w, k.out.p);
+  };
+  m_rt.Memset(k.out.p, 0, k.out_n * k.esize);
+  st = launch();
+  int sync = m_rt.DeviceSynchronize();
+  if (st || sync) {
+    c.status = st ? cudnn_status_name(m_dnn, st) : cuda_error_name(m_rt, sync);
+    fail(c, "the algorithm failed: " + c.status);
+    return;
+  }
+  std::vector<unsigned char> host(k.out_n * k.esize);
+  if ((st = m_rt.Memcpy(host.data(), k.out.p, host.size(), k_memcpy_d2h))) {
+    fail(c, "cudaMemcpy back: " + cuda_error_name(m_rt, st));
+    return;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  launch();
+  m_rt.DeviceSynchronize();
+  c.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  c.gflops = c.ms > 0 ? k.s.flops() / (c.ms * 1e6) : 0;
+  compare(c, from_device_format(host, k.half), k);
+  m_report.cases.push_back(std::move(c));
+}
+
+// Each output element against the reference: |got - ref| <= rtol x sum|products| + atol, and no
+// NaN or Inf. float16 storage: per-value rounding of the output (2^-11) plus accumulation;
+// float32: TF32 products.
+void Runner::compare(model::ConvCase& c, const std::vector<float>& got, const Case& k) const {
+  double rtol = k.half ? 4e-3 : 2e-3, atol = k.half ? 1e-3 : 1e-5;
+  double worst = 0;
+  std::size_t worst_i = 0;
+  for (std::size_t j = 0; j < got.size(); ++j) {
+    if (!std::isfinite(got[j])) {
+      c.non_finite = true;
+      worst_i = j;
+      break;
+    }
+    double err = std::fabs(got[j] - k.ref[j]);
+    double tol = rtol * k.mag[j] + atol;
+    if (err > c.max_abs_err) c.max_abs_err = err;
+    if (err / tol > worst) {
+      worst = err / tol;
+      worst_i = j;
+      c.tolerance = tol;
+    }
+  }
+  c.status = "CUDNN_STATUS_SUCCESS";
+  if (c.non_finite) {
+    c.ok = false;
+    c.detail = "output element " + std::to_string(worst_i) + " is " + (std::isnan(got[worst_i]) ? "NaN" : "Inf");
+  } else if (worst > 1.0) {
+    c.ok = false;
+    c.detail = "output element " + std::to_string(worst_i) + " is " + std::to_string(got[worst_i]) + ", the reference " +
+               std::to_string(k.ref[worst_i]) + " (error " + std::to_string(std::fabs(got[worst_i] - k.ref[worst_i])) +
+               " > tolerance " + std::to_string(c.tolerance) + ")";
+  } else {
+    c.ok = true;
+  }
 }
 
 }  // namespace

@@ -238,180 +238,224 @@ Error mismatch(const std::string& url, const TransferJob& job, const std::string
 
 }  // namespace
 
-util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out) {
-  const fs::path cache = o.cache_dir;
-  const fs::path part = partial_path(cache, job.sha256), sidecar = partial_url_path(cache, job.sha256);
-  const fs::path final_path = cache_entry_path(cache, job.sha256, job.file);
-  std::error_code ec;
+namespace {
+
+// One archive's download, as its steps: room and folders first, then each URL in turn (attempts
+// with retries, resuming), then the hash decides and the file is committed into the cache.
+class Transfer {
+ public:
+  Transfer(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out)
+      : m_job(job), m_o(o), m_out(out), m_cache(o.cache_dir), m_part(partial_path(m_cache, job.sha256)),
+        m_sidecar(partial_url_path(m_cache, job.sha256)), m_final(cache_entry_path(m_cache, job.sha256, job.file)), m_file(m_part) {
+    m_sleep = o.sleep ? o.sleep : [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  }
+
+  util::Status run() {
+    SP_TRY(make_room());
+    // Two runs fetching the same archive into one cache take turns.
+    SP_TRY_ASSIGN(auto lock, util::FileLock::acquire(m_cache / "partial" / (m_job.sha256 + ".lock")));
+    if (auto done = find_in_cache(m_cache, ArchiveExpectation{m_job.platform, m_job.file, m_job.sha256, m_job.size})) {
+      m_out.status = model::FetchStatus::cached;
+      m_out.path = done->string();
+      return {};
+    }
+    // A partial download is resumed from whichever URL comes next: the pinned SHA-256 decides in
+    // the end, and bytes that do not hash right are fetched once more from byte zero.
+    for (std::size_t u = 0; u < m_job.urls.size(); ++u) {
+      const std::string& url = m_job.urls[u];
+      SP_TRY_ASSIGN(bool had_bytes, start_url(url));
+      SP_TRY_ASSIGN(bool complete, receive(url));
+      if (!complete) continue;
+      SP_TRY_ASSIGN(Verdict v, check_and_commit(url, had_bytes));
+      if (v == Verdict::committed) return {};
+      if (v == Verdict::again_from_zero) --u;
+    }
+    return give_up();
+  }
+
+ private:
+  enum class Verdict { committed, again_from_zero, mismatch };
 
   // Space first, before anything is created: what is missing from a partial we may resume.
-  std::uint64_t have = 0;
-  if (fs::is_regular_file(part, ec)) {
-    have = fs::file_size(part, ec);
-    if (ec) have = 0;
-  }
-  std::uint64_t needed = job.size > have ? job.size - have : 0;
-  if (auto avail = free_space(cache); avail && *avail < needed)
-    return Error(ErrorCode::io, "not enough free space in " + cache.string() + " to download " + job.file + ": needs " +
-                                    util::format_bytes(needed) + " (" + std::to_string(needed) + " bytes), " +
-                                    util::format_bytes(*avail) + " free")
-        .with_hint("free space there, or choose another cache with --cache-dir DIR (or STACKPIN_CACHE_DIR)");
-
-  for (const fs::path& d : {part.parent_path(), final_path.parent_path()}) {
-    fs::create_directories(d, ec);
-    if (ec) return Error(ErrorCode::io, "cannot create " + d.string() + ": " + ec.message()).with_hint("choose another cache with --cache-dir DIR");
-  }
-  // Two runs fetching the same archive into one cache take turns.
-  SP_TRY_ASSIGN(auto lock, util::FileLock::acquire(cache / "partial" / (job.sha256 + ".lock")));
-  if (auto done = find_in_cache(cache, ArchiveExpectation{job.platform, job.file, job.sha256, job.size})) {
-    out.status = model::FetchStatus::cached;
-    out.path = done->string();
+  util::Status make_room() {
+    std::error_code ec;
+    std::uint64_t have = 0;
+    if (fs::is_regular_file(m_part, ec)) {
+      have = fs::file_size(m_part, ec);
+      if (ec) have = 0;
+    }
+    std::uint64_t needed = m_job.size > have ? m_job.size - have : 0;
+    if (auto avail = free_space(m_cache); avail && *avail < needed)
+      return Error(ErrorCode::io, "not enough free space in " + m_cache.string() + " to download " + m_job.file + ": needs " +
+                                      util::format_bytes(needed) + " (" + std::to_string(needed) + " bytes), " +
+                                      util::format_bytes(*avail) + " free")
+          .with_hint("free space there, or choose another cache with --cache-dir DIR (or STACKPIN_CACHE_DIR)");
+    for (const fs::path& d : {m_part.parent_path(), m_final.parent_path()}) {
+      fs::create_directories(d, ec);
+      if (ec) return Error(ErrorCode::io, "cannot create " + d.string() + ": " + ec.message()).with_hint("choose another cache with --cache-dir DIR");
+    }
     return {};
   }
 
-  std::function<void(std::chrono::milliseconds)> sleep = o.sleep;
-  if (!sleep) sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
-  Partial file(part);
-  std::optional<Error> last;
-  // A partial download is resumed from whichever URL comes next: the pinned SHA-256 decides in
-  // the end, and bytes that do not hash right are fetched once more from byte zero.
-  bool fresh_done = false;  // a resumed partial was already dropped and fetched again from zero
-  for (std::size_t u = 0; u < job.urls.size(); ++u) {
-    const std::string& url = job.urls[u];
-    out.url = url;
-    if (out.tried.empty() || out.tried.back() != url) out.tried.push_back(url);
-    SP_TRY(file.open(fs::is_regular_file(part, ec)));
-    if (file.size() > job.size) {
-      SP_TRY(file.open(false));
-    }
-    SP_TRY(util::write_file_atomic(sidecar, url + "\n"));
-    bool resumed = file.size() > 0;  // bytes kept from an earlier run or URL
-    const bool had_bytes = resumed;
-    std::chrono::milliseconds delay = std::min<std::chrono::milliseconds>(o.retry_delay, std::chrono::seconds(30));
-    std::optional<Error> sink_error;
-    bool next_url = false;
+  // Opens the partial for `url` (keeping its bytes unless it is longer than the pin) and records
+  // the URL beside it. Returns whether bytes from before were kept.
+  util::Result<bool> start_url(const std::string& url) {
+    std::error_code ec;
+    m_out.url = url;
+    if (m_out.tried.empty() || m_out.tried.back() != url) m_out.tried.push_back(url);
+    SP_TRY(m_file.open(fs::is_regular_file(m_part, ec)));
+    if (m_file.size() > m_job.size) SP_TRY(m_file.open(false));
+    SP_TRY(util::write_file_atomic(m_sidecar, url + "\n"));
+    m_resumed = m_file.size() > 0;
+    return m_resumed;
+  }
 
-    for (int retry = 0; !next_url; ++retry) {
-      if (file.size() == job.size) break;  // everything is here already
-      ++out.attempts;
+  net::Request request_for(const std::string& url) const {
+    net::Request req;
+    req.url = url;
+    req.offset = m_file.size();
+    req.connect_timeout_s = m_o.connect_timeout_s;
+    req.stall_timeout_s = m_o.stall_timeout_s;
+    req.user_agent = m_o.user_agent;
+    req.proxy = proxy_for(url, m_o.env);
+    if (m_o.env) req.no_proxy = m_o.env->get("no_proxy").value_or(m_o.env->get("NO_PROXY").value_or(""));
+    return req;
+  }
+
+  // Attempts on one URL until every pinned byte is in the partial (true), or the URL is given up
+  // (false, with the reason in m_last). Errors: what stops the whole download (a full disk).
+  util::Result<bool> receive(const std::string& url) {
+    std::chrono::milliseconds delay = std::min<std::chrono::milliseconds>(m_o.retry_delay, std::chrono::seconds(30));
+    for (int retry = 0;; ++retry) {
+      if (m_file.size() == m_job.size) return true;  // everything is here already
+      ++m_out.attempts;
       enum class Stop { none, too_many, write_failed } stop = Stop::none;
       int write_errno = 0;
-      net::Request req;
-      req.url = url;
-      req.offset = file.size();
-      req.connect_timeout_s = o.connect_timeout_s;
-      req.stall_timeout_s = o.stall_timeout_s;
-      req.user_agent = o.user_agent;
-      req.proxy = proxy_for(url, o.env);
-      if (o.env) req.no_proxy = o.env->get("no_proxy").value_or(o.env->get("NO_PROXY").value_or(""));
+      std::optional<Error> sink_error;
+      net::Request req = request_for(url);
       net::Sink sink;
       sink.start = [&](const net::Response& head) {
         if (req.offset > 0 && !head.range_honoured) {  // the whole file again: start over
-          resumed = false;
-          if (auto st = file.open(false); !st) {
+          m_resumed = false;
+          if (auto st = m_file.open(false); !st) {
             sink_error = st.error();
             return false;
           }
         } else if (req.offset > 0) {
-          resumed = true;
+          m_resumed = true;
         }
         return true;
       };
       sink.data = [&](const char* data, std::size_t n) {
-        if (file.size() + n > job.size) {
+        if (m_file.size() + n > m_job.size) {
           stop = Stop::too_many;
           return false;
         }
-        if ((write_errno = file.append(data, n)) != 0) {
+        if ((write_errno = m_file.append(data, n)) != 0) {
           stop = Stop::write_failed;
           return false;
         }
-        out.bytes_downloaded += n;
-        if (o.progress) o.progress({job.platform, job.file, file.size(), job.size});
+        m_out.bytes_downloaded += n;
+        if (m_o.progress) m_o.progress({m_job.platform, m_job.file, m_file.size(), m_job.size});
         return true;
       };
       auto a = net::attempt(req, sink);
       if (sink_error) return std::move(*sink_error);
       if (stop == Stop::write_failed) {
-        file.close();
-        remove_partial(part, sidecar);
-        return disk_full(cache, part, write_errno, job);
+        drop_partial();
+        return disk_full(m_cache, m_part, write_errno, m_job);
       }
       if (stop == Stop::too_many) {
-        file.close();
-        remove_partial(part, sidecar);
-        last = mismatch(url, job, "the server sent more than the pinned " + std::to_string(job.size) + " bytes");
-        next_url = true;
-        break;
+        drop_partial();
+        m_last = mismatch(url, m_job, "the server sent more than the pinned " + std::to_string(m_job.size) + " bytes");
+        return false;
       }
       if (!a.error) {
-        if (file.size() < job.size) {
-          file.close();
-          remove_partial(part, sidecar);
-          last = mismatch(url, job, "the server sent " + std::to_string(file.size()) + " bytes, the pin says " +
-                                        std::to_string(job.size));
-          next_url = true;
-        }
-        break;
+        if (m_file.size() == m_job.size) return true;
+        drop_partial();
+        m_last = mismatch(url, m_job, "the server sent " + std::to_string(m_file.size()) + " bytes, the pin says " + std::to_string(m_job.size));
+        return false;
       }
-      last = *a.error;
-      if (!a.transient && req.offset > 0 && !fresh_done && a.error->code != ErrorCode::not_found) {
+      m_last = *a.error;
+      if (!a.transient && req.offset > 0 && !m_fresh_done && a.error->code != ErrorCode::not_found) {
         // a range the server refuses (416: the partial is longer than its file, or another file
         // now): the partial cannot be completed, so drop it and ask for the whole file once
-        fresh_done = true;
-        resumed = false;
-        SP_TRY(file.open(false));
+        m_fresh_done = true;
+        m_resumed = false;
+        SP_TRY(m_file.open(false));
         continue;
       }
-      if (!a.transient) {
-        next_url = true;
-        break;
+      if (!a.transient) return false;
+      if (retry >= m_o.retries) {
+        m_last->message += " (gave up after " + std::to_string(retry + 1) + " attempts)";
+        m_last->hints.push_back("run `stackpin fetch` again to resume from the " + std::to_string(m_file.size()) +
+                                " bytes already downloaded, or raise --retries");
+        return false;
       }
-      if (retry >= o.retries) {
-        last->message += " (gave up after " + std::to_string(retry + 1) + " attempts)";
-        last->hints.push_back("run `stackpin fetch` again to resume from the " + std::to_string(file.size()) +
-                              " bytes already downloaded, or raise --retries");
-        next_url = true;
-        break;
-      }
-      sleep(delay);
+      m_sleep(delay);
       delay = std::min<std::chrono::milliseconds>(delay * 2, std::chrono::seconds(30));
     }
-    if (next_url) continue;
-
-    // All bytes are here: the hash decides.
-    if (int e = file.close(); e != 0) {
-      remove_partial(part, sidecar);
-      return disk_full(cache, part, e, job);
-    }
-    std::string actual = file.finish_hex();
-    if (actual != job.sha256) {
-      remove_partial(part, sidecar);
-      if (had_bytes && !fresh_done) {
-        // the bytes kept from before may be the wrong ones (a corrupt partial, another server's
-        // file): fetch this URL once more from byte zero before blaming the server
-        fresh_done = true;
-        --u;
-        continue;
-      }
-      last = mismatch(url, job, "expected sha256 " + job.sha256 + ", got " + actual);
-      continue;
-    }
-    SP_TRY(util::sync_file(part));
-    fs::rename(part, final_path, ec);
-    if (ec) return Error(ErrorCode::io, "cannot move " + part.string() + " to " + final_path.string() + ": " + ec.message());
-    util::sync_directory(final_path.parent_path());
-    fs::remove(sidecar, ec);
-    out.status = resumed ? model::FetchStatus::resumed : model::FetchStatus::downloaded;
-    out.path = final_path.string();
-    return {};
   }
-  // Keep a partial worth resuming; an empty one (a refused request) is not.
-  file.close();
-  if (!fs::is_regular_file(part, ec) || fs::file_size(part, ec) == 0) remove_partial(part, sidecar);
-  if (!last) last = Error(ErrorCode::invalid, "no URL to download " + job.file + " from");
-  if (job.urls.size() > 1) last->hints.push_back("tried, in order: " + util::join(job.urls, ", "));
-  return std::move(*last);
+
+  // All bytes are here: the hash decides. A mismatch after resuming kept bytes is fetched once
+  // more from byte zero before the server is blamed.
+  util::Result<Verdict> check_and_commit(const std::string& url, bool had_bytes) {
+    if (int e = m_file.close(); e != 0) {
+      remove_partial(m_part, m_sidecar);
+      return disk_full(m_cache, m_part, e, m_job);
+    }
+    std::string actual = m_file.finish_hex();
+    if (actual != m_job.sha256) {
+      remove_partial(m_part, m_sidecar);
+      if (had_bytes && !m_fresh_done) {
+        // the bytes kept from before may be the wrong ones (a corrupt partial, another server's file)
+        m_fresh_done = true;
+        return Verdict::again_from_zero;
+      }
+      m_last = mismatch(url, m_job, "expected sha256 " + m_job.sha256 + ", got " + actual);
+      return Verdict::mismatch;
+    }
+    SP_TRY(util::sync_file(m_part));
+    std::error_code ec;
+    fs::rename(m_part, m_final, ec);
+    if (ec) return Error(ErrorCode::io, "cannot move " + m_part.string() + " to " + m_final.string() + ": " + ec.message());
+    util::sync_directory(m_final.parent_path());
+    fs::remove(m_sidecar, ec);
+    m_out.status = m_resumed ? model::FetchStatus::resumed : model::FetchStatus::downloaded;
+    m_out.path = m_final.string();
+    return Verdict::committed;
+  }
+
+  // Every URL failed: keep a partial worth resuming (an empty one, from a refused request, is not).
+  util::Status give_up() {
+    std::error_code ec;
+    m_file.close();
+    if (!fs::is_regular_file(m_part, ec) || fs::file_size(m_part, ec) == 0) remove_partial(m_part, m_sidecar);
+    if (!m_last) m_last = Error(ErrorCode::invalid, "no URL to download " + m_job.file + " from");
+    if (m_job.urls.size() > 1) m_last->hints.push_back("tried, in order: " + util::join(m_job.urls, ", "));
+    return std::move(*m_last);
+  }
+
+  void drop_partial() {
+    m_file.close();
+    remove_partial(m_part, m_sidecar);
+  }
+
+  const TransferJob& m_job;
+  const FetchOptions& m_o;
+  model::FetchedArchive& m_out;
+  const fs::path m_cache, m_part, m_sidecar, m_final;
+  Partial m_file;
+  std::function<void(std::chrono::milliseconds)> m_sleep;
+  std::optional<Error> m_last;
+  bool m_fresh_done = false;  // a resumed partial was already dropped and fetched again from zero
+  bool m_resumed = false;     // the bytes of this download did not all come in one response
+};
+
+}  // namespace
+
+util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out) {
+  return Transfer(job, o, out).run();
 }
 
 }  // namespace core::detail
