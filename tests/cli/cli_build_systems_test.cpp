@@ -28,9 +28,7 @@ testing_support::RunResult run_tool(std::vector<std::string> argv, const std::ve
   return run_process(argv, env);
 }
 
-std::string show(const testing_support::RunResult& r) {
-  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
-}
+using testing_support::show;
 
 std::string host_platform() {
 #if defined(__aarch64__)

@@ -50,7 +50,7 @@ struct Tree {
   }
 };
 
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool has(const std::string& text, const std::string& what) { return testing_support::contains(text, what); }
 
 }  // namespace
 

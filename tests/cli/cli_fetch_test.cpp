@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 const std::string k_nvidia = "https://developer.download.nvidia.com/compute/cudnn/redist/";
 
-std::string show(const RunResult& r) { return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err; }
+using testing_support::show;
 
 struct World {
   ScratchDir dir;

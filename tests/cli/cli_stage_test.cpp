@@ -108,9 +108,7 @@ std::vector<std::string> argv(std::vector<std::string> args) {
   return args;
 }
 
-std::string show(const RunResult& r) {
-  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
-}
+using testing_support::show;
 
 // A fake CUDA 11.8 root on the Windows machine (see stage_test.cpp): toolkit files, an older
 // cuDNN's files that staging replaces, and a cuDNN 7 DLL left behind.

@@ -12,7 +12,7 @@ using testing_support::run_process;
 
 namespace {
 std::string script(const char* rel) { return (testing_support::source_dir() / rel).string(); }
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing_support::contains;
 }  // namespace
 
 TEST(CliWslProvision, ScriptsPassShellcheck) {

@@ -22,7 +22,7 @@ const std::string k_stackpin = "/opt/stackpin/bin/stackpin";
 const std::string k_marker = "# added by stackpin wsl/provision.sh for ";
 const fs::path k_host_cudart = "/usr/local/cuda/lib64/libcudart.so.13";
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing_support::contains;
 
 class WslProvision : public ::testing::Test {
  protected:

@@ -116,8 +116,6 @@ RunResult Container::bash(const std::string& script, int timeout_s, const std::v
   return exec({"bash", "-c", script}, timeout_s, env);
 }
 
-std::string describe(const RunResult& r) {
-  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
-}
+std::string describe(const RunResult& r) { return show(r); }
 
 }  // namespace testing_support::container

@@ -109,6 +109,10 @@ RunResult Process::wait() {
   return r;
 }
 
+std::string show(const RunResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
 RunResult stackpin(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   std::vector<std::string> argv{binary().string()};
   argv.insert(argv.end(), args.begin(), args.end());

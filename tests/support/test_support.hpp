@@ -22,6 +22,11 @@ struct RunResult {
 // Runs `argv[0] argv[1..]` with stdin closed, extra environment `env` ("NAME=value"), in `cwd`.
 RunResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
                       const std::filesystem::path& cwd = {});
+// A run's exit code, stdout and stderr, for a failure message.
+std::string show(const RunResult& r);
+// Whether `text` holds `part`.
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 // Runs the stackpin binary.
 RunResult stackpin(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
 

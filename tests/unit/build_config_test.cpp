@@ -11,6 +11,7 @@
 #include "gen/activate.hpp"
 #include "gen/build_config.hpp"
 #include "gen/quote.hpp"
+#include "golden.hpp"
 #include "test_support.hpp"
 #include "tree.hpp"
 
@@ -30,17 +31,8 @@ testing_support::RunResult run_tool(std::vector<std::string> argv, const std::ve
   return run_process(argv, env);
 }
 
-fs::path golden(const std::string& name) { return testing_support::source_dir() / "tests" / "data" / "golden" / name; }
 
-// Compares with a golden file; STACKPIN_UPDATE_GOLDEN=1 rewrites it instead (for an intended change).
-void expect_golden(const std::string& text, const std::string& name) {
-  if (std::getenv("STACKPIN_UPDATE_GOLDEN")) {
-    testing_support::write_file(golden(name), text);
-    return;
-  }
-  EXPECT_EQ(text, testing_support::read_text(golden(name)))
-      << "tests/data/golden/" << name << " differs; rerun with STACKPIN_UPDATE_GOLDEN=1 only for an intended change";
-}
+using testing_support::expect_golden;
 
 gen::BuildConfig linux9() {
   gen::BuildConfig c;

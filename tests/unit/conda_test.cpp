@@ -10,6 +10,7 @@
 #include "format/manifest_reader.hpp"
 #include "gen/conda.hpp"
 #include "gen/quote.hpp"
+#include "golden.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -39,11 +40,7 @@ util::Result<core::CondaPlan> plan_text(const std::string& toml) {
   return core::plan_conda(*m, kb(), options("conda.toml"));
 }
 
-void expect_golden(const std::string& text, const std::string& name) {
-  fs::path golden = fs::path(STACKPIN_SOURCE_DIR) / "tests/data/golden/conda" / name;
-  if (std::getenv("STACKPIN_UPDATE_GOLDEN")) std::ofstream(golden, std::ios::binary) << text;
-  EXPECT_EQ(text, testing_support::read_text(golden)) << "regenerate tests/data/golden/conda/" << name << " only for an intended change";
-}
+void expect_golden(const std::string& text, const std::string& name) { testing_support::expect_golden(text, "conda/" + name); }
 
 std::vector<std::string> specs(const std::vector<gen::CondaEntry>& list) {
   std::vector<std::string> out;

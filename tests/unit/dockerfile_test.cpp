@@ -9,6 +9,7 @@
 #include "core/package/docker.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/dockerfile.hpp"
+#include "golden.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -34,11 +35,7 @@ Rendered render(const fs::path& manifest, core::DockerOptions o = {}) {
   return {*plan, *text};
 }
 
-void expect_golden(const std::string& text, const std::string& name) {
-  fs::path golden = fs::path(STACKPIN_SOURCE_DIR) / "tests/data/golden/docker" / name;
-  if (std::getenv("STACKPIN_UPDATE_GOLDEN")) std::ofstream(golden, std::ios::binary) << text;
-  EXPECT_EQ(text, testing_support::read_text(golden)) << "regenerate tests/data/golden/docker/" << name << " only for an intended change";
-}
+void expect_golden(const std::string& text, const std::string& name) { testing_support::expect_golden(text, "docker/" + name); }
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 
 #include "gen/activate.hpp"
 #include "gen/quote.hpp"
+#include "golden.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -60,8 +61,7 @@ TEST(Quote, CmdDoublesPercentAndRefusesDoubleQuotes) {
 
 TEST(ActivateSh, MatchesTheGoldenFile) {
   auto text = gen::render_activate_sh(activation("/usr/local/cudnn-9.1.0"));
-  auto golden = testing_support::read_text(testing_support::source_dir() / "tests" / "data" / "golden" / "activate.sh");
-  EXPECT_EQ(text, golden) << "regenerate tests/data/golden/activate.sh only for an intended change";
+  testing_support::expect_golden(text, "activate.sh");
 }
 
 TEST(ActivateSh, PassesShellcheckWithHostileValues) {
@@ -151,22 +151,20 @@ TEST(ActivateCmd, QuotesPercentAndRefusesDoubleQuotes) {
 }
 
 TEST(ActivateWindows, MatchGoldenFilesOfTheFirstSeedsStack) {
-  auto dir = testing_support::source_dir() / "tests" / "data" / "golden";
   auto r = testing_support::stackpin({"generate", "activate", "--shell", "powershell",
                                       (testing_support::source_dir() / "manifests" / "cu118-cudnn880-win.toml").string()});
-  EXPECT_EQ(r.out, testing_support::read_text(dir / "activate-cu118-cudnn880-win.ps1"));
+  testing_support::expect_golden(r.out, "activate-cu118-cudnn880-win.ps1");
   auto c = testing_support::stackpin({"generate", "activate", "--shell", "cmd",
                                       (testing_support::source_dir() / "manifests" / "cu118-cudnn880-win.toml").string()});
-  EXPECT_EQ(c.out, testing_support::read_text(dir / "activate-cu118-cudnn880-win.cmd"));
+  testing_support::expect_golden(c.out, "activate-cu118-cudnn880-win.cmd");
   EXPECT_NE(r.out.find("$CudnnBin = 'C:\\tools\\cudnn\\v8.8.0\\bin'"), std::string::npos);
 }
 
 TEST(CheckPs1, EmbedsTheManifestsFactsAndMatchesTheGoldenFile) {
-  auto dir = testing_support::source_dir() / "tests" / "data" / "golden";
   auto r = testing_support::stackpin({"generate", "windows-check",
                                       (testing_support::source_dir() / "manifests" / "cu118-cudnn880-win.toml").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, testing_support::read_text(dir / "check-cu118-cudnn880-win.ps1"));
+  testing_support::expect_golden(r.out, "check-cu118-cudnn880-win.ps1");
   // 8.8.0: import library in lib\x64 (not lib, as the seed's own script assumed), zlibwapi needed,
   // NVIDIA's Windows minimum for CUDA 11.8 (not the seed's 522.25)
   EXPECT_NE(r.out.find("$ImportLib = 'C:\\tools\\cudnn\\v8.8.0\\lib\\x64\\cudnn.lib'"), std::string::npos);
