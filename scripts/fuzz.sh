@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs stackpin's fuzz targets with libFuzzer under AddressSanitizer and UndefinedBehaviorSanitizer
-# (docs/fuzzing.md), and prints the executions of each and in total.
+# (docs/robustness.md), and prints the executions of each and in total.
 #
 #   scripts/fuzz.sh [--seconds N] [--corpus DIR] [TARGET...]
 #

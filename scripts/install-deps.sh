@@ -16,7 +16,7 @@ build_pkgs=(
   libarchive-dev liblzma-dev zlib1g-dev libssl-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libcurl4-openssl-dev libgtest-dev libgmock-dev
 )
-tool_pkgs=(shellcheck xz-utils unzip zip python3 python3-yaml lintian fakeroot docker.io cgroupfs-mount debootstrap)
+tool_pkgs=(shellcheck groff-base xz-utils unzip zip python3 python3-yaml lintian fakeroot docker.io cgroupfs-mount debootstrap)
 # the sanitizer build and the fuzz targets (scripts/test.sh --sanitize, scripts/fuzz.sh): clang
 # with its runtime libraries (ASan, UBSan, LSan, libFuzzer)
 sanitize_pkgs=(clang libclang-rt-dev)

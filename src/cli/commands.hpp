@@ -30,6 +30,15 @@ struct Context {
   bool json = false;      // --json, for every command (add_json_flag)
 };
 
+// What `stackpin --help` opens and closes with (the man page says the same).
+inline constexpr const char* k_summary = "stackpin: reproducible CUDA/cuDNN stacks from one manifest";
+inline constexpr const char* k_exit_codes_footer =
+    "Exit codes: 0 ok, 1 the operation found a problem, 2 usage error, 3 nothing to run on (no GPU/driver), "
+    "70 internal error.\nRun `stackpin COMMAND --help` for a command's options.";
+
+// Every command and global option on `app` (run() parses with it; the man page is written from it).
+void define_commands(CLI::App& app, Context& ctx);
+
 void add_check(CLI::App& app, Context& ctx);
 void add_verify(CLI::App& app, Context& ctx);
 void add_stage(CLI::App& app, Context& ctx);

@@ -2,6 +2,7 @@
 #include "cli/run.hpp"
 
 #include <exception>
+#include <map>
 #include <ostream>
 
 #include "commands.hpp"
@@ -10,6 +11,40 @@
 namespace cli {
 
 namespace {
+// What each option's value is, as --help and the man page show it ("--dest DIR"), where CLI11
+// would say only TEXT or UINT. An option missing here keeps CLI11's word, and a test fails on it.
+const std::map<std::string, std::string>& value_names() {
+  static const std::map<std::string, std::string> names = {
+      {"--app-dir", "DIR"},         {"--archives", "DIR"},        {"--cache-dir", "DIR"},
+      {"--compression", "KIND"},    {"--context", "DIR"},         {"--convtest", "FILE"},
+      {"--cudart", "FILE"},         {"--cudnn", "FILE"},          {"--cwd", "DIR"},
+      {"--dest", "DIR"},            {"--device", "INDEX"},        {"--dll-dir", "DIR"},
+      {"--drive", "D=DIR"},         {"--env", "NAME=VALUE"},      {"--expect-cuda", "MAJOR"},
+      {"--expect-cudnn", "VERSION"}, {"--expect-driver", "VERSION"}, {"--lock", "FILE"},
+      {"--maintainer", "'NAME <EMAIL>'"}, {"--manifest", "FILE"}, {"--max-unpacked", "BYTES"},
+      {"--mirror", "URL"},          {"--name", "NAME"},           {"--out-dir", "DIR"},
+      {"--output", "FILE"},         {"-o", "FILE"},               {"--path", "PATH"},
+      {"--platform", "PLATFORM"},   {"--prefix", "DIR"},          {"--python", "FILE"},
+      {"--redistrib", "FILE"},      {"--retries", "COUNT"},       {"--retry-delay-ms", "MS"},
+      {"--root", "DIR"},            {"--sha256", "HEX"},          {"--site-packages", "DIR"},
+      {"--size", "BYTES"},          {"--stall-timeout", "SECONDS"}, {"--target", "TARGET"},
+      {"--user-path", "PATH"},      {"--windows-root", "DIR"},
+  };
+  return names;
+}
+
+bool generic_type(const std::string& t) { return t == "TEXT" || t == "UINT" || t == "INT" || t == "FLOAT"; }
+
+void name_option_values(CLI::App& app) {
+  for (CLI::Option* o : app.get_options()) {
+    if (o->get_positional() || o->get_type_size() == 0 || !generic_type(o->get_type_name())) continue;
+    const auto& names = value_names();
+    std::string name = o->get_name();  // the longest name
+    if (auto it = names.find(name); it != names.end()) o->type_name(it->second);
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) name_option_values(*sub);
+}
+
 std::string version_text() {
   const auto& f = knowledge::KnowledgeBase::embedded().facts();
   return std::string("stackpin ") + STACKPIN_VERSION + " (knowledge: " + std::to_string(f.cudnn_archives.size()) +
@@ -19,16 +54,10 @@ std::string version_text() {
 }
 }  // namespace
 
-int run(const std::vector<std::string>& args, Io& io) {
-  bool no_color = io.env.get("NO_COLOR").has_value();
-  Context ctx{io, Style{io.out_is_tty && !no_color}, Style{io.err_is_tty && !no_color}, {}};
-
-  CLI::App app{"stackpin: reproducible CUDA/cuDNN stacks from one manifest", "stackpin"};
+void define_commands(CLI::App& app, Context& ctx) {
   app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
-  app.footer(
-      "Exit codes: 0 ok, 1 the operation found a problem, 2 usage error, 3 nothing to run on (no GPU/driver), "
-      "70 internal error.\nRun `stackpin COMMAND --help` for a command's options.");
+  app.footer(k_exit_codes_footer);
   add_check(app, ctx);
   add_verify(app, ctx);
   add_stage(app, ctx);
@@ -41,6 +70,15 @@ int run(const std::vector<std::string>& args, Io& io) {
   add_lock(app, ctx);
   add_fetch(app, ctx);
   add_apply(app, ctx);
+  name_option_values(app);
+}
+
+int run(const std::vector<std::string>& args, Io& io) {
+  bool no_color = io.env.get("NO_COLOR").has_value();
+  Context ctx{io, Style{io.out_is_tty && !no_color}, Style{io.err_is_tty && !no_color}, {}};
+
+  CLI::App app{k_summary, "stackpin"};
+  define_commands(app, ctx);
 
   // CLI11 wants argv order with the program name first and parses from the back.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

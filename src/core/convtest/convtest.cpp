@@ -20,8 +20,8 @@ model::ConvExpectations convtest_expectations(const ConvtestOptions& o, const kn
   return e;
 }
 
-ConvtestResult convtest(const ConvtestOptions& o, const knowledge::KnowledgeBase& kb) {
-  ConvtestResult r;
+ConvtestReport convtest(const ConvtestOptions& o, const knowledge::KnowledgeBase& kb) {
+  ConvtestReport r;
   r.expected = convtest_expectations(o, kb);
   r.report = probe::run_convtest(o.run);
   if (!o.framework.empty()) r.report.framework = probe::run_framework(o.framework, o.python);

@@ -39,13 +39,13 @@ model::ConvExpectations convtest_expectations(const ConvtestOptions& o, const kn
 // and its usual causes, missing sub-libraries, failing or wrong algorithms, NaN/Inf.
 std::vector<model::Finding> judge_convtest(const model::ConvReport& report, const model::ConvExpectations& expect);
 
-struct ConvtestResult {
+struct ConvtestReport {
   model::ConvReport report;
   model::ConvExpectations expected;
   std::vector<model::Finding> findings;
 };
 
 // Plans the expectations, runs the test (and the framework's, when asked), judges the result.
-ConvtestResult convtest(const ConvtestOptions& o, const knowledge::KnowledgeBase& kb);
+ConvtestReport convtest(const ConvtestOptions& o, const knowledge::KnowledgeBase& kb);
 
 }  // namespace core
