@@ -69,11 +69,16 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--fixtures") fixtures = next();
-    else if (a == "--stackpin") stackpin = next();
-    else if (a == "--runs") runs = std::max(1, std::stoi(next()));
-    else if (a == "--work") work = next();
-    else if (a == "--port") port = std::stoi(next());
+    if (a == "--fixtures")
+      fixtures = next();
+    else if (a == "--stackpin")
+      stackpin = next();
+    else if (a == "--runs")
+      runs = std::max(1, std::stoi(next()));
+    else if (a == "--work")
+      work = next();
+    else if (a == "--port")
+      port = std::stoi(next());
     else {
       std::fprintf(stderr, "usage: stackpin_fetch_bench [--fixtures DIR] [--stackpin BIN] [--runs N] [--work DIR] [--port N]\n");
       return 2;
@@ -131,21 +136,23 @@ int main(int argc, char** argv) {
   std::string name = txz->filename().string();
   std::regex re(R"(cudnn-linux-x86_64-([0-9.]+)_cuda([0-9]+)-archive\.tar\.xz)");
   if (!std::regex_match(name, mm, re)) return 2;
-  std::ofstream(work / "bench.toml") << "schema = 1\nname = \"fetch-bench\"\n[cuda]\nversion = \"" << mm[2] << ".0.0\"\n[cudnn]\nversion = \""
-                                     << mm[1] << "\"\ncuda = " << mm[2] << "\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\n"
+  std::ofstream(work / "bench.toml") << "schema = 1\nname = \"fetch-bench\"\n[cuda]\nversion = \"" << mm[2]
+                                     << ".0.0\"\n[cudnn]\nversion = \"" << mm[1] << "\"\ncuda = " << mm[2]
+                                     << "\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\n"
                                      << "url = \"" << url << "\"\nsha256 = \"" << sha << "\"\nsize = " << size << "\n";
 
   // Each peer must end with the archive on disk and its hash compared with the pin, as fetch does.
   fs::path out = work / "download";
   std::string check = " | grep -q '^" + sha + " '";
-  std::string py = "import hashlib,sys,urllib.request\n"
-                   "h=hashlib.sha256()\n"
-                   "with urllib.request.urlopen(sys.argv[1]) as r, open(sys.argv[2],'wb') as f:\n"
-                   "    while True:\n"
-                   "        b=r.read(1<<20)\n"
-                   "        if not b: break\n"
-                   "        h.update(b); f.write(b)\n"
-                   "sys.exit(0 if h.hexdigest()==sys.argv[3] else 1)\n";
+  std::string py =
+      "import hashlib,sys,urllib.request\n"
+      "h=hashlib.sha256()\n"
+      "with urllib.request.urlopen(sys.argv[1]) as r, open(sys.argv[2],'wb') as f:\n"
+      "    while True:\n"
+      "        b=r.read(1<<20)\n"
+      "        if not b: break\n"
+      "        h.update(b); f.write(b)\n"
+      "sys.exit(0 if h.hexdigest()==sys.argv[3] else 1)\n";
   struct Tool {
     std::string name;
     std::vector<std::string> argv;
@@ -199,7 +206,8 @@ int main(int argc, char** argv) {
   double ratio = mine / bench::median(fastest->times);
   double by_hand = mine / bench::median(tools.front().times);
   bool ok = ratio <= 0.85, ok_hand = by_hand <= 0.60, rss_ok = tools.back().rss < 64 * 1024;
-  std::printf("\n  ratio stackpin fetch / fastest peer (%s): %.2fx (target <= 0.85x)  %s\n", fastest->name.c_str(), ratio, ok ? "PASS" : "FAIL");
+  std::printf("\n  ratio stackpin fetch / fastest peer (%s): %.2fx (target <= 0.85x)  %s\n", fastest->name.c_str(), ratio,
+              ok ? "PASS" : "FAIL");
   std::printf("  ratio stackpin fetch / %s: %.2fx (target <= 0.60x)  %s\n", tools.front().name.c_str(), by_hand, ok_hand ? "PASS" : "FAIL");
   std::printf("  stackpin peak RSS: %.1f MiB (target < 64 MiB)  %s\n", tools.back().rss / 1024.0, rss_ok ? "PASS" : "FAIL");
   ok = ok && ok_hand;

@@ -31,8 +31,7 @@ using bench::warm;
 
 namespace {
 
-Measure measure(const std::string& name, int runs, const std::function<void()>& before,
-                const std::function<Run()>& body) {
+Measure measure(const std::string& name, int runs, const std::function<void()>& before, const std::function<Run()>& body) {
   std::vector<double> t;
   long rss = 0;
   for (int i = 0; i < runs; ++i) {
@@ -68,11 +67,16 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--fixtures") fixtures = next();
-    else if (a == "--stackpin") stackpin = next();
-    else if (a == "--peer") peer = next();
-    else if (a == "--runs") runs = std::max(1, std::stoi(next()));
-    else if (a == "--work") work = next();
+    if (a == "--fixtures")
+      fixtures = next();
+    else if (a == "--stackpin")
+      stackpin = next();
+    else if (a == "--peer")
+      peer = next();
+    else if (a == "--runs")
+      runs = std::max(1, std::stoi(next()));
+    else if (a == "--work")
+      work = next();
     else {
       std::fprintf(stderr, "usage: stackpin_bench [--fixtures DIR] [--stackpin BIN] [--peer SCRIPT] [--runs N] [--work DIR]\n");
       return 2;
@@ -100,10 +104,12 @@ int main(int argc, char** argv) {
   std::string version = mm[1], cuda = mm[2];
   std::ofstream(work / "bench.toml") << "schema = 1\nname = \"bench\"\n[cuda]\nversion = \"" << cuda << ".0.0\"\n[cudnn]\nversion = \""
                                      << version << "\"\ncuda = " << cuda << "\n"
-                                     << "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" << txz->filename().string()
-                                     << "\"\nsha256 = \"" << sha256_of(*txz) << "\"\nsize = " << fs::file_size(*txz) << "\n"
-                                     << "[[cudnn.archives]]\nplatform = \"windows-x86_64\"\norigin = \"local\"\nfile = \"" << zip->filename().string()
-                                     << "\"\nsha256 = \"" << sha256_of(*zip) << "\"\nsize = " << fs::file_size(*zip) << "\n";
+                                     << "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \""
+                                     << txz->filename().string() << "\"\nsha256 = \"" << sha256_of(*txz)
+                                     << "\"\nsize = " << fs::file_size(*txz) << "\n"
+                                     << "[[cudnn.archives]]\nplatform = \"windows-x86_64\"\norigin = \"local\"\nfile = \""
+                                     << zip->filename().string() << "\"\nsha256 = \"" << sha256_of(*zip)
+                                     << "\"\nsize = " << fs::file_size(*zip) << "\n";
 
   struct Case {
     std::string label, target;
@@ -112,12 +118,16 @@ int main(int argc, char** argv) {
     double ratio_target;
   };
   std::vector<Case> cases{
-      {"tar.xz (Linux)", "linux", *txz,
+      {"tar.xz (Linux)",
+       "linux",
+       *txz,
        {{"sha256sum A && tar -xJf A", "sha256sum \"$A\" >/dev/null && tar -xJf \"$A\" -C \"$D\""},
         {"tar -xJf A", "tar -xJf \"$A\" -C \"$D\""},
         {"python3 python-peer.py A D", "python3 \"$P\" \"$A\" \"$D\""}},
        0.95},
-      {"zip (Windows)", "windows", *zip,
+      {"zip (Windows)",
+       "windows",
+       *zip,
        {{"sha256sum A && unzip -q A", "sha256sum \"$A\" >/dev/null && unzip -q \"$A\" -d \"$D\""},
         {"unzip -q A", "unzip -q \"$A\" -d \"$D\""},
         {"python3 python-peer.py A D", "python3 \"$P\" \"$A\" \"$D\""}},
@@ -126,8 +136,8 @@ int main(int argc, char** argv) {
 
   bool all_ok = true;
   long peak_rss = 0;
-  std::printf("stackpin staging benchmark: %s and %s, median of %d interleaved runs, warm page cache\n\n",
-              txz->filename().c_str(), zip->filename().c_str(), runs);
+  std::printf("stackpin staging benchmark: %s and %s, median of %d interleaved runs, warm page cache\n\n", txz->filename().c_str(),
+              zip->filename().c_str(), runs);
   for (const auto& c : cases) {
     warm(c.archive);
     fs::path dest = work / "dest";
@@ -145,8 +155,9 @@ int main(int argc, char** argv) {
       std::string script = "A='" + c.archive.string() + "'; D='" + dest.string() + "'; P='" + peer.string() + "'; " + cmd;
       tools.push_back({pname, {"sh", "-c", script}, false, {}, 0});
     }
-    std::vector<std::string> stage_argv{stackpin.string(), "stage", (work / "bench.toml").string(), "--archives", fixtures.string(),
-                                        "--target", c.target, "--dest", dest.string()};
+    std::vector<std::string> stage_argv{stackpin.string(), "stage",           (work / "bench.toml").string(),
+                                        "--archives",      fixtures.string(), "--target",
+                                        c.target,          "--dest",          dest.string()};
     tools.push_back({"stackpin stage (verify included)", stage_argv, true, {}, 0});
     for (int round = 0; round < runs; ++round) {
       for (auto& t : tools) {
@@ -167,13 +178,20 @@ int main(int argc, char** argv) {
     for (const auto& t : tools)
       if (!t.stackpin) peers.push_back({t.name, median(t.times), t.rss});
     Measure stage{tools.back().name, median(tools.back().times), tools.back().rss};
-    Measure noop = measure("stackpin stage again (no-op)", std::max(runs, 5), [] {}, [&] { return run(stage_argv); });
+    Measure noop = measure(
+        "stackpin stage again (no-op)", std::max(runs, 5), [] {}, [&] { return run(stage_argv); });
     // What proving the archive before a decoder sees it costs: the same SHA-256 pass over the
     // same file, alone (stage runs it first, then decodes while hashing a second time on another
     // thread, which costs no wall time).
-    std::vector<std::string> verify_argv{stackpin.string(), "verify", c.archive.string(), "--sha256", sha256_of(c.archive),
-                                         "--size", std::to_string(fs::file_size(c.archive))};
-    Measure hash_first = measure("  of which the hash first (verify)", std::max(runs, 3), [] {}, [&] { return run(verify_argv); });
+    std::vector<std::string> verify_argv{stackpin.string(),
+                                         "verify",
+                                         c.archive.string(),
+                                         "--sha256",
+                                         sha256_of(c.archive),
+                                         "--size",
+                                         std::to_string(fs::file_size(c.archive))};
+    Measure hash_first = measure(
+        "  of which the hash first (verify)", std::max(runs, 3), [] {}, [&] { return run(verify_argv); });
     const Measure* fastest = &peers.front();
     for (const auto& p : peers)
       if (p.median < fastest->median) fastest = &p;

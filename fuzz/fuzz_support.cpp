@@ -20,9 +20,12 @@ struct Root {
   Root() {
     std::error_code ec;
     fs::path base;
-    if (const char* s = std::getenv("STACKPIN_FUZZ_SCRATCH"); s && *s) base = s;
-    else if (fs::is_directory("/dev/shm", ec)) base = "/dev/shm";
-    else base = fs::temp_directory_path(ec);
+    if (const char* s = std::getenv("STACKPIN_FUZZ_SCRATCH"); s && *s)
+      base = s;
+    else if (fs::is_directory("/dev/shm", ec))
+      base = "/dev/shm";
+    else
+      base = fs::temp_directory_path(ec);
     path = base / ("stackpin-fuzz-" + std::to_string(::getpid()));
     fs::remove_all(path, ec);
     fs::create_directories(path, ec);
@@ -83,9 +86,7 @@ void fail(const std::string& what) {
   std::abort();
 }
 
-std::string_view as_text(const std::uint8_t* data, std::size_t size) {
-  return std::string_view(reinterpret_cast<const char*>(data), size);
-}
+std::string_view as_text(const std::uint8_t* data, std::size_t size) { return std::string_view(reinterpret_cast<const char*>(data), size); }
 
 void write_file(const fs::path& p, std::string_view bytes) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);

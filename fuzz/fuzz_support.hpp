@@ -25,9 +25,9 @@ Snapshot snapshot(const std::filesystem::path& root);
 
 // Aborts with "stackpin fuzz: <what>": the input is kept as a crash.
 [[noreturn]] void fail(const std::string& what);
-#define FUZZ_CHECK(cond, what)         \
-  do {                                 \
-    if (!(cond)) ::fuzz::fail(what);   \
+#define FUZZ_CHECK(cond, what)       \
+  do {                               \
+    if (!(cond)) ::fuzz::fail(what); \
   } while (0)
 
 std::string_view as_text(const std::uint8_t* data, std::size_t size);

@@ -41,8 +41,8 @@ void copy_matching(const std::string& target, const fs::path& dir, const std::st
   if (!fs::is_directory(dir, ec)) return;
   std::vector<fs::path> files;
   for (auto& e : fs::recursive_directory_iterator(dir, ec))
-    if (e.is_regular_file() && e.path().string().size() >= ext.size() && e.path().string().compare(e.path().string().size() - ext.size(), ext.size(), ext) == 0 &&
-        e.file_size() <= max_bytes)
+    if (e.is_regular_file() && e.path().string().size() >= ext.size() &&
+        e.path().string().compare(e.path().string().size() - ext.size(), ext.size(), ext) == 0 && e.file_size() <= max_bytes)
       files.push_back(e.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) put(target, f.parent_path().filename().string() + "-" + f.filename().string(), slurp(f));
@@ -138,7 +138,8 @@ void state_files() {
   r.created_dirs = {"lib64"};
   put("receipt", "receipt.json", format::write_receipt(r));
   const std::string head = "stackpin-journal\t1\n";
-  put("journal", "stage-rollback", head + "op\tstage\ntmp\ttmp-abc\nmkdir\tlib64\nbackup\tinclude/cudnn.h\tbackup/include/cudnn.h\nplace\tinclude/cudnn.h\n");
+  put("journal", "stage-rollback",
+      head + "op\tstage\ntmp\ttmp-abc\nmkdir\tlib64\nbackup\tinclude/cudnn.h\tbackup/include/cudnn.h\nplace\tinclude/cudnn.h\n");
   put("journal", "stage-commit", head + "op\tstage\ntmp\ttmp-abc\nplace\tinclude/cudnn.h\ncommit\n");
   put("journal", "unstage", head + "op\tunstage\ndone\n");
   put("journal", "cut-short", head + "op\tstage\nmkdir\tlib");
@@ -156,11 +157,16 @@ void text_inputs(const fs::path& source, const fs::path& shared) {
   put("settings", "empty.toml", "");
   for (const char* v : {"9.1.0.70\n9.1.0", "8.9.5.30\n8.9.5.29", "12.4.1\n12.4", "575.57.08\n575.51.03", "2.5.1+cu124\n2.5.1"})
     put("version", std::string(v).substr(0, std::string(v).find('\n')), v);
-  put("windows_paths", "path", "C:\\Windows\\system32;%SystemRoot%;\"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.1\\bin\";C:\\tools\\cudnn\\v8.8.0\\bin\n"
-                                "C:\\Python311\nC:\\Users\\Jos\xC3\xA9\ncudnn64_8.dll");
+  put("windows_paths", "path",
+      "C:\\Windows\\system32;%SystemRoot%;\"C:\\Program Files\\NVIDIA GPU Computing "
+      "Toolkit\\CUDA\\v12.1\\bin\";C:\\tools\\cudnn\\v8.8.0\\bin\n"
+      "C:\\Python311\nC:\\Users\\Jos\xC3\xA9\ncudnn64_8.dll");
   put("windows_paths", "unc", "\\\\server\\share\\bin;\\\\?\\C:\\tools\\x;..\\..\\x\n\\\\?\\C:\\a\\..\\b. \nC:\nCUDNN64_8.DLL");
   for (const char* q : {"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.1", "/home/u/it's here/$HOME/`x`",
-                        "C:\\Users\\Jos\xC3\xA9 O'Brien\\cudnn v8", "O\xE2\x80\x99" "Brien 100% & more", "line\nbreak\ttab\x7F\x01", "\xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x98\x80"})
+                        "C:\\Users\\Jos\xC3\xA9 O'Brien\\cudnn v8",
+                        "O\xE2\x80\x99"
+                        "Brien 100% & more",
+                        "line\nbreak\ttab\x7F\x01", "\xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x98\x80"})
     put("quote", std::to_string(g_count), q);
 }
 

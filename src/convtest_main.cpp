@@ -55,15 +55,24 @@ int main(int argc, char** argv) {
       }
       return static_cast<int>(n);
     };
-    if (a == "--cudnn") o.cudnn_path = value();
-    else if (a == "--cudart") o.cudart_path = value();
-    else if (a == "--expect-cudnn") e.cudnn = value();
-    else if (a == "--expect-cuda") e.cuda_major = number(value());
-    else if (a == "--expect-driver") e.min_driver = value();
-    else if (a == "--device") o.device = number(value());
-    else if (a == "--quick") o.quick = true;
-    else if (a == "--verbose") verbose = true;
-    else if (a == "--json") json = true;
+    if (a == "--cudnn")
+      o.cudnn_path = value();
+    else if (a == "--cudart")
+      o.cudart_path = value();
+    else if (a == "--expect-cudnn")
+      e.cudnn = value();
+    else if (a == "--expect-cuda")
+      e.cuda_major = number(value());
+    else if (a == "--expect-driver")
+      e.min_driver = value();
+    else if (a == "--device")
+      o.device = number(value());
+    else if (a == "--quick")
+      o.quick = true;
+    else if (a == "--verbose")
+      verbose = true;
+    else if (a == "--json")
+      json = true;
     else if (a == "--help" || a == "-h") {
       std::cout << k_usage;
       return 0;

@@ -1,7 +1,7 @@
 // The ELF reader (what deb and doctor read from libraries) on arbitrary bytes, through a file as
 // the commands read it.
-#include "fuzz_support.hpp"
 #include "probe/elf.hpp"
+#include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto dir = fuzz::fresh_dir();

@@ -50,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& e : x->entries) {
       auto st = fs::symlink_status(out / e.path, ec);
       FUZZ_CHECK(fs::exists(st), "a reported entry is missing: " + e.path);
-      if (e.type == archive_io::EntryType::file) FUZZ_CHECK(fs::file_size(out / e.path, ec) == e.size, "a file's size differs from the report: " + e.path);
+      if (e.type == archive_io::EntryType::file)
+        FUZZ_CHECK(fs::file_size(out / e.path, ec) == e.size, "a file's size differs from the report: " + e.path);
     }
   }
   return 0;

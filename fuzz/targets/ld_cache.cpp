@@ -1,6 +1,6 @@
 // The ld.so.cache parser on arbitrary bytes: every entry it returns lies inside the file.
-#include "fuzz_support.hpp"
 #include "probe/ld_cache.hpp"
+#include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto c = probe::parse_ld_cache(fuzz::as_text(data, size));

@@ -61,8 +61,8 @@ std::string slurp(const fs::path& p) {
 }
 
 struct Batch {
-  std::vector<std::string> sh;                            // originals, for sh_quote
-  std::vector<std::pair<char, std::string>> py_kinds;     // (kind, original)
+  std::vector<std::string> sh;                         // originals, for sh_quote
+  std::vector<std::pair<char, std::string>> py_kinds;  // (kind, original)
   std::string py_input;
   // the scratch root first, so that it outlives this batch (statics end in reverse order) and the
   // last flush, at exit, still has it
@@ -116,7 +116,10 @@ struct Batch {
       for (int k = 7; k >= 0; --k) n = (n << 8) | static_cast<unsigned char>(out[at + 1 + k]);
       std::string value = out.substr(at + 9, n);
       at += 9 + n;
-      const char* name = kind == 'p' ? "py_quote (ast.literal_eval)" : kind == 't' ? "toml_quote (tomllib)" : kind == 'y' ? "yaml_quote (PyYAML)" : "json_quote (json)";
+      const char* name = kind == 'p'   ? "py_quote (ast.literal_eval)"
+                         : kind == 't' ? "toml_quote (tomllib)"
+                         : kind == 'y' ? "yaml_quote (PyYAML)"
+                                       : "json_quote (json)";
       if (status != 'o') keep_and_fail(original, std::string(name) + " gave text the consumer refuses: " + value);
       if (value != original) keep_and_fail(original, std::string(name) + " reads back as another string");
     }

@@ -23,9 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto bytes = fuzz::as_text(data, size);
   const std::string name = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz";
   fuzz::write_file(archives / name, bytes);
-  std::string text = "schema = 1\nname = \"fuzz\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n"
-                     "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" + name + "\"\nsha256 = \"" +
-                     crypto::to_hex(crypto::sha256_of(bytes)) + "\"\nsize = " + std::to_string(size) + "\n";
+  std::string text =
+      "schema = 1\nname = \"fuzz\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n"
+      "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" +
+      name + "\"\nsha256 = \"" + crypto::to_hex(crypto::sha256_of(bytes)) + "\"\nsize = " + std::to_string(size) + "\n";
   auto m = format::parse_manifest(text, "fuzz.toml");
   if (!m) fuzz::fail("the harness's manifest does not parse: " + m.error().message);
   auto before_dest = fuzz::snapshot(dest), before_outside = fuzz::snapshot(outside);
@@ -45,7 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   auto st = core::status(dest);
   FUZZ_CHECK(st.ok(), "status of a fresh staging fails");
-  for (const auto& f : st->findings) FUZZ_CHECK(f.severity != model::Severity::error, "a fresh staging drifted: " + f.rule + " " + f.subject);
+  for (const auto& f : st->findings)
+    FUZZ_CHECK(f.severity != model::Severity::error, "a fresh staging drifted: " + f.rule + " " + f.subject);
   model::UnstageReport ur;
   auto u = core::unstage({dest, false, {}, {}}, ur);
   FUZZ_CHECK(u.ok(), "unstage of a fresh staging fails: " + (u ? std::string() : u.error().message));

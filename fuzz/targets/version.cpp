@@ -1,7 +1,7 @@
 // Version parsing: whatever parses prints back as text that parses to an equal version, and
 // comparison is a strict weak order on the parsed values.
-#include "fuzz_support.hpp"
 #include "model/version.hpp"
+#include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto text = fuzz::as_text(data, size);

@@ -1,7 +1,7 @@
 // The zip central-directory reader on arbitrary bytes: every entry it returns lies inside the
 // file, and its declared total is the sum of the entries' sizes.
-#include "fuzz_support.hpp"
 #include "zip_directory.hpp"
+#include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto d = archive_io::detail::read_zip_directory(std::string(fuzz::as_text(data, size)));

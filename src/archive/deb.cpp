@@ -102,11 +102,9 @@ util::Result<TarWritten> write_tar(const fs::path& out, const std::vector<TarMem
   detail::Utf8Locale utf8;
   Writer a(archive_write_new());
   if (archive_write_set_format_pax_restricted(a.get()) != ARCHIVE_OK) return lib_error(a.get(), "cannot set up tar");
-  if (auto s = set_compression(a.get(), o.compression, o.threads > 0 ? o.threads : default_threads()); !s)
-    return std::move(s).error();
+  if (auto s = set_compression(a.get(), o.compression, o.threads > 0 ? o.threads : default_threads()); !s) return std::move(s).error();
   const std::string out_name = o.label.empty() ? out.string() : o.label;
-  if (archive_write_open_filename(a.get(), out.c_str()) != ARCHIVE_OK)
-    return lib_error(a.get(), "cannot create " + out_name);
+  if (archive_write_open_filename(a.get(), out.c_str()) != ARCHIVE_OK) return lib_error(a.get(), "cannot create " + out_name);
 
   TarWritten written;
   std::vector<char> buf(1 << 20);
@@ -139,7 +137,8 @@ util::Result<TarWritten> write_tar(const fs::path& out, const std::vector<TarMem
     std::uint64_t done = 0;
     if (m.source.empty()) {
       md5.update(m.data);
-      if (archive_write_data(a.get(), m.data.data(), m.data.size()) < 0) return lib_error(a.get(), "cannot write " + shown + " into " + out_name);
+      if (archive_write_data(a.get(), m.data.data(), m.data.size()) < 0)
+        return lib_error(a.get(), "cannot write " + shown + " into " + out_name);
       done = m.data.size();
     } else {
       while (in) {

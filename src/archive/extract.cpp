@@ -31,8 +31,8 @@
 #include <system_error>
 
 #include "file_writer.hpp"
-#include "utf8_locale.hpp"
 #include "source.hpp"
+#include "utf8_locale.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 #include "zip_directory.hpp"
@@ -141,8 +141,8 @@ class Extractor {
   fs::path m_into;
   const ExtractOptions& m_opts;
   bool m_list_only;
-  std::map<std::string, Known> m_entries;       // exact path -> what it is
-  std::map<std::string, std::string> m_keys;    // collision key -> exact path
+  std::map<std::string, Known> m_entries;     // exact path -> what it is
+  std::map<std::string, std::string> m_keys;  // collision key -> exact path
   std::map<std::string, const detail::ZipEntry*> m_zip_names;
   std::uint64_t m_bytes = 0, m_next_progress = 0;
   std::uint64_t m_linked = 0;  // bytes hardlinks repeat: counted against the bound, not written
@@ -201,14 +201,13 @@ util::Status Extractor::ensure_parents(const std::vector<std::string>& parts, co
   return {};
 }
 
-util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, const std::string& rel, Entry& e,
-                                   std::size_t index) {
+util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, const std::string& rel, Entry& e, std::size_t index) {
   const bool declared = archive_entry_size_is_set(ae) != 0;
   const std::uint64_t declared_size = declared ? static_cast<std::uint64_t>(archive_entry_size(ae)) : 0;
-  if (declared && archive_entry_size(ae) < 0) return Error(ErrorCode::invalid, "corrupt archive: \"" + util::printable(rel) + "\" declares a negative size");
+  if (declared && archive_entry_size(ae) < 0)
+    return Error(ErrorCode::invalid, "corrupt archive: \"" + util::printable(rel) + "\" declares a negative size");
   // the declared size (holes of a sparse file included) must fit before a byte is written
-  if (declared)
-    SP_TRY(budget(declared_size, rel, "stopped before"));
+  if (declared) SP_TRY(budget(declared_size, rel, "stopped before"));
   const bool sparse = archive_entry_sparse_count(ae) > 0;
 
   Fd fd;
@@ -254,9 +253,11 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
     // zip entry whose data fail their CRC-32 ("ZIP bad CRC"), i.e. corrupt bytes.
     if (r != ARCHIVE_OK) {
       std::string why = la_error(a);
-      Error err(ErrorCode::invalid, "corrupt or truncated archive while reading \"" + util::printable(rel) + "\": " +
-                                        (why.empty() ? "the data end before the " + std::to_string(declared_size) + " bytes its header declares" : why));
-      err.hints.push_back("the archive matches its pin, so this is how it was made: repack it, or pin NVIDIA's original; nothing was staged");
+      Error err(ErrorCode::invalid,
+                "corrupt or truncated archive while reading \"" + util::printable(rel) + "\": " +
+                    (why.empty() ? "the data end before the " + std::to_string(declared_size) + " bytes its header declares" : why));
+      err.hints.push_back(
+          "the archive matches its pin, so this is how it was made: repack it, or pin NVIDIA's original; nothing was staged");
       return err;
     }
     if (offset < 0 || static_cast<std::uint64_t>(offset) < written)
@@ -273,8 +274,7 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
   }
   // a sparse file may end in a hole: its data blocks stop short of the declared size (GNU tar
   // writes such files; extracting them gives the full size)
-  if (sparse && declared && written < declared_size)
-    SP_TRY(zeros(declared_size - written));
+  if (sparse && declared && written < declared_size) SP_TRY(zeros(declared_size - written));
   if (declared && declared_size != written)
     return Error(ErrorCode::invalid, "corrupt archive: \"" + util::printable(rel) + "\" declares " + std::to_string(declared_size) +
                                          " bytes but holds " + std::to_string(written));
@@ -301,8 +301,9 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
   const char* raw = archive_entry_pathname(ae);
   auto decoded = utf8_of(archive_entry_pathname_utf8(ae), raw);
   if (!decoded)
-    return unsafe(raw ? raw : "", "its name is not valid UTF-8 (another code page?): a receipt cannot record it and it would name "
-                                  "a different file on another machine");
+    return unsafe(raw ? raw : "",
+                  "its name is not valid UTF-8 (another code page?): a receipt cannot record it and it would name "
+                  "a different file on another machine");
   std::string name = *decoded;
   m_last = name;
   if (out.entries.size() >= m_opts.max_entries)
@@ -317,14 +318,22 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
   if (archive_entry_mtime_is_set(ae)) e.mtime = static_cast<std::int64_t>(archive_entry_mtime(ae));
   const char* hardlink = archive_entry_hardlink(ae);
   mode_t type = archive_entry_filetype(ae);
-  if (hardlink) e.type = EntryType::hardlink;
-  else if (type == AE_IFREG) e.type = EntryType::file;
-  else if (type == AE_IFDIR) e.type = EntryType::dir;
-  else if (type == AE_IFLNK) e.type = EntryType::symlink;
-  else if (type == AE_IFCHR || type == AE_IFBLK) return unsafe(name, "device file");
-  else if (type == AE_IFIFO) return unsafe(name, "FIFO (named pipe)");
-  else if (type == AE_IFSOCK) return unsafe(name, "socket");
-  else return unsafe(name, "unknown entry type");
+  if (hardlink)
+    e.type = EntryType::hardlink;
+  else if (type == AE_IFREG)
+    e.type = EntryType::file;
+  else if (type == AE_IFDIR)
+    e.type = EntryType::dir;
+  else if (type == AE_IFLNK)
+    e.type = EntryType::symlink;
+  else if (type == AE_IFCHR || type == AE_IFBLK)
+    return unsafe(name, "device file");
+  else if (type == AE_IFIFO)
+    return unsafe(name, "FIFO (named pipe)");
+  else if (type == AE_IFSOCK)
+    return unsafe(name, "socket");
+  else
+    return unsafe(name, "unknown entry type");
   if (zip) {
     // the central directory is the authority on what an entry is
     if (m_zip_names.empty())
@@ -343,7 +352,8 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
       char buf[1024];
       while (true) {
         la_ssize_t n = archive_read_data(a, buf, sizeof buf);
-        if (n < 0) return Error(ErrorCode::invalid, "corrupt archive while reading the link \"" + util::printable(name) + "\": " + la_error(a));
+        if (n < 0)
+          return Error(ErrorCode::invalid, "corrupt archive while reading the link \"" + util::printable(name) + "\": " + la_error(a));
         if (n == 0) break;
         zip_link->append(buf, static_cast<std::size_t>(n));
         if (zip_link->size() > 4095) return unsafe(name, "symlink target longer than 4095 bytes");
@@ -543,8 +553,10 @@ util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, co
   StreamClient client{&reader, decoder.get(), {}};
   std::unique_ptr<struct archive, ArchiveDeleter> a(archive_read_new());
   // one format, no filter: ustar, pax, GNU (sparse included) and v7 tar headers; or a zip
-  if (zip) archive_read_support_format_zip_streamable(a.get());
-  else archive_read_support_format_tar(a.get());
+  if (zip)
+    archive_read_support_format_zip_streamable(a.get());
+  else
+    archive_read_support_format_tar(a.get());
   if (archive_read_open(a.get(), &client, nullptr, stream_read, nullptr) != ARCHIVE_OK) {
     std::string why = !client.error.empty() ? client.error : la_error(a.get());
     Error e(ErrorCode::invalid, f.path().string() + " is not a " + to_string(f.kind()) + " archive stackpin can read" +

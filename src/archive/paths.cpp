@@ -116,15 +116,15 @@ util::Result<std::vector<std::string>> split_entry_path(std::string_view name, N
     if (part == "..") return unsafe(name, "\"..\" component (would escape the destination)");
     if (rules == NameRules::windows) {
       if (reserved_windows_name(part)) return unsafe(name, "\"" + part + "\" is a reserved device name on Windows");
-      if (part.back() == '.' || part.back() == ' ')
-        return unsafe(name, "\"" + part + "\" ends in a dot or space, which Windows strips");
+      if (part.back() == '.' || part.back() == ' ') return unsafe(name, "\"" + part + "\" ends in a dot or space, which Windows strips");
       if (part.find_first_of("<>:\"|?*") != std::string::npos)
         return unsafe(name, "\"" + part + "\" contains a character Windows does not allow in file names");
       for (std::string_view rest = part; !rest.empty();) {
         std::size_t n = util::utf8_sequence_length(rest);
         if (n == 0) return unsafe(name, "the name is not valid UTF-8");
         if (const char* why = best_fit_hazard(code_point(rest, n)))
-          return unsafe(name, "\"" + part + "\" contains " + why + ", which can turn into a path character when the tree is copied on Windows");
+          return unsafe(name,
+                        "\"" + part + "\" contains " + why + ", which can turn into a path character when the tree is copied on Windows");
         rest.remove_prefix(n);
       }
     }
@@ -153,8 +153,7 @@ std::string collision_key(const std::string& path, NameRules rules) {
   return out;
 }
 
-std::optional<std::vector<std::string>> resolve_link_lexically(const std::vector<std::string>& link_dir,
-                                                               std::string_view target) {
+std::optional<std::vector<std::string>> resolve_link_lexically(const std::vector<std::string>& link_dir, std::string_view target) {
   if (target.empty() || target.front() == '/' || target.find('\\') != std::string_view::npos) return std::nullopt;
   if (target.size() >= 2 && target[1] == ':') return std::nullopt;
   std::vector<std::string> out = link_dir;

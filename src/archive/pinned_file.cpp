@@ -52,7 +52,10 @@ const char* foreign_format(const unsigned char* m, std::size_t n) {
   if (starts("xar!", 4)) return "a xar archive";
   if (starts("\xED\xAB\xEE\xDB", 4)) return "an RPM package";
   if (starts("MZ", 2)) return "a Windows executable (an installer, not the archive)";
-  if (starts("\x7F" "ELF", 4)) return "an ELF executable (an installer, not the archive)";
+  if (starts("\x7F"
+             "ELF",
+             4))
+    return "an ELF executable (an installer, not the archive)";
   if (starts("<!DOCTYPE", 9) || starts("<!doctype", 9) || starts("<html", 5) || starts("<HTML", 5) || starts("<?xml", 5))
     return "an HTML or XML page (an error page saved instead of the download?)";
   if (n > 0x8005 && std::memcmp(m + 0x8001, "CD001", 5) == 0) return "an ISO 9660 image";
@@ -102,7 +105,8 @@ util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Di
   p.m_fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (p.m_fd < 0) {
     int e = errno;
-    return Error(e == ENOENT ? ErrorCode::not_found : ErrorCode::io, "cannot open archive " + file.string() + ": " + util::os_error_text(e));
+    return Error(e == ENOENT ? ErrorCode::not_found : ErrorCode::io,
+                 "cannot open archive " + file.string() + ": " + util::os_error_text(e));
   }
   struct stat st {};
   if (::fstat(p.m_fd, &st) != 0 || !S_ISREG(st.st_mode)) return Error(ErrorCode::io, file.string() + " is not a regular file");
@@ -141,7 +145,8 @@ util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Di
   crypto::Digest got = h.finish();
   if (at != p.m_size) return Error(ErrorCode::conflict, file.string() + " changed size while it was verified");
   if (got != sha256) {
-    Error e(ErrorCode::mismatch, "SHA-256 mismatch for " + file.string() + ": expected " + crypto::to_hex(sha256) + ", got " + crypto::to_hex(got));
+    Error e(ErrorCode::mismatch,
+            "SHA-256 mismatch for " + file.string() + ": expected " + crypto::to_hex(sha256) + ", got " + crypto::to_hex(got));
     e.hints.push_back("the file is not the pinned archive (corrupt, tampered with, or another build); nothing was unpacked");
     return e;
   }
@@ -151,14 +156,21 @@ util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Di
   std::size_t n = head.size();
   auto starts = [&](const char* sig, std::size_t len) { return n >= len && std::memcmp(m, sig, len) == 0; };
   bool ustar = n >= 262 && std::memcmp(m + 257, "ustar", 5) == 0;
-  if (ustar) p.m_kind = ArchiveKind::tar;
-  else if (starts("\xFD" "7zXZ\0", 6)) p.m_kind = ArchiveKind::tar_xz;
-  else if (starts("\x1F\x8B", 2)) p.m_kind = ArchiveKind::tar_gz;
-  else if (starts("PK\x03\x04", 4) || starts("PK\x05\x06", 4) || starts("PK\x07\x08", 4)) p.m_kind = ArchiveKind::zip;
+  if (ustar)
+    p.m_kind = ArchiveKind::tar;
+  else if (starts("\xFD"
+                  "7zXZ\0",
+                  6))
+    p.m_kind = ArchiveKind::tar_xz;
+  else if (starts("\x1F\x8B", 2))
+    p.m_kind = ArchiveKind::tar_gz;
+  else if (starts("PK\x03\x04", 4) || starts("PK\x05\x06", 4) || starts("PK\x07\x08", 4))
+    p.m_kind = ArchiveKind::zip;
   else if (const char* f = foreign_format(m, n)) {
     return Error(ErrorCode::unsupported, file.string() + " is " + f + ", not an archive format stackpin unpacks")
-        .with_hint("stackpin reads NVIDIA's formats (.tar.xz for Linux, .zip for Windows) and plain or gzip tars; "
-                   "repack the tree in one of them");
+        .with_hint(
+            "stackpin reads NVIDIA's formats (.tar.xz for Linux, .zip for Windows) and plain or gzip tars; "
+            "repack the tree in one of them");
   } else {
     p.m_kind = ArchiveKind::tar;  // the tar reader decides (ustar, pax, GNU and v7 headers)
   }

@@ -57,8 +57,10 @@ void HashedReader::run() {
     if (got) m_hash.update(c->data.get(), got);
     std::lock_guard lock(m_mutex);
     m_read += got;
-    if (got) m_full.push_back(c);
-    else m_free.push_back(c);
+    if (got)
+      m_full.push_back(c);
+    else
+      m_free.push_back(c);
     if (err) m_errno = err;
     if (err || got < want || offset > m_size) {
       m_eof = true;
@@ -132,8 +134,10 @@ void Decoder::run() {
     long n = decode(b->data.get(), k_out, end, error);
     b->len = n > 0 ? static_cast<std::size_t>(n) : 0;
     std::lock_guard lock(m_mutex);
-    if (b->len) m_full.push_back(b);
-    else m_free.push_back(b);
+    if (b->len)
+      m_full.push_back(b);
+    else
+      m_free.push_back(b);
     if (end || n < 0) {
       m_error = n < 0 ? error : std::string();
       m_done = true;
@@ -281,8 +285,10 @@ long GzipDecoder::decode(unsigned char* out, std::size_t cap, bool& end, std::st
       m_state->member_done = false;
     }
     if (z.avail_in == 0 && m_state->in_eof) {
-      if (!m_state->started) error = "empty gzip stream";
-      else error = "truncated gzip stream (it ends inside a member)";
+      if (!m_state->started)
+        error = "empty gzip stream";
+      else
+        error = "truncated gzip stream (it ends inside a member)";
       return -1;
     }
     int r = inflate(&z, Z_NO_FLUSH);

@@ -17,8 +17,7 @@ namespace archive_io::detail {
 
 namespace {
 
-constexpr std::uint32_t k_eocd = 0x06054b50, k_zip64_locator = 0x07064b50, k_zip64_eocd = 0x06064b50,
-                        k_central = 0x02014b50;
+constexpr std::uint32_t k_eocd = 0x06054b50, k_zip64_locator = 0x07064b50, k_zip64_eocd = 0x06064b50, k_central = 0x02014b50;
 
 std::uint16_t u16(const unsigned char* p) { return static_cast<std::uint16_t>(p[0] | (p[1] << 8)); }
 std::uint32_t u32(const unsigned char* p) {
@@ -57,8 +56,7 @@ bool ZipEntry::is_symlink() const {
 
 bool ZipEntry::is_directory() const { return !name.empty() && name.back() == '/'; }
 
-util::Result<ZipDirectory> read_zip_directory(std::uint64_t size,
-                                              const std::function<bool(std::uint64_t, void*, std::size_t)>& read_at) {
+util::Result<ZipDirectory> read_zip_directory(std::uint64_t size, const std::function<bool(std::uint64_t, void*, std::size_t)>& read_at) {
   if (size < 22) return bad("the file is too short to hold an end-of-central-directory record");
   // the record is in the last 22 + 65535 bytes (its comment is at most 65535 bytes)
   std::size_t tail_len = static_cast<std::size_t>(std::min<std::uint64_t>(size, 22 + 65535));
@@ -97,8 +95,7 @@ util::Result<ZipDirectory> read_zip_directory(std::uint64_t size,
   }
   if (disk != 0 || cd_disk != 0 || count_disk != count) return bad("a zip spanning several disks");
   if (cd_offset > eocd_at || cd_size > eocd_at - cd_offset)
-    return bad("the central directory (" + std::to_string(cd_size) + " bytes at " + std::to_string(cd_offset) +
-               ") lies outside the file");
+    return bad("the central directory (" + std::to_string(cd_size) + " bytes at " + std::to_string(cd_offset) + ") lies outside the file");
   // each header is at least 46 bytes: a count the directory cannot hold is a lie
   if (count > cd_size / 46) return bad("the end record claims " + std::to_string(count) + " entries, more than the directory can hold");
 
@@ -138,9 +135,11 @@ util::Result<ZipDirectory> read_zip_directory(std::uint64_t size,
           return true;
         };
         std::uint64_t disk64 = 0;
-        if (z.uncompressed == 0xFFFFFFFFu && !take(z.uncompressed)) return bad("a zip64 field of \"" + util::printable(z.name) + "\" is short");
+        if (z.uncompressed == 0xFFFFFFFFu && !take(z.uncompressed))
+          return bad("a zip64 field of \"" + util::printable(z.name) + "\" is short");
         if (z.compressed == 0xFFFFFFFFu && !take(z.compressed)) return bad("a zip64 field of \"" + util::printable(z.name) + "\" is short");
-        if (z.local_offset == 0xFFFFFFFFu && !take(z.local_offset)) return bad("a zip64 field of \"" + util::printable(z.name) + "\" is short");
+        if (z.local_offset == 0xFFFFFFFFu && !take(z.local_offset))
+          return bad("a zip64 field of \"" + util::printable(z.name) + "\" is short");
         if (start_disk == 0xFFFF && take(disk64)) start_disk = static_cast<std::uint32_t>(disk64 ? 1 : 0);
       }
       xp += 4 + len;
@@ -165,13 +164,15 @@ util::Result<ZipDirectory> read_zip_directory(std::uint64_t size,
         return util::Error(util::ErrorCode::unsafe, "zip entry \"" + shown + "\" is flagged UTF-8 but its name is not valid UTF-8")
             .with_hint("the archive is not NVIDIA's original or was tampered with; nothing was unpacked");
     } else if (!util::is_ascii(z.name)) {
-      return util::Error(util::ErrorCode::unsafe, "zip entry \"" + shown +
-                                                      "\" has a non-ASCII name in an unknown code page (the zip does not flag it UTF-8)")
-          .with_hint("a name whose bytes mean different files on different machines cannot be staged reproducibly; "
-                     "repack the archive with UTF-8 names (Info-ZIP `zip` 3 or 7-Zip with -mcu=on)");
+      return util::Error(util::ErrorCode::unsafe,
+                         "zip entry \"" + shown + "\" has a non-ASCII name in an unknown code page (the zip does not flag it UTF-8)")
+          .with_hint(
+              "a name whose bytes mean different files on different machines cannot be staged reproducibly; "
+              "repack the archive with UTF-8 names (Info-ZIP `zip` 3 or 7-Zip with -mcu=on)");
     }
     if (!names.insert(z.name).second)
-      return util::Error(util::ErrorCode::unsafe, "unsafe archive entry \"" + shown + "\": duplicate entry (the zip's directory lists it twice)")
+      return util::Error(util::ErrorCode::unsafe,
+                         "unsafe archive entry \"" + shown + "\": duplicate entry (the zip's directory lists it twice)")
           .with_hint("the archive is not NVIDIA's original or was tampered with; nothing was unpacked");
     out.declared_bytes += z.uncompressed;
     if (out.declared_bytes < z.uncompressed) return bad("the entries' sizes overflow");

@@ -11,19 +11,19 @@
 namespace archive_io::detail {
 
 struct ZipEntry {
-  std::string name;              // as stored (bytes)
-  std::uint16_t made_by = 0;     // "version made by": host system in the high byte
+  std::string name;           // as stored (bytes)
+  std::uint16_t made_by = 0;  // "version made by": host system in the high byte
   std::uint16_t flags = 0;
   std::uint16_t method = 0;
   std::uint64_t compressed = 0, uncompressed = 0;
   std::uint64_t local_offset = 0;
-  std::uint32_t external = 0;    // external attributes: Unix mode in the high 16 bits for Unix hosts
-  bool is_symlink() const;       // a Unix host and S_IFLNK in the mode
+  std::uint32_t external = 0;  // external attributes: Unix mode in the high 16 bits for Unix hosts
+  bool is_symlink() const;     // a Unix host and S_IFLNK in the mode
   bool is_directory() const;
 };
 
 struct ZipDirectory {
-  std::vector<ZipEntry> entries;  // in central-directory order
+  std::vector<ZipEntry> entries;     // in central-directory order
   std::uint64_t declared_bytes = 0;  // sum of the uncompressed sizes
 };
 
@@ -32,8 +32,7 @@ struct ZipDirectory {
 // error or short read. Errors: invalid (not a zip, truncated or inconsistent records, several
 // disks), unsupported (encryption, a compression method other than stored or deflate, a name
 // that is neither flagged UTF-8 nor ASCII).
-util::Result<ZipDirectory> read_zip_directory(std::uint64_t size,
-                                              const std::function<bool(std::uint64_t, void*, std::size_t)>& read_at);
+util::Result<ZipDirectory> read_zip_directory(std::uint64_t size, const std::function<bool(std::uint64_t, void*, std::size_t)>& read_at);
 
 // Parses the same from a file's bytes held in memory (the fuzz target calls this one).
 util::Result<ZipDirectory> read_zip_directory(const std::string& bytes);

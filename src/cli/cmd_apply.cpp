@@ -3,8 +3,8 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/verdict.hpp"
 #include "core/provision/apply.hpp"
+#include "core/verdict.hpp"
 #include "format/json.hpp"
 #include "format/receipt.hpp"
 #include "util/strings.hpp"
@@ -39,10 +39,14 @@ void print_apply(std::ostream& os, const model::ApplyReport& r, const Style& st)
        << std::string(status.size() < 10 ? 10 - status.size() : 1, ' ') << s.detail << "\n";
     for (const auto& l : s.lines) os << std::string(23, ' ') << l << "\n";
   }
-  if (r.failed()) os << st.red("apply failed") << ": the steps after the failed one did not run\n";
-  else if (r.dry_run) os << st.bold("nothing changed") << " (--dry-run)\n";
-  else if (!r.changed()) os << st.green("nothing to do") << ": this machine already has this exact stack; nothing was changed\n";
-  else os << st.green("applied") << "\n";
+  if (r.failed())
+    os << st.red("apply failed") << ": the steps after the failed one did not run\n";
+  else if (r.dry_run)
+    os << st.bold("nothing changed") << " (--dry-run)\n";
+  else if (!r.changed())
+    os << st.green("nothing to do") << ": this machine already has this exact stack; nothing was changed\n";
+  else
+    os << st.green("applied") << "\n";
   if (!r.remaining.empty()) {
     os << "remaining for you:\n";
     for (const auto& x : r.remaining) os << "  - " << x << "\n";
@@ -105,11 +109,13 @@ int run_apply(const ApplyCli& c, Context& ctx) {
 
 void add_apply(CLI::App& app, Context& ctx) {
   auto c = std::make_shared<ApplyCli>();
-  auto* cmd = app.add_subcommand("apply", "Provision this machine (or a Windows tree) from a manifest: fetch, verify, stage or install, "
-                                          "activation scripts, doctor, conv test; idempotent");
+  auto* cmd = app.add_subcommand("apply",
+                                 "Provision this machine (or a Windows tree) from a manifest: fetch, verify, stage or install, "
+                                 "activation scripts, doctor, conv test; idempotent");
   cmd->add_option("MANIFEST", c->manifest, "The manifest")->required();
   cmd->add_option("--target", c->target, "windows or linux")->required();
-  cmd->add_option("--dest", c->dest, "DEST: the local folder that becomes the prefix (linux default: [targets.linux] prefix; required for windows)");
+  cmd->add_option("--dest", c->dest,
+                  "DEST: the local folder that becomes the prefix (linux default: [targets.linux] prefix; required for windows)");
   cmd->add_option("--archives", c->archives, "A folder holding the archive (searched before the cache and the network)");
   cmd->add_option("--platform", c->platform, "The archive's platform (default: windows-x86_64, or this machine's Linux platform)");
   cmd->add_option("--out-dir", c->out_dir, "layout = \"deb\": where the packages are written (default: the cache's debs/)");

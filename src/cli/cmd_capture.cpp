@@ -4,9 +4,9 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "format/json.hpp"
 #include "core/capture/capture.hpp"
 #include "core/doctor/doctor_linux.hpp"
+#include "format/json.hpp"
 #include "util/fs.hpp"
 
 namespace cli {
@@ -45,7 +45,8 @@ int run_capture(const CaptureCli& c, Context& ctx) {
       // programs and driver say nothing about it.
       std::error_code ec;
       if (!std::filesystem::is_directory(c.linux_root, ec))
-        return fail(ctx, "capture", util::Error(util::ErrorCode::usage, "--root " + c.linux_root + " is not a directory")
+        return fail(ctx, "capture",
+                    util::Error(util::ErrorCode::usage, "--root " + c.linux_root + " is not a directory")
                         .with_hint("give the folder that holds the machine's /usr and /etc (e.g. an unpacked `docker export`)"));
       options.root = c.linux_root;
       options.env = nullptr;
@@ -72,8 +73,10 @@ int run_capture(const CaptureCli& c, Context& ctx) {
     return k_exit_ok;
   }
   for (const auto& n : cap->notes) ctx.io.err << "note: " << n << "\n";
-  if (to_stdout) ctx.io.out << text;
-  else ctx.io.err << "wrote " << c.output << " (cuDNN " << cap->spec.cudnn << "); check it with `stackpin check " << c.output << "`\n";
+  if (to_stdout)
+    ctx.io.out << text;
+  else
+    ctx.io.err << "wrote " << c.output << " (cuDNN " << cap->spec.cudnn << "); check it with `stackpin check " << c.output << "`\n";
   return k_exit_ok;
 }
 

@@ -2,8 +2,8 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/verdict.hpp"
 #include "core/check/check.hpp"
+#include "core/verdict.hpp"
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"
 
@@ -26,8 +26,10 @@ void render_explain(std::ostream& os, const model::CheckReport& r, const Style& 
     os << "    " << model::to_string(d.os) << (d.os == model::Os::linux ? "    " : "  ") << d.effective;
     std::vector<std::string> why;
     if (d.pinned) why.push_back("pinned");
-    if (d.release_min) why.push_back("NVIDIA's minimum for CUDA " + r.cuda_version + ": " + d.release_min->text());
-    else if (d.release_na) why.push_back("NVIDIA's table: N/A for this release");
+    if (d.release_min)
+      why.push_back("NVIDIA's minimum for CUDA " + r.cuda_version + ": " + d.release_min->text());
+    else if (d.release_na)
+      why.push_back("NVIDIA's table: N/A for this release");
     if (d.family_floor) why.push_back("CUDA " + r.cuda_version.substr(0, r.cuda_version.find('.')) + ".x floor: " + d.family_floor->text());
     if (!why.empty()) {
       os << "  (";
@@ -42,7 +44,8 @@ void render_explain(std::ostream& os, const model::CheckReport& r, const Style& 
     os << "  Windows layout (relative to the cuDNN root):\n";
     if (!w.dll_dir.empty()) {
       os << "    DLLs              " << w.dll_dir << "\\" << w.main_dll << " (and the other cudnn*64_N.dll)\n";
-      os << "    import libraries  " << w.import_lib_dir << "\\cudnn.lib" << (w.verified ? "" : "  (not verified for this version)") << "\n";
+      os << "    import libraries  " << w.import_lib_dir << "\\cudnn.lib" << (w.verified ? "" : "  (not verified for this version)")
+         << "\n";
       os << "    headers           " << w.include_dir << "\\cudnn.h, cudnn_version.h\n";
     } else {
       os << "    unknown for this version\n";
@@ -65,8 +68,9 @@ void render_explain(std::ostream& os, const model::CheckReport& r, const Style& 
       os << "    " << model::to_string(a.platform) << "  " << a.file << "\n";
       if (a.size) os << "      size    " << *a.size << "\n";
       if (!a.sha256.empty()) os << "      sha256  " << a.sha256 << "\n";
-      os << "      " << (a.known ? (a.cross_checked ? "NVIDIA's published values (cross-checked)" : "NVIDIA's published values (single source)")
-                               : "not cross-checked against NVIDIA")
+      os << "      "
+         << (a.known ? (a.cross_checked ? "NVIDIA's published values (cross-checked)" : "NVIDIA's published values (single source)")
+                     : "not cross-checked against NVIDIA")
          << "\n";
     }
   }
@@ -97,18 +101,16 @@ int run_check(const CheckOptions& o, Context& ctx) {
       for (const auto& f : report->findings)
         if (f.severity != model::Severity::ok || o.explain) render_finding(os, f, st);
       if (o.explain) render_explain(os, *report, st);
-      os << "  " << summary(v.counts) << (v.by_strict ? " (--strict: warnings fail)" : "")
-         << "\n\n";
+      os << "  " << summary(v.counts) << (v.by_strict ? " (--strict: warnings fail)" : "") << "\n\n";
     }
     all_findings.insert(all_findings.end(), report->findings.begin(), report->findings.end());
     reports.push_back(std::move(report).value());
   }
   if (ctx.json) {
-    ctx.io.out << format::envelope("check", !failed, all_findings, format::to_json(reports),
-                                   first_error ? &*first_error : nullptr);
+    ctx.io.out << format::envelope("check", !failed, all_findings, format::to_json(reports), first_error ? &*first_error : nullptr);
   } else if (o.manifests.size() > 1) {
-    ctx.io.out << (failed ? ctx.out_style.red("check failed") : ctx.out_style.green("check passed")) << ": "
-               << o.manifests.size() << " manifests, " << summary(model::count(all_findings)) << "\n";
+    ctx.io.out << (failed ? ctx.out_style.red("check failed") : ctx.out_style.green("check passed")) << ": " << o.manifests.size()
+               << " manifests, " << summary(model::count(all_findings)) << "\n";
   }
   return failed ? k_exit_failed : k_exit_ok;
 }

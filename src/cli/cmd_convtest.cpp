@@ -2,9 +2,9 @@
 //                   [--expect-driver V] [--device N] [--quick] [--verbose] [--json]
 #include "commands.hpp"
 #include "convtest_render.hpp"
+#include "core/convtest/convtest.hpp"
 #include "format/manifest_reader.hpp"
 #include "knowledge/knowledge_base.hpp"
-#include "core/convtest/convtest.hpp"
 #include "probe/machine.hpp"
 
 namespace cli {

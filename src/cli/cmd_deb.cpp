@@ -26,8 +26,8 @@ void print_deb(std::ostream& os, const model::DebReport& r, const Style& st) {
     if (!p.depends.empty()) os << "    Depends: " << util::join(p.depends, ", ") << "\n";
     if (!p.recommends.empty()) os << "    Recommends: " << util::join(p.recommends, ", ") << "\n";
   }
-  os << "  files install into " << r.libdir << " and " << r.includedir << "; timestamps from " << r.mtime_source << " ("
-     << r.mtime << ")\n";
+  os << "  files install into " << r.libdir << " and " << r.includedir << "; timestamps from " << r.mtime_source << " (" << r.mtime
+     << ")\n";
   for (const auto& n : r.notes) os << "  " << st.yellow("note") << ": " << n << "\n";
   if (!r.packages.empty()) {
     os << "install with: sudo dpkg -i";
@@ -50,10 +50,14 @@ int run_deb(const DebCli& c, Context& ctx) {
     auto name = ctx.io.env.get("DEBFULLNAME"), mail = ctx.io.env.get("DEBEMAIL");
     if (name && mail && !name->empty() && !mail->empty()) o.maintainer = *name + " <" + *mail + ">";
   }
-  if (c.compression == "xz") o.compression = archive_io::Compression::xz;
-  else if (c.compression == "gzip") o.compression = archive_io::Compression::gzip;
-  else if (c.compression == "none") o.compression = archive_io::Compression::none;
-  else return fail(ctx, "deb", util::Error(util::ErrorCode::usage, "--compression must be xz, gzip or none"));
+  if (c.compression == "xz")
+    o.compression = archive_io::Compression::xz;
+  else if (c.compression == "gzip")
+    o.compression = archive_io::Compression::gzip;
+  else if (c.compression == "none")
+    o.compression = archive_io::Compression::none;
+  else
+    return fail(ctx, "deb", util::Error(util::ErrorCode::usage, "--compression must be xz, gzip or none"));
   if (!c.platform.empty()) {
     o.platform = model::parse_platform(c.platform);
     if (!o.platform) return fail(ctx, "deb", util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
@@ -61,7 +65,8 @@ int run_deb(const DebCli& c, Context& ctx) {
   if (auto sde = ctx.io.env.get("SOURCE_DATE_EPOCH"); sde && !sde->empty()) {
     auto v = util::parse_u64(*sde);
     if (!v || *v > static_cast<std::uint64_t>(INT64_MAX))
-      return fail(ctx, "deb", util::Error(util::ErrorCode::usage, "SOURCE_DATE_EPOCH must be a number of seconds since 1970, got '" + *sde + "'"));
+      return fail(ctx, "deb",
+                  util::Error(util::ErrorCode::usage, "SOURCE_DATE_EPOCH must be a number of seconds since 1970, got '" + *sde + "'"));
     o.source_date_epoch = static_cast<std::int64_t>(*v);
   }
   o.max_unpacked = c.max_unpacked;
@@ -71,8 +76,10 @@ int run_deb(const DebCli& c, Context& ctx) {
     o.progress = [p](const archive_io::Progress& pr) { p(pr.archive_bytes, pr.archive_total, pr.files); };
   auto r = core::build_debs(*m, knowledge::KnowledgeBase::embedded(), o);
   if (!r) return fail(ctx, "deb", r.error());
-  if (ctx.json) ctx.io.out << format::envelope("deb", true, {}, format::to_json(*r), nullptr);
-  else print_deb(ctx.io.out, *r, ctx.out_style);
+  if (ctx.json)
+    ctx.io.out << format::envelope("deb", true, {}, format::to_json(*r), nullptr);
+  else
+    print_deb(ctx.io.out, *r, ctx.out_style);
   return k_exit_ok;
 }
 

@@ -3,8 +3,8 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/verdict.hpp"
 #include "core/diff/diff.hpp"
+#include "core/verdict.hpp"
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"
 
@@ -104,8 +104,10 @@ int run_diff(const DiffOptions& o, Context& ctx) {
   }
   model::DiffReport report = core::diff_manifests(*a, *b, knowledge::KnowledgeBase::embedded());
   auto v = core::verdict(report.findings, o.strict);  // breaking: error, likely breaking: warning
-  if (ctx.json) ctx.io.out << format::envelope("diff", !v.failed, report.findings, format::to_json(report), nullptr);
-  else render_diff(ctx.io.out, report, o.strict, ctx.out_style);
+  if (ctx.json)
+    ctx.io.out << format::envelope("diff", !v.failed, report.findings, format::to_json(report), nullptr);
+  else
+    render_diff(ctx.io.out, report, o.strict, ctx.out_style);
   return v.failed ? k_exit_failed : k_exit_ok;
 }
 
@@ -118,8 +120,9 @@ void add_diff(CLI::App& app, Context& ctx) {
   cmd->add_option("B", opts->b, "The second manifest or capture")->required();
   cmd->add_flag("--strict", opts->strict, "Treat likely-breaking differences as failures (exit 1)");
   add_json_flag(cmd, ctx);
-  cmd->footer("Exit codes: 0 nothing breaking differs, 1 something breaking differs (or, with --strict, something "
-              "likely breaking) or a manifest is bad, 2 usage error.");
+  cmd->footer(
+      "Exit codes: 0 nothing breaking differs, 1 something breaking differs (or, with --strict, something "
+      "likely breaking) or a manifest is bad, 2 usage error.");
   cmd->callback([opts, &ctx] { ctx.action = [opts, &ctx] { return run_diff(*opts, ctx); }; });
 }
 

@@ -5,8 +5,8 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/verdict.hpp"
 #include "core/doctor/doctor.hpp"
+#include "core/verdict.hpp"
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"
 #include "knowledge/knowledge_base.hpp"
@@ -123,7 +123,9 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
     for (const auto& e : o.env) {
       auto kv = split_assignment(e);
       if (!kv)
-        return fail(ctx, "doctor", util::Error(util::ErrorCode::usage, "--env " + e + ": expected NAME=VALUE").with_hint("e.g. --env CUDA_PATH=\"C:\\CUDA\\v12.4\""));
+        return fail(ctx, "doctor",
+                    util::Error(util::ErrorCode::usage, "--env " + e + ": expected NAME=VALUE")
+                        .with_hint("e.g. --env CUDA_PATH=\"C:\\CUDA\\v12.4\""));
       w.env[kv->first] = kv->second;
     }
     opts.windows = std::move(w);
@@ -131,8 +133,10 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
   auto report = core::doctor(opts, kb);
   if (!report) return fail(ctx, "doctor", report.error());
   auto v = core::verdict(report->findings, o.strict);
-  if (ctx.json) ctx.io.out << format::envelope("doctor", !v.failed, report->findings, format::to_json(*report), nullptr);
-  else render_text(ctx.io.out, o, *report, ctx.out_style);
+  if (ctx.json)
+    ctx.io.out << format::envelope("doctor", !v.failed, report->findings, format::to_json(*report), nullptr);
+  else
+    render_text(ctx.io.out, o, *report, ctx.out_style);
   return v.failed ? k_exit_failed : k_exit_ok;
 }
 
@@ -143,14 +147,14 @@ void add_doctor(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("doctor", "Find what breaks a GPU stack: which cuDNN a program really loads, stale copies, missing DLLs");
   cmd->add_option("--site-packages", c->site_packages, "Linux: read installed frameworks from this site-packages (default: python3's)");
   cmd->add_option("--manifest", c->manifest, "Judge against this manifest's pins (cuDNN, CUDA, [targets.windows])");
-  auto* root = cmd->add_option("--windows-root", c->windows_root,
-                               "Judge a Windows tree instead of this machine: the local directory C:\\ maps to");
+  auto* root =
+      cmd->add_option("--windows-root", c->windows_root, "Judge a Windows tree instead of this machine: the local directory C:\\ maps to");
   auto* path = cmd->add_option("--path", c->path, "The Windows PATH value (\"C:\\...;C:\\...\"), machine entries first");
   root->needs(path);
   path->needs(root);
-  c->user_path_opt = cmd->add_option("--user-path", c->user_path,
-                                     "The User-scope PATH value: Windows appends it to the machine PATH given with --path")
-                         ->needs(root);
+  c->user_path_opt =
+      cmd->add_option("--user-path", c->user_path, "The User-scope PATH value: Windows appends it to the machine PATH given with --path")
+          ->needs(root);
   cmd->add_option("--drive", c->drives, "Map another drive letter: D=DIR (repeatable)")->needs(root);
   cmd->add_option("--app-dir", c->app_dir, "The application's directory (default: python.exe's with --python)")->needs(root);
   cmd->add_option("--cwd", c->cwd, "The program's current directory")->needs(root);

@@ -74,7 +74,8 @@ void add_fetch(CLI::App& app, Context& ctx) {
   auto c = std::make_shared<FetchCli>();
   auto* cmd = app.add_subcommand("fetch", "Download the pinned archives into the cache, verified by size and SHA-256");
   cmd->add_option("MANIFEST", c->manifest, "The manifest")->required();
-  cmd->add_option("--platform", c->platform, "Only the archive of this platform (default: the ones the manifest writes, and its targets' platforms)");
+  cmd->add_option("--platform", c->platform,
+                  "Only the archive of this platform (default: the ones the manifest writes, and its targets' platforms)");
   add_fetch_options(cmd, c->fetch);
   add_json_flag(cmd, ctx);
   add_lock_options(cmd, ctx);

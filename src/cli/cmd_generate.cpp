@@ -4,18 +4,18 @@
 // stackpin generate conda MANIFEST [-o FILE]
 #include <ostream>
 
+#include <algorithm>
 #include "commands.hpp"
 #include "format/json.hpp"
-#include <algorithm>
 
+#include "core/package/conda.hpp"
+#include "core/package/docker.hpp"
 #include "core/provision/activation.hpp"
 #include "core/provision/stage.hpp"
-#include "gen/activate_windows.hpp"
-#include "knowledge/knowledge_base.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/activate.hpp"
-#include "core/package/docker.hpp"
-#include "core/package/conda.hpp"
+#include "gen/activate_windows.hpp"
+#include "knowledge/knowledge_base.hpp"
 #include "util/env.hpp"
 #include "util/fs.hpp"
 
@@ -93,8 +93,10 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
   files.archives_dir = c.archives;
   files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
   if (needs_archive && c.archives.empty() && files.cache_dir.empty())
-    return fail(ctx, "generate", util::Error(util::ErrorCode::usage, "--context needs --archives DIR (where the pinned archive is), a download cache "
-                                                    "(--cache-dir, filled by `stackpin fetch`), or --from-url"));
+    return fail(ctx, "generate",
+                util::Error(util::ErrorCode::usage,
+                            "--context needs --archives DIR (where the pinned archive is), a download cache "
+                            "(--cache-dir, filled by `stackpin fetch`), or --from-url"));
   if (!c.convtest.empty()) {
     files.convtest_binary = c.convtest;
   } else if (auto self = util::executable_path()) {
@@ -142,7 +144,10 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
     files.archives_dir = c.archives;
     files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
     if (c.archives.empty() && files.cache_dir.empty())
-      return fail(ctx, "generate", util::Error(util::ErrorCode::usage, "the manifest's archive has no url: pass --archives DIR (or --cache-dir) so it can be put into " + dir.string()));
+      return fail(
+          ctx, "generate",
+          util::Error(util::ErrorCode::usage,
+                      "the manifest's archive has no url: pass --archives DIR (or --cache-dir) so it can be put into " + dir.string()));
     files.convtest_optional = true;  // the devcontainer builds the runtime target only
     if (auto self = util::executable_path(); self && std::filesystem::exists(self->parent_path() / "stackpin-convtest"))
       files.convtest_binary = self->parent_path() / "stackpin-convtest";
@@ -159,7 +164,8 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   g.kind = "devcontainer";
   g.notes = plan->notes;
   g.files = context_files(dir);
-  g.summary = "wrote " + (dir / "devcontainer.json").string() + " and " + (dir / "Dockerfile").string() + " (target runtime, GPU requested)\n";
+  g.summary =
+      "wrote " + (dir / "devcontainer.json").string() + " and " + (dir / "Dockerfile").string() + " (target runtime, GPU requested)\n";
   return finish(ctx, std::move(g));
 }
 
@@ -238,9 +244,10 @@ void add_generate(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<GenCli>();
   auto* act = gen_cmd->add_subcommand("activate", "An activation script that puts the staged cuDNN first on the loader path");
   act->add_option("MANIFEST", a->manifest, "The manifest")->required();
-  act->add_option("--shell", a->shell, "sh (Linux/WSL2), powershell or cmd (Windows)")
-      ->check(CLI::IsMember({"sh", "powershell", "cmd"}));
-  act->add_option("--prefix", a->prefix, "Where the staged tree lives (default: the manifest's [targets.linux] prefix; for powershell and cmd, [targets.windows] prefix or, for cuda-merge, cuda_path)");
+  act->add_option("--shell", a->shell, "sh (Linux/WSL2), powershell or cmd (Windows)")->check(CLI::IsMember({"sh", "powershell", "cmd"}));
+  act->add_option("--prefix", a->prefix,
+                  "Where the staged tree lives (default: the manifest's [targets.linux] prefix; for powershell and cmd, [targets.windows] "
+                  "prefix or, for cuda-merge, cuda_path)");
   act->add_option("-o", a->output, "Write to FILE instead of stdout");
   act->callback([a, &ctx] {
     ctx.action = [a, &ctx] {
@@ -262,10 +269,13 @@ void add_generate(CLI::App& app, Context& ctx) {
   });
 
   auto w = std::make_shared<GenCli>();
-  auto* chk = gen_cmd->add_subcommand("windows-check", "check-cudnn.ps1: verifies a Windows machine against the manifest (files and their hashes, version, PATH order, DLL search order, CUDA bin, zlibwapi, VC++ runtime, driver, a running process's DLLs)");
+  auto* chk = gen_cmd->add_subcommand("windows-check",
+                                      "check-cudnn.ps1: verifies a Windows machine against the manifest (files and their hashes, version, "
+                                      "PATH order, DLL search order, CUDA bin, zlibwapi, VC++ runtime, driver, a running process's DLLs)");
   chk->add_option("MANIFEST", w->manifest, "The manifest")->required();
   chk->add_option("--prefix", w->prefix, "Where the tree lives on the Windows machine (default: [targets.windows] prefix or cuda_path)");
-  chk->add_option("--dest", w->dest, "A tree staged with `stackpin stage`: its receipt gives the SHA-256 of every file, which the script checks");
+  chk->add_option("--dest", w->dest,
+                  "A tree staged with `stackpin stage`: its receipt gives the SHA-256 of every file, which the script checks");
   chk->add_option("-o", w->output, "Write to FILE instead of stdout");
   chk->callback([w, &ctx] {
     ctx.action = [w, &ctx] {
@@ -294,10 +304,12 @@ void add_generate(CLI::App& app, Context& ctx) {
                  [](const gen::LinuxActivation& a) -> util::Result<std::string> { return gen::render_profile_d(a); });
 
   auto d = std::make_shared<DockerCli>();
-  auto* df = gen_cmd->add_subcommand("dockerfile", "A multi-stage Dockerfile for a GPU image (SHA-256 checked archive, runtime files only, conv test target)");
+  auto* df = gen_cmd->add_subcommand(
+      "dockerfile", "A multi-stage Dockerfile for a GPU image (SHA-256 checked archive, runtime files only, conv test target)");
   df->add_option("MANIFEST", d->manifest, "The manifest")->required();
   df->add_option("-o", d->output, "Write to FILE instead of stdout");
-  df->add_option("--context", d->context, "Lay out a ready build context in DIR (Dockerfile, .dockerignore, the verified archive, stackpin-convtest)");
+  df->add_option("--context", d->context,
+                 "Lay out a ready build context in DIR (Dockerfile, .dockerignore, the verified archive, stackpin-convtest)");
   df->add_option("--archives", d->archives, "With --context: the folder holding the pinned archive (searched before the cache)");
   df->add_option("--cache-dir", d->cache_dir, "With --context: the download cache `stackpin fetch` fills (default: the usual one)");
   df->add_option("--platform", d->platform, "The image's architecture: linux-x86_64 (default) or linux-sbsa");
@@ -316,7 +328,8 @@ void add_generate(CLI::App& app, Context& ctx) {
   dev->callback([dc, &ctx] { ctx.action = [dc, &ctx] { return run_devcontainer(*dc, ctx); }; });
 
   auto cd = std::make_shared<GenCli>();
-  auto* conda = gen_cmd->add_subcommand("conda", "A conda environment.yml: python, cuda-version, conda-forge's cudnn, frameworks from pip with the right index");
+  auto* conda = gen_cmd->add_subcommand(
+      "conda", "A conda environment.yml: python, cuda-version, conda-forge's cudnn, frameworks from pip with the right index");
   conda->add_option("MANIFEST", cd->manifest, "The manifest")->required();
   conda->add_option("-o", cd->output, "Write to FILE instead of stdout");
   conda->callback([cd, &ctx] { ctx.action = [cd, &ctx] { return run_conda(*cd, ctx); }; });

@@ -3,10 +3,10 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "gen/quote.hpp"
 #include "core/archives/lock.hpp"
 #include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
+#include "gen/quote.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -34,15 +34,16 @@ void print_lock(std::ostream& os, const model::Lock& l, const std::string& path,
   for (const auto& d : l.drivers) os << "  driver    " << model::to_string(d.os) << " >= " << d.required << "\n";
   if (!l.cudnn.empty()) os << "  cudnn     " << l.cudnn << " (cuda" << l.cudnn_cuda << " build)\n";
   for (const auto& a : l.archives)
-    os << "  archive   " << model::to_string(a.platform) << "  " << a.file << "\n            sha256 " << a.sha256 << ", "
-       << a.size << " bytes; from " << a.source.substr(0, a.source.find(": ")) << "\n";
+    os << "  archive   " << model::to_string(a.platform) << "  " << a.file << "\n            sha256 " << a.sha256 << ", " << a.size
+       << " bytes; from " << a.source.substr(0, a.source.find(": ")) << "\n";
   for (const auto& f : l.frameworks) os << "  framework " << f.requirement << "  (" << f.index_url << ")\n";
   if (!l.base_image.empty()) os << "  image     " << l.base_image << (l.base_digest.empty() ? "" : "@" + l.base_digest) << "\n";
 }
 
 int run_lock(const LockCli& c, Context& ctx) {
   if (c.output == "-" && (c.check || ctx.json))
-    return fail(ctx, "lock", util::Error(util::ErrorCode::usage, "-o - prints the lock itself: it cannot be combined with --check or --json"));
+    return fail(ctx, "lock",
+                util::Error(util::ErrorCode::usage, "-o - prints the lock itself: it cannot be combined with --check or --json"));
   auto m = format::load_manifest(c.manifest);
   if (!m) return fail(ctx, "lock", m.error());
   fs::path out = c.output.empty() || c.output == "-" ? core::default_lock_path(c.manifest) : fs::path(c.output);
@@ -64,8 +65,10 @@ int run_lock(const LockCli& c, Context& ctx) {
   std::optional<model::Lock> previous;
   if (old_text) {
     auto parsed = format::parse_lock(*old_text, out.string());
-    if (parsed) previous = std::move(*parsed);
-    else if (c.check) return fail(ctx, "lock", parsed.error());
+    if (parsed)
+      previous = std::move(*parsed);
+    else if (c.check)
+      return fail(ctx, "lock", parsed.error());
   } else if (c.check) {
     return fail(ctx, "lock", std::move(old_text).error().with_context("checking the lock of " + c.manifest));
   }
@@ -104,10 +107,12 @@ int run_lock(const LockCli& c, Context& ctx) {
 
 void add_lock(CLI::App& app, Context& ctx) {
   auto c = std::make_shared<LockCli>();
-  auto* cmd = app.add_subcommand("lock", "Pin everything the manifest leaves open into a lock file beside it (archives, drivers, exact builds)");
+  auto* cmd =
+      app.add_subcommand("lock", "Pin everything the manifest leaves open into a lock file beside it (archives, drivers, exact builds)");
   cmd->add_option("MANIFEST", c->manifest, "The manifest to lock")->required();
   cmd->add_option("-o,--output", c->output, "Where to write the lock (default: beside the manifest, NAME.lock; - = stdout)");
-  cmd->add_option("--redistrib", c->redistribs, "NVIDIA's redistrib_<version>.json: pin archives newer than the knowledge base with NVIDIA's hashes");
+  cmd->add_option("--redistrib", c->redistribs,
+                  "NVIDIA's redistrib_<version>.json: pin archives newer than the knowledge base with NVIDIA's hashes");
   cmd->add_flag("--check", c->check, "Write nothing; fail (exit 1) when the lock is missing or would pin anything differently");
   add_json_flag(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_lock(*c, ctx); }; });

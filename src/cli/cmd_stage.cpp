@@ -4,8 +4,8 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/verdict.hpp"
 #include "core/provision/stage.hpp"
+#include "core/verdict.hpp"
 #include "format/manifest_reader.hpp"
 #include "format/receipt.hpp"
 #include "util/strings.hpp"
@@ -30,11 +30,11 @@ void print_stage(std::ostream& os, const model::StageReport& r, const Style& st)
   }
   if (!r.recovered.empty()) os << st.yellow("recovered") << ": " << r.recovered << "\n";
   if (r.dry_run) {
-    os << st.bold("plan") << " (--dry-run, nothing changed): " << r.files << " files, " << util::format_bytes(r.bytes) << " into "
-       << r.dest << "\n";
+    os << st.bold("plan") << " (--dry-run, nothing changed): " << r.files << " files, " << util::format_bytes(r.bytes) << " into " << r.dest
+       << "\n";
     for (const auto& f : r.plan)
-      os << "  " << f.from << " -> " << f.to << (f.type == "symlink" ? "  (symlink)" : "") << (f.replaces ? "  replaces an existing file" : "")
-         << "\n";
+      os << "  " << f.from << " -> " << f.to << (f.type == "symlink" ? "  (symlink)" : "")
+         << (f.replaces ? "  replaces an existing file" : "") << "\n";
   } else {
     os << st.green("staged") << " " << r.files << " files (" << util::format_bytes(r.bytes) << ") into " << r.dest << "\n";
   }
@@ -53,8 +53,10 @@ void print_stage(std::ostream& os, const model::StageReport& r, const Style& st)
   if (!r.stale.empty()) {
     os << st.yellow("warning") << ": other cuDNN DLLs in the tree (found before the pinned ones on PATH, they shadow it):\n";
     for (const auto& s : r.stale) os << "    " << s << "\n";
-    if (r.removed_stale.empty()) os << "  rerun with --remove-stale to move them to .stackpin/backup/ (unstage puts them back)\n";
-    else os << "  moved " << r.removed_stale.size() << " of them to .stackpin/backup/\n";
+    if (r.removed_stale.empty())
+      os << "  rerun with --remove-stale to move them to .stackpin/backup/ (unstage puts them back)\n";
+    else
+      os << "  moved " << r.removed_stale.size() << " of them to .stackpin/backup/\n";
   }
 }
 
@@ -82,12 +84,15 @@ int run_stage(const StageCli& c, Context& ctx) {
   o.stackpin_version = STACKPIN_VERSION;
   if (auto p = progress_printer(ctx, "staging"))
     o.progress = [p](const archive_io::Progress& pr) { p(pr.archive_bytes, pr.archive_total, pr.files); };
-  if (!ctx.json && ctx.io.err_is_tty) o.on_lock_wait = [&ctx] { ctx.io.err << "waiting for another stackpin run on this destination...\n"; };
+  if (!ctx.json && ctx.io.err_is_tty)
+    o.on_lock_wait = [&ctx] { ctx.io.err << "waiting for another stackpin run on this destination...\n"; };
   o.fault = fault_hook(ctx);
   auto r = core::stage(*m, knowledge::KnowledgeBase::embedded(), o);
   if (!r) return fail(ctx, "stage", r.error());
-  if (ctx.json) ctx.io.out << format::envelope("stage", true, {}, format::to_json(*r), nullptr);
-  else print_stage(ctx.io.out, *r, ctx.out_style);
+  if (ctx.json)
+    ctx.io.out << format::envelope("stage", true, {}, format::to_json(*r), nullptr);
+  else
+    print_stage(ctx.io.out, *r, ctx.out_style);
   return k_exit_ok;
 }
 

@@ -3,8 +3,8 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/verdict.hpp"
 #include "core/archives/verify.hpp"
+#include "core/verdict.hpp"
 #include "format/manifest_reader.hpp"
 #include "format/receipt.hpp"
 
@@ -28,8 +28,10 @@ int run_verify(const VerifyOptions& o, Context& ctx) {
   } else {
     std::string cache = archive_cache_dir(ctx, o.cache_dir);
     if (o.archives.empty() && cache.empty())
-      return fail(ctx, "verify", util::Error(util::ErrorCode::usage, "verify MANIFEST needs --archives DIR or a download cache (--cache-dir), "
-                                                      "or verify FILE --sha256 HEX"));
+      return fail(ctx, "verify",
+                  util::Error(util::ErrorCode::usage,
+                              "verify MANIFEST needs --archives DIR or a download cache (--cache-dir), "
+                              "or verify FILE --sha256 HEX"));
     std::optional<model::Platform> platform;
     if (!o.platform.empty()) {
       auto p = parse_platform_option(o.platform);
@@ -47,8 +49,8 @@ int run_verify(const VerifyOptions& o, Context& ctx) {
     ctx.io.out << format::envelope("verify", ok, findings, format::to_json(*report), nullptr);
   } else {
     for (const auto& f : findings) render_finding(ctx.io.out, f, ctx.out_style);
-    ctx.io.out << (ok ? ctx.out_style.green("verified") : ctx.out_style.red("verification failed")) << ": "
-               << report->archives.size() << " archive(s)\n";
+    ctx.io.out << (ok ? ctx.out_style.green("verified") : ctx.out_style.red("verification failed")) << ": " << report->archives.size()
+               << " archive(s)\n";
   }
   return ok ? k_exit_ok : k_exit_failed;
 }
@@ -59,8 +61,9 @@ void add_verify(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<VerifyOptions>();
   auto* cmd = app.add_subcommand("verify", "Check archives against their pinned SHA-256 and size (changes nothing)");
   cmd->add_option("MANIFEST_OR_FILE", o->target, "A manifest, or one file with --sha256")->required();
-  cmd->add_option("--archives", o->archives, "Folder holding the downloaded archives (found by name, else by size and hash); "
-                                             "default: only the download cache");
+  cmd->add_option("--archives", o->archives,
+                  "Folder holding the downloaded archives (found by name, else by size and hash); "
+                  "default: only the download cache");
   cmd->add_option("--cache-dir", o->cache_dir, "The download cache `stackpin fetch` fills, searched after --archives");
   cmd->add_option("--platform", o->platform, "Only the archive of this platform");
   cmd->add_option("--sha256", o->sha256, "Verify FILE against this SHA-256 (64 hex digits)");

@@ -7,20 +7,22 @@
 
 #include <cctype>
 #include "core/archives/cache.hpp"
-#include "format/config_reader.hpp"
 #include "core/archives/lock.hpp"
+#include "crypto/sha256.hpp"
+#include "format/config_reader.hpp"
+#include "format/json.hpp"
 #include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
-#include "crypto/sha256.hpp"
-#include "format/json.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
 namespace cli {
 
 int fail(Context& ctx, const std::string& command, const util::Error& e) {
-  if (ctx.json) ctx.io.out << format::envelope(command, false, {}, format::empty_object(), &e);
-  else render_error(ctx.io.err, e, ctx.err_style);
+  if (ctx.json)
+    ctx.io.out << format::envelope(command, false, {}, format::empty_object(), &e);
+  else
+    render_error(ctx.io.err, e, ctx.err_style);
   return exit_code_for(e);
 }
 
@@ -79,7 +81,8 @@ void add_json_flag(CLI::App* cmd, Context& ctx) {
 }
 
 void add_lock_options(CLI::App* cmd, Context& ctx) {
-  cmd->add_flag("--locked", ctx.lock.locked, "Use the lock file beside the manifest (NAME.lock); refuse when the manifest and the lock disagree");
+  cmd->add_flag("--locked", ctx.lock.locked,
+                "Use the lock file beside the manifest (NAME.lock); refuse when the manifest and the lock disagree");
   cmd->add_option("--lock", ctx.lock.file, "Use this lock file (implies --locked)");
 }
 
@@ -103,9 +106,10 @@ void add_fetch_options(CLI::App* cmd, FetchFlags& f) {
       ->capture_default_str();
   cmd->add_option("--retry-delay-ms", f.retry_delay_ms, "First backoff between attempts, doubled each time")->capture_default_str();
   cmd->add_option("--stall-timeout", f.stall_timeout_s, "Seconds without data before a transfer is retried")->capture_default_str();
-  cmd->footer("The settings file ($STACKPIN_CONFIG, else $XDG_CONFIG_HOME/stackpin/config.toml, else "
-              "~/.config/stackpin/config.toml) may hold [fetch] mirrors = [\"URL\", ...]; --mirror replaces them. "
-              "Proxies: http_proxy, https_proxy, no_proxy and ALL_PROXY are honoured.");
+  cmd->footer(
+      "The settings file ($STACKPIN_CONFIG, else $XDG_CONFIG_HOME/stackpin/config.toml, else "
+      "~/.config/stackpin/config.toml) may hold [fetch] mirrors = [\"URL\", ...]; --mirror replaces them. "
+      "Proxies: http_proxy, https_proxy, no_proxy and ALL_PROXY are honoured.");
 }
 
 util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlags& f) {
@@ -138,7 +142,8 @@ util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlag
 
 util::Result<model::Platform> parse_platform_option(const std::string& text) {
   if (auto p = model::parse_platform(text)) return *p;
-  return util::Error(util::ErrorCode::usage, "--platform must be one of " + util::join(model::platform_names(), ", ") + ", not \"" + text + "\"");
+  return util::Error(util::ErrorCode::usage,
+                     "--platform must be one of " + util::join(model::platform_names(), ", ") + ", not \"" + text + "\"");
 }
 
 util::Result<std::vector<std::pair<char, std::filesystem::path>>> parse_drives(const std::vector<std::string>& values) {
@@ -146,7 +151,8 @@ util::Result<std::vector<std::pair<char, std::filesystem::path>>> parse_drives(c
   for (const auto& d : values) {
     auto eq = d.find('=');
     if (eq != 1 || !std::isalpha(static_cast<unsigned char>(d[0])) || d.size() < 3)
-      return util::Error(util::ErrorCode::usage, "--drive " + d + ": expected a drive letter and a directory").with_hint("write it as --drive D=/mnt/d");
+      return util::Error(util::ErrorCode::usage, "--drive " + d + ": expected a drive letter and a directory")
+          .with_hint("write it as --drive D=/mnt/d");
     out.emplace_back(d[0], d.substr(2));
   }
   return out;

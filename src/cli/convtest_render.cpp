@@ -55,8 +55,8 @@ int finish_convtest(Io& io, const model::ConvReport& r, const std::vector<model:
       os << "  " << k << ": " << a.ok << "/" << a.runs << " algorithm runs correct, best " << a.best_gflops << " GFLOP/s\n";
     if (verbose)
       for (const auto& c : r.cases)
-        os << "    " << c.op << " " << c.dtype << " [" << c.shape << "] algo " << c.algo << ": " << (c.ok ? "ok" : "FAIL") << ", "
-           << c.ms << " ms, max error " << c.max_abs_err << (c.detail.empty() ? "" : " - " + c.detail) << "\n";
+        os << "    " << c.op << " " << c.dtype << " [" << c.shape << "] algo " << c.algo << ": " << (c.ok ? "ok" : "FAIL") << ", " << c.ms
+           << " ms, max error " << c.max_abs_err << (c.detail.empty() ? "" : " - " + c.detail) << "\n";
   }
   if (r.framework) {
     const auto& fw = *r.framework;
@@ -69,8 +69,9 @@ int finish_convtest(Io& io, const model::ConvReport& r, const std::vector<model:
   }
   for (const auto& f : findings)
     if (f.severity != model::Severity::ok) render_finding(os, f, st);
-  os << (code == k_exit_ok ? st.green("convtest passed")
-                           : code == k_exit_nothing ? st.yellow("nothing to run on") : st.red("convtest failed"))
+  os << (code == k_exit_ok        ? st.green("convtest passed")
+         : code == k_exit_nothing ? st.yellow("nothing to run on")
+                                  : st.red("convtest failed"))
      << ": " << summary(v.counts) << "\n";
   return code;
 }

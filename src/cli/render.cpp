@@ -24,8 +24,7 @@ void render_excerpt(std::ostream& os, const util::SourceLocation& loc, const Sty
   if (loc.column > 0) {
     // keep tabs so the caret lines up with the excerpt
     std::string lead;
-    for (int i = 0; i < loc.column - 1 && i < static_cast<int>(loc.excerpt.size()); ++i)
-      lead += loc.excerpt[i] == '\t' ? '\t' : ' ';
+    for (int i = 0; i < loc.column - 1 && i < static_cast<int>(loc.excerpt.size()); ++i) lead += loc.excerpt[i] == '\t' ? '\t' : ' ';
     os << "  " << pad << " | " << lead << style.red("^") << "\n";
   }
 }
@@ -67,8 +66,8 @@ void render_finding(std::ostream& os, const model::Finding& f, const Style& styl
 
 std::string summary(const model::FindingCounts& c) {
   auto n = [](int k, const char* one, const char* many) { return std::to_string(k) + " " + (k == 1 ? one : many); };
-  return n(c.errors, "error", "errors") + ", " + n(c.warnings, "warning", "warnings") + ", " + n(c.notes, "note", "notes") +
-         ", " + std::to_string(c.oks) + " ok";
+  return n(c.errors, "error", "errors") + ", " + n(c.warnings, "warning", "warnings") + ", " + n(c.notes, "note", "notes") + ", " +
+         std::to_string(c.oks) + " ok";
 }
 
 int exit_code_for(const util::Error& e) {

@@ -15,20 +15,47 @@ namespace {
 // would say only TEXT or UINT. An option missing here keeps CLI11's word, and a test fails on it.
 const std::map<std::string, std::string>& value_names() {
   static const std::map<std::string, std::string> names = {
-      {"--app-dir", "DIR"},         {"--archives", "DIR"},        {"--cache-dir", "DIR"},
-      {"--compression", "KIND"},    {"--context", "DIR"},         {"--convtest", "FILE"},
-      {"--cudart", "FILE"},         {"--cudnn", "FILE"},          {"--cwd", "DIR"},
-      {"--dest", "DIR"},            {"--device", "INDEX"},        {"--dll-dir", "DIR"},
-      {"--drive", "D=DIR"},         {"--env", "NAME=VALUE"},      {"--expect-cuda", "MAJOR"},
-      {"--expect-cudnn", "VERSION"}, {"--expect-driver", "VERSION"}, {"--lock", "FILE"},
-      {"--maintainer", "'NAME <EMAIL>'"}, {"--manifest", "FILE"}, {"--max-unpacked", "BYTES"},
-      {"--mirror", "URL"},          {"--name", "NAME"},           {"--out-dir", "DIR"},
-      {"--output", "FILE"},         {"-o", "FILE"},               {"--path", "PATH"},
-      {"--platform", "PLATFORM"},   {"--prefix", "DIR"},          {"--python", "FILE"},
-      {"--redistrib", "FILE"},      {"--retries", "COUNT"},       {"--retry-delay-ms", "MS"},
-      {"--root", "DIR"},            {"--sha256", "HEX"},          {"--site-packages", "DIR"},
-      {"--size", "BYTES"},          {"--stall-timeout", "SECONDS"}, {"--target", "TARGET"},
-      {"--user-path", "PATH"},      {"--windows-root", "DIR"},
+      {"--app-dir", "DIR"},
+      {"--archives", "DIR"},
+      {"--cache-dir", "DIR"},
+      {"--compression", "KIND"},
+      {"--context", "DIR"},
+      {"--convtest", "FILE"},
+      {"--cudart", "FILE"},
+      {"--cudnn", "FILE"},
+      {"--cwd", "DIR"},
+      {"--dest", "DIR"},
+      {"--device", "INDEX"},
+      {"--dll-dir", "DIR"},
+      {"--drive", "D=DIR"},
+      {"--env", "NAME=VALUE"},
+      {"--expect-cuda", "MAJOR"},
+      {"--expect-cudnn", "VERSION"},
+      {"--expect-driver", "VERSION"},
+      {"--lock", "FILE"},
+      {"--maintainer", "'NAME <EMAIL>'"},
+      {"--manifest", "FILE"},
+      {"--max-unpacked", "BYTES"},
+      {"--mirror", "URL"},
+      {"--name", "NAME"},
+      {"--out-dir", "DIR"},
+      {"--output", "FILE"},
+      {"-o", "FILE"},
+      {"--path", "PATH"},
+      {"--platform", "PLATFORM"},
+      {"--prefix", "DIR"},
+      {"--python", "FILE"},
+      {"--redistrib", "FILE"},
+      {"--retries", "COUNT"},
+      {"--retry-delay-ms", "MS"},
+      {"--root", "DIR"},
+      {"--sha256", "HEX"},
+      {"--site-packages", "DIR"},
+      {"--size", "BYTES"},
+      {"--stall-timeout", "SECONDS"},
+      {"--target", "TARGET"},
+      {"--user-path", "PATH"},
+      {"--windows-root", "DIR"},
   };
   return names;
 }
@@ -47,10 +74,9 @@ void name_option_values(CLI::App& app) {
 
 std::string version_text() {
   const auto& f = knowledge::KnowledgeBase::embedded().facts();
-  return std::string("stackpin ") + STACKPIN_VERSION + " (knowledge: " + std::to_string(f.cudnn_archives.size()) +
-         " cuDNN archives, " + std::to_string(f.driver_releases.size()) + " CUDA driver minimums, " +
-         std::to_string(f.torch.size()) + " PyTorch, " + std::to_string(f.tensorflow.size()) + " TensorFlow and " +
-         std::to_string(f.onnxruntime.size()) + " ONNX Runtime entries)";
+  return std::string("stackpin ") + STACKPIN_VERSION + " (knowledge: " + std::to_string(f.cudnn_archives.size()) + " cuDNN archives, " +
+         std::to_string(f.driver_releases.size()) + " CUDA driver minimums, " + std::to_string(f.torch.size()) + " PyTorch, " +
+         std::to_string(f.tensorflow.size()) + " TensorFlow and " + std::to_string(f.onnxruntime.size()) + " ONNX Runtime entries)";
 }
 }  // namespace
 

@@ -3,9 +3,9 @@
 
 #include <openssl/evp.h>
 
+#include <cassert>
 #include <cerrno>
 #include <cstdio>
-#include <cassert>
 #include <memory>
 
 #include "util/fs.hpp"

@@ -32,8 +32,9 @@ util::Result<UserConfig> parse_user_config(std::string_view text, const std::str
     if (const toml::array* arr = f.array("mirrors")) {
       for (const auto& el : *arr) {
         if (!el.is_string() || !has_scheme(el.as_string()->get())) {
-          diag.error(el.source(), "`fetch.mirrors` must list URLs such as \"https://mirror.example.org/cudnn/redist/\" or "
-                                  "\"file:///srv/mirror/cudnn/redist/\"",
+          diag.error(el.source(),
+                     "`fetch.mirrors` must list URLs such as \"https://mirror.example.org/cudnn/redist/\" or "
+                     "\"file:///srv/mirror/cudnn/redist/\"",
                      "a mirror is a copy of NVIDIA's https://developer.download.nvidia.com/compute/cudnn/redist/ tree");
           continue;
         }

@@ -30,12 +30,8 @@ json dir_json(const model::SearchDir& d) {
 }
 
 json copy_json(const model::DllCopy& c) {
-  return json{{"dir", c.dir},
-              {"windows_path", c.windows_path},
-              {"local_path", c.local_path},
-              {"version", c.version},
-              {"version_from", c.version_from},
-              {"machine", c.machine}};
+  return json{{"dir", c.dir},         {"windows_path", c.windows_path}, {"local_path", c.local_path},
+              {"version", c.version}, {"version_from", c.version_from}, {"machine", c.machine}};
 }
 
 json order_json(const model::SearchOrder& o) {

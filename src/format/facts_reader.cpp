@@ -280,8 +280,10 @@ void read_text_table(TableReader& top, const char* key) {
   table(top, key, [&](TableReader& r) {
     for (auto&& [k, v] : r.table()) {
       std::string name(k.str());
-      if (v.is_string()) str(r, name.c_str());
-      else strings(r, name.c_str());
+      if (v.is_string())
+        str(r, name.c_str());
+      else
+        strings(r, name.c_str());
     }
   });
 }
@@ -297,8 +299,10 @@ void read_conda(TableReader& top, model::Facts& f) {
     c.version = ver(r, "version", 4, 4);
     if (const toml::array* a = r.array("cuda_majors"))
       for (const auto& el : *a) {
-        if (el.is_integer()) c.cuda_majors.push_back(static_cast<int>(el.as_integer()->get()));
-        else r.diag().error(el.source(), "`" + r.qualified("cuda_majors") + "` must list integers");
+        if (el.is_integer())
+          c.cuda_majors.push_back(static_cast<int>(el.as_integer()->get()));
+        else
+          r.diag().error(el.source(), "`" + r.qualified("cuda_majors") + "` must list integers");
       }
     c.note = str(r, "note");
     c.source = sources(r);
@@ -355,9 +359,8 @@ void read_containers(TableReader& top, model::Facts& f) {
 using Reader = void (*)(TableReader&, model::Facts&);
 const std::vector<std::pair<std::string, Reader>>& readers() {
   static const std::vector<std::pair<std::string, Reader>> k_readers{
-      {"drivers.toml", read_drivers},       {"cudnn-archives.toml", read_archives},
-      {"cudnn-layouts.toml", read_layouts}, {"frameworks.toml", read_frameworks},
-      {"windows-runtime.toml", read_windows_runtime}, {"conda.toml", read_conda},
+      {"drivers.toml", read_drivers},       {"cudnn-archives.toml", read_archives},         {"cudnn-layouts.toml", read_layouts},
+      {"frameworks.toml", read_frameworks}, {"windows-runtime.toml", read_windows_runtime}, {"conda.toml", read_conda},
       {"containers.toml", read_containers}};
   return k_readers;
 }

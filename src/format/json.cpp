@@ -19,9 +19,7 @@ JsonDoc& JsonDoc::operator=(const JsonDoc& other) {
 std::string JsonDoc::dump(int indent) const { return m_impl->value.dump(indent, ' ', false, json::error_handler_t::replace); }
 
 namespace {
-json location_json(const util::SourceLocation& loc) {
-  return json{{"file", loc.file}, {"line", loc.line}, {"column", loc.column}};
-}
+json location_json(const util::SourceLocation& loc) { return json{{"file", loc.file}, {"line", loc.line}, {"column", loc.column}}; }
 JsonDoc wrap(json v) {
   JsonDoc d;
   d.impl().value = std::move(v);
@@ -55,24 +53,31 @@ JsonDoc to_json(const model::CheckReport& r) {
   }
   json wheels = json::array();
   for (const auto& w : r.wheels)
-    wheels.push_back({{"framework", w.framework}, {"version", w.version}, {"variant", w.variant},
-                      {"requirement", w.requirement}, {"index_url", w.index_url},
-                      {"bundled_cudnn", w.bundled_cudnn}, {"source", w.source}});
+    wheels.push_back({{"framework", w.framework},
+                      {"version", w.version},
+                      {"variant", w.variant},
+                      {"requirement", w.requirement},
+                      {"index_url", w.index_url},
+                      {"bundled_cudnn", w.bundled_cudnn},
+                      {"source", w.source}});
   json archives = json::array();
   for (const auto& a : r.archives) {
-    json aj{{"platform", model::to_string(a.platform)}, {"file", a.file}, {"known", a.known},
-            {"cross_checked", a.cross_checked}, {"sha256", a.sha256}, {"url", a.url}};
+    json aj{{"platform", model::to_string(a.platform)}, {"file", a.file},     {"known", a.known},
+            {"cross_checked", a.cross_checked},         {"sha256", a.sha256}, {"url", a.url}};
     aj["size"] = a.size ? json(*a.size) : json(nullptr);
     archives.push_back(std::move(aj));
   }
-  json j{{"manifest", r.manifest_path}, {"name", r.name},         {"cuda", r.cuda_version},
-         {"cudnn", r.cudnn_version},    {"drivers", drivers},     {"wheels", wheels},
-         {"archives", archives}, {"rules_examined", r.examined}};
+  json j{{"manifest", r.manifest_path}, {"name", r.name},   {"cuda", r.cuda_version}, {"cudnn", r.cudnn_version},
+         {"drivers", drivers},          {"wheels", wheels}, {"archives", archives},   {"rules_examined", r.examined}};
   j["cudnn_cuda_major"] = r.cudnn_cuda_major ? json(*r.cudnn_cuda_major) : json(nullptr);
   if (r.windows) {
     const auto& w = *r.windows;
-    j["windows"] = {{"dll_dir", w.dll_dir},   {"import_lib_dir", w.import_lib_dir}, {"include_dir", w.include_dir},
-                    {"main_dll", w.main_dll}, {"verified", w.verified},             {"zlibwapi_needed", w.zlibwapi_needed},
+    j["windows"] = {{"dll_dir", w.dll_dir},
+                    {"import_lib_dir", w.import_lib_dir},
+                    {"include_dir", w.include_dir},
+                    {"main_dll", w.main_dll},
+                    {"verified", w.verified},
+                    {"zlibwapi_needed", w.zlibwapi_needed},
                     {"source", w.source}};
   } else {
     j["windows"] = nullptr;
@@ -95,13 +100,25 @@ JsonDoc to_json(const model::ConvReport& r) {
   };
   json gpus = json::array();
   for (const auto& g : r.gpus)
-    gpus.push_back({{"index", g.index}, {"name", g.name}, {"compute_capability", std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor)},
+    gpus.push_back({{"index", g.index},
+                    {"name", g.name},
+                    {"compute_capability", std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor)},
                     {"memory", g.memory}});
   json cases = json::array();
   for (const auto& c : r.cases)
-    cases.push_back({{"device", c.device}, {"op", c.op}, {"dtype", c.dtype}, {"shape", c.shape}, {"algo", c.algo},
-                     {"status", c.status}, {"ms", c.ms}, {"gflops", c.gflops}, {"max_abs_err", c.max_abs_err},
-                     {"tolerance", c.tolerance}, {"non_finite", c.non_finite}, {"ok", c.ok}, {"detail", c.detail}});
+    cases.push_back({{"device", c.device},
+                     {"op", c.op},
+                     {"dtype", c.dtype},
+                     {"shape", c.shape},
+                     {"algo", c.algo},
+                     {"status", c.status},
+                     {"ms", c.ms},
+                     {"gflops", c.gflops},
+                     {"max_abs_err", c.max_abs_err},
+                     {"tolerance", c.tolerance},
+                     {"non_finite", c.non_finite},
+                     {"ok", c.ok},
+                     {"detail", c.detail}});
   return wrap(json{{"cudart", lib(r.cudart)},
                    {"cudnn", lib(r.cudnn)},
                    {"cudnn_version", r.cudnn_version},
@@ -112,12 +129,17 @@ JsonDoc to_json(const model::ConvReport& r) {
                    {"gpus", gpus},
                    {"cases", cases},
                    {"nothing_to_run", r.nothing_to_run},
-                   {"framework", r.framework ? json{{"framework", r.framework->framework}, {"python", r.framework->python},
-                                                    {"installed", r.framework->installed}, {"version", r.framework->version},
-                                                    {"gpu", r.framework->gpu}, {"cudnn_version", r.framework->cudnn_version},
-                                                    {"loaded_cudnn", r.framework->loaded_cudnn}, {"ran", r.framework->ran},
+                   {"framework", r.framework ? json{{"framework", r.framework->framework},
+                                                    {"python", r.framework->python},
+                                                    {"installed", r.framework->installed},
+                                                    {"version", r.framework->version},
+                                                    {"gpu", r.framework->gpu},
+                                                    {"cudnn_version", r.framework->cudnn_version},
+                                                    {"loaded_cudnn", r.framework->loaded_cudnn},
+                                                    {"ran", r.framework->ran},
                                                     {"max_abs_err", r.framework->max_abs_err},
-                                                    {"non_finite", r.framework->non_finite}, {"error", r.framework->error}}
+                                                    {"non_finite", r.framework->non_finite},
+                                                    {"error", r.framework->error}}
                                              : json(nullptr)}});
 }
 
@@ -125,14 +147,21 @@ JsonDoc to_json(const model::DiffReport& r) {
   auto opt = [](const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); };
   json rows = json::array();
   for (const auto& row : r.rows)
-    rows.push_back({{"group", row.group},   {"component", row.component},
-                    {"a", opt(row.a)},      {"b", opt(row.b)},
-                    {"weight", model::to_string(row.weight)}, {"reason", row.reason}});
+    rows.push_back({{"group", row.group},
+                    {"component", row.component},
+                    {"a", opt(row.a)},
+                    {"b", opt(row.b)},
+                    {"weight", model::to_string(row.weight)},
+                    {"reason", row.reason}});
   auto c = r.counts();
   return wrap(json{{"a", {{"path", r.a.path}, {"name", r.a.name}}},
                    {"b", {{"path", r.b.path}, {"name", r.b.name}}},
-                   {"counts", {{"differences", c.differences()}, {"breaking", c.breaking},
-                               {"likely_breaking", c.likely_breaking}, {"compatible", c.compatible}, {"same", c.same}}},
+                   {"counts",
+                    {{"differences", c.differences()},
+                     {"breaking", c.breaking},
+                     {"likely_breaking", c.likely_breaking},
+                     {"compatible", c.compatible},
+                     {"same", c.same}}},
                    {"rows", std::move(rows)}});
 }
 
@@ -163,8 +192,8 @@ JsonDoc generated_json(const std::string& kind, const std::vector<GeneratedFile>
   return wrap(json{{"kind", kind}, {"files", std::move(arr)}});
 }
 
-JsonDoc captured_json(const std::string& manifest_text, const std::string& output, const std::string& name,
-                      const std::string& cuda, const std::string& cudnn) {
+JsonDoc captured_json(const std::string& manifest_text, const std::string& output, const std::string& name, const std::string& cuda,
+                      const std::string& cudnn) {
   return wrap(json{{"manifest", manifest_text},
                    {"output", output.empty() || output == "-" ? json(nullptr) : json(output)},
                    {"name", name},
@@ -172,8 +201,8 @@ JsonDoc captured_json(const std::string& manifest_text, const std::string& outpu
                    {"cudnn", cudnn}});
 }
 
-std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,
-                     const JsonDoc& report, const util::Error* error) {
+std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings, const JsonDoc& report,
+                     const util::Error* error) {
   json f = json::array();
   for (const auto& x : findings) f.push_back(to_json(x).impl().value);
   json j{{"schema", 1}, {"command", command}, {"ok", ok}, {"findings", std::move(f)}, {"report", report.impl().value}};

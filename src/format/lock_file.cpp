@@ -49,10 +49,12 @@ void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Loc
   }
   if (md5) {
     a.md5 = md5->value;
-    if (!is_hex_of(md5->value, 32)) diag.error_at(md5->pos.line, md5->pos.column, "`" + r.qualified("md5") + "` is not 32 hexadecimal digits");
+    if (!is_hex_of(md5->value, 32))
+      diag.error_at(md5->pos.line, md5->pos.column, "`" + r.qualified("md5") + "` is not 32 hexadecimal digits");
   }
   if (size) {
-    if (size->value <= 0) diag.error_at(size->pos.line, size->pos.column, "`" + r.qualified("size") + "` must be a positive number of bytes");
+    if (size->value <= 0)
+      diag.error_at(size->pos.line, size->pos.column, "`" + r.qualified("size") + "` must be a positive number of bytes");
     a.size = static_cast<std::uint64_t>(size->value);
   }
   if (source) a.source = source->value;
@@ -94,8 +96,10 @@ void read_array_of_tables(TableReader& parent, const std::string& key, Diagnosti
   if (!arr) return;
   int i = 0;
   for (const auto& node : *arr) {
-    if (const toml::table* t = node.as_table()) read_one(*t, i, diag);
-    else diag.error(node.source(), "`" + parent.qualified(key) + "` must be an array of tables: write [[" + parent.qualified(key) + "]]");
+    if (const toml::table* t = node.as_table())
+      read_one(*t, i, diag);
+    else
+      diag.error(node.source(), "`" + parent.qualified(key) + "` must be an array of tables: write [[" + parent.qualified(key) + "]]");
     ++i;
   }
 }
@@ -113,7 +117,8 @@ util::Result<model::Lock> parse_lock(std::string_view text, const std::string& p
   if (auto s = top.integer("schema", true, "1")) {
     lock.schema = static_cast<int>(s->value);
     if (s->value != 1)
-      diag.error_at(s->pos.line, s->pos.column, "lock schema " + std::to_string(s->value) + " is not supported: this stackpin reads schema 1",
+      diag.error_at(s->pos.line, s->pos.column,
+                    "lock schema " + std::to_string(s->value) + " is not supported: this stackpin reads schema 1",
                     s->value > 1 ? "upgrade stackpin, or regenerate the lock with this one (`stackpin lock`)" : "regenerate the lock");
   }
   if (auto v = top.string("generated_by")) lock.generated_by = v->value;
@@ -159,7 +164,8 @@ util::Result<model::Lock> load_lock(const std::filesystem::path& path) {
   if (!text) {
     auto e = std::move(text).error();
     e.context = "reading lock file " + path.string();
-    if (e.code == util::ErrorCode::not_found) e.hints.push_back("create it with `stackpin lock MANIFEST`, and commit it beside the manifest");
+    if (e.code == util::ErrorCode::not_found)
+      e.hints.push_back("create it with `stackpin lock MANIFEST`, and commit it beside the manifest");
     return e;
   }
   return parse_lock(*text, path.string());
@@ -197,8 +203,7 @@ std::string render_lock(const model::Lock& l) {
   if (!l.cudnn.empty()) {
     o << "\n[cudnn]\nversion = " << q(l.cudnn) << "\ncuda = " << l.cudnn_cuda << "\n";
     for (const auto& a : l.archives) {
-      o << "\n[[cudnn.archives]]\nplatform = " << q(model::to_string(a.platform)) << "\norigin = " << q(model::to_string(a.origin))
-        << "\n";
+      o << "\n[[cudnn.archives]]\nplatform = " << q(model::to_string(a.platform)) << "\norigin = " << q(model::to_string(a.origin)) << "\n";
       if (!a.url.empty()) o << "url = " << q(a.url) << "\n";
       o << "file = " << q(a.file) << "\nsha256 = " << q(a.sha256) << "\nsize = " << a.size << "\n";
       if (!a.md5.empty()) o << "md5 = " << q(a.md5) << "\n";
@@ -223,18 +228,28 @@ JsonDoc to_json(const model::Lock& l, const std::string& written_to, bool change
   json archives = json::array(), drivers = json::array(), frameworks = json::array(), inputs = json::object();
   for (const auto& [k, v] : l.inputs) inputs[k] = v.value;
   for (const auto& a : l.archives)
-    archives.push_back({{"platform", model::to_string(a.platform)}, {"origin", model::to_string(a.origin)}, {"url", a.url}, {"file", a.file},
-                        {"sha256", a.sha256}, {"md5", a.md5}, {"size", a.size}, {"source", a.source}});
+    archives.push_back({{"platform", model::to_string(a.platform)},
+                        {"origin", model::to_string(a.origin)},
+                        {"url", a.url},
+                        {"file", a.file},
+                        {"sha256", a.sha256},
+                        {"md5", a.md5},
+                        {"size", a.size},
+                        {"source", a.source}});
   for (const auto& d : l.drivers)
-    drivers.push_back({{"os", model::to_string(d.os)}, {"floor", d.floor}, {"minimum", d.minimum}, {"required", d.required}, {"source", d.source}});
+    drivers.push_back(
+        {{"os", model::to_string(d.os)}, {"floor", d.floor}, {"minimum", d.minimum}, {"required", d.required}, {"source", d.source}});
   for (const auto& f : l.frameworks)
-    frameworks.push_back({{"name", f.name}, {"version", f.version}, {"requirement", f.requirement}, {"index_url", f.index_url},
+    frameworks.push_back({{"name", f.name},
+                          {"version", f.version},
+                          {"requirement", f.requirement},
+                          {"index_url", f.index_url},
                           {"bundled_cudnn", f.bundled_cudnn}});
   JsonDoc doc;
-  doc.impl().value = json{{"lock", written_to},      {"changed", changed},     {"manifest", l.manifest}, {"name", l.name},
-                          {"inputs", inputs},        {"cuda", l.cuda},         {"cudnn", l.cudnn},       {"cudnn_cuda", l.cudnn_cuda},
-                          {"archives", archives},    {"drivers", drivers},     {"frameworks", frameworks},
-                          {"base_image", l.base_image}, {"base_digest", l.base_digest}};
+  doc.impl().value = json{
+      {"lock", written_to},       {"changed", changed},         {"manifest", l.manifest},      {"name", l.name},       {"inputs", inputs},
+      {"cuda", l.cuda},           {"cudnn", l.cudnn},           {"cudnn_cuda", l.cudnn_cuda},  {"archives", archives}, {"drivers", drivers},
+      {"frameworks", frameworks}, {"base_image", l.base_image}, {"base_digest", l.base_digest}};
   return doc;
 }
 

@@ -50,10 +50,8 @@ JsonDoc to_json(const model::MachineReport& r) {
   for (const auto& l : r.loader) {
     json shadowed = json::array();
     for (const auto& s : l.shadowed) shadowed.push_back(candidate(s));
-    loader.push_back({{"soname", l.soname},
-                      {"winner", l.winner ? candidate(*l.winner) : json(nullptr)},
-                      {"shadowed", shadowed},
-                      {"notes", l.notes}});
+    loader.push_back(
+        {{"soname", l.soname}, {"winner", l.winner ? candidate(*l.winner) : json(nullptr)}, {"shadowed", shadowed}, {"notes", l.notes}});
   }
   json llp = json::array();
   for (const auto& e : r.ld_library_path) llp.push_back({{"entry", e.text}, {"exists", e.exists}, {"relative", e.relative}});
@@ -61,8 +59,12 @@ JsonDoc to_json(const model::MachineReport& r) {
   if (r.conda) {
     json pkgs = json::array();
     for (const auto& p : r.conda->packages) pkgs.push_back({{"name", p.name}, {"version", p.version}, {"build", p.build}});
-    conda = {{"prefix", r.conda->prefix},           {"cudatoolkit", r.conda->cudatoolkit}, {"cuda_version", r.conda->cuda_version},
-             {"cudnn", r.conda->cudnn},             {"packages", pkgs},                    {"problems", r.conda->problems}};
+    conda = {{"prefix", r.conda->prefix},
+             {"cudatoolkit", r.conda->cudatoolkit},
+             {"cuda_version", r.conda->cuda_version},
+             {"cudnn", r.conda->cudnn},
+             {"packages", pkgs},
+             {"problems", r.conda->problems}};
   }
   json frameworks = json::array();
   for (const auto& f : r.python.frameworks) frameworks.push_back({{"name", f.name}, {"version", f.version}, {"location", f.location}});
@@ -98,10 +100,7 @@ JsonDoc to_json(const model::MachineReport& r) {
          {"default_dirs", r.default_dirs},
          {"conda", conda},
          {"python",
-          {{"python", r.python.python},
-           {"site_packages", r.python.site_packages},
-           {"frameworks", frameworks},
-           {"error", r.python.error}}},
+          {{"python", r.python.python}, {"site_packages", r.python.site_packages}, {"frameworks", frameworks}, {"error", r.python.error}}},
          {"skipped", r.skipped}};
   JsonDoc d;
   d.impl().value = std::move(j);

@@ -47,8 +47,7 @@ void read_driver(TableReader& top, model::Manifest& m) {
   m.driver = d;
 }
 
-void read_archive(const toml::table& t, int index, Diagnostics& diag, model::CudnnPin& pin,
-                  std::map<model::Platform, Pos>& seen) {
+void read_archive(const toml::table& t, int index, Diagnostics& diag, model::CudnnPin& pin, std::map<model::Platform, Pos>& seen) {
   TableReader r(t, "cudnn.archives[" + std::to_string(index) + "]", diag);
   model::ArchivePin a;
   a.pos = detail::pos_of(t);
@@ -78,8 +77,7 @@ void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Cud
     if (sha->value.size() != 64 || !util::is_hex(sha->value)) {
       diag.error_at(sha->pos.line, sha->pos.column,
                     "`" + r.qualified("sha256") + "` is not a SHA-256: expected 64 hexadecimal digits, got " +
-                        std::to_string(sha->value.size()) + " character(s)" +
-                        (util::is_hex(sha->value) ? "" : " including non-hex ones"),
+                        std::to_string(sha->value.size()) + " character(s)" + (util::is_hex(sha->value) ? "" : " including non-hex ones"),
                     "copy the sha256 from NVIDIA's redistrib_<version>.json, or run `sha256sum` on the archive");
     } else {
       a.sha256 = Located<std::string>{util::to_lower(sha->value), sha->pos};
@@ -92,8 +90,10 @@ void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Cud
     else
       a.size = Located<std::uint64_t>{static_cast<std::uint64_t>(size->value), size->pos};
   }
-  if (origin) a.origin = Located<model::Origin>{origin->value == 0 ? model::Origin::nvidia : model::Origin::local, origin->pos};
-  else a.origin = Located<model::Origin>{model::Origin::nvidia, a.pos};
+  if (origin)
+    a.origin = Located<model::Origin>{origin->value == 0 ? model::Origin::nvidia : model::Origin::local, origin->pos};
+  else
+    a.origin = Located<model::Origin>{model::Origin::nvidia, a.pos};
   if (a.origin.value == model::Origin::local && !a.url && !a.file)
     diag.error_at(a.pos.line, a.pos.column, "`" + r.name() + "` with origin = \"local\" needs `url` or `file`",
                   "add file = \"<archive file name>\" so that stackpin can find it in --archives DIR");
@@ -102,8 +102,8 @@ void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Cud
   auto [it, inserted] = seen.emplace(a.platform.value, a.platform.pos);
   if (!inserted) {
     diag.error_at(a.platform.pos.line, a.platform.pos.column,
-                  std::string("duplicate archive for platform \"") + model::to_string(a.platform.value) +
-                      "\" (already pinned on line " + std::to_string(it->second.line) + ")",
+                  std::string("duplicate archive for platform \"") + model::to_string(a.platform.value) + "\" (already pinned on line " +
+                      std::to_string(it->second.line) + ")",
                   "pin one archive per platform; remove one of the two [[cudnn.archives]] entries");
     return;
   }
@@ -123,19 +123,20 @@ void read_cudnn(TableReader& top, model::Manifest& m) {
       v = Located<model::Version>{*parsed, s->pos};
     } else if (parsed && parsed->size() == 3) {
       top.diag().error_at(s->pos.line, s->pos.column,
-                          "`cudnn.version` = \"" + util::printable(s->value, 80) + "\" has 3 parts: cuDNN is pinned with four, because the build "
-                          "number matters (8.9.5.29 and 8.9.5.30 are different archives)",
+                          "`cudnn.version` = \"" + util::printable(s->value, 80) +
+                              "\" has 3 parts: cuDNN is pinned with four, because the build "
+                              "number matters (8.9.5.29 and 8.9.5.30 are different archives)",
                           "take the full version from NVIDIA's archive name, e.g. cudnn-...-8.9.5.30_cuda12-archive.zip");
     } else {
-      top.diag().error_at(s->pos.line, s->pos.column,
-                          "`cudnn.version` = \"" + util::printable(s->value, 80) + "\" is not a cuDNN version: expected four dot-separated numbers",
-                          "for example: version = \"8.9.5.30\"");
+      top.diag().error_at(
+          s->pos.line, s->pos.column,
+          "`cudnn.version` = \"" + util::printable(s->value, 80) + "\" is not a cuDNN version: expected four dot-separated numbers",
+          "for example: version = \"8.9.5.30\"");
     }
   }
   auto cuda = r.integer("cuda", false, "12");
   if (cuda && (cuda->value < 9 || cuda->value > 99))
-    top.diag().error_at(cuda->pos.line, cuda->pos.column,
-                        "`cudnn.cuda` = " + std::to_string(cuda->value) + " is not a CUDA major version",
+    top.diag().error_at(cuda->pos.line, cuda->pos.column, "`cudnn.cuda` = " + std::to_string(cuda->value) + " is not a CUDA major version",
                         "use the number in the archive's _cudaNN suffix, e.g. cuda = 12 for ..._cuda12-archive");
   else if (cuda)
     pin.cuda = Located<int>{static_cast<int>(cuda->value), cuda->pos};
@@ -225,9 +226,9 @@ void read_targets(TableReader& top, model::Manifest& m) {
     if (digest) {
       const std::string& s = digest->value;
       if (s.size() != 71 || s.rfind("sha256:", 0) != 0 || !util::is_hex(s.substr(7)))
-        top.diag().error_at(digest->pos.line, digest->pos.column,
-                            "`targets.docker.base_digest` must be \"sha256:\" followed by 64 hex digits",
-                            "get it with: docker buildx imagetools inspect IMAGE, or docker inspect --format '{{index .RepoDigests 0}}' IMAGE");
+        top.diag().error_at(
+            digest->pos.line, digest->pos.column, "`targets.docker.base_digest` must be \"sha256:\" followed by 64 hex digits",
+            "get it with: docker buildx imagetools inspect IMAGE, or docker inspect --format '{{index .RepoDigests 0}}' IMAGE");
       else
         dt.base_digest = Located<std::string>{util::to_lower(s), digest->pos};
     }
@@ -244,8 +245,7 @@ void read_targets(TableReader& top, model::Manifest& m) {
     if (const toml::array* ch = r.array("channels")) {
       for (const auto& el : *ch) {
         if (!el.is_string()) {
-          top.diag().error(el.source(), "`targets.conda.channels` must list strings, found " +
-                                            std::string(detail::type_name(el)));
+          top.diag().error(el.source(), "`targets.conda.channels` must list strings, found " + std::string(detail::type_name(el)));
           continue;
         }
         ct.channels.push_back({el.as_string()->get(), detail::pos_of(el)});

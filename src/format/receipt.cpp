@@ -96,9 +96,13 @@ util::Result<model::Receipt> parse_receipt(std::string_view text, const std::str
 JsonDoc to_json(const model::VerifyReport& r) {
   json arr = json::array();
   for (const auto& a : r.archives) {
-    json j{{"platform", model::to_string(a.platform)}, {"expected_file", a.expected_file}, {"path", a.path},
-           {"found_by_content", a.found_by_content}, {"expected_sha256", a.expected_sha256},
-           {"actual_sha256", a.actual_sha256}, {"ok", a.ok}};
+    json j{{"platform", model::to_string(a.platform)},
+           {"expected_file", a.expected_file},
+           {"path", a.path},
+           {"found_by_content", a.found_by_content},
+           {"expected_sha256", a.expected_sha256},
+           {"actual_sha256", a.actual_sha256},
+           {"ok", a.ok}};
     j["expected_size"] = a.expected_size ? json(*a.expected_size) : json(nullptr);
     j["actual_size"] = a.actual_size ? json(*a.actual_size) : json(nullptr);
     arr.push_back(std::move(j));
@@ -133,22 +137,37 @@ JsonDoc to_json(const model::StageReport& r) {
 }
 
 JsonDoc to_json(const model::UnstageReport& r) {
-  return wrap(json{{"dest", r.dest}, {"removed", r.removed}, {"restored", r.restored}, {"modified", r.modified},
-                   {"recovered", r.recovered}});
+  return wrap(
+      json{{"dest", r.dest}, {"removed", r.removed}, {"restored", r.restored}, {"modified", r.modified}, {"recovered", r.recovered}});
 }
 
 JsonDoc to_json(const model::StatusReport& r) {
-  return wrap(json{{"dest", r.dest}, {"cudnn", r.cudnn_version}, {"archive", r.archive_file}, {"target", r.target},
-                   {"layout", r.layout}, {"files", r.files}, {"pending", r.pending}});
+  return wrap(json{{"dest", r.dest},
+                   {"cudnn", r.cudnn_version},
+                   {"archive", r.archive_file},
+                   {"target", r.target},
+                   {"layout", r.layout},
+                   {"files", r.files},
+                   {"pending", r.pending}});
 }
 
 JsonDoc to_json(const model::DebReport& r) {
   json packages = json::array();
   for (const auto& p : r.packages)
-    packages.push_back({{"name", p.name}, {"version", p.version}, {"architecture", p.architecture}, {"role", p.role},
-                        {"path", p.path}, {"sha256", p.sha256}, {"size", p.size}, {"unchanged", p.unchanged},
-                        {"files", p.files}, {"installed_size_kib", p.installed_size_kib}, {"depends", p.depends},
-                        {"recommends", p.recommends}, {"conflicts", p.conflicts}, {"provides", p.provides},
+    packages.push_back({{"name", p.name},
+                        {"version", p.version},
+                        {"architecture", p.architecture},
+                        {"role", p.role},
+                        {"path", p.path},
+                        {"sha256", p.sha256},
+                        {"size", p.size},
+                        {"unchanged", p.unchanged},
+                        {"files", p.files},
+                        {"installed_size_kib", p.installed_size_kib},
+                        {"depends", p.depends},
+                        {"recommends", p.recommends},
+                        {"conflicts", p.conflicts},
+                        {"provides", p.provides},
                         {"sonames", p.sonames}});
   return wrap(json{{"archive", {{"path", r.archive_path}, {"sha256", r.archive_sha256}}},
                    {"platform", r.platform},
@@ -164,9 +183,17 @@ JsonDoc to_json(const model::ApplyReport& r) {
   json steps = json::array();
   for (const auto& s : r.steps)
     steps.push_back({{"name", s.name}, {"status", model::to_string(s.status)}, {"detail", s.detail}, {"lines", s.lines}});
-  return wrap(json{{"manifest", r.manifest}, {"target", r.target},     {"layout", r.layout},       {"platform", r.platform},
-                   {"dest", r.dest},         {"prefix", r.prefix},     {"dry_run", r.dry_run},     {"changed", r.changed()},
-                   {"failed", r.failed()},   {"steps", steps},         {"remaining", r.remaining}});
+  return wrap(json{{"manifest", r.manifest},
+                   {"target", r.target},
+                   {"layout", r.layout},
+                   {"platform", r.platform},
+                   {"dest", r.dest},
+                   {"prefix", r.prefix},
+                   {"dry_run", r.dry_run},
+                   {"changed", r.changed()},
+                   {"failed", r.failed()},
+                   {"steps", steps},
+                   {"remaining", r.remaining}});
 }
 
 }  // namespace format

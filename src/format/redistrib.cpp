@@ -20,7 +20,8 @@ using util::ErrorCode;
 
 Error invalid(const std::string& path, const std::string& where, const std::string& what) {
   return Error(ErrorCode::invalid, path + ": " + where + " " + what)
-      .with_hint("give NVIDIA's redistrib_<version>.json for cuDNN, as published at https://developer.download.nvidia.com/compute/cudnn/redist/");
+      .with_hint(
+          "give NVIDIA's redistrib_<version>.json for cuDNN, as published at https://developer.download.nvidia.com/compute/cudnn/redist/");
 }
 
 util::Result<RedistribArchive> read_archive(const json& j, const std::string& path, const std::string& where, model::Platform platform,
@@ -40,7 +41,8 @@ util::Result<RedistribArchive> read_archive(const json& j, const std::string& pa
   a.md5 = util::to_lower(str("md5"));
   if (!a.md5.empty() && (a.md5.size() != 32 || !util::is_hex(a.md5))) return invalid(path, where + ".md5", "is not 32 hexadecimal digits");
   auto size = j.find("size");
-  if (size != j.end() && size->is_number_unsigned()) a.size = size->get<std::uint64_t>();
+  if (size != j.end() && size->is_number_unsigned())
+    a.size = size->get<std::uint64_t>();
   else if (size != j.end() && size->is_string())
     a.size = util::parse_u64(size->get<std::string>()).value_or(0);
   if (a.size == 0) return invalid(path, where + ".size", "is missing or not a positive number of bytes");
@@ -50,15 +52,19 @@ util::Result<RedistribArchive> read_archive(const json& j, const std::string& pa
   a.cuda = cuda_from_key ? cuda_from_key : from_name;
   if (a.cuda == 0) return invalid(path, where, "does not say which CUDA major the archive is built for");
   if (cuda_from_key && from_name && from_name != cuda_from_key)
-    return invalid(path, where, "is listed under cuda" + std::to_string(cuda_from_key) + " but its file is a cuda" + std::to_string(from_name) + " build");
+    return invalid(
+        path, where,
+        "is listed under cuda" + std::to_string(cuda_from_key) + " but its file is a cuda" + std::to_string(from_name) + " build");
   return a;
 }
 
 std::string line_col(std::string_view text, std::size_t byte) {
   int line = 1, col = 1;
   for (std::size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') ++line, col = 1;
-    else ++col;
+    if (text[i] == '\n')
+      ++line, col = 1;
+    else
+      ++col;
   }
   return std::to_string(line) + ":" + std::to_string(col);
 }

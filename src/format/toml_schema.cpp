@@ -7,9 +7,7 @@
 
 namespace format::detail {
 
-model::Pos pos_of(const toml::source_region& r) {
-  return {static_cast<int>(r.begin.line), static_cast<int>(r.begin.column)};
-}
+model::Pos pos_of(const toml::source_region& r) { return {static_cast<int>(r.begin.line), static_cast<int>(r.begin.column)}; }
 model::Pos pos_of(const toml::node& n) { return pos_of(n.source()); }
 
 std::vector<std::string> split_lines(std::string_view text) {
@@ -108,8 +106,7 @@ void TableReader::type_error(const std::string& key, const toml::node& n, const 
   m_diag.error(n.source(), msg, hint);
 }
 
-std::optional<model::Located<std::string>> TableReader::string(const std::string& key, bool required,
-                                                               const char* example) {
+std::optional<model::Located<std::string>> TableReader::string(const std::string& key, bool required, const char* example) {
   const toml::node* n = get(key);
   if (!n) {
     if (required) {
@@ -126,8 +123,7 @@ std::optional<model::Located<std::string>> TableReader::string(const std::string
   return model::Located<std::string>{n->as_string()->get(), pos_of(*n)};
 }
 
-std::optional<model::Located<std::int64_t>> TableReader::integer(const std::string& key, bool required,
-                                                                 const char* example) {
+std::optional<model::Located<std::int64_t>> TableReader::integer(const std::string& key, bool required, const char* example) {
   const toml::node* n = get(key);
   if (!n) {
     if (required) {
@@ -144,27 +140,24 @@ std::optional<model::Located<std::int64_t>> TableReader::integer(const std::stri
   return model::Located<std::int64_t>{n->as_integer()->get(), pos_of(*n)};
 }
 
-std::optional<model::Located<model::Version>> TableReader::version(const std::string& key, std::size_t min_parts,
-                                                                   std::size_t max_parts, const char* example,
-                                                                   bool required) {
+std::optional<model::Located<model::Version>> TableReader::version(const std::string& key, std::size_t min_parts, std::size_t max_parts,
+                                                                   const char* example, bool required) {
   auto s = string(key, required, example);
   if (!s) return std::nullopt;
   auto v = model::Version::parse(s->value);
-  std::string parts = min_parts == max_parts ? std::to_string(min_parts)
-                                             : std::to_string(min_parts) + " to " + std::to_string(max_parts);
+  std::string parts = min_parts == max_parts ? std::to_string(min_parts) : std::to_string(min_parts) + " to " + std::to_string(max_parts);
   if (!v || v->size() < min_parts || v->size() > max_parts) {
     std::string why = !v ? "is not a version" : "has " + std::to_string(v->size()) + " part(s)";
-    m_diag.error_at(s->pos.line, s->pos.column,
-                    "`" + qualified(key) + "` = \"" + util::printable(s->value, 80) + "\" " + why + ": expected " + parts +
-                        " dot-separated numbers",
-                    std::string("for example: ") + key + " = " + example);
+    m_diag.error_at(
+        s->pos.line, s->pos.column,
+        "`" + qualified(key) + "` = \"" + util::printable(s->value, 80) + "\" " + why + ": expected " + parts + " dot-separated numbers",
+        std::string("for example: ") + key + " = " + example);
     return std::nullopt;
   }
   return model::Located<model::Version>{*v, s->pos};
 }
 
-std::optional<model::Located<int>> TableReader::choice(const std::string& key, const std::vector<std::string>& allowed,
-                                                       bool required) {
+std::optional<model::Located<int>> TableReader::choice(const std::string& key, const std::vector<std::string>& allowed, bool required) {
   std::string example = "\"" + allowed.front() + "\"";
   auto s = string(key, required, example.c_str());
   if (!s) return std::nullopt;
@@ -207,7 +200,10 @@ void TableReader::finish() {
     std::size_t best_d = 3;
     for (const auto& known : m_known) {
       auto d = edit_distance(key, known);
-      if (d < best_d) { best_d = d; best = known; }
+      if (d < best_d) {
+        best_d = d;
+        best = known;
+      }
     }
     std::vector<std::string> valid(m_known.begin(), m_known.end());
     std::string hint = best.empty() ? "valid keys here: " + util::join(valid, ", ")

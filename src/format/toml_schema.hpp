@@ -38,8 +38,7 @@ model::Pos pos_of(const toml::node& n);
 
 class TableReader {
  public:
-  TableReader(const toml::table& table, std::string name, Diagnostics& diag)
-      : m_table(table), m_name(std::move(name)), m_diag(diag) {}
+  TableReader(const toml::table& table, std::string name, Diagnostics& diag) : m_table(table), m_name(std::move(name)), m_diag(diag) {}
 
   const std::string& name() const { return m_name; }
   const toml::table& table() const { return m_table; }
@@ -53,17 +52,13 @@ class TableReader {
   // Position of a key (its name) when present, else of the table.
   model::Pos key_pos(const std::string& key) const;
 
-  std::optional<model::Located<std::string>> string(const std::string& key, bool required = false,
-                                                    const char* example = nullptr);
-  std::optional<model::Located<std::int64_t>> integer(const std::string& key, bool required = false,
-                                                      const char* example = nullptr);
+  std::optional<model::Located<std::string>> string(const std::string& key, bool required = false, const char* example = nullptr);
+  std::optional<model::Located<std::int64_t>> integer(const std::string& key, bool required = false, const char* example = nullptr);
   // A string that must parse as a version with between min_parts and max_parts parts.
-  std::optional<model::Located<model::Version>> version(const std::string& key, std::size_t min_parts,
-                                                        std::size_t max_parts, const char* example,
-                                                        bool required = false);
+  std::optional<model::Located<model::Version>> version(const std::string& key, std::size_t min_parts, std::size_t max_parts,
+                                                        const char* example, bool required = false);
   // A string that must be one of `allowed`; returns its index.
-  std::optional<model::Located<int>> choice(const std::string& key, const std::vector<std::string>& allowed,
-                                            bool required = false);
+  std::optional<model::Located<int>> choice(const std::string& key, const std::vector<std::string>& allowed, bool required = false);
   const toml::table* subtable(const std::string& key);
   const toml::array* array(const std::string& key);
 

@@ -1,6 +1,6 @@
 // How Windows finds a DLL decides which cuDNN runs, so the scripts put this cuDNN's DLL directory
 // first on PATH and take out the entries that are other cuDNN trees, by the rule of
-// core/windows_path_rule.hpp, whose file patterns are embedded here as data: a CUDA toolkit's bin\
+// core/windows_path_rule.hpp, whose file patterns are embedded here as data: a CUDA toolkit's bin folder
 // that also holds a stale cuDNN DLL stays (it holds cudart and cuBLAS), and the stale DLL is
 // reported. Persistent changes go through the registry value itself, keeping its type
 // (REG_EXPAND_SZ, so %SystemRoot%-style entries survive) and never through setx, which cuts PATH
@@ -533,7 +533,9 @@ std::string render_check_ps1(const WindowsActivation& a) {
   for (const auto& f : a.files) s += "f " + f.sha256 + " " + comment_safe(f.path) + "\n";
   s += "'@\n";
   s += k_path_functions;
-  for (const char* part : {k_check_results, k_check_tree, k_check_version, k_check_path_order, k_check_system_dirs, k_check_cuda_bins, k_check_zlibwapi, k_check_vc_runtime, k_check_driver, k_check_process, k_check_main}) s += part;
+  for (const char* part : {k_check_results, k_check_tree, k_check_version, k_check_path_order, k_check_system_dirs, k_check_cuda_bins,
+                           k_check_zlibwapi, k_check_vc_runtime, k_check_driver, k_check_process, k_check_main})
+    s += part;
   return s;
 }
 

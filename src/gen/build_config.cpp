@@ -63,8 +63,10 @@ std::string render_cmake_config(const BuildConfig& c) {
   const bool win = windows(c);
   const std::string main = c.libraries.empty() ? std::string("cudnn") : c.libraries.front();
   std::string s = header(c, "CMake package configuration");
-  s += "# Use: find_package(CUDNN " + maj(c) + " CONFIG REQUIRED) with this tree's prefix on CMAKE_PREFIX_PATH, then\n"
-       "#   target_link_libraries(app PRIVATE CUDNN::" + main + ")\n";
+  s += "# Use: find_package(CUDNN " + maj(c) +
+       " CONFIG REQUIRED) with this tree's prefix on CMAKE_PREFIX_PATH, then\n"
+       "#   target_link_libraries(app PRIVATE CUDNN::" +
+       main + ")\n";
   s += "# Targets: CUDNN::" + main + " (" + shared_file(c, main) + "), one per sub-library, CUDNN::cudnn_all (all of them)";
   s += c.static_libraries.empty() ? ".\n" : ",\n#   CUDNN::<library>_static (NVIDIA's static archives).\n";
   s += "# Variables, for projects written against a FindCUDNN module: CUDNN_FOUND, CUDNN_VERSION (_MAJOR,\n"
@@ -134,8 +136,10 @@ std::string render_cmake_config(const BuildConfig& c) {
   if (c.cuda_major) s += "  set(CUDNN_CUDA_MAJOR \"" + std::to_string(c.cuda_major) + "\")\n";
   s += "  set(CUDNN_INCLUDE_DIR \"${_cudnn_include_dir}\")\n";
   s += "  set(CUDNN_INCLUDE_DIRS \"${_cudnn_include_dir}\")\n";
-  if (win) s += "  set(CUDNN_LIBRARY \"${_cudnn_lib_dir}/" + main + ".lib\")\n";
-  else s += "  set(CUDNN_LIBRARY \"${_cudnn_lib_dir}/" + shared_file(c, main) + "\")\n";
+  if (win)
+    s += "  set(CUDNN_LIBRARY \"${_cudnn_lib_dir}/" + main + ".lib\")\n";
+  else
+    s += "  set(CUDNN_LIBRARY \"${_cudnn_lib_dir}/" + shared_file(c, main) + "\")\n";
   s += "  set(CUDNN_LIBRARIES \"${CUDNN_LIBRARY}\")\n";
   s += "endif()\n\n";
   s += "unset(_cudnn_prefix)\nunset(_cudnn_include_dir)\nunset(_cudnn_lib_dir)\n";
@@ -149,7 +153,8 @@ std::string render_cmake_config_version(const BuildConfig& c) {
   std::string s = header(c, "CMake package version check");
   s += "# Met by a request for cuDNN " + maj(c) + " at or below " + c.version + " (find_package(CUDNN " + maj(c) +
        ".1): the same major), by a\n"
-       "# range that holds " + c.version + " (find_package(CUDNN 8.9...<10)), and only on " + platform + ".\n";
+       "# range that holds " +
+       c.version + " (find_package(CUDNN 8.9...<10)), and only on " + platform + ".\n";
   s += "set(PACKAGE_VERSION \"" + c.version + "\")\n\n";
   s += "if(PACKAGE_FIND_VERSION_RANGE)\n"
        "  if(PACKAGE_VERSION VERSION_LESS PACKAGE_FIND_VERSION_MIN\n"
@@ -160,7 +165,9 @@ std::string render_cmake_config_version(const BuildConfig& c) {
        "    set(PACKAGE_VERSION_COMPATIBLE TRUE)\n"
        "  endif()\n"
        "elseif(PACKAGE_FIND_VERSION)\n"
-       "  if(PACKAGE_VERSION VERSION_LESS PACKAGE_FIND_VERSION OR NOT PACKAGE_FIND_VERSION_MAJOR STREQUAL \"" + maj(c) + "\")\n"
+       "  if(PACKAGE_VERSION VERSION_LESS PACKAGE_FIND_VERSION OR NOT PACKAGE_FIND_VERSION_MAJOR STREQUAL \"" +
+       maj(c) +
+       "\")\n"
        "    set(PACKAGE_VERSION_COMPATIBLE FALSE)\n"
        "  else()\n"
        "    set(PACKAGE_VERSION_COMPATIBLE TRUE)\n"

@@ -35,8 +35,8 @@ bool valid_package_name(const std::string& n) {
 bool valid_version(const std::string& v) {
   if (v.empty() || !(v[0] >= '0' && v[0] <= '9')) return false;
   return std::all_of(v.begin(), v.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '+' ||
-           c == '-' || c == '~' || c == ':';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '+' || c == '-' || c == '~' ||
+           c == ':';
   });
 }
 
@@ -45,7 +45,8 @@ util::Result<std::string> render_control(const DebControl& c) {
     return util::Error(util::ErrorCode::invalid, "'" + c.package + "' is not a valid Debian package name");
   if (!valid_version(c.version)) return util::Error(util::ErrorCode::invalid, "'" + c.version + "' is not a valid Debian version");
   for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"Architecture", &c.architecture},
-                                     {"Maintainer", &c.maintainer}, {"Description", &c.synopsis}})
+                                     {"Maintainer", &c.maintainer},
+                                     {"Description", &c.synopsis}})
     if (one_line(*value).empty()) return util::Error(util::ErrorCode::invalid, std::string("the package's ") + field + " is empty");
   std::string out;
   auto field = [&](const char* name, const std::string& value) {
@@ -116,9 +117,8 @@ std::string render_shlibs(const std::vector<std::string>& sonames, const std::st
 
 std::string render_ldconfig_trigger() { return "activate-noawait ldconfig\n"; }
 
-std::string render_copyright(const std::string& upstream_name, const std::string& upstream_source,
-                             const std::string& copyright, const std::string& license_name,
-                             const std::string& license_text) {
+std::string render_copyright(const std::string& upstream_name, const std::string& upstream_source, const std::string& copyright,
+                             const std::string& license_name, const std::string& license_text) {
   std::string out = "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n";
   out += "Upstream-Name: " + one_line(upstream_name) + "\n";
   out += "Source: " + one_line(upstream_source) + "\n\n";
@@ -152,12 +152,11 @@ std::string render_changelog(const std::string& package, const std::string& vers
   char date[64];
   std::snprintf(date, sizeof date, "%s, %02d %s %04d %02d:%02d:%02d +0000", k_days[wday], mday, k_months[mon - 1], year,
                 static_cast<int>(secs / 3600), static_cast<int>(secs / 60 % 60), static_cast<int>(secs % 60));
-  return package + " (" + version + ") unstable; urgency=medium\n\n  * " + one_line(change) + "\n\n -- " + one_line(maintainer) +
-         "  " + date + "\n";
+  return package + " (" + version + ") unstable; urgency=medium\n\n  * " + one_line(change) + "\n\n -- " + one_line(maintainer) + "  " +
+         date + "\n";
 }
 
-std::string render_lintian_overrides(const std::string& package,
-                                     const std::vector<std::pair<std::string, std::string>>& tag_reason) {
+std::string render_lintian_overrides(const std::string& package, const std::vector<std::pair<std::string, std::string>>& tag_reason) {
   std::string out;
   for (const auto& [tag, reason] : tag_reason) out += "# " + one_line(reason) + "\n" + package + ": " + tag + "\n";
   return out;

@@ -12,8 +12,10 @@ namespace gen {
 std::string sh_quote(std::string_view s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -69,8 +71,10 @@ std::string py_quote(std::string_view s) {
     } else {  // non-ASCII as an escape: the line is pure ASCII, right in any console code page
       std::uint32_t cp = c & (0xFF >> (n + 1));
       for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-      if (cp <= 0xFFFF) std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
-      else std::snprintf(buf, sizeof buf, "\\U%08x", static_cast<unsigned>(cp));
+      if (cp <= 0xFFFF)
+        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+      else
+        std::snprintf(buf, sizeof buf, "\\U%08x", static_cast<unsigned>(cp));
       out += buf;
     }
     i += n;
@@ -85,8 +89,10 @@ util::Result<std::string> cmd_quote(std::string_view s) {
       return util::Error(util::ErrorCode::unsupported,
                          "cmd cannot quote \"" + std::string(s) + "\": it holds a double quote or a line break")
           .with_hint("choose a path without double quotes or line breaks, or use the PowerShell script");
-    if (c == '%') out += "%%";
-    else out += c;
+    if (c == '%')
+      out += "%%";
+    else
+      out += c;
   }
   return out + "\"";
 }
@@ -112,7 +118,8 @@ util::Result<std::string> pc_escape(std::string_view s) {
   for (char c : s) {
     auto u = static_cast<unsigned char>(c);
     if (c == '\n' || c == '\r')
-      return util::Error(util::ErrorCode::unsupported, "a pkg-config file cannot hold the value \"" + std::string(s) + "\": it has a line break")
+      return util::Error(util::ErrorCode::unsupported,
+                         "a pkg-config file cannot hold the value \"" + std::string(s) + "\": it has a line break")
           .with_hint("choose a path without line breaks");
     bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || u >= 0x80 ||
                  std::string_view("/._+,:=@^~%-").find(c) != std::string_view::npos;

@@ -27,9 +27,8 @@ const KnowledgeBase& KnowledgeBase::embedded() {
     auto kb = from_files(files);
     if (!kb) {
       const auto& e = kb.error();
-      std::fprintf(stderr, "stackpin: embedded knowledge data is invalid: %s:%d:%d: %s\n",
-                   e.where ? e.where->file.c_str() : "?", e.where ? e.where->line : 0, e.where ? e.where->column : 0,
-                   e.message.c_str());
+      std::fprintf(stderr, "stackpin: embedded knowledge data is invalid: %s:%d:%d: %s\n", e.where ? e.where->file.c_str() : "?",
+                   e.where ? e.where->line : 0, e.where ? e.where->column : 0, e.message.c_str());
       std::abort();
     }
     return std::move(kb).value();
@@ -99,8 +98,7 @@ model::DriverMinimum KnowledgeBase::required_driver(const model::Manifest& m, mo
 
 // --- cuDNN archives --------------------------------------------------------------------------
 
-const model::CudnnArchiveFact* KnowledgeBase::cudnn_archive(const Version& version, int cuda_major,
-                                                            model::Platform platform) const {
+const model::CudnnArchiveFact* KnowledgeBase::cudnn_archive(const Version& version, int cuda_major, model::Platform platform) const {
   for (const auto& a : m_facts.cudnn_archives)
     if (a.version == version && a.cuda == cuda_major && a.platform == platform) return &a;
   return nullptr;
@@ -136,13 +134,12 @@ std::vector<Version> KnowledgeBase::cudnn_versions_for(int cuda_major, std::opti
 }
 
 std::string KnowledgeBase::cudnn_archive_file_name(const Version& version, int cuda_major, model::Platform platform) {
-  return std::string("cudnn-") + model::to_string(platform) + "-" + version.text() + "_cuda" +
-         std::to_string(cuda_major) + "-archive." + model::archive_extension(platform);
+  return std::string("cudnn-") + model::to_string(platform) + "-" + version.text() + "_cuda" + std::to_string(cuda_major) + "-archive." +
+         model::archive_extension(platform);
 }
 
 std::string KnowledgeBase::cudnn_archive_url(const Version& version, int cuda_major, model::Platform platform) const {
-  return m_facts.cudnn_base_url + "cudnn/" + model::to_string(platform) + "/" +
-         cudnn_archive_file_name(version, cuda_major, platform);
+  return m_facts.cudnn_base_url + "cudnn/" + model::to_string(platform) + "/" + cudnn_archive_file_name(version, cuda_major, platform);
 }
 
 // --- layouts ---------------------------------------------------------------------------------
@@ -156,15 +153,11 @@ const model::LayoutRule* find_rule(const std::vector<model::LayoutRule>& rules, 
 }
 }  // namespace
 
-const model::LayoutRule* KnowledgeBase::windows_dll_dir(const Version& cudnn) const {
-  return find_rule(m_facts.windows_dll_dir, cudnn);
-}
+const model::LayoutRule* KnowledgeBase::windows_dll_dir(const Version& cudnn) const { return find_rule(m_facts.windows_dll_dir, cudnn); }
 const model::LayoutRule* KnowledgeBase::windows_import_lib_dir(const Version& cudnn) const {
   return find_rule(m_facts.windows_import_lib_dir, cudnn);
 }
-const model::LayoutRule* KnowledgeBase::linux_lib_dir(const Version& cudnn) const {
-  return find_rule(m_facts.linux_lib_dir, cudnn);
-}
+const model::LayoutRule* KnowledgeBase::linux_lib_dir(const Version& cudnn) const { return find_rule(m_facts.linux_lib_dir, cudnn); }
 
 const model::CudnnMajorContents* KnowledgeBase::cudnn_contents(int major) const {
   for (const auto& c : m_facts.cudnn_majors)

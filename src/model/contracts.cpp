@@ -21,9 +21,7 @@ const char* to_string(Target t) {
   return "?";
 }
 
-Platform default_platform(Target target, Platform host) {
-  return target == Target::windows ? Platform::windows_x86_64 : host;
-}
+Platform default_platform(Target target, Platform host) { return target == Target::windows ? Platform::windows_x86_64 : host; }
 
 std::optional<std::filesystem::path> resolve_dest(Target target, const std::optional<std::filesystem::path>& dest_option,
                                                   const Manifest& manifest) {
@@ -33,8 +31,8 @@ std::optional<std::filesystem::path> resolve_dest(Target target, const std::opti
 }
 
 bool is_windows_absolute(const std::string& p) {
-  bool letter = p.size() >= 3 && ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':' &&
-                (p[2] == '\\' || p[2] == '/');
+  bool letter =
+      p.size() >= 3 && ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':' && (p[2] == '\\' || p[2] == '/');
   return letter || p.rfind("\\\\", 0) == 0;
 }
 

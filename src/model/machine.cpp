@@ -39,8 +39,8 @@ const char* to_string(CudnnKind k) {
 }
 
 const std::vector<std::string>& loader_sonames() {
-  static const std::vector<std::string> k_names = {"libcudnn.so.8",    "libcudnn.so.9",    "libcudart.so.11",
-                                                   "libcudart.so.12",  "libcudart.so.13",  "libcuda.so.1"};
+  static const std::vector<std::string> k_names = {"libcudnn.so.8",   "libcudnn.so.9",   "libcudart.so.11",
+                                                   "libcudart.so.12", "libcudart.so.13", "libcuda.so.1"};
   return k_names;
 }
 

@@ -78,8 +78,8 @@ bool start(Transfer& t) {
   // it by seeking (REST), whatever their response code says.
   char* scheme = nullptr;
   curl_easy_getinfo(t.curl, CURLINFO_SCHEME, &scheme);
-  bool http = scheme && (std::string_view(scheme) == "HTTP" || std::string_view(scheme) == "HTTPS" ||
-                         std::string_view(scheme) == "http" || std::string_view(scheme) == "https");
+  bool http = scheme && (std::string_view(scheme) == "HTTP" || std::string_view(scheme) == "HTTPS" || std::string_view(scheme) == "http" ||
+                         std::string_view(scheme) == "https");
   t.response.range_honoured = t.req->offset > 0 && (http ? status == 206 : true);
   if (t.sink->start && !t.sink->start(t.response)) {
     t.aborted = true;
@@ -121,10 +121,8 @@ bool tls_failure(CURLcode c) {
     case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
     case CURLE_SSL_CRL_BADFILE:
     case CURLE_SSL_SHUTDOWN_FAILED:
-    case CURLE_USE_SSL_FAILED:
-      return true;
-    default:
-      return false;
+    case CURLE_USE_SSL_FAILED: return true;
+    default: return false;
   }
 }
 
@@ -139,10 +137,8 @@ bool transient_failure(CURLcode c) {
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
     case CURLE_HTTP3:
-    case CURLE_QUIC_CONNECT_ERROR:
-      return true;
-    default:
-      return false;
+    case CURLE_QUIC_CONNECT_ERROR: return true;
+    default: return false;
   }
 }
 
@@ -178,10 +174,11 @@ void classify(Attempt& a, CURLcode c, const std::string& detail, const Request& 
     return;
   }
   a.transient = transient_failure(c);
-  std::string kind = c == CURLE_OPERATION_TIMEDOUT ? "timed out or stalled" : c == CURLE_COULDNT_CONNECT ? "connection failed"
-                     : c == CURLE_PARTIAL_FILE || c == CURLE_RECV_ERROR ? "connection cut"
+  std::string kind = c == CURLE_OPERATION_TIMEDOUT                                         ? "timed out or stalled"
+                     : c == CURLE_COULDNT_CONNECT                                          ? "connection failed"
+                     : c == CURLE_PARTIAL_FILE || c == CURLE_RECV_ERROR                    ? "connection cut"
                      : c == CURLE_COULDNT_RESOLVE_HOST || c == CURLE_COULDNT_RESOLVE_PROXY ? "host not found"
-                                                                                         : "network error";
+                                                                                           : "network error";
   a.error = util::Error(ErrorCode::io, what + kind + " (" + detail + ")" + (a.transient ? " (transient)" : ""));
   if (c == CURLE_COULDNT_RESOLVE_HOST || c == CURLE_COULDNT_RESOLVE_PROXY)
     a.error->hints.push_back("no network or no DNS here? use --mirror with a local copy, or --offline with a filled cache");

@@ -33,20 +33,57 @@ struct Shapes {
     std::vector<ConvShape> s;
     // batch 1, odd spatial sizes: the shape behind the seeds' NaN reports
     ConvShape a;
-    a.n = 1; a.c = 3; a.h = 7; a.w = 9; a.k = 4; a.r = 3; a.s = 3; a.pad_h = a.pad_w = 1;
+    a.n = 1;
+    a.c = 3;
+    a.h = 7;
+    a.w = 9;
+    a.k = 4;
+    a.r = 3;
+    a.s = 3;
+    a.pad_h = a.pad_w = 1;
     s.push_back(a);
     if (quick) return s;
     ConvShape b;
-    b.n = 2; b.c = 8; b.h = 16; b.w = 16; b.k = 16; b.r = 3; b.s = 3; b.pad_h = b.pad_w = 1; b.stride_h = b.stride_w = 2;
+    b.n = 2;
+    b.c = 8;
+    b.h = 16;
+    b.w = 16;
+    b.k = 16;
+    b.r = 3;
+    b.s = 3;
+    b.pad_h = b.pad_w = 1;
+    b.stride_h = b.stride_w = 2;
     s.push_back(b);
     ConvShape c;
-    c.n = 1; c.c = 16; c.h = 13; c.w = 11; c.k = 8; c.r = 5; c.s = 5; c.pad_h = c.pad_w = 2; c.dil_h = c.dil_w = 1;
+    c.n = 1;
+    c.c = 16;
+    c.h = 13;
+    c.w = 11;
+    c.k = 8;
+    c.r = 5;
+    c.s = 5;
+    c.pad_h = c.pad_w = 2;
+    c.dil_h = c.dil_w = 1;
     s.push_back(c);
     ConvShape d;
-    d.n = 4; d.c = 32; d.h = 14; d.w = 14; d.k = 32; d.r = 1; d.s = 1;
+    d.n = 4;
+    d.c = 32;
+    d.h = 14;
+    d.w = 14;
+    d.k = 32;
+    d.r = 1;
+    d.s = 1;
     s.push_back(d);
     ConvShape e;
-    e.n = 1; e.c = 4; e.h = 15; e.w = 15; e.k = 4; e.r = 3; e.s = 3; e.pad_h = e.pad_w = 2; e.dil_h = e.dil_w = 2;
+    e.n = 1;
+    e.c = 4;
+    e.h = 15;
+    e.w = 15;
+    e.k = 4;
+    e.r = 3;
+    e.s = 3;
+    e.pad_h = e.pad_w = 2;
+    e.dil_h = e.dil_w = 2;
     s.push_back(e);
     return s;
   }
@@ -190,13 +227,14 @@ bool Runner::describe(Case& k) {
       !check(m_dnn.CreateFilterDescriptor(&desc.w), "cudnnCreateFilterDescriptor") ||
       !check(m_dnn.SetFilter4dDescriptor(desc.w, dtype, k_nchw, s.k, s.c, s.r, s.s), "cudnnSetFilter4dDescriptor") ||
       !check(m_dnn.CreateConvolutionDescriptor(&desc.conv), "cudnnCreateConvolutionDescriptor") ||
-      !check(m_dnn.SetConvolution2dDescriptor(desc.conv, s.pad_h, s.pad_w, s.stride_h, s.stride_w, s.dil_h, s.dil_w,
-                                              k_cross_correlation, k_float),
+      !check(m_dnn.SetConvolution2dDescriptor(desc.conv, s.pad_h, s.pad_w, s.stride_h, s.stride_w, s.dil_h, s.dil_w, k_cross_correlation,
+                                              k_float),
              "cudnnSetConvolution2dDescriptor") ||
       !check(m_dnn.SetConvolutionMathType(desc.conv, k.half ? k_tensor_op_math : k_default_math), "cudnnSetConvolutionMathType"))
     return false;
   int on = 0, oc = 0, oh = 0, ow = 0;
-  if (!check(m_dnn.GetConvolution2dForwardOutputDim(desc.conv, desc.x, desc.w, &on, &oc, &oh, &ow), "cudnnGetConvolution2dForwardOutputDim"))
+  if (!check(m_dnn.GetConvolution2dForwardOutputDim(desc.conv, desc.x, desc.w, &on, &oc, &oh, &ow),
+             "cudnnGetConvolution2dForwardOutputDim"))
     return false;
   if (on != s.n || oc != s.k || oh != s.p() || ow != s.q()) {
     fail(base(s, k.op, k.half), "cuDNN computes output " + std::to_string(on) + "x" + std::to_string(oc) + "x" + std::to_string(oh) + "x" +
@@ -253,9 +291,12 @@ std::vector<AlgoPerf> Runner::find_algorithms(Case& k, bool& ok) {
   }
   std::vector<AlgoPerf> perf(static_cast<std::size_t>(std::max(max_algos, 1)));
   int returned = 0, st = 0;
-  if (k.op == "fwd") st = m_dnn.FindFwd(m_handle, desc.x, desc.w, desc.conv, desc.y, max_algos, &returned, perf.data());
-  else if (k.op == "bwd_data") st = m_dnn.FindBwdData(m_handle, desc.w, desc.y, desc.conv, desc.x, max_algos, &returned, perf.data());
-  else st = m_dnn.FindBwdFilter(m_handle, desc.x, desc.y, desc.conv, desc.w, max_algos, &returned, perf.data());
+  if (k.op == "fwd")
+    st = m_dnn.FindFwd(m_handle, desc.x, desc.w, desc.conv, desc.y, max_algos, &returned, perf.data());
+  else if (k.op == "bwd_data")
+    st = m_dnn.FindBwdData(m_handle, desc.w, desc.y, desc.conv, desc.x, max_algos, &returned, perf.data());
+  else
+    st = m_dnn.FindBwdFilter(m_handle, desc.x, desc.y, desc.conv, desc.w, max_algos, &returned, perf.data());
   if (st != 0) {
     const char* what = k.op == "fwd"        ? "cudnnFindConvolutionForwardAlgorithm"
                        : k.op == "bwd_data" ? "cudnnFindConvolutionBackwardDataAlgorithm"
@@ -275,9 +316,12 @@ void Runner::run_algorithm(Case& k, const AlgoPerf& p) {
   c.algo = p.algo;
   std::size_t ws_size = 0;
   int st = 0;
-  if (k.op == "fwd") st = m_dnn.FwdWorkspace(m_handle, desc.x, desc.w, desc.conv, desc.y, p.algo, &ws_size);
-  else if (k.op == "bwd_data") st = m_dnn.BwdDataWorkspace(m_handle, desc.w, desc.y, desc.conv, desc.x, p.algo, &ws_size);
-  else st = m_dnn.BwdFilterWorkspace(m_handle, desc.x, desc.y, desc.conv, desc.w, p.algo, &ws_size);
+  if (k.op == "fwd")
+    st = m_dnn.FwdWorkspace(m_handle, desc.x, desc.w, desc.conv, desc.y, p.algo, &ws_size);
+  else if (k.op == "bwd_data")
+    st = m_dnn.BwdDataWorkspace(m_handle, desc.w, desc.y, desc.conv, desc.x, p.algo, &ws_size);
+  else
+    st = m_dnn.BwdFilterWorkspace(m_handle, desc.x, desc.y, desc.conv, desc.w, p.algo, &ws_size);
   if (st) {
     c.status = cudnn_status_name(m_dnn, st);
     fail(c, "workspace size query failed: " + c.status);
@@ -347,8 +391,8 @@ void Runner::compare(model::ConvCase& c, const std::vector<float>& got, const Ca
   } else if (worst > 1.0) {
     c.ok = false;
     c.detail = "output element " + std::to_string(worst_i) + " is " + std::to_string(got[worst_i]) + ", the reference " +
-               std::to_string(k.ref[worst_i]) + " (error " + std::to_string(std::fabs(got[worst_i] - k.ref[worst_i])) +
-               " > tolerance " + std::to_string(c.tolerance) + ")";
+               std::to_string(k.ref[worst_i]) + " (error " + std::to_string(std::fabs(got[worst_i] - k.ref[worst_i])) + " > tolerance " +
+               std::to_string(c.tolerance) + ")";
   } else {
     c.ok = true;
   }

@@ -74,12 +74,12 @@ struct Cudnn {
   cudnnStatus (*FwdWorkspace)(Handle, void*, void*, void*, void*, int, std::size_t*) = nullptr;
   cudnnStatus (*BwdDataWorkspace)(Handle, void*, void*, void*, void*, int, std::size_t*) = nullptr;
   cudnnStatus (*BwdFilterWorkspace)(Handle, void*, void*, void*, void*, int, std::size_t*) = nullptr;
-  cudnnStatus (*Forward)(Handle, const void*, void*, const void*, void*, const void*, void*, int, void*, std::size_t,
-                         const void*, void*, void*) = nullptr;
-  cudnnStatus (*BackwardData)(Handle, const void*, void*, const void*, void*, const void*, void*, int, void*, std::size_t,
-                              const void*, void*, void*) = nullptr;
-  cudnnStatus (*BackwardFilter)(Handle, const void*, void*, const void*, void*, const void*, void*, int, void*, std::size_t,
-                                const void*, void*, void*) = nullptr;
+  cudnnStatus (*Forward)(Handle, const void*, void*, const void*, void*, const void*, void*, int, void*, std::size_t, const void*, void*,
+                         void*) = nullptr;
+  cudnnStatus (*BackwardData)(Handle, const void*, void*, const void*, void*, const void*, void*, int, void*, std::size_t, const void*,
+                              void*, void*) = nullptr;
+  cudnnStatus (*BackwardFilter)(Handle, const void*, void*, const void*, void*, const void*, void*, int, void*, std::size_t, const void*,
+                                void*, void*) = nullptr;
 };
 
 std::string cuda_error_name(const CudaRuntime& rt, cudaError e);

@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::uint64_t k_dt_needed = 1, k_dt_strtab = 5, k_dt_strsz = 10, k_dt_soname = 14, k_dt_rpath = 15,
-                        k_dt_runpath = 29, k_dt_verneed = 0x6ffffffe, k_dt_verneednum = 0x6fffffff;
+constexpr std::uint64_t k_dt_needed = 1, k_dt_strtab = 5, k_dt_strsz = 10, k_dt_soname = 14, k_dt_rpath = 15, k_dt_runpath = 29,
+                        k_dt_verneed = 0x6ffffffe, k_dt_verneednum = 0x6fffffff;
 constexpr std::uint32_t k_pt_load = 1, k_pt_dynamic = 2;
 
 class Reader {
@@ -31,8 +31,7 @@ class Reader {
     std::string buf(n, '\0');
     m_in.clear();
     m_in.seekg(static_cast<std::streamoff>(off));
-    if (!m_in.read(buf.data(), static_cast<std::streamsize>(n)))
-      return util::Error(util::ErrorCode::io, "cannot read " + m_path);
+    if (!m_in.read(buf.data(), static_cast<std::streamsize>(n))) return util::Error(util::ErrorCode::io, "cannot read " + m_path);
     return buf;
   }
   std::uint64_t size() const { return m_size; }
@@ -89,7 +88,10 @@ util::Result<ElfInfo> read_elf(const fs::path& path) {
   if (size < 52) return bad("too short for an ELF header");
   SP_TRY_ASSIGN(auto ident, r.at(0, 16));
   const std::string& id = ident;
-  if (id.compare(0, 4, "\x7f" "ELF") != 0) return bad("no ELF magic");
+  if (id.compare(0, 4,
+                 "\x7f"
+                 "ELF") != 0)
+    return bad("no ELF magic");
   if (id[5] != 1) return util::Error(util::ErrorCode::unsupported, path.string() + " is a big-endian ELF file");
   ElfInfo info;
   info.is64 = id[4] == 2;
@@ -140,14 +142,24 @@ util::Result<ElfInfo> read_elf(const fs::path& path) {
     std::uint64_t tag = le(dyn, b, info.is64 ? 8 : 4);
     std::uint64_t val = le(dyn, b + entsize / 2, info.is64 ? 8 : 4);
     if (tag == 0) break;
-    if (tag == k_dt_needed) needed_offsets.push_back(val);
-    else if (tag == k_dt_strtab) { strtab = val; have_strtab = true; }
-    else if (tag == k_dt_strsz) strsz = val;
-    else if (tag == k_dt_soname) soname_off = val;
-    else if (tag == k_dt_runpath) runpath_off = val;
-    else if (tag == k_dt_rpath) rpath_off = val;
-    else if (tag == k_dt_verneed) { verneed = val; have_verneed = true; }
-    else if (tag == k_dt_verneednum) verneednum = val;
+    if (tag == k_dt_needed)
+      needed_offsets.push_back(val);
+    else if (tag == k_dt_strtab) {
+      strtab = val;
+      have_strtab = true;
+    } else if (tag == k_dt_strsz)
+      strsz = val;
+    else if (tag == k_dt_soname)
+      soname_off = val;
+    else if (tag == k_dt_runpath)
+      runpath_off = val;
+    else if (tag == k_dt_rpath)
+      rpath_off = val;
+    else if (tag == k_dt_verneed) {
+      verneed = val;
+      have_verneed = true;
+    } else if (tag == k_dt_verneednum)
+      verneednum = val;
   }
   if (!have_strtab) return info;
   auto strtab_off = to_offset(strtab);

@@ -161,7 +161,8 @@ model::FrameworkRun run_framework(const std::string& framework, const std::strin
   std::string out = capture({python, "-c", k_script, framework}, status);
   auto pos = out.find("STACKPIN-FRAMEWORK ");
   if (pos == std::string::npos) {
-    r.error = status == -1 ? "cannot run " + python : python + " did not complete the framework check (exit status " + std::to_string(status) + ")";
+    r.error = status == -1 ? "cannot run " + python
+                           : python + " did not complete the framework check (exit status " + std::to_string(status) + ")";
     return r;
   }
   std::string j = out.substr(pos + 19);

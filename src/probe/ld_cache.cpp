@@ -92,8 +92,7 @@ util::Result<Extensions> read_extensions(std::string_view base, std::uint64_t of
 }
 
 util::Result<LdCache> parse_new(std::string_view base) {
-  if (base.size() < k_header_new)
-    return bad("truncated: " + std::to_string(base.size()) + " bytes, shorter than the 48-byte header");
+  if (base.size() < k_header_new) return bad("truncated: " + std::to_string(base.size()) + " bytes, shorter than the 48-byte header");
   if (base.substr(0, k_magic_new.size()) != k_magic_new) return bad("not an ld.so cache (no \"glibc-ld.so.cache\" magic)");
   if (base.substr(k_magic_new.size(), k_version.size()) != k_version)
     return bad("unsupported ld.so cache version \"" + std::string(base.substr(k_magic_new.size(), k_version.size())) +
@@ -128,8 +127,8 @@ util::Result<LdCache> parse_new(std::string_view base) {
     if (e.hwcap & k_hwcap_extension) {
       std::uint64_t index = e.hwcap & 0xffffffffu;
       if (index >= ext.hwcaps.size())
-        return bad("entry " + std::to_string(i) + " (" + e.key + ") refers to glibc-hwcaps name " + std::to_string(index) +
-                   " of " + std::to_string(ext.hwcaps.size()));
+        return bad("entry " + std::to_string(i) + " (" + e.key + ") refers to glibc-hwcaps name " + std::to_string(index) + " of " +
+                   std::to_string(ext.hwcaps.size()));
       e.hwcaps_subdir = ext.hwcaps[index];
     }
     cache.entries.push_back(std::move(e));
@@ -164,13 +163,13 @@ std::string describe_ld_cache_flags(std::int32_t flags) {
   }
   switch (flags & 0xff00) {
     case 0: break;
-    case 0x0100: s += ",64bit"; break;       // SPARC
+    case 0x0100: s += ",64bit"; break;  // SPARC
     case 0x0200: s += ",IA-64"; break;
     case 0x0300: s += ",x86-64"; break;
-    case 0x0400: s += ",64bit"; break;       // s390
-    case 0x0500: s += ",64bit"; break;       // POWER
-    case 0x0600: s += ",N32"; break;         // MIPS
-    case 0x0700: s += ",64bit"; break;       // MIPS
+    case 0x0400: s += ",64bit"; break;  // s390
+    case 0x0500: s += ",64bit"; break;  // POWER
+    case 0x0600: s += ",N32"; break;    // MIPS
+    case 0x0700: s += ",64bit"; break;  // MIPS
     case 0x0800: s += ",x32"; break;
     case 0x0900: s += ",hard-float"; break;  // ARM
     case 0x0a00: s += ",AArch64"; break;

@@ -111,8 +111,7 @@ std::vector<std::string> bind(void* h, Cudnn& d) {
 
 std::string driver_version_from_proc(const std::string& text) {
   std::smatch mm;
-  if (std::regex_search(text, mm, std::regex(R"(Kernel Module(?: for [a-z0-9_]+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?))")))
-    return mm[1];
+  if (std::regex_search(text, mm, std::regex(R"(Kernel Module(?: for [a-z0-9_]+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?))"))) return mm[1];
   return {};
 }
 

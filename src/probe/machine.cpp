@@ -124,9 +124,12 @@ void inspect_os(MachineCtx& c) {
       auto eq = line.find('=');
       if (eq == std::string::npos || line.empty() || line[0] == '#') continue;
       std::string key(util::trim(line.substr(0, eq))), value = unquote(line.substr(eq + 1));
-      if (key == "ID") c.r.os.id = value;
-      else if (key == "VERSION_ID") c.r.os.version_id = value;
-      else if (key == "PRETTY_NAME") c.r.os.pretty_name = value;
+      if (key == "ID")
+        c.r.os.id = value;
+      else if (key == "VERSION_ID")
+        c.r.os.version_id = value;
+      else if (key == "PRETTY_NAME")
+        c.r.os.pretty_name = value;
     }
     break;
   }
@@ -207,7 +210,8 @@ void inspect_driver(MachineCtx& c) {
         d.tried.push_back("nvidia-smi: " + v);
         return;
       }
-      d.tried.push_back("nvidia-smi: " + (run.error.empty() ? "exit " + std::to_string(run.exit_code) + (v.empty() ? "" : ": " + v) : run.error));
+      d.tried.push_back("nvidia-smi: " +
+                        (run.error.empty() ? "exit " + std::to_string(run.exit_code) + (v.empty() ? "" : ": " + v) : run.error));
     }
   }
   d.detail = "no NVIDIA driver answered";

@@ -27,7 +27,7 @@ namespace probe::detail {
 namespace {
 
 struct LibName {
-  std::string stem;     // "libcudnn_ops"
+  std::string stem;  // "libcudnn_ops"
   int major = 0;
   std::string version;  // "9.1.0" for libcudnn_ops.so.9.1.0; "" for the soname itself
 };
@@ -97,7 +97,8 @@ void examine(MachineCtx& c, const std::string& dir, const std::string& alias, in
     }
   }
   for (const auto& stem : stems_present)
-    if (!has_soname[stem]) cp.problems.push_back(stem + ".so." + m + " is missing (only the fully versioned file): run ldconfig or copy with cp -P");
+    if (!has_soname[stem])
+      cp.problems.push_back(stem + ".so." + m + " is missing (only the fully versioned file): run ldconfig or copy with cp -P");
   cp.versions_seen.assign(versions.begin(), versions.end());
   std::sort(cp.versions_seen.begin(), cp.versions_seen.end(), [](const std::string& a, const std::string& b) {
     auto va = model::Version::parse(a), vb = model::Version::parse(b);
@@ -210,8 +211,8 @@ void examine(MachineCtx& c, const std::string& dir, const std::string& alias, in
   for (const auto& name : c.fs.list(inc))
     if (name.rfind("cudnn", 0) == 0 && ends_with(name, ".h")) any_header = true;
   if (cp.kind == model::CudnnKind::system && header_dir.empty()) any_header = false;  // another major's headers
-  cp.headers_expected = any_header || cp.kind == model::CudnnKind::toolkit || cp.kind == model::CudnnKind::cudnn_path ||
-                        cp.kind == model::CudnnKind::staged;
+  cp.headers_expected =
+      any_header || cp.kind == model::CudnnKind::toolkit || cp.kind == model::CudnnKind::cudnn_path || cp.kind == model::CudnnKind::staged;
 
   // completeness against the knowledge base
   const model::CudnnMajorContents* contents = nullptr;
@@ -225,8 +226,10 @@ void examine(MachineCtx& c, const std::string& dir, const std::string& alias, in
       for (const auto& h : contents->headers) {
         std::string stem = h.substr(0, h.size() - 2);
         bool present = c.fs.exists(join(inc, h)) || c.fs.exists(join(inc, stem + "_v" + m + ".h"));
-        if (present) cp.files.push_back("include/" + h);
-        else cp.missing.push_back(join(inc, h));
+        if (present)
+          cp.files.push_back("include/" + h);
+        else
+          cp.missing.push_back(join(inc, h));
       }
     }
   }
@@ -255,7 +258,8 @@ void inspect_cudnn(MachineCtx& c) {
   for (const auto& t : c.r.toolkits) {
     col.add(join(t.root, "lib64"), join(t.root, "lib64"));
     col.add(join(t.root, "lib"), join(t.root, "lib"));
-    for (const auto& tgt : c.fs.list(join(t.root, "targets"))) col.add(join(t.root, "targets/" + tgt + "/lib"), join(t.root, "targets/" + tgt + "/lib"));
+    for (const auto& tgt : c.fs.list(join(t.root, "targets")))
+      col.add(join(t.root, "targets/" + tgt + "/lib"), join(t.root, "targets/" + tgt + "/lib"));
   }
   if (c.cache)
     for (const auto& e : c.cache->entries)

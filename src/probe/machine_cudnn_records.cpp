@@ -80,9 +80,12 @@ std::vector<std::pair<std::string, std::string>> dpkg_cudnn(const MachineCtx& c)
       flush();
       continue;
     }
-    if (line.rfind("Package:", 0) == 0) pkg = std::string(util::trim(line.substr(8)));
-    else if (line.rfind("Version:", 0) == 0) version = std::string(util::trim(line.substr(8)));
-    else if (line.rfind("Status:", 0) == 0) status = line;
+    if (line.rfind("Package:", 0) == 0)
+      pkg = std::string(util::trim(line.substr(8)));
+    else if (line.rfind("Version:", 0) == 0)
+      version = std::string(util::trim(line.substr(8)));
+    else if (line.rfind("Status:", 0) == 0)
+      status = line;
   }
   flush();
   return out;

@@ -15,8 +15,8 @@ struct MachineCtx {
   const MachineOptions& o;
   RootFs fs;
   model::MachineReport& r;
-  std::optional<LdCache> cache;           // this machine's ld.so cache, when readable
-  std::vector<std::string> site_dirs;     // site-packages directories (machine paths, resolved)
+  std::optional<LdCache> cache;        // this machine's ld.so cache, when readable
+  std::vector<std::string> site_dirs;  // site-packages directories (machine paths, resolved)
 
   MachineCtx(const MachineOptions& opts, model::MachineReport& report) : o(opts), fs(opts.root), r(report) {}
   std::string env(const char* name) const;

@@ -45,11 +45,18 @@ std::vector<std::string> default_dirs(const MachineCtx& c) {
 // "" when the loader would accept the file, else why it skips it.
 std::string elf_mismatch(const MachineCtx& c, const std::string& path) {
   auto head = c.fs.read(path, 20);
-  if (!head || head->size() < 20 || head->compare(0, 4, "\x7f" "ELF") != 0) return {};  // not ELF: not judged
+  if (!head || head->size() < 20 ||
+      head->compare(0, 4,
+                    "\x7f"
+                    "ELF") != 0)
+    return {};  // not ELF: not judged
   int want_class = 0, want_machine = 0;
-  if (c.r.arch == "x86_64") want_class = 2, want_machine = 62;
-  else if (c.r.arch == "aarch64" || c.r.arch == "arm64") want_class = 2, want_machine = 183;
-  else return {};
+  if (c.r.arch == "x86_64")
+    want_class = 2, want_machine = 62;
+  else if (c.r.arch == "aarch64" || c.r.arch == "arm64")
+    want_class = 2, want_machine = 183;
+  else
+    return {};
   int cls = static_cast<unsigned char>((*head)[4]);
   int machine = static_cast<unsigned char>((*head)[18]) | (static_cast<unsigned char>((*head)[19]) << 8);
   if (cls != want_class) return cls == 1 ? "32-bit ELF" : "ELF class " + std::to_string(cls);
@@ -78,8 +85,10 @@ struct Search {
     if (std::find(seen_real.begin(), seen_real.end(), *real) != seen_real.end()) return true;
     seen_real.push_back(*real);
     model::LoaderCandidate cand{path, *real, via};
-    if (may_win && !res.winner) res.winner = std::move(cand);
-    else res.shadowed.push_back(std::move(cand));
+    if (may_win && !res.winner)
+      res.winner = std::move(cand);
+    else
+      res.shadowed.push_back(std::move(cand));
     return true;
   }
 };
@@ -131,19 +140,21 @@ void inspect_loader(MachineCtx& c) {
       for (const auto& entry : c.cache->entries) {
         if (entry.key != soname || std::find(flags.begin(), flags.end(), entry.flags) == flags.end()) continue;
         std::string via = "ld.so cache";
-        if (!entry.hwcaps_subdir.empty()) via += " (glibc-hwcaps/" + entry.hwcaps_subdir + ", used only on CPUs that support it)";
-        else if (entry.hwcap) via += " (legacy hwcap subdirectory)";
+        if (!entry.hwcaps_subdir.empty())
+          via += " (glibc-hwcaps/" + entry.hwcaps_subdir + ", used only on CPUs that support it)";
+        else if (entry.hwcap)
+          via += " (legacy hwcap subdirectory)";
         if (!first) via += ", an entry the loader never reaches (the first entry for a soname wins)";
         bool usable = s.offer(entry.value, via, first);
         if (first && !usable)
-          s.res.notes.push_back("the ld.so cache names " + entry.value + ", which is missing: a stale cache (run ldconfig); the loader "
+          s.res.notes.push_back("the ld.so cache names " + entry.value +
+                                ", which is missing: a stale cache (run ldconfig); the loader "
                                 "goes on with the default directories");
         if (first && usable) cache_answered = true;
         first = false;
       }
     }
-    for (const auto& d : c.r.default_dirs)
-      s.offer(join(d, soname), "default directory " + d, !cache_answered);
+    for (const auto& d : c.r.default_dirs) s.offer(join(d, soname), "default directory " + d, !cache_answered);
     c.r.loader.push_back(std::move(s.res));
   }
 }

@@ -14,16 +14,16 @@ namespace probe::detail {
 namespace {
 
 const std::set<std::string>& conda_names() {
-  static const std::set<std::string> k = {"cudatoolkit", "cuda-version", "cudnn",        "libcudnn",   "cuda-cudart",
-                                          "cuda-runtime", "cuda-toolkit", "cuda-nvcc",   "pytorch",    "pytorch-cuda",
-                                          "tensorflow",  "tensorflow-gpu", "onnxruntime", "jaxlib",     "nccl"};
+  static const std::set<std::string> k = {"cudatoolkit",  "cuda-version",   "cudnn",       "libcudnn", "cuda-cudart",
+                                          "cuda-runtime", "cuda-toolkit",   "cuda-nvcc",   "pytorch",  "pytorch-cuda",
+                                          "tensorflow",   "tensorflow-gpu", "onnxruntime", "jaxlib",   "nccl"};
   return k;
 }
 
 bool framework_name(const std::string& n) {
-  static const std::set<std::string> k = {"torch",       "torchvision", "torchaudio",      "tensorflow", "tensorflow-gpu",
-                                          "tensorflow-cpu", "tf-nightly", "onnxruntime",     "onnxruntime-gpu", "jax",
-                                          "jaxlib",      "paddlepaddle-gpu"};
+  static const std::set<std::string> k = {"torch",          "torchvision",     "torchaudio",  "tensorflow",      "tensorflow-gpu",
+                                          "tensorflow-cpu", "tf-nightly",      "onnxruntime", "onnxruntime-gpu", "jax",
+                                          "jaxlib",         "paddlepaddle-gpu"};
   if (k.count(n)) return true;
   for (const char* prefix : {"nvidia-cudnn", "nvidia-cuda-runtime", "cupy-cuda", "jax-cuda"})
     if (n.rfind(prefix, 0) == 0) return true;

@@ -31,8 +31,10 @@ Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std:
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  if (merge_stderr) posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-  else posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  if (merge_stderr)
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  else
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -69,8 +71,10 @@ Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std:
   while (!c.timed_out) {
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid || (w < 0 && errno != EINTR)) break;
-    if (std::chrono::steady_clock::now() >= deadline) c.timed_out = true;
-    else usleep(2000);
+    if (std::chrono::steady_clock::now() >= deadline)
+      c.timed_out = true;
+    else
+      usleep(2000);
   }
   if (c.timed_out) {
     kill(pid, SIGKILL);
@@ -78,8 +82,10 @@ Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std:
     }
     c.error = argv[0] + ": no answer within " + std::to_string(timeout_ms) + " ms (killed)";
   }
-  if (WIFEXITED(status)) c.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) c.exit_code = 128 + WTERMSIG(status);
+  if (WIFEXITED(status))
+    c.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    c.exit_code = 128 + WTERMSIG(status);
   return c;
 }
 

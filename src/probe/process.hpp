@@ -11,13 +11,12 @@ struct Captured {
   bool timed_out = false;
   int exit_code = -1;  // 128 + signal when killed
   std::string out;
-  std::string error;   // why it did not start or finish
+  std::string error;  // why it did not start or finish
 };
 
 // argv[0] is a path (no PATH search). stdin is /dev/null, stderr too unless `merge_stderr` (then it
 // joins stdout); the process environment is inherited. Killed (SIGKILL) after `timeout_ms`; at
 // most `max_output` bytes are kept.
-Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_output = 1 << 20,
-                      bool merge_stderr = false);
+Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_output = 1 << 20, bool merge_stderr = false);
 
 }  // namespace probe::detail

@@ -12,9 +12,9 @@
 namespace probe::detail {
 
 std::string ConvShape::text() const {
-  return "n" + std::to_string(n) + " c" + std::to_string(c) + " " + std::to_string(h) + "x" + std::to_string(w) + " k" +
-         std::to_string(k) + " " + std::to_string(r) + "x" + std::to_string(s) + " pad" + std::to_string(pad_h) + " stride" +
-         std::to_string(stride_h) + " dil" + std::to_string(dil_h);
+  return "n" + std::to_string(n) + " c" + std::to_string(c) + " " + std::to_string(h) + "x" + std::to_string(w) + " k" + std::to_string(k) +
+         " " + std::to_string(r) + "x" + std::to_string(s) + " pad" + std::to_string(pad_h) + " stride" + std::to_string(stride_h) +
+         " dil" + std::to_string(dil_h);
 }
 
 namespace {
@@ -88,7 +88,7 @@ std::uint16_t float_to_half(float f) {
   if (exp == 0xff) return static_cast<std::uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));  // inf / nan
   int e = static_cast<int>(exp) - 127 + 15;
   if (e >= 0x1f) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow -> inf
-  if (e <= 0) {                                                       // subnormal or zero
+  if (e <= 0) {                                                      // subnormal or zero
     if (e < -10) return static_cast<std::uint16_t>(sign);
     mant |= 0x800000u;
     int shift = 14 - e;

@@ -9,8 +9,8 @@
 namespace probe::detail {
 
 struct ConvShape {
-  int n = 1, c = 1, h = 1, w = 1;   // input
-  int k = 1, r = 1, s = 1;          // filters: k of c x r x s
+  int n = 1, c = 1, h = 1, w = 1;  // input
+  int k = 1, r = 1, s = 1;         // filters: k of c x r x s
   int pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
   int p() const { return (h + 2 * pad_h - dil_h * (r - 1) - 1) / stride_h + 1; }
   int q() const { return (w + 2 * pad_w - dil_w * (s - 1) - 1) / stride_w + 1; }

@@ -49,8 +49,10 @@ std::string normal(const std::string& path) {
   for (auto& c : components(path)) {
     if (c == ".") continue;
     if (c == "..") {
-      if (!out.empty() && out.back() != "..") out.pop_back();
-      else if (!absolute) out.push_back(c);
+      if (!out.empty() && out.back() != "..")
+        out.pop_back();
+      else if (!absolute)
+        out.push_back(c);
       continue;
     }
     out.push_back(c);

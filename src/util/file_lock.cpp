@@ -61,7 +61,8 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, void (*on_
         return Error(ErrorCode::io, "cannot lock " + path.string() + ": " + os_error_text(e));
       }
     }
-    struct stat held {}, now {};
+    struct stat held {
+    }, now{};
     if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_ino == now.st_ino && held.st_dev == now.st_dev)
       return FileLock(fd);
     ::close(fd);  // removed or replaced while we waited: lock the file that is there now
@@ -193,4 +194,3 @@ int start_writeback(std::FILE* file) {
 }
 
 }  // namespace util
-

@@ -2,14 +2,14 @@
 #include "util/fs.hpp"
 
 #include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <fstream>
 #include <functional>
 #include <random>
-#include <thread>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #ifdef _WIN32
@@ -58,7 +58,11 @@ Status write_file_atomic(const fs::path& path, std::string_view content) {
     if (!out) return Error(ErrorCode::io, "cannot write " + tmp.string());
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
     out.flush();
-    if (!out) { std::error_code ec; fs::remove(tmp, ec); return Error(ErrorCode::io, "cannot write " + tmp.string()); }
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return Error(ErrorCode::io, "cannot write " + tmp.string());
+    }
   }
 #else
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -142,7 +146,10 @@ TempDir::TempDir(TempDir&& other) noexcept : m_path(std::move(other.m_path)), m_
 TempDir& TempDir::operator=(TempDir&& other) noexcept {
   if (this != &other) {
     m_owner.reset();
-    if (!m_path.empty()) { std::error_code ec; fs::remove_all(m_path, ec); }
+    if (!m_path.empty()) {
+      std::error_code ec;
+      fs::remove_all(m_path, ec);
+    }
     m_path = std::move(other.m_path);
     m_owner = std::move(other.m_owner);
     other.m_path.clear();
@@ -152,7 +159,10 @@ TempDir& TempDir::operator=(TempDir&& other) noexcept {
 }
 TempDir::~TempDir() {
   m_owner.reset();  // the lock first: Windows cannot remove a file that is open
-  if (!m_path.empty()) { std::error_code ec; fs::remove_all(m_path, ec); }
+  if (!m_path.empty()) {
+    std::error_code ec;
+    fs::remove_all(m_path, ec);
+  }
 }
 fs::path TempDir::release() {
   m_owner.reset();

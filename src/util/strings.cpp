@@ -37,8 +37,7 @@ std::string_view trim(std::string_view text) {
 
 std::string to_lower(std::string_view text) {
   std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -73,8 +72,7 @@ std::string one_of(const std::vector<std::string>& values) {
 
 std::string basename_of(std::string_view path_or_url) {
   auto cut = path_or_url.find_first_of("?#");
-  if (cut != std::string_view::npos && path_or_url.find("://") != std::string_view::npos)
-    path_or_url = path_or_url.substr(0, cut);
+  if (cut != std::string_view::npos && path_or_url.find("://") != std::string_view::npos) path_or_url = path_or_url.substr(0, cut);
   auto slash = path_or_url.find_last_of("/\\");
   return std::string(slash == std::string_view::npos ? path_or_url : path_or_url.substr(slash + 1));
 }
@@ -99,10 +97,14 @@ std::size_t utf8_sequence_length(std::string_view text) {
   if (c < 0x80) return 1;
   std::size_t n = 0;
   std::uint32_t min = 0, cp = 0;
-  if ((c & 0xE0) == 0xC0) n = 2, min = 0x80, cp = c & 0x1F;
-  else if ((c & 0xF0) == 0xE0) n = 3, min = 0x800, cp = c & 0x0F;
-  else if ((c & 0xF8) == 0xF0) n = 4, min = 0x10000, cp = c & 0x07;
-  else return 0;
+  if ((c & 0xE0) == 0xC0)
+    n = 2, min = 0x80, cp = c & 0x1F;
+  else if ((c & 0xF0) == 0xE0)
+    n = 3, min = 0x800, cp = c & 0x0F;
+  else if ((c & 0xF8) == 0xF0)
+    n = 4, min = 0x10000, cp = c & 0x07;
+  else
+    return 0;
   if (text.size() < n) return 0;
   for (std::size_t i = 1; i < n; ++i) {
     if ((b(i) & 0xC0) != 0x80) return 0;

@@ -39,10 +39,16 @@ struct World {
     fs::create_directories(made);
     archive = fixtures::make_cudnn_linux_elf(made, fs::path(STACKPIN_DOUBLES_DIR) / "stems");
     server.serve(k_path, testing_support::read_text(archive.path));
-    text = "schema = 1\nname = \"apply-fixture\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.1.0.70\"\n"
-           "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nurl = \"" + server.url(k_path) + "\"\n"
-           "sha256 = \"" + archive.sha256 + "\"\nsize = " + std::to_string(archive.size) + "\n"
-           "[targets.linux]\nlayout = \"" + layout + "\"\nprefix = '" + prefix.string() + "'\n";
+    text =
+        "schema = 1\nname = \"apply-fixture\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.1.0.70\"\n"
+        "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nurl = \"" +
+        server.url(k_path) +
+        "\"\n"
+        "sha256 = \"" +
+        archive.sha256 + "\"\nsize = " + std::to_string(archive.size) +
+        "\n"
+        "[targets.linux]\nlayout = \"" +
+        layout + "\"\nprefix = '" + prefix.string() + "'\n";
     EXPECT_TRUE(util::write_file_atomic(manifest, text).ok());
   }
   fs::path cache() const { return dir.path() / "cache"; }
@@ -191,9 +197,10 @@ TEST(CliApply, WindowsTreeIsStagedAndTheRestIsLeftForTheWindowsMachine) {
                                               "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn\\v8.9.7'\n");
   ASSERT_TRUE(util::write_file_atomic(dir.path() / "win.toml", text).ok());
   fs::path dest = dir.path() / "cudnn-windows";
-  std::vector<std::string> env{"STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string(), "STACKPIN_CONFIG=" + (dir.path() / "none.toml").string()};
-  std::vector<std::string> args{"apply", (dir.path() / "win.toml").string(), "--target", "windows", "--dest", dest.string(), "--archives",
-                                archives.string()};
+  std::vector<std::string> env{"STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string(),
+                               "STACKPIN_CONFIG=" + (dir.path() / "none.toml").string()};
+  std::vector<std::string> args{
+      "apply", (dir.path() / "win.toml").string(), "--target", "windows", "--dest", dest.string(), "--archives", archives.string()};
   auto r = stackpin(args, env);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("stage      done      "), std::string::npos) << r.out;

@@ -21,7 +21,6 @@ using testing_support::stackpin;
 namespace {
 namespace fs = std::filesystem;
 
-
 // Runs a tool found on PATH (run_process takes a path).
 testing_support::RunResult run_tool(std::vector<std::string> argv, const std::vector<std::string>& env = {}) {
   argv.insert(argv.begin(), {"/bin/sh", "-c", "exec \"$@\"", "sh"});
@@ -71,11 +70,13 @@ struct World {
     fs::create_directories(archives());
     fs::path archive = archives() / fixtures::cudnn_archive_name(platform, version, 12);
     fixtures::write_archive(archive, fixtures::Format::tar_xz, entries);
-    testing_support::write_file(manifest(), fixtures::local_manifest(version, 12, "12.4.1", {{platform, fixtures::info(archive)}},
-                                                                     "[targets.linux]\nlayout = \"lib64\"\nprefix = \"/usr/local/cudnn-9.1.0\"\n"));
+    testing_support::write_file(manifest(),
+                                fixtures::local_manifest(version, 12, "12.4.1", {{platform, fixtures::info(archive)}},
+                                                         "[targets.linux]\nlayout = \"lib64\"\nprefix = \"/usr/local/cudnn-9.1.0\"\n"));
   }
   std::vector<std::string> stage(const fs::path& dest, const std::vector<std::string>& extra = {}) const {
-    std::vector<std::string> a{"stage", manifest().string(), "--archives", archives().string(), "--target", "linux", "--dest", dest.string()};
+    std::vector<std::string> a{"stage",  manifest().string(), "--archives", archives().string(), "--target", "linux",
+                               "--dest", dest.string()};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -97,8 +98,8 @@ TEST(CliBuildSystems, StageWritesTheFilesAndUnstageRemovesThem) {
   ASSERT_EQ(r.exit_code, 0) << show(r);
   auto j = json::parse(r.out);
   EXPECT_EQ(j["report"]["build_files"],
-            json::array({(dest / "share/cmake/CUDNN/CUDNNConfig.cmake").string(), (dest / "share/cmake/CUDNN/CUDNNConfigVersion.cmake").string(),
-                         (dest / "lib64/pkgconfig/cudnn.pc").string()}));
+            json::array({(dest / "share/cmake/CUDNN/CUDNNConfig.cmake").string(),
+                         (dest / "share/cmake/CUDNN/CUDNNConfigVersion.cmake").string(), (dest / "lib64/pkgconfig/cudnn.pc").string()}));
   EXPECT_EQ(j["report"]["build_files_note"], "");
   // the plain output lists them too, also for a no-op restage
   auto again = stackpin(w.stage(dest));
@@ -152,8 +153,8 @@ TEST(CliBuildSystems, PkgConfigAndCcBuildAndRunAProgram) {
   testing_support::write_file(src, k_program);
   auto program = w.dir.path() / "app pc";
   // pkg-config escapes the blank in the path: the shell reads its output back (as make does)
-  auto cc = run_process({"/bin/sh", "-c", "eval \"cc \\\"\\$1\\\" $(pkg-config --cflags --libs cudnn) -o \\\"\\$2\\\"\"", "sh", src.string(),
-                         program.string()},
+  auto cc = run_process({"/bin/sh", "-c", "eval \"cc \\\"\\$1\\\" $(pkg-config --cflags --libs cudnn) -o \\\"\\$2\\\"\"", "sh",
+                         src.string(), program.string()},
                         {pc_path});
   ASSERT_EQ(cc.exit_code, 0) << show(cc);
   expect_runs(program, dest);
@@ -181,8 +182,9 @@ TEST(CliBuildSystems, GenerateProfileD) {
     auto sc = run_tool({"shellcheck", "-s", "sh", out.string()});
     EXPECT_EQ(sc.exit_code, 0) << show(sc);
   }
-  auto sourced = run_process({"/bin/sh", "-u", "-c", ". \"$1\"; . \"$1\"; printf '%s\\n%s\\n' \"$LD_LIBRARY_PATH\" \"$CUDNN_PATH\"", "sh", out.string()},
-                             {"LD_LIBRARY_PATH=/x"});
+  auto sourced = run_process(
+      {"/bin/sh", "-u", "-c", ". \"$1\"; . \"$1\"; printf '%s\\n%s\\n' \"$LD_LIBRARY_PATH\" \"$CUDNN_PATH\"", "sh", out.string()},
+      {"LD_LIBRARY_PATH=/x"});
   ASSERT_EQ(sourced.exit_code, 0) << show(sourced);
   if (!fs::is_directory("/usr/lib/wsl/lib")) {
     EXPECT_EQ(sourced.out, (prefix / "lib64").string() + ":/x\n" + prefix.string() + "\n");

@@ -24,7 +24,8 @@ TEST(CaptureCli, ThisMachineGivesAManifestCheckAccepts) {
   EXPECT_NE(text.find("[cudnn]\nversion = \""), std::string::npos) << text;
   auto check = stackpin({"check", out.string()});
   EXPECT_EQ(check.exit_code, 0) << "check must accept what capture writes\n" << text << "\n" << check.out << check.err;
-  if (fs::exists("/usr/local/cuda/lib64/libcudnn.so.9") && read_text("/usr/local/cuda/include/cudnn_version.h").find("CUDNN_MINOR 19") != std::string::npos) {
+  if (fs::exists("/usr/local/cuda/lib64/libcudnn.so.9") &&
+      read_text("/usr/local/cuda/include/cudnn_version.h").find("CUDNN_MINOR 19") != std::string::npos) {
     EXPECT_NE(text.find("version = \"9.19.0."), std::string::npos) << "this machine's cuDNN 9.19\n" << text;
   }
 }
@@ -123,7 +124,8 @@ TEST(CaptureCli, AWindowsTreeGivesAManifestWithItsLayout) {
   auto r2 = stackpin({"capture", "--windows-root", (merged.path() / "c").string(), "--path", cuda121});
   ASSERT_EQ(r2.exit_code, 0) << r2.err;
   EXPECT_NE(r2.out.find("layout = \"cuda-merge\"\ncuda_path = \"C:\\\\Program Files\\\\NVIDIA GPU Computing Toolkit\\\\CUDA\\\\v12.1\"\n"),
-            std::string::npos) << r2.out;
+            std::string::npos)
+      << r2.out;
   EXPECT_NE(r2.out.find("version = \"8.9.5.30\""), std::string::npos) << r2.out;
 
   // nothing on the search path, a root that is not there
@@ -139,8 +141,9 @@ TEST(CaptureCli, AStagedWindowsTreeKeepsItsArchive) {
   auto archives = dir.path() / "archives";
   fs::create_directories(archives);
   auto archive = fixtures::make_cudnn_windows(archives, "8.8.0.121", 11);
-  auto manifest = dir.write("stack.toml", fixtures::local_manifest("8.8.0.121", 11, "11.8.0", {{"windows-x86_64", archive}},
-                                                                   "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn\\v8.8.0'\n"));
+  auto manifest =
+      dir.write("stack.toml", fixtures::local_manifest("8.8.0.121", 11, "11.8.0", {{"windows-x86_64", archive}},
+                                                       "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn\\v8.8.0'\n"));
   auto c = dir.path() / "c";
   auto staged = stackpin({"stage", manifest.string(), "--archives", archives.string(), "--target", "windows", "--dest",
                           (c / "tools" / "cudnn" / "v8.8.0").string()});
@@ -148,6 +151,7 @@ TEST(CaptureCli, AStagedWindowsTreeKeepsItsArchive) {
   auto r = stackpin({"capture", "--windows-root", c.string(), "--path", "C:\\tools\\cudnn\\v8.8.0\\bin"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("origin = \"local\"\nfile = \"" + archive.path.filename().string() + "\"\nsha256 = \"" + archive.sha256 + "\""),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("build from stackpin's receipt"), std::string::npos) << r.out;
 }

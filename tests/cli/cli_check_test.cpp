@@ -70,8 +70,7 @@ TEST(CliCheck, ExplainPrintsResolvedFacts) {
   EXPECT_NE(r.out.find("bin\\cudnn64_8.dll"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("zlibwapi.dll      needed"), std::string::npos) << r.out;
   auto t = stackpin({"check", "--explain", example("cu121-cudnn895-torch21.toml")});
-  EXPECT_NE(t.out.find("pip install torch==2.1.0+cu121 --index-url https://download.pytorch.org/whl/cu121"),
-            std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("pip install torch==2.1.0+cu121 --index-url https://download.pytorch.org/whl/cu121"), std::string::npos) << t.out;
 }
 
 TEST(CliCheck, JsonIsOneDocumentAndNothingElse) {

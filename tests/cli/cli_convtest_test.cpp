@@ -183,8 +183,8 @@ TEST(CliConvtestReal, ReportsTheInstalledCudnnAndNoGpu) {
     return m[1].str();
   };
   std::string want = def("CUDNN_MAJOR") + "." + def("CUDNN_MINOR") + "." + def("CUDNN_PATCHLEVEL");
-  auto r = testing_support::run_process({testing_support::binary().string(), "convtest", "--json", "--cudnn", cudnn.string(),
-                                         "--cudart", cudart});
+  auto r = testing_support::run_process(
+      {testing_support::binary().string(), "convtest", "--json", "--cudnn", cudnn.string(), "--cudart", cudart});
   json j = json::parse(r.out);
   EXPECT_EQ(j["report"]["cudnn_version"], want);
   EXPECT_EQ(j["report"]["cudnn"]["path"], fs::canonical(cudnn).string());

@@ -10,19 +10,17 @@
 #include <sstream>
 
 #include "fixtures.hpp"
-#include "util/file_lock.hpp"
 #include "golden.hpp"
 #include "test_support.hpp"
+#include "util/file_lock.hpp"
 
 namespace fs = std::filesystem;
+using testing_support::run_process;
 using testing_support::RunResult;
 using testing_support::ScratchDir;
-using testing_support::run_process;
 using testing_support::stackpin;
 
 namespace {
-
-
 
 struct DebSetup {
   ScratchDir dir;
@@ -32,7 +30,8 @@ struct DebSetup {
     archives = dir.path() / "archives";
     out = dir.path() / "out";
     fs::create_directories(archives);
-    archive = elf ? fixtures::make_cudnn_linux_elf(archives, fs::path(STACKPIN_DOUBLES_DIR) / "stems") : fixtures::make_cudnn_linux(archives, "9.1.0.70", 12);
+    archive = elf ? fixtures::make_cudnn_linux_elf(archives, fs::path(STACKPIN_DOUBLES_DIR) / "stems")
+                  : fixtures::make_cudnn_linux(archives, "9.1.0.70", 12);
     std::string text = fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", archive}});
     if (!description_line.empty()) text.replace(text.find("name = \"fixture\""), 16, "name = \"fixture\"\n" + description_line);
     manifest = dir.write("stack.toml", text);
@@ -126,7 +125,8 @@ TEST(DebCli, LintianFindsNothingUnexplained) {
   if (!testing_support::have_tool("lintian")) GTEST_SKIP() << "lintian is not installed (scripts/install-deps.sh --tools installs it)";
   DebSetup s;
   ASSERT_EQ(s.deb().exit_code, 0);
-  auto r = run_process({testing_support::tool_path("lintian"), "--no-cfg", "--fail-on", "error,warning", s.runtime().string(), s.dev().string()});
+  auto r = run_process(
+      {testing_support::tool_path("lintian"), "--no-cfg", "--fail-on", "error,warning", s.runtime().string(), s.dev().string()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out.find("E: "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("W: "), std::string::npos) << r.out;
@@ -232,8 +232,8 @@ TEST(DebCli, RefusalsWriteNoPackage) {
   std::string sbsa = text;
   sbsa.replace(sbsa.find("linux-x86_64"), 12, "linux-sbsa");
   s.dir.write("sbsa.toml", sbsa);
-  r = stackpin({"deb", (s.dir.path() / "sbsa.toml").string(), "--archives", s.archives.string(), "--out-dir", s.out.string(),
-                "--platform", "linux-sbsa"});
+  r = stackpin({"deb", (s.dir.path() / "sbsa.toml").string(), "--archives", s.archives.string(), "--out-dir", s.out.string(), "--platform",
+                "linux-sbsa"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("built for x86_64, not for linux-sbsa"), std::string::npos) << r.err;
   // nothing was written, and no temporary directory was left behind
@@ -275,8 +275,16 @@ TEST(DebCli, LinksAreJudgedWhereTheyWillLiveInThePackages) {
 TEST(DebCli, WhatARunKilledWhileWritingLeftIsRemovedByTheNextRun) {
   DebSetup s;
   // SIGXFSZ at the first write past 16 KiB: inside the extraction or the package writing
-  std::vector<std::string> a{"/bin/sh", "-c", "ulimit -f 32; exec \"$0\" \"$@\"", testing_support::binary().string(),
-                             "deb", s.manifest.string(), "--archives", s.archives.string(), "--out-dir", s.out.string()};
+  std::vector<std::string> a{"/bin/sh",
+                             "-c",
+                             "ulimit -f 32; exec \"$0\" \"$@\"",
+                             testing_support::binary().string(),
+                             "deb",
+                             s.manifest.string(),
+                             "--archives",
+                             s.archives.string(),
+                             "--out-dir",
+                             s.out.string()};
   auto killed = run_process(a);
   ASSERT_EQ(killed.exit_code, 128 + SIGXFSZ) << killed.err;
   std::vector<fs::path> left;

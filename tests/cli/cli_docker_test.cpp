@@ -11,8 +11,8 @@
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
-using testing_support::ScratchDir;
 using testing_support::read_text;
+using testing_support::ScratchDir;
 using testing_support::stackpin;
 
 namespace {
@@ -54,7 +54,8 @@ TEST(DockerCli, LaysOutAVerifiedBuildContext) {
   fs::path in_ctx = ctx / "archives" / s.archive.path.filename();
   ASSERT_TRUE(fs::exists(in_ctx));
   EXPECT_EQ(fixtures::info(in_ctx).sha256, s.archive.sha256);
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   ASSERT_EQ(::stat(in_ctx.c_str(), &a), 0);
   ASSERT_EQ(::stat(s.archive.path.c_str(), &b), 0);
   EXPECT_EQ(a.st_ino, b.st_ino) << "the archive is hard-linked into the context, not copied";
@@ -128,7 +129,8 @@ TEST(DockerCli, DevcontainerAsksForTheGpu) {
                          {"STACKPIN_CACHE_DIR=" + (s.dir.path() / "cache").string()});
   EXPECT_EQ(no_url.exit_code, 1) << no_url.err;
   EXPECT_NE(no_url.err.find("--archives"), std::string::npos) << no_url.err;
-  auto with_archives = stackpin({"generate", "devcontainer", s.manifest.string(), "--out-dir", repo2.string(), "--archives", s.archives.string()});
+  auto with_archives =
+      stackpin({"generate", "devcontainer", s.manifest.string(), "--out-dir", repo2.string(), "--archives", s.archives.string()});
   ASSERT_EQ(with_archives.exit_code, 0) << with_archives.err;
   EXPECT_TRUE(fs::exists(repo2 / ".devcontainer/archives" / s.archive.path.filename()));
 }

@@ -63,9 +63,9 @@ TEST(CliFetch, FetchThenStageFromTheCache) {
   fs::path cached = w.cache() / "sha256" / w.info.sha256 / w.info.path.filename();
   EXPECT_TRUE(fs::is_regular_file(cached)) << show(r);
 
-  auto s = stackpin({"stage", m, "--archives", (w.dir.path() / "empty").string(), "--target", "linux", "--dest",
-                     (w.dir.path() / "dest").string()},
-                    w.env());
+  auto s = stackpin(
+      {"stage", m, "--archives", (w.dir.path() / "empty").string(), "--target", "linux", "--dest", (w.dir.path() / "dest").string()},
+      w.env());
   ASSERT_EQ(s.exit_code, 0) << show(s);
   EXPECT_NE(s.out.find(cached.string()), std::string::npos) << show(s);
   auto v = stackpin({"verify", m}, w.env());  // no --archives: the cache alone
@@ -75,9 +75,9 @@ TEST(CliFetch, FetchThenStageFromTheCache) {
 TEST(CliFetch, StageWithoutTheArchiveNamesBothPlacesAndSuggestsFetch) {
   World w;
   auto m = w.manifest(w.server.url("/redist/" + w.rel)).string();
-  auto s = stackpin({"stage", m, "--archives", (w.dir.path() / "empty").string(), "--target", "linux", "--dest",
-                     (w.dir.path() / "dest").string()},
-                    w.env());
+  auto s = stackpin(
+      {"stage", m, "--archives", (w.dir.path() / "empty").string(), "--target", "linux", "--dest", (w.dir.path() / "dest").string()},
+      w.env());
   EXPECT_EQ(s.exit_code, 1) << show(s);
   EXPECT_NE(s.err.find((w.dir.path() / "empty").string()), std::string::npos) << show(s);
   EXPECT_NE(s.err.find("download cache " + w.cache().string()), std::string::npos) << show(s);

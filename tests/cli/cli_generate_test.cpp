@@ -63,7 +63,8 @@ TEST(CliGenerate, WindowsScriptsHonourPrefix) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find(shell == "cmd" ? "CUDNN_PATH=" + prefix + "\"" : "$CudnnRoot = 'D:\\Users\\Jos\xC3\xA9 O''Brien\\cudnn v8'"),
               std::string::npos)
-        << shell << "\n" << r.out;
+        << shell << "\n"
+        << r.out;
     EXPECT_EQ(r.out.find("C:\\tools\\cudnn"), std::string::npos) << shell << ": the manifest's prefix is still there";
   }
   auto chk = stackpin({"generate", "windows-check", "--prefix", prefix, example("cu118-cudnn880-win.toml")});

@@ -17,8 +17,9 @@ using testing_support::stackpin;
 namespace {
 namespace fs = std::filesystem;
 
-const std::string k_version_only = "schema = 1\nname = \"version-only\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.1.0.70\"\n"
-                                   "[frameworks]\ntorch = \"2.5.1\"\n";
+const std::string k_version_only =
+    "schema = 1\nname = \"version-only\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.1.0.70\"\n"
+    "[frameworks]\ntorch = \"2.5.1\"\n";
 
 std::string read(const fs::path& p) { return testing_support::read_text(p); }
 
@@ -60,8 +61,8 @@ TEST(CliLock, StageWithTheLockGivesTheSameReceiptAsWithout) {
   fs::path plain = s.dir.path() / "plain", locked = s.dir.path() / "locked";
   auto a = stackpin({"stage", s.manifest.string(), "--archives", s.archives.string(), "--target", "linux", "--dest", plain.string()});
   ASSERT_EQ(a.exit_code, 0) << a.err;
-  auto b = stackpin({"stage", s.manifest.string(), "--archives", s.archives.string(), "--target", "linux", "--dest", locked.string(),
-                     "--locked"});
+  auto b = stackpin(
+      {"stage", s.manifest.string(), "--archives", s.archives.string(), "--target", "linux", "--dest", locked.string(), "--locked"});
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_EQ(receipt_without_dest(plain), receipt_without_dest(locked));
 }
@@ -75,7 +76,8 @@ TEST(CliLock, DriftIsRefusedBeforeAnythingIsWritten) {
   write(s.manifest, edited);
 
   fs::path dest = s.dir.path() / "dest";
-  auto r = stackpin({"stage", s.manifest.string(), "--archives", s.archives.string(), "--target", "linux", "--dest", dest.string(), "--locked"});
+  auto r =
+      stackpin({"stage", s.manifest.string(), "--archives", s.archives.string(), "--target", "linux", "--dest", dest.string(), "--locked"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("disagree on 1 value(s)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("cuda.version: the manifest says \"12.4.0\", the lock \"12.4.1\""), std::string::npos) << r.err;
@@ -93,7 +95,8 @@ TEST(CliLock, DriftIsRefusedBeforeAnythingIsWritten) {
   EXPECT_NE(gen.err.find("disagree"), std::string::npos) << gen.err;
   EXPECT_TRUE(gen.out.empty());
 
-  auto deb = stackpin({"deb", s.manifest.string(), "--archives", s.archives.string(), "--out-dir", (s.dir.path() / "debs").string(), "--locked"});
+  auto deb =
+      stackpin({"deb", s.manifest.string(), "--archives", s.archives.string(), "--out-dir", (s.dir.path() / "debs").string(), "--locked"});
   EXPECT_EQ(deb.exit_code, 1) << deb.err;
   EXPECT_FALSE(fs::exists(s.dir.path() / "debs") && !fs::is_empty(s.dir.path() / "debs"));
 }
@@ -154,7 +157,8 @@ TEST(CliLock, RedistribPinsAReleaseNewerThanTheKnowledgeBase) {
   ASSERT_EQ(relock.exit_code, 0) << relock.err;
   EXPECT_NE(relock.out.find("unchanged"), std::string::npos) << relock.out;
   EXPECT_EQ(stackpin({"lock", "--check", m.string()}).exit_code, 0);
-  auto wrong = stackpin({"lock", m.string(), "--redistrib", (fs::path(STACKPIN_SOURCE_DIR) / "tests/data/redistrib/redistrib_9.1.0.json").string()});
+  auto wrong =
+      stackpin({"lock", m.string(), "--redistrib", (fs::path(STACKPIN_SOURCE_DIR) / "tests/data/redistrib/redistrib_9.1.0.json").string()});
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_NE(wrong.err.find("stack.toml:6:"), std::string::npos) << wrong.err;
 }
@@ -182,11 +186,11 @@ TEST(CliLock, GeneratorsUseTheLockedFrameworkBuilds) {
   auto locked = stackpin({"generate", "dockerfile", m.string(), "--locked"});
   ASSERT_EQ(locked.exit_code, 0) << locked.err;
   EXPECT_NE(locked.out.find("pip install --no-cache-dir torch==2.5.1+cu121 --index-url https://download.pytorch.org/whl/cu121"),
-            std::string::npos) << locked.out;
+            std::string::npos)
+      << locked.out;
   auto derived = stackpin({"generate", "dockerfile", m.string()});
   ASSERT_EQ(derived.exit_code, 0) << derived.err;
   EXPECT_NE(derived.out.find("torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124"), std::string::npos) << derived.out;
 }
 
 }  // namespace
-

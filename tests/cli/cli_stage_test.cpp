@@ -88,15 +88,16 @@ struct World {
     fixtures::Info i = info;
     i.sha256 = sha256;
     i.size = size;
-    testing_support::write_file(manifest(), fixtures::local_manifest(spec.version, spec.cuda, spec.cuda_version,
-                                                                     {{spec.windows ? "windows-x86_64" : "linux-x86_64", i}},
-                                                                     targets_text(spec, layout)));
+    testing_support::write_file(
+        manifest(), fixtures::local_manifest(spec.version, spec.cuda, spec.cuda_version,
+                                             {{spec.windows ? "windows-x86_64" : "linux-x86_64", i}}, targets_text(spec, layout)));
   }
   fs::path archives() const { return dir.path() / "archives"; }
   fs::path manifest() const { return dir.path() / "stack.toml"; }
   std::vector<std::string> stage(const fs::path& dest, std::vector<std::string> extra = {}) const {
-    std::vector<std::string> a{"stage", manifest().string(), "--archives", archives().string(), "--target",
-                               spec.windows ? "windows" : "linux", "--dest", dest.string()};
+    std::vector<std::string> a{
+        "stage",  manifest().string(), "--archives", archives().string(), "--target", spec.windows ? "windows" : "linux",
+        "--dest", dest.string()};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -171,8 +172,8 @@ TEST(CliStage, ExitCodes) {
   EXPECT_NE(mismatch.err.find("SHA-256 mismatch"), std::string::npos) << mismatch.err;
   EXPECT_NE(mismatch.err.find("expected " + std::string(64, 'f') + ", got " + bad.info.sha256), std::string::npos) << mismatch.err;
   EXPECT_FALSE(fs::exists(bad.dir.path() / "dest"));
-  auto missing = stackpin({"stage", (w.dir.path() / "nope.toml").string(), "--archives", w.archives().string(), "--target", "linux",
-                           "--dest", dest.string()});
+  auto missing = stackpin(
+      {"stage", (w.dir.path() / "nope.toml").string(), "--archives", w.archives().string(), "--target", "linux", "--dest", dest.string()});
   EXPECT_EQ(missing.exit_code, 1) << show(missing);
 
   // status: 0 intact, 1 drift; unstage: 1 refused, 0 forced, 1 nothing staged
@@ -205,12 +206,13 @@ TEST(CliStage, AWindowsTreeSaysHowToActivateAndCheckItInEachShell) {
   ScratchDir d;
   auto r = stackpin(w.stage(d.path() / "win"));
   ASSERT_EQ(r.exit_code, 0) << show(r);
-  for (const std::string& line : std::vector<std::string>{"copy " + (d.path() / "win").string() + " to C:\\tools\\cudnn\\v8.8.0 on the Windows machine",
-                                 "Set-ExecutionPolicy -Scope Process -ExecutionPolicy Bypass; & 'C:\\tools\\cudnn\\v8.8.0\\.stackpin\\activate.ps1'",
-                                 "call \"C:\\tools\\cudnn\\v8.8.0\\.stackpin\\activate.cmd\"",
-                                 "powershell -NoProfile -ExecutionPolicy Bypass -File 'C:\\tools\\cudnn\\v8.8.0\\.stackpin\\check-cudnn.ps1'",
-                                 "powershell -NoProfile -ExecutionPolicy Bypass -File \"C:\\tools\\cudnn\\v8.8.0\\.stackpin\\check-cudnn.ps1\"",
-                                 "powershell.exe -NoProfile -ExecutionPolicy Bypass -File 'C:\\tools\\cudnn\\v8.8.0\\.stackpin\\check-cudnn.ps1'"})
+  for (const std::string& line : std::vector<std::string>{
+           "copy " + (d.path() / "win").string() + " to C:\\tools\\cudnn\\v8.8.0 on the Windows machine",
+           "Set-ExecutionPolicy -Scope Process -ExecutionPolicy Bypass; & 'C:\\tools\\cudnn\\v8.8.0\\.stackpin\\activate.ps1'",
+           "call \"C:\\tools\\cudnn\\v8.8.0\\.stackpin\\activate.cmd\"",
+           "powershell -NoProfile -ExecutionPolicy Bypass -File 'C:\\tools\\cudnn\\v8.8.0\\.stackpin\\check-cudnn.ps1'",
+           "powershell -NoProfile -ExecutionPolicy Bypass -File \"C:\\tools\\cudnn\\v8.8.0\\.stackpin\\check-cudnn.ps1\"",
+           "powershell.exe -NoProfile -ExecutionPolicy Bypass -File 'C:\\tools\\cudnn\\v8.8.0\\.stackpin\\check-cudnn.ps1'"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   // the check script carries the hash of every staged file, and `generate windows-check --dest` writes the same
   auto check = testing_support::read_text(d.path() / "win" / ".stackpin" / "check-cudnn.ps1");
@@ -494,8 +496,8 @@ TEST(CliStageCrash, SigkillAtRandomMomentsThenStageSucceeds) {
   int mid_run = 0;
   for (int i = 0; i < 16 && (i < 6 || mid_run < 2); ++i) {
     long us = delay(rng);
-    SCOPED_TRACE("seed " + std::to_string(seed) + ", kill after " + std::to_string(us) + " us of a " +
-                 std::to_string(took.count()) + " us run");
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", kill after " + std::to_string(us) + " us of a " + std::to_string(took.count()) +
+                 " us run");
     auto dest = work.path() / ("k" + std::to_string(i));
     {
       testing_support::Process p(argv(w.stage(dest)));
@@ -534,8 +536,8 @@ TEST(CliStageCrash, SigkillDuringACudaMergeThenUnstageRestoresTheOriginal) {
   int mid_run = 0;
   for (int i = 0; i < 16 && (i < 4 || mid_run < 1); ++i) {
     long us = delay(rng);
-    SCOPED_TRACE("seed " + std::to_string(seed) + ", kill after " + std::to_string(us) + " us of a " +
-                 std::to_string(took.count()) + " us run");
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", kill after " + std::to_string(us) + " us of a " + std::to_string(took.count()) +
+                 " us run");
     auto dest = work.path() / ("k" + std::to_string(i));
     make_fake_cuda_root(dest);
     {

@@ -16,7 +16,8 @@ using testing_support::contains;
 }  // namespace
 
 TEST(CliWslProvision, ScriptsPassShellcheck) {
-  if (::access("/usr/bin/shellcheck", X_OK) != 0) GTEST_SKIP() << "shellcheck is not installed (scripts/install-deps.sh --tools installs it)";
+  if (::access("/usr/bin/shellcheck", X_OK) != 0)
+    GTEST_SKIP() << "shellcheck is not installed (scripts/install-deps.sh --tools installs it)";
   for (const char* s : {"wsl/provision.sh", "scripts/container-engine.sh"}) {
     auto r = run_process({"/usr/bin/shellcheck", script(s)});
     EXPECT_EQ(r.exit_code, 0) << s << "\n" << r.out << r.err;

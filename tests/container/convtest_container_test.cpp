@@ -21,8 +21,7 @@ const std::string k_bin = "/opt/stackpin/bin/stackpin-convtest";
 ct::Options runtime_image_options() {
   ct::Options o;
   o.image = ct::k_cuda_runtime_image;
-  o.mounts = {{testing_support::binary().parent_path() / "stackpin-convtest", k_bin},
-              {testing_support::source_dir(), "/src"}};
+  o.mounts = {{testing_support::binary().parent_path() / "stackpin-convtest", k_bin}, {testing_support::source_dir(), "/src"}};
   o.workdir = "/src";
   return o;
 }

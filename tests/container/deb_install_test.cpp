@@ -45,8 +45,9 @@ TEST(ContainerDeb, DpkgInstallsTheLibrariesAndRemovesEveryFile) {
   }
 
   // The loader resolves libcudnn.so.9 with no LD_LIBRARY_PATH (the dynamic loader, asked directly).
-  auto resolve = c.bash("env -u LD_LIBRARY_PATH /lib64/ld-linux-x86-64.so.2 --list /usr/lib/x86_64-linux-gnu/libcudnn_ops.so.9.1.0 "
-                        "&& test -e /usr/include/cudnn_version.h && test -L /usr/lib/x86_64-linux-gnu/libcudnn.so");
+  auto resolve = c.bash(
+      "env -u LD_LIBRARY_PATH /lib64/ld-linux-x86-64.so.2 --list /usr/lib/x86_64-linux-gnu/libcudnn_ops.so.9.1.0 "
+      "&& test -e /usr/include/cudnn_version.h && test -L /usr/lib/x86_64-linux-gnu/libcudnn.so");
   EXPECT_EQ(resolve.exit_code, 0) << ct::describe(resolve);
 
   // dpkg's own verification agrees with the md5sums stackpin wrote.
@@ -59,8 +60,9 @@ TEST(ContainerDeb, DpkgInstallsTheLibrariesAndRemovesEveryFile) {
   ASSERT_EQ(files.exit_code, 0) << ct::describe(files);
   auto remove = c.bash("dpkg --purge " + dev + " " + rt);
   ASSERT_EQ(remove.exit_code, 0) << ct::describe(remove);
-  auto left = c.bash("while read -r f; do case $f in /usr/lib/*-linux-gnu/*|/usr/include/*|/usr/share/doc/stackpin*|/usr/share/lintian/*) "
-                     "if [ -e \"$f\" ] && [ ! -d \"$f\" ]; then echo \"left: $f\"; fi;; esac; done < /tmp/files; "
-                     "ldconfig -p | grep -c libcudnn || true");
+  auto left = c.bash(
+      "while read -r f; do case $f in /usr/lib/*-linux-gnu/*|/usr/include/*|/usr/share/doc/stackpin*|/usr/share/lintian/*) "
+      "if [ -e \"$f\" ] && [ ! -d \"$f\" ]; then echo \"left: $f\"; fi;; esac; done < /tmp/files; "
+      "ldconfig -p | grep -c libcudnn || true");
   EXPECT_EQ(left.out, "0\n") << ct::describe(left);
 }

@@ -21,14 +21,14 @@ using nlohmann::json;
 
 namespace {
 
-
 const std::string k_version = "9.19.0.56";
 const std::string k_top = "cudnn-linux-x86_64-9.19.0.56_cuda13-archive/";
 
 fixtures::Info make_archive(const fs::path& dir) {
   fs::path real = "/usr/local/cuda/lib64/libcudnn.so.9";
   fs::path lib = fs::exists(real) ? real : fs::path(STACKPIN_DOUBLES_DIR) / "cuda12-cudnn9/libcudnn.so.9";
-  std::vector<fixtures::Entry> e = {{k_top, fixtures::Kind::dir}, {k_top + "include/", fixtures::Kind::dir}, {k_top + "lib/", fixtures::Kind::dir}};
+  std::vector<fixtures::Entry> e = {
+      {k_top, fixtures::Kind::dir}, {k_top + "include/", fixtures::Kind::dir}, {k_top + "lib/", fixtures::Kind::dir}};
   e.push_back({k_top + "LICENSE", fixtures::Kind::file, "test license\n"});
   e.push_back({k_top + "include/cudnn_version.h", fixtures::Kind::file, fixtures::cudnn_version_header(k_version)});
   e.push_back({k_top + "include/cudnn.h", fixtures::Kind::file, "/* cudnn.h */\n"});
@@ -52,7 +52,8 @@ fixtures::Info make_archive(const fs::path& dir) {
 // A manifest pinning the fixture archive (origin local) for the CUDA 13 runtime image.
 std::string manifest_for(const fixtures::Info& archive, const std::string& name, const std::string& description) {
   return "schema = 1\nname = \"" + name + "\"\n" + (description.empty() ? "" : "description = \"" + description + "\"\n") +
-         "\n[cuda]\nversion = \"13.0.2\"\n\n[cudnn]\nversion = \"" + k_version + "\"\ncuda = 13\n\n"
+         "\n[cuda]\nversion = \"13.0.2\"\n\n[cudnn]\nversion = \"" + k_version +
+         "\"\ncuda = 13\n\n"
          "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" +
          archive.path.filename().string() + "\"\nsha256 = \"" + archive.sha256 + "\"\nsize = " + std::to_string(archive.size) +
          "\n\n[targets.docker]\nbase_image = \"nvidia/cuda:13.0.2-runtime-ubuntu24.04\"\n";
@@ -114,7 +115,8 @@ TEST(ContainerDockerfile, BuildsChecksAndRunsTheConvTestInside) {
   EXPECT_EQ(config["Labels"]["io.stackpin.manifest.sha256"], fixtures::info(manifest).sha256);
   EXPECT_EQ(config["Labels"]["io.stackpin.cudnn.archive.sha256"], archive.sha256);
   bool loader_path = false;
-  for (const auto& env : config["Env"]) loader_path |= env.get<std::string>().rfind("LD_LIBRARY_PATH=/opt/cudnn-" + k_version + "/lib64", 0) == 0;
+  for (const auto& env : config["Env"])
+    loader_path |= env.get<std::string>().rfind("LD_LIBRARY_PATH=/opt/cudnn-" + k_version + "/lib64", 0) == 0;
   EXPECT_TRUE(loader_path) << config["Env"].dump();
 
   // The test target: built (the conv test ran at build time and found its libraries), then run.
@@ -126,7 +128,8 @@ TEST(ContainerDockerfile, BuildsChecksAndRunsTheConvTestInside) {
   ASSERT_EQ(run.exit_code, 3) << "no GPU here: the documented 'nothing to run on'\n" << ct::describe(run);
   auto doc = json::parse(run.out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << ct::describe(run);
-  EXPECT_EQ(doc["report"]["cudnn"]["path"].get<std::string>().rfind("/opt/cudnn-" + k_version + "/lib64/libcudnn.so.9", 0), 0u) << doc.dump(1);
+  EXPECT_EQ(doc["report"]["cudnn"]["path"].get<std::string>().rfind("/opt/cudnn-" + k_version + "/lib64/libcudnn.so.9", 0), 0u)
+      << doc.dump(1);
   EXPECT_EQ(doc["report"]["cudnn_version"].get<std::string>().rfind("9.19", 0), 0u) << doc.dump(1);
   EXPECT_EQ(doc["report"]["cudart"]["path"].get<std::string>().rfind("/usr/local/cuda/lib64/libcudart.so.", 0), 0u) << doc.dump(1);
   for (const auto& f : doc["findings"]) EXPECT_NE(f["severity"], "error") << f.dump();
@@ -152,9 +155,9 @@ TEST(ContainerDockerfile, BuildFailsWhenTheArchiveIsNotThePinnedOne) {
   Images images;
   const std::string tag = "stackpin-test/bad-hash:" + std::to_string(::getpid());
   images.tags = {tag};
-  auto build = ct::docker({"build", "--build-arg", std::string("BASE_IMAGE=") + ct::k_cuda_runtime_image, "--target", "runtime", "-t", tag,
-                           context.string()},
-                          600);
+  auto build = ct::docker(
+      {"build", "--build-arg", std::string("BASE_IMAGE=") + ct::k_cuda_runtime_image, "--target", "runtime", "-t", tag, context.string()},
+      600);
   EXPECT_NE(build.exit_code, 0) << ct::describe(build);
   EXPECT_NE((build.out + build.err).find("FAILED"), std::string::npos) << "sha256sum -c reports the mismatch\n" << ct::describe(build);
 }

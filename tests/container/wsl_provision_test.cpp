@@ -60,7 +60,8 @@ class WslProvision : public ::testing::Test {
   // Everything provisioning may change: the tree (types, modes, link targets, content) and the
   // shell startup files.
   std::string snapshot(const std::string& dest = k_prefix) {
-    auto r = m_box->bash("cd '" + dest + "' && find . -printf '%y %m %p %l\\n' | sort && find . -type f -exec sha256sum {} + | sort;"
+    auto r = m_box->bash("cd '" + dest +
+                         "' && find . -printf '%y %m %p %l\\n' | sort && find . -type f -exec sha256sum {} + | sort;"
                          " sha256sum /root/.bashrc /root/.profile");
     EXPECT_EQ(r.exit_code, 0) << ct::describe(r);
     return r.out;
@@ -94,7 +95,8 @@ TEST_F(WslProvision, Lib64StagesHooksNewShellsIsIdempotentAndUndoes) {
 
   // The staged tree: NVIDIA's lib/ became lib64/ with the so-name chain, plus the receipt and
   // the activation script stage writes for the prefix.
-  auto tree = m_box->bash("cd " + k_prefix + " && readlink lib64/libcudnn.so && readlink lib64/libcudnn.so.9 && test -f lib64/libcudnn.so.9.1.0"
+  auto tree = m_box->bash("cd " + k_prefix +
+                          " && readlink lib64/libcudnn.so && readlink lib64/libcudnn.so.9 && test -f lib64/libcudnn.so.9.1.0"
                           " && test -f include/cudnn_version.h && test -f .stackpin/receipt.json && test -f .stackpin/activate.sh");
   ASSERT_EQ(tree.exit_code, 0) << ct::describe(tree);
   EXPECT_EQ(tree.out, "libcudnn.so.9\nlibcudnn.so.9.1.0\n");
@@ -164,7 +166,8 @@ TEST_F(WslProvision, UnderWsl2ALinuxDriverIsRefusedAndTheWindowsLibcudaIsChecked
   ASSERT_EQ(m_box->bash("dpkg -r libnvidia-compute-535 >/dev/null").exit_code, 0);
   auto no_libcuda = provision({"--skip-convtest", "--dry-run"}, "/fixtures/demo.toml", wsl);
   EXPECT_EQ(no_libcuda.exit_code, 0) << ct::describe(no_libcuda);
-  EXPECT_TRUE(contains(no_libcuda.err, "no /usr/lib/wsl/lib/libcuda.so.1: install (or update) the NVIDIA driver on Windows")) << no_libcuda.err;
+  EXPECT_TRUE(contains(no_libcuda.err, "no /usr/lib/wsl/lib/libcuda.so.1: install (or update) the NVIDIA driver on Windows"))
+      << no_libcuda.err;
 
   // With it mapped, provisioning goes through, and WSL2 shells get /usr/lib/wsl/lib after the tree.
   ASSERT_EQ(m_box->bash("mkdir -p /usr/lib/wsl/lib && : >/usr/lib/wsl/lib/libcuda.so.1").exit_code, 0);
@@ -230,7 +233,9 @@ TEST(WslProvisionBareDebian, MissingLibrariesAreNamedWithSkipDeps) {
   ct::Options o;
   o.image = ct::k_debian_image;
   o.mounts = {{testing_support::source_dir(), "/src"}, {testing_support::binary(), k_stackpin}};
-  auto r = ct::run(o, {"bash", "-c", "mkdir /a && : >/a/m.toml && " + k_provision + " --manifest /a/m.toml --archives /a --stackpin " + k_stackpin + " --skip-deps"});
+  auto r = ct::run(
+      o, {"bash", "-c",
+          "mkdir /a && : >/a/m.toml && " + k_provision + " --manifest /a/m.toml --archives /a --stackpin " + k_stackpin + " --skip-deps"});
   EXPECT_EQ(r.exit_code, 1) << ct::describe(r);
   EXPECT_TRUE(contains(r.out, "needs libraries this machine lacks")) << r.out;
   for (const char* p : {"libarchive13", "libssl3", "libtomlplusplus3", "libcurl4"}) EXPECT_TRUE(contains(r.err, p)) << r.err;

@@ -78,7 +78,10 @@ static cudaError_t check_device(int device) {
 /* Live cudaMalloc blocks, so cudaFree/cudaMemset can refuse foreign pointers and the cuDNN
  * double can check that it was handed "device" memory of sufficient size. */
 
-typedef struct { unsigned char *ptr; size_t size; } block;
+typedef struct {
+    unsigned char *ptr;
+    size_t size;
+} block;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static block *reg;
 static size_t reg_len, reg_cap;
@@ -89,7 +92,11 @@ static int reg_add(unsigned char *p, size_t size) {
     if (reg_len == reg_cap) {
         size_t cap = reg_cap ? 2 * reg_cap : 64;
         block *grown = realloc(reg, cap * sizeof *grown);
-        if (grown) { reg = grown; reg_cap = cap; } else ok = 0;
+        if (grown) {
+            reg = grown;
+            reg_cap = cap;
+        } else
+            ok = 0;
     }
     if (ok) reg[reg_len++] = (block){p, size};
     pthread_mutex_unlock(&reg_lock);
@@ -100,7 +107,11 @@ static int reg_remove(const void *p) {
     int found = 0;
     pthread_mutex_lock(&reg_lock);
     for (size_t i = 0; i < reg_len; ++i)
-        if (reg[i].ptr == p) { reg[i] = reg[--reg_len]; found = 1; break; }
+        if (reg[i].ptr == p) {
+            reg[i] = reg[--reg_len];
+            found = 1;
+            break;
+        }
     pthread_mutex_unlock(&reg_lock);
     return found;
 }
@@ -112,8 +123,7 @@ API int stackpin_fake_cudart_owns(const void *p, size_t bytes) {
     int found = 0;
     pthread_mutex_lock(&reg_lock);
     for (size_t i = 0; i < reg_len && !found; ++i)
-        found = q >= reg[i].ptr && q <= reg[i].ptr + reg[i].size &&
-                bytes <= (size_t)(reg[i].ptr + reg[i].size - q);
+        found = q >= reg[i].ptr && q <= reg[i].ptr + reg[i].size && bytes <= (size_t)(reg[i].ptr + reg[i].size - q);
     pthread_mutex_unlock(&reg_lock);
     return found;
 }
@@ -177,9 +187,9 @@ API cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int
     int major, minor;
     compute_capability(&major, &minor);
     switch (attr) {
-    case cudaDevAttrComputeCapabilityMajor: *value = major; return cudaSuccess;
-    case cudaDevAttrComputeCapabilityMinor: *value = minor; return cudaSuccess;
-    default: return ret(cudaErrorInvalidValue);
+        case cudaDevAttrComputeCapabilityMajor: *value = major; return cudaSuccess;
+        case cudaDevAttrComputeCapabilityMinor: *value = minor; return cudaSuccess;
+        default: return ret(cudaErrorInvalidValue);
     }
 }
 
@@ -214,7 +224,10 @@ API cudaError_t cudaMalloc(void **devPtr, size_t size) {
     unsigned char *p = aligned_alloc(256, (size + 255) / 256 * 256);
     if (!p) return ret(cudaErrorMemoryAllocation);
     memset(p, 0xFF, size);
-    if (!reg_add(p, size)) { free(p); return ret(cudaErrorMemoryAllocation); }
+    if (!reg_add(p, size)) {
+        free(p);
+        return ret(cudaErrorMemoryAllocation);
+    }
     *devPtr = p;
     return cudaSuccess;
 }
@@ -252,14 +265,14 @@ API cudaError_t cudaGetLastError(void) {
 
 API const char *cudaGetErrorString(cudaError_t error) {
     switch (error) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInitializationError: return "initialization error";
-    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
-    case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
-    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
-    case cudaErrorInvalidDevice: return "invalid device ordinal";
-    default: return "unrecognized error code";
+        case cudaSuccess: return "no error";
+        case cudaErrorInvalidValue: return "invalid argument";
+        case cudaErrorMemoryAllocation: return "out of memory";
+        case cudaErrorInitializationError: return "initialization error";
+        case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+        case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
+        case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+        case cudaErrorInvalidDevice: return "invalid device ordinal";
+        default: return "unrecognized error code";
     }
 }

@@ -56,16 +56,31 @@ typedef enum { CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT = 7 } cudnnConvolutionBwd
 
 /* cudnn_cnn.h: the three perf-result structs (same layout, 48 bytes on LP64). */
 typedef struct cudnnConvolutionFwdAlgoPerfStruct {
-    cudnnConvolutionFwdAlgo_t algo; cudnnStatus_t status; float time; size_t memory;
-    cudnnDeterminism_t determinism; cudnnMathType_t mathType; int reserved[3];
+    cudnnConvolutionFwdAlgo_t algo;
+    cudnnStatus_t status;
+    float time;
+    size_t memory;
+    cudnnDeterminism_t determinism;
+    cudnnMathType_t mathType;
+    int reserved[3];
 } cudnnConvolutionFwdAlgoPerf_t;
 typedef struct cudnnConvolutionBwdDataAlgoPerfStruct {
-    cudnnConvolutionBwdDataAlgo_t algo; cudnnStatus_t status; float time; size_t memory;
-    cudnnDeterminism_t determinism; cudnnMathType_t mathType; int reserved[3];
+    cudnnConvolutionBwdDataAlgo_t algo;
+    cudnnStatus_t status;
+    float time;
+    size_t memory;
+    cudnnDeterminism_t determinism;
+    cudnnMathType_t mathType;
+    int reserved[3];
 } cudnnConvolutionBwdDataAlgoPerf_t;
 typedef struct cudnnConvolutionBwdFilterAlgoPerfStruct {
-    cudnnConvolutionBwdFilterAlgo_t algo; cudnnStatus_t status; float time; size_t memory;
-    cudnnDeterminism_t determinism; cudnnMathType_t mathType; int reserved[3];
+    cudnnConvolutionBwdFilterAlgo_t algo;
+    cudnnStatus_t status;
+    float time;
+    size_t memory;
+    cudnnDeterminism_t determinism;
+    cudnnMathType_t mathType;
+    int reserved[3];
 } cudnnConvolutionBwdFilterAlgoPerf_t;
 #if UINTPTR_MAX == UINT64_MAX
 _Static_assert(sizeof(cudnnConvolutionFwdAlgoPerf_t) == 48, "perf struct layout (cudnn_cnn.h)");
@@ -73,13 +88,27 @@ _Static_assert(sizeof(cudnnConvolutionFwdAlgoPerf_t) == 48, "perf struct layout 
 
 /* Opaque handles (cudnn_graph.h, cudnn_ops.h, cudnn_cnn.h); their contents are this double's. */
 enum { MAGIC_HANDLE = 0x48444e4c, MAGIC_TENSOR = 0x54454e53, MAGIC_FILTER = 0x46494c54, MAGIC_CONV = 0x434f4e56 };
-typedef struct { unsigned magic; int set; cudnnDataType_t type; int d[4]; } desc4; /* n,c,h,w / k,c,r,s */
-struct cudnnContext { unsigned magic; };
-struct cudnnTensorStruct { desc4 base; };
-struct cudnnFilterStruct { desc4 base; };
+typedef struct {
+    unsigned magic;
+    int set;
+    cudnnDataType_t type;
+    int d[4];
+} desc4; /* n,c,h,w / k,c,r,s */
+struct cudnnContext {
+    unsigned magic;
+};
+struct cudnnTensorStruct {
+    desc4 base;
+};
+struct cudnnFilterStruct {
+    desc4 base;
+};
 struct cudnnConvolutionStruct {
-    unsigned magic; int set, pad_h, pad_w, u, v, dil_h, dil_w;
-    cudnnConvolutionMode_t mode; cudnnDataType_t compute; cudnnMathType_t math;
+    unsigned magic;
+    int set, pad_h, pad_w, u, v, dil_h, dil_w;
+    cudnnConvolutionMode_t mode;
+    cudnnDataType_t compute;
+    cudnnMathType_t math;
 };
 typedef struct cudnnContext *cudnnHandle_t;
 typedef struct cudnnTensorStruct *cudnnTensorDescriptor_t;
@@ -130,9 +159,9 @@ static uint16_t float_to_half(float f) {
     uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
     uint32_t a = u & 0x7fffffffu;
     if (a > 0x7f800000u) return sign | 0x7e00u | ((a >> 13) & 0x3ffu); /* NaN, kept quiet */
-    if (a >= 0x477ff000u) return sign | 0x7c00u;                      /* >= 65520: infinity */
-    if (a >= 0x38800000u) {                                           /* normal half */
-        uint32_t h = (a - 0x38000000u) >> 13, rest = a & 0x1fffu;     /* rebias 127 -> 15 */
+    if (a >= 0x477ff000u) return sign | 0x7c00u;                       /* >= 65520: infinity */
+    if (a >= 0x38800000u) {                                            /* normal half */
+        uint32_t h = (a - 0x38000000u) >> 13, rest = a & 0x1fffu;      /* rebias 127 -> 15 */
         if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
         return sign | (uint16_t)h;
     }
@@ -152,8 +181,10 @@ static float load(const void *p, cudnnDataType_t t, size_t i) {
 }
 
 static void store(void *p, cudnnDataType_t t, size_t i, float v) {
-    if (t == CUDNN_DATA_HALF) ((uint16_t *)p)[i] = float_to_half(v);
-    else ((float *)p)[i] = v;
+    if (t == CUDNN_DATA_HALF)
+        ((uint16_t *)p)[i] = float_to_half(v);
+    else
+        ((float *)p)[i] = v;
 }
 
 /* ---- version, errors, handle ------------------------------------------------------------ */
@@ -163,14 +194,14 @@ API size_t cudnnGetCudartVersion(void) { return (size_t)env_ll("STACKPIN_FAKE_CU
 
 API const char *cudnnGetErrorString(cudnnStatus_t status) {
     switch (status) {
-    case CUDNN_STATUS_SUCCESS: return "CUDNN_STATUS_SUCCESS";
-    case CUDNN_STATUS_NOT_INITIALIZED: return "CUDNN_STATUS_NOT_INITIALIZED";
-    case CUDNN_STATUS_ALLOC_FAILED: return "CUDNN_STATUS_ALLOC_FAILED";
-    case CUDNN_STATUS_BAD_PARAM: return "CUDNN_STATUS_BAD_PARAM";
-    case CUDNN_STATUS_INTERNAL_ERROR: return "CUDNN_STATUS_INTERNAL_ERROR";
-    case CUDNN_STATUS_EXECUTION_FAILED: return "CUDNN_STATUS_EXECUTION_FAILED";
-    case CUDNN_STATUS_NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED";
-    default: return "CUDNN_UNKNOWN_STATUS";
+        case CUDNN_STATUS_SUCCESS: return "CUDNN_STATUS_SUCCESS";
+        case CUDNN_STATUS_NOT_INITIALIZED: return "CUDNN_STATUS_NOT_INITIALIZED";
+        case CUDNN_STATUS_ALLOC_FAILED: return "CUDNN_STATUS_ALLOC_FAILED";
+        case CUDNN_STATUS_BAD_PARAM: return "CUDNN_STATUS_BAD_PARAM";
+        case CUDNN_STATUS_INTERNAL_ERROR: return "CUDNN_STATUS_INTERNAL_ERROR";
+        case CUDNN_STATUS_EXECUTION_FAILED: return "CUDNN_STATUS_EXECUTION_FAILED";
+        case CUDNN_STATUS_NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED";
+        default: return "CUDNN_UNKNOWN_STATUS";
     }
 }
 
@@ -208,8 +239,8 @@ static cudnnStatus_t destroy_desc(void *p, unsigned magic) {
     return CUDNN_STATUS_SUCCESS;
 }
 
-static cudnnStatus_t set_desc4(desc4 *d, unsigned magic, cudnnTensorFormat_t format, cudnnDataType_t type,
-                               int a, int b, int c, int e) {
+static cudnnStatus_t set_desc4(desc4 *d, unsigned magic, cudnnTensorFormat_t format, cudnnDataType_t type, int a, int b,
+                               int c, int e) {
     if (!d || d->magic != magic) return CUDNN_STATUS_BAD_PARAM;
     if (format == CUDNN_TENSOR_NHWC) return CUDNN_STATUS_NOT_SUPPORTED; /* valid, but not here */
     if (format != CUDNN_TENSOR_NCHW) return CUDNN_STATUS_BAD_PARAM;
@@ -240,7 +271,9 @@ API cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t 
 
 API cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) { return destroy_desc(d, MAGIC_TENSOR); }
 API cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d) { return destroy_desc(d, MAGIC_FILTER); }
-API cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) { return destroy_desc(d, MAGIC_CONV); }
+API cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) {
+    return destroy_desc(d, MAGIC_CONV);
+}
 
 API cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format,
                                              cudnnDataType_t dataType, int n, int c, int h, int w) {
@@ -253,15 +286,15 @@ API cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDat
     return set_desc4(d ? &d->base : NULL, MAGIC_FILTER, format, dataType, k, c, h, w);
 }
 
-API cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, int pad_h, int pad_w, int u,
-                                                  int v, int dilation_h, int dilation_w,
-                                                  cudnnConvolutionMode_t mode, cudnnDataType_t computeType) {
+API cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, int pad_h, int pad_w, int u, int v,
+                                                  int dilation_h, int dilation_w, cudnnConvolutionMode_t mode,
+                                                  cudnnDataType_t computeType) {
     if (!d || d->magic != MAGIC_CONV) return CUDNN_STATUS_BAD_PARAM;
     if (pad_h < 0 || pad_w < 0 || u <= 0 || v <= 0 || dilation_h <= 0 || dilation_w <= 0) return CUDNN_STATUS_BAD_PARAM;
     if (mode != CUDNN_CONVOLUTION && mode != CUDNN_CROSS_CORRELATION) return CUDNN_STATUS_BAD_PARAM;
     if (computeType != CUDNN_DATA_FLOAT && computeType != CUDNN_DATA_HALF) return CUDNN_STATUS_NOT_SUPPORTED;
-    *d = (struct cudnnConvolutionStruct){MAGIC_CONV, 1, pad_h, pad_w, u, v, dilation_h, dilation_w,
-                                         mode, computeType, d->math};
+    *d = (struct cudnnConvolutionStruct){MAGIC_CONV, 1,          pad_h, pad_w,       u,      v,
+                                         dilation_h, dilation_w, mode,  computeType, d->math};
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -274,7 +307,10 @@ API cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d, cu
 
 /* ---- problem geometry ------------------------------------------------------------------- */
 
-typedef struct { int N, C, H, W, K, R, S, P, Q, ph, pw, sh, sw, dh, dw, flip; cudnnDataType_t type; } geom;
+typedef struct {
+    int N, C, H, W, K, R, S, P, Q, ph, pw, sh, sw, dh, dw, flip;
+    cudnnDataType_t type;
+} geom;
 
 static int out_extent(int in, int pad, int filter, int dil, int stride) {
     int span = (filter - 1) * dil + 1;
@@ -289,8 +325,23 @@ static cudnnStatus_t input_geom(const struct cudnnConvolutionStruct *cd, const s
     if (!wd || wd->base.magic != MAGIC_FILTER || !wd->base.set) return CUDNN_STATUS_BAD_PARAM;
     const int *x = xd->base.d, *w = wd->base.d;
     if (x[1] != w[1]) return CUDNN_STATUS_BAD_PARAM; /* channels must agree (group count 1) */
-    *g = (geom){x[0], x[1], x[2], x[3], w[0], w[2], w[3], 0, 0, cd->pad_h, cd->pad_w, cd->u, cd->v,
-                cd->dil_h, cd->dil_w, cd->mode == CUDNN_CONVOLUTION, xd->base.type};
+    *g = (geom){x[0],
+                x[1],
+                x[2],
+                x[3],
+                w[0],
+                w[2],
+                w[3],
+                0,
+                0,
+                cd->pad_h,
+                cd->pad_w,
+                cd->u,
+                cd->v,
+                cd->dil_h,
+                cd->dil_w,
+                cd->mode == CUDNN_CONVOLUTION,
+                xd->base.type};
     g->P = out_extent(g->H, g->ph, g->R, g->dh, g->sh);
     g->Q = out_extent(g->W, g->pw, g->S, g->dw, g->sw);
     return g->P > 0 && g->Q > 0 ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
@@ -344,8 +395,8 @@ API cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(cudnnHandle
 
 /* Fills algo/time/memory for the offered algorithms, fastest first: 2 (uses workspace), 1, 0. */
 static cudnnStatus_t find(enum op op, cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd,
-                          cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, int requested,
-                          int *returned, int algo[], float ms[], size_t mem[]) {
+                          cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, int requested, int *returned,
+                          int algo[], float ms[], size_t mem[]) {
     geom g;
     if (!h || h->magic != MAGIC_HANDLE || !returned || requested < 1) return CUDNN_STATUS_BAD_PARAM;
     cudnnStatus_t st = problem(cd, xd, wd, yd, &g);
@@ -363,46 +414,58 @@ static cudnnStatus_t find(enum op op, cudnnHandle_t h, cudnnTensorDescriptor_t x
     return CUDNN_STATUS_SUCCESS;
 }
 
-#define FILL_PERF(perf, n)                                                             \
-    for (int i = 0; i < (n); ++i) {                                                    \
-        memset(&(perf)[i], 0, sizeof (perf)[i]);                                       \
-        (perf)[i].algo = algo[i], (perf)[i].status = CUDNN_STATUS_SUCCESS;             \
-        (perf)[i].time = ms[i], (perf)[i].memory = mem[i];                             \
+#define FILL_PERF(perf, n)                                                                \
+    for (int i = 0; i < (n); ++i) {                                                       \
+        memset(&(perf)[i], 0, sizeof(perf)[i]);                                           \
+        (perf)[i].algo = algo[i], (perf)[i].status = CUDNN_STATUS_SUCCESS;                \
+        (perf)[i].time = ms[i], (perf)[i].memory = mem[i];                                \
         (perf)[i].determinism = CUDNN_DETERMINISTIC, (perf)[i].mathType = convDesc->math; \
     }
 
 API cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
-        const cudnnFilterDescriptor_t wDesc, const cudnnConvolutionDescriptor_t convDesc,
-        const cudnnTensorDescriptor_t yDesc, const int requestedAlgoCount, int *returnedAlgoCount,
-        cudnnConvolutionFwdAlgoPerf_t *perfResults) {
-    int algo[OFFERED_ALGOS]; float ms[OFFERED_ALGOS]; size_t mem[OFFERED_ALGOS];
+                                                       const cudnnFilterDescriptor_t wDesc,
+                                                       const cudnnConvolutionDescriptor_t convDesc,
+                                                       const cudnnTensorDescriptor_t yDesc,
+                                                       const int requestedAlgoCount, int *returnedAlgoCount,
+                                                       cudnnConvolutionFwdAlgoPerf_t *perfResults) {
+    int algo[OFFERED_ALGOS];
+    float ms[OFFERED_ALGOS];
+    size_t mem[OFFERED_ALGOS];
     if (!perfResults) return CUDNN_STATUS_BAD_PARAM;
-    cudnnStatus_t st = find(FWD, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount,
-                            algo, ms, mem);
+    cudnnStatus_t st =
+        find(FWD, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, algo, ms, mem);
     if (st == CUDNN_STATUS_SUCCESS) FILL_PERF(perfResults, *returnedAlgoCount);
     return st;
 }
 
 API cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc,
-        const cudnnTensorDescriptor_t dyDesc, const cudnnConvolutionDescriptor_t convDesc,
-        const cudnnTensorDescriptor_t dxDesc, const int requestedAlgoCount, int *returnedAlgoCount,
-        cudnnConvolutionBwdDataAlgoPerf_t *perfResults) {
-    int algo[OFFERED_ALGOS]; float ms[OFFERED_ALGOS]; size_t mem[OFFERED_ALGOS];
+                                                            const cudnnTensorDescriptor_t dyDesc,
+                                                            const cudnnConvolutionDescriptor_t convDesc,
+                                                            const cudnnTensorDescriptor_t dxDesc,
+                                                            const int requestedAlgoCount, int *returnedAlgoCount,
+                                                            cudnnConvolutionBwdDataAlgoPerf_t *perfResults) {
+    int algo[OFFERED_ALGOS];
+    float ms[OFFERED_ALGOS];
+    size_t mem[OFFERED_ALGOS];
     if (!perfResults) return CUDNN_STATUS_BAD_PARAM;
-    cudnnStatus_t st = find(BWD_DATA, handle, dxDesc, wDesc, convDesc, dyDesc, requestedAlgoCount, returnedAlgoCount,
-                            algo, ms, mem);
+    cudnnStatus_t st =
+        find(BWD_DATA, handle, dxDesc, wDesc, convDesc, dyDesc, requestedAlgoCount, returnedAlgoCount, algo, ms, mem);
     if (st == CUDNN_STATUS_SUCCESS) FILL_PERF(perfResults, *returnedAlgoCount);
     return st;
 }
 
 API cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
-        const cudnnTensorDescriptor_t dyDesc, const cudnnConvolutionDescriptor_t convDesc,
-        const cudnnFilterDescriptor_t dwDesc, const int requestedAlgoCount, int *returnedAlgoCount,
-        cudnnConvolutionBwdFilterAlgoPerf_t *perfResults) {
-    int algo[OFFERED_ALGOS]; float ms[OFFERED_ALGOS]; size_t mem[OFFERED_ALGOS];
+                                                              const cudnnTensorDescriptor_t dyDesc,
+                                                              const cudnnConvolutionDescriptor_t convDesc,
+                                                              const cudnnFilterDescriptor_t dwDesc,
+                                                              const int requestedAlgoCount, int *returnedAlgoCount,
+                                                              cudnnConvolutionBwdFilterAlgoPerf_t *perfResults) {
+    int algo[OFFERED_ALGOS];
+    float ms[OFFERED_ALGOS];
+    size_t mem[OFFERED_ALGOS];
     if (!perfResults) return CUDNN_STATUS_BAD_PARAM;
-    cudnnStatus_t st = find(BWD_FILTER, handle, xDesc, dwDesc, convDesc, dyDesc, requestedAlgoCount, returnedAlgoCount,
-                            algo, ms, mem);
+    cudnnStatus_t st =
+        find(BWD_FILTER, handle, xDesc, dwDesc, convDesc, dyDesc, requestedAlgoCount, returnedAlgoCount, algo, ms, mem);
     if (st == CUDNN_STATUS_SUCCESS) FILL_PERF(perfResults, *returnedAlgoCount);
     return st;
 }
@@ -418,20 +481,24 @@ static cudnnStatus_t workspace(enum op op, cudnnHandle_t h, cudnnTensorDescripto
 }
 
 API cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
-        const cudnnFilterDescriptor_t wDesc, const cudnnConvolutionDescriptor_t convDesc,
-        const cudnnTensorDescriptor_t yDesc, cudnnConvolutionFwdAlgo_t algo, size_t *sizeInBytes) {
+                                                          const cudnnFilterDescriptor_t wDesc,
+                                                          const cudnnConvolutionDescriptor_t convDesc,
+                                                          const cudnnTensorDescriptor_t yDesc,
+                                                          cudnnConvolutionFwdAlgo_t algo, size_t *sizeInBytes) {
     return workspace(FWD, handle, xDesc, wDesc, convDesc, yDesc, (int)algo, sizeInBytes);
 }
 
-API cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc,
-        const cudnnTensorDescriptor_t dyDesc, const cudnnConvolutionDescriptor_t convDesc,
-        const cudnnTensorDescriptor_t dxDesc, cudnnConvolutionBwdDataAlgo_t algo, size_t *sizeInBytes) {
+API cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
+    cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const cudnnTensorDescriptor_t dyDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc,
+    cudnnConvolutionBwdDataAlgo_t algo, size_t *sizeInBytes) {
     return workspace(BWD_DATA, handle, dxDesc, wDesc, convDesc, dyDesc, (int)algo, sizeInBytes);
 }
 
-API cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
-        const cudnnTensorDescriptor_t dyDesc, const cudnnConvolutionDescriptor_t convDesc,
-        const cudnnFilterDescriptor_t gradDesc, cudnnConvolutionBwdFilterAlgo_t algo, size_t *sizeInBytes) {
+API cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t dyDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t gradDesc,
+    cudnnConvolutionBwdFilterAlgo_t algo, size_t *sizeInBytes) {
     return workspace(BWD_FILTER, handle, xDesc, gradDesc, convDesc, dyDesc, (int)algo, sizeInBytes);
 }
 
@@ -449,9 +516,9 @@ static inline void tap(const geom *g, float *const b[3], int o, int n, int k, in
     size_t xi = (((size_t)n * g->C + c) * g->H + ih) * g->W + iw, wi = (((size_t)k * g->C + c) * g->R + rr) * g->S + ss,
            yi = (((size_t)n * g->K + k) * g->P + p) * g->Q + q;
     switch (o) {
-    case Y: b[Y][yi] += b[X][xi] * b[Wt][wi]; break;
-    case X: b[X][xi] += b[Y][yi] * b[Wt][wi]; break;
-    default: b[Wt][wi] += b[X][xi] * b[Y][yi]; break;
+        case Y: b[Y][yi] += b[X][xi] * b[Wt][wi]; break;
+        case X: b[X][xi] += b[Y][yi] * b[Wt][wi]; break;
+        default: b[Wt][wi] += b[X][xi] * b[Y][yi]; break;
     }
 }
 
@@ -461,18 +528,21 @@ static inline void tap(const geom *g, float *const b[3], int o, int n, int k, in
  * in the last bits, as between real algorithms). */
 static void convolve(const geom *g, float *const b[3], int o, int algo) {
     switch (algo) {
-    case 0: /* per output element of y */
-        FOR(n, g->N) FOR(k, g->K) FOR(p, g->P) FOR(q, g->Q)
-            FOR(c, g->C) FOR(r, g->R) FOR(s, g->S) tap(g, b, o, n, k, c, p, q, r, s);
-        break;
-    case 1: /* per image and filter tap */
-        FOR(n, g->N) FOR(c, g->C) FOR(r, g->R) FOR(s, g->S)
-            FOR(k, g->K) FOR(p, g->P) FOR(q, g->Q) tap(g, b, o, n, k, c, p, q, r, s);
-        break;
-    default: /* per filter tap, batch innermost */
-        FOR(k, g->K) FOR(c, g->C) FOR(r, g->R) FOR(s, g->S)
-            FOR(n, g->N) FOR(p, g->P) FOR(q, g->Q) tap(g, b, o, n, k, c, p, q, r, s);
-        break;
+        case 0: /* per output element of y */
+            FOR(n, g->N)
+            FOR(k, g->K) FOR(p, g->P) FOR(q, g->Q) FOR(c, g->C) FOR(r, g->R) FOR(s, g->S)
+                tap(g, b, o, n, k, c, p, q, r, s);
+            break;
+        case 1: /* per image and filter tap */
+            FOR(n, g->N)
+            FOR(c, g->C) FOR(r, g->R) FOR(s, g->S) FOR(k, g->K) FOR(p, g->P) FOR(q, g->Q)
+                tap(g, b, o, n, k, c, p, q, r, s);
+            break;
+        default: /* per filter tap, batch innermost */
+            FOR(k, g->K)
+            FOR(c, g->C) FOR(r, g->R) FOR(s, g->S) FOR(n, g->N) FOR(p, g->P) FOR(q, g->Q)
+                tap(g, b, o, n, k, c, p, q, r, s);
+            break;
     }
 }
 
@@ -489,8 +559,8 @@ static int device_memory_ok(const void *const ptr[3], const size_t bytes[3], con
         memcpy(&owns, &sym, sizeof owns);
         for (int i = 0; i < 3 && ok; ++i)
             if (!owns(ptr[i], bytes[i]))
-                ok = 0, fprintf(stderr, "fake cudnn: %s is not a live cudaMalloc block of %zu bytes\n",
-                                slot_name[i], bytes[i]);
+                ok = 0,
+                fprintf(stderr, "fake cudnn: %s is not a live cudaMalloc block of %zu bytes\n", slot_name[i], bytes[i]);
         if (ok && ws && ws_bytes && !owns(ws, ws_bytes))
             ok = 0, fprintf(stderr, "fake cudnn: workspace is not a live cudaMalloc block of %zu bytes\n", ws_bytes);
     }
@@ -517,10 +587,12 @@ static cudnnStatus_t execute(enum op op, cudnnHandle_t h, const void *alpha, con
 
     float *b[3];
     for (int i = 0; i < 3; ++i) b[i] = calloc(count[i] ? count[i] : 1, sizeof(float));
-    if (!b[0] || !b[1] || !b[2]) st = CUDNN_STATUS_ALLOC_FAILED;
+    if (!b[0] || !b[1] || !b[2])
+        st = CUDNN_STATUS_ALLOC_FAILED;
     else {
         for (int i = 0; i < 3; ++i)
-            if (i != o) for (size_t j = 0; j < count[i]; ++j) b[i][j] = load(ptr[i], g.type, j);
+            if (i != o)
+                for (size_t j = 0; j < count[i]; ++j) b[i][j] = load(ptr[i], g.type, j);
         convolve(&g, b, o, algo);
         if (algo == 2) memset(ws, 0x5a, ALGO2_WORKSPACE); /* the workspace really is used */
         float al = *(const float *)alpha, be = *(const float *)beta;
@@ -538,27 +610,34 @@ static cudnnStatus_t execute(enum op op, cudnnHandle_t h, const void *alpha, con
 }
 
 API cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha, const cudnnTensorDescriptor_t xDesc,
-        const void *x, const cudnnFilterDescriptor_t wDesc, const void *w, const cudnnConvolutionDescriptor_t convDesc,
-        cudnnConvolutionFwdAlgo_t algo, void *workSpace, size_t workSpaceSizeInBytes, const void *beta,
-        const cudnnTensorDescriptor_t yDesc, void *y) {
+                                          const void *x, const cudnnFilterDescriptor_t wDesc, const void *w,
+                                          const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionFwdAlgo_t algo,
+                                          void *workSpace, size_t workSpaceSizeInBytes, const void *beta,
+                                          const cudnnTensorDescriptor_t yDesc, void *y) {
     const void *ptr[3] = {x, w, y};
-    return execute(FWD, handle, alpha, beta, xDesc, wDesc, yDesc, convDesc, (int)algo, workSpace,
-                   workSpaceSizeInBytes, ptr, Y);
+    return execute(FWD, handle, alpha, beta, xDesc, wDesc, yDesc, convDesc, (int)algo, workSpace, workSpaceSizeInBytes,
+                   ptr, Y);
 }
 
-API cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void *alpha, const cudnnFilterDescriptor_t wDesc,
-        const void *w, const cudnnTensorDescriptor_t dyDesc, const void *dy, const cudnnConvolutionDescriptor_t convDesc,
-        cudnnConvolutionBwdDataAlgo_t algo, void *workSpace, size_t workSpaceSizeInBytes, const void *beta,
-        const cudnnTensorDescriptor_t dxDesc, void *dx) {
+API cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void *alpha,
+                                               const cudnnFilterDescriptor_t wDesc, const void *w,
+                                               const cudnnTensorDescriptor_t dyDesc, const void *dy,
+                                               const cudnnConvolutionDescriptor_t convDesc,
+                                               cudnnConvolutionBwdDataAlgo_t algo, void *workSpace,
+                                               size_t workSpaceSizeInBytes, const void *beta,
+                                               const cudnnTensorDescriptor_t dxDesc, void *dx) {
     const void *ptr[3] = {dx, w, dy};
     return execute(BWD_DATA, handle, alpha, beta, dxDesc, wDesc, dyDesc, convDesc, (int)algo, workSpace,
                    workSpaceSizeInBytes, ptr, X);
 }
 
-API cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void *alpha, const cudnnTensorDescriptor_t xDesc,
-        const void *x, const cudnnTensorDescriptor_t dyDesc, const void *dy, const cudnnConvolutionDescriptor_t convDesc,
-        cudnnConvolutionBwdFilterAlgo_t algo, void *workSpace, size_t workSpaceSizeInBytes, const void *beta,
-        const cudnnFilterDescriptor_t dwDesc, void *dw) {
+API cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void *alpha,
+                                                 const cudnnTensorDescriptor_t xDesc, const void *x,
+                                                 const cudnnTensorDescriptor_t dyDesc, const void *dy,
+                                                 const cudnnConvolutionDescriptor_t convDesc,
+                                                 cudnnConvolutionBwdFilterAlgo_t algo, void *workSpace,
+                                                 size_t workSpaceSizeInBytes, const void *beta,
+                                                 const cudnnFilterDescriptor_t dwDesc, void *dw) {
     const void *ptr[3] = {x, dw, dy};
     return execute(BWD_FILTER, handle, alpha, beta, xDesc, dwDesc, dyDesc, convDesc, (int)algo, workSpace,
                    workSpaceSizeInBytes, ptr, Wt);

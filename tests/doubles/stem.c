@@ -8,6 +8,6 @@
 #define STEM_NAME "stem"
 #endif
 
-__attribute__((visibility("default"))) int stackpin_stem_describe(char* buf, unsigned long size, double x) {
-  return snprintf(buf, size, "%s %.3f", STEM_NAME, sqrt(x));
+__attribute__((visibility("default"))) int stackpin_stem_describe(char *buf, unsigned long size, double x) {
+    return snprintf(buf, size, "%s %.3f", STEM_NAME, sqrt(x));
 }

@@ -66,19 +66,19 @@ TEST_F(RealisticArchives, StageVerifyStatusUnstageBothPlatforms) {
   int cuda = std::stoi(name.substr(name.find("_cuda") + 5));
   auto lin = fixtures::info(*txz), win = fixtures::info(*zip);
   testing_support::ScratchDir work;
-  auto manifest = work.write("m.toml", fixtures::local_manifest(version, cuda, std::to_string(cuda) + ".0.0",
-                                                                 {{"linux-x86_64", lin}, {"windows-x86_64", win}}));
+  auto manifest = work.write(
+      "m.toml", fixtures::local_manifest(version, cuda, std::to_string(cuda) + ".0.0", {{"linux-x86_64", lin}, {"windows-x86_64", win}}));
   auto v = testing_support::stackpin({"verify", manifest.string(), "--archives", dir.string()});
   ASSERT_EQ(v.exit_code, 0) << v.out << v.err;
   for (const char* target : {"linux", "windows"}) {
     fs::path dest = work.path() / target;
-    auto s = testing_support::stackpin({"stage", manifest.string(), "--archives", dir.string(), "--target", target, "--dest",
-                                        dest.string(), "--json"});
+    auto s = testing_support::stackpin(
+        {"stage", manifest.string(), "--archives", dir.string(), "--target", target, "--dest", dest.string(), "--json"});
     ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
     auto j = json::parse(s.out);
     EXPECT_GT(j["report"]["files"].get<int>(), 20);
-    auto again = testing_support::stackpin({"stage", manifest.string(), "--archives", dir.string(), "--target", target, "--dest",
-                                            dest.string(), "--json"});
+    auto again = testing_support::stackpin(
+        {"stage", manifest.string(), "--archives", dir.string(), "--target", target, "--dest", dest.string(), "--json"});
     EXPECT_TRUE(json::parse(again.out)["report"]["no_op"].get<bool>());
     auto st = testing_support::stackpin({"status", "--dest", dest.string()});
     EXPECT_EQ(st.exit_code, 0) << st.out;

@@ -43,8 +43,8 @@ std::string missing() {
   return "";
 }
 
-#define SP_SKIP_WITHOUT_GPU()                          \
-  do {                                                 \
+#define SP_SKIP_WITHOUT_GPU()                                    \
+  do {                                                           \
     if (auto why = missing(); !why.empty()) GTEST_SKIP() << why; \
   } while (0)
 

@@ -52,7 +52,8 @@ RunResult docker(const std::vector<std::string>& args, int timeout_s) {
   std::vector<std::string> argv{"/usr/bin/timeout", "--kill-after=10", std::to_string(timeout_s), client};
   argv.insert(argv.end(), args.begin(), args.end());
   auto r = run_process(argv);
-  if (r.exit_code == 124) r.err += "\n[test harness] docker " + (args.empty() ? std::string() : args[0]) + " timed out after " + std::to_string(timeout_s) + " s";
+  if (r.exit_code == 124)
+    r.err += "\n[test harness] docker " + (args.empty() ? std::string() : args[0]) + " timed out after " + std::to_string(timeout_s) + " s";
   return r;
 }
 

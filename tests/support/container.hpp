@@ -78,8 +78,7 @@ std::string describe(const RunResult& r);
 
 }  // namespace testing_support::container
 
-#define SP_SKIP_WITHOUT_CONTAINERS(...)                                                          \
-  do {                                                                                           \
-    if (auto sp_why_ = ::testing_support::container::unavailable({__VA_ARGS__}); !sp_why_.empty()) \
-      GTEST_SKIP() << sp_why_;                                                                   \
+#define SP_SKIP_WITHOUT_CONTAINERS(...)                                                                                     \
+  do {                                                                                                                      \
+    if (auto sp_why_ = ::testing_support::container::unavailable({__VA_ARGS__}); !sp_why_.empty()) GTEST_SKIP() << sp_why_; \
   } while (0)

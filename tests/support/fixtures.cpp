@@ -146,9 +146,7 @@ Version4 parse_version(const std::string& v) {
   return {parts[0], parts[1], parts[2], parts[3]};
 }
 
-bool at_least(const Version4& v, int major, int minor) {
-  return v.major > major || (v.major == major && v.minor >= minor);
-}
+bool at_least(const Version4& v, int major, int minor) { return v.major > major || (v.major == major && v.minor >= minor); }
 
 void require_major(int major) {
   if (major != 8 && major != 9) fail("cuDNN major " + std::to_string(major) + " has no fixture layout (8 or 9)");
@@ -192,16 +190,14 @@ std::string top_dir(const std::string& platform, const std::string& version, int
 }
 
 Entry dir_entry(const std::string& p) { return Entry{p + "/", Kind::dir, {}, {}, 0755}; }
-Entry file_entry(const std::string& p, std::string data, unsigned mode = 0644) {
-  return Entry{p, Kind::file, std::move(data), {}, mode};
-}
-Entry symlink_entry(const std::string& p, const std::string& target) {
-  return Entry{p, Kind::symlink, {}, target, 0777};
-}
+Entry file_entry(const std::string& p, std::string data, unsigned mode = 0644) { return Entry{p, Kind::file, std::move(data), {}, mode}; }
+Entry symlink_entry(const std::string& p, const std::string& target) { return Entry{p, Kind::symlink, {}, target, 0777}; }
 
 std::string license_text(const std::string& version) {
   return "NVIDIA cuDNN SOFTWARE LICENSE AGREEMENT\n\n"
-         "Stand-in text of a stackpin test fixture for cuDNN " + version + ".\n"
+         "Stand-in text of a stackpin test fixture for cuDNN " +
+         version +
+         ".\n"
          "This archive contains no NVIDIA software.\n";
 }
 
@@ -214,8 +210,8 @@ std::string header_guard(const std::string& name) {
 std::string header_text(const std::string& name, const std::string& version, int major) {
   if (name == "cudnn_version.h") return cudnn_version_header(version);
   std::string guard = header_guard(name);
-  std::string s = "/*\n * " + name + ": stand-in for NVIDIA's header in a stackpin test fixture (cuDNN " + version +
-                  ").\n */\n\n#ifndef " + guard + "\n#define " + guard + "\n\n";
+  std::string s = "/*\n * " + name + ": stand-in for NVIDIA's header in a stackpin test fixture (cuDNN " + version + ").\n */\n\n#ifndef " +
+                  guard + "\n#define " + guard + "\n\n";
   if (name == "cudnn.h") {
     for (const auto& h : cudnn_headers(major))
       if (h != "cudnn.h" && h != "cudnn_backend.h") s += "#include \"" + h + "\"\n";
@@ -283,8 +279,7 @@ void write_archive(const fs::path& out, Format fmt, const std::vector<Entry>& en
       check(w, archive_write_add_filter_xz(w), out, "xz filter");
       if (xz_threads > 1) {
         check(w, archive_write_set_filter_option(w, "xz", "compression-level", "0"), out, "xz:compression-level");
-        check(w, archive_write_set_filter_option(w, "xz", "threads", std::to_string(xz_threads).c_str()), out,
-              "xz:threads");
+        check(w, archive_write_set_filter_option(w, "xz", "threads", std::to_string(xz_threads).c_str()), out, "xz:threads");
       }
     }
   }
@@ -330,8 +325,7 @@ std::vector<std::string> cudnn_linux_stems(int major) {
   if (major == 8)
     return {"libcudnn",           "libcudnn_adv_infer", "libcudnn_adv_train", "libcudnn_cnn_infer",
             "libcudnn_cnn_train", "libcudnn_ops_infer", "libcudnn_ops_train"};
-  return {"libcudnn",      "libcudnn_adv",          "libcudnn_cnn",
-          "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled",
+  return {"libcudnn",       "libcudnn_adv",       "libcudnn_cnn", "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled",
           "libcudnn_graph", "libcudnn_heuristic", "libcudnn_ops"};
 }
 
@@ -371,11 +365,12 @@ std::string cudnn_version_header(const std::string& version) {
          "#ifndef CUDNN_VERSION_H_\n"
          "#define CUDNN_VERSION_H_\n"
          "\n"
-         "#define CUDNN_MAJOR " + std::to_string(v.major) + "\n" +
-         "#define CUDNN_MINOR " + std::to_string(v.minor) + "\n" +
-         "#define CUDNN_PATCHLEVEL " + std::to_string(v.patch) + "\n" +
+         "#define CUDNN_MAJOR " +
+         std::to_string(v.major) + "\n" + "#define CUDNN_MINOR " + std::to_string(v.minor) + "\n" + "#define CUDNN_PATCHLEVEL " +
+         std::to_string(v.patch) + "\n" +
          "\n"
-         "#define CUDNN_VERSION (CUDNN_MAJOR * " + factor + " + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n" +
+         "#define CUDNN_VERSION (CUDNN_MAJOR * " +
+         factor + " + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n" +
          "\n"
          "#endif /* CUDNN_VERSION_H */\n";
 }
@@ -385,8 +380,7 @@ std::string cudnn_archive_name(const std::string& platform, const std::string& v
   return top_dir(platform, version, cuda_major) + (windows ? ".zip" : ".tar.xz");
 }
 
-std::vector<Entry> cudnn_linux_entries(const std::string& version, int cuda_major, const CudnnOptions& o,
-                                       const std::string& platform) {
+std::vector<Entry> cudnn_linux_entries(const std::string& version, int cuda_major, const CudnnOptions& o, const std::string& platform) {
   Version4 v = parse_version(version);
   require_major(v.major);
   const std::string top = top_dir(platform, version, cuda_major);
@@ -399,8 +393,7 @@ std::vector<Entry> cudnn_linux_entries(const std::string& version, int cuda_majo
   es.push_back(dir_entry(top + "/include"));
   es.push_back(dir_entry(top + "/lib"));
   es.push_back(file_entry(top + "/LICENSE", license_text(version)));
-  for (const auto& h : cudnn_headers(v.major))
-    es.push_back(file_entry(top + "/include/" + h, header_text(h, version, v.major)));
+  for (const auto& h : cudnn_headers(v.major)) es.push_back(file_entry(top + "/include/" + h, header_text(h, version, v.major)));
   for (const auto& stem : cudnn_linux_stems(v.major)) {
     const std::string real_name = stem + ".so." + full;
     std::string bytes;
@@ -409,7 +402,10 @@ std::vector<Entry> cudnn_linux_entries(const std::string& version, int cuda_majo
     if (o.real_libraries && v.major == 9 && fs::is_regular_file(real, ec))
       bytes = read_prefix(real, o.library_bytes);
     else
-      bytes = pseudo_random(real_name, o.library_bytes, std::string("\x7f" "ELF\x02\x01\x01", 7));
+      bytes = pseudo_random(real_name, o.library_bytes,
+                            std::string("\x7f"
+                                        "ELF\x02\x01\x01",
+                                        7));
     es.push_back(file_entry(top + "/lib/" + real_name, std::move(bytes), 0755));
     es.push_back(symlink_entry(top + "/lib/" + stem + ".so." + maj, real_name));
     es.push_back(symlink_entry(top + "/lib/" + stem + ".so", stem + ".so." + maj));
@@ -437,10 +433,8 @@ std::vector<Entry> cudnn_windows_entries(const std::string& version, int cuda_ma
   es.push_back(dir_entry(top + "/lib"));
   if (lib != top + "/lib") es.push_back(dir_entry(lib));
   es.push_back(file_entry(top + "/LICENSE", license_text(version)));
-  for (const auto& h : cudnn_headers(v.major))
-    es.push_back(file_entry(top + "/include/" + h, header_text(h, version, v.major)));
-  for (const auto& dll : cudnn_dlls(v.major))
-    es.push_back(file_entry(bin + "/" + dll, pseudo_random(dll, o.library_bytes, "MZ")));
+  for (const auto& h : cudnn_headers(v.major)) es.push_back(file_entry(top + "/include/" + h, header_text(h, version, v.major)));
+  for (const auto& dll : cudnn_dlls(v.major)) es.push_back(file_entry(bin + "/" + dll, pseudo_random(dll, o.library_bytes, "MZ")));
   for (const auto& b : dll_bases(v.major)) {
     for (const std::string& name : {b + ".lib", b + "64_" + maj + ".lib"})
       es.push_back(file_entry(lib + "/" + name, pseudo_random(name, o.library_bytes, "!<arch>\n")));
@@ -463,8 +457,7 @@ Info make_cudnn_windows(const fs::path& dir, const std::string& version, int cud
 // ---- manifest ------------------------------------------------------------------------------------
 
 std::string local_manifest(const std::string& cudnn_version, int cuda_major, const std::string& cuda_version,
-                           const std::vector<std::pair<std::string, Info>>& platform_archives,
-                           const std::string& extra) {
+                           const std::vector<std::pair<std::string, Info>>& platform_archives, const std::string& extra) {
   std::string s;
   s += "schema = 1\n";
   s += "name = \"fixture\"\n\n";
@@ -583,8 +576,7 @@ std::string raw_tar(const std::vector<RawTarEntry>& entries) {
 
 void write_raw_tar(const fs::path& out, const std::vector<RawTarEntry>& entries) { write_bytes(out, raw_tar(entries)); }
 
-void write_tar_with_lying_size(const fs::path& out, const std::string& path, std::uint64_t declared_size,
-                               const std::string& actual) {
+void write_tar_with_lying_size(const fs::path& out, const std::string& path, std::uint64_t declared_size, const std::string& actual) {
   RawTarEntry e;
   e.name = path;
   e.data = actual;
@@ -594,20 +586,19 @@ void write_tar_with_lying_size(const fs::path& out, const std::string& path, std
 
 void truncate_copy(const fs::path& in, const fs::path& out, std::uint64_t keep) {
   std::string bytes = read_all(in);
-  if (keep > bytes.size()) fail("truncate_copy: keep " + std::to_string(keep) + " exceeds the " +
-                                std::to_string(bytes.size()) + " bytes of " + in.string());
+  if (keep > bytes.size())
+    fail("truncate_copy: keep " + std::to_string(keep) + " exceeds the " + std::to_string(bytes.size()) + " bytes of " + in.string());
   bytes.resize(static_cast<std::size_t>(keep));
   write_bytes(out, bytes);
 }
 
 void corrupt_copy(const fs::path& in, const fs::path& out, std::uint64_t offset) {
   std::string bytes = read_all(in);
-  if (offset >= bytes.size()) fail("corrupt_copy: offset " + std::to_string(offset) + " is past the " +
-                                   std::to_string(bytes.size()) + " bytes of " + in.string());
+  if (offset >= bytes.size())
+    fail("corrupt_copy: offset " + std::to_string(offset) + " is past the " + std::to_string(bytes.size()) + " bytes of " + in.string());
   bytes[static_cast<std::size_t>(offset)] = static_cast<char>(~static_cast<unsigned char>(bytes[offset]));
   write_bytes(out, bytes);
 }
-
 
 namespace {
 std::string bytes_of(const fs::path& p) {

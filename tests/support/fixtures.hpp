@@ -20,12 +20,12 @@ namespace fs = std::filesystem;
 enum class Kind { file, dir, symlink, hardlink, fifo, chardev };
 
 struct Entry {
-  std::string path;          // archive path as stored (may be hostile: "../x", "/etc/x", "a/../../b")
+  std::string path;  // archive path as stored (may be hostile: "../x", "/etc/x", "a/../../b")
   Kind kind = Kind::file;
-  std::string data;          // file contents
-  std::string link;          // symlink target or hardlink target (archive path)
-  unsigned mode = 0644;      // include setuid etc. when a test wants it (e.g. 04755)
-                             // dir and symlink entries left at the default 0644 are written 0755 / 0777
+  std::string data;      // file contents
+  std::string link;      // symlink target or hardlink target (archive path)
+  unsigned mode = 0644;  // include setuid etc. when a test wants it (e.g. 04755)
+                         // dir and symlink entries left at the default 0644 are written 0755 / 0777
 };
 
 enum class Format { tar, tar_gz, tar_xz, zip };
@@ -46,10 +46,10 @@ void write_archive(const fs::path& out, Format fmt, const std::vector<Entry>& en
 
 struct Info {
   fs::path path;
-  std::string sha256;   // lowercase hex
+  std::string sha256;  // lowercase hex
   std::uint64_t size;
 };
-Info info(const fs::path& p);   // sha256 (lowercase hex) and size of a file
+Info info(const fs::path& p);  // sha256 (lowercase hex) and size of a file
 
 // cuDNN archives in NVIDIA's exact layouts. Top directory "cudnn-<platform>-<version>_cuda<M>-archive/".
 // version has 4 parts ("8.9.7.29", "9.1.0.70", "9.19.0.56"); the major is taken from it.
@@ -64,9 +64,9 @@ Info info(const fs::path& p);   // sha256 (lowercase hex) and size of a file
 // cudnn_version.h carries real-looking CUDNN_MAJOR/MINOR/PATCHLEVEL lines and NVIDIA's CUDNN_VERSION
 // formula for the major (v8: * 1000, v9: * 10000).
 struct CudnnOptions {
-  std::size_t library_bytes = 4096;   // size of each fake library (deterministic pseudo-random bytes, seeded by name)
-  bool real_libraries = false;        // Linux, major 9: take the bytes of /usr/local/cuda/lib64/L.so.9 where present
-                                      // (the first library_bytes of them when library_bytes > 0)
+  std::size_t library_bytes = 4096;  // size of each fake library (deterministic pseudo-random bytes, seeded by name)
+  bool real_libraries = false;       // Linux, major 9: take the bytes of /usr/local/cuda/lib64/L.so.9 where present
+                                     // (the first library_bytes of them when library_bytes > 0)
   int xz_threads = 1;
 };
 
@@ -98,24 +98,22 @@ Info make_cudnn_linux_elf(const fs::path& dir, const fs::path& stems_dir, const 
 //   [[cudnn.archives]] platform, origin = "local", file, sha256, size   (one per platform_archives entry)
 // followed by `extra` verbatim (targets etc.).
 std::string local_manifest(const std::string& cudnn_version, int cuda_major, const std::string& cuda_version,
-                           const std::vector<std::pair<std::string, Info>>& platform_archives,
-                           const std::string& extra = "");
+                           const std::vector<std::pair<std::string, Info>>& platform_archives, const std::string& extra = "");
 
 // Hostile/broken archive helpers that libarchive's writer cannot produce directly.
 // A ustar tar (uncompressed) with one regular entry `path` whose header declares `declared_size` bytes
 // but which carries `actual` bytes of data, padded to 512, followed by the two zero end blocks (no
 // further record padding, so a declared size beyond the data runs into end of file).
-void write_tar_with_lying_size(const fs::path& out, const std::string& path, std::uint64_t declared_size,
-                               const std::string& actual);
+void write_tar_with_lying_size(const fs::path& out, const std::string& path, std::uint64_t declared_size, const std::string& actual);
 // A tar written byte by byte, for what libarchive's writer refuses to write: names that are not
 // valid UTF-8, GNU sparse entries whose holes are huge or at the end, lying sizes.
 struct RawTarEntry {
-  std::string name;   // stored as is (ustar name/prefix split past 100 bytes)
-  char type = '0';    // '0' file, '2' symlink, '5' directory, 'S' GNU (old) sparse file
-  std::string data;   // the stored data (for 'S': only the mapped regions, one after the other)
-  std::string link;   // linkname
+  std::string name;  // stored as is (ustar name/prefix split past 100 bytes)
+  char type = '0';   // '0' file, '2' symlink, '5' directory, 'S' GNU (old) sparse file
+  std::string data;  // the stored data (for 'S': only the mapped regions, one after the other)
+  std::string link;  // linkname
   unsigned mode = 0644;
-  std::uint64_t declared_size = UINT64_MAX;  // the header's size field; default data.size()
+  std::uint64_t declared_size = UINT64_MAX;                     // the header's size field; default data.size()
   std::vector<std::pair<std::uint64_t, std::uint64_t>> sparse;  // 'S': (offset, length) of each data region, at most 4
   std::uint64_t real_size = 0;                                  // 'S': the file's full size, holes included
 };

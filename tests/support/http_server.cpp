@@ -198,8 +198,10 @@ void HttpServer::respond(int fd, RecordedRequest& r) {
     auto fit = m_faults.find(r.path);
     if (fit != m_faults.end()) {
       auto one = fit->second.find(n);
-      if (one != fit->second.end()) f = one->second;
-      else if ((one = fit->second.find(0)) != fit->second.end()) f = one->second;
+      if (one != fit->second.end())
+        f = one->second;
+      else if ((one = fit->second.find(0)) != fit->second.end())
+        f = one->second;
     }
   }
   auto record = [&](int status) {
@@ -237,7 +239,8 @@ void HttpServer::respond(int fd, RecordedRequest& r) {
   std::string h = "HTTP/1.1 " + std::to_string(status) + " " + reason(status) + "\r\nContent-Type: application/octet-stream\r\n" +
                   "Content-Length: " + std::to_string(part.size()) + "\r\nAccept-Ranges: bytes\r\nConnection: close\r\n";
   if (status == 206)
-    h += "Content-Range: bytes " + std::to_string(from) + "-" + std::to_string(body.size() - 1) + "/" + std::to_string(body.size()) + "\r\n";
+    h +=
+        "Content-Range: bytes " + std::to_string(from) + "-" + std::to_string(body.size() - 1) + "/" + std::to_string(body.size()) + "\r\n";
   h += "\r\n";
   if (!send_all(fd, h) || r.method == "HEAD") return;
   if (f.kind == Fault::Kind::cut_after || f.kind == Fault::Kind::stall_after) {

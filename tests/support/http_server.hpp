@@ -39,7 +39,7 @@ struct RecordedRequest {
   std::string host;        // the Host header
   std::string user_agent;  // the User-Agent header
   bool absolute_uri = false;
-  int status = 0;          // what the server answered
+  int status = 0;  // what the server answered
 };
 
 class HttpServer {

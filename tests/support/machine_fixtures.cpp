@@ -134,8 +134,8 @@ void Root::cudnn_headers(const std::string& include_dir, const std::string& vers
 void Root::ld_cache(const std::vector<CacheEntry>& entries) { file("/etc/ld.so.cache", ld_cache_bytes(entries)); }
 
 void Root::os_release(const std::string& id, const std::string& version_id) {
-  file("/etc/os-release", "PRETTY_NAME=\"Fixture " + id + " " + version_id + "\"\nNAME=\"Fixture\"\nID=" + id +
-                              "\nVERSION_ID=\"" + version_id + "\"\n");
+  file("/etc/os-release",
+       "PRETTY_NAME=\"Fixture " + id + " " + version_id + "\"\nNAME=\"Fixture\"\nID=" + id + "\nVERSION_ID=\"" + version_id + "\"\n");
 }
 
 void Root::dist_info(const std::string& site, const std::string& name, const std::string& version,

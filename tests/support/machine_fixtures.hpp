@@ -35,8 +35,7 @@ class Root {
   // cuDNN libraries of `version` (3 parts, "9.1.0") in lib_dir. versioned: NVIDIA's archive chain
   // L.so -> L.so.M -> L.so.M.m.p (file); otherwise wheel style, only L.so.M files. Stems in `skip`
   // are left out.
-  void cudnn_libs(const std::string& lib_dir, const std::string& version, bool versioned = true,
-                  const std::vector<std::string>& skip = {});
+  void cudnn_libs(const std::string& lib_dir, const std::string& version, bool versioned = true, const std::vector<std::string>& skip = {});
   // cuDNN headers (cudnn_version.h saying `version`) in include_dir, but those named in `skip`.
   void cudnn_headers(const std::string& include_dir, const std::string& version, const std::vector<std::string>& skip = {});
   // /etc/ld.so.cache

@@ -207,9 +207,12 @@ struct Lexer {
       code(')');
     } else {
       while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i])) && s[i] != ')' && s[i] != ';') {
-        if (std::size_t q = quote_at(s, i, true)) single_quoted(q);
-        else if (std::size_t q2 = quote_at(s, i, false)) double_quoted(q2);
-        else ++i;
+        if (std::size_t q = quote_at(s, i, true))
+          single_quoted(q);
+        else if (std::size_t q2 = quote_at(s, i, false))
+          double_quoted(q2);
+        else
+          ++i;
       }
     }
     std::string_view text = s.substr(arg, i - arg);
@@ -237,8 +240,10 @@ std::string describe(const std::vector<Finding>& findings) {
 std::vector<Finding> lint_powershell(std::string_view script) {
   Lexer lx;
   std::vector<Finding> out;
-  if (script.substr(0, 3) != "\xEF\xBB\xBF") out.push_back({1, "no-bom", std::string(script.substr(0, 20))});
-  else script.remove_prefix(3);
+  if (script.substr(0, 3) != "\xEF\xBB\xBF")
+    out.push_back({1, "no-bom", std::string(script.substr(0, 20))});
+  else
+    script.remove_prefix(3);
   lx.s = script;
   lx.code(0);
   out.insert(out.end(), lx.out.begin(), lx.out.end());
@@ -275,8 +280,10 @@ std::vector<Finding> lint_cmd(std::string_view script) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '~' || c == ',' || c == '-' || c == ';' ||
                c == '=' || c == '\\';
       });
-      if (!var) out.push_back({line, "cmd-percent", std::string(l.substr(0, 80))});
-      else k = close;
+      if (!var)
+        out.push_back({line, "cmd-percent", std::string(l.substr(0, 80))});
+      else
+        k = close;
     }
     if (end == std::string_view::npos) break;
     pos = end + 1;

@@ -6,14 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <random>
-#include <gtest/gtest.h>
-#include <cstdlib>
 #include <iostream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 
@@ -109,9 +109,7 @@ RunResult Process::wait() {
   return r;
 }
 
-std::string show(const RunResult& r) {
-  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
-}
+std::string show(const RunResult& r) { return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err; }
 
 RunResult stackpin(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   std::vector<std::string> argv{binary().string()};
@@ -137,8 +135,10 @@ ScratchDir::~ScratchDir() {
 unsigned test_seed() {
   unsigned seed = 0;
   const char* v = std::getenv("STACKPIN_TEST_SEED");
-  if (v && *v) seed = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
-  else seed = std::random_device{}();
+  if (v && *v)
+    seed = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
+  else
+    seed = std::random_device{}();
   std::cerr << "[   seed   ] " << seed << " (STACKPIN_TEST_SEED=" << seed << " repeats this run)\n";
   ::testing::Test::RecordProperty("seed", std::to_string(seed));
   return seed;

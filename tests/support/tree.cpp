@@ -70,11 +70,14 @@ Tree snapshot(const fs::path& root, const std::vector<std::string>& exclude) {
     }
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0) throw std::runtime_error("lstat " + it->path().string() + ": " + std::strerror(errno));
-    if (S_ISDIR(st.st_mode)) t[rel] = "dir " + octal(st.st_mode);
-    else if (S_ISLNK(st.st_mode)) t[rel] = "symlink -> " + fs::read_symlink(it->path()).string();
+    if (S_ISDIR(st.st_mode))
+      t[rel] = "dir " + octal(st.st_mode);
+    else if (S_ISLNK(st.st_mode))
+      t[rel] = "symlink -> " + fs::read_symlink(it->path()).string();
     else if (S_ISREG(st.st_mode))
       t[rel] = "file " + octal(st.st_mode) + " " + std::to_string(st.st_size) + " " + sha256_file(it->path());
-    else t[rel] = "other";
+    else
+      t[rel] = "other";
   }
   if (ec) throw std::runtime_error("cannot list " + root.string() + ": " + ec.message());
   return t;
@@ -84,8 +87,10 @@ std::string diff(const Tree& before, const Tree& after) {
   std::string out;
   for (const auto& [k, v] : before) {
     auto it = after.find(k);
-    if (it == after.end()) out += "- " + k + ": " + v + "\n";
-    else if (it->second != v) out += "~ " + k + ": " + v + " => " + it->second + "\n";
+    if (it == after.end())
+      out += "- " + k + ": " + v + "\n";
+    else if (it->second != v)
+      out += "~ " + k + ": " + v + " => " + it->second + "\n";
   }
   for (const auto& [k, v] : after)
     if (!before.count(k)) out += "+ " + k + ": " + v + "\n";
@@ -108,8 +113,7 @@ Mount Mount::read_only_bind(const fs::path& from, const fs::path& to) {
   Mount m;
   fs::create_directories(to);
   if (::mount(from.c_str(), to.c_str(), nullptr, MS_BIND, nullptr) != 0) {
-    m.m_error = "cannot bind-mount " + from.string() + " on " + to.string() + ": " + std::strerror(errno) +
-                " (needs root / CAP_SYS_ADMIN)";
+    m.m_error = "cannot bind-mount " + from.string() + " on " + to.string() + ": " + std::strerror(errno) + " (needs root / CAP_SYS_ADMIN)";
     return m;
   }
   m.m_dir = to;

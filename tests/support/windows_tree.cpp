@@ -47,7 +47,8 @@ void WindowsTree::windows(bool vc_runtime) const {
   dir("C:\\Windows\\System");
   file("C:\\Windows\\System32\\kernel32.dll");
   if (vc_runtime)
-    for (const char* dll : {"msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll"}) pe(std::string("C:\\Windows\\System32\\") + dll, 0x8664);
+    for (const char* dll : {"msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll"})
+      pe(std::string("C:\\Windows\\System32\\") + dll, 0x8664);
 }
 
 std::string WindowsTree::cuda(const std::string& xy, bool x64) const {

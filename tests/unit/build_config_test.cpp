@@ -24,13 +24,11 @@ namespace {
 // quote, $, backticks, spaces, '#', a backslash and non-ASCII
 const std::string k_hostile_dir = "it's a $HOME `id` \"q\" #x \\ \xc3\xbc dir";
 
-
 // Runs a tool found on PATH (run_process takes a path).
 testing_support::RunResult run_tool(std::vector<std::string> argv, const std::vector<std::string>& env = {}) {
   argv.insert(argv.begin(), {"/bin/sh", "-c", "exec \"$@\"", "sh"});
   return run_process(argv, env);
 }
-
 
 using testing_support::expect_golden;
 
@@ -44,7 +42,7 @@ gen::BuildConfig linux9() {
   c.cmake_dir = "share/cmake/CUDNN";
   c.pkgconfig_dir = "lib64/pkgconfig";
   c.lib_dir = "lib64";
-  c.libraries = {"cudnn", "cudnn_adv", "cudnn_cnn", "cudnn_engines_precompiled", "cudnn_engines_runtime_compiled",
+  c.libraries = {"cudnn",       "cudnn_adv",       "cudnn_cnn", "cudnn_engines_precompiled", "cudnn_engines_runtime_compiled",
                  "cudnn_graph", "cudnn_heuristic", "cudnn_ops"};
   c.static_libraries = c.libraries;
   return c;
@@ -95,7 +93,9 @@ void make_tree(const fs::path& root, const gen::BuildConfig& c) {
       testing_support::write_file(root / c.bin_dir / (l + "64_" + std::to_string(c.cudnn_major) + ".dll"), "MZ");
       testing_support::write_file(root / c.lib_dir / (l + ".lib"), "!<arch>\n");
     } else {
-      testing_support::write_file(root / c.lib_dir / ("lib" + l + ".so." + std::to_string(c.cudnn_major)), "\x7f" "ELF");
+      testing_support::write_file(root / c.lib_dir / ("lib" + l + ".so." + std::to_string(c.cudnn_major)),
+                                  "\x7f"
+                                  "ELF");
     }
   }
   for (const auto& l : c.static_libraries) testing_support::write_file(root / c.lib_dir / ("lib" + l + "_static.a"), "!<arch>\n");
@@ -188,10 +188,13 @@ TEST(BuildConfigCMake, RelocatableLinuxTreeGivesExactTargetsAndVariables) {
   auto r = configure(dir.path(), k_show_targets, {"-DCMAKE_PREFIX_PATH=" + root.string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::string lib = (root / "lib64").string();
-  EXPECT_NE(r.out.find("[cudnn] location=" + lib + "/libcudnn.so.9|soname=libcudnn.so.9|implib=implib-NOTFOUND\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[cudnn] location=" + lib + "/libcudnn.so.9|soname=libcudnn.so.9|implib=implib-NOTFOUND\n"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("[cudnn_ops] location=" + lib + "/libcudnn_ops.so.9|soname=libcudnn_ops.so.9|"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("[vars] include=" + (root / "include").string() + "|all=CUDNN::cudnn;CUDNN::cudnn_adv;"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("|CUDNN_INCLUDE_DIR=" + (root / "include").string() + "|CUDNN_LIBRARY=" + lib + "/libcudnn.so.9|"
+  EXPECT_NE(r.out.find("[vars] include=" + (root / "include").string() + "|all=CUDNN::cudnn;CUDNN::cudnn_adv;"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("|CUDNN_INCLUDE_DIR=" + (root / "include").string() + "|CUDNN_LIBRARY=" + lib +
+                       "/libcudnn.so.9|"
                        "CUDNN_VERSION=9.1.0.70|CUDNN_CUDA_MAJOR=12|CUDNN_FOUND=1\n"),
             std::string::npos)
       << r.out;
@@ -212,9 +215,8 @@ TEST(BuildConfigCMake, VersionRequestsAndRanges) {
   write_cmake(dir.path() / "tree", c);
   std::string body;
   const std::vector<std::pair<std::string, bool>> requests{
-      {"", true},          {"9", true},          {"9.1", true},         {"9.1.0.70 EXACT", true}, {"9.1 EXACT", false},
-      {"9.2", false},      {"8", false},         {"10", false},         {"8.9...<10", true},      {"9.0...9.1", false},
-      {"9.0...9.2", true}, {"9.1.0.70...9.1.0.70", true}};
+      {"", true},   {"9", true},   {"9.1", true},       {"9.1.0.70 EXACT", true}, {"9.1 EXACT", false}, {"9.2", false},
+      {"8", false}, {"10", false}, {"8.9...<10", true}, {"9.0...9.1", false},     {"9.0...9.2", true},  {"9.1.0.70...9.1.0.70", true}};
   for (std::size_t i = 0; i < requests.size(); ++i) {
     std::string v = std::to_string(i);
     // a fresh search each time: CUDNN_DIR would otherwise be remembered from the previous one
@@ -225,7 +227,8 @@ TEST(BuildConfigCMake, VersionRequestsAndRanges) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (std::size_t i = 0; i < requests.size(); ++i)
     EXPECT_NE(r.out.find("request " + std::to_string(i) + ": " + (requests[i].second ? "1" : "0") + "\n"), std::string::npos)
-        << "find_package(CUDNN " << requests[i].first << ")\n" << r.out;
+        << "find_package(CUDNN " << requests[i].first << ")\n"
+        << r.out;
 }
 
 TEST(BuildConfigCMake, HalfCopiedTreeNamesTheMissingFile) {
@@ -267,12 +270,12 @@ TEST(BuildConfigCMake, WindowsTreeGivesTheDllAndItsImportLibrary) {
   // CMAKE_SYSTEM_NAME=Windows: CMake takes the platform to be Windows (no compiler is needed for NONE)
   auto r = configure(dir.path(), k_show_targets, {"-DCMAKE_SYSTEM_NAME=Windows", "-DCMAKE_PREFIX_PATH=" + root.string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("[cudnn] location=" + (root / "bin/x64/cudnn64_9.dll").string() + "|soname=soname-NOTFOUND|implib=" +
-                       (root / "lib/x64/cudnn.lib").string() + "\n"),
+  EXPECT_NE(r.out.find("[cudnn] location=" + (root / "bin/x64/cudnn64_9.dll").string() +
+                       "|soname=soname-NOTFOUND|implib=" + (root / "lib/x64/cudnn.lib").string() + "\n"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("[cudnn_ops] location=" + (root / "bin/x64/cudnn_ops64_9.dll").string() + "|soname=soname-NOTFOUND|implib=" +
-                       (root / "lib/x64/cudnn_ops.lib").string() + "\n"),
+  EXPECT_NE(r.out.find("[cudnn_ops] location=" + (root / "bin/x64/cudnn_ops64_9.dll").string() +
+                       "|soname=soname-NOTFOUND|implib=" + (root / "lib/x64/cudnn_ops.lib").string() + "\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("CUDNN_LIBRARY=" + (root / "lib/x64/cudnn.lib").string() + "|"), std::string::npos) << r.out;
@@ -338,12 +341,11 @@ namespace {
 gen::LinuxActivation activation(const std::string& prefix) { return {"demo-stack", "9.1.0.70", prefix}; }
 }  // namespace
 
-TEST(ProfileD, MatchesTheGoldenFile) {
-  expect_golden(gen::render_profile_d(activation("/usr/local/cudnn-9.1.0")), "profile.d.sh");
-}
+TEST(ProfileD, MatchesTheGoldenFile) { expect_golden(gen::render_profile_d(activation("/usr/local/cudnn-9.1.0")), "profile.d.sh"); }
 
 TEST(ProfileD, PassesShellcheckWithHostileValues) {
-  if (!testing_support::have_tool("shellcheck")) GTEST_SKIP() << "shellcheck is not installed (scripts/install-deps.sh --tools installs it)";
+  if (!testing_support::have_tool("shellcheck"))
+    GTEST_SKIP() << "shellcheck is not installed (scripts/install-deps.sh --tools installs it)";
   ScratchDir dir;
   for (const auto& prefix : {std::string("/usr/local/cudnn-9.1.0"), "/opt/" + k_hostile_dir}) {
     auto p = dir.write("stackpin-demo.sh", gen::render_profile_d(activation(prefix)));
@@ -359,10 +361,11 @@ TEST(ProfileD, SourcedTwiceUnderSetUAndSetESetsTheEnvironmentOnceAndPrintsNothin
     fs::create_directories(prefix / "lib64");
     auto p = dir.write("stackpin-demo.sh", gen::render_profile_d(activation(prefix.string() + "/")));
     // what a login shell does: source it (here twice), under -u and -e; nothing may be printed
-    std::string script = "set -eu; . \"$1\" >\"$2\" 2>&1; first=$LD_LIBRARY_PATH; . \"$1\" >>\"$2\" 2>&1; "
-                         "[ \"$first\" = \"$LD_LIBRARY_PATH\" ] || echo CHANGED; "
-                         "printf '%s\\n%s\\n' \"$LD_LIBRARY_PATH\" \"$CUDNN_PATH\"; "
-                         "set | grep -E '^(stackpin_|_sp_)' || true; command -v stackpin_front || true";
+    std::string script =
+        "set -eu; . \"$1\" >\"$2\" 2>&1; first=$LD_LIBRARY_PATH; . \"$1\" >>\"$2\" 2>&1; "
+        "[ \"$first\" = \"$LD_LIBRARY_PATH\" ] || echo CHANGED; "
+        "printf '%s\\n%s\\n' \"$LD_LIBRARY_PATH\" \"$CUDNN_PATH\"; "
+        "set | grep -E '^(stackpin_|_sp_)' || true; command -v stackpin_front || true";
     for (const char* shell : {"/bin/sh", "/bin/bash"}) {
       SCOPED_TRACE(std::string(shell) + " " + prefix.string());
       auto out = dir.path() / "printed";
@@ -385,10 +388,11 @@ TEST(ProfileD, SourcedTwiceUnderSetUAndSetESetsTheEnvironmentOnceAndPrintsNothin
 TEST(ProfileD, ChangesNothingWhileTheTreeIsNotThere) {
   ScratchDir dir;
   auto p = dir.write("stackpin-demo.sh", gen::render_profile_d(activation((dir.path() / "removed").string())));
-  auto r = run_process({"/bin/sh", "-c",
-                        "set -eu; unset LD_LIBRARY_PATH CUDNN_PATH; . \"$1\"; . \"$1\"; echo \"${LD_LIBRARY_PATH-unset} ${CUDNN_PATH-unset}\"; "
-                        "set | grep -E '^(stackpin_|_sp_)' || true",
-                        "sh", p.string()});
+  auto r =
+      run_process({"/bin/sh", "-c",
+                   "set -eu; unset LD_LIBRARY_PATH CUDNN_PATH; . \"$1\"; . \"$1\"; echo \"${LD_LIBRARY_PATH-unset} ${CUDNN_PATH-unset}\"; "
+                   "set | grep -E '^(stackpin_|_sp_)' || true",
+                   "sh", p.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "unset unset\n");
 }

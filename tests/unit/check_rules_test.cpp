@@ -58,8 +58,8 @@ model::CheckReport check_file(const fs::path& p) {
 std::string describe(const model::CheckReport& r) {
   std::string s;
   for (const auto& f : r.findings)
-    s += std::string("  ") + model::to_string(f.severity) + " " + f.rule + " line " +
-         std::to_string(f.where ? f.where->line : 0) + ": " + f.seen + "\n";
+    s += std::string("  ") + model::to_string(f.severity) + " " + f.rule + " line " + std::to_string(f.where ? f.where->line : 0) + ": " +
+         f.seen + "\n";
   return s;
 }
 
@@ -94,16 +94,16 @@ TEST_P(CheckRuleCase, FindsWhatTheFileExpects) {
     }
   }
   EXPECT_TRUE(found) << p << ": expected " << e.kind << " " << e.rule << (e.line ? " at line " + std::to_string(e.line) : "")
-                     << "\nfound:\n" << describe(report);
+                     << "\nfound:\n"
+                     << describe(report);
 }
 
-INSTANTIATE_TEST_SUITE_P(Data, CheckRuleCase, ::testing::ValuesIn(case_files()),
-                         [](const ::testing::TestParamInfo<fs::path>& info) {
-                           std::string n = info.param.stem().string();
-                           for (auto& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Data, CheckRuleCase, ::testing::ValuesIn(case_files()), [](const ::testing::TestParamInfo<fs::path>& info) {
+  std::string n = info.param.stem().string();
+  for (auto& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+});
 
 TEST(CheckRules, EveryFindingComesFromARuleThatSaysItExamined) {
   // Keeps CheckReport::examined complete: a rule that finds something has examined the manifest.

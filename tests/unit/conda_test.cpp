@@ -56,7 +56,8 @@ std::string cu121(const std::string& extra) {
 void expect_refused(const util::Result<core::CondaPlan>& r, const std::vector<std::string>& words, int line = 0) {
   ASSERT_FALSE(r) << "expected a refusal";
   EXPECT_EQ(r.error().code, util::ErrorCode::invalid) << r.error().message;
-  for (const auto& w : words) EXPECT_NE(r.error().message.find(w), std::string::npos) << "missing \"" << w << "\" in: " << r.error().message;
+  for (const auto& w : words)
+    EXPECT_NE(r.error().message.find(w), std::string::npos) << "missing \"" << w << "\" in: " << r.error().message;
   if (line > 0) {
     ASSERT_TRUE(r.error().where) << r.error().message;
     EXPECT_EQ(r.error().where->line, line) << r.error().message;
@@ -81,8 +82,7 @@ TEST(CondaEnv, Cu121Torch21MatchesGolden) {
   EXPECT_EQ(p->cudnn_version, "8.9.7.29");
   EXPECT_EQ(p->cuda_version, "12.1");
   EXPECT_EQ(specs(p->spec.dependencies), (std::vector<std::string>{"python=3.10", "cuda-version=12.1", "cudnn=8.9.7.29"}));
-  EXPECT_EQ(specs(p->spec.pip),
-            (std::vector<std::string>{"--index-url https://download.pytorch.org/whl/cu121", "torch==2.1.0+cu121"}));
+  EXPECT_EQ(specs(p->spec.pip), (std::vector<std::string>{"--index-url https://download.pytorch.org/whl/cu121", "torch==2.1.0+cu121"}));
   EXPECT_EQ(p->spec.channels, std::vector<std::string>{"conda-forge"});
   // which cuDNN torch loads is explained, not hidden
   bool told = false;
@@ -106,8 +106,7 @@ TEST(CondaEnv, Cu130Torch29MatchesGolden) {
   ASSERT_TRUE(p) << p.error().message;
   expect_golden(gen::render_environment_yml(p->spec), "cu130-cudnn913.environment.yml");
   EXPECT_EQ(specs(p->spec.dependencies), (std::vector<std::string>{"python=3.12", "cuda-version=13.0", "cudnn=9.13.0.50"}));
-  EXPECT_EQ(specs(p->spec.pip),
-            (std::vector<std::string>{"--index-url https://download.pytorch.org/whl/cu130", "torch==2.9.0+cu130"}));
+  EXPECT_EQ(specs(p->spec.pip), (std::vector<std::string>{"--index-url https://download.pytorch.org/whl/cu130", "torch==2.9.0+cu130"}));
 }
 
 TEST(CondaEnv, Cu124TorchAndOnnxRuntimeMatchesGolden) {
@@ -116,8 +115,8 @@ TEST(CondaEnv, Cu124TorchAndOnnxRuntimeMatchesGolden) {
   expect_golden(gen::render_environment_yml(p->spec), "cu124-torch25-ort120.environment.yml");
   EXPECT_EQ(specs(p->spec.dependencies), (std::vector<std::string>{"python=3.12", "cuda-version=12.4", "cudnn=9.2.1.18"}));
   // PyPI stays the main index for onnxruntime-gpu; torch's own index is an extra one
-  EXPECT_EQ(specs(p->spec.pip), (std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu124",
-                                                         "torch==2.5.1+cu124", "onnxruntime-gpu==1.20.0"}));
+  EXPECT_EQ(specs(p->spec.pip), (std::vector<std::string>{"--extra-index-url https://download.pytorch.org/whl/cu124", "torch==2.5.1+cu124",
+                                                          "onnxruntime-gpu==1.20.0"}));
   EXPECT_EQ(p->spec.channels, (std::vector<std::string>{"conda-forge", "nvidia/label/cuda-12.4.1"}));
 }
 
@@ -169,12 +168,13 @@ TEST(CondaEnv, TheArchivePinIsUsedWhenConflictFree) {
 }
 
 TEST(CondaEnv, PytorchChannelIsKeptButTorchComesFromPip) {
-  auto p = plan_text(cu121("[frameworks]\ntorch = \"2.1.0\"\ntorchvision = \"0.16.0\"\n[python]\nversion = \"3.10\"\n"
-                           "[targets.conda]\nchannels = [\"pytorch\", \"nvidia\", \"conda-forge\"]\n"));
+  auto p =
+      plan_text(cu121("[frameworks]\ntorch = \"2.1.0\"\ntorchvision = \"0.16.0\"\n[python]\nversion = \"3.10\"\n"
+                      "[targets.conda]\nchannels = [\"pytorch\", \"nvidia\", \"conda-forge\"]\n"));
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(p->spec.channels, (std::vector<std::string>{"pytorch", "nvidia", "conda-forge"}));
-  EXPECT_EQ(specs(p->spec.pip), (std::vector<std::string>{"--index-url https://download.pytorch.org/whl/cu121", "torch==2.1.0+cu121",
-                                                         "torchvision==0.16.0"}));
+  EXPECT_EQ(specs(p->spec.pip),
+            (std::vector<std::string>{"--index-url https://download.pytorch.org/whl/cu121", "torch==2.1.0+cu121", "torchvision==0.16.0"}));
   std::string header;
   for (const auto& n : p->spec.header_notes) header += n + "\n";
   EXPECT_NE(header.find("torch comes from pip"), std::string::npos) << header;
@@ -183,8 +183,9 @@ TEST(CondaEnv, PytorchChannelIsKeptButTorchComesFromPip) {
 
 TEST(CondaEnv, OlderTorchVariantOfTheSameMajorIsANote) {
   // CUDA 12.2: torch 2.1 has cu121, which runs on a CUDA 12 driver; a note, not a refusal
-  auto p = plan_text("schema = 1\nname = \"t\"\n[cuda]\nversion = \"12.2.2\"\n[cudnn]\nversion = \"8.9.7.29\"\ncuda = 12\n"
-                     "[frameworks]\ntorch = \"2.1.0\"\n[python]\nversion = \"3.10\"\n");
+  auto p = plan_text(
+      "schema = 1\nname = \"t\"\n[cuda]\nversion = \"12.2.2\"\n[cudnn]\nversion = \"8.9.7.29\"\ncuda = 12\n"
+      "[frameworks]\ntorch = \"2.1.0\"\n[python]\nversion = \"3.10\"\n");
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(specs(p->spec.pip).back(), "torch==2.1.0+cu121");
   EXPECT_EQ(p->cuda_version, "12.2");
@@ -200,8 +201,9 @@ TEST(CondaRefuses, CudnnCondaForgeDoesNotPublish) {
 
 TEST(CondaRefuses, CudnnNotPublishedForThatCudaMajor) {
   // conda-forge builds 9.14.0.64 for CUDA 13 only; the newest for CUDA 12 is named instead
-  auto r = plan_text("schema = 1\nname = \"t\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n"
-                     "[targets.conda]\nchannels = [\"conda-forge\"]\ncudnn = \"9.14.0.64\"\n");
+  auto r = plan_text(
+      "schema = 1\nname = \"t\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n"
+      "[targets.conda]\nchannels = [\"conda-forge\"]\ncudnn = \"9.14.0.64\"\n");
   expect_refused(r, {"for CUDA 13 only", "not for CUDA 12", "mix two CUDA majors"}, 10);
   EXPECT_NE(hints(r.error()).find("cudnn = \"9.13.1.26\""), std::string::npos) << hints(r.error());
   // and a cuDNN 8 build conda-forge has, with the closest newer one in the same minor
@@ -222,8 +224,9 @@ TEST(CondaRefuses, NvidiaLabelOfAnotherCudaMajorOrRelease) {
   auto s = plan_text(cu121("[targets.conda]\nchannels = [\"conda-forge\", \"nvidia/label/cuda-12.4.1\"]\n"));
   expect_refused(s, {"CUDA 12.4.1", "[cuda] pins 12.1.1"});
   // a label of the same release is fine, also when [cuda] names only MAJOR.MINOR
-  auto ok = plan_text("schema = 1\nname = \"t\"\n[cuda]\nversion = \"12.4\"\n[cudnn]\nversion = \"9.2.1.18\"\ncuda = 12\n"
-                      "[targets.conda]\nchannels = [\"conda-forge\", \"nvidia/label/cuda-12.4.1\"]\n");
+  auto ok = plan_text(
+      "schema = 1\nname = \"t\"\n[cuda]\nversion = \"12.4\"\n[cudnn]\nversion = \"9.2.1.18\"\ncuda = 12\n"
+      "[targets.conda]\nchannels = [\"conda-forge\", \"nvidia/label/cuda-12.4.1\"]\n");
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->cuda_version, "12.4");
 }
@@ -239,8 +242,9 @@ TEST(CondaRefuses, FrameworkBuiltForAnotherCudaMajor) {
 
 TEST(CondaRefuses, FrameworkJudgedAgainstTheCondaCudnn) {
   // TensorFlow 2.15 needs cuDNN 8.9; the archives pin 8.9.7.29, but the environment gets 9.2.1.18
-  auto r = plan_text(cu121("[frameworks]\ntensorflow = \"2.15.0\"\n[python]\nversion = \"3.10\"\n"
-                           "[targets.conda]\ncudnn = \"9.2.1.18\"\n"));
+  auto r =
+      plan_text(cu121("[frameworks]\ntensorflow = \"2.15.0\"\n[python]\nversion = \"3.10\"\n"
+                      "[targets.conda]\ncudnn = \"9.2.1.18\"\n"));
   expect_refused(r, {"tensorflow 2.15.0", "conda-forge's cudnn 9.2.1.18"});
   auto ok = plan_text(cu121("[frameworks]\ntensorflow = \"2.15.0\"\n[python]\nversion = \"3.10\"\n"));
   ASSERT_TRUE(ok) << ok.error().message;
@@ -249,8 +253,9 @@ TEST(CondaRefuses, FrameworkJudgedAgainstTheCondaCudnn) {
 
 TEST(CondaRefuses, OnnxRuntimeBuildNotOnPypi) {
   // onnxruntime-gpu 1.17's CUDA 12 build is not the one PyPI carries (knowledge base)
-  auto r = plan_text("schema = 1\nname = \"t\"\n[cuda]\nversion = \"12.1.1\"\n[cudnn]\nversion = \"8.9.7.29\"\ncuda = 12\n"
-                     "[frameworks]\nonnxruntime-gpu = \"1.17.0\"\n[python]\nversion = \"3.10\"\n");
+  auto r = plan_text(
+      "schema = 1\nname = \"t\"\n[cuda]\nversion = \"12.1.1\"\n[cudnn]\nversion = \"8.9.7.29\"\ncuda = 12\n"
+      "[frameworks]\nonnxruntime-gpu = \"1.17.0\"\n[python]\nversion = \"3.10\"\n");
   expect_refused(r, {"onnxruntime-gpu 1.17.0 for CUDA 12", "PyPI"}, 9);
   EXPECT_NE(hints(r.error()).find("1.19"), std::string::npos) << hints(r.error());
 }
@@ -280,7 +285,10 @@ TEST(YamlQuote, EscapesWhatYamlWouldReadDifferently) {
   EXPECT_EQ(gen::yaml_quote("\xEF\xBB\xBF"), "\"\\uFEFF\"");
   // other UTF-8 passes through; bytes that are not UTF-8 become U+FFFD
   EXPECT_EQ(gen::yaml_quote("caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80"), "\"caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80\"");
-  EXPECT_EQ(gen::yaml_quote("a\xFF" "b\xC0\xAF" "c\xED\xA0\x80"), "\"a\\uFFFDb\\uFFFD\\uFFFDc\\uFFFD\\uFFFD\\uFFFD\"");
+  EXPECT_EQ(gen::yaml_quote("a\xFF"
+                            "b\xC0\xAF"
+                            "c\xED\xA0\x80"),
+            "\"a\\uFFFDb\\uFFFD\\uFFFDc\\uFFFD\\uFFFD\\uFFFD\"");
   // indicators and ": " / " #" are literal inside double quotes
   EXPECT_EQ(gen::yaml_quote("- *a &b !c %d @e `f` k: v # c"), "\"- *a &b !c %d @e `f` k: v # c\"");
 }

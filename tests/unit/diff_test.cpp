@@ -80,8 +80,7 @@ std::string describe(const model::DiffReport& r) {
   std::string s;
   for (const auto& row : r.rows)
     if (row.weight != DiffWeight::same)
-      s += "  " + row.component + " " + model::to_string(row.weight) + ": " + row.a.value_or("-") + " -> " +
-           row.b.value_or("-") + "\n";
+      s += "  " + row.component + " " + model::to_string(row.weight) + ": " + row.a.value_or("-") + " -> " + row.b.value_or("-") + "\n";
   return s;
 }
 
@@ -101,12 +100,26 @@ TEST(Diff, IdenticalManifestsCompareEveryComponentAsSame) {
   auto r = diff(k_base, k_base);
   EXPECT_EQ(r.counts().differences(), 0) << describe(r);
   EXPECT_TRUE(r.findings.empty());
-  for (const char* c : {"name", "description", "cuda.version", "cudnn.version", "cudnn.cuda",
-                        "cudnn.archives[linux-x86_64].sha256", "cudnn.archives[linux-x86_64].size",
-                        "cudnn.archives[linux-x86_64].url", "cudnn.archives[linux-x86_64].origin", "driver.linux",
-                        "driver.windows", "frameworks.torch", "python.version", "targets.windows.layout",
-                        "targets.windows.cuda_path", "targets.linux.prefix", "targets.docker.base_image",
-                        "targets.docker.cudnn", "targets.conda.channels", "targets.conda.cudnn"})
+  for (const char* c : {"name",
+                        "description",
+                        "cuda.version",
+                        "cudnn.version",
+                        "cudnn.cuda",
+                        "cudnn.archives[linux-x86_64].sha256",
+                        "cudnn.archives[linux-x86_64].size",
+                        "cudnn.archives[linux-x86_64].url",
+                        "cudnn.archives[linux-x86_64].origin",
+                        "driver.linux",
+                        "driver.windows",
+                        "frameworks.torch",
+                        "python.version",
+                        "targets.windows.layout",
+                        "targets.windows.cuda_path",
+                        "targets.linux.prefix",
+                        "targets.docker.base_image",
+                        "targets.docker.cudnn",
+                        "targets.conda.channels",
+                        "targets.conda.cudnn"})
     expect_weight(r, c, DiffWeight::same);
   EXPECT_EQ(r.counts().same, static_cast<int>(r.rows.size()));
   EXPECT_EQ(r.a.path, "a.toml");
@@ -157,10 +170,8 @@ TEST(Diff, CudnnMajorMinorPatchAndBuild) {
   EXPECT_NE(major.findings.at(0).fix.find("libcudnn.so.8 vs libcudnn.so.9"), std::string::npos);
   EXPECT_EQ(major.findings.at(0).where->line, 10);
 
-  expect_weight(diff(k_base, with("version = \"8.9.5.30\"", "version = \"8.8.0.121\"")), "cudnn.version",
-                DiffWeight::likely_breaking);
-  expect_weight(diff(k_base, with("version = \"8.9.5.30\"", "version = \"8.9.7.29\"")), "cudnn.version",
-                DiffWeight::compatible);
+  expect_weight(diff(k_base, with("version = \"8.9.5.30\"", "version = \"8.8.0.121\"")), "cudnn.version", DiffWeight::likely_breaking);
+  expect_weight(diff(k_base, with("version = \"8.9.5.30\"", "version = \"8.9.7.29\"")), "cudnn.version", DiffWeight::compatible);
 
   // Two builds of one X.Y.Z are reported as such (ARCHITECTURE "Versions").
   auto build = diff(k_base, with("version = \"8.9.5.30\"", "version = \"8.9.5.29\""));
@@ -184,10 +195,11 @@ TEST(Diff, CudnnBuildForAnotherCudaMajorIsBreaking) {
 
 TEST(Diff, CudnnOnOneSideOnlyIsBreaking) {
   std::string no_cudnn = with("[cudnn]\nversion = \"8.9.5.30\"\ncuda = 12\n", "");
-  no_cudnn = with("[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"cudnn-local.tar.xz\"\n"
-                  "url = \"https://mirror.example/cudnn-local.tar.xz\"\n"
-                  "sha256 = \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"\nsize = 100\n",
-                  "", no_cudnn);
+  no_cudnn = with(
+      "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"cudnn-local.tar.xz\"\n"
+      "url = \"https://mirror.example/cudnn-local.tar.xz\"\n"
+      "sha256 = \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"\nsize = 100\n",
+      "", no_cudnn);
   auto r = diff(k_base, no_cudnn);
   expect_weight(r, "cudnn.version", DiffWeight::breaking, false);
   EXPECT_EQ(find_row(r, "cudnn.cuda"), nullptr) << "the build's CUDA major is compared only when both pin cuDNN";
@@ -214,10 +226,10 @@ TEST(Diff, ArchiveSizeAloneDiffersIsLikelyBreaking) {
 }
 
 TEST(Diff, ArchiveUrlOrOriginWithTheSameHashIsCompatible) {
-  expect_weight(diff(k_base, with("https://mirror.example/", "https://other.example/")),
-                "cudnn.archives[linux-x86_64].url", DiffWeight::compatible);
-  expect_weight(diff(k_base, with("origin = \"local\"", "origin = \"nvidia\"")),
-                "cudnn.archives[linux-x86_64].origin", DiffWeight::compatible);
+  expect_weight(diff(k_base, with("https://mirror.example/", "https://other.example/")), "cudnn.archives[linux-x86_64].url",
+                DiffWeight::compatible);
+  expect_weight(diff(k_base, with("origin = \"local\"", "origin = \"nvidia\"")), "cudnn.archives[linux-x86_64].origin",
+                DiffWeight::compatible);
 }
 
 TEST(Diff, ArchiveUrlWithoutHashesIsLikelyBreaking) {
@@ -297,21 +309,18 @@ TEST(Diff, WindowsTarget) {
   expect_weight(layout, "targets.windows.layout", DiffWeight::likely_breaking);
   EXPECT_EQ(layout.findings.at(0).rule, "diff.windows");
   expect_weight(diff(k_base, with("\\v8.9.5'", "\\v8.9.5-b'")), "targets.windows.prefix", DiffWeight::compatible);
-  expect_weight(diff(k_base, with("'C:\\CUDA\\v12.1'", "'D:\\CUDA\\v12.1'")), "targets.windows.cuda_path",
-                DiffWeight::likely_breaking);
+  expect_weight(diff(k_base, with("'C:\\CUDA\\v12.1'", "'D:\\CUDA\\v12.1'")), "targets.windows.cuda_path", DiffWeight::likely_breaking);
 }
 
 TEST(Diff, LinuxTarget) {
-  expect_weight(diff(k_base, with("layout = \"lib64\"", "layout = \"deb\"")), "targets.linux.layout",
-                DiffWeight::likely_breaking);
+  expect_weight(diff(k_base, with("layout = \"lib64\"", "layout = \"deb\"")), "targets.linux.layout", DiffWeight::likely_breaking);
   expect_weight(diff(k_base, with("prefix = \"/opt/cudnn\"", "prefix = \"/usr/local/cudnn\"")), "targets.linux.prefix",
                 DiffWeight::compatible);
 }
 
 TEST(Diff, DockerTarget) {
   expect_weight(diff(k_base, with("ubuntu22.04", "ubuntu24.04")), "targets.docker.base_image", DiffWeight::likely_breaking);
-  expect_weight(diff(k_base, with("cudnn = \"archive\"", "cudnn = \"apt\"")), "targets.docker.cudnn",
-                DiffWeight::likely_breaking);
+  expect_weight(diff(k_base, with("cudnn = \"archive\"", "cudnn = \"apt\"")), "targets.docker.cudnn", DiffWeight::likely_breaking);
   std::string digest = "base_digest = \"sha256:" + std::string(64, 'c') + "\"\n";
   auto pinned = with("cudnn = \"archive\"\n", "cudnn = \"archive\"\n" + digest);
   expect_weight(diff(k_base, pinned), "targets.docker.base_digest", DiffWeight::compatible);

@@ -81,8 +81,9 @@ TEST(Dockerfile, HostileDescriptionStaysInsideItsLabel) {
   o.from_url = true;
   auto r = render(fs::path(STACKPIN_SOURCE_DIR) / "tests/data/docker/hostile.toml", o);
   expect_golden(r.text, "hostile.Dockerfile");
-  EXPECT_NE(r.text.find("org.opencontainers.image.description=\"team \\\"gpu\\\" \\$HOME `id` C:\\\\Program Files\\\\x caf\u00e9 RUN rm -rf /\""),
-            std::string::npos)
+  EXPECT_NE(
+      r.text.find("org.opencontainers.image.description=\"team \\\"gpu\\\" \\$HOME `id` C:\\\\Program Files\\\\x caf\u00e9 RUN rm -rf /\""),
+      std::string::npos)
       << r.text;
   EXPECT_EQ(r.text.find("\nRUN rm -rf /"), std::string::npos);
   EXPECT_NE(r.text.find("ADD https://mirror.example/cudnn/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz "), std::string::npos);

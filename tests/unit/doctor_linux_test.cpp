@@ -58,7 +58,8 @@ std::string describe(const std::vector<model::Finding>& fs) {
   return s;
 }
 
-std::vector<model::Finding> with_rule(const std::vector<model::Finding>& fs, const std::string& rule, const std::string& subject_part = "") {
+std::vector<model::Finding> with_rule(const std::vector<model::Finding>& fs, const std::string& rule,
+                                      const std::string& subject_part = "") {
   std::vector<model::Finding> out;
   for (const auto& f : fs)
     if (f.rule == rule && f.subject.find(subject_part) != std::string::npos) out.push_back(f);
@@ -72,7 +73,9 @@ model::Finding one(const std::vector<model::Finding>& fs, const std::string& rul
   return found.empty() ? model::Finding{} : found.front();
 }
 
-void has(const std::string& text, const std::string& words) { EXPECT_NE(text.find(words), std::string::npos) << "'" << words << "' not in: " << text; }
+void has(const std::string& text, const std::string& words) {
+  EXPECT_NE(text.find(words), std::string::npos) << "'" << words << "' not in: " << text;
+}
 
 bool any_error(const std::vector<model::Finding>& fs, const std::string& rule) {
   return std::any_of(fs.begin(), fs.end(), [&](const auto& f) { return f.rule == rule && f.severity == Severity::error; });
@@ -91,7 +94,9 @@ TEST(DoctorLinux, LdLibraryPathCopyHidingThePinnedCachedOneIsAnError) {
   auto fs = mc.doctor(&m);
   auto f = one(fs, "linux.loader", "libcudnn.so.9");
   EXPECT_EQ(f.severity, Severity::error) << describe(fs);
-  has(f.seen, "/opt/cudnn-9.3/lib/libcudnn.so.9 -> /opt/cudnn-9.3/lib/libcudnn.so.9.3.0 (LD_LIBRARY_PATH entry 1 (/opt/cudnn-9.3/lib)), cuDNN 9.3.0");
+  has(f.seen,
+      "/opt/cudnn-9.3/lib/libcudnn.so.9 -> /opt/cudnn-9.3/lib/libcudnn.so.9.3.0 (LD_LIBRARY_PATH entry 1 (/opt/cudnn-9.3/lib)), cuDNN "
+      "9.3.0");
   has(f.seen, "shadows " + k_multiarch + "/libcudnn.so.9 -> " + k_multiarch + "/libcudnn.so.9.1.0 (ld.so cache), cuDNN 9.1.0");
   has(f.expected, "cuDNN 9.1.0.70");
   has(f.fix, "the loader picks cuDNN 9.3.0 from /opt/cudnn-9.3/lib");
@@ -210,7 +215,8 @@ TEST(DoctorLinux, WheelStyleTreeIsNotHalfCopiedAndTorchsBundledCudnnIsJudged) {
 TEST(DoctorLinux, CondaCudatoolkitOfAnotherMajorIsAnError) {
   Machine mc;
   const std::string prefix = "/opt/conda/envs/legacy";
-  mc.root.file(prefix + "/conda-meta/cudatoolkit-11.8.0-h6a678d5_0.json", R"({"name": "cudatoolkit", "version": "11.8.0", "build": "h6a678d5_0"})");
+  mc.root.file(prefix + "/conda-meta/cudatoolkit-11.8.0-h6a678d5_0.json",
+               R"({"name": "cudatoolkit", "version": "11.8.0", "build": "h6a678d5_0"})");
   mc.root.file(prefix + "/conda-meta/cudnn-8.9.2.26-cuda11_0.json", R"({"name": "cudnn", "version": "8.9.2.26", "build": "cuda11_0"})");
   mc.env.set("CONDA_PREFIX", prefix);
   auto m = manifest("12.4.1", "9.1.0.70", 12);
@@ -388,8 +394,8 @@ TEST(DoctorLinux, OsAndArchitecture) {
   mc.arch = "x86_64";
   auto m = format::parse_manifest(
       "schema = 1\nname = \"sbsa\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n"
-      "[[cudnn.archives]]\nplatform = \"linux-sbsa\"\norigin = \"local\"\nfile = \"x.tar.xz\"\nsha256 = \"" + std::string(64, 'a') +
-          "\"\nsize = 1\n",
+      "[[cudnn.archives]]\nplatform = \"linux-sbsa\"\norigin = \"local\"\nfile = \"x.tar.xz\"\nsha256 = \"" +
+          std::string(64, 'a') + "\"\nsize = 1\n",
       "sbsa.toml");
   ASSERT_TRUE(m.ok()) << m.error().message;
   auto a = one(mc.doctor(&m.value()), "linux.os", "architecture");

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <map>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,9 +39,7 @@ const char* ext(Format f) {
   return "";
 }
 
-Entry file(const std::string& p, const std::string& data = "data", unsigned mode = 0644) {
-  return Entry{p, Kind::file, data, {}, mode};
-}
+Entry file(const std::string& p, const std::string& data = "data", unsigned mode = 0644) { return Entry{p, Kind::file, data, {}, mode}; }
 Entry dir(const std::string& p) { return Entry{p, Kind::dir, {}, {}, 0755}; }
 Entry symlink(const std::string& p, const std::string& target) { return Entry{p, Kind::symlink, {}, target, 0777}; }
 Entry hardlink(const std::string& p, const std::string& target) { return Entry{p, Kind::hardlink, {}, target, 0644}; }
@@ -90,14 +88,15 @@ struct Refusal {
 
 // Extracts `archive` (expecting the refusal), then checks that nothing outside `out` changed and
 // that listing the archive is refused the same way.
-void expect_refused(const ExtractFixture& fx, const fs::path& archive, const archive_io::ExtractOptions& o,
-                    const Refusal& want, const std::string& what) {
+void expect_refused(const ExtractFixture& fx, const fs::path& archive, const archive_io::ExtractOptions& o, const Refusal& want,
+                    const std::string& what) {
   SCOPED_TRACE(what);
   auto before = testing_support::snapshot(fx.root(), {"work/out"});
   auto x = extract_pinned(archive, fx.out(), o);
   ASSERT_FALSE(x.ok()) << what << ": extracted " << (x.ok() ? x->entries.size() : 0) << " entries";
   EXPECT_EQ(util::to_string(x.error().code), std::string(util::to_string(want.code))) << x.error().message;
-  for (const auto& w : want.words) EXPECT_NE(x.error().message.find(w), std::string::npos) << "\"" << w << "\" not in: " << x.error().message;
+  for (const auto& w : want.words)
+    EXPECT_NE(x.error().message.find(w), std::string::npos) << "\"" << w << "\" not in: " << x.error().message;
   EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(fx.root(), {"work/out"})), "")
       << "something was written outside the extraction directory";
   // whatever partial output there is stays inside: no link in it resolves outside
@@ -310,8 +309,8 @@ TEST(ExtractHostile, DeviceFilesAndFifosAreRefused) {
 
 TEST(ExtractModes, SetuidSetgidAndStickyBitsAreDropped) {
   ExtractFixture fx;
-  auto a = fx.make({file("suid", "#!/bin/sh\n", 04755), file("sgid", "x", 02750), file("sticky", "y", 01777),
-                    file("plain", "z", 0640), file("exec", "w", 0755)});
+  auto a = fx.make({file("suid", "#!/bin/sh\n", 04755), file("sgid", "x", 02750), file("sticky", "y", 01777), file("plain", "z", 0640),
+                    file("exec", "w", 0755)});
   auto x = extract_pinned(a, fx.out(), posix());
   ASSERT_TRUE(x.ok()) << x.error().message;
   std::map<std::string, unsigned> want{{"suid", 0755}, {"sgid", 0750}, {"sticky", 0777}, {"plain", 0640}, {"exec", 0755}};
@@ -332,8 +331,10 @@ TEST(ExtractHostile, DuplicateEntriesAreRefused) {
     ExtractFixture fx;
     auto a = fx.make({file("dup", "first"), file("dup", "second")}, f);
     expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"\"dup\"", "duplicate entry"}}, ext(f));
-    if (f == Format::zip) EXPECT_TRUE(fs::is_empty(fx.out()));  // the zip's directory lists it twice: refused before writing
-    else EXPECT_EQ(testing_support::read_text(fx.out() / "dup"), "first");  // never overwritten
+    if (f == Format::zip)
+      EXPECT_TRUE(fs::is_empty(fx.out()));  // the zip's directory lists it twice: refused before writing
+    else
+      EXPECT_EQ(testing_support::read_text(fx.out() / "dup"), "first");  // never overwritten
   }
   ExtractFixture fx;  // a file and a directory of the same name, or "a" and "./a"
   auto a = fx.make({file("x", "1"), dir("x")});
@@ -349,13 +350,14 @@ TEST(ExtractHostile, DuplicateEntriesAreRefused) {
 TEST(ExtractWindowsNames, CaseInsensitiveCollisionIsRefused) {
   ExtractFixture fx;
   auto a = fx.make({file("include/Cudnn.h", "A"), file("include/cudnn.h", "B")}, Format::zip);
-  expect_refused(fx, a, windows(), {ErrorCode::unsafe, {"\"include/cudnn.h\" and \"include/Cudnn.h\"", "same name on Windows"}},
-                 "Cudnn.h");
+  expect_refused(fx, a, windows(), {ErrorCode::unsafe, {"\"include/cudnn.h\" and \"include/Cudnn.h\"", "same name on Windows"}}, "Cudnn.h");
   auto b = fx.make({file("Bin/a.dll", "A"), file("bin/b.dll", "B")}, Format::zip, "b");
   expect_refused(fx, b, windows(), {ErrorCode::unsafe, {"same name on Windows"}}, "Bin/bin");
   // non-ASCII names collide as Windows' upcase table says: É/é, Σ/σ and Σ/ς are one name each
   for (auto [x, y] : {std::pair<std::string, std::string>{"include/\u00C9.h", "include/\u00E9.h"},
-                      {"\u03A3.h", "\u03C3.h"}, {"\u03C2.dll", "\u03A3.DLL"}, {"\u0416/a", "\u0436/b"}}) {
+                      {"\u03A3.h", "\u03C3.h"},
+                      {"\u03C2.dll", "\u03A3.DLL"},
+                      {"\u0416/a", "\u0436/b"}}) {
     for (Format f : {Format::tar, Format::zip}) {
       ExtractFixture fx;
       auto a = fx.make({file(x, "A"), file(y, "B")}, f);
@@ -377,18 +379,33 @@ TEST(ExtractWindowsNames, CaseInsensitiveCollisionIsRefused) {
 
 TEST(ExtractWindowsNames, ReservedNamesAndTrailingDotsAreRefused) {
   const std::vector<std::pair<std::string, std::string>> cases{
-      {"CON", "reserved device name"},      {"bin/nul.txt", "reserved device name"}, {"COM1", "reserved device name"},
-      {"lib/com9.lib", "reserved device name"}, {"Aux/x.h", "reserved device name"},  {"LPT1.dll", "reserved device name"},
-      {"prn", "reserved device name"},      {"trailing.", "ends in a dot or space"}, {"trailing ", "ends in a dot or space"},
-      {"dir./x", "ends in a dot or space"}, {"a<b", "does not allow"},               {"ab:c", "does not allow"},
+      {"CON", "reserved device name"},
+      {"bin/nul.txt", "reserved device name"},
+      {"COM1", "reserved device name"},
+      {"lib/com9.lib", "reserved device name"},
+      {"Aux/x.h", "reserved device name"},
+      {"LPT1.dll", "reserved device name"},
+      {"prn", "reserved device name"},
+      {"trailing.", "ends in a dot or space"},
+      {"trailing ", "ends in a dot or space"},
+      {"dir./x", "ends in a dot or space"},
+      {"a<b", "does not allow"},
+      {"ab:c", "does not allow"},
       {"what?.h", "does not allow"},
       // the documented set beyond COM1-9/LPT1-9: COM0, LPT0 and the superscript digits, an
       // extension or trailing spaces in the stem making no difference
-      {"COM0", "reserved device name"},     {"lpt0.dll", "reserved device name"},    {"COM\u00B9", "reserved device name"},
-      {"bin/LPT\u00B2.h", "reserved device name"}, {"com\u00B3.txt", "reserved device name"}, {"nul .txt", "reserved device name"},
-      {"CONIN$", "reserved device name"},   {"conout$.log", "reserved device name"},
+      {"COM0", "reserved device name"},
+      {"lpt0.dll", "reserved device name"},
+      {"COM\u00B9", "reserved device name"},
+      {"bin/LPT\u00B2.h", "reserved device name"},
+      {"com\u00B3.txt", "reserved device name"},
+      {"nul .txt", "reserved device name"},
+      {"CONIN$", "reserved device name"},
+      {"conout$.log", "reserved device name"},
       // characters Windows' best-fit ANSI conversion turns into path characters
-      {"\uFF0E\uFF0E\uFF3Cx.dll", "FULLWIDTH"}, {"a\uFF0Fb.h", "FULLWIDTH SOLIDUS"}, {"x\u2215y", "DIVISION SLASH"},
+      {"\uFF0E\uFF0E\uFF3Cx.dll", "FULLWIDTH"},
+      {"a\uFF0Fb.h", "FULLWIDTH SOLIDUS"},
+      {"x\u2215y", "DIVISION SLASH"},
   };
   for (const auto& [name, words] : cases) {
     ExtractFixture fx;
@@ -509,7 +526,8 @@ TEST(ExtractBounds, ExpectedSizeMismatchIsRefusedBeforeReading) {
   auto p = pin_of(a, size + 1);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.error().code, ErrorCode::mismatch);
-  for (const std::string& w : std::vector<std::string>{"size mismatch", "expected " + std::to_string(size + 1), "the file has " + std::to_string(size)})
+  for (const std::string& w :
+       std::vector<std::string>{"size mismatch", "expected " + std::to_string(size + 1), "the file has " + std::to_string(size)})
     EXPECT_NE(p.error().message.find(w), std::string::npos) << p.error().message;
   EXPECT_TRUE(fs::is_empty(fx.out()));  // refused before anything was read
   auto q = pin_of(a, size);
@@ -606,7 +624,8 @@ TEST(ExtractGood, EntriesCarryHashModeAndLink) {
         EXPECT_EQ(got.link, want.link);
         EXPECT_EQ(hex(got.sha256), sha(entries[3].data));
         EXPECT_EQ(got.size, entries[3].data.size());
-        struct stat s1 {}, s2 {};
+        struct stat s1 {
+        }, s2{};
         ASSERT_EQ(::stat(on_disk.c_str(), &s1), 0);
         ASSERT_EQ(::stat((fx.out() / want.link).c_str(), &s2), 0);
         EXPECT_EQ(s1.st_ino, s2.st_ino);

@@ -65,11 +65,16 @@ TEST_F(FactsAgreement, EveryDriverMinimumMatches) {
     ASSERT_EQ(r->cuda.text(), std::string(cuda.str()));
     std::string lin = e["linux_x86_64_min"].value_or(std::string());
     std::string win = e["windows_x86_64_min"].value_or(std::string());
-    if (lin == "unknown" || lin.empty()) EXPECT_FALSE(r->linux.has_value());
-    else EXPECT_EQ(r->linux->text(), lin) << cuda.str();
-    if (win == "N/A") EXPECT_TRUE(r->windows_na) << cuda.str();
-    else if (win == "unknown" || win.empty()) EXPECT_FALSE(r->windows.has_value());
-    else EXPECT_EQ(r->windows->text(), win) << cuda.str();
+    if (lin == "unknown" || lin.empty())
+      EXPECT_FALSE(r->linux.has_value());
+    else
+      EXPECT_EQ(r->linux->text(), lin) << cuda.str();
+    if (win == "N/A")
+      EXPECT_TRUE(r->windows_na) << cuda.str();
+    else if (win == "unknown" || win.empty())
+      EXPECT_FALSE(r->windows.has_value());
+    else
+      EXPECT_EQ(r->windows->text(), win) << cuda.str();
     ++compared;
   }
   EXPECT_EQ(static_cast<std::size_t>(compared), kb.facts().driver_releases.size());

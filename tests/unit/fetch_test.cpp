@@ -44,8 +44,8 @@ std::string hex(const std::string& data) { return crypto::to_hex(crypto::sha256_
 
 std::string manifest_text(const std::string& url, const std::string& sha, std::uint64_t size) {
   return "schema = 1\nname = \"fixture\"\n\n[cuda]\nversion = \"12.2.2\"\n\n[cudnn]\nversion = \"8.9.7.29\"\ncuda = 12\n\n"
-         "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nurl = \"" + url + "\"\nsha256 = \"" + sha +
-         "\"\nsize = " + std::to_string(size) + "\n";
+         "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nurl = \"" +
+         url + "\"\nsha256 = \"" + sha + "\"\nsize = " + std::to_string(size) + "\n";
 }
 
 class Fetch : public ::testing::Test {
@@ -393,10 +393,11 @@ TEST_F(Fetch, VerifyCachedReplacesACorruptCachedArchive) {
 }
 
 TEST_F(Fetch, RefusesAPinWithoutSizeAtItsLocation) {
-  auto m = format::parse_manifest("schema = 1\nname = \"f\"\n[cuda]\nversion = \"12.2.2\"\n[cudnn]\nversion = \"8.9.7.29\"\ncuda = 12\n"
-                                  "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nurl = \"" + server.url(k_path) +
-                                      "\"\nsha256 = \"" + hex(body) + "\"\n",
-                                  "stack.toml");
+  auto m = format::parse_manifest(
+      "schema = 1\nname = \"f\"\n[cuda]\nversion = \"12.2.2\"\n[cudnn]\nversion = \"8.9.7.29\"\ncuda = 12\n"
+      "[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nurl = \"" +
+          server.url(k_path) + "\"\nsha256 = \"" + hex(body) + "\"\n",
+      "stack.toml");
   ASSERT_TRUE(m);
   auto r = core::fetch(*m, knowledge::KnowledgeBase::embedded(), options());
   findings = testing_support::findings_of(r);
@@ -555,9 +556,10 @@ TEST_F(Fetch, ARangeTheServerRefusesDropsThePartialOnce) {
 
 TEST_F(Fetch, NothingPinnedForTheTargetsIsAClearError) {
   // a Windows-only manifest whose archives are all implied by the lock or the knowledge base
-  auto m = format::parse_manifest("schema = 1\nname = \"x\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.6.0.74\"\n"
-                                  "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\cudnn'\n",
-                                  "w.toml");
+  auto m = format::parse_manifest(
+      "schema = 1\nname = \"x\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.6.0.74\"\n"
+      "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\cudnn'\n",
+      "w.toml");
   ASSERT_TRUE(m);
   model::ArchivePin linux_only;
   linux_only.implied = true;
@@ -575,4 +577,3 @@ TEST_F(Fetch, NothingPinnedForTheTargetsIsAClearError) {
 }
 
 }  // namespace
-

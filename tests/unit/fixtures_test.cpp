@@ -28,7 +28,7 @@ using testing_support::ScratchDir;
 struct ReadEntry {
   std::string path;
   Kind kind = Kind::file;
-  std::string link;   // symlink or hardlink target
+  std::string link;  // symlink or hardlink target
   std::string data;
   unsigned perm = 0;
   std::int64_t size = 0;
@@ -170,8 +170,7 @@ void expect_version_header(const std::string& text, int major, int minor, int pa
   EXPECT_NE(text.find("#define CUDNN_MINOR " + std::to_string(minor) + "\n"), std::string::npos) << text;
   EXPECT_NE(text.find("#define CUDNN_PATCHLEVEL " + std::to_string(patch) + "\n"), std::string::npos) << text;
   std::string factor = major >= 9 ? "10000" : "1000";
-  EXPECT_NE(text.find("#define CUDNN_VERSION (CUDNN_MAJOR * " + factor + " + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n"),
-            std::string::npos)
+  EXPECT_NE(text.find("#define CUDNN_VERSION (CUDNN_MAJOR * " + factor + " + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n"), std::string::npos)
       << text;
 }
 
@@ -199,13 +198,15 @@ TEST(Fixtures, LinuxV8LayoutMatchesNvidia) {
 
   EXPECT_EQ(names_under(r, top + "/include/"), sorted(fixtures::cudnn_headers(8)));
   const std::string lib = top + "/lib/";
-  for (const std::string stem : {"libcudnn", "libcudnn_adv_infer", "libcudnn_adv_train", "libcudnn_cnn_infer",
-                                 "libcudnn_cnn_train", "libcudnn_ops_infer", "libcudnn_ops_train"}) {
+  for (const std::string stem : {"libcudnn", "libcudnn_adv_infer", "libcudnn_adv_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
+                                 "libcudnn_ops_infer", "libcudnn_ops_train"}) {
     const auto* real = find(r, lib + stem + ".so.8.9.7");
     ASSERT_NE(real, nullptr) << stem;
     EXPECT_EQ(real->kind, Kind::file);
     EXPECT_EQ(real->data.size(), 4096u);
-    EXPECT_EQ(real->data.substr(0, 4), "\x7f" "ELF");
+    EXPECT_EQ(real->data.substr(0, 4),
+              "\x7f"
+              "ELF");
     const auto* so_major = find(r, lib + stem + ".so.8");
     ASSERT_NE(so_major, nullptr) << stem;
     EXPECT_EQ(so_major->kind, Kind::symlink);
@@ -265,10 +266,8 @@ TEST(Fixtures, LinuxPlatformNamesTheTopDirectory) {
   auto es = fixtures::cudnn_linux_entries("9.1.0.70", 12, {}, "linux-sbsa");
   ASSERT_FALSE(es.empty());
   EXPECT_EQ(es[0].path, "cudnn-linux-sbsa-9.1.0.70_cuda12-archive/");
-  EXPECT_EQ(fixtures::cudnn_archive_name("linux-sbsa", "9.1.0.70", 12),
-            "cudnn-linux-sbsa-9.1.0.70_cuda12-archive.tar.xz");
-  EXPECT_EQ(fixtures::cudnn_archive_name("windows-x86_64", "8.9.7.29", 12),
-            "cudnn-windows-x86_64-8.9.7.29_cuda12-archive.zip");
+  EXPECT_EQ(fixtures::cudnn_archive_name("linux-sbsa", "9.1.0.70", 12), "cudnn-linux-sbsa-9.1.0.70_cuda12-archive.tar.xz");
+  EXPECT_EQ(fixtures::cudnn_archive_name("windows-x86_64", "8.9.7.29", 12), "cudnn-windows-x86_64-8.9.7.29_cuda12-archive.zip");
   EXPECT_THROW(fixtures::cudnn_linux_entries("9.1.0", 12), std::runtime_error);
   EXPECT_THROW(fixtures::cudnn_linux_entries("7.6.5.32", 10), std::runtime_error);
 }
@@ -303,9 +302,8 @@ TEST(Fixtures, WindowsV8LayoutMatchesNvidia) {
   EXPECT_EQ(r.entries.at(0).kind, Kind::dir);
   for (const auto& e : r.entries) EXPECT_EQ(e.path.rfind(top + "/", 0), 0u) << e.path;
   EXPECT_EQ(find(r, top + "/bin/x64/"), nullptr);
-  std::vector<std::string> dlls{"cudnn64_8.dll",          "cudnn_adv_infer64_8.dll", "cudnn_adv_train64_8.dll",
-                                "cudnn_cnn_infer64_8.dll", "cudnn_cnn_train64_8.dll", "cudnn_ops_infer64_8.dll",
-                                "cudnn_ops_train64_8.dll"};
+  std::vector<std::string> dlls{"cudnn64_8.dll",           "cudnn_adv_infer64_8.dll", "cudnn_adv_train64_8.dll", "cudnn_cnn_infer64_8.dll",
+                                "cudnn_cnn_train64_8.dll", "cudnn_ops_infer64_8.dll", "cudnn_ops_train64_8.dll"};
   EXPECT_EQ(names_under(r, top + "/bin/"), sorted(dlls));
   for (const auto& d : dlls) EXPECT_EQ(find(r, top + "/bin/" + d)->data.substr(0, 2), "MZ") << d;
   auto libs = names_under(r, top + "/lib/x64/");
@@ -405,8 +403,8 @@ void expect_verbatim(const std::vector<Entry>& written, const ReadResult& r, con
 
 TEST(Fixtures, HostileEntriesComeBackVerbatim) {
   ScratchDir dir;
-  for (auto [fmt, name] : {std::pair{Format::tar, "h.tar"}, std::pair{Format::tar_gz, "h.tar.gz"},
-                           std::pair{Format::tar_xz, "h.tar.xz"}, std::pair{Format::zip, "h.zip"}}) {
+  for (auto [fmt, name] : {std::pair{Format::tar, "h.tar"}, std::pair{Format::tar_gz, "h.tar.gz"}, std::pair{Format::tar_xz, "h.tar.xz"},
+                           std::pair{Format::zip, "h.zip"}}) {
     auto es = hostile_entries(fmt == Format::zip);
     fs::path out = dir.path() / name;
     fixtures::write_archive(out, fmt, es);
@@ -423,8 +421,7 @@ TEST(Fixtures, ZipRefusesWhatItCannotStore) {
     EXPECT_NE(std::string(e.what()).find("header of \"fifo\""), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("cannot archive"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(fixtures::write_archive(dir.path() / "h.zip", Format::zip, {{"h", Kind::hardlink, {}, "x", 0644}}),
-               std::runtime_error);
+  EXPECT_THROW(fixtures::write_archive(dir.path() / "h.zip", Format::zip, {{"h", Kind::hardlink, {}, "x", 0644}}), std::runtime_error);
 }
 
 // ---- broken streams ------------------------------------------------------------------------------
@@ -490,8 +487,7 @@ TEST(Fixtures, TruncatedAndCorruptCopies) {
 
 TEST(Fixtures, SameInputSameBytes) {
   ScratchDir one, two;
-  EXPECT_EQ(fixtures::make_cudnn_linux(one.path(), "9.1.0.70", 12).sha256,
-            fixtures::make_cudnn_linux(two.path(), "9.1.0.70", 12).sha256);
+  EXPECT_EQ(fixtures::make_cudnn_linux(one.path(), "9.1.0.70", 12).sha256, fixtures::make_cudnn_linux(two.path(), "9.1.0.70", 12).sha256);
   EXPECT_EQ(fixtures::make_cudnn_windows(one.path(), "8.8.0.121", 11).sha256,
             fixtures::make_cudnn_windows(two.path(), "8.8.0.121", 11).sha256);
   auto es = hostile_entries(false);
@@ -503,8 +499,7 @@ TEST(Fixtures, SameInputSameBytes) {
   ASSERT_GE(gz.size(), 10u);
   EXPECT_EQ(gz.substr(4, 4), std::string(4, '\0'));
   // Different versions give different bytes.
-  EXPECT_NE(fixtures::make_cudnn_linux(one.path(), "9.1.0.70", 12).sha256,
-            fixtures::make_cudnn_linux(one.path(), "9.1.1.17", 12).sha256);
+  EXPECT_NE(fixtures::make_cudnn_linux(one.path(), "9.1.0.70", 12).sha256, fixtures::make_cudnn_linux(one.path(), "9.1.1.17", 12).sha256);
 }
 
 TEST(Fixtures, InfoIsTheSha256OfTheFile) {
@@ -550,8 +545,7 @@ TEST(Fixtures, XzThreadsMakeAMultiBlockStream) {
   EXPECT_GE(xz_blocks(read_text(multi.path)), 2u);
   auto r = read_archive(multi.path);
   ASSERT_TRUE(r.ok) << r.error;
-  EXPECT_EQ(find(r, "cudnn-linux-x86_64-9.1.0.70_cuda12-archive/lib/libcudnn_ops.so.9.1.0")->data.size(),
-            80u * 1024);
+  EXPECT_EQ(find(r, "cudnn-linux-x86_64-9.1.0.70_cuda12-archive/lib/libcudnn_ops.so.9.1.0")->data.size(), 80u * 1024);
 
   ScratchDir single_dir;
   EXPECT_EQ(xz_blocks(read_text(fixtures::make_cudnn_linux(single_dir.path(), "9.1.0.70", 12).path)), 1u);
@@ -575,8 +569,7 @@ TEST(Fixtures, LocalManifestPinsTheArchives) {
   EXPECT_NE(m.find("platform = \"windows-x86_64\"\norigin = \"local\"\nfile = \"cudnn-windows-x86_64-9.1.0.70_cuda12-archive.zip\"\n"),
             std::string::npos)
       << m;
-  EXPECT_EQ(m.substr(m.size() - std::string("[targets.linux]\nlayout = \"lib64\"\n").size()),
-            "[targets.linux]\nlayout = \"lib64\"\n");
+  EXPECT_EQ(m.substr(m.size() - std::string("[targets.linux]\nlayout = \"lib64\"\n").size()), "[targets.linux]\nlayout = \"lib64\"\n");
 }
 
 }  // namespace

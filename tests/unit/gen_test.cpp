@@ -45,8 +45,8 @@ TEST(Quote, PythonLiteralsAreAsciiAndReadBack) {
   EXPECT_EQ(gen::py_quote("a\nb\x01\U0001F600"), "'a\\nb\\x01\\U0001f600'");
   if (!testing_support::have_tool("python3")) GTEST_SKIP() << "python3 is not installed";
   for (const std::string s : {"C:\\Users\\Jos\u00E9 O'Brien\\cudnn v8", "\"'\\\n\t%$`", "\u4E2D\u6587 \U0001F600"}) {
-    auto r = run_process({testing_support::tool_path("python3"), "-c",
-                          "import sys; sys.stdout.buffer.write((" + gen::py_quote(s) + ").encode('utf-8'))"});
+    auto r = run_process(
+        {testing_support::tool_path("python3"), "-c", "import sys; sys.stdout.buffer.write((" + gen::py_quote(s) + ").encode('utf-8'))"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, s);
   }
@@ -65,7 +65,8 @@ TEST(ActivateSh, MatchesTheGoldenFile) {
 }
 
 TEST(ActivateSh, PassesShellcheckWithHostileValues) {
-  if (!testing_support::have_tool("shellcheck")) GTEST_SKIP() << "shellcheck is not installed (scripts/install-deps.sh --tools installs it)";
+  if (!testing_support::have_tool("shellcheck"))
+    GTEST_SKIP() << "shellcheck is not installed (scripts/install-deps.sh --tools installs it)";
   testing_support::ScratchDir dir;
   for (const auto& prefix : {std::string("/usr/local/cudnn-9.1.0"), k_hostile}) {
     auto p = dir.write("activate.sh", gen::render_activate_sh(activation(prefix)));
@@ -78,8 +79,9 @@ TEST(ActivateSh, SourcingSetsTheEnvironmentOnceAndIdempotently) {
   testing_support::ScratchDir dir;
   for (const auto& prefix : {std::string("/usr/local/cudnn-9.1.0"), k_hostile, std::string("/x/line\nbreak")}) {
     auto p = dir.write("activate.sh", gen::render_activate_sh(activation(prefix)));
-    std::string script = ". \"$1\"; first=$LD_LIBRARY_PATH; . \"$1\"; [ \"$first\" = \"$LD_LIBRARY_PATH\" ] || echo CHANGED; "
-                         "printf '%s\\n%s' \"$LD_LIBRARY_PATH\" \"$CUDNN_PATH\"";
+    std::string script =
+        ". \"$1\"; first=$LD_LIBRARY_PATH; . \"$1\"; [ \"$first\" = \"$LD_LIBRARY_PATH\" ] || echo CHANGED; "
+        "printf '%s\\n%s' \"$LD_LIBRARY_PATH\" \"$CUDNN_PATH\"";
     auto r = run_process({"/bin/sh", "-c", script, "sh", p.string()},
                          {"LD_LIBRARY_PATH=/a:" + prefix + "/lib64:/b with space:" + prefix + "/lib64"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -154,15 +156,15 @@ TEST(ActivateWindows, MatchGoldenFilesOfTheFirstSeedsStack) {
   auto r = testing_support::stackpin({"generate", "activate", "--shell", "powershell",
                                       (testing_support::source_dir() / "manifests" / "cu118-cudnn880-win.toml").string()});
   testing_support::expect_golden(r.out, "activate-cu118-cudnn880-win.ps1");
-  auto c = testing_support::stackpin({"generate", "activate", "--shell", "cmd",
-                                      (testing_support::source_dir() / "manifests" / "cu118-cudnn880-win.toml").string()});
+  auto c = testing_support::stackpin(
+      {"generate", "activate", "--shell", "cmd", (testing_support::source_dir() / "manifests" / "cu118-cudnn880-win.toml").string()});
   testing_support::expect_golden(c.out, "activate-cu118-cudnn880-win.cmd");
   EXPECT_NE(r.out.find("$CudnnBin = 'C:\\tools\\cudnn\\v8.8.0\\bin'"), std::string::npos);
 }
 
 TEST(CheckPs1, EmbedsTheManifestsFactsAndMatchesTheGoldenFile) {
-  auto r = testing_support::stackpin({"generate", "windows-check",
-                                      (testing_support::source_dir() / "manifests" / "cu118-cudnn880-win.toml").string()});
+  auto r = testing_support::stackpin(
+      {"generate", "windows-check", (testing_support::source_dir() / "manifests" / "cu118-cudnn880-win.toml").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   testing_support::expect_golden(r.out, "check-cu118-cudnn880-win.ps1");
   // 8.8.0: import library in lib\x64 (not lib, as the seed's own script assumed), zlibwapi needed,
@@ -173,8 +175,8 @@ TEST(CheckPs1, EmbedsTheManifestsFactsAndMatchesTheGoldenFile) {
   EXPECT_NE(r.out.find("vcruntime140_1.dll"), std::string::npos);
   EXPECT_NE(r.out.find("exit 1"), std::string::npos);
   // cuDNN 9.13 for CUDA 13: no zlibwapi, the 580 branch floor
-  auto v9 = testing_support::stackpin({"generate", "windows-check",
-                                       (testing_support::source_dir() / "manifests" / "cu130-cudnn913.toml").string()});
+  auto v9 = testing_support::stackpin(
+      {"generate", "windows-check", (testing_support::source_dir() / "manifests" / "cu130-cudnn913.toml").string()});
   EXPECT_NE(v9.out.find("$NeedZlib = $false"), std::string::npos);
   EXPECT_NE(v9.out.find("$MinDriver = '580'"), std::string::npos);
   EXPECT_NE(v9.out.find("$MainDll = 'cudnn64_9.dll'"), std::string::npos);

@@ -95,8 +95,10 @@ TEST(Lock, VersionOnlyManifestGetsNvidiasArchivesDriversAndExactBuilds) {
 }
 
 TEST(Lock, RendersAndParsesBackExactly) {
-  auto lock = lock_of(parse(k_version_only + "[targets.docker]\nbase_image = \"nvidia/cuda:12.4.1-runtime-ubuntu22.04\"\n"
-                                             "base_digest = \"sha256:" + std::string(64, 'a') + "\"\n"));
+  auto lock = lock_of(parse(k_version_only +
+                            "[targets.docker]\nbase_image = \"nvidia/cuda:12.4.1-runtime-ubuntu22.04\"\n"
+                            "base_digest = \"sha256:" +
+                            std::string(64, 'a') + "\"\n"));
   std::string text = format::render_lock(lock);
   auto back = format::parse_lock(text, "m.lock");
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -104,9 +106,12 @@ TEST(Lock, RendersAndParsesBackExactly) {
   EXPECT_EQ(back->base_digest, "sha256:" + std::string(64, 'a'));
   EXPECT_EQ(back->archives.size(), lock.archives.size());
   EXPECT_EQ(back->inputs.size(), lock.inputs.size());
-  EXPECT_TRUE(core::lock_drift(parse(k_version_only + "[targets.docker]\nbase_image = \"nvidia/cuda:12.4.1-runtime-ubuntu22.04\"\n"
-                                                      "base_digest = \"sha256:" + std::string(64, 'a') + "\"\n"),
-                               *back).empty());
+  EXPECT_TRUE(core::lock_drift(parse(k_version_only +
+                                     "[targets.docker]\nbase_image = \"nvidia/cuda:12.4.1-runtime-ubuntu22.04\"\n"
+                                     "base_digest = \"sha256:" +
+                                     std::string(64, 'a') + "\"\n"),
+                               *back)
+                  .empty());
 }
 
 TEST(Lock, HostileStringsSurviveTheRoundTrip) {
@@ -203,8 +208,9 @@ TEST(Redistrib, PinsAReleaseTheKnowledgeBaseDoesNotList) {
   ASSERT_NE(linux, nullptr);
   EXPECT_EQ(linux->sha256, "72595f0d17d952cf568c1d76e370a9c303bb08c2f80888a8cf33e316a65d46a8");
   EXPECT_EQ(linux->size, 662367552u);
-  EXPECT_EQ(linux->url,
-            "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-9.6.0.74_cuda12-archive.tar.xz");
+  EXPECT_EQ(
+      linux->url,
+      "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-9.6.0.74_cuda12-archive.tar.xz");
   // --locked then pins it for stage, fetch and the rest
   auto applied = core::apply_lock(m, lock);
   ASSERT_TRUE(applied.ok()) << applied.error().message;
@@ -252,8 +258,8 @@ TEST(Redistrib, MalformedFilesAreRefusedClearly) {
   ASSERT_FALSE(bad_sha.ok());
   EXPECT_NE(bad_sha.error().message.find("cudnn.linux-x86_64.cuda12.sha256"), std::string::npos) << bad_sha.error().message;
   auto no_variant = format::parse_redistrib(
-      R"({"cudnn": {"version": "9.1.0.70", "linux-x86_64": {"relative_path": "cudnn/x-archive.tar.xz", "sha256": ")" + std::string(64, 'a') +
-          R"(", "size": "5"}}})",
+      R"({"cudnn": {"version": "9.1.0.70", "linux-x86_64": {"relative_path": "cudnn/x-archive.tar.xz", "sha256": ")" +
+          std::string(64, 'a') + R"(", "size": "5"}}})",
       "r.json");
   ASSERT_FALSE(no_variant.ok());
   EXPECT_NE(no_variant.error().message.find("which CUDA major"), std::string::npos);
@@ -285,7 +291,8 @@ TEST(Lock, DriftNamesEveryDifferenceAndItsLine) {
   ASSERT_TRUE(applied.error().where);
   EXPECT_EQ(applied.error().where->line, 11);  // torch = "2.5.0"
   bool named = false;
-  for (const auto& h : applied.error().hints) named |= h.find("frameworks.torch: the manifest says \"2.5.0\", the lock \"2.5.1\"") != std::string::npos;
+  for (const auto& h : applied.error().hints)
+    named |= h.find("frameworks.torch: the manifest says \"2.5.0\", the lock \"2.5.1\"") != std::string::npos;
   EXPECT_TRUE(named);
   EXPECT_NE(applied.error().hints.back().find("stackpin lock"), std::string::npos);
 }
@@ -301,7 +308,8 @@ TEST(Lock, CommentsAndKeyOrderAreNotDrift) {
 TEST(Lock, ManifestPinsThatContradictNvidiaAreNotLocked) {
   std::string text = k_version_only +
                      "\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"nvidia\"\n"
-                     "file = \"cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz\"\nsha256 = \"" + std::string(64, 'b') + "\"\n";
+                     "file = \"cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz\"\nsha256 = \"" +
+                     std::string(64, 'b') + "\"\n";
   auto m = parse(text);
   core::LockOptions o;
   auto out = core::make_lock(m, kb(), o);
@@ -350,7 +358,8 @@ TEST(Lock, DifferencesIgnoreWhoMadeItAndTheSources) {
   ASSERT_EQ(d.size(), 2u);
   EXPECT_NE(d[0].find("cudnn.archives.linux-x86_64.size"), std::string::npos) << d[0];
   EXPECT_NE(d[1].find("frameworks.torch.requirement: the lock has \"torch==2.5.1+cu124\", locking now gives \"torch==2.5.1+cu121\""),
-            std::string::npos) << d[1];
+            std::string::npos)
+      << d[1];
 }
 
 TEST(Lock, RelockingKeepsPinsNoOtherSourceKnows) {
@@ -367,4 +376,3 @@ TEST(Lock, RelockingKeepsPinsNoOtherSourceKnows) {
 }
 
 }  // namespace
-

@@ -162,9 +162,7 @@ TEST(ManifestReader, CudaMajorOutOfRange) {
 }
 
 namespace {
-std::string archive(const std::string& body) {
-  return base() + "[cudnn]\nversion = \"8.9.5.30\"\ncuda = 12\n[[cudnn.archives]]\n" + body;
-}
+std::string archive(const std::string& body) { return base() + "[cudnn]\nversion = \"8.9.5.30\"\ncuda = 12\n[[cudnn.archives]]\n" + body; }
 }  // namespace
 
 TEST(ManifestReader, BadHashLength) {
@@ -305,11 +303,12 @@ TEST(ManifestReader, MissingFile) {
 // the message is a window around the caret, not the whole line.
 TEST(ManifestReader, AHugeValueIsQuotedOnceAndCut) {
   const std::string huge(5'000'000, 'A');
-  for (const std::string& text :
-       {"schema = 1\nname = \"x\"\n[cudnn]\nversion = \"" + huge + "\"\ncuda = 12\n",
-        "schema = 1\nname = \"" + huge + "\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n",
-        "schema = 1\nname = \"x\"\nkey" + huge + " = 1\n",
-        "schema = 1\nname = \"x\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\nfile = \"a/" + huge + "\"\nsha256 = \"" + std::string(64, '0') + "\"\n"}) {
+  for (const std::string& text : {"schema = 1\nname = \"x\"\n[cudnn]\nversion = \"" + huge + "\"\ncuda = 12\n",
+                                  "schema = 1\nname = \"" + huge + "\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n",
+                                  "schema = 1\nname = \"x\"\nkey" + huge + " = 1\n",
+                                  "schema = 1\nname = \"x\"\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n[[cudnn.archives]]\nplatform = "
+                                  "\"linux-x86_64\"\nfile = \"a/" +
+                                      huge + "\"\nsha256 = \"" + std::string(64, '0') + "\"\n"}) {
     auto m = format::parse_manifest(text, "huge.toml");
     ASSERT_FALSE(m.ok());
     const auto& e = m.error();

@@ -221,7 +221,8 @@ TEST(PinnedFile, ZipNamesOfUnknownEncodingAreRefused) {
 
 // ---- tar cases libarchive's writer cannot make -------------------------------------------------
 
-util::Result<archive_io::Extracted> extract_raw(const ScratchDir& d, const std::vector<RawTarEntry>& es, const archive_io::ExtractOptions& o) {
+util::Result<archive_io::Extracted> extract_raw(const ScratchDir& d, const std::vector<RawTarEntry>& es,
+                                                const archive_io::ExtractOptions& o) {
   auto t = d.path() / "raw.tar";
   fixtures::write_raw_tar(t, es);
   auto f = PinnedFile::open(t, digest_of(t), std::nullopt);
@@ -283,8 +284,8 @@ TEST(ExtractSparse, ASparseFileEndingInAHoleIsExtractedToItsFullSize) {
 }
 
 TEST(ExtractNames, NamesThatAreNotUtf8AreRefusedBeforeAnythingMoves) {
-  for (std::string name : {std::string("caf\xE9.h"), std::string("\xD0\xBF\xF0\x28.txt"), std::string("include/\xC0\xAF.h"),
-                           std::string("\xED\xA0\x80.h")}) {
+  for (std::string name :
+       {std::string("caf\xE9.h"), std::string("\xD0\xBF\xF0\x28.txt"), std::string("include/\xC0\xAF.h"), std::string("\xED\xA0\x80.h")}) {
     ScratchDir d;
     auto x = extract_raw(d, {RawTarEntry{"ok.h", '0', "x"}, RawTarEntry{name, '0', "latin-1"}}, {});
     ASSERT_FALSE(x.ok()) << name;

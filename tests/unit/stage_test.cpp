@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/provision/stage.hpp"
 #include "core/archives/verify.hpp"
+#include "core/provision/stage.hpp"
 #include "fixtures.hpp"
 #include "format/manifest_reader.hpp"
 #include "format/receipt.hpp"
@@ -47,9 +47,7 @@ const Spec k_v8_windows{"8.8.0.121", 11, "11.8.0", true};
 const Spec k_v9_windows{"9.19.0.56", 13, "13.0.2", true};
 
 std::string platform_of(const Spec& s) { return s.windows ? "windows-x86_64" : "linux-x86_64"; }
-std::string top_of(const Spec& s) {
-  return "cudnn-" + platform_of(s) + "-" + s.version + "_cuda" + std::to_string(s.cuda) + "-archive";
-}
+std::string top_of(const Spec& s) { return "cudnn-" + platform_of(s) + "-" + s.version + "_cuda" + std::to_string(s.cuda) + "-archive"; }
 std::vector<Entry> entries_of(const Spec& s) {
   return s.windows ? fixtures::cudnn_windows_entries(s.version, s.cuda) : fixtures::cudnn_linux_entries(s.version, s.cuda);
 }
@@ -61,7 +59,8 @@ const fixtures::Info& cached(const Spec& s) {
   auto key = platform_of(s) + s.version;
   auto it = made.find(key);
   if (it != made.end()) return it->second;
-  auto info = s.windows ? fixtures::make_cudnn_windows(dir.path(), s.version, s.cuda) : fixtures::make_cudnn_linux(dir.path(), s.version, s.cuda);
+  auto info =
+      s.windows ? fixtures::make_cudnn_windows(dir.path(), s.version, s.cuda) : fixtures::make_cudnn_linux(dir.path(), s.version, s.cuda);
   return made.emplace(key, info).first->second;
 }
 
@@ -91,7 +90,8 @@ struct World {
     const auto& c = cached(s);
     fs::copy_file(c.path, archives() / c.path.filename());
     info = fixtures::info(archives() / c.path.filename());
-    manifest = parse(fixtures::local_manifest(s.version, s.cuda, s.cuda_version, {{platform_of(s), info}}, targets_text(s, windows_layout)));
+    manifest =
+        parse(fixtures::local_manifest(s.version, s.cuda, s.cuda_version, {{platform_of(s), info}}, targets_text(s, windows_layout)));
   }
   // An archive made of other entries, pinned under NVIDIA's name (replacing the copy).
   World(const Spec& s, const std::vector<Entry>& entries, const std::string& windows_layout = "isolated") : spec(s) {
@@ -99,7 +99,8 @@ struct World {
     fs::path p = archives() / fixtures::cudnn_archive_name(platform_of(s), s.version, s.cuda);
     fixtures::write_archive(p, s.windows ? fixtures::Format::zip : fixtures::Format::tar_xz, entries);
     info = fixtures::info(p);
-    manifest = parse(fixtures::local_manifest(s.version, s.cuda, s.cuda_version, {{platform_of(s), info}}, targets_text(s, windows_layout)));
+    manifest =
+        parse(fixtures::local_manifest(s.version, s.cuda, s.cuda_version, {{platform_of(s), info}}, targets_text(s, windows_layout)));
   }
   fs::path archives() const { return dir.path() / "archives"; }
   fs::path dest() const { return dir.path() / "dest"; }
@@ -129,8 +130,10 @@ std::map<std::string, std::string> contents(const Tree& t) {
   std::map<std::string, std::string> out;
   for (const auto& [path, what] : t) {
     if (what.rfind("dir ", 0) == 0) continue;
-    if (what.rfind("file ", 0) == 0) out[path] = what.substr(what.rfind(' ') + 1);
-    else out[path] = what.substr(std::string("symlink ").size());
+    if (what.rfind("file ", 0) == 0)
+      out[path] = what.substr(what.rfind(' ') + 1);
+    else
+      out[path] = what.substr(std::string("symlink ").size());
   }
   return out;
 }
@@ -257,9 +260,10 @@ TEST(StageLinux, Lib64LayoutKeepsTheSoNameChain) {
     EXPECT_TRUE(state.count("receipt.json"));
     EXPECT_TRUE(state.count("lock"));
     ASSERT_TRUE(state.count("activate.sh"));
-    EXPECT_EQ(testing_support::read_text(w.dest() / ".stackpin" / "build-files"),
-              "dir\tshare\ndir\tshare/cmake\ndir\tshare/cmake/CUDNN\ndir\tlib64/pkgconfig\n"
-              "file\tshare/cmake/CUDNN/CUDNNConfig.cmake\nfile\tshare/cmake/CUDNN/CUDNNConfigVersion.cmake\nfile\tlib64/pkgconfig/cudnn.pc\n");
+    EXPECT_EQ(
+        testing_support::read_text(w.dest() / ".stackpin" / "build-files"),
+        "dir\tshare\ndir\tshare/cmake\ndir\tshare/cmake/CUDNN\ndir\tlib64/pkgconfig\n"
+        "file\tshare/cmake/CUDNN/CUDNNConfig.cmake\nfile\tshare/cmake/CUDNN/CUDNNConfigVersion.cmake\nfile\tlib64/pkgconfig/cudnn.pc\n");
     std::vector<std::string> build;
     for (const auto& [path, hash] : build_files(spec)) build.push_back((w.dest() / path).string());
     std::sort(build.begin(), build.end());
@@ -355,8 +359,7 @@ TEST(StageCudaMerge, ReplacesKeepsBackupsAndReportsStaleDlls) {
   EXPECT_EQ(got, want) << "got:\n" << show(got) << "want:\n" << show(want);
 
   // what was overwritten is kept, byte for byte, in .stackpin/backup/
-  for (const auto& rel : replaced)
-    EXPECT_EQ(testing_support::snapshot(w.dest() / ".stackpin" / "backup").at(rel), original.at(rel)) << rel;
+  for (const auto& rel : replaced) EXPECT_EQ(testing_support::snapshot(w.dest() / ".stackpin" / "backup").at(rel), original.at(rel)) << rel;
   EXPECT_TRUE(fs::exists(w.dest() / "bin" / "cudnn64_7.dll"));  // reported, not removed
 
   // --remove-stale on the same staging moves the stale DLL aside (not an "already staged" no-op)
@@ -368,8 +371,7 @@ TEST(StageCudaMerge, ReplacesKeepsBackupsAndReportsStaleDlls) {
   EXPECT_EQ(again->removed_stale, std::vector<std::string>{"bin/cudnn64_7.dll"});
   EXPECT_FALSE(fs::exists(w.dest() / "bin" / "cudnn64_7.dll"));
   EXPECT_EQ(testing_support::snapshot(w.dest() / ".stackpin" / "backup").at("bin/cudnn64_7.dll"), original.at("bin/cudnn64_7.dll"));
-  for (const auto& rel : replaced)
-    EXPECT_EQ(testing_support::snapshot(w.dest() / ".stackpin" / "backup").at(rel), original.at(rel)) << rel;
+  for (const auto& rel : replaced) EXPECT_EQ(testing_support::snapshot(w.dest() / ".stackpin" / "backup").at(rel), original.at(rel)) << rel;
 
   // unstage restores the original tree exactly, stale DLL included, and leaves no .stackpin
   model::UnstageReport ur;
@@ -511,8 +513,8 @@ TEST(StageReceipt, RecordsTheArchiveAndEveryFile) {
     EXPECT_EQ(f.sha256, testing_support::sha256_file(w.dest() / f.path));
     EXPECT_EQ(f.size, fs::file_size(w.dest() / f.path));
     EXPECT_EQ(f.from, f.path == "LICENSE-cudnn.txt" ? "LICENSE" : f.path);
-    bool replaced = f.path == "bin/cudnn64_8.dll" || f.path == "include/cudnn.h" || f.path == "lib/x64/cudnn.lib" ||
-                    f.path == "LICENSE-cudnn.txt";
+    bool replaced =
+        f.path == "bin/cudnn64_8.dll" || f.path == "include/cudnn.h" || f.path == "lib/x64/cudnn.lib" || f.path == "LICENSE-cudnn.txt";
     EXPECT_EQ(f.backup, replaced ? "backup/" + f.path : "") << f.backup;
     EXPECT_NE(f.mtime_ns, 0);
   }
@@ -604,7 +606,7 @@ TEST(StageRestage, AnotherVersionInACudaRootRestoresWhatTheFirstReplaced) {
   auto r = v9.stage(o);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->replaced_previous);
-  EXPECT_FALSE(fs::exists(v8.dest() / "bin" / "cudnn_adv_infer64_8.dll"));  // 8.8's own files are gone
+  EXPECT_FALSE(fs::exists(v8.dest() / "bin" / "cudnn_adv_infer64_8.dll"));                                    // 8.8's own files are gone
   EXPECT_EQ(testing_support::snapshot(v8.dest()).at("bin/cudnn64_8.dll"), original.at("bin/cudnn64_8.dll"));  // restored
   model::UnstageReport ur;
   ASSERT_TRUE(core::unstage({v8.dest(), false, {}, {}}, ur).ok());
@@ -677,8 +679,9 @@ TEST(StageRefused, HashMismatch) {
 TEST(StageRefused, WrongSize) {
   World w(k_v8_windows);
   w.repin(w.info.sha256, w.info.size + 10);
-  expect_refused_untouched(w, ErrorCode::mismatch,
-                           {"size mismatch", "expected " + std::to_string(w.info.size + 10), "the file has " + std::to_string(w.info.size)});
+  expect_refused_untouched(
+      w, ErrorCode::mismatch,
+      {"size mismatch", "expected " + std::to_string(w.info.size + 10), "the file has " + std::to_string(w.info.size)});
 }
 
 TEST(StageRefused, ArchiveNotFound) {
@@ -692,8 +695,10 @@ TEST(StageRefused, LayoutMatchingNoneIsUnsupported) {
   auto es = fixtures::cudnn_windows_entries("9.1.0.70", 12);
   for (auto& e : es) {
     auto pos = e.path.find("/bin/");
-    if (pos != std::string::npos) e.path.replace(pos, 5, "/bin64/");
-    else if (e.path.size() > 4 && e.path.substr(e.path.size() - 4) == "/bin") e.path += "64";
+    if (pos != std::string::npos)
+      e.path.replace(pos, 5, "/bin64/");
+    else if (e.path.size() > 4 && e.path.substr(e.path.size() - 4) == "/bin")
+      e.path += "64";
   }
   World w(Spec{"9.1.0.70", 12, "12.4.1", true}, es);
   expect_refused_untouched(w, ErrorCode::unsupported, {"matches no known cuDNN 9.1.0 Windows layout", "bin/"});
@@ -766,7 +771,8 @@ TEST(StageRefused, LinksAreJudgedWhereTheyWillLiveInDest) {
   World ok(k_v9_linux, es);
   auto r = ok.stage();
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(testing_support::read_text(ok.dest() / "include" / "cudnn_alias.h"), testing_support::read_text(ok.dest() / "include" / "cudnn.h"));
+  EXPECT_EQ(testing_support::read_text(ok.dest() / "include" / "cudnn_alias.h"),
+            testing_support::read_text(ok.dest() / "include" / "cudnn.h"));
 }
 
 TEST(StageRefused, CorruptTarGzNeverStages) {
@@ -1005,7 +1011,9 @@ struct HostileState {
     EXPECT_TRUE(r.ok());
     return *r;
   }
-  void write(const model::Receipt& r) const { testing_support::write_file(w.dest() / ".stackpin" / "receipt.json", format::write_receipt(r)); }
+  void write(const model::Receipt& r) const {
+    testing_support::write_file(w.dest() / ".stackpin" / "receipt.json", format::write_receipt(r));
+  }
   // every command that reads DEST's state refuses, naming the file, and changes nothing anywhere
   void expect_every_command_refuses(const std::vector<std::string>& words) const {
     auto before = testing_support::snapshot(w.dir.path(), {"archives"});
@@ -1030,8 +1038,9 @@ struct HostileState {
 };
 
 TEST(StageHostileState, ReceiptPathsOutsideDestAreNeverFollowed) {
-  for (std::string path : {std::string("../outside/victim.txt"), std::string("/etc/hostname"), std::string("lib64/../../outside/victim.txt"),
-                           std::string(".stackpin/lock"), std::string("lib64\\..\\..\\x"), std::string("")}) {
+  for (std::string path :
+       {std::string("../outside/victim.txt"), std::string("/etc/hostname"), std::string("lib64/../../outside/victim.txt"),
+        std::string(".stackpin/lock"), std::string("lib64\\..\\..\\x"), std::string("")}) {
     SCOPED_TRACE(path);
     HostileState h;
     if (path == "/etc/hostname") path = (h.outside() / "victim.txt").string();
@@ -1087,13 +1096,13 @@ TEST(StageHostileState, AHostileJournalIsRefusedBeforeAnyRecordIsActedOn) {
   struct Case {
     std::string body, words;
   };
-  for (const auto& c : std::vector<Case>{
-           {"place\tinclude/cudnn.h\nplace\t../outside/victim.txt\n", "journal:4: the path \"../outside/victim.txt\""},
-           {"backup\tinclude/cudnn.h\t../../outside/planted.txt\n", "is not kept where stackpin keeps it"},
-           {"tmp\t../../outside\n", "is not one stackpin makes"},
-           {"mkdir\t/tmp\n", "journal:3: the path \"/tmp\""},
-           {"rm -rf\t/\n", "is not one stackpin writes"},
-           {"place\tinclude/cudnn.h\tand more\tfields\n", "more fields than stackpin writes"}}) {
+  for (const auto& c :
+       std::vector<Case>{{"place\tinclude/cudnn.h\nplace\t../outside/victim.txt\n", "journal:4: the path \"../outside/victim.txt\""},
+                         {"backup\tinclude/cudnn.h\t../../outside/planted.txt\n", "is not kept where stackpin keeps it"},
+                         {"tmp\t../../outside\n", "is not one stackpin makes"},
+                         {"mkdir\t/tmp\n", "journal:3: the path \"/tmp\""},
+                         {"rm -rf\t/\n", "is not one stackpin writes"},
+                         {"place\tinclude/cudnn.h\tand more\tfields\n", "more fields than stackpin writes"}}) {
     SCOPED_TRACE(c.body);
     HostileState h;
     testing_support::write_file(h.w.dest() / ".stackpin" / "journal", head + c.body);
@@ -1153,13 +1162,13 @@ TEST(Status, ReportsModifiedMissingAndTypeChangedFiles) {
   World w(k_v9_linux);
   ASSERT_TRUE(w.stage().ok());
   auto lib = w.dest() / "lib64";
-  testing_support::write_file(w.dest() / "include" / "cudnn.h", "edited\n");         // modified
-  fs::remove(w.dest() / "include" / "cudnn_ops.h");                                  // missing
-  fs::remove(lib / "libcudnn_adv.so");                                               // symlink -> file
+  testing_support::write_file(w.dest() / "include" / "cudnn.h", "edited\n");  // modified
+  fs::remove(w.dest() / "include" / "cudnn_ops.h");                           // missing
+  fs::remove(lib / "libcudnn_adv.so");                                        // symlink -> file
   testing_support::write_file(lib / "libcudnn_adv.so", "not a link");
-  fs::remove(lib / "libcudnn_cnn.so.9.1.0");                                         // file -> symlink
+  fs::remove(lib / "libcudnn_cnn.so.9.1.0");  // file -> symlink
   fs::create_symlink("libcudnn_ops.so.9.1.0", lib / "libcudnn_cnn.so.9.1.0");
-  fs::remove(lib / "libcudnn_graph.so");                                             // retargeted
+  fs::remove(lib / "libcudnn_graph.so");  // retargeted
   fs::create_symlink("libcudnn_graph.so.9.1.0", lib / "libcudnn_graph.so");
   std::vector<model::Finding> findings;
   auto s = core::status(w.dest());

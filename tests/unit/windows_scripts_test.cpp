@@ -39,7 +39,8 @@ const std::vector<std::string>& hostile_prefixes() {
   static const std::vector<std::string> k{
       "C:\\tools\\cudnn\\v8.8.0",
       "C:\\Users\\Jos\xC3\xA9 O'Brien\\cudnn v8",
-      "C:\\Users\\O\xE2\x80\x99" "Brien\\cudnn",
+      "C:\\Users\\O\xE2\x80\x99"
+      "Brien\\cudnn",
       "D:\\\xE6\xB7\xB1\xE5\xBA\xA6\xE5\xAD\xA6\xE4\xB9\xA0\\cuDNN 9",
       "C:\\R&D\\100% done\\$env:X `n",
       "\\\\server\\share\\cudnn v8",
@@ -113,7 +114,9 @@ TEST(WindowsScripts, TheLintFindsEachClassOfDefect) {
   EXPECT_EQ(kinds(script_lint::lint_powershell(bom + "Test-Path -LiteralPath (Join-Path $Bin 'cudnn*.dll')\n")),
             std::vector<std::string>{"literalpath-glob"});
   EXPECT_EQ(kinds(script_lint::lint_powershell(bom + "$x = 'it's'\n")), std::vector<std::string>{"unterminated"});
-  EXPECT_EQ(kinds(script_lint::lint_powershell(bom + "$x = 'O\xE2\x80\x99" "Brien'\n")), std::vector<std::string>{"unterminated"});
+  EXPECT_EQ(kinds(script_lint::lint_powershell(bom + "$x = 'O\xE2\x80\x99"
+                                                     "Brien'\n")),
+            std::vector<std::string>{"unterminated"});
   EXPECT_EQ(kinds(script_lint::lint_powershell("$x = 1\n")), std::vector<std::string>{"no-bom"});
   EXPECT_EQ(kinds(script_lint::lint_cmd("@echo off\nset \"X=C:\\Jos\xC3\xA9\"\n")), std::vector<std::string>{"cmd-codepage"});
   EXPECT_EQ(kinds(script_lint::lint_cmd("@echo off\nset \"X=C:\\100% done\"\n")), std::vector<std::string>{"cmd-percent"});
@@ -231,8 +234,10 @@ TEST(WindowsScripts, RunHintsQuoteThePathForEachShell) {
     ASSERT_EQ(h.wsl.rfind(wsl_head, 0), 0u);
     auto r = testing_support::run_process({"/bin/sh", "-c", "printf '%s' " + h.wsl.substr(wsl_head.size())});
     EXPECT_EQ(r.out, script);
-    if (script.find_first_of("\"%") == std::string::npos) EXPECT_EQ(h.cmd, "powershell -NoProfile -ExecutionPolicy Bypass -File \"" + script + "\"");
-    else EXPECT_EQ(h.cmd.rfind("(from PowerShell", 0), 0u) << h.cmd;
+    if (script.find_first_of("\"%") == std::string::npos)
+      EXPECT_EQ(h.cmd, "powershell -NoProfile -ExecutionPolicy Bypass -File \"" + script + "\"");
+    else
+      EXPECT_EQ(h.cmd.rfind("(from PowerShell", 0), 0u) << h.cmd;
     auto in = gen::run_hints(prefix + "\\.stackpin\\activate.ps1", true);
     const std::string in_head = "Set-ExecutionPolicy -Scope Process -ExecutionPolicy Bypass; & ";
     ASSERT_EQ(in.powershell.rfind(in_head, 0), 0u) << in.powershell;
@@ -282,18 +287,21 @@ TEST(WindowsPathRule, AStaleCudnnInACudaBinKeepsTheToolkitOnPath) {
   m.file("Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\bin\\cudart64_110.dll");
   m.file("Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\bin\\cublas64_11.dll");
   m.file("Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\bin\\cudnn64_7.dll");  // a manual copy of long ago
-  m.file("tools\\cudnn\\v8.6.0\\bin\\cudnn64_8.dll");                                    // an older isolated cuDNN
+  m.file("tools\\cudnn\\v8.6.0\\bin\\cudnn64_8.dll");                                      // an older isolated cuDNN
   m.file("tools\\cudnn\\v8.6.0\\bin\\cudnn_ops_infer64_8.dll");
   m.file("tools\\cudnn\\v8.8.0\\bin\\cudnn64_8.dll");
   m.file("Users\\u\\miniconda3\\envs\\ml\\Library\\bin\\cudart64_110.dll");
   m.file("Users\\u\\miniconda3\\envs\\ml\\Library\\bin\\cudnn64_8.dll");
-  std::string path = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\bin;C:\\tools\\cudnn\\v8.6.0\\bin;"
-                     "%SystemRoot%\\system32;C:\\tools\\cudnn\\v8.8.0\\bin\\;C:\\Users\\u\\miniconda3\\envs\\ml\\Library\\bin;"
-                     "c:\\program files\\nvidia gpu computing toolkit\\cuda\\v11.8\\bin";
+  std::string path =
+      "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\bin;C:\\tools\\cudnn\\v8.6.0\\bin;"
+      "%SystemRoot%\\system32;C:\\tools\\cudnn\\v8.8.0\\bin\\;C:\\Users\\u\\miniconda3\\envs\\ml\\Library\\bin;"
+      "c:\\program files\\nvidia gpu computing toolkit\\cuda\\v11.8\\bin";
   auto d = core::decide_path(m.tree, path, "C:\\tools\\cudnn\\v8.8.0\\bin");
-  EXPECT_EQ(d.value, "C:\\tools\\cudnn\\v8.8.0\\bin;C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\bin;"
-                     "%SystemRoot%\\system32;C:\\Users\\u\\miniconda3\\envs\\ml\\Library\\bin");
-  EXPECT_EQ(d.removed, (std::vector<std::string>{"C:\\tools\\cudnn\\v8.6.0\\bin", "c:\\program files\\nvidia gpu computing toolkit\\cuda\\v11.8\\bin"}));
+  EXPECT_EQ(d.value,
+            "C:\\tools\\cudnn\\v8.8.0\\bin;C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\bin;"
+            "%SystemRoot%\\system32;C:\\Users\\u\\miniconda3\\envs\\ml\\Library\\bin");
+  EXPECT_EQ(d.removed, (std::vector<std::string>{"C:\\tools\\cudnn\\v8.6.0\\bin",
+                                                 "c:\\program files\\nvidia gpu computing toolkit\\cuda\\v11.8\\bin"}));
   EXPECT_EQ(d.stale, (std::vector<std::string>{"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\bin\\cudnn64_7.dll",
                                                "C:\\Users\\u\\miniconda3\\envs\\ml\\Library\\bin\\cudnn64_8.dll"}));
   ASSERT_EQ(d.entries.size(), 6u);

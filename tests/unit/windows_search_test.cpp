@@ -50,9 +50,7 @@ model::Manifest manifest(const std::string& text) {
 }
 
 // cuDNN 8.9.5.30 for CUDA 12 in its own prefix, CUDA 12.4 (the second seed's stack, isolated).
-model::Manifest isolated_895() {
-  return manifest(manifest_text("12.4.1", "8.9.5.30", 12, "isolated", k_cudnn895, k_cuda + "\\v12.4"));
-}
+model::Manifest isolated_895() { return manifest(manifest_text("12.4.1", "8.9.5.30", 12, "isolated", k_cudnn895, k_cuda + "\\v12.4")); }
 
 model::DoctorReport doctor(const WindowsTree& w, core::WindowsDoctorOptions o, const model::Manifest* m) {
   o.root = w.root();
@@ -136,7 +134,7 @@ TEST(WindowsPaths, NormalizesLikeWin32) {
 
 TEST(WindowsPaths, ComparesNamesWithoutCaseLikeNtfs) {
   EXPECT_TRUE(core::names_equal_nocase("CUDNN64_8.DLL", "cudnn64_8.dll"));
-  EXPECT_TRUE(core::names_equal_nocase("J\xc3\xbcrgen", "J\xc3\x9cRGEN"));                  // ü / Ü
+  EXPECT_TRUE(core::names_equal_nocase("J\xc3\xbcrgen", "J\xc3\x9cRGEN"));                        // ü / Ü
   EXPECT_TRUE(core::names_equal_nocase("\xd0\x9f\xd1\x80\xd0\xbe", "\xd0\xbf\xd0\xa0\xd0\x9e"));  // Про / пРО
   EXPECT_FALSE(core::names_equal_nocase("cudnn64_8.dll", "cudnn64_9.dll"));
   EXPECT_FALSE(core::names_equal_nocase("bin", "bin2"));
@@ -206,14 +204,14 @@ TEST(WindowsSearchOrder, DesktopOrderIsAppSystemWindowsCwdThenPath) {
   in.path = "C:\\one;C:\\Windows\\SYSTEM32;C:\\two;c:\\ONE\\";
   in.user_path = "C:\\mine;C:\\two";
   auto o = core::desktop_search_order(t, in);
-  EXPECT_EQ(windows_paths(o), (std::vector<std::string>{"C:\\app", "C:\\Windows\\System32", "C:\\Windows\\System", "C:\\Windows",
-                                                        "C:\\work", "C:\\one", "C:\\Windows\\SYSTEM32", "C:\\two", "C:\\ONE",
-                                                        "C:\\mine", "C:\\two"}));
+  EXPECT_EQ(windows_paths(o),
+            (std::vector<std::string>{"C:\\app", "C:\\Windows\\System32", "C:\\Windows\\System", "C:\\Windows", "C:\\work", "C:\\one",
+                                      "C:\\Windows\\SYSTEM32", "C:\\two", "C:\\ONE", "C:\\mine", "C:\\two"}));
   using S = model::SearchSource;
   std::vector<S> sources;
   for (const auto& d : o.dirs) sources.push_back(d.source);
-  EXPECT_EQ(sources, (std::vector<S>{S::app_dir, S::system32, S::system16, S::windows_dir, S::cwd, S::path, S::path, S::path,
-                                     S::path, S::user_path, S::user_path}));
+  EXPECT_EQ(sources, (std::vector<S>{S::app_dir, S::system32, S::system16, S::windows_dir, S::cwd, S::path, S::path, S::path, S::path,
+                                     S::user_path, S::user_path}));
   EXPECT_EQ(o.dirs[6].duplicate_of, 1);  // PATH's System32 is searched already
   EXPECT_EQ(o.dirs[8].duplicate_of, 5);
   EXPECT_EQ(o.dirs[10].duplicate_of, 7);
@@ -278,8 +276,8 @@ TEST(DoctorWindows, HealthyIsolatedTreeHasNoErrorOrWarning) {
   EXPECT_EQ(c.warnings, 0) << dump(r);
   ASSERT_TRUE(r.windows);
   const auto& o = r.windows->desktop;
-  EXPECT_EQ(windows_paths(o), (std::vector<std::string>{"C:\\Windows\\System32", "C:\\Windows\\System", "C:\\Windows", h.bin,
-                                                        h.cuda124, "C:\\Windows\\system32", "C:\\Windows"}));
+  EXPECT_EQ(windows_paths(o), (std::vector<std::string>{"C:\\Windows\\System32", "C:\\Windows\\System", "C:\\Windows", h.bin, h.cuda124,
+                                                        "C:\\Windows\\system32", "C:\\Windows"}));
   EXPECT_EQ(o.dirs[5].duplicate_of, 0);
   EXPECT_EQ(o.dirs[4].cuda_version, "12.4");
   const auto* l = lookup(o, "cudnn64_8.dll");
@@ -498,8 +496,7 @@ TEST(DoctorWindows, PythonDoesNotSearchPath) {
   o.dll_dirs = {h.bin};
   auto fixed = doctor(h.w, o, &m);
   EXPECT_TRUE(finding(fixed, "windows.python-dll-dirs", Severity::ok)) << dump(fixed);
-  EXPECT_EQ(windows_paths(*fixed.windows->python_order),
-            (std::vector<std::string>{"C:\\Python310", "C:\\Windows\\System32", h.bin}));
+  EXPECT_EQ(windows_paths(*fixed.windows->python_order), (std::vector<std::string>{"C:\\Python310", "C:\\Windows\\System32", h.bin}));
   EXPECT_EQ(model::count(fixed.findings).errors, 0) << dump(fixed);
 }
 
@@ -580,8 +577,8 @@ TEST(DoctorWindows, MixedSubLibrariesFail) {
 TEST(DoctorWindows, PathEntriesThatCannotHelp) {
   Healthy h;
   fs::create_directories(h.scratch.path() / "d" / "Data" / "Bin");
-  std::string p = "\"" + h.bin + "\";C:\\gone\\bin;relative\\bin;\\\\server\\share\\bin;D:\\data\\bin;%NOPE%\\bin;" + h.cuda124 +
-                  ";" + h.cuda124 + "\\";
+  std::string p = "\"" + h.bin + "\";C:\\gone\\bin;relative\\bin;\\\\server\\share\\bin;D:\\data\\bin;%NOPE%\\bin;" + h.cuda124 + ";" +
+                  h.cuda124 + "\\";
   auto r = doctor(h.w, path(p), nullptr);
   EXPECT_TRUE(finding(r, "windows.path-quoted", Severity::warning, "PATH entry 1")) << dump(r);
   EXPECT_TRUE(finding(r, "windows.path-missing-dir", Severity::warning, "PATH entry 2: C:\\gone\\bin")) << dump(r);

@@ -7,10 +7,10 @@
 
 #include <system_error>
 
+#include "archives/fetch_transfer.hpp"
 #include "core/archives/cache.hpp"
 #include "core/archives/verify.hpp"
 #include "crypto/sha256.hpp"
-#include "archives/fetch_transfer.hpp"
 #include "util/strings.hpp"
 
 namespace core {
@@ -43,7 +43,7 @@ std::string url_of(const model::Manifest& m, const model::ArchivePin& pin, const
 void add_fetch_finding(std::vector<model::Finding>& to, const model::FetchedArchive& a, const model::Manifest& m,
                        const model::ArchivePin& pin) {
   std::string subject = std::string(model::to_string(a.platform)) + " archive " + a.file;
-  std::string rule = !a.error                                   ? "fetch.ok"
+  std::string rule = !a.error                                  ? "fetch.ok"
                      : a.status == model::FetchStatus::missing ? "fetch.missing"
                                                                : std::string("fetch.") + util::to_string(a.error->code);
   auto& f = model::add_finding(to, rule, a.error ? model::Severity::error : model::Severity::ok, subject);
@@ -73,7 +73,8 @@ std::optional<fs::path> usable_cached(const fs::path& cache, const ArchiveExpect
 
 util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const FetchOptions& o) {
   if (!m.cudnn || m.cudnn->archives.empty())
-    return Error(ErrorCode::invalid, m.path + " pins no [[cudnn.archives]] to fetch").with_hint("add one [[cudnn.archives]] entry per platform");
+    return Error(ErrorCode::invalid, m.path + " pins no [[cudnn.archives]] to fetch")
+        .with_hint("add one [[cudnn.archives]] entry per platform");
   if (o.cache_dir.empty()) return Error(ErrorCode::usage, "no cache directory given").with_hint("give one with --cache-dir DIR");
 
   // Everything is checked before the first byte moves.
@@ -137,11 +138,13 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
       a.path = p->string();
     } else if (o.offline) {
       a.status = model::FetchStatus::missing;
-      a.error = Error(ErrorCode::not_found, std::string("not in the cache (--offline): ") + model::to_string(t.platform) + " " +
-                                                t.file + ", sha256 " + t.sha256 + ", " + std::to_string(t.size) + " bytes, from " +
+      a.error = Error(ErrorCode::not_found, std::string("not in the cache (--offline): ") + model::to_string(t.platform) + " " + t.file +
+                                                ", sha256 " + t.sha256 + ", " + std::to_string(t.size) + " bytes, from " +
                                                 util::join(t.urls, " or "))
-                    .with_hint("run `stackpin fetch` without --offline where the network (or a --mirror) is reachable, "
-                               "or copy the file into " + cache_entry_dir(o.cache_dir, t.sha256).string());
+                    .with_hint(
+                        "run `stackpin fetch` without --offline where the network (or a --mirror) is reachable, "
+                        "or copy the file into " +
+                        cache_entry_dir(o.cache_dir, t.sha256).string());
     } else if (auto s = detail::transfer_archive(t, o, a); !s) {
       a.status = model::FetchStatus::failed;
       a.error = std::move(s).error();
@@ -172,4 +175,3 @@ std::string proxy_for(const std::string& url, const util::Env* env) {
 }
 
 }  // namespace core
-

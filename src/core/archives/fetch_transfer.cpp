@@ -24,9 +24,9 @@
 #include <system_error>
 #include <thread>
 
+#include "archives/fetch_transfer.hpp"
 #include "core/archives/cache.hpp"
 #include "crypto/sha256.hpp"
-#include "archives/fetch_transfer.hpp"
 #include "net/download.hpp"
 #include "util/file_lock.hpp"
 #include "util/fs.hpp"
@@ -187,8 +187,8 @@ class Partial {
 
   fs::path m_path;
   std::FILE* m_file = nullptr;
-  crypto::Sha256 m_hash;      // the worker's while the file is open
-  std::uint64_t m_size = 0;   // bytes appended (written or queued)
+  crypto::Sha256 m_hash;     // the worker's while the file is open
+  std::uint64_t m_size = 0;  // bytes appended (written or queued)
   std::uint64_t m_unsynced = 0;
   std::vector<char> m_block;  // being filled
   std::deque<std::vector<char>> m_queue;
@@ -230,8 +230,8 @@ Error disk_full(const fs::path& cache, const fs::path& part, int err, const Tran
 }
 
 Error mismatch(const std::string& url, const TransferJob& job, const std::string& what) {
-  return Error(ErrorCode::mismatch, "the download of " + url + " is not the pinned " + job.file + ": " + what +
-                                        "; the partial download was removed")
+  return Error(ErrorCode::mismatch,
+               "the download of " + url + " is not the pinned " + job.file + ": " + what + "; the partial download was removed")
       .with_hint("the server (or a mirror) serves another file under this name, or a proxy rewrote the response")
       .with_hint("use --mirror URL with a trusted copy of NVIDIA's tree, or check the manifest's sha256 and size");
 }
@@ -245,8 +245,14 @@ namespace {
 class Transfer {
  public:
   Transfer(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out)
-      : m_job(job), m_o(o), m_out(out), m_cache(o.cache_dir), m_part(partial_path(m_cache, job.sha256)),
-        m_sidecar(partial_url_path(m_cache, job.sha256)), m_final(cache_entry_path(m_cache, job.sha256, job.file)), m_file(m_part) {
+      : m_job(job),
+        m_o(o),
+        m_out(out),
+        m_cache(o.cache_dir),
+        m_part(partial_path(m_cache, job.sha256)),
+        m_sidecar(partial_url_path(m_cache, job.sha256)),
+        m_final(cache_entry_path(m_cache, job.sha256, job.file)),
+        m_file(m_part) {
     m_sleep = o.sleep ? o.sleep : [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
   }
 
@@ -292,7 +298,9 @@ class Transfer {
           .with_hint("free space there, or choose another cache with --cache-dir DIR (or STACKPIN_CACHE_DIR)");
     for (const fs::path& d : {m_part.parent_path(), m_final.parent_path()}) {
       fs::create_directories(d, ec);
-      if (ec) return Error(ErrorCode::io, "cannot create " + d.string() + ": " + ec.message()).with_hint("choose another cache with --cache-dir DIR");
+      if (ec)
+        return Error(ErrorCode::io, "cannot create " + d.string() + ": " + ec.message())
+            .with_hint("choose another cache with --cache-dir DIR");
     }
     return {};
   }
@@ -373,7 +381,8 @@ class Transfer {
       if (!a.error) {
         if (m_file.size() == m_job.size) return true;
         drop_partial();
-        m_last = mismatch(url, m_job, "the server sent " + std::to_string(m_file.size()) + " bytes, the pin says " + std::to_string(m_job.size));
+        m_last =
+            mismatch(url, m_job, "the server sent " + std::to_string(m_file.size()) + " bytes, the pin says " + std::to_string(m_job.size));
         return false;
       }
       m_last = *a.error;

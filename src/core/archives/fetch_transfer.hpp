@@ -10,10 +10,10 @@ namespace core::detail {
 
 struct TransferJob {
   model::Platform platform = model::Platform::linux_x86_64;
-  std::string file;                 // NVIDIA's file name, kept in the cache
-  std::string sha256;               // pinned, lowercase hex
-  std::uint64_t size = 0;           // pinned
-  std::vector<std::string> urls;    // tried in order
+  std::string file;               // NVIDIA's file name, kept in the cache
+  std::string sha256;             // pinned, lowercase hex
+  std::uint64_t size = 0;         // pinned
+  std::vector<std::string> urls;  // tried in order
 };
 
 // Downloads `job` into CACHE/sha256/<hex>/<file> through CACHE/partial/<hex>.part, filling

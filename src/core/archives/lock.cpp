@@ -44,9 +44,12 @@ struct Candidate {
 
 util::Status agree(const Candidate& have, const Candidate& other, const std::string& what) {
   if (have.sha256 == other.sha256 && have.size == other.size) return {};
-  return Error(ErrorCode::mismatch, what + ": " + have.sources.front() + " and " + other.sources.front() + " disagree (" + have.sha256 + ", " +
-                                        std::to_string(have.size) + " bytes vs " + other.sha256 + ", " + std::to_string(other.size) + " bytes)")
-      .with_hint("one of them is not NVIDIA's file: check the redistrib JSON came from https://developer.download.nvidia.com/compute/cudnn/redist/");
+  return Error(ErrorCode::mismatch, what + ": " + have.sources.front() + " and " + other.sources.front() + " disagree (" + have.sha256 +
+                                        ", " + std::to_string(have.size) + " bytes vs " + other.sha256 + ", " + std::to_string(other.size) +
+                                        " bytes)")
+      .with_hint(
+          "one of them is not NVIDIA's file: check the redistrib JSON came from "
+          "https://developer.download.nvidia.com/compute/cudnn/redist/");
 }
 
 void add_driver(model::Lock& lock, const model::DriverMinimum& d) {
@@ -205,12 +208,16 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
   };
   for (const auto& r : o.redistribs) {
     if (r.version != version)
-      return Error(ErrorCode::invalid, r.path + " is NVIDIA's redistrib file for cuDNN " + r.version.text() + ", but the manifest pins " + version.text())
+      return Error(ErrorCode::invalid,
+                   r.path + " is NVIDIA's redistrib file for cuDNN " + r.version.text() + ", but the manifest pins " + version.text())
           .at(m.locate(m.cudnn->version.pos))
           .with_hint("give redistrib_" + version.prefix(3) + ".json");
     for (const auto& a : r.archives) {
       if (a.cuda != major) continue;
-      Candidate c{base + a.relative_path, a.sha256, a.md5, a.size,
+      Candidate c{base + a.relative_path,
+                  a.sha256,
+                  a.md5,
+                  a.size,
                   {"NVIDIA " + util::basename_of(r.path) + (r.release_date.empty() ? "" : " (released " + r.release_date + ")")}};
       SP_TRY(offer(a.platform, std::move(c)));
     }
@@ -243,16 +250,24 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
     l.url = a.url ? a.url->value : (it != known.end() ? it->second.url : "");
     l.file = a.file_name();
     if (l.file.empty() && !l.url.empty()) l.file = util::basename_of(l.url);
-    if (a.sha256) l.sha256 = a.sha256->value;
-    else if (it != known.end()) l.sha256 = it->second.sha256;
-    if (a.size) l.size = a.size->value;
-    else if (it != known.end()) l.size = it->second.size;
+    if (a.sha256)
+      l.sha256 = a.sha256->value;
+    else if (it != known.end())
+      l.sha256 = it->second.sha256;
+    if (a.size)
+      l.size = a.size->value;
+    else if (it != known.end())
+      l.size = it->second.size;
     if (l.sha256.empty() || l.size == 0 || l.file.empty())
       return Error(ErrorCode::invalid, std::string("cannot lock the ") + model::to_string(l.platform) + " archive: no " +
-                                           (l.sha256.empty() ? "SHA-256" : l.size == 0 ? "size" : "file name or URL") + " for it")
+                                           (l.sha256.empty() ? "SHA-256"
+                                            : l.size == 0    ? "size"
+                                                             : "file name or URL") +
+                                           " for it")
           .at(m.locate(a.pos))
-          .with_hint(a.origin.value == model::Origin::nvidia ? "pass NVIDIA's redistrib JSON with --redistrib FILE, or add the value to this entry"
-                                                              : "add sha256, size and url (or file) to this entry");
+          .with_hint(a.origin.value == model::Origin::nvidia
+                         ? "pass NVIDIA's redistrib JSON with --redistrib FILE, or add the value to this entry"
+                         : "add sha256, size and url (or file) to this entry");
     lock.archives.push_back(std::move(l));
   }
   for (const auto& [platform, c] : known) {
@@ -283,8 +298,10 @@ std::vector<model::LockDrift> lock_drift(const model::Manifest& m, const model::
   auto now = lock_inputs(m);
   for (const auto& [k, v] : now) {
     auto it = lock.inputs.find(k);
-    if (it == lock.inputs.end()) out.push_back({k, v.value, std::nullopt, v.pos});
-    else if (it->second.value != v.value) out.push_back({k, v.value, it->second.value, v.pos});
+    if (it == lock.inputs.end())
+      out.push_back({k, v.value, std::nullopt, v.pos});
+    else if (it->second.value != v.value)
+      out.push_back({k, v.value, it->second.value, v.pos});
   }
   for (const auto& [k, v] : lock.inputs)
     if (!now.count(k)) out.push_back({k, std::nullopt, v.value, {}});
@@ -408,4 +425,3 @@ util::Result<LoadedManifest> load_manifest(const std::string& path, const LockCh
 }
 
 }  // namespace core
-

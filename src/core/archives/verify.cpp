@@ -5,8 +5,8 @@
 #include <system_error>
 
 #include "core/archives/cache.hpp"
-#include "gen/quote.hpp"
 #include "crypto/sha256.hpp"
+#include "gen/quote.hpp"
 #include "util/strings.hpp"
 
 namespace core {
@@ -29,8 +29,7 @@ util::Result<ArchiveExpectation> expectation_for(const model::Manifest& m, const
     }
   }
   if (e.sha256.empty()) {
-    util::Error err(util::ErrorCode::invalid, std::string("no SHA-256 to verify the ") + model::to_string(e.platform) +
-                                                  " archive against");
+    util::Error err(util::ErrorCode::invalid, std::string("no SHA-256 to verify the ") + model::to_string(e.platform) + " archive against");
     err.where = m.locate(pin.pos);
     err.hints.push_back("add sha256 = \"...\" to this [[cudnn.archives]] entry");
     return err;
@@ -148,8 +147,7 @@ std::string places(const fs::path& dir, const fs::path& cache) {
 }
 
 std::string download_hint(const model::ArchivePin& pin, const ArchiveExpectation& e, const fs::path& dir, const fs::path& cache) {
-  if (cache.empty())
-    return pin.url ? "download " + pin.url->value + " into " + dir.string() : "put the archive into " + dir.string();
+  if (cache.empty()) return pin.url ? "download " + pin.url->value + " into " + dir.string() : "put the archive into " + dir.string();
   if (pin.url) return "run `stackpin fetch MANIFEST` to download " + pin.url->value + " into the cache";
   return (dir.empty() ? "give the folder holding it with --archives DIR, or put it into "
                       : "put the archive into " + dir.string() + " or into ") +
@@ -157,8 +155,7 @@ std::string download_hint(const model::ArchivePin& pin, const ArchiveExpectation
 }
 
 // The archive in `dir` (when given), else in the cache (when given). Errors: usage (neither), io.
-util::Result<std::optional<fs::path>> search(const ArchiveExpectation& e, const fs::path& dir, const fs::path& cache,
-                                             bool& by_content) {
+util::Result<std::optional<fs::path>> search(const ArchiveExpectation& e, const fs::path& dir, const fs::path& cache, bool& by_content) {
   by_content = false;
   if (dir.empty() && cache.empty())
     return util::Error(util::ErrorCode::usage, "no place to look for the archive")
@@ -175,8 +172,7 @@ util::Result<std::optional<fs::path>> search(const ArchiveExpectation& e, const 
 
 }  // namespace
 
-util::Result<fs::path> find_pinned_archive(const PinnedArchive& p, const fs::path& dir, bool& found_by_content,
-                                           const fs::path& cache_dir) {
+util::Result<fs::path> find_pinned_archive(const PinnedArchive& p, const fs::path& dir, bool& found_by_content, const fs::path& cache_dir) {
   SP_TRY_ASSIGN(auto located, search(p.expect, dir, cache_dir, found_by_content));
   if (!located)
     return util::Error(util::ErrorCode::not_found, "archive " + p.expect.file + " not found " + places(dir, cache_dir))
@@ -184,8 +180,7 @@ util::Result<fs::path> find_pinned_archive(const PinnedArchive& p, const fs::pat
   return *located;
 }
 
-util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, const fs::path& dir,
-                                                  std::optional<model::Platform> platform,
+util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, const fs::path& dir, std::optional<model::Platform> platform,
                                                   const knowledge::KnowledgeBase& kb, const fs::path& cache_dir) {
   model::VerifyReport report;
   auto& findings = report.findings;
@@ -207,7 +202,8 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
       v.expected_sha256 = e.sha256;
       v.expected_size = e.size;
       report.archives.push_back(v);
-      auto& f = model::add_finding(findings, "verify.found", model::Severity::error, std::string(model::to_string(e.platform)) + " archive");
+      auto& f =
+          model::add_finding(findings, "verify.found", model::Severity::error, std::string(model::to_string(e.platform)) + " archive");
       f.seen = "no " + e.file + " " + places(dir, cache_dir) +
                (e.size && !dir.empty() ? ", and no file of " + std::to_string(*e.size) + " bytes with the pinned SHA-256" : "");
       f.expected = e.file;
@@ -231,8 +227,7 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
 }
 
 util::Result<model::VerifyReport> verify_file(const fs::path& file, const std::string& sha256_hex, std::optional<std::uint64_t> size) {
-  if (!crypto::from_hex(sha256_hex))
-    return util::Error(util::ErrorCode::usage, "--sha256 must be 64 hexadecimal digits");
+  if (!crypto::from_hex(sha256_hex)) return util::Error(util::ErrorCode::usage, "--sha256 must be 64 hexadecimal digits");
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) return util::Error(util::ErrorCode::not_found, "no such file: " + file.string());
   ArchiveExpectation e;

@@ -89,9 +89,9 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
     if (auto tv = model::Version::parse(toolkit->version)) cuda_major = static_cast<int>(tv->major());
   }
 
-  s.name = o.name.empty() ? safe_name("captured-" + (m.os.id.empty() ? std::string("linux") : m.os.id + m.os.version_id) + "-cudnn" +
-                                      cudnn->prefix(3))
-                          : o.name;
+  s.name = o.name.empty()
+               ? safe_name("captured-" + (m.os.id.empty() ? std::string("linux") : m.os.id + m.os.version_id) + "-cudnn" + cudnn->prefix(3))
+               : o.name;
   s.description = "Captured by stackpin capture from " + (m.os.pretty_name.empty() ? std::string("a Linux machine") : m.os.pretty_name);
   s.header = {"Written by `stackpin capture`: this machine's GPU stack, for a teammate to reproduce with `stackpin stage`.",
               "Check it with `stackpin check`; compare two machines with `stackpin diff`."};
@@ -110,7 +110,8 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
   s.cudnn = cudnn->text();
   s.cudnn_cuda = cuda_major;
   if (!cuda_major)
-    cap.notes.push_back("the CUDA major cuDNN " + cudnn->text() + " was built for cannot be told (no receipt, wheel name or toolkit): add cuda = <major> to [cudnn]");
+    cap.notes.push_back("the CUDA major cuDNN " + cudnn->text() +
+                        " was built for cannot be told (no receipt, wheel name or toolkit): add cuda = <major> to [cudnn]");
   s.cudnn_comment = "the cuDNN the loader resolves: " + via + "; build from " + cudnn_from;
 
   // The archive that reproduces it.
@@ -132,7 +133,8 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
       s.linux_prefix = dir.parent_path().string();
       s.linux_comment = "where this copy lives; `stackpin stage --target linux` recreates it there";
     } else {
-      cap.notes.push_back("the cuDNN in use is in " + copy->dir + ", not a <prefix>/lib64 tree: no [targets.linux] written; stage it with --dest");
+      cap.notes.push_back("the cuDNN in use is in " + copy->dir +
+                          ", not a <prefix>/lib64 tree: no [targets.linux] written; stage it with --dest");
     }
   } else {
     cap.notes.push_back("the cuDNN in use is a " + std::string(model::to_string(copy->kind)) + " copy (" + copy->dir +

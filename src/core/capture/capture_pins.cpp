@@ -15,7 +15,8 @@ util::Result<model::Version> only_build(const knowledge::KnowledgeBase& kb, cons
       builds.insert(a.version.text());
   if (builds.size() == 1) return *model::Version::parse(*builds.begin());
   if (builds.empty())
-    return util::Error(util::ErrorCode::invalid, "cuDNN " + three.text() + " in " + where + " is not in the knowledge base and no metadata names its build")
+    return util::Error(util::ErrorCode::invalid,
+                       "cuDNN " + three.text() + " in " + where + " is not in the knowledge base and no metadata names its build")
         .with_hint("pin it by hand: [cudnn] version = \"" + three.text() + ".<build>\" with the archive you installed it from");
   return util::Error(util::ErrorCode::invalid, "cuDNN " + three.text() + " in " + where + " has several builds (" +
                                                    util::join(std::vector<std::string>(builds.begin(), builds.end()), ", ") +
@@ -41,10 +42,14 @@ void add_archive_pin(Capture& cap, const knowledge::KnowledgeBase& kb, const std
     // A pin without a size is refused by check and stage: leave the entry for the user to finish.
     s.archive_comments = {"NVIDIA's archive of this build; its size is not in the knowledge base, so the pin is left",
                           "for you to complete after downloading it (stackpin verify FILE --sha256 " + fact->sha256 + "):",
-                          "[[cudnn.archives]]", "platform = \"" + std::string(model::to_string(platform)) + "\"",
-                          "origin = \"nvidia\"", "url = \"" + fact->url + "\"", "sha256 = \"" + fact->sha256 + "\"",
+                          "[[cudnn.archives]]",
+                          "platform = \"" + std::string(model::to_string(platform)) + "\"",
+                          "origin = \"nvidia\"",
+                          "url = \"" + fact->url + "\"",
+                          "sha256 = \"" + fact->sha256 + "\"",
                           "size = <bytes>"};
-    cap.notes.push_back("the size of NVIDIA's " + fact->url + " is not in the knowledge base: the archive pin is written as a comment to complete");
+    cap.notes.push_back("the size of NVIDIA's " + fact->url +
+                        " is not in the knowledge base: the archive pin is written as a comment to complete");
   } else if (fact) {
     a.origin = "nvidia";
     a.url = fact->url;
@@ -54,7 +59,8 @@ void add_archive_pin(Capture& cap, const knowledge::KnowledgeBase& kb, const std
     s.archives.push_back(a);
   } else if (cuda_major) {
     cap.notes.push_back("no archive is known for cuDNN " + cudnn.text() + " (CUDA " + std::to_string(cuda_major) + ", " +
-                        model::to_string(platform) + "): add [[cudnn.archives]] by hand (stackpin lock --redistrib fills it from NVIDIA's JSON)");
+                        model::to_string(platform) +
+                        "): add [[cudnn.archives]] by hand (stackpin lock --redistrib fills it from NVIDIA's JSON)");
   }
 }
 

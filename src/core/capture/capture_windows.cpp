@@ -85,12 +85,15 @@ util::Result<model::DllCopy> running_cudnn(const WindowsMachine& w, const Window
   for (int major : {9, 8, 7}) {
     auto l = find_dll(w.order, "cudnn64_" + std::to_string(major) + ".dll", "capture");
     if (!l.winner()) continue;
-    if (!winner) winner = *l.winner();
-    else cap.notes.push_back("also on the search path, not pinned: " + l.winner()->windows_path);
+    if (!winner)
+      winner = *l.winner();
+    else
+      cap.notes.push_back("also on the search path, not pinned: " + l.winner()->windows_path);
   }
   if (!winner)
-    return Error(ErrorCode::not_found, "no cudnn64_N.dll in the DLL search order of " + o.root.string() +
-                                           (o.path.empty() ? " (no --path given: only System32 and the Windows directory were searched)" : ""))
+    return Error(ErrorCode::not_found,
+                 "no cudnn64_N.dll in the DLL search order of " + o.root.string() +
+                     (o.path.empty() ? " (no --path given: only System32 and the Windows directory were searched)" : ""))
         .with_hint("give that machine's PATH with --path (there, in PowerShell: [Environment]::GetEnvironmentVariable('Path', 'Machine'))");
   return *winner;
 }
@@ -109,8 +112,10 @@ util::Result<CudnnTree> tree_of(const WindowsMachine& w, const model::DllCopy& w
   CudnnTree t;
   const std::string dll_dir = parent_dir(winner.windows_path);
   t.root = dll_dir;
-  if (ends_with_nocase(t.root, "\\bin\\x64")) t.root = parent_dir(parent_dir(t.root));
-  else if (ends_with_nocase(t.root, "\\bin")) t.root = parent_dir(t.root);
+  if (ends_with_nocase(t.root, "\\bin\\x64"))
+    t.root = parent_dir(parent_dir(t.root));
+  else if (ends_with_nocase(t.root, "\\bin"))
+    t.root = parent_dir(t.root);
   std::vector<std::string> names;
   auto mapped = map_windows_path(w.tree, dll_dir);
   for (fs::directory_iterator it(mapped.local_path, ec), end; !ec && it != end; it.increment(ec))
@@ -122,7 +127,8 @@ util::Result<CudnnTree> tree_of(const WindowsMachine& w, const model::DllCopy& w
     if (auto inc = find_child_nocase(root_local.local_path, "include"))
       if (auto h = find_child_nocase(*inc, "cudnn_version.h")) three = read_cudnn_header_version(*h);
   if (!three)
-    return Error(ErrorCode::invalid, "the version of " + winner.windows_path + " cannot be told: no " + t.root + "\\include\\cudnn_version.h")
+    return Error(ErrorCode::invalid,
+                 "the version of " + winner.windows_path + " cannot be told: no " + t.root + "\\include\\cudnn_version.h")
         .with_hint("a half-copied tree: copy include\\ with the DLLs, or pin the version by hand");
   t.three = *three;
   if (root_local.exists)
@@ -220,12 +226,14 @@ util::Result<Capture> capture_windows(const WindowsDoctorOptions& o, const knowl
     cap.notes.push_back(toolkit.root.empty() ? "no CUDA toolkit on the search path: [cuda] left out"
                                              : "no version.json in " + toolkit.root + ": [cuda] left out (add version = \"X.Y.Z\")");
   }
-  cap.notes.push_back("the driver cannot be read from a mounted disk: add [driver] windows = \"<version>\" from nvidia-smi on that machine");
+  cap.notes.push_back(
+      "the driver cannot be read from a mounted disk: add [driver] windows = \"<version>\" from nvidia-smi on that machine");
   s.cudnn = cudnn.text();
   s.cudnn_cuda = cuda_major;
   if (!cuda_major) cap.notes.push_back("the CUDA major cuDNN was built for cannot be told: add cuda = <major> to [cudnn]");
   s.cudnn_comment = "the cuDNN the DLL search order finds first: " + winner.windows_path + "; build from " + cudnn_from;
-  detail::add_archive_pin(cap, kb, tree.receipt, cudnn, cuda_major, model::Platform::windows_x86_64, tree.root + "\\.stackpin\\receipt.json");
+  detail::add_archive_pin(cap, kb, tree.receipt, cudnn, cuda_major, model::Platform::windows_x86_64,
+                          tree.root + "\\.stackpin\\receipt.json");
   if (!o.python.empty()) {
     s.frameworks = frameworks_beside(machine, o.python);
     if (!s.frameworks.empty()) s.frameworks_comment = "installed beside " + o.python + " (package metadata)";

@@ -31,8 +31,7 @@ void cudnn_cuda_major(Ctx& c) {
   if (c.cudnn_cuda != toolkit_major) {
     auto& f = c.add("cudnn.cuda-major", Severity::error, cudnn_subject(c), pin.cuda->pos);
     f.seen = "cuDNN built for CUDA " + std::to_string(c.cudnn_cuda) + " with CUDA toolkit " + c.cuda.text();
-    f.expected = "a cuDNN build for CUDA " + std::to_string(toolkit_major) + " (archive suffix _cuda" +
-                 std::to_string(toolkit_major) + ")";
+    f.expected = "a cuDNN build for CUDA " + std::to_string(toolkit_major) + " (archive suffix _cuda" + std::to_string(toolkit_major) + ")";
     f.fix = "set [cudnn] cuda = " + std::to_string(toolkit_major) + " and pin the _cuda" + std::to_string(toolkit_major) +
             " archives; a cuDNN for another CUDA major fails to load (missing libcublas/cudart of that major) or "
             "fails at run time with CUDNN_STATUS_NOT_INITIALIZED";
@@ -57,8 +56,8 @@ void cudnn_published(Ctx& c) {
       auto& f = c.add("cudnn.published", Severity::error, cudnn_subject(c), pin.version.pos);
       f.seen = "build " + c.cudnn.text();
       f.expected = "a build NVIDIA published: " + versions_text(same3);
-      f.fix = "use the four-part version from NVIDIA's archive name (cuDNN " + c.cudnn.prefix(3) +
-              " exists as " + versions_text(same3) + ")";
+      f.fix =
+          "use the four-part version from NVIDIA's archive name (cuDNN " + c.cudnn.prefix(3) + " exists as " + versions_text(same3) + ")";
       f.source = c.kb.facts().cudnn_base_url + " (redistrib manifests)";
     } else {
       auto& f = c.add("cudnn.published", Severity::warning, cudnn_subject(c), pin.version.pos);
@@ -148,13 +147,12 @@ void judge_name(Ctx& c, const model::ArchivePin& a, const std::string& subject) 
   std::vector<std::string> problems;
   if (parts->platform != model::to_string(a.platform.value))
     problems.push_back("its platform is " + parts->platform + ", the entry says " + model::to_string(a.platform.value));
-  if (parts->version != c.cudnn.text())
-    problems.push_back("its version is " + parts->version + ", [cudnn] pins " + c.cudnn.text());
+  if (parts->version != c.cudnn.text()) problems.push_back("its version is " + parts->version + ", [cudnn] pins " + c.cudnn.text());
   if (parts->cuda != std::to_string(c.cudnn_cuda))
     problems.push_back("its CUDA suffix is _cuda" + parts->cuda + ", [cudnn] cuda = " + std::to_string(c.cudnn_cuda));
   if (parts->ext != model::archive_extension(a.platform.value))
-    problems.push_back("its extension is ." + parts->ext + ", NVIDIA ships ." + model::archive_extension(a.platform.value) +
-                       " for " + model::to_string(a.platform.value));
+    problems.push_back("its extension is ." + parts->ext + ", NVIDIA ships ." + model::archive_extension(a.platform.value) + " for " +
+                       model::to_string(a.platform.value));
   if (!problems.empty()) {
     auto& f = c.add("archive.name", Severity::error, subject, pos);
     f.seen = name + ": " + util::join(problems, "; ");
@@ -206,8 +204,9 @@ void judge_hash(Ctx& c, const model::ArchivePin& a, const model::CudnnArchiveFac
     auto& f = c.add("archive.unknown", Severity::warning, subject, a.file ? a.file->pos : a.url ? a.url->pos : a.pos);
     f.seen = "\"" + a.file_name() + "\" is not an archive stackpin's knowledge base knows";
     f.expected = "an NVIDIA archive listed in data/knowledge/cudnn-archives.toml";
-    f.fix = "its hash cannot be cross-checked against NVIDIA's: compare it with NVIDIA's redistrib_<version>.json by hand, or "
-            "pin it with `stackpin lock --redistrib` once available";
+    f.fix =
+        "its hash cannot be cross-checked against NVIDIA's: compare it with NVIDIA's redistrib_<version>.json by hand, or "
+        "pin it with `stackpin lock --redistrib` once available";
     f.source = "stackpin knowledge base";
     return;
   }
@@ -217,8 +216,9 @@ void judge_hash(Ctx& c, const model::ArchivePin& a, const model::CudnnArchiveFac
     auto& f = c.add("archive.hash", Severity::error, subject, a.sha256->pos);
     f.seen = "sha256 " + a.sha256->value;
     f.expected = "sha256 " + fact->sha256 + " (NVIDIA's " + fact->file + ")";
-    f.fix = "the pinned hash is not NVIDIA's: it was mistyped, or the archive it came from was tampered with or is another file; "
-            "use NVIDIA's value, or origin = \"local\" for a deliberate repack";
+    f.fix =
+        "the pinned hash is not NVIDIA's: it was mistyped, or the archive it came from was tampered with or is another file; "
+        "use NVIDIA's value, or origin = \"local\" for a deliberate repack";
     f.source = knowledge::first_source(fact->source);
   }
   if (a.size && fact->size && a.size->value != *fact->size) {
@@ -286,8 +286,10 @@ void archives(Ctx& c) {
     am.known = fact != nullptr && a.origin.value == model::Origin::nvidia;
     am.cross_checked = fact && fact->cross_checked;
     am.sha256 = a.sha256 ? a.sha256->value : (fact ? fact->sha256 : "");
-    if (a.size) am.size = a.size->value;
-    else if (fact && fact->size) am.size = *fact->size;
+    if (a.size)
+      am.size = a.size->value;
+    else if (fact && fact->size)
+      am.size = *fact->size;
     am.url = a.url ? a.url->value : (fact ? fact->url : "");
     c.report.archives.push_back(std::move(am));
   }

@@ -95,8 +95,8 @@ void driver(Ctx& c) {
       if (dm.family_floor && p.value < *dm.family_floor) {
         auto& f = c.add("driver.minimum", Severity::error, subject, p.pos);
         f.seen = p.value.text();
-        f.expected = ">= " + dm.family_floor->text() + " (no CUDA " + std::to_string(c.cuda.major()) +
-                     ".x application runs on an older driver)";
+        f.expected =
+            ">= " + dm.family_floor->text() + " (no CUDA " + std::to_string(c.cuda.major()) + ".x application runs on an older driver)";
         f.fix = "set [driver] " + std::string(model::to_string(os)) + " = \"" +
                 (dm.release_min ? dm.release_min->text() : dm.family_floor->text()) + "\" or newer";
         f.source = dm.source;
@@ -104,15 +104,18 @@ void driver(Ctx& c) {
         auto& f = c.add("driver.minimum", Severity::warning, subject, p.pos);
         f.seen = p.value.text();
         f.expected = ">= " + dm.release_min->text() + " (NVIDIA's minimum for CUDA " + c.cuda.text() + ")";
-        f.fix = "minor-version compatibility runs most code from " + (dm.family_floor ? dm.family_floor->text() : std::string("the family floor")) +
-                " on, but PTX JIT and newer APIs need " + dm.release_min->text() + ": raise the pin";
+        f.fix = "minor-version compatibility runs most code from " +
+                (dm.family_floor ? dm.family_floor->text() : std::string("the family floor")) + " on, but PTX JIT and newer APIs need " +
+                dm.release_min->text() + ": raise the pin";
         f.source = dm.source;
       } else {
         auto& f = c.add("driver.minimum", Severity::ok, subject, p.pos);
         f.seen = p.value.text();
         f.expected = ">= " + dm.effective;
-        if (dm.release_min) f.expected = ">= " + dm.release_min->text();
-        else if (dm.family_floor) f.expected = ">= " + dm.family_floor->text();
+        if (dm.release_min)
+          f.expected = ">= " + dm.release_min->text();
+        else if (dm.family_floor)
+          f.expected = ">= " + dm.family_floor->text();
         f.source = dm.source;
       }
     } else {
@@ -166,11 +169,11 @@ void judge_torch(Ctx& c, const model::Located<Version>& v) {
     auto& f = c.add("framework.cuda-variant", variant.empty() ? Severity::error : Severity::warning, subject, v.pos);
     f.seen = "no torch " + v.value.text() + " build for CUDA " + c.cuda.prefix(2) + " (" + want + ")";
     f.expected = "one of " + util::join(rel->variants, ", ");
-    f.fix = variant.empty() ? "pin a torch release built for CUDA " + c.cuda.prefix(2) + ", or a CUDA version torch " +
-                                  v.value.prefix(2) + " is built for (" + util::join(rel->variants, ", ") + ")"
+    f.fix = variant.empty() ? "pin a torch release built for CUDA " + c.cuda.prefix(2) + ", or a CUDA version torch " + v.value.prefix(2) +
+                                  " is built for (" + util::join(rel->variants, ", ") + ")"
                             : "the " + variant + " wheel runs on this CUDA " + std::to_string(c.cuda.major()) +
-                                  " driver (wheels bring their own CUDA runtime); pin CUDA " + variant.substr(2, variant.size() - 3) +
-                                  "." + variant.substr(variant.size() - 1) + " to match it exactly";
+                                  " driver (wheels bring their own CUDA runtime); pin CUDA " + variant.substr(2, variant.size() - 3) + "." +
+                                  variant.substr(variant.size() - 1) + " to match it exactly";
     f.source = knowledge::first_source(rel->source);
   }
   judge_python(c, subject, rel->python, rel->source);
@@ -191,9 +194,9 @@ void judge_torch(Ctx& c, const model::Located<Version>& v) {
       auto& f = c.add("framework.bundled-cudnn", Severity::warning, subject + "+" + variant, v.pos);
       f.seen = "torch " + v.value.text() + "+" + variant + " brings its own cuDNN " + it->second.text();
       f.expected = "the pinned cuDNN " + c.cudnn.text();
-      f.fix = "torch loads the cuDNN it bundles (torch.backends.cudnn.version() will report " +
-              it->second.prefix(3) + "), not the pinned one; the pinned cuDNN serves other programs. Pin cuDNN " +
-              it->second.text() + " to have one cuDNN in the stack";
+      f.fix = "torch loads the cuDNN it bundles (torch.backends.cudnn.version() will report " + it->second.prefix(3) +
+              "), not the pinned one; the pinned cuDNN serves other programs. Pin cuDNN " + it->second.text() +
+              " to have one cuDNN in the stack";
       f.source = knowledge::first_source(rel->source);
     }
   }
@@ -282,8 +285,8 @@ void judge_onnxruntime(Ctx& c, const model::Located<Version>& v) {
     auto& f = c.add("framework.required-cudnn", Severity::error, subject, v.pos);
     f.seen = "cuDNN " + c.cudnn.text();
     f.expected = "cuDNN " + std::to_string(row->cudnn_major) + ".x";
-    f.fix = "ONNX Runtime built with cuDNN " + std::to_string(row->cudnn_major) +
-            ".x cannot use another major: pin cuDNN " + std::to_string(row->cudnn_major) + ".x or another onnxruntime-gpu";
+    f.fix = "ONNX Runtime built with cuDNN " + std::to_string(row->cudnn_major) + ".x cannot use another major: pin cuDNN " +
+            std::to_string(row->cudnn_major) + ".x or another onnxruntime-gpu";
     f.source = knowledge::first_source(row->source);
   } else {
     auto& f = c.add("framework.required-cudnn", Severity::ok, subject, v.pos);
@@ -302,9 +305,12 @@ void judge_onnxruntime(Ctx& c, const model::Located<Version>& v) {
 
 void frameworks(Ctx& c) {
   for (const auto& [name, v] : c.m.frameworks) {
-    if (name == "torch") judge_torch(c, v);
-    else if (name == "tensorflow") judge_tensorflow(c, v);
-    else if (name == "onnxruntime-gpu") judge_onnxruntime(c, v);
+    if (name == "torch")
+      judge_torch(c, v);
+    else if (name == "tensorflow")
+      judge_tensorflow(c, v);
+    else if (name == "onnxruntime-gpu")
+      judge_onnxruntime(c, v);
     else {
       c.examined("framework.known");
       auto& f = c.add("framework.known", Severity::note, name + " " + v.value.text(), v.pos);
@@ -354,10 +360,13 @@ void windows_target(Ctx& c) {
     if (dirs.zlibwapi_needed) {
       const auto& z = *c.kb.facts().zlibwapi;
       auto& f = c.add("windows.zlibwapi", Severity::warning, "cuDNN " + c.cudnn.text() + " on Windows", c.m.cudnn->version.pos);
-      f.seen = "cuDNN " + z.from.text() + " up to " + z.until.text() + " (exclusive) loads " + z.dll + ", which the cuDNN zip does not ship";
+      f.seen =
+          "cuDNN " + z.from.text() + " up to " + z.until.text() + " (exclusive) loads " + z.dll + ", which the cuDNN zip does not ship";
       f.expected = z.dll + " reachable on PATH";
-      f.fix = "put zlibwapi.dll (x64) next to the cuDNN DLLs or on PATH; without it cuDNN fails with "
-              "\"Could not locate zlibwapi.dll\". cuDNN " + z.until.text() + " and later link zlib statically";
+      f.fix =
+          "put zlibwapi.dll (x64) next to the cuDNN DLLs or on PATH; without it cuDNN fails with "
+          "\"Could not locate zlibwapi.dll\". cuDNN " +
+          z.until.text() + " and later link zlib statically";
       f.source = knowledge::first_source(z.source);
     }
     c.report.windows = dirs;
@@ -394,8 +403,9 @@ void windows_target(Ctx& c) {
       auto& f = c.add("windows.path", Severity::error, subject + " " + key, (*p)->pos);
       f.seen = path;
       f.expected = "an absolute Windows path (C:\\... or \\\\server\\share\\...)";
-      f.fix = "write the full path on the Windows machine, in single quotes ('C:\\tools\\cudnn'; with an apostrophe in it: "
-              "'''C:\\Users\\O'Brien\\cudnn''')";
+      f.fix =
+          "write the full path on the Windows machine, in single quotes ('C:\\tools\\cudnn'; with an apostrophe in it: "
+          "'''C:\\Users\\O'Brien\\cudnn''')";
     }
     bool spaces = path.find(' ') != std::string::npos, ascii = util::is_ascii(path);
     // The toolkit's own default location has spaces; only the user's chosen prefix is judged for them.
@@ -447,8 +457,8 @@ void conda_target(Ctx& c) {
   Version want = t.cudnn ? t.cudnn->value : c.cudnn;
   model::Pos pos = t.cudnn ? t.cudnn->pos : t.pos;
   std::string subject = "conda-forge cudnn=" + want.text();
-  bool forge = t.channels.empty() ||
-               std::any_of(t.channels.begin(), t.channels.end(), [](const auto& ch) { return ch.value == "conda-forge"; });
+  bool forge =
+      t.channels.empty() || std::any_of(t.channels.begin(), t.channels.end(), [](const auto& ch) { return ch.value == "conda-forge"; });
   if (!forge) {
     auto& f = c.add("conda.channel", Severity::note, "[targets.conda] channels", t.pos);
     f.seen = "conda-forge is not among the channels";
@@ -471,8 +481,8 @@ void conda_target(Ctx& c) {
       for (const auto& x : c.kb.facts().conda_forge_cudnn)
         if (x.version.major() == want.major() && for_major(x)) near.push_back(x.version.text());
     auto& f = c.add("conda.cudnn", Severity::error, subject, pos);
-    f.seen = "conda-forge does not publish cudnn " + want.text() + " (`conda install -c conda-forge cudnn=" + want.text() +
-             "` cannot succeed)";
+    f.seen =
+        "conda-forge does not publish cudnn " + want.text() + " (`conda install -c conda-forge cudnn=" + want.text() + "` cannot succeed)";
     f.expected = "a version conda-forge publishes: " + util::join(near, ", ");
     f.fix = "set [targets.conda] cudnn = \"" + (near.empty() ? std::string("...") : near.back()) +
             "\" (the conda environment then differs from the archive pin, which check reports as a note)";
@@ -485,8 +495,7 @@ void conda_target(Ctx& c) {
     auto& f = c.add("conda.cudnn", Severity::error, subject, pos);
     f.seen = "conda-forge builds cudnn " + want.text() + " for " + util::join(majors, ", ") + " only";
     f.expected = "a build for CUDA " + std::to_string(c.cuda.major());
-    f.fix = "pick a cudnn conda-forge builds for CUDA " + std::to_string(c.cuda.major()) +
-            "; never mix two CUDA majors in one environment";
+    f.fix = "pick a cudnn conda-forge builds for CUDA " + std::to_string(c.cuda.major()) + "; never mix two CUDA majors in one environment";
     f.source = knowledge::first_source(cf->source);
     return;
   }
@@ -556,8 +565,8 @@ void docker_target(Ctx& c) {
         } else {
           std::string digits = suffix.substr(5);
           bool other_major = !digits.empty() && digits != std::to_string(c.cudnn.major());
-          auto& f = c.add("docker.base-cudnn", other_major ? Severity::error : Severity::warning, subject + " base_image",
-                          d.base_image->pos);
+          auto& f =
+              c.add("docker.base-cudnn", other_major ? Severity::error : Severity::warning, subject + " base_image", d.base_image->pos);
           f.seen = image + " carries a cuDNN" + (digits.empty() ? "" : " " + digits + ".x") + " stackpin cannot identify";
           f.expected = "a base without cuDNN";
           f.fix = "use nvidia/cuda:" + m[1].str() + "-" + m[3].str() + "-" + m[4].str();
@@ -574,9 +583,8 @@ void docker_target(Ctx& c) {
   }
   if (d.cudnn.value == model::DockerCudnn::apt) {
     c.examined("docker.apt");
-    std::string pkg = c.cudnn.major() >= 9
-                          ? "libcudnn9-cuda-" + std::to_string(c.cudnn_cuda) + "=" + c.cudnn.text() + "-1"
-                          : "libcudnn8=" + c.cudnn.text() + "-1+cuda" + c.cuda.prefix(2);
+    std::string pkg = c.cudnn.major() >= 9 ? "libcudnn9-cuda-" + std::to_string(c.cudnn_cuda) + "=" + c.cudnn.text() + "-1"
+                                           : "libcudnn8=" + c.cudnn.text() + "-1+cuda" + c.cuda.prefix(2);
     auto& f = c.add("docker.apt", Severity::note, subject + " cudnn = \"apt\"", d.cudnn.pos);
     f.seen = "installs " + pkg + " from NVIDIA's apt repository";
     f.fix = "stackpin cannot see that repository's index: the build fails if NVIDIA has no such package";

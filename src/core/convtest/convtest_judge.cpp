@@ -44,8 +44,9 @@ std::string setup_cause(const std::string& status, const model::ConvReport& r) {
                " runtime was loaded: use the cuDNN build for CUDA " + std::to_string(runtime) + " (archive suffix _cuda" +
                std::to_string(runtime) + ").";
     else
-      cause += " Usual causes: a driver too old for this CUDA runtime, no GPU memory left (another process holds it), or "
-               "a cuDNN built for another CUDA major than the runtime found first on the search path.";
+      cause +=
+          " Usual causes: a driver too old for this CUDA runtime, no GPU memory left (another process holds it), or "
+          "a cuDNN built for another CUDA major than the runtime found first on the search path.";
     return cause;
   }
   if (status.find("SUBLIBRARY") != std::string::npos)
@@ -84,7 +85,8 @@ void judge_cudnn(const model::ConvReport& r, const model::ConvExpectations& expe
     auto got = model::Version::parse(r.cudnn_version);
     if (expect.cudnn) {
       auto want = model::Version::parse(*expect.cudnn);
-      auto& f = model::add_finding(out, "convtest.cudnn-version", model::Severity::ok, "cuDNN " + r.cudnn_version + " from " + r.cudnn.path);
+      auto& f =
+          model::add_finding(out, "convtest.cudnn-version", model::Severity::ok, "cuDNN " + r.cudnn_version + " from " + r.cudnn.path);
       f.seen = r.cudnn_version + " (cudnnGetVersion() = " + std::to_string(r.cudnn_version_raw) + ")";
       f.expected = want ? want->prefix(3) : *expect.cudnn;
       if (got && want && model::compare_prefix(*got, *want, 3) != 0) {
@@ -108,33 +110,34 @@ void judge_cudnn(const model::ConvReport& r, const model::ConvExpectations& expe
 // The runtime's CUDA major, and the driver against the runtime and the required minimum.
 void judge_runtime_and_driver(const model::ConvReport& r, const model::ConvExpectations& expect, std::vector<model::Finding>& out) {
   if (r.runtime_version.empty()) return;
-    if (expect.cuda_major && major_of(r.runtime_version) != *expect.cuda_major) {
-      auto& f = model::add_finding(out, "convtest.cuda-runtime", model::Severity::error, "CUDA runtime " + r.runtime_version + " from " + r.cudart.path);
-      f.seen = "CUDA " + r.runtime_version;
-      f.expected = "CUDA " + std::to_string(*expect.cuda_major) + ".x";
-      f.fix = "the runtime of another CUDA major is found first: put the pinned toolkit's lib64 first on the loader path";
-    }
-    int drv = major_of(r.driver_version), run = major_of(r.runtime_version);
-    if (!r.driver_version.empty() && drv && run && drv < run) {
-      auto& f = model::add_finding(out, "convtest.driver", model::Severity::error, "NVIDIA driver");
-      f.seen = "the driver supports CUDA " + r.driver_version;
-      f.expected = "a driver for CUDA " + r.runtime_version + " or newer";
-      f.fix = "upgrade the NVIDIA driver (in WSL2: on Windows, never inside WSL); a CUDA " + std::to_string(run) +
-              " runtime cannot run on a driver for CUDA " + std::to_string(drv);
-    }
-    if (expect.min_driver) {
-      auto pos = r.driver_version.find("driver ");
-      if (pos != std::string::npos) {
-        auto have = model::Version::parse(r.driver_version.substr(pos + 7));
-        auto want = model::Version::parse(*expect.min_driver);
-        if (have && want && *have < *want) {
-          auto& f = model::add_finding(out, "convtest.driver", model::Severity::error, "NVIDIA driver " + have->text());
-          f.seen = have->text();
-          f.expected = ">= " + want->text();
-          f.fix = "upgrade the NVIDIA driver to " + want->text() + " or newer";
-        }
+  if (expect.cuda_major && major_of(r.runtime_version) != *expect.cuda_major) {
+    auto& f = model::add_finding(out, "convtest.cuda-runtime", model::Severity::error,
+                                 "CUDA runtime " + r.runtime_version + " from " + r.cudart.path);
+    f.seen = "CUDA " + r.runtime_version;
+    f.expected = "CUDA " + std::to_string(*expect.cuda_major) + ".x";
+    f.fix = "the runtime of another CUDA major is found first: put the pinned toolkit's lib64 first on the loader path";
+  }
+  int drv = major_of(r.driver_version), run = major_of(r.runtime_version);
+  if (!r.driver_version.empty() && drv && run && drv < run) {
+    auto& f = model::add_finding(out, "convtest.driver", model::Severity::error, "NVIDIA driver");
+    f.seen = "the driver supports CUDA " + r.driver_version;
+    f.expected = "a driver for CUDA " + r.runtime_version + " or newer";
+    f.fix = "upgrade the NVIDIA driver (in WSL2: on Windows, never inside WSL); a CUDA " + std::to_string(run) +
+            " runtime cannot run on a driver for CUDA " + std::to_string(drv);
+  }
+  if (expect.min_driver) {
+    auto pos = r.driver_version.find("driver ");
+    if (pos != std::string::npos) {
+      auto have = model::Version::parse(r.driver_version.substr(pos + 7));
+      auto want = model::Version::parse(*expect.min_driver);
+      if (have && want && *have < *want) {
+        auto& f = model::add_finding(out, "convtest.driver", model::Severity::error, "NVIDIA driver " + have->text());
+        f.seen = have->text();
+        f.expected = ">= " + want->text();
+        f.fix = "upgrade the NVIDIA driver to " + want->text() + " or newer";
       }
     }
+  }
 }
 
 // Each GPU, and why none could run when none could.
@@ -152,53 +155,56 @@ void judge_gpus(const model::ConvReport& r, const model::ConvExpectations& expec
   if (!r.nothing_to_run.empty()) {
     auto& f = model::add_finding(out, "convtest.no-gpu", model::Severity::note, "GPU");
     f.seen = r.nothing_to_run;
-    f.fix = "run on a machine with an NVIDIA GPU and driver (containers: docker run --gpus all; WSL2: the Windows driver maps "
-            "into /usr/lib/wsl/lib)";
+    f.fix =
+        "run on a machine with an NVIDIA GPU and driver (containers: docker run --gpus all; WSL2: the Windows driver maps "
+        "into /usr/lib/wsl/lib)";
   }
 }
 
 // The framework's own convolution and the cuDNN it really loaded.
 void judge_framework(const model::ConvReport& r, std::vector<model::Finding>& out) {
   if (!r.framework) return;
-    const auto& fw = *r.framework;
-    std::string subject = fw.framework + (fw.version.empty() ? "" : " " + fw.version) + " (" + fw.python + ")";
-    if (!fw.installed) {
-      auto& f = model::add_finding(out, "convtest.framework-missing", model::Severity::note, subject);
-      f.seen = fw.error.empty() ? "not installed" : fw.error;
-      f.fix = "install " + fw.framework + " in this Python, or pass --python PATH of the environment that has it";
-    } else {
-      if (!fw.error.empty()) {
-        auto& f = model::add_finding(out, "convtest.framework", model::Severity::error, subject);
-        f.seen = fw.error;
-        f.fix = "the framework failed running a convolution on the GPU; the message above is its own";
-      }
-      if (!fw.gpu) {
-        auto& f = model::add_finding(out, "convtest.framework-gpu", model::Severity::warning, subject);
-        f.seen = fw.framework + " sees no GPU";
-        f.fix = "a CPU-only build is installed (for torch: install the +cuXYZ wheel from PyTorch's index), or the driver is "
-                "missing; `stackpin check --explain` names the matching wheel";
-      }
-      if (fw.ran) {
-        bool bad = fw.non_finite || fw.max_abs_err > 2e-2;
-        auto& f = model::add_finding(out, "convtest.framework-conv", bad ? model::Severity::error : model::Severity::ok, subject);
-        f.seen = fw.non_finite ? "the GPU convolution produced NaN/Inf"
-                               : "GPU convolution vs the framework's CPU result: max error " + std::to_string(fw.max_abs_err);
-        if (bad) f.fix = "the cuDNN the framework loaded computes wrong results for this shape: update it, or the framework";
-      }
-      if (!fw.cudnn_version.empty()) {
-        auto have = model::Version::parse(fw.cudnn_version), system = model::Version::parse(r.cudnn_version);
-        std::string loaded;
-        for (const auto& p : fw.loaded_cudnn) loaded += (loaded.empty() ? "" : ", ") + p;
-        bool differs = have && system && model::compare_prefix(*have, *system, 3) != 0;
-        auto& f = model::add_finding(out, "convtest.framework-cudnn", differs ? model::Severity::warning : model::Severity::ok, subject);
-        f.seen = fw.framework + " uses cuDNN " + fw.cudnn_version + (loaded.empty() ? "" : " (loaded: " + loaded + ")");
-        if (differs) {
-          f.expected = "the cuDNN the system test loaded, " + r.cudnn_version + " from " + r.cudnn.path;
-          f.fix = fw.framework + " brings its own cuDNN (bundled in its wheel or package) and loads it before the system "
-                  "one; the system cuDNN serves other programs. Pin the framework's cuDNN to have a single one";
-        }
+  const auto& fw = *r.framework;
+  std::string subject = fw.framework + (fw.version.empty() ? "" : " " + fw.version) + " (" + fw.python + ")";
+  if (!fw.installed) {
+    auto& f = model::add_finding(out, "convtest.framework-missing", model::Severity::note, subject);
+    f.seen = fw.error.empty() ? "not installed" : fw.error;
+    f.fix = "install " + fw.framework + " in this Python, or pass --python PATH of the environment that has it";
+  } else {
+    if (!fw.error.empty()) {
+      auto& f = model::add_finding(out, "convtest.framework", model::Severity::error, subject);
+      f.seen = fw.error;
+      f.fix = "the framework failed running a convolution on the GPU; the message above is its own";
+    }
+    if (!fw.gpu) {
+      auto& f = model::add_finding(out, "convtest.framework-gpu", model::Severity::warning, subject);
+      f.seen = fw.framework + " sees no GPU";
+      f.fix =
+          "a CPU-only build is installed (for torch: install the +cuXYZ wheel from PyTorch's index), or the driver is "
+          "missing; `stackpin check --explain` names the matching wheel";
+    }
+    if (fw.ran) {
+      bool bad = fw.non_finite || fw.max_abs_err > 2e-2;
+      auto& f = model::add_finding(out, "convtest.framework-conv", bad ? model::Severity::error : model::Severity::ok, subject);
+      f.seen = fw.non_finite ? "the GPU convolution produced NaN/Inf"
+                             : "GPU convolution vs the framework's CPU result: max error " + std::to_string(fw.max_abs_err);
+      if (bad) f.fix = "the cuDNN the framework loaded computes wrong results for this shape: update it, or the framework";
+    }
+    if (!fw.cudnn_version.empty()) {
+      auto have = model::Version::parse(fw.cudnn_version), system = model::Version::parse(r.cudnn_version);
+      std::string loaded;
+      for (const auto& p : fw.loaded_cudnn) loaded += (loaded.empty() ? "" : ", ") + p;
+      bool differs = have && system && model::compare_prefix(*have, *system, 3) != 0;
+      auto& f = model::add_finding(out, "convtest.framework-cudnn", differs ? model::Severity::warning : model::Severity::ok, subject);
+      f.seen = fw.framework + " uses cuDNN " + fw.cudnn_version + (loaded.empty() ? "" : " (loaded: " + loaded + ")");
+      if (differs) {
+        f.expected = "the cuDNN the system test loaded, " + r.cudnn_version + " from " + r.cudnn.path;
+        f.fix = fw.framework +
+                " brings its own cuDNN (bundled in its wheel or package) and loads it before the system "
+                "one; the system cuDNN serves other programs. Pin the framework's cuDNN to have a single one";
       }
     }
+  }
 }
 
 // Every failed case with its cause, and one line per operation that passed.
@@ -209,15 +215,22 @@ void judge_cases(const model::ConvReport& r, std::vector<model::Finding>& out) {
       ++ok_count[c.op];
       continue;
     }
-    std::string subject = c.op == "setup" ? "GPU " + std::to_string(c.device)
-                                          : c.op + " " + c.dtype + " [" + c.shape + "]" +
-                                                (c.algo >= 0 ? " algo " + std::to_string(c.algo) : "") + " on GPU " + std::to_string(c.device);
-    auto& f = model::add_finding(out, c.non_finite ? "convtest.nan" : c.op == "setup" ? "convtest.setup" : "convtest.case", model::Severity::error, subject);
+    std::string subject = c.op == "setup"
+                              ? "GPU " + std::to_string(c.device)
+                              : c.op + " " + c.dtype + " [" + c.shape + "]" + (c.algo >= 0 ? " algo " + std::to_string(c.algo) : "") +
+                                    " on GPU " + std::to_string(c.device);
+    auto& f = model::add_finding(out,
+                                 c.non_finite      ? "convtest.nan"
+                                 : c.op == "setup" ? "convtest.setup"
+                                                   : "convtest.case",
+                                 model::Severity::error, subject);
     f.seen = c.detail;
-    if (!c.status.empty() && c.status != "CUDNN_STATUS_SUCCESS") f.fix = setup_cause(c.status, r);
+    if (!c.status.empty() && c.status != "CUDNN_STATUS_SUCCESS")
+      f.fix = setup_cause(c.status, r);
     else if (c.non_finite)
-      f.fix = "this algorithm produces NaN/Inf for this shape: avoid it (torch.backends.cudnn.benchmark = False picks by "
-              "heuristic instead of trying all) and update cuDNN to a release where it is fixed";
+      f.fix =
+          "this algorithm produces NaN/Inf for this shape: avoid it (torch.backends.cudnn.benchmark = False picks by "
+          "heuristic instead of trying all) and update cuDNN to a release where it is fixed";
     else if (c.algo >= 0)
       f.fix = "this algorithm computes wrong results for this shape: update cuDNN, or keep frameworks from selecting it";
     else

@@ -22,27 +22,30 @@ using model::DiffWeight;
 using model::Pos;
 using model::Version;
 
-void Differ::add(const std::string& rule, const std::string& group, const std::string& component, const Side& sa,
-                 const Side& sb, DiffWeight weight, std::string reason) {
+void Differ::add(const std::string& rule, const std::string& group, const std::string& component, const Side& sa, const Side& sb,
+                 DiffWeight weight, std::string reason) {
   if (weight != DiffWeight::same) {
     auto& f = model::add_finding(report.findings, rule, model::severity_of(weight), component);
     f.seen = sa.value.value_or("(not set)");
     f.expected = sb.value.value_or("(not set)");
     f.fix = reason;
-    if (sa.pos.line > 0) f.where = a.locate(sa.pos);
-    else if (sb.pos.line > 0) f.where = b.locate(sb.pos);
+    if (sa.pos.line > 0)
+      f.where = a.locate(sa.pos);
+    else if (sb.pos.line > 0)
+      f.where = b.locate(sb.pos);
   } else {
     reason.clear();
   }
   report.rows.push_back(model::DiffRow{group, component, sa.value, sb.value, weight, std::move(reason)});
 }
 
-void Differ::text(const std::string& rule, const std::string& group, const std::string& component, const Side& sa,
-                  const Side& sb, DiffWeight differ, const std::string& why, DiffWeight one_side,
-                  const std::string& why_one_side) {
+void Differ::text(const std::string& rule, const std::string& group, const std::string& component, const Side& sa, const Side& sb,
+                  DiffWeight differ, const std::string& why, DiffWeight one_side, const std::string& why_one_side) {
   if (!sa.value && !sb.value) return;
-  if (sa.value && sb.value) add(rule, group, component, sa, sb, *sa.value == *sb.value ? DiffWeight::same : differ, why);
-  else add(rule, group, component, sa, sb, one_side, why_one_side);
+  if (sa.value && sb.value)
+    add(rule, group, component, sa, sb, *sa.value == *sb.value ? DiffWeight::same : differ, why);
+  else
+    add(rule, group, component, sa, sb, one_side, why_one_side);
 }
 
 std::optional<std::size_t> first_difference(const Version& a, const Version& b) {
@@ -62,17 +65,17 @@ std::string cudnn_integer(const Version& v) {
 }
 }  // namespace
 
-void weigh_cudnn(Differ& d, const std::string& rule, const std::string& group, const std::string& component,
-                 const Version& va, const Side& sa, const Version& vb, const Side& sb) {
+void weigh_cudnn(Differ& d, const std::string& rule, const std::string& group, const std::string& component, const Version& va,
+                 const Side& sa, const Version& vb, const Side& sb) {
   auto i = first_difference(va, vb);
   if (!i) return d.add(rule, group, component, sa, sb, DiffWeight::same, "");
   switch (*i) {
     case 0:
       return d.add(rule, group, component, sa, sb, DiffWeight::breaking,
                    "cuDNN " + num(va.major()) + " and " + num(vb.major()) +
-                       " are different majors: the libraries have other names (libcudnn.so." + num(va.major()) +
-                       " vs libcudnn.so." + num(vb.major()) + ", cudnn64_" + num(va.major()) + ".dll vs cudnn64_" +
-                       num(vb.major()) + ".dll) and another API, so software built for one does not load the other");
+                       " are different majors: the libraries have other names (libcudnn.so." + num(va.major()) + " vs libcudnn.so." +
+                       num(vb.major()) + ", cudnn64_" + num(va.major()) + ".dll vs cudnn64_" + num(vb.major()) +
+                       ".dll) and another API, so software built for one does not load the other");
     case 1:
       return d.add(rule, group, component, sa, sb, DiffWeight::likely_breaking,
                    "another cuDNN minor (" + va.prefix(2) + " vs " + vb.prefix(2) +
@@ -96,11 +99,9 @@ using model::Platform;
 
 void diff_info(Differ& d) {
   d.text("diff.manifest", "manifest", "name", Side{d.a.name.value, d.a.name.pos}, Side{d.b.name.value, d.b.name.pos},
-         DiffWeight::compatible, "a label: it names files and images, nothing installed depends on it",
-         DiffWeight::compatible, "");
-  d.text("diff.manifest", "manifest", "description", side_of(d.a.description), side_of(d.b.description),
-         DiffWeight::compatible, "prose for people: nothing installed depends on it", DiffWeight::compatible,
-         "prose for people: nothing installed depends on it");
+         DiffWeight::compatible, "a label: it names files and images, nothing installed depends on it", DiffWeight::compatible, "");
+  d.text("diff.manifest", "manifest", "description", side_of(d.a.description), side_of(d.b.description), DiffWeight::compatible,
+         "prose for people: nothing installed depends on it", DiffWeight::compatible, "prose for people: nothing installed depends on it");
 }
 
 void diff_cuda(Differ& d) {
@@ -120,14 +121,15 @@ void diff_cuda(Differ& d) {
     return d.add(rule, group, comp, sa, sb, DiffWeight::breaking,
                  "CUDA " + num(va.major()) + " and " + num(vb.major()) +
                      " are different majors: programs and libraries built for one do not load the other's runtime "
-                     "(libcudart.so." + num(va.major()) + " vs libcudart.so." + num(vb.major()) +
+                     "(libcudart.so." +
+                     num(va.major()) + " vs libcudart.so." + num(vb.major()) +
                      "), cuDNN builds and framework wheels are made per major, and the driver floors differ");
   if (*i == 1)
     return d.add(rule, group, comp, sa, sb, DiffWeight::likely_breaking,
                  "another CUDA minor (" + va.prefix(2) + " vs " + vb.prefix(2) +
                      "): minor-version compatibility runs code built for the older minor, but the toolkit's "
-                     "libraries, the framework wheels (cu" + num(va.major()) + num(va.minor()) + " vs cu" +
-                     num(vb.major()) + num(vb.minor()) +
+                     "libraries, the framework wheels (cu" +
+                     num(va.major()) + num(va.minor()) + " vs cu" + num(vb.major()) + num(vb.minor()) +
                      ") and the driver minimum change, and code built for the newer minor may need its APIs");
   return d.add(rule, group, comp, sa, sb, DiffWeight::compatible,
                "a patch release of CUDA " + va.prefix(2) + ": same ABI, same framework wheels");
@@ -147,9 +149,8 @@ void diff_cudnn(Differ& d) {
   Side ca = A->cuda ? Side{std::to_string(A->cuda->value), A->cuda->pos} : Side{};
   Side cb = B->cuda ? Side{std::to_string(B->cuda->value), B->cuda->pos} : Side{};
   std::string why = "cuDNN built for CUDA " + ca.value.value_or("?") + " (the _cuda" + ca.value.value_or("?") +
-                    " archive) links that major's libraries (libcublasLt.so." + ca.value.value_or("?") +
-                    "): with a CUDA " + cb.value.value_or("?") +
-                    " runtime it does not load or fails to initialize (CUDNN_STATUS_NOT_INITIALIZED)";
+                    " archive) links that major's libraries (libcublasLt.so." + ca.value.value_or("?") + "): with a CUDA " +
+                    cb.value.value_or("?") + " runtime it does not load or fails to initialize (CUDNN_STATUS_NOT_INITIALIZED)";
   d.text("diff.cudnn", "cuDNN", "cudnn.cuda", ca, cb, DiffWeight::breaking, why, DiffWeight::likely_breaking,
          "only one side says which CUDA major its cuDNN build is for, so the builds cannot be compared");
 }
@@ -217,10 +218,10 @@ void diff_archive(Differ& d, Platform platform) {
   Side za = ba.size ? Side{std::to_string(*ba.size) + (ba.size_from_kb ? k_kb : ""), pa->size ? pa->size->pos : pa->pos} : Side{};
   Side zb = bb.size ? Side{std::to_string(*bb.size) + (bb.size_from_kb ? k_kb : ""), pb->size ? pb->size->pos : pb->pos} : Side{};
   if (ba.size && bb.size) {
-    if (*ba.size == *bb.size) d.add(rule, group, base + ".size", za, zb, DiffWeight::same, "");
+    if (*ba.size == *bb.size)
+      d.add(rule, group, base + ".size", za, zb, DiffWeight::same, "");
     else if (other_bytes)
-      d.add(rule, group, base + ".size", za, zb, DiffWeight::compatible,
-            "follows from the different bytes, which the sha256 row weighs");
+      d.add(rule, group, base + ".size", za, zb, DiffWeight::compatible, "follows from the different bytes, which the sha256 row weighs");
     else
       d.add(rule, group, base + ".size", za, zb, DiffWeight::likely_breaking,
             same_bytes ? "the hashes agree but the sizes do not: one side's size is wrong, and its `verify` refuses the "
@@ -232,17 +233,16 @@ void diff_archive(Differ& d, Platform platform) {
 
   // Where the bytes come from matters only when nothing proves which bytes they are.
   DiffWeight where_weight = hashes_known ? DiffWeight::compatible : DiffWeight::likely_breaking;
-  std::string where_why = same_bytes ? "another place for the same bytes (the hashes agree)"
+  std::string where_why = same_bytes    ? "another place for the same bytes (the hashes agree)"
                           : other_bytes ? "another file, whose bytes the sha256 row weighs"
                                         : "another file, and no hash on both sides proves the bytes are the same";
   d.text(rule, group, base + ".url", side_of(pa->url), side_of(pb->url), where_weight, where_why, DiffWeight::compatible,
          "only one side says where to download from; the hash, not the URL, identifies the archive");
   d.text(rule, group, base + ".file", side_of(pa->file), side_of(pb->file), DiffWeight::compatible,
-         "the name to look for in --archives DIR: `verify` finds a renamed archive by its size and hash",
-         DiffWeight::compatible, "the name to look for in --archives DIR: `verify` finds a renamed archive by its size and hash");
+         "the name to look for in --archives DIR: `verify` finds a renamed archive by its size and hash", DiffWeight::compatible,
+         "the name to look for in --archives DIR: `verify` finds a renamed archive by its size and hash");
   d.text(rule, group, base + ".origin", Side{model::to_string(pa->origin.value), pa->origin.pos},
-         Side{model::to_string(pb->origin.value), pb->origin.pos},
-         same_bytes ? DiffWeight::compatible : DiffWeight::likely_breaking,
+         Side{model::to_string(pb->origin.value), pb->origin.pos}, same_bytes ? DiffWeight::compatible : DiffWeight::likely_breaking,
          same_bytes ? "a local copy of NVIDIA's archive (the hashes agree)"
                     : "NVIDIA's archive on one side, a repack, mirror copy or fixture on the other: its bytes are not "
                       "known to be NVIDIA's",
@@ -317,7 +317,8 @@ void diff_frameworks(Differ& d) {
     const Version& va = ia->second.value;
     const Version& vb = ib->second.value;
     auto i = first_difference(va, vb);
-    if (!i) d.add(rule, group, comp, sa, sb, DiffWeight::same, "");
+    if (!i)
+      d.add(rule, group, comp, sa, sb, DiffWeight::same, "");
     else if (*i == 0)
       d.add(rule, group, comp, sa, sb, DiffWeight::breaking,
             name + " " + num(va.major()) + " and " + num(vb.major()) +
@@ -346,11 +347,10 @@ void diff_python(Differ& d) {
   if (!i) return d.add(rule, group, comp, sa, sb, DiffWeight::same, "");
   if (*i <= 1)
     return d.add(rule, group, comp, sa, sb, DiffWeight::breaking,
-                 "Python " + va.prefix(2) + " and " + vb.prefix(2) + " have different ABIs: compiled wheels (cp" +
-                     num(va.major()) + num(va.minor()) + " vs cp" + num(vb.major()) + num(vb.minor()) +
+                 "Python " + va.prefix(2) + " and " + vb.prefix(2) + " have different ABIs: compiled wheels (cp" + num(va.major()) +
+                     num(va.minor()) + " vs cp" + num(vb.major()) + num(vb.minor()) +
                      "), every framework wheel among them, install for one only");
-  return d.add(rule, group, comp, sa, sb, DiffWeight::compatible,
-               "a patch release of Python " + va.prefix(2) + ": same ABI, same wheels");
+  return d.add(rule, group, comp, sa, sb, DiffWeight::compatible, "a patch release of Python " + va.prefix(2) + ": same ABI, same wheels");
 }
 
 }  // namespace

@@ -17,12 +17,8 @@ struct Side {
   model::Pos pos;
 };
 
-inline Side side_of(const std::optional<model::Located<std::string>>& v) {
-  return v ? Side{v->value, v->pos} : Side{};
-}
-inline Side side_of(const std::optional<model::Located<model::Version>>& v) {
-  return v ? Side{v->value.text(), v->pos} : Side{};
-}
+inline Side side_of(const std::optional<model::Located<std::string>>& v) { return v ? Side{v->value, v->pos} : Side{}; }
+inline Side side_of(const std::optional<model::Located<model::Version>>& v) { return v ? Side{v->value.text(), v->pos} : Side{}; }
 
 struct Differ {
   const model::Manifest& a;
@@ -32,13 +28,12 @@ struct Differ {
 
   // Appends a row; when `weight` is not same, also a finding with `rule`, pointing at A's
   // position (B's when A has none).
-  void add(const std::string& rule, const std::string& group, const std::string& component, const Side& sa,
-           const Side& sb, model::DiffWeight weight, std::string reason);
+  void add(const std::string& rule, const std::string& group, const std::string& component, const Side& sa, const Side& sb,
+           model::DiffWeight weight, std::string reason);
   // A row for a value that differs by its text only (paths, modes, names): same when equal,
   // otherwise `differ` (with `why`); set on one side only: `one_side` (with `why_one_side`).
-  void text(const std::string& rule, const std::string& group, const std::string& component, const Side& sa,
-            const Side& sb, model::DiffWeight differ, const std::string& why, model::DiffWeight one_side,
-            const std::string& why_one_side);
+  void text(const std::string& rule, const std::string& group, const std::string& component, const Side& sa, const Side& sb,
+            model::DiffWeight differ, const std::string& why, model::DiffWeight one_side, const std::string& why_one_side);
 };
 
 // The index of the first part in which two versions differ numerically (missing parts are 0);
@@ -48,8 +43,8 @@ std::optional<std::size_t> first_difference(const model::Version& a, const model
 // cuDNN's version weight (also used for the conda cuDNN): major breaking, minor likely-breaking,
 // patch compatible, build compatible but reported as the ambiguity it is. `sa`/`sb` are the
 // values as shown (with their positions).
-void weigh_cudnn(Differ& d, const std::string& rule, const std::string& group, const std::string& component,
-                 const model::Version& va, const Side& sa, const model::Version& vb, const Side& sb);
+void weigh_cudnn(Differ& d, const std::string& rule, const std::string& group, const std::string& component, const model::Version& va,
+                 const Side& sa, const model::Version& vb, const Side& sb);
 
 // [targets.windows], [targets.linux], [targets.docker], [targets.conda] (diff_targets.cpp).
 void diff_targets(Differ& d);

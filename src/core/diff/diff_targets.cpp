@@ -50,8 +50,7 @@ void windows(Differ& d) {
          "another install location: stackpin's activation scripts follow the prefix, only what hard-codes the "
          "old path must change",
          DiffWeight::compatible, "only one side stages into a prefix of its own; the layout row weighs where cuDNN goes");
-  d.text(rule, group, "targets.windows.cuda_path", side_of(A->cuda_path), side_of(B->cuda_path),
-         DiffWeight::likely_breaking,
+  d.text(rule, group, "targets.windows.cuda_path", side_of(A->cuda_path), side_of(B->cuda_path), DiffWeight::likely_breaking,
          "another CUDA toolkit tree on the Windows machine: CUDA_PATH, the CUDA DLLs programs load and, for "
          "cuda-merge, where cuDNN's files go",
          DiffWeight::compatible, "only one side names the CUDA toolkit tree (an isolated layout does not need it)");
@@ -96,14 +95,11 @@ void docker(Differ& d) {
     return d.add(rule, group, "targets.docker", section(A, summary), section(B, summary), DiffWeight::compatible,
                  one_side_target("Docker"));
   }
-  d.text(rule, group, "targets.docker.base_image", side_of(A->base_image), side_of(B->base_image),
-         DiffWeight::likely_breaking,
+  d.text(rule, group, "targets.docker.base_image", side_of(A->base_image), side_of(B->base_image), DiffWeight::likely_breaking,
          "another base image: another OS userland (Ubuntu release, glibc) and another CUDA runtime inside the image",
          DiffWeight::likely_breaking, "only one side names a base image, so the images cannot be compared");
-  d.text(rule, group, "targets.docker.base_digest", side_of(A->base_digest), side_of(B->base_digest),
-         DiffWeight::likely_breaking,
-         "different image bytes (the tag was rebuilt, or another image): packages inside may have changed",
-         DiffWeight::compatible,
+  d.text(rule, group, "targets.docker.base_digest", side_of(A->base_digest), side_of(B->base_digest), DiffWeight::likely_breaking,
+         "different image bytes (the tag was rebuilt, or another image): packages inside may have changed", DiffWeight::compatible,
          "only one side pins the image by digest; the other takes whatever its tag points to when built");
   d.text(rule, group, "targets.docker.cudnn", Side{model::to_string(A->cudnn.value), A->cudnn.pos},
          Side{model::to_string(B->cudnn.value), B->cudnn.pos}, DiffWeight::likely_breaking,
@@ -133,8 +129,7 @@ void conda(Differ& d) {
       if (t.cudnn) s += ", cudnn " + t.cudnn->value.text();
       return s;
     };
-    return d.add(rule, group, "targets.conda", section(A, summary), section(B, summary), DiffWeight::compatible,
-                 one_side_target("conda"));
+    return d.add(rule, group, "targets.conda", section(A, summary), section(B, summary), DiffWeight::compatible, one_side_target("conda"));
   }
   d.text(rule, group, "targets.conda.channels", channels_of(A), channels_of(B), DiffWeight::likely_breaking,
          "other channels, or another order (conda's channel priority), resolve other builds of the same packages",
@@ -148,7 +143,8 @@ void conda(Differ& d) {
   };
   auto [va, sa] = effective(d.a, *A);
   auto [vb, sb] = effective(d.b, *B);
-  if (va && vb) weigh_cudnn(d, rule, group, "targets.conda.cudnn", *va, sa, *vb, sb);
+  if (va && vb)
+    weigh_cudnn(d, rule, group, "targets.conda.cudnn", *va, sa, *vb, sb);
   else if (va || vb)
     d.add(rule, group, "targets.conda.cudnn", sa, sb, DiffWeight::likely_breaking,
           "only one side says which cuDNN conda installs, so the environments cannot be compared");

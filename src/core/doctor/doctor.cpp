@@ -2,8 +2,8 @@
 #include "core/doctor/doctor.hpp"
 #include "gen/quote.hpp"
 
-#include "core/provision/activation.hpp"
 #include "core/doctor/doctor_linux.hpp"
+#include "core/provision/activation.hpp"
 
 namespace core {
 

@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <optional>
 
-#include "core/check/check.hpp"
 #include "core/archives/lock.hpp"
+#include "core/check/check.hpp"
 #include "gen/quote.hpp"
 #include "util/strings.hpp"
 
@@ -60,8 +60,7 @@ std::string published_for(const knowledge::KnowledgeBase& kb, int cudnn_major, i
   return util::join(out, ", ");
 }
 
-util::Result<Version> choose_cudnn(const model::Manifest& m, const knowledge::KnowledgeBase& kb, int cuda_major,
-                                   CondaPlan& plan) {
+util::Result<Version> choose_cudnn(const model::Manifest& m, const knowledge::KnowledgeBase& kb, int cuda_major, CondaPlan& plan) {
   const auto* t = m.conda ? &*m.conda : nullptr;
   const Version& pin = m.cudnn->version.value;
   bool own = t && t->cudnn;
@@ -101,8 +100,7 @@ util::Result<Version> choose_cudnn(const model::Manifest& m, const knowledge::Kn
                            " (" + knowledge::first_source(cf->source) + ").");
   if (want != pin) {
     bool pin_there = kb.conda_forge_cudnn(pin) != nullptr;
-    entry.comments.push_back("The archives pin cuDNN " + pin.text() +
-                             (pin_there ? "" : ", which conda-forge does not publish") +
+    entry.comments.push_back("The archives pin cuDNN " + pin.text() + (pin_there ? "" : ", which conda-forge does not publish") +
                              "; programs in this environment load cuDNN " + want.prefix(3) + ".");
     plan.notes.push_back("the conda environment gets cuDNN " + want.text() + " from conda-forge; the archives pin " + pin.text());
   }
@@ -118,11 +116,14 @@ util::Status choose_channels(const model::Manifest& m, CondaPlan& plan) {
     for (const auto& c : m.conda->channels) s.channels.push_back(c.value);
   if (s.channels.empty()) {
     s.channels.push_back(k_forge);
-    s.header_notes.push_back(std::string("Channels: conda-forge (") + (m.conda ? "[targets.conda] lists none" : "the manifest has no [targets.conda]") + ").");
+    s.header_notes.push_back(std::string("Channels: conda-forge (") +
+                             (m.conda ? "[targets.conda] lists none" : "the manifest has no [targets.conda]") + ").");
   }
   if (std::find(s.channels.begin(), s.channels.end(), k_forge) == s.channels.end())
-    return refuse(m, pos, "[targets.conda] channels do not include conda-forge: stackpin knows conda-forge's cudnn builds only, "
-                          "so it cannot vouch for a cudnn from " + util::join(s.channels, ", "))
+    return refuse(m, pos,
+                  "[targets.conda] channels do not include conda-forge: stackpin knows conda-forge's cudnn builds only, "
+                  "so it cannot vouch for a cudnn from " +
+                      util::join(s.channels, ", "))
         .with_hint("add \"conda-forge\" to [targets.conda] channels");
   if (s.channels.front() != k_forge)
     s.header_notes.push_back("cuda-version and cudnn are judged against conda-forge's builds; with " + gen::yaml_quote(s.channels.front()) +
@@ -135,14 +136,17 @@ util::Status choose_channels(const model::Manifest& m, CondaPlan& plan) {
       auto v = Version::parse(c.value.substr(at + k_label.size()));
       if (!v) continue;
       if (v->major() != cuda.major())
-        return refuse(m, c.pos, "channel \"" + c.value + "\" holds NVIDIA's CUDA " + v->text() + " packages, but [cuda] is " + cuda.text() +
-                                    ": one conda environment never mixes two CUDA majors")
+        return refuse(m, c.pos,
+                      "channel \"" + c.value + "\" holds NVIDIA's CUDA " + v->text() + " packages, but [cuda] is " + cuda.text() +
+                          ": one conda environment never mixes two CUDA majors")
             .with_hint("use the label of [cuda]'s release, nvidia/label/cuda-" + cuda.text() + ", or drop the channel");
       if (compare_prefix(*v, cuda, std::min(v->size(), cuda.size())) != 0)
-        return refuse(m, c.pos, "channel \"" + c.value + "\" holds NVIDIA's CUDA " + v->text() + " packages, but [cuda] pins " + cuda.text() +
-                                    " and cuda-version=" + cuda.prefix(2))
+        return refuse(m, c.pos,
+                      "channel \"" + c.value + "\" holds NVIDIA's CUDA " + v->text() + " packages, but [cuda] pins " + cuda.text() +
+                          " and cuda-version=" + cuda.prefix(2))
             .with_hint("use the label of [cuda]'s release, nvidia/label/cuda-" + cuda.text() + ", or drop the channel");
-      s.header_notes.push_back("Channel " + gen::yaml_quote(c.value) + ": NVIDIA's packages of CUDA " + v->text() + ", the release [cuda] pins.");
+      s.header_notes.push_back("Channel " + gen::yaml_quote(c.value) + ": NVIDIA's packages of CUDA " + v->text() +
+                               ", the release [cuda] pins.");
     }
     const auto& name = c.value;
     if (name == "pytorch" || (name.size() > 8 && name.compare(name.size() - 8, 8, "/pytorch") == 0)) {
@@ -192,8 +196,8 @@ util::Status choose_frameworks(const model::Manifest& m, const knowledge::Knowle
       why = " (the environment's cuDNN is conda-forge's cudnn " + cudnn.text() + ")";
     else
       continue;
-    Error e(ErrorCode::invalid, f.subject + " cannot go into the conda environment: " + f.seen +
-                                    (f.expected.empty() ? "" : "; expected " + f.expected) + why);
+    Error e(ErrorCode::invalid,
+            f.subject + " cannot go into the conda environment: " + f.seen + (f.expected.empty() ? "" : "; expected " + f.expected) + why);
     e.where = f.where;
     if (!f.fix.empty()) e.hints.push_back(f.fix);
     return e;
@@ -209,8 +213,9 @@ util::Status choose_frameworks(const model::Manifest& m, const knowledge::Knowle
   };
   auto unknown = [&](const char* name) {
     const auto& v = m.frameworks.at(name);
-    return refuse(m, v.pos, std::string(name) + " " + v.value.text() + " is not in the knowledge base: which build fits CUDA " + cuda.text() +
-                                " and where it is published cannot be derived")
+    return refuse(m, v.pos,
+                  std::string(name) + " " + v.value.text() + " is not in the knowledge base: which build fits CUDA " + cuda.text() +
+                      " and where it is published cannot be derived")
         .with_hint("pin a release the knowledge base knows (`stackpin check --explain` lists the framework wheels it matches)");
   };
 
@@ -224,15 +229,17 @@ util::Status choose_frameworks(const model::Manifest& m, const knowledge::Knowle
     auto torch_version = *Version::parse(w->version);
     // PyPI stays the main index when other pip packages need it; torch 1.x used the extra index.
     bool extra = tf || ort || torch_version.major() < 2;
-    std::string flag = extra ? "--extra-index-url" : (kb.facts().torch_install_flag.empty() ? "--index-url" : kb.facts().torch_install_flag);
+    std::string flag =
+        extra ? "--extra-index-url" : (kb.facts().torch_install_flag.empty() ? "--index-url" : kb.facts().torch_install_flag);
     gen::CondaEntry index{flag + " " + w->index_url, {}};
-    index.comments.push_back("PyTorch's wheel index for the " + w->variant + " builds" +
-                             (extra ? " (an extra index: PyPI stays the main one" + std::string(tf || ort ? " for the other packages)" : ")")
-                                    : "") + ".");
+    index.comments.push_back(
+        "PyTorch's wheel index for the " + w->variant + " builds" +
+        (extra ? " (an extra index: PyPI stays the main one" + std::string(tf || ort ? " for the other packages)" : ")") : "") + ".");
     pip.push_back(std::move(index));
     gen::CondaEntry t{w->requirement, {}};
     t.comments.push_back("torch " + w->version + " for CUDA " + cuda.prefix(2) + " is the " + w->variant +
-                         " wheel (as `stackpin check` derives it; " + w->source + "). No conda channel is claimed for it: "
+                         " wheel (as `stackpin check` derives it; " + w->source +
+                         "). No conda channel is claimed for it: "
                          "the knowledge base records no conda package of torch.");
     if (!w->bundled_cudnn.empty()) {
       auto b = *Version::parse(w->bundled_cudnn);
@@ -240,9 +247,10 @@ util::Status choose_frameworks(const model::Manifest& m, const knowledge::Knowle
         t.comments.push_back("torch loads the cuDNN its wheel brings, " + b.text() + ": the same build as conda's cudnn.");
       } else {
         t.comments.push_back("torch loads the cuDNN its wheel brings, " + b.text() + " (torch.backends.cudnn.version() reports " +
-                             b.prefix(3) + "), not conda's cudnn " + cudnn.text() + ", which serves the other programs in the environment.");
-        plan.notes.push_back("torch " + w->version + "+" + w->variant + " loads the cuDNN its wheel brings (" + b.text() + "), not conda's cudnn " +
-                             cudnn.text());
+                             b.prefix(3) + "), not conda's cudnn " + cudnn.text() +
+                             ", which serves the other programs in the environment.");
+        plan.notes.push_back("torch " + w->version + "+" + w->variant + " loads the cuDNN its wheel brings (" + b.text() +
+                             "), not conda's cudnn " + cudnn.text());
       }
     } else {
       t.comments.push_back("Which cuDNN the torch wheel brings is not in the knowledge base; check torch.backends.cudnn.version().");
@@ -284,18 +292,21 @@ util::Status choose_frameworks(const model::Manifest& m, const knowledge::Knowle
       for (const auto& r : kb.facts().onnxruntime)
         if (r.cuda_major == cuda_major && ort_on_pypi(r) == true)
           on_pypi.push_back(r.first == r.last ? r.first.text() : r.first.text() + " to " + r.last.text());
-      Error e = refuse(m, pinned.pos, "onnxruntime-gpu " + pinned.value.text() + " for CUDA " + std::to_string(cuda_major) + ": " +
-                                          (row && ort_on_pypi(*row) == false ? "the knowledge base says this build is not on PyPI"
-                                                                             : "the knowledge base does not say that PyPI carries this build") +
-                                          ", and it knows no other index for it (PyPI's onnxruntime-gpu is built for one CUDA major per release)");
-      e.hints.push_back(on_pypi.empty() ? "install onnxruntime-gpu by hand from the index ONNX Runtime documents for CUDA " + std::to_string(cuda_major)
-                                        : "pin an onnxruntime-gpu release that PyPI carries for CUDA " + std::to_string(cuda_major) + ": " +
-                                              util::join(on_pypi, ", "));
+      Error e = refuse(m, pinned.pos,
+                       "onnxruntime-gpu " + pinned.value.text() + " for CUDA " + std::to_string(cuda_major) + ": " +
+                           (row && ort_on_pypi(*row) == false ? "the knowledge base says this build is not on PyPI"
+                                                              : "the knowledge base does not say that PyPI carries this build") +
+                           ", and it knows no other index for it (PyPI's onnxruntime-gpu is built for one CUDA major per release)");
+      e.hints.push_back(on_pypi.empty()
+                            ? "install onnxruntime-gpu by hand from the index ONNX Runtime documents for CUDA " + std::to_string(cuda_major)
+                            : "pin an onnxruntime-gpu release that PyPI carries for CUDA " + std::to_string(cuda_major) + ": " +
+                                  util::join(on_pypi, ", "));
       return e;
     }
     gen::CondaEntry e{w->requirement, {}};
-    e.comments.push_back("onnxruntime-gpu " + w->version + " from PyPI: its CUDA " + std::to_string(cuda_major) + " build (CUDA " + row->cuda +
-                         ", cuDNN " + std::to_string(row->cudnn_major) + ".x; " + w->source + "). It loads cuDNN through the dynamic loader.");
+    e.comments.push_back("onnxruntime-gpu " + w->version + " from PyPI: its CUDA " + std::to_string(cuda_major) + " build (CUDA " +
+                         row->cuda + ", cuDNN " + std::to_string(row->cudnn_major) + ".x; " + w->source +
+                         "). It loads cuDNN through the dynamic loader.");
     pip.push_back(std::move(e));
   }
   return {};
@@ -324,9 +335,10 @@ util::Result<CondaPlan> plan_conda(const model::Manifest& m, const knowledge::Kn
 
   const auto& cudnn_cuda = *m.cudnn->cuda;
   if (cudnn_cuda.value != cuda_major) {
-    Error e = refuse(m, cudnn_cuda.pos, "[cudnn] cuda = " + std::to_string(cudnn_cuda.value) + " is a cuDNN build for CUDA " +
-                                            std::to_string(cudnn_cuda.value) + ", but [cuda] is " + cuda.text() +
-                                            ": one conda environment never mixes two CUDA majors");
+    Error e =
+        refuse(m, cudnn_cuda.pos,
+               "[cudnn] cuda = " + std::to_string(cudnn_cuda.value) + " is a cuDNN build for CUDA " + std::to_string(cudnn_cuda.value) +
+                   ", but [cuda] is " + cuda.text() + ": one conda environment never mixes two CUDA majors");
     e.hints.push_back("pin the cuDNN build for CUDA " + std::to_string(cuda_major) + " ([cudnn] cuda = " + std::to_string(cuda_major) +
                       "), or a CUDA " + std::to_string(cudnn_cuda.value) + " release in [cuda]");
     if (cudnn_cuda.value == 11 || cuda_major == 11)
@@ -336,7 +348,8 @@ util::Result<CondaPlan> plan_conda(const model::Manifest& m, const knowledge::Kn
   }
   const auto& known = kb.facts().conda_cuda_versions;
   if (!known.empty() && std::find(known.begin(), known.end(), cuda.prefix(2)) == known.end())
-    return refuse(m, m.cuda->version.pos, "conda-forge publishes no cuda-version " + cuda.prefix(2) + " (known: " + util::join(known, ", ") + ")")
+    return refuse(m, m.cuda->version.pos,
+                  "conda-forge publishes no cuda-version " + cuda.prefix(2) + " (known: " + util::join(known, ", ") + ")")
         .with_hint("pin a CUDA release whose MAJOR.MINOR conda-forge's cuda-version has");
 
   SP_TRY(choose_channels(m, plan));
@@ -344,9 +357,11 @@ util::Result<CondaPlan> plan_conda(const model::Manifest& m, const knowledge::Kn
   if (m.python) s.dependencies.push_back({"python=" + m.python->value.text(), {}});
   plan.cuda_version = cuda.prefix(2);
   gen::CondaEntry cv{"cuda-version=" + plan.cuda_version, {}};
-  cv.comments.push_back("CUDA " + cuda.text() + " ([cuda]): conda-forge versions cuda-version by MAJOR.MINOR; it keeps every CUDA package "
-                        "of the environment at CUDA " + plan.cuda_version + " and asks for a driver that runs CUDA " +
-                        std::to_string(cuda_major) + " through the __cuda virtual package (CONDA_OVERRIDE_CUDA overrides it).");
+  cv.comments.push_back("CUDA " + cuda.text() +
+                        " ([cuda]): conda-forge versions cuda-version by MAJOR.MINOR; it keeps every CUDA package "
+                        "of the environment at CUDA " +
+                        plan.cuda_version + " and asks for a driver that runs CUDA " + std::to_string(cuda_major) +
+                        " through the __cuda virtual package (CONDA_OVERRIDE_CUDA overrides it).");
   if (cuda_major == 11)
     cv.comments.push_back("CUDA 11 on conda-forge is the cudatoolkit package, which cudnn's CUDA 11 builds pull in; cuda-version=" +
                           plan.cuda_version + " allows only cudatoolkit " + plan.cuda_version + " (run_constrained).");

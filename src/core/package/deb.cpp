@@ -39,8 +39,8 @@
 #include "crypto/sha256.hpp"
 #include "gen/build_config.hpp"
 #include "gen/deb_control.hpp"
-#include "provision/layout_plan.hpp"
 #include "probe/elf.hpp"
+#include "provision/layout_plan.hpp"
 #include "util/file_lock.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -50,13 +50,9 @@ namespace fs = std::filesystem;
 using util::Error;
 using util::ErrorCode;
 
-std::string debian_architecture(model::Platform p) {
-  return p == model::Platform::linux_x86_64 ? "amd64" : "arm64";
-}
+std::string debian_architecture(model::Platform p) { return p == model::Platform::linux_x86_64 ? "amd64" : "arm64"; }
 
-std::string multiarch_triplet(model::Platform p) {
-  return p == model::Platform::linux_x86_64 ? "x86_64-linux-gnu" : "aarch64-linux-gnu";
-}
+std::string multiarch_triplet(model::Platform p) { return p == model::Platform::linux_x86_64 ? "x86_64-linux-gnu" : "aarch64-linux-gnu"; }
 
 std::string deb_runtime_name(int cudnn_major, int cuda_major) {
   return "stackpin-libcudnn" + std::to_string(cudnn_major) + "-cuda-" + std::to_string(cuda_major);
@@ -83,8 +79,8 @@ struct Needs {
   std::set<std::string> packages;  // Debian packages other than libc6
   std::string glibc;               // newest GLIBC_ version ("2.17"), "" if none
   bool libc = false;
-  std::set<std::string> cuda;      // CUDA libraries needed (sonames)
-  std::set<std::string> unknown;   // needed sonames nothing known provides
+  std::set<std::string> cuda;     // CUDA libraries needed (sonames)
+  std::set<std::string> unknown;  // needed sonames nothing known provides
 };
 
 bool newer_glibc(const std::string& a, const std::string& b) {  // a > b
@@ -95,8 +91,9 @@ bool newer_glibc(const std::string& a, const std::string& b) {  // a > b
 }
 
 void add_needs(const probe::ElfInfo& elf, const std::set<std::string>& own_sonames, Needs& n) {
-  static const std::set<std::string> k_libc = {"libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1",
-                                               "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "libresolv.so.2"};
+  static const std::set<std::string> k_libc = {
+      "libc.so.6",     "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1",
+      "libresolv.so.2"};
   static const std::map<std::string, std::string> k_debian = {
       {"libstdc++.so.6", "libstdc++6"}, {"libgcc_s.so.1", "libgcc-s1"}, {"libz.so.1", "zlib1g"}};
   for (const auto& lib : elf.needed) {
@@ -249,7 +246,9 @@ util::Result<DebRun> resolve(const model::Manifest& m, const knowledge::Knowledg
   if (model::is_windows(platform))
     return Error(ErrorCode::usage, "a .deb packages a Linux archive (--platform linux-x86_64 or linux-sbsa), not windows-x86_64");
   if (platform == model::Platform::linux_aarch64)
-    return Error(ErrorCode::unsupported, "linux-aarch64 archives are for Jetson (L4T), whose cuDNN comes with JetPack: build packages from linux-sbsa archives for arm64 servers");
+    return Error(ErrorCode::unsupported,
+                 "linux-aarch64 archives are for Jetson (L4T), whose cuDNN comes with JetPack: build packages from linux-sbsa archives for "
+                 "arm64 servers");
   std::string maintainer = o.maintainer.empty() ? k_default_maintainer : o.maintainer;
   if (maintainer.find('<') == std::string::npos || maintainer.back() != '>' || maintainer.find_first_of("\n\r") != std::string::npos)
     return Error(ErrorCode::usage, "--maintainer must look like 'Full Name <email@example.org>', got '" + maintainer + "'");
@@ -328,8 +327,10 @@ util::Status split(DebRun& run) {
     std::string name = fs::path(f.to).filename().string();
     archive_io::TarMember mem;
     mem.type = f.type == "symlink" ? archive_io::EntryType::symlink : archive_io::EntryType::file;
-    if (mem.type == archive_io::EntryType::symlink) mem.link = f.link;
-    else mem.source = src;
+    if (mem.type == archive_io::EntryType::symlink)
+      mem.link = f.link;
+    else
+      mem.source = src;
     mem.mode = 0644;
     mem.shown = "\"" + util::printable(plan.top + "/" + f.from) + "\" of " + run.located.filename().string();
     if (f.to.rfind("include/", 0) == 0) {
@@ -355,7 +356,8 @@ util::Status split(DebRun& run) {
       nodes.push_back(detail::TreeNode{mem.path, mem.type == archive_io::EntryType::symlink, mem.link, origin[mem.path]});
   if (auto s = detail::check_links_in_tree(nodes, "the package"); !s) {
     auto e = std::move(s).error();
-    e.hints = {"NVIDIA's archives link libraries to their versioned files only; the archive is not NVIDIA's original; no package was written"};
+    e.hints = {
+        "NVIDIA's archives link libraries to their versioned files only; the archive is not NVIDIA's original; no package was written"};
     return e;
   }
   if (run.runtime_objects.empty())
@@ -393,9 +395,11 @@ util::Status relations(DebRun& run) {
 // NVIDIA's package names of this cuDNN major (every CUDA build), which these conflict with.
 std::vector<std::string> nvidia_names(const DebRun& run, bool dev_pkg) {
   std::vector<std::string> names;
-  if (run.major == 8) names.push_back(dev_pkg ? "libcudnn8-dev" : "libcudnn8");
+  if (run.major == 8)
+    names.push_back(dev_pkg ? "libcudnn8-dev" : "libcudnn8");
   else
-    for (int c : {11, 12, 13}) names.push_back("libcudnn" + std::to_string(run.major) + (dev_pkg ? "-dev" : "") + "-cuda-" + std::to_string(c));
+    for (int c : {11, 12, 13})
+      names.push_back("libcudnn" + std::to_string(run.major) + (dev_pkg ? "-dev" : "") + "-cuda-" + std::to_string(c));
   return names;
 }
 
@@ -406,7 +410,8 @@ std::string nvidia_own(const DebRun& run, bool dev_pkg) {
     if (run.m.cuda) return nv + " (= " + run.cudnn + "-1+cuda" + run.m.cuda->version.value.prefix(2) + ")";
     return nv;
   }
-  return "libcudnn" + std::to_string(run.major) + (dev_pkg ? "-dev" : "") + "-cuda-" + std::to_string(run.cuda_major) + " (= " + run.cudnn + "-1)";
+  return "libcudnn" + std::to_string(run.major) + (dev_pkg ? "-dev" : "") + "-cuda-" + std::to_string(run.cuda_major) + " (= " + run.cudnn +
+         "-1)";
 }
 
 // Both packages' control fields.
@@ -441,15 +446,14 @@ void controls(DebRun& run) {
   rc.replaces = rc.conflicts;
   rc.provides = {nvidia_own(run, false), virt};
   rc.synopsis = "NVIDIA cuDNN " + run.cudnn + " runtime libraries for CUDA " + c_str;
-  rc.description = {
-      "The shared libraries of NVIDIA's cuDNN " + run.cudnn + " (built for CUDA " + c_str + "), installed into " + run.report.libdir +
-          ", where the dynamic loader finds them without LD_LIBRARY_PATH.",
-      "",
-      "Packaged by stackpin from " + archive_name + " (SHA-256 " + run.report.archive_sha256 + "), pinned by the manifest \"" +
-          m.name.value + "\".",
-      "",
-      "The CUDA runtime and cuBLAS that cuDNN loads come from NVIDIA's repository, a CUDA installer or a framework's "
-      "wheels, so they are recommended, not required."};
+  rc.description = {"The shared libraries of NVIDIA's cuDNN " + run.cudnn + " (built for CUDA " + c_str + "), installed into " +
+                        run.report.libdir + ", where the dynamic loader finds them without LD_LIBRARY_PATH.",
+                    "",
+                    "Packaged by stackpin from " + archive_name + " (SHA-256 " + run.report.archive_sha256 +
+                        "), pinned by the manifest \"" + m.name.value + "\".",
+                    "",
+                    "The CUDA runtime and cuBLAS that cuDNN loads come from NVIDIA's repository, a CUDA installer or a framework's "
+                    "wheels, so they are recommended, not required."};
   if (m.description) {
     rc.description.push_back("");
     for (const auto& line : util::split(m.description->value, '\n')) rc.description.push_back("Stack: " + line);
@@ -470,8 +474,7 @@ void controls(DebRun& run) {
   dc.synopsis = "NVIDIA cuDNN " + run.cudnn + " development files for CUDA " + c_str;
   dc.description = {"Headers, the link-time .so names and the static libraries of NVIDIA's cuDNN " + run.cudnn +
                         ", for building programs against " + run.rt.name + ".",
-                    "",
-                    "Packaged by stackpin from " + archive_name + ", pinned by the manifest \"" + m.name.value + "\"."};
+                    "", "Packaged by stackpin from " + archive_name + ", pinned by the manifest \"" + m.name.value + "\"."};
 }
 
 archive_io::TarMember text_member(std::string path, std::string data) {
@@ -498,7 +501,8 @@ util::Status build_files(DebRun& run) {
   const std::string soname_suffix = ".so." + std::to_string(run.major);
   for (const auto& mem : run.rt.members) {
     std::string file = fs::path(mem.path).filename().string();
-    if (file.rfind("lib", 0) == 0 && ends_with(file, soname_suffix)) bc.libraries.push_back(file.substr(3, file.size() - 3 - soname_suffix.size()));
+    if (file.rfind("lib", 0) == 0 && ends_with(file, soname_suffix))
+      bc.libraries.push_back(file.substr(3, file.size() - 3 - soname_suffix.size()));
   }
   for (const auto& mem : run.dev.members) {
     std::string file = fs::path(mem.path).filename().string();
@@ -520,9 +524,11 @@ util::Status build_files(DebRun& run) {
 util::Status documents(DebRun& run) {
   std::string copyright = gen::render_copyright(
       "cuDNN", k_homepage, copyright_line(run.license_text, run.report.mtime), "LicenseRef-NVIDIA-cuDNN",
-      run.license_text.empty() ? "NVIDIA's cuDNN license; the archive this package was built from carried no LICENSE file." : run.license_text);
+      run.license_text.empty() ? "NVIDIA's cuDNN license; the archive this package was built from carried no LICENSE file."
+                               : run.license_text);
   const std::vector<std::pair<std::string, std::string>> binary_overrides = {
-      {"package-name-doesnt-match-sonames", "one package carries all of cuDNN's libraries, as NVIDIA's own packages do; the name says cuDNN major and CUDA major"},
+      {"package-name-doesnt-match-sonames",
+       "one package carries all of cuDNN's libraries, as NVIDIA's own packages do; the name says cuDNN major and CUDA major"},
       {"unstripped-binary-or-object", "NVIDIA's binaries are packaged byte for byte as published (their SHA-256 is verified)"},
       {"custom-library-search-path", "the RUNPATH is NVIDIA's ($ORIGIN-relative, for pip wheel layouts); the binaries are not modified"},
       {"hardening-no-fortify-functions", "NVIDIA's binaries are packaged byte for byte as published"},
@@ -536,10 +542,11 @@ util::Status documents(DebRun& run) {
       {"unstripped-static-library", "NVIDIA's static libraries are packaged byte for byte as published"}};
   for (Pkg* p : {&run.rt, &run.dev}) {
     std::string doc = "usr/share/doc/" + p->name + "/";
-    SP_TRY_ASSIGN(auto changelog, archive_io::gzip_bytes(gen::render_changelog(
-                                      p->name, run.version,
-                                      "cuDNN " + run.cudnn + " for CUDA " + std::to_string(run.cuda_major) + ", packaged by stackpin from NVIDIA's archive.",
-                                      run.maintainer, run.report.mtime)));
+    SP_TRY_ASSIGN(auto changelog,
+                  archive_io::gzip_bytes(gen::render_changelog(p->name, run.version,
+                                                               "cuDNN " + run.cudnn + " for CUDA " + std::to_string(run.cuda_major) +
+                                                                   ", packaged by stackpin from NVIDIA's archive.",
+                                                               run.maintainer, run.report.mtime)));
     p->members.push_back(text_member(doc + "copyright", copyright));
     p->members.push_back(text_member(doc + "changelog.Debian.gz", changelog));
     p->members.push_back(text_member("usr/share/lintian/overrides/" + p->name,

@@ -6,10 +6,10 @@
 #include <set>
 #include <system_error>
 
-#include "core/check/check.hpp"
 #include "core/archives/lock.hpp"
-#include "core/package/deb.hpp"
 #include "core/archives/verify.hpp"
+#include "core/check/check.hpp"
+#include "core/package/deb.hpp"
 #include "crypto/sha256.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -45,7 +45,8 @@ util::Status base_image(const model::Manifest& m, const knowledge::KnowledgeBase
     if (s.base_image.find('@') == std::string::npos) s.base_image += "@" + digest;
     s.base_notes.push_back("Pinned by digest ([targets.docker] base_digest): the same bytes on every build.");
   } else if (s.base_image.find('@') == std::string::npos) {
-    s.base_notes.push_back("Not pinned by digest: the image behind this tag can change. Pin it with [targets.docker] base_digest = \"sha256:...\".");
+    s.base_notes.push_back(
+        "Not pinned by digest: the image behind this tag can change. Pin it with [targets.docker] base_digest = \"sha256:...\".");
     plan.notes.push_back("the base image " + s.base_image + " is not pinned by digest ([targets.docker] base_digest)");
   }
   return {};
@@ -73,7 +74,8 @@ util::Status apt_packages(const model::Manifest& m, const knowledge::KnowledgeBa
         .at(m.locate(m.docker->cudnn.pos))
         .with_hint("use cudnn = \"archive\" in [targets.docker]");
   }
-  plan.notes.push_back("apt package " + s.apt_package + " follows NVIDIA's naming (knowledge base) but was not seen in NVIDIA's images for CUDA " +
+  plan.notes.push_back("apt package " + s.apt_package +
+                       " follows NVIDIA's naming (knowledge base) but was not seen in NVIDIA's images for CUDA " +
                        m.cuda->version.value.text());
   return {};
 }
@@ -112,16 +114,18 @@ void frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, co
         f.cudnn_note = "torch " + f.version + "+" + torch_variant + " brings its own cuDNN " + torch_bundled +
                        " (an nvidia-cudnn wheel) and loads it before any other copy: torch.backends.cudnn.version() reports " +
                        (model::Version::parse(torch_bundled) ? model::Version::parse(torch_bundled)->prefix(3) : torch_bundled) + ". ";
-        f.cudnn_note += torch_bundled == pinned ? "It is the same build as the pinned cuDNN in " + where + ", which serves every other program."
-                                                : "The pinned cuDNN " + pinned + " in " + s.prefix +
-                                                      " serves every other program (`stackpin check` warns about the difference).";
-        if (torch_bundled != pinned)
-          plan.notes.push_back("torch loads its bundled cuDNN " + torch_bundled + ", not the pinned " + pinned);
+        f.cudnn_note += torch_bundled == pinned
+                            ? "It is the same build as the pinned cuDNN in " + where + ", which serves every other program."
+                            : "The pinned cuDNN " + pinned + " in " + s.prefix +
+                                  " serves every other program (`stackpin check` warns about the difference).";
+        if (torch_bundled != pinned) plan.notes.push_back("torch loads its bundled cuDNN " + torch_bundled + ", not the pinned " + pinned);
       } else {
-        f.cudnn_note = "torch " + f.version + ": which cuDNN its wheel brings is not in the knowledge base; check torch.backends.cudnn.version() in the image.";
+        f.cudnn_note = "torch " + f.version +
+                       ": which cuDNN its wheel brings is not in the knowledge base; check torch.backends.cudnn.version() in the image.";
       }
     } else if (name == "tensorflow") {
-      f.cudnn_note = "tensorflow " + f.version + " (without the [and-cuda] extra) loads cuDNN through the loader: the pinned copy in " + where + ".";
+      f.cudnn_note =
+          "tensorflow " + f.version + " (without the [and-cuda] extra) loads cuDNN through the loader: the pinned copy in " + where + ".";
     } else if (name == "onnxruntime-gpu") {
       f.cudnn_note = "onnxruntime-gpu " + f.version + " loads cuDNN through the loader (the pinned copy in " + where +
                      "), unless torch was imported first in the same process.";
@@ -135,7 +139,9 @@ void frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, co
 util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DockerOptions& o) {
   if (model::is_windows(o.platform))
     return Error(ErrorCode::unsupported, "images are Linux images: use --platform linux-x86_64 or linux-sbsa");
-  if (!m.cuda) return Error(ErrorCode::invalid, m.path + " pins no [cuda]: the image needs its CUDA release").with_hint("add [cuda] version = \"X.Y.Z\"");
+  if (!m.cuda)
+    return Error(ErrorCode::invalid, m.path + " pins no [cuda]: the image needs its CUDA release")
+        .with_hint("add [cuda] version = \"X.Y.Z\"");
   if (!m.cudnn || !m.cudnn->cuda)
     return Error(ErrorCode::invalid, m.path + " pins no [cudnn] version and cuda").with_hint("add [cudnn] version and cuda");
   DockerPlan plan;
@@ -177,7 +183,9 @@ util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowled
             .at(m.locate(pin->url->pos))
             .with_hint("lay the archive out with --context DIR --archives DIR instead");
       if (!pin->url)
-        return Error(ErrorCode::invalid, "--from-url needs the archive's url in the manifest").at(m.locate(pin->pos)).with_hint("add url = \"https://...\"");
+        return Error(ErrorCode::invalid, "--from-url needs the archive's url in the manifest")
+            .at(m.locate(pin->pos))
+            .with_hint("add url = \"https://...\"");
       s.archive_url = pin->url->value;
     }
     if (const auto* rule = kb.linux_lib_dir(m.cudnn->version.value); rule && !rule->dirs.empty()) s.archive_lib_dir = rule->dirs.front();
@@ -199,8 +207,8 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
     SP_TRY_ASSIGN(auto located, find_pinned_archive(pinned, files.archives_dir, by_content, files.cache_dir));
     SP_TRY_ASSIGN(auto h, crypto::hash_file(located));
     if (crypto::to_hex(h.digest) != expect->sha256 || (expect->size && h.size != *expect->size))
-      return Error(ErrorCode::mismatch, "SHA-256 mismatch for " + located.string() + ": expected " + expect->sha256 + ", got " +
-                                            crypto::to_hex(h.digest))
+      return Error(ErrorCode::mismatch,
+                   "SHA-256 mismatch for " + located.string() + ": expected " + expect->sha256 + ", got " + crypto::to_hex(h.digest))
           .with_hint("the file is not the pinned archive; the build context was not written");
     archive = located;
   }
@@ -225,7 +233,8 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
       if (ec) return Error(ErrorCode::io, "cannot copy " + from.string() + " to " + to.string() + ": " + ec.message());
     }
     if (copied && executable)  // a copy: make it runnable (a hard link keeps, and must not change, the source's mode)
-      fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec, ec);
+      fs::permissions(
+          tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec, ec);
     fs::rename(tmp, to, ec);
     if (ec) {
       fs::remove(tmp, ec);
@@ -238,10 +247,8 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
     fs::create_directories(dir / sub, ec);
     if (ec) return Error(ErrorCode::io, "cannot create " + (dir / sub).string() + ": " + ec.message());
   }
-  if (archive)
-    SP_TRY(place(*archive, dir / "archives" / s.archive_file, false));
-  if (with_convtest)
-    SP_TRY(place(files.convtest_binary, dir / "stackpin" / "stackpin-convtest", true));
+  if (archive) SP_TRY(place(*archive, dir / "archives" / s.archive_file, false));
+  if (with_convtest) SP_TRY(place(files.convtest_binary, dir / "stackpin" / "stackpin-convtest", true));
   SP_TRY(util::write_file_atomic(dir / ".dockerignore", gen::render_dockerignore(s)));
   return util::write_file_atomic(dir / "Dockerfile", dockerfile);
 }

@@ -12,13 +12,14 @@ util::Result<gen::LinuxActivation> linux_activation(const model::Manifest& m, co
   gen::LinuxActivation a;
   a.name = m.name.value;
   if (m.cudnn) a.cudnn_version = m.cudnn->version.value.text();
-  if (!prefix.empty()) a.prefix = prefix;
-  else if (m.linux && m.linux->prefix) a.prefix = m.linux->prefix->value;
+  if (!prefix.empty())
+    a.prefix = prefix;
+  else if (m.linux && m.linux->prefix)
+    a.prefix = m.linux->prefix->value;
   else
     return util::Error(util::ErrorCode::invalid, m.path + " has no [targets.linux] prefix")
         .with_hint("set prefix in [targets.linux], or pass --prefix DIR (where the staged tree lives)");
-  if (a.prefix.front() != '/')
-    return util::Error(util::ErrorCode::usage, "--prefix must be an absolute path, got \"" + a.prefix + "\"");
+  if (a.prefix.front() != '/') return util::Error(util::ErrorCode::usage, "--prefix must be an absolute path, got \"" + a.prefix + "\"");
   return a;
 }
 
@@ -40,8 +41,8 @@ util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m
     return util::Error(util::ErrorCode::invalid, "[targets.windows] layout = \"isolated\" needs prefix").at(m.locate(m.windows->pos));
   const auto* rule = kb.windows_dll_dir(m.cudnn->version.value);
   if (!rule)
-    return util::Error(util::ErrorCode::unsupported, "stackpin does not know where cuDNN " + m.cudnn->version.value.prefix(3) +
-                                                         " keeps its Windows DLLs")
+    return util::Error(util::ErrorCode::unsupported,
+                       "stackpin does not know where cuDNN " + m.cudnn->version.value.prefix(3) + " keeps its Windows DLLs")
         .with_hint("add the layout to data/knowledge/cudnn-layouts.toml");
   const auto* lib = kb.windows_import_lib_dir(m.cudnn->version.value);
   auto w = windows_activation_for_tree(m, kb, m.windows->prefix->value, rule->dirs.front(),
@@ -53,12 +54,15 @@ util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m
 util::Result<gen::WindowsActivation> windows_activation_at(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
                                                            const std::string& root) {
   if (!model::is_windows_absolute(root))
-    return util::Error(util::ErrorCode::usage, "--prefix must be an absolute Windows path (C:\\... or \\\\server\\share\\...), got \"" + root + "\"");
+    return util::Error(util::ErrorCode::usage,
+                       "--prefix must be an absolute Windows path (C:\\... or \\\\server\\share\\...), got \"" + root + "\"");
   // the manifest's tree (for its layout), whose prefix or cuda_path may even be missing
   model::Manifest placed = m;
   if (!placed.windows) return windows_activation(m, kb);
-  if (placed.windows->layout.value == model::WindowsLayout::cuda_merge) placed.windows->cuda_path = model::Located<std::string>{root, placed.windows->pos};
-  else placed.windows->prefix = model::Located<std::string>{root, placed.windows->pos};
+  if (placed.windows->layout.value == model::WindowsLayout::cuda_merge)
+    placed.windows->cuda_path = model::Located<std::string>{root, placed.windows->pos};
+  else
+    placed.windows->prefix = model::Located<std::string>{root, placed.windows->pos};
   auto w = windows_activation(placed, kb);
   if (!w) {
     auto e = std::move(w).error();
@@ -86,7 +90,8 @@ std::vector<std::string> windows_next_steps(const std::string& dest, const std::
 
 util::Status check_path_entry(const std::string& dir) {
   if (dir.find(';') != std::string::npos)
-    return util::Error(util::ErrorCode::unsupported, "\"" + dir + "\" holds ';', which separates PATH entries: Windows cannot put it on PATH")
+    return util::Error(util::ErrorCode::unsupported,
+                       "\"" + dir + "\" holds ';', which separates PATH entries: Windows cannot put it on PATH")
         .with_hint("choose a prefix without ';' (a quoted PATH entry is not searched by the DLL loader)");
   if (dir.find('"') != std::string::npos)
     return util::Error(util::ErrorCode::unsupported, "\"" + dir + "\" holds a double quote, which a Windows path cannot")
@@ -94,9 +99,8 @@ util::Status check_path_entry(const std::string& dir) {
   return {};
 }
 
-gen::WindowsActivation windows_activation_for_tree(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
-                                                   const std::string& root_in, const std::string& dll_dir,
-                                                   const std::string& import_lib) {
+gen::WindowsActivation windows_activation_for_tree(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const std::string& root_in,
+                                                   const std::string& dll_dir, const std::string& import_lib) {
   auto backslashes = [](std::string s) {
     std::replace(s.begin(), s.end(), '/', '\\');
     return s;

@@ -13,11 +13,11 @@
 #include <map>
 
 #include "core/archives/cache.hpp"
-#include "core/package/deb.hpp"
-#include "core/doctor/doctor.hpp"
-#include "core/provision/stage.hpp"
 #include "core/archives/verify.hpp"
 #include "core/convtest/convtest.hpp"
+#include "core/doctor/doctor.hpp"
+#include "core/package/deb.hpp"
+#include "core/provision/stage.hpp"
 #include "probe/program.hpp"
 #include "util/strings.hpp"
 
@@ -71,9 +71,7 @@ struct Run {
   }
   std::string manifest_arg() const { return o.manifest_path.empty() ? m.path : o.manifest_path; }
   // The staged tree is for another place than this machine's prefix (DEST is not the prefix).
-  bool tree_elsewhere() const {
-    return !deb && fs::path(report.dest).lexically_normal() != fs::path(report.prefix).lexically_normal();
-  }
+  bool tree_elsewhere() const { return !deb && fs::path(report.dest).lexically_normal() != fs::path(report.prefix).lexically_normal(); }
 };
 
 bool archive_step(Run& r, const PinnedArchive& p) {
@@ -104,8 +102,8 @@ bool archive_step(Run& r, const PinnedArchive& p) {
     std::string url = p.pin->url ? p.pin->url->value : "";
     auto urls = url.empty() ? std::vector<std::string>{} : candidate_urls(url, r.o.fetch.mirrors, r.kb.facts().cudnn_base_url);
     s.status = StepStatus::planned;
-    s.detail = "download " + (urls.empty() ? p.expect.file : urls.front()) + " (" + util::format_bytes(*p.expect.size) + ") into the cache " +
-               r.o.fetch.cache_dir.string() + ", verifying SHA-256 " + p.expect.sha256;
+    s.detail = "download " + (urls.empty() ? p.expect.file : urls.front()) + " (" + util::format_bytes(*p.expect.size) +
+               ") into the cache " + r.o.fetch.cache_dir.string() + ", verifying SHA-256 " + p.expect.sha256;
     return true;
   }
   // fetch looks in the cache first (re-hashing with --verify-cached) and honours --offline
@@ -120,8 +118,8 @@ bool archive_step(Run& r, const PinnedArchive& p) {
       case model::FetchStatus::resumed:
         r.archive = a.path;
         s.status = StepStatus::done;
-        s.detail = std::string(a.status == model::FetchStatus::resumed ? "resumed" : "downloaded") + " " + a.file + " from " + a.url + " (" +
-                   util::format_bytes(a.bytes_downloaded) + " over the network), SHA-256 and size verified";
+        s.detail = std::string(a.status == model::FetchStatus::resumed ? "resumed" : "downloaded") + " " + a.file + " from " + a.url +
+                   " (" + util::format_bytes(a.bytes_downloaded) + " over the network), SHA-256 and size verified";
         s.lines.push_back(a.path);
         return true;
       case model::FetchStatus::cached:
@@ -133,8 +131,8 @@ bool archive_step(Run& r, const PinnedArchive& p) {
         r.findings.insert(r.findings.end(), rep->findings.begin(), rep->findings.end());
         Error e = a.error ? *a.error : Error(ErrorCode::not_found, "could not fetch " + a.file);
         if (a.status == model::FetchStatus::missing)
-          e.hints.push_back("give the folder that holds it with --archives DIR, or fill the cache with `stackpin fetch " + gen::sh_quote(r.manifest_arg()) +
-                            " --platform " + model::to_string(r.platform) + " --cache-dir DIR`");
+          e.hints.push_back("give the folder that holds it with --archives DIR, or fill the cache with `stackpin fetch " +
+                            gen::sh_quote(r.manifest_arg()) + " --platform " + model::to_string(r.platform) + " --cache-dir DIR`");
         return r.fail(s, e);
       }
     }
@@ -160,7 +158,8 @@ bool stage_steps(Run& r) {
   if (r.o.dry_run && r.archive.empty()) {
     auto dest = model::resolve_dest(r.o.target, r.o.dest, r.m);
     s.status = StepStatus::planned;
-    s.detail = "stage cuDNN " + r.m.cudnn->version.value.text() + " into " + (dest ? dest->string() : "DEST") + " once the archive is downloaded";
+    s.detail =
+        "stage cuDNN " + r.m.cudnn->version.value.text() + " into " + (dest ? dest->string() : "DEST") + " once the archive is downloaded";
     auto& a = r.step("activation");
     a.status = StepStatus::planned;
     a.detail = "activation scripts into .stackpin/ of the staged tree";
@@ -223,7 +222,8 @@ bool deb_steps(Run& r) {
     s.lines.push_back(p.path);
   }
   s.status = all_same ? StepStatus::unchanged : StepStatus::done;
-  s.detail = all_same ? "the packages in " + out.string() + " are already these exact bytes" : "built " + std::to_string(paths.size()) + " packages into " + out.string();
+  s.detail = all_same ? "the packages in " + out.string() + " are already these exact bytes"
+                      : "built " + std::to_string(paths.size()) + " packages into " + out.string();
 
   auto& i = r.step("install");
   const util::Env& env = *r.o.env;
@@ -240,7 +240,8 @@ bool deb_steps(Run& r) {
   std::vector<std::string> argv{"dpkg", "-i"};
   argv.insert(argv.end(), paths.begin(), paths.end());
   if (!probe::running_as_root())
-    return r.fail(i, Error(ErrorCode::io, "installing packages needs root").with_hint("run: sudo " + util::join(argv, " ") + ", or apply again as root"));
+    return r.fail(i, Error(ErrorCode::io, "installing packages needs root")
+                         .with_hint("run: sudo " + util::join(argv, " ") + ", or apply again as root"));
   auto run = probe::run_program(argv, env, 600000);
   i.lines.push_back(util::join(argv, " "));
   if (!run.started || run.exit_code != 0) {
@@ -317,7 +318,8 @@ bool doctor_step(Run& r) {
     }
   }
   if (own_errors) {
-    Error e(ErrorCode::mismatch, first->subject + ": " + first->seen + (first->expected.empty() ? "" : " (expected " + first->expected + ")"));
+    Error e(ErrorCode::mismatch,
+            first->subject + ": " + first->seen + (first->expected.empty() ? "" : " (expected " + first->expected + ")"));
     if (!first->fix.empty()) e.hints.push_back(first->fix);
     return r.fail(s, e);
   }
@@ -347,7 +349,8 @@ bool convtest_step(Run& r) {
     return true;
   }
   if (r.tree_elsewhere()) {
-    s.detail = "the tree is for " + r.report.prefix + ", not here: run `stackpin convtest --manifest " + r.manifest_arg() + "` where it is installed";
+    s.detail = "the tree is for " + r.report.prefix + ", not here: run `stackpin convtest --manifest " + r.manifest_arg() +
+               "` where it is installed";
     return true;
   }
   if (r.doctor && r.doctor->machine && r.doctor->machine->driver.version.empty()) {
@@ -358,7 +361,8 @@ bool convtest_step(Run& r) {
   ConvtestOptions c;
   c.manifest = &r.m;
   c.run.quick = true;
-  if (!r.deb) c.run.cudnn_path = (fs::path(r.report.prefix) / "lib64" / ("libcudnn.so." + std::to_string(r.m.cudnn->version.value.major()))).string();
+  if (!r.deb)
+    c.run.cudnn_path = (fs::path(r.report.prefix) / "lib64" / ("libcudnn.so." + std::to_string(r.m.cudnn->version.value.major()))).string();
   if (r.doctor && r.doctor->machine && r.doctor->machine->wsl.wsl) c.driver_os = model::Os::windows;
   auto result = convtest(c, r.kb);
   const auto& rep = result.report;
@@ -388,7 +392,8 @@ void remaining_for_target(Run& r) {
     first = windows_next_steps(r.report.dest, r.report.prefix);
   } else if (!r.deb && !r.report.prefix.empty()) {
     if (r.tree_elsewhere())
-      first.push_back("copy " + r.report.dest + " to " + r.report.prefix + " where it is used (its scripts and build files refer to that path)");
+      first.push_back("copy " + r.report.dest + " to " + r.report.prefix +
+                      " where it is used (its scripts and build files refer to that path)");
     first.push_back("in each shell that uses it: . " + gen::sh_quote((fs::path(r.report.prefix) / ".stackpin" / "activate.sh").string()) +
                     " (system-wide: stackpin generate profile-d " + r.manifest_arg() + ")");
   }
@@ -400,24 +405,27 @@ void remaining_for_target(Run& r) {
 util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const ApplyOptions& o) {
   if (o.target != model::Target::windows && o.target != model::Target::linux)
     return Error(ErrorCode::usage, "--target must be windows or linux (images and conda environments are generated: stackpin generate)");
-  if (!m.cudnn) return Error(ErrorCode::invalid, m.path + " pins no [cudnn]: there is nothing to provision").with_hint("add [cudnn] version = \"...\"");
+  if (!m.cudnn)
+    return Error(ErrorCode::invalid, m.path + " pins no [cudnn]: there is nothing to provision").with_hint("add [cudnn] version = \"...\"");
   if (!o.env) return Error(ErrorCode::internal, "apply needs the machine's environment (ApplyOptions::env)");
   Run r{m, kb, o};
   r.platform = o.platform ? *o.platform : model::default_platform(o.target, model::host_linux_platform());
   if (model::is_windows(r.platform) != (o.target == model::Target::windows))
-    return Error(ErrorCode::usage, std::string("--platform ") + model::to_string(r.platform) + " does not fit --target " + model::to_string(o.target));
+    return Error(ErrorCode::usage,
+                 std::string("--platform ") + model::to_string(r.platform) + " does not fit --target " + model::to_string(o.target));
   r.deb = o.target == model::Target::linux && m.linux && m.linux->layout.value == model::LinuxLayout::deb;
   if (o.target == model::Target::windows && !o.dest)
     return Error(ErrorCode::usage, "--dest is required for --target windows")
         .with_hint("the Windows tree is built here and copied to the Windows machine: --dest ./cudnn-windows");
   if (!r.deb && !model::resolve_dest(o.target, o.dest, m))
-    return Error(ErrorCode::usage, "no --dest and no [targets.linux] prefix in " + m.path).with_hint("pass --dest DIR or set prefix in [targets.linux]");
+    return Error(ErrorCode::usage, "no --dest and no [targets.linux] prefix in " + m.path)
+        .with_hint("pass --dest DIR or set prefix in [targets.linux]");
   SP_TRY_ASSIGN(auto pinned, pinned_archive(m, r.platform, kb));
 
   r.report.manifest = m.path;
   r.report.target = model::to_string(o.target);
   r.report.platform = model::to_string(r.platform);
-  r.report.layout = r.deb ? "deb"
+  r.report.layout = r.deb                                ? "deb"
                     : o.target == model::Target::windows ? (m.windows ? model::to_string(m.windows->layout.value) : "isolated")
                                                          : "lib64";
   r.report.dry_run = o.dry_run;

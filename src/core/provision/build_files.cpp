@@ -41,8 +41,10 @@ std::optional<Record> read_record(const model::StateDir& dirs) {
     std::string kind = line.substr(0, tab), path = line.substr(tab + 1);
     // not one of ours (a hostile or foreign record): never acted on
     if (!check_dest_path(dirs, path, record_path(dirs).string())) continue;
-    if (kind == "dir") r.dirs.push_back(path);
-    else if (kind == "file") r.files.push_back(path);
+    if (kind == "dir")
+      r.dirs.push_back(path);
+    else if (kind == "file")
+      r.files.push_back(path);
   }
   return r;
 }
@@ -93,7 +95,6 @@ std::vector<std::string> foreign(const fs::path& dest, const BuildFiles& b, cons
     if (contains(dirs, parent_of(f.first))) out.push_back(f.first);
   return out;
 }
-
 
 bool identifier(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -241,8 +242,7 @@ util::Status write_build_files(const model::StateDir& dirs, const BuildFiles& b,
   for (const auto* f : writes) {
     remove_strays(dirs.dest / f->first);
     auto text = util::read_file(dirs.dest / f->first);
-    if (!text || *text != f->second)
-      SP_TRY(util::write_file_atomic(dirs.dest / f->first, f->second));
+    if (!text || *text != f->second) SP_TRY(util::write_file_atomic(dirs.dest / f->first, f->second));
     report.build_files.push_back((dirs.dest / f->first).string());
   }
   report.build_files_note = kept.empty() ? b.note : kept_note(kept);

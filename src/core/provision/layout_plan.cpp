@@ -27,7 +27,9 @@ util::Error layout_error(const std::string& msg, const std::string& hint) {
   return e;
 }
 
-bool under(const std::string& path, const std::string& dir) { return path.size() > dir.size() && path.compare(0, dir.size() + 1, dir + "/") == 0; }
+bool under(const std::string& path, const std::string& dir) {
+  return path.size() > dir.size() && path.compare(0, dir.size() + 1, dir + "/") == 0;
+}
 
 // The first of the knowledge base's candidate directories that the archive has.
 std::string pick(const model::LayoutRule* rule, const std::set<std::string>& dirs) {
@@ -39,17 +41,19 @@ std::string pick(const model::LayoutRule* rule, const std::set<std::string>& dir
 
 }  // namespace
 
-util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entries, const model::Manifest& m,
-                                     model::Target target, const knowledge::KnowledgeBase& kb) {
+util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entries, const model::Manifest& m, model::Target target,
+                                     const knowledge::KnowledgeBase& kb) {
   LayoutPlan plan;
   const model::Version& version = m.cudnn->version.value;
-  std::string expected_top_hint = "NVIDIA's archives hold one top directory named like the file (cudnn-<platform>-<version>_cuda<M>-archive/)";
+  std::string expected_top_hint =
+      "NVIDIA's archives hold one top directory named like the file (cudnn-<platform>-<version>_cuda<M>-archive/)";
   for (const auto& e : entries) {
     std::string first = e.path.substr(0, e.path.find('/'));
     if (plan.top.empty()) plan.top = first;
     if (first != plan.top || (e.path == first && e.type != archive_io::EntryType::dir))
-      return layout_error("the archive does not have NVIDIA's layout: \"" + e.path + "\" is outside the top directory \"" + plan.top + "/\"",
-                          expected_top_hint);
+      return layout_error(
+          "the archive does not have NVIDIA's layout: \"" + e.path + "\" is outside the top directory \"" + plan.top + "/\"",
+          expected_top_hint);
   }
   if (plan.top.empty()) return layout_error("the archive is empty", expected_top_hint);
 
@@ -76,7 +80,8 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
       for (const auto& d : kb.windows_import_lib_dir(version)->dirs) want.push_back(d + "/");
       return layout_error("the archive's layout matches no known cuDNN " + version.prefix(3) + " Windows layout: expected " +
                               util::one_of(want) + " inside " + plan.top + "/",
-                          "is this the Windows archive of cuDNN " + version.text() + "? (NVIDIA moved DLLs to bin\\x64 in 9.18 and import libraries to lib\\x64 by 8.8)");
+                          "is this the Windows archive of cuDNN " + version.text() +
+                              "? (NVIDIA moved DLLs to bin\\x64 in 9.18 and import libraries to lib\\x64 by 8.8)");
     }
   } else {
     libdir = pick(kb.linux_lib_dir(version), dirs);
@@ -141,8 +146,7 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
         .with_hint("a half-copied or repacked tree; download NVIDIA's archive again");
   // links judged where they will live: the archive's checks saw them under its top directory
   std::vector<TreeNode> nodes;
-  for (const auto& f : plan.files)
-    nodes.push_back(TreeNode{f.to, f.type == "symlink", f.link, plan.top + "/" + f.from});
+  for (const auto& f : plan.files) nodes.push_back(TreeNode{f.to, f.type == "symlink", f.link, plan.top + "/" + f.from});
   SP_TRY(check_links_in_tree(nodes, "DEST"));
   return plan;
 }
@@ -211,7 +215,8 @@ util::Status check_links_in_tree(const std::vector<TreeNode>& nodes, const std::
       util::Error e(util::ErrorCode::unsafe, "unsafe archive entry \"" + util::printable(n.shown) + "\": as " + n.path + " in " + where +
                                                  ", its link to \"" + util::printable(n.link) + "\" points at no file " + where +
                                                  " holds (" + why + ")");
-      e.hints.push_back("NVIDIA's archives link libraries to their versioned files only; the archive is not NVIDIA's original; nothing was staged");
+      e.hints.push_back(
+          "NVIDIA's archives link libraries to their versioned files only; the archive is not NVIDIA's original; nothing was staged");
       return e;
     }
   }
@@ -225,7 +230,8 @@ util::Status check_header_version(const std::filesystem::path& header, const mod
         .with_hint("not a cuDNN 8 or 9 archive");
   std::string found = version->text();
   if (found != pinned.prefix(3))
-    return util::Error(util::ErrorCode::mismatch, "the archive holds cuDNN " + found + " (cudnn_version.h), the manifest pins " + pinned.text())
+    return util::Error(util::ErrorCode::mismatch,
+                       "the archive holds cuDNN " + found + " (cudnn_version.h), the manifest pins " + pinned.text())
         .with_hint("pin the version the archive really is, or use the archive of " + pinned.text());
   return {};
 }

@@ -22,8 +22,8 @@ struct LayoutPlan {
 // directory stripped, lib/ renamed lib64/), resolves to a file the plan stages. Errors:
 // unsupported (a layout stackpin does not know), invalid (incomplete archive), unsafe (a link that
 // would leave DEST or point at something not staged).
-util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entries, const model::Manifest& m,
-                                     model::Target target, const knowledge::KnowledgeBase& kb);
+util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entries, const model::Manifest& m, model::Target target,
+                                     const knowledge::KnowledgeBase& kb);
 
 // One node of a tree as it will be laid out: a regular file, or a symlink to `link`.
 struct TreeNode {

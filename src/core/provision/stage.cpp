@@ -8,14 +8,14 @@
 
 #include "core/provision/stage.hpp"
 
-#include "provision/build_files.hpp"
+#include "core/archives/verify.hpp"
 #include "core/provision/activation.hpp"
+#include "crypto/sha256.hpp"
+#include "format/receipt.hpp"
 #include "gen/activate.hpp"
 #include "gen/activate_windows.hpp"
 #include "gen/quote.hpp"
-#include "core/archives/verify.hpp"
-#include "crypto/sha256.hpp"
-#include "format/receipt.hpp"
+#include "provision/build_files.hpp"
 #include "provision/layout_plan.hpp"
 #include "provision/state.hpp"
 #include "util/fs.hpp"
@@ -126,8 +126,10 @@ Activation activation_for(const model::Manifest& m, const knowledge::KnowledgeBa
   }
   out.files.push_back({"activate.ps1", gen::render_activate_ps1(w)});
   out.files.push_back({"check-cudnn.ps1", gen::render_check_ps1(w)});
-  if (auto cmd = gen::render_activate_cmd(w)) out.files.push_back({"activate.cmd", *cmd});
-  else out.note = cmd.error().message;
+  if (auto cmd = gen::render_activate_cmd(w))
+    out.files.push_back({"activate.cmd", *cmd});
+  else
+    out.note = cmd.error().message;
   return out;
 }
 
@@ -144,8 +146,7 @@ util::Status write_activation(const model::StateDir& dirs, const Activation& a, 
     report.next_steps = windows_next_steps(report.dest, report.prefix);
   for (const auto& [name, content] : a.files) {
     auto text = util::read_file(dirs.root() / name);
-    if (!text || *text != content)
-      SP_TRY(util::write_file_atomic(dirs.root() / name, content));
+    if (!text || *text != content) SP_TRY(util::write_file_atomic(dirs.root() / name, content));
     report.activation.push_back((dirs.root() / name).string());
   }
   report.activation_note = a.note;
@@ -187,8 +188,8 @@ struct StageRun {
   }
   // The receipt describes this same staging (archive, target, layout, platform, prefix).
   bool same_receipt(const model::Receipt& r) const {
-    return r.archive_sha256 == expect().sha256 && r.target == report.target && r.layout == report.layout &&
-           r.platform == report.platform && r.prefix == report.prefix && !stale_left(r);
+    return r.archive_sha256 == expect().sha256 && r.target == report.target && r.layout == report.layout && r.platform == report.platform &&
+           r.prefix == report.prefix && !stale_left(r);
   }
   util::Status find_archive() {
     bool by_content = false;
@@ -213,7 +214,8 @@ util::Result<StageRun> resolve(const model::Manifest& m, const knowledge::Knowle
   }
   model::Platform platform = o.platform ? *o.platform : model::default_platform(o.target, model::host_linux_platform());
   if (o.target == model::Target::windows && !model::is_windows(platform))
-    return util::Error(util::ErrorCode::usage, std::string("--target windows stages the windows-x86_64 archive, not ") + model::to_string(platform));
+    return util::Error(util::ErrorCode::usage,
+                       std::string("--target windows stages the windows-x86_64 archive, not ") + model::to_string(platform));
   if (o.target == model::Target::linux && model::is_windows(platform))
     return util::Error(util::ErrorCode::usage, "--target linux needs a Linux archive (--platform linux-x86_64 or linux-sbsa)");
   SP_TRY_ASSIGN(auto pinned, pinned_archive(m, platform, kb));
@@ -288,8 +290,10 @@ struct Unpacked {
 util::Result<Unpacked> unpack(StageRun& run) {
   const auto& dest = run.dest;
   // the receipt must record every name losslessly (archive entries are checked while extracting)
-  for (const auto& [what, text] : std::vector<std::pair<std::string, std::string>>{
-           {"DEST", dest.string()}, {"the manifest's path", run.m.path}, {"the archive's file name", fs::path(run.report.archive_path).filename().string()}})
+  for (const auto& [what, text] :
+       std::vector<std::pair<std::string, std::string>>{{"DEST", dest.string()},
+                                                        {"the manifest's path", run.m.path},
+                                                        {"the archive's file name", fs::path(run.report.archive_path).filename().string()}})
     if (!util::is_valid_utf8(text))
       return util::Error(util::ErrorCode::usage, what + " \"" + util::printable(text) + "\" is not valid UTF-8")
           .with_hint("the receipt records it; rename it, or use a path in UTF-8; nothing was staged");
@@ -490,7 +494,8 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   auto unpacked = unpack(run);
   if (!unpacked) return refused(std::move(unpacked).error());
   if (previous) SP_TRY(take_away(run, *previous));
-  std::vector<std::string> stale = o.target == model::Target::windows ? find_stale(run.dest, unpacked->plan.files) : std::vector<std::string>{};
+  std::vector<std::string> stale =
+      o.target == model::Target::windows ? find_stale(run.dest, unpacked->plan.files) : std::vector<std::string>{};
   run.report.stale = stale;
 
   // the commit, under the journal; a failure rolls back now rather than leaving it to the next
@@ -515,8 +520,9 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
 util::Result<model::Receipt> staged_receipt(const fs::path& dest_in) {
   fs::path dest = fs::absolute(dest_in).lexically_normal();
   SP_TRY_ASSIGN(auto r, detail::load_receipt(model::StateDir{dest}));
-  if (!r) return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
-                 .with_hint("stage the tree first: stackpin stage MANIFEST --target windows --dest " + gen::sh_quote(dest.string()));
+  if (!r)
+    return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
+        .with_hint("stage the tree first: stackpin stage MANIFEST --target windows --dest " + gen::sh_quote(dest.string()));
   return std::move(*r);
 }
 
@@ -581,8 +587,7 @@ util::Result<model::StatusReport> status(const fs::path& dest_in) {
   if (!fs::exists(dirs.receipt(), ec)) {
     util::Error e(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)");
     // after a run killed before its commit there is no receipt yet, only its journal: say so
-    if (!report.pending.empty())
-      e.hints.push_back(".stackpin/journal is left by " + report.pending);
+    if (!report.pending.empty()) e.hints.push_back(".stackpin/journal is left by " + report.pending);
     return e;
   }
   SP_TRY_ASSIGN(auto loaded, detail::load_receipt(dirs));

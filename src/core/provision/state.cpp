@@ -19,9 +19,9 @@
 #include <system_error>
 
 #include "archive/paths.hpp"
-#include "provision/build_files.hpp"
 #include "crypto/sha256.hpp"
 #include "format/receipt.hpp"
+#include "provision/build_files.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -63,7 +63,11 @@ util::Result<State> State::open(const fs::path& dest, const std::function<void()
     const std::function<void()>* f;
   } ctx{&on_wait};
   auto lock = util::FileLock::acquire(
-      s.m_dirs.lock(), [](void* c) { if (*static_cast<Ctx*>(c)->f) (*static_cast<Ctx*>(c)->f)(); }, &ctx);
+      s.m_dirs.lock(),
+      [](void* c) {
+        if (*static_cast<Ctx*>(c)->f) (*static_cast<Ctx*>(c)->f)();
+      },
+      &ctx);
   if (!lock) {
     auto err = std::move(lock).error();
     s.discard_created();
@@ -83,8 +87,9 @@ void State::discard_created() {
 namespace {
 util::Error hostile_state(const std::string& source, const std::string& rel, const std::string& why) {
   util::Error e(util::ErrorCode::unsafe, source + ": the path \"" + util::printable(rel) + "\" " + why);
-  e.hints.push_back("stackpin never writes such a path: the state file was edited or the tree was copied from elsewhere; "
-                    "nothing was changed. Check DEST by hand, then remove DEST/.stackpin to start over");
+  e.hints.push_back(
+      "stackpin never writes such a path: the state file was edited or the tree was copied from elsewhere; "
+      "nothing was changed. Check DEST by hand, then remove DEST/.stackpin to start over");
   return e;
 }
 
@@ -106,7 +111,9 @@ util::Status parents_are_directories(const fs::path& base, const std::vector<std
 
 util::Status check_dest_path(const model::StateDir& dirs, const std::string& rel, const std::string& source) {
   auto parts = archive_io::split_entry_path(rel, archive_io::NameRules::posix);
-  if (!parts) return hostile_state(source, rel, "is not a path inside DEST (" + parts.error().message.substr(parts.error().message.rfind(": ") + 2) + ")");
+  if (!parts)
+    return hostile_state(source, rel,
+                         "is not a path inside DEST (" + parts.error().message.substr(parts.error().message.rfind(": ") + 2) + ")");
   if (archive_io::join_path(*parts) != rel) return hostile_state(source, rel, "is not in the form stackpin writes");
   if ((*parts)[0] == ".stackpin") return hostile_state(source, rel, "is inside DEST/.stackpin");
   return parents_are_directories(dirs.dest, *parts, source, rel);
@@ -133,8 +140,7 @@ util::Result<std::optional<model::Receipt>> load_receipt(const model::StateDir& 
     if (f.type == "file" && !(f.sha256.size() == 64 && util::is_hex(f.sha256)))
       return hostile_state(where, f.path, "has no SHA-256 to check it by");
     SP_TRY(check_dest_path(dirs, f.path, where));
-    if (!f.backup.empty())
-      SP_TRY(check_state_path(dirs, f.backup, "backup", where + ".backup"));
+    if (!f.backup.empty()) SP_TRY(check_state_path(dirs, f.backup, "backup", where + ".backup"));
   }
   for (std::size_t i = 0; i < r.created_dirs.size(); ++i)
     if (auto s = check_dest_path(dirs, r.created_dirs[i], source + ": created_dirs[" + std::to_string(i) + "]"); !s)
@@ -208,13 +214,11 @@ util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r,
   for (auto it = r.files.rbegin(); it != r.files.rend(); ++it) {
     // validated when the receipt was read; again here, right before the change
     SP_TRY(check_dest_path(dirs, it->path, dirs.receipt().string()));
-    if (!it->backup.empty())
-      SP_TRY(check_state_path(dirs, it->backup, "backup", dirs.receipt().string()));
+    if (!it->backup.empty()) SP_TRY(check_state_path(dirs, it->backup, "backup", dirs.receipt().string()));
     fs::path p = dirs.dest / it->path;
     fs::path b = it->backup.empty() ? fs::path() : dirs.root() / it->backup;
     bool backup_kept = !b.empty() && fs::exists(fs::symlink_status(b, ec));
-    if (it->type != "removed" && fs::exists(fs::symlink_status(p, ec)) &&
-        (it->backup.empty() || backup_kept || is_staged_copy(p, *it))) {
+    if (it->type != "removed" && fs::exists(fs::symlink_status(p, ec)) && (it->backup.empty() || backup_kept || is_staged_copy(p, *it))) {
       fs::remove(p, ec);
       if (ec) return util::Error(util::ErrorCode::io, "cannot remove " + p.string() + ": " + ec.message());
       ++removed;
@@ -235,8 +239,9 @@ util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dir
   const std::string source = dirs.journal().string();
   auto bad = [&](std::size_t line, const std::string& why) {
     util::Error e(util::ErrorCode::unsafe, source + ":" + std::to_string(line) + ": " + why);
-    e.hints.push_back("stackpin did not write this journal: nothing was replayed or rolled back. Check DEST by hand, then remove "
-                      "DEST/.stackpin/journal (an interrupted stage of another machine's tree cannot be finished here)");
+    e.hints.push_back(
+        "stackpin did not write this journal: nothing was replayed or rolled back. Check DEST by hand, then remove "
+        "DEST/.stackpin/journal (an interrupted stage of another machine's tree cannot be finished here)");
     return e;
   };
   std::vector<JournalRecord> recs;
@@ -256,7 +261,8 @@ util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dir
       if (r.kind != "stackpin-journal" || r.a != "1") return bad(n, "not a stackpin journal (no \"stackpin-journal 1\" header)");
       header = true;
     } else if (r.kind == "op") {
-      if (!op.empty() || (r.a != "stage" && r.a != "unstage")) return bad(n, "the operation \"" + util::printable(r.a) + "\" is unknown or repeated");
+      if (!op.empty() || (r.a != "stage" && r.a != "unstage"))
+        return bad(n, "the operation \"" + util::printable(r.a) + "\" is unknown or repeated");
       op = r.a;
     } else if (r.kind == "tmp") {
       if (r.a.rfind("tmp-", 0) != 0 || r.a.find('/') != std::string::npos || r.a.find("..") != std::string::npos || !r.b.empty())

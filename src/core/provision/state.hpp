@@ -33,8 +33,7 @@ class State {
 // Appends journal records; `fault` (tests) is called before every record with its sequence number.
 class Journal {
  public:
-  static util::Result<Journal> begin(const model::StateDir& dirs, const std::string& op,
-                                     const std::function<void(int)>& fault);
+  static util::Result<Journal> begin(const model::StateDir& dirs, const std::string& op, const std::function<void(int)>& fault);
   util::Status record(const std::string& kind, const std::string& a = {}, const std::string& b = {});
 
  private:
@@ -47,8 +46,8 @@ class Journal {
 // Removes exactly what `r` lists from DEST, restoring backups. With `force` false, refuses when a
 // staged file changed (modified is filled, nothing is touched). Idempotent: used to roll an
 // interrupted unstage forward.
-util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r, bool force,
-                           std::vector<std::string>& modified, std::uint64_t& removed, std::uint64_t& restored);
+util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r, bool force, std::vector<std::string>& modified,
+                           std::uint64_t& removed, std::uint64_t& restored);
 
 // Paths read from stackpin's own state files (receipt, journal, build-files record) are untrusted:
 // a tree copied from another machine carries whatever its .stackpin/ says. Each is judged like an

@@ -35,9 +35,8 @@ const std::vector<std::string>& cudnn_dll_patterns() {
 
 const std::vector<std::string>& toolkit_dll_patterns() {
   // the CUDA runtime and libraries the toolkit's bin\ holds (CUDA 10 to 13), and nvcc
-  static const std::vector<std::string> k{"cudart64_*.dll", "cublas64_*.dll", "cublaslt64_*.dll", "cufft64_*.dll",
-                                          "curand64_*.dll", "cusolver64_*.dll", "cusparse64_*.dll", "nvrtc64_*.dll",
-                                          "nvjitlink_*.dll", "nvcc.exe"};
+  static const std::vector<std::string> k{"cudart64_*.dll",   "cublas64_*.dll",   "cublaslt64_*.dll", "cufft64_*.dll",   "curand64_*.dll",
+                                          "cusolver64_*.dll", "cusparse64_*.dll", "nvrtc64_*.dll",    "nvjitlink_*.dll", "nvcc.exe"};
   return k;
 }
 

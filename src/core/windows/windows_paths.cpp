@@ -51,13 +51,13 @@ char32_t next_code_point(std::string_view s, std::size_t& i) {
 // Simple case folding (to lower case) of the scripts most path names use.
 char32_t fold(char32_t c) {
   if (c >= 'A' && c <= 'Z') return c + 32;
-  if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 0x20;                   // Latin-1
+  if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 0x20;  // Latin-1
   if ((c >= 0x100 && c <= 0x12F) || (c >= 0x132 && c <= 0x137) || (c >= 0x14A && c <= 0x177))
-    return (c % 2 == 0) ? c + 1 : c;                                            // Latin Extended-A pairs
+    return (c % 2 == 0) ? c + 1 : c;  // Latin Extended-A pairs
   if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) return (c % 2 == 1) ? c + 1 : c;
   if (c == 0x178) return 0xFF;
-  if (c >= 0x391 && c <= 0x3A9 && c != 0x3A2) return c + 0x20;                 // Greek
-  if (c >= 0x410 && c <= 0x42F) return c + 0x20;                               // Cyrillic
+  if (c >= 0x391 && c <= 0x3A9 && c != 0x3A2) return c + 0x20;  // Greek
+  if (c >= 0x410 && c <= 0x42F) return c + 0x20;                // Cyrillic
   if (c >= 0x400 && c <= 0x40F) return c + 0x50;
   return c;
 }
@@ -131,8 +131,10 @@ std::string normalize_once(std::string_view in) {
   for (auto& c : util::split(rest, '\\')) {
     if (c.empty() || c == ".") continue;
     if (c == "..") {
-      if (parts.size() > keep && parts.back() != "..") parts.pop_back();
-      else if (!absolute) parts.push_back(c);
+      if (parts.size() > keep && parts.back() != "..")
+        parts.pop_back();
+      else if (!absolute)
+        parts.push_back(c);
       continue;
     }
     while (!c.empty() && (c.back() == '.' || c.back() == ' ')) c.pop_back();
@@ -245,9 +247,12 @@ MappedPath map_windows_path(const WindowsTree& tree, std::string_view windows_pa
       return m;
     }
     std::string full;
-    if (p[0] == '\\') full = base.substr(0, 2) + p;                                     // \dir: the current drive's root
-    else if (p.size() >= 2 && p[1] == ':' && p[0] != base[0]) full = p.substr(0, 2) + "\\" + p.substr(2);  // D:dir
-    else full = base + "\\" + (p.size() >= 2 && p[1] == ':' ? p.substr(2) : p);         // dir, C:dir
+    if (p[0] == '\\')
+      full = base.substr(0, 2) + p;  // \dir: the current drive's root
+    else if (p.size() >= 2 && p[1] == ':' && p[0] != base[0])
+      full = p.substr(0, 2) + "\\" + p.substr(2);  // D:dir
+    else
+      full = base + "\\" + (p.size() >= 2 && p[1] == ':' ? p.substr(2) : p);  // dir, C:dir
     MappedPath r = map_windows_path(tree, full);
     if (r.mapping == model::PathMapping::mapped) r.mapping = model::PathMapping::relative;
     return r;

@@ -172,8 +172,8 @@ model::SearchOrder python_search_order(const WindowsTree& tree, const SearchInpu
     o.dirs.push_back(make_dir(tree, in, model::SearchSource::app_dir, "the application's directory, python.exe's", in.app_dir));
   o.dirs.push_back(make_dir(tree, in, model::SearchSource::system32, "System32", tree.system_root() + "\\System32"));
   for (std::size_t i = 0; i < in.dll_dirs.size(); ++i)
-    o.dirs.push_back(make_dir(tree, in, model::SearchSource::dll_dir, "os.add_dll_directory (--dll-dir " + std::to_string(i + 1) + ")",
-                              in.dll_dirs[i]));
+    o.dirs.push_back(
+        make_dir(tree, in, model::SearchSource::dll_dir, "os.add_dll_directory (--dll-dir " + std::to_string(i + 1) + ")", in.dll_dirs[i]));
   mark_duplicates(o.dirs);
   o.notes.push_back("the extension module's own directory (the .pyd's) is searched first");
   if (in.dll_dirs.size() > 1) o.notes.push_back("Windows searches the os.add_dll_directory directories in an unspecified order");

@@ -18,13 +18,13 @@ const char* to_string(Compression c);
 const char* suffix(Compression c);
 
 struct TarMember {
-  std::string path;                // stored name: "./usr/lib/x86_64-linux-gnu/libcudnn.so.9"; "./" for the root
+  std::string path;                  // stored name: "./usr/lib/x86_64-linux-gnu/libcudnn.so.9"; "./" for the root
   EntryType type = EntryType::file;  // file, dir or symlink
   unsigned mode = 0644;
-  std::string link;                // symlink target
-  std::filesystem::path source;    // file contents: this file, or
-  std::string data;                // these bytes when source is empty
-  std::string shown;               // how errors name the member (the archive entry it comes from); default: path
+  std::string link;              // symlink target
+  std::filesystem::path source;  // file contents: this file, or
+  std::string data;              // these bytes when source is empty
+  std::string shown;             // how errors name the member (the archive entry it comes from); default: path
 };
 
 struct TarOptions {
@@ -43,14 +43,13 @@ struct TarWritten {
 // owner and group root, 0/0) compressed with `o.compression`. File data is read from `source`
 // while it is written, and its MD5 computed on the way. Errors: io (reading a source, writing
 // `out`: the partial file is left for the caller to remove), invalid (a member libarchive refuses).
-util::Result<TarWritten> write_tar(const std::filesystem::path& out, const std::vector<TarMember>& members,
-                                   const TarOptions& o);
+util::Result<TarWritten> write_tar(const std::filesystem::path& out, const std::vector<TarMember>& members, const TarOptions& o);
 
 // Writes a Debian binary package to `out`: an `ar` archive holding "debian-binary" ("2.0\n"),
 // then the control and data tars under the names Debian expects ("control.tar.xz", ...), all with
 // mode 0644, owner 0/0 and time `mtime`. Errors: io.
-util::Status write_deb(const std::filesystem::path& out, const std::filesystem::path& control_tar,
-                       const std::filesystem::path& data_tar, Compression compression, std::int64_t mtime);
+util::Status write_deb(const std::filesystem::path& out, const std::filesystem::path& control_tar, const std::filesystem::path& data_tar,
+                       Compression compression, std::int64_t mtime);
 
 // `data` compressed as a gzip stream at level 9 with no name and no timestamp (same bytes for the
 // same input). Errors: internal (libarchive refused).

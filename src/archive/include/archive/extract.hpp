@@ -18,11 +18,11 @@ enum class EntryType { file, dir, symlink, hardlink };
 const char* to_string(EntryType t);
 
 struct Entry {
-  std::string path;       // normalized, '/'-separated, relative to the archive root
+  std::string path;  // normalized, '/'-separated, relative to the archive root
   EntryType type = EntryType::file;
-  std::uint64_t size = 0;  // files: bytes written
-  unsigned mode = 0644;    // permission bits as written (setuid/setgid/sticky dropped)
-  std::string link;        // symlink target as stored; hardlink: the entry path it links to
+  std::uint64_t size = 0;   // files: bytes written
+  unsigned mode = 0644;     // permission bits as written (setuid/setgid/sticky dropped)
+  std::string link;         // symlink target as stored; hardlink: the entry path it links to
   crypto::Digest sha256{};  // files (and hardlinks): content hash; zero when listing
   std::int64_t mtime = 0;   // modification time stored in the archive (seconds since the epoch; 0 = none)
 };
@@ -36,7 +36,7 @@ struct Progress {
 
 struct ExtractOptions {
   NameRules rules = NameRules::posix;
-  std::uint64_t max_total_bytes = 0;   // bound on extracted bytes (0 = none): refuses archive bombs
+  std::uint64_t max_total_bytes = 0;  // bound on extracted bytes (0 = none): refuses archive bombs
   std::uint64_t max_entries = 100000;
   std::function<void(const Progress&)> progress;  // called on the extracting thread, at most ~every MiB
 };
@@ -63,8 +63,7 @@ class PinnedFile {
  public:
   // Errors: not_found / io (the file), mismatch (size or SHA-256 differs from the pin; the
   // message names both), unsupported (a format stackpin does not read: 7-Zip, RAR, bzip2, ...).
-  static util::Result<PinnedFile> open(const std::filesystem::path& file, const crypto::Digest& sha256,
-                                       std::optional<std::uint64_t> size);
+  static util::Result<PinnedFile> open(const std::filesystem::path& file, const crypto::Digest& sha256, std::optional<std::uint64_t> size);
   PinnedFile(PinnedFile&& other) noexcept;
   PinnedFile& operator=(PinnedFile&& other) noexcept;
   PinnedFile(const PinnedFile&) = delete;

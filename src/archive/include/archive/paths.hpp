@@ -28,7 +28,6 @@ std::string collision_key(const std::string& path, NameRules rules);
 
 // Resolves a symlink's target lexically from the link's directory: nullopt when it is absolute
 // or climbs above the root. `link_dir` is the link's parent, as components.
-std::optional<std::vector<std::string>> resolve_link_lexically(const std::vector<std::string>& link_dir,
-                                                               std::string_view target);
+std::optional<std::vector<std::string>> resolve_link_lexically(const std::vector<std::string>& link_dir, std::string_view target);
 
 }  // namespace archive_io

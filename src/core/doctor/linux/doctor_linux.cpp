@@ -67,7 +67,8 @@ void judge_driver(Ctx& c, const Version& have, const std::string& have_text, con
   if (dm.family_floor && have < *dm.family_floor) {
     auto& f = c.add("linux.driver", Severity::error, subject);
     f.seen = have_text;
-    f.expected = ">= " + dm.family_floor->text() + " (no CUDA " + std::to_string(cuda.major()) + ".x program runs on an older driver)" + column;
+    f.expected =
+        ">= " + dm.family_floor->text() + " (no CUDA " + std::to_string(cuda.major()) + ".x program runs on an older driver)" + column;
     f.fix = std::string("upgrade the NVIDIA driver") + (c.r.wsl.wsl ? " on Windows (never inside WSL)" : "") + " to " +
             (effective ? effective->text() : dm.family_floor->text()) + " or newer";
     f.source = dm.source;
@@ -77,9 +78,11 @@ void judge_driver(Ctx& c, const Version& have, const std::string& have_text, con
   if (effective && have < *effective) {
     auto& f = c.add("linux.driver", Severity::warning, subject);
     f.seen = have_text;
-    f.expected = ">= " + effective_text + (pin ? " (the manifest's [driver] pin)" : " (NVIDIA's minimum for CUDA " + cuda.text() + ")") + column;
-    f.fix = "minor-version compatibility runs most programs from " + (dm.family_floor ? dm.family_floor->text() : std::string("the family floor")) +
-            " on, but PTX JIT and newer APIs need " + effective_text + ": upgrade the driver" + (c.r.wsl.wsl ? " on Windows" : "");
+    f.expected =
+        ">= " + effective_text + (pin ? " (the manifest's [driver] pin)" : " (NVIDIA's minimum for CUDA " + cuda.text() + ")") + column;
+    f.fix = "minor-version compatibility runs most programs from " +
+            (dm.family_floor ? dm.family_floor->text() : std::string("the family floor")) + " on, but PTX JIT and newer APIs need " +
+            effective_text + ": upgrade the driver" + (c.r.wsl.wsl ? " on Windows" : "");
     f.source = dm.source;
     if (pin) c.point_at(f, pin->pos);
     return;
@@ -100,8 +103,8 @@ void os(Ctx& c) {
     f.fix = "the distribution cannot be named, so NVIDIA's per-distribution packages (apt/dnf repositories) cannot be chosen";
   } else {
     auto& f = c.add("linux.os", Severity::ok, "operating system");
-    f.seen = (c.r.os.pretty_name.empty() ? c.r.os.id : c.r.os.pretty_name) + " (ID=" + c.r.os.id + ", VERSION_ID=" +
-             c.r.os.version_id + ", from " + c.r.os.source + ")";
+    f.seen = (c.r.os.pretty_name.empty() ? c.r.os.id : c.r.os.pretty_name) + " (ID=" + c.r.os.id + ", VERSION_ID=" + c.r.os.version_id +
+             ", from " + c.r.os.source + ")";
   }
   std::string platforms = machine_platforms(c.r.arch);
   if (platforms.empty()) {
@@ -179,8 +182,9 @@ void wsl(Ctx& c) {
     f.seen = "no Linux libcuda.so.1 outside /usr/lib/wsl/lib";
   } else {
     f.seen = "a Linux driver's libcuda: " + join_lines(stray) + (stray_wins ? "; it is the one the loader picks" : "");
-    f.fix = "remove the Linux NVIDIA driver packages inside WSL (e.g. `apt remove --purge 'libnvidia-compute-*' 'nvidia-driver-*'`) "
-            "and keep /usr/lib/wsl/lib first for the loader; in WSL only the Windows driver may provide libcuda";
+    f.fix =
+        "remove the Linux NVIDIA driver packages inside WSL (e.g. `apt remove --purge 'libnvidia-compute-*' 'nvidia-driver-*'`) "
+        "and keep /usr/lib/wsl/lib first for the loader; in WSL only the Windows driver may provide libcuda";
   }
 }
 
@@ -189,8 +193,11 @@ void driver(Ctx& c) {
   if (d.version.empty()) {
     auto& f = c.add("linux.driver", Severity::note, "NVIDIA driver");
     f.seen = "no NVIDIA driver found (" + join_lines(d.tried) + ")";
-    if (auto cuda = c.cuda()) f.expected = "a driver for CUDA " + cuda->text() + " (" + c.kb.driver_minimum(*cuda, c.r.wsl.wsl ? model::Os::windows : model::Os::linux).effective + " or newer)";
-    f.fix = c.r.wsl.wsl ? "install the NVIDIA driver on Windows; WSL 2 maps it in" : "install the NVIDIA driver (a machine without a GPU has none)";
+    if (auto cuda = c.cuda())
+      f.expected = "a driver for CUDA " + cuda->text() + " (" +
+                   c.kb.driver_minimum(*cuda, c.r.wsl.wsl ? model::Os::windows : model::Os::linux).effective + " or newer)";
+    f.fix = c.r.wsl.wsl ? "install the NVIDIA driver on Windows; WSL 2 maps it in"
+                        : "install the NVIDIA driver (a machine without a GPU has none)";
     return;
   }
   auto have = Version::parse(d.version);

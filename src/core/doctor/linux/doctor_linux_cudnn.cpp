@@ -124,7 +124,8 @@ void cudnn_copies(Ctx& c) {
     std::string subject = "cuDNN " + std::to_string(cp.major) + " in " + cp.dir;
     bool same = compare_prefix(*h, *l, 3) == 0;
     auto& f = c.add("linux.cudnn-header-library-mismatch", same ? Severity::ok : Severity::error, subject);
-    f.seen = "header " + cp.header_version + " (" + cp.header_path + "), library " + cp.library_version + " (" + cp.library_version_source + ")";
+    f.seen =
+        "header " + cp.header_version + " (" + cp.header_path + "), library " + cp.library_version + " (" + cp.library_version_source + ")";
     f.expected = "the header and the library of one release";
     if (!same)
       f.fix = "code compiled against the " + cp.header_version + " header runs against the " + cp.library_version +
@@ -146,8 +147,9 @@ void loader(Ctx& c) {
       f.seen = "the loader finds no " + l.soname + (l.notes.empty() ? "" : " (" + join_lines(l.notes) + ")");
       if (pinned && cudnn) {
         f.expected = l.soname + " of cuDNN " + pin->text();
-        f.fix = "stage the pinned cuDNN (stackpin stage) and put its lib64 on LD_LIBRARY_PATH or in an ld.so.conf.d file + ldconfig "
-                "(stackpin generate ldconfig)";
+        f.fix =
+            "stage the pinned cuDNN (stackpin stage) and put its lib64 on LD_LIBRARY_PATH or in an ld.so.conf.d file + ldconfig "
+            "(stackpin generate ldconfig)";
         c.point_at(f, c.m->cudnn->version.pos);
       } else if (pinned) {
         f.expected = l.soname + " of CUDA " + cuda->text();
@@ -184,7 +186,8 @@ void loader(Ctx& c) {
         }
       } else if (other_version_hidden) {
         f.severity = Severity::warning;
-        f.fix = "several cuDNN " + std::to_string(major) + " versions are on the search path: a program with its own RPATH or "
+        f.fix = "several cuDNN " + std::to_string(major) +
+                " versions are on the search path: a program with its own RPATH or "
                 "another LD_LIBRARY_PATH gets another one; keep one";
       }
     } else if (cudart && pinned) {

@@ -31,8 +31,8 @@ void conda(Ctx& c) {
       if (v->major() != cuda->major()) {
         f.severity = Severity::error;
         f.fix = "this environment puts CUDA " + std::to_string(v->major()) + " libraries first for its programs: `conda remove " + pkg +
-                "` and install the CUDA " + std::to_string(cuda->major()) + " packages (conda install -c conda-forge cuda-version=" +
-                cuda->prefix(2) + ")";
+                "` and install the CUDA " + std::to_string(cuda->major()) +
+                " packages (conda install -c conda-forge cuda-version=" + cuda->prefix(2) + ")";
       }
     } else if (system_major && static_cast<int>(v->major()) != *system_major) {
       f.severity = Severity::warning;
@@ -83,8 +83,9 @@ void conda(Ctx& c) {
   if (!e.problems.empty()) {
     auto& f = c.add("linux.conda", Severity::warning, subject);
     f.seen = join_lines(e.problems);
-    f.fix = "CONDA_PREFIX is not a readable conda environment, or its conda-meta records are damaged: `conda list` shows what "
-            "conda believes is installed";
+    f.fix =
+        "CONDA_PREFIX is not a readable conda environment, or its conda-meta records are damaged: `conda list` shows what "
+        "conda believes is installed";
   }
 }
 

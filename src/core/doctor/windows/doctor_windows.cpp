@@ -43,8 +43,10 @@ std::optional<model::Version> full_version(const model::DllCopy& copy) {
 
 std::string describe(const model::DllCopy& copy) {
   std::string s = copy.windows_path;
-  if (full_version(copy)) s += " (cuDNN " + copy.version + ", from " + copy.version_from + ")";
-  else if (!copy.version.empty()) s += " (cuDNN " + copy.version + ", exact version unknown: no cudnn_version.h beside it)";
+  if (full_version(copy))
+    s += " (cuDNN " + copy.version + ", from " + copy.version_from + ")";
+  else if (!copy.version.empty())
+    s += " (cuDNN " + copy.version + ", exact version unknown: no cudnn_version.h beside it)";
   if (!copy.machine.empty() && copy.machine != "x64") s += " [" + copy.machine + " image]";
   return s;
 }
@@ -55,17 +57,14 @@ std::vector<std::string> cudnn_files_in(const model::SearchDir& dir) {
   std::error_code ec;
   for (fs::directory_iterator it(dir.local_path, ec), end; !ec && it != end; it.increment(ec)) {
     std::string n = util::to_lower(it->path().filename().string());
-    if (n.rfind("cudnn", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".dll") == 0 && it->is_regular_file(ec))
-      names.push_back(n);
+    if (n.rfind("cudnn", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".dll") == 0 && it->is_regular_file(ec)) names.push_back(n);
   }
   std::sort(names.begin(), names.end());
   return names;
 }
 
 namespace {
-bool from_path(const model::SearchDir& d) {
-  return d.source == model::SearchSource::path || d.source == model::SearchSource::user_path;
-}
+bool from_path(const model::SearchDir& d) { return d.source == model::SearchSource::path || d.source == model::SearchSource::user_path; }
 std::string entry_subject(const model::SearchDir& d) { return d.why + ": " + d.raw; }
 }  // namespace
 
@@ -135,8 +134,9 @@ void path_length(Ctx& c) {
     f.source = k_src_env_length;
   } else if (n > 2047) {
     auto& f = c.add("windows.path-length", Severity::warning, subject);
-    f.seen = "longer than 2,047 characters: older Windows versions and tools that build the environment from the registry cut "
-             "it there, silently dropping the last entries";
+    f.seen =
+        "longer than 2,047 characters: older Windows versions and tools that build the environment from the registry cut "
+        "it there, silently dropping the last entries";
     f.fix = "shorten PATH: drop missing and duplicate entries; keep the cuDNN and CUDA entries early";
     f.source = k_src_env_length;
   } else if (n > 1024) {
@@ -166,23 +166,25 @@ util::Status validate(const WindowsDoctorOptions& o) {
   for (const auto& [letter, dir] : o.drives) {
     if (!std::isalpha(static_cast<unsigned char>(letter)))
       return usage(std::string("--drive ") + letter + "=...: not a drive letter", "write it as --drive D=/path/to/dir");
-    if (!fs::is_directory(dir, ec)) return usage(std::string("--drive ") + letter + "=" + dir.string() + ": no such directory", "map the drive to an existing directory");
+    if (!fs::is_directory(dir, ec))
+      return usage(std::string("--drive ") + letter + "=" + dir.string() + ": no such directory", "map the drive to an existing directory");
   }
   auto check = [](const char* option, const std::string& value) -> util::Status {
     if (!value.empty() && !absolute_windows(value))
-      return usage(std::string(option) + " " + value + ": not an absolute Windows path", std::string("write it as ") + option + " \"C:\\...\"");
+      return usage(std::string(option) + " " + value + ": not an absolute Windows path",
+                   std::string("write it as ") + option + " \"C:\\...\"");
     return {};
   };
   SP_TRY(check("--app-dir", o.app_dir));
   SP_TRY(check("--cwd", o.cwd));
   SP_TRY(check("--python", o.python));
-  for (const auto& d : o.dll_dirs)
-    SP_TRY(check("--dll-dir", d));
+  for (const auto& d : o.dll_dirs) SP_TRY(check("--dll-dir", d));
   return {};
 }
 
 std::size_t characters(const std::string& utf8) {
-  return static_cast<std::size_t>(std::count_if(utf8.begin(), utf8.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+  return static_cast<std::size_t>(
+      std::count_if(utf8.begin(), utf8.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
 }
 
 }  // namespace

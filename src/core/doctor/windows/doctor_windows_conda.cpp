@@ -30,7 +30,7 @@ const char* const k_distributions[] = {"miniconda3", "anaconda3", "miniforge3", 
 struct Env {
   std::string windows_path;  // C:\Users\u\miniconda3\envs\ml
   fs::path local;
-  std::string name;          // "ml", or "base"
+  std::string name;  // "ml", or "base"
 };
 
 bool is_env(const fs::path& dir) {
@@ -112,7 +112,8 @@ EnvCudnn cudnn_of(const Env& e) {
     }
   static const std::regex k_record(R"(^cudnn-([0-9]+\.[0-9]+\.[0-9]+(\.[0-9]+)?)-.*\.json$)", std::regex::icase);
   std::vector<std::string> records;
-  for (fs::directory_iterator it(e.local / "conda-meta", ec), end; !ec && it != end; it.increment(ec)) records.push_back(it->path().filename().string());
+  for (fs::directory_iterator it(e.local / "conda-meta", ec), end; !ec && it != end; it.increment(ec))
+    records.push_back(it->path().filename().string());
   std::sort(records.begin(), records.end());
   for (const auto& r : records) {
     std::smatch m;
@@ -152,9 +153,11 @@ void conda_envs(Ctx& c, const WindowsTree& tree, const std::string& python) {
              ": conda's Python searches Library\\bin for extension modules' DLLs, ahead of PATH" +
              (staged.empty() ? std::string() : " and of the staged " + staged);
     f.expected = c.pinned ? "cuDNN " + c.pinned->prefix(3) + (staged.empty() ? "" : " from " + staged) : "";
-    f.fix = "in that environment remove conda's cuDNN (conda remove cudnn, unless a package needs it) and call "
-            "os.add_dll_directory for the staged tree, or pin cuDNN " + (cu.version.empty() ? std::string("X") : cu.version) +
-            " in the manifest so both agree (stackpin generate conda writes such an environment)";
+    f.fix =
+        "in that environment remove conda's cuDNN (conda remove cudnn, unless a package needs it) and call "
+        "os.add_dll_directory for the staged tree, or pin cuDNN " +
+        (cu.version.empty() ? std::string("X") : cu.version) +
+        " in the manifest so both agree (stackpin generate conda writes such an environment)";
     f.source = k_src_python;
     // the other way round: the staged tree first on PATH shadows the environment's own cuDNN for
     // its programs started without `conda activate`
@@ -162,8 +165,10 @@ void conda_envs(Ctx& c, const WindowsTree& tree, const std::string& python) {
     if (ours >= 0 && theirs > ours) {
       auto& g = c.add("windows.conda-cudnn-shadowed", Severity::warning, "conda environment " + e.name + " (" + bin + ")");
       g.seen = "PATH puts the staged " + staged + " (" + c.view.desktop.dirs[static_cast<std::size_t>(ours)].why + ") before " + bin +
-               " (" + c.view.desktop.dirs[static_cast<std::size_t>(theirs)].why + "): programs of that environment started without "
-               "`conda activate` get the staged cuDNN, not the " + what + " its packages were built against";
+               " (" + c.view.desktop.dirs[static_cast<std::size_t>(theirs)].why +
+               "): programs of that environment started without "
+               "`conda activate` get the staged cuDNN, not the " +
+               what + " its packages were built against";
       g.fix = "start them from an activated environment (conda activate " + e.name + "), or make the environment's cuDNN the pinned one";
       g.source = k_src_search_order;
     }

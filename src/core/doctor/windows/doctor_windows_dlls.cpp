@@ -40,7 +40,8 @@ bool in_system_dirs(const model::SearchDir& d) {
 }
 
 std::string activate_fix(const std::string& dir) {
-  return "put " + dir + " first on PATH, ahead of every CUDA directory: activate.ps1 -Scope Machine "
+  return "put " + dir +
+         " first on PATH, ahead of every CUDA directory: activate.ps1 -Scope Machine "
          "(`stackpin generate activate --shell powershell`) does, and takes out the entries that are other cuDNN trees";
 }
 
@@ -80,8 +81,11 @@ std::string stale_fix(const Judge& j, const model::DllCopy& x) {
   if (d.source == model::SearchSource::cwd) return "delete " + x.windows_path + ", or run the program from another directory";
   if (d.source == model::SearchSource::path || d.source == model::SearchSource::user_path) {
     if (kind_of(d) == PathEntryKind::toolkit_with_cudnn)
-      return "delete " + x.windows_path + " if nothing needs it: " + d.windows_path + " also holds the CUDA toolkit, so activate.ps1 "
-             "keeps it on PATH and puts " + ours + " before it (for a cuda-merge tree, `stackpin stage --remove-stale` moves the DLL "
+      return "delete " + x.windows_path + " if nothing needs it: " + d.windows_path +
+             " also holds the CUDA toolkit, so activate.ps1 "
+             "keeps it on PATH and puts " +
+             ours +
+             " before it (for a cuda-merge tree, `stackpin stage --remove-stale` moves the DLL "
              "to .stackpin\\backup)";
     return "take " + d.windows_path + " out of PATH (activate.ps1 -Scope Machine does: it is another cuDNN tree) and put " + ours +
            " first, or delete " + x.windows_path;
@@ -93,7 +97,8 @@ void judge_major(Ctx& c, int major) {
   auto& order = c.view.desktop;
   std::string name = "cudnn64_" + std::to_string(major) + ".dll";
   bool pinned_major = c.pinned && static_cast<int>(c.pinned->major()) == major;
-  std::string why = pinned_major ? "cuDNN " + c.pinned->text() + " (manifest)" : "cuDNN " + std::to_string(major) + " found in the search order";
+  std::string why =
+      pinned_major ? "cuDNN " + c.pinned->text() + " (manifest)" : "cuDNN " + std::to_string(major) + " found in the search order";
   auto lookup = find_dll(order, name, why);
   Judge j{c, order};
   const std::string& want_dir = c.exp.windows_cudnn_dir;
@@ -104,10 +109,14 @@ void judge_major(Ctx& c, int major) {
     f.seen = "no " + name + " in any directory of the search order";
     if (!want_dir.empty()) {
       int any = position(order, want_dir, true);
-      if (any < 0) f.seen += "; the manifest's DLL directory " + want_dir + " is not on PATH";
-      else if (order.dirs[any].quoted) f.seen += "; " + want_dir + " is on PATH in quotes, which the loader does not strip";
-      else if (!order.dirs[any].exists) f.seen += "; " + want_dir + " is on PATH but does not exist (" + order.dirs[any].local_path + ")";
-      else f.seen += "; " + want_dir + " holds no " + name;
+      if (any < 0)
+        f.seen += "; the manifest's DLL directory " + want_dir + " is not on PATH";
+      else if (order.dirs[any].quoted)
+        f.seen += "; " + want_dir + " is on PATH in quotes, which the loader does not strip";
+      else if (!order.dirs[any].exists)
+        f.seen += "; " + want_dir + " is on PATH but does not exist (" + order.dirs[any].local_path + ")";
+      else
+        f.seen += "; " + want_dir + " holds no " + name;
     }
     f.expected = name + (want_dir.empty() ? " in the cuDNN DLL directory, on PATH" : " from " + want_dir);
     f.fix = want_dir.empty() ? "put the cuDNN DLL directory (<cuDNN>\\bin, bin\\x64 from 9.18) on PATH"
@@ -120,8 +129,10 @@ void judge_major(Ctx& c, int major) {
   const auto& w = lookup.copies.front();
   if (c.cudnn_dir.empty()) c.cudnn_dir = dir_of(w.windows_path);
   if (!c.cudnn_seen && !c.cudnn_seen_major && (pinned_major || !c.pinned)) {
-    if (auto v = full_version(w)) c.cudnn_seen = v;
-    else c.cudnn_seen_major = major;
+    if (auto v = full_version(w))
+      c.cudnn_seen = v;
+    else
+      c.cudnn_seen_major = major;
   }
   bool expected_later = std::any_of(lookup.copies.begin() + 1, lookup.copies.end(), [&](const auto& x) { return j.expected_dir(x); });
   bool winner_stale = false;
@@ -166,14 +177,14 @@ void judge_major(Ctx& c, int major) {
       continue;
     }
     if (pinned_major && j.expected_dir(x)) continue;  // the pinned tree itself, judged above
-    bool duplicate = pinned_major ? j.good(x)
-                                  : (full_version(x) && full_version(w) && *full_version(x) == *full_version(w));
+    bool duplicate = pinned_major ? j.good(x) : (full_version(x) && full_version(w) && *full_version(x) == *full_version(w));
     auto& f = c.add("windows.stale-dll", duplicate ? Severity::note : Severity::warning, x.windows_path);
     if (duplicate) {
       f.seen = "another copy of the same cuDNN, " + describe(x) + ", sits later (" + j.dir(x).why + ")";
       f.fix = "nothing loads it now; delete it to keep one copy to upgrade";
     } else {
-      f.seen = describe(x) + " sits later (" + j.dir(x).why + "): shadowed now, it wins as soon as its directory comes first "
+      f.seen = describe(x) + " sits later (" + j.dir(x).why +
+               "): shadowed now, it wins as soon as its directory comes first "
                "or an application carries it";
       f.fix = stale_fix(j, x);
     }
@@ -194,8 +205,10 @@ void sub_libraries(Ctx& c, int major) {
   for (const auto& dll : contents->windows_dlls) {
     if (util::to_lower(dll) == util::to_lower(contents->main_dll)) continue;
     auto l = find_dll(order, dll, "");
-    if (l.copies.empty()) missing.push_back(dll);
-    else if (!same_windows_path(dir_of(l.copies.front().windows_path), main_dir)) mixed.push_back(describe(l.copies.front()));
+    if (l.copies.empty())
+      missing.push_back(dll);
+    else if (!same_windows_path(dir_of(l.copies.front().windows_path), main_dir))
+      mixed.push_back(describe(l.copies.front()));
   }
   std::string subject = "cuDNN " + std::to_string(major) + " sub-libraries";
   if (missing.empty() && mixed.empty()) {
@@ -270,8 +283,9 @@ void cudnn_dlls(Ctx& c) {
   if (c.majors.empty()) {
     auto& f = c.add("windows.cudnn-dll", Severity::note, "cudnn64_*.dll");
     f.seen = "no cuDNN DLL in any directory of the search order";
-    f.fix = "stage cuDNN (`stackpin stage --target windows`) and put its DLL directory on PATH; pass --manifest to have doctor "
-            "judge against a pinned stack";
+    f.fix =
+        "stage cuDNN (`stackpin stage --target windows`) and put its DLL directory on PATH; pass --manifest to have doctor "
+        "judge against a pinned stack";
   }
   for (int major : c.majors) {
     judge_major(c, major);
@@ -298,8 +312,8 @@ void zlibwapi(Ctx& c) {
     int m = *c.cudnn_seen_major;
     if (m >= static_cast<int>(z->from.major()) && m <= static_cast<int>(z->until.major())) {
       auto& f = c.add("windows.zlibwapi", Severity::warning, subject);
-      f.seen = "not in the search order, and the exact version of the cuDNN " + std::to_string(m) + " that loads cannot be told; " +
-               range + " need it";
+      f.seen = "not in the search order, and the exact version of the cuDNN " + std::to_string(m) + " that loads cannot be told; " + range +
+               " need it";
       f.fix = "put the x64 zlibwapi.dll into " + where_to_put + " if that cuDNN is in the range";
       f.source = knowledge::first_source(z->source);
     }
@@ -341,15 +355,17 @@ void vc_runtime(Ctx& c) {
       any_problem = true;
       auto& f = c.add("windows.vc-runtime", Severity::error, dll);
       f.seen = std::string(dll) + " is in no directory of the search order (the Visual C++ Redistributable installs it into System32)";
-      f.expected = "the VC++ 2015-2022 runtime (x64): cuDNN's DLLs are MSVC builds; NVIDIA states no requirement, cuDNN's conda "
-                   "packages depend on vc14_runtime";
+      f.expected =
+          "the VC++ 2015-2022 runtime (x64): cuDNN's DLLs are MSVC builds; NVIDIA states no requirement, cuDNN's conda "
+          "packages depend on vc14_runtime";
       f.fix = "install the Microsoft Visual C++ 2015-2022 Redistributable (x64)";
       f.source = source;
     } else if (l.copies.front().machine == "x86") {
       any_problem = true;
       auto& f = c.add("windows.vc-runtime", Severity::error, dll);
       f.seen = l.copies.front().windows_path + " is a 32-bit (x86) DLL and comes first: a 64-bit process cannot load it";
-      f.fix = "remove it from " + order.dirs[l.copies.front().dir].windows_path + " (32-bit runtimes belong in SysWOW64), or "
+      f.fix = "remove it from " + order.dirs[l.copies.front().dir].windows_path +
+              " (32-bit runtimes belong in SysWOW64), or "
               "reinstall the x64 Visual C++ Redistributable";
       f.source = source;
     } else {

@@ -44,7 +44,7 @@ void cuda_bin_order(Ctx& c) {
     auto it = std::find_if(bins.begin(), bins.end(), wanted);
     std::string subject = "CUDA " + want + tail;
     std::string root = c.exp.windows_cuda_path.empty() ? "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v" + want
-                                                        : normalize_windows_path(c.exp.windows_cuda_path);
+                                                       : normalize_windows_path(c.exp.windows_cuda_path);
     if (it == bins.end()) {
       auto& f = c.add("windows.cuda-bin-order", Severity::warning, subject);
       bool bin_only = x64 && std::any_of(bins.begin(), bins.end(), [&](int i) { return dirs[i].cuda_version == want; });
@@ -111,13 +111,17 @@ void path_scope(Ctx& c) {
     const auto& d = dirs[i];
     if (!d.searched || d.source != model::SearchSource::path) continue;
     auto held = cudnn_files_in(d);
-    if (!d.cuda_version.empty()) ahead.push_back("CUDA " + d.cuda_version + " " + d.windows_path);
-    else if (!held.empty()) ahead.push_back(d.windows_path + " (" + util::join(held, ", ") + ")");
+    if (!d.cuda_version.empty())
+      ahead.push_back("CUDA " + d.cuda_version + " " + d.windows_path);
+    else if (!held.empty())
+      ahead.push_back(d.windows_path + " (" + util::join(held, ", ") + ")");
   }
   if (ahead.empty()) return;
   auto& f = c.add("windows.path-scope", Severity::warning, "cuDNN directory " + c.cudnn_dir);
-  f.seen = "it is a User PATH entry (" + dirs[p].why + "); Windows builds PATH as the machine entries followed by the user's, so "
-           "these machine entries come first: " + util::join(ahead, "; ");
+  f.seen = "it is a User PATH entry (" + dirs[p].why +
+           "); Windows builds PATH as the machine entries followed by the user's, so "
+           "these machine entries come first: " +
+           util::join(ahead, "; ");
   f.expected = c.cudnn_dir + " in the machine PATH, ahead of the CUDA installer's entries";
   f.fix = "move it into the machine PATH: activate.ps1 -Scope Machine (administrator); no User-scope change can come first";
   f.source = k_src_search_order;
@@ -131,8 +135,11 @@ void python_dirs(Ctx& c) {
     if (d.searched) searched.push_back(d.windows_path);
   std::string subject = "Python " + c.view.python;
   std::string fix_dir = c.cudnn_dir.empty() ? std::string("<cuDNN>\\bin") : c.cudnn_dir;
-  std::string fix = "before importing, call os.add_dll_directory(r'" + fix_dir + "'), or put a .pth file holding "
-                    "`import os; os.add_dll_directory(r'" + fix_dir + "')` into the environment's site-packages "
+  std::string fix = "before importing, call os.add_dll_directory(r'" + fix_dir +
+                    "'), or put a .pth file holding "
+                    "`import os; os.add_dll_directory(r'" +
+                    fix_dir +
+                    "')` into the environment's site-packages "
                     "(activate.ps1 prints it); a framework that brings its own cuDNN (PyTorch's wheels) loads that one instead";
   for (int major : c.majors) {
     std::string name = "cudnn64_" + std::to_string(major) + ".dll";

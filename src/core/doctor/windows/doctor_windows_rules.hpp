@@ -21,10 +21,10 @@ struct Ctx {
   const model::DoctorExpectations& exp;
   model::WindowsView& view;
   std::vector<model::Finding>& findings;
-  std::optional<model::Version> pinned;   // [cudnn] version
-  std::optional<model::Version> cuda;     // [cuda] version
-  std::string cudnn_dir;                  // where cuDNN should load from: the manifest's directory, else the winner's
-  std::vector<int> majors;                // cuDNN majors judged (the manifest's, else every one found)
+  std::optional<model::Version> pinned;      // [cudnn] version
+  std::optional<model::Version> cuda;        // [cuda] version
+  std::string cudnn_dir;                     // where cuDNN should load from: the manifest's directory, else the winner's
+  std::vector<int> majors;                   // cuDNN majors judged (the manifest's, else every one found)
   std::optional<model::Version> cudnn_seen;  // full version of the winning cudnn64_N.dll, when told
   std::optional<int> cudnn_seen_major;       // its major, when only that is known
 

@@ -65,15 +65,15 @@ struct GeneratedFile {
 // {"kind", "files": [{path, bytes, text|null}]}
 JsonDoc generated_json(const std::string& kind, const std::vector<GeneratedFile>& files);
 // {"manifest": text, "output": path|null, "name", "cuda", "cudnn"}: what `capture` wrote.
-JsonDoc captured_json(const std::string& manifest_text, const std::string& output, const std::string& name,
-                      const std::string& cuda, const std::string& cudnn);
+JsonDoc captured_json(const std::string& manifest_text, const std::string& output, const std::string& name, const std::string& cuda,
+                      const std::string& cudnn);
 
 // Reading other programs' JSON files (a CUDA toolkit's version.json, conda-meta/*.json): the
 // string at a path of object keys ({"cuda", "version"}). nullopt when a key is absent or the value
 // is not a string. Errors: parse (the text is not JSON).
 util::Result<std::optional<std::string>> json_string_at(std::string_view text, const std::vector<std::string>& keys);
 
-std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings,
-                     const JsonDoc& report, const util::Error* error);
+std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings, const JsonDoc& report,
+                     const util::Error* error);
 
 }  // namespace format

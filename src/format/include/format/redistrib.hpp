@@ -26,7 +26,7 @@ struct RedistribRelease {
   std::string path;          // the file it was read from
   std::string release_date;  // "2024-04-12"
   std::string release_label;
-  model::Version version;    // cudnn.version, four parts
+  model::Version version;  // cudnn.version, four parts
   std::vector<RedistribArchive> archives;
   std::vector<std::string> skipped;  // platforms stackpin does not provision ("linux-ppc64le")
 };

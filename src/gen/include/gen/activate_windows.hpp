@@ -16,11 +16,11 @@ struct WindowsActivation {
   std::string cuda_path;      // the CUDA toolkit root, "" when unknown
   std::string cuda_version;   // "12.4" (for CUDA_PATH_V12_4), "" when unknown
   // for the check script
-  std::string include_dir;    // absolute: <root>\include
-  std::string import_lib;     // absolute: <root>\lib\x64\cudnn.lib
-  std::string main_dll;       // cudnn64_8.dll
+  std::string include_dir;  // absolute: <root>\include
+  std::string import_lib;   // absolute: <root>\lib\x64\cudnn.lib
+  std::string main_dll;     // cudnn64_8.dll
   bool zlibwapi_needed = false;
-  std::string min_driver;     // "520.06", "" when unknown
+  std::string min_driver;                  // "520.06", "" when unknown
   std::vector<std::string> dlls;           // every DLL of the pinned cuDNN, main first (NVIDIA's names)
   std::string header_version;              // what include\cudnn_version.h must say: "8.8.0"
   std::vector<std::string> cuda_bin_dirs;  // the pinned CUDA's bin\ (and bin\x64\ from CUDA 13); empty when unknown
@@ -28,7 +28,7 @@ struct WindowsActivation {
     std::string path;    // relative to cudnn_root, '\'-separated
     std::string sha256;  // lowercase hex
   };
-  std::vector<File> files;                 // every staged file, for the check script (empty: generated without a tree)
+  std::vector<File> files;  // every staged file, for the check script (empty: generated without a tree)
   // the PATH rule's file patterns (core::cudnn_dll_patterns, core::toolkit_dll_patterns)
   std::vector<std::string> cudnn_patterns, toolkit_patterns;
 };

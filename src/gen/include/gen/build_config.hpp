@@ -11,10 +11,10 @@
 namespace gen {
 
 struct BuildConfig {
-  std::string name;         // manifest name (comments only)
-  std::string version;      // the package version, "9.1.0.70"
-  int cudnn_major = 0;      // 8, 9
-  int cuda_major = 0;       // the CUDA major cuDNN was built for; 0 when unknown
+  std::string name;     // manifest name (comments only)
+  std::string version;  // the package version, "9.1.0.70"
+  int cudnn_major = 0;  // 8, 9
+  int cuda_major = 0;   // the CUDA major cuDNN was built for; 0 when unknown
   model::Platform platform = model::Platform::linux_x86_64;
   // "" for a relocatable tree: each file finds the prefix from its own place in the tree (cmake_dir,
   // pkgconfig_dir). Otherwise the absolute prefix the tree is installed at ("/usr" for a .deb).

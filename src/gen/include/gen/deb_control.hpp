@@ -16,9 +16,9 @@ struct DebControl {
   std::string section, priority = "optional", homepage, multi_arch;
   std::uint64_t installed_size_kib = 0;
   std::vector<std::string> depends, recommends, conflicts, replaces, provides, breaks;
-  std::string synopsis;                   // one line
-  std::vector<std::string> description;   // the long description: each entry is word-wrapped on its own lines;
-                                          // "" = a blank line between paragraphs
+  std::string synopsis;                  // one line
+  std::vector<std::string> description;  // the long description: each entry is word-wrapped on its own lines;
+                                         // "" = a blank line between paragraphs
 };
 
 // Valid Debian package name ([a-z0-9][a-z0-9+.-]+) and version ([epoch:]upstream[-revision]).
@@ -42,16 +42,14 @@ std::string render_shlibs(const std::vector<std::string>& sonames, const std::st
 std::string render_ldconfig_trigger();
 
 // A machine-readable (DEP-5) copyright file whose License paragraph carries `license_text`.
-std::string render_copyright(const std::string& upstream_name, const std::string& upstream_source,
-                             const std::string& copyright, const std::string& license_name,
-                             const std::string& license_text);
+std::string render_copyright(const std::string& upstream_name, const std::string& upstream_source, const std::string& copyright,
+                             const std::string& license_name, const std::string& license_text);
 
 // One Debian changelog entry; `date_epoch` is rendered in RFC 5322 form (UTC).
 std::string render_changelog(const std::string& package, const std::string& version, const std::string& change,
                              const std::string& maintainer, std::int64_t date_epoch);
 
 // The lintian overrides file: a comment with the reason above each "<package>: <tag>" line.
-std::string render_lintian_overrides(const std::string& package,
-                                     const std::vector<std::pair<std::string, std::string>>& tag_reason);
+std::string render_lintian_overrides(const std::string& package, const std::vector<std::pair<std::string, std::string>>& tag_reason);
 
 }  // namespace gen

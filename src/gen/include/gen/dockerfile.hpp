@@ -11,31 +11,31 @@
 namespace gen {
 
 struct DockerFramework {
-  std::string name, version;     // torch, 2.5.1
-  std::string pip_requirement;   // torch==2.5.1
-  std::string index_url;         // "" = PyPI
-  std::string cudnn_note;        // which cuDNN this framework loads, and why (a comment)
+  std::string name, version;    // torch, 2.5.1
+  std::string pip_requirement;  // torch==2.5.1
+  std::string index_url;        // "" = PyPI
+  std::string cudnn_note;       // which cuDNN this framework loads, and why (a comment)
 };
 
 struct DockerfileSpec {
   std::string manifest_file, manifest_sha256, manifest_name, manifest_description;
-  std::string base_image;        // default of ARG BASE_IMAGE (with @sha256:... when pinned)
+  std::string base_image;               // default of ARG BASE_IMAGE (with @sha256:... when pinned)
   std::vector<std::string> base_notes;  // comment lines about the base image (digest, where the tag comes from)
-  std::string cuda_version;      // 12.4.1
-  std::string cudnn_version;     // 9.1.0.70
+  std::string cuda_version;             // 12.4.1
+  std::string cudnn_version;            // 9.1.0.70
   int cudnn_major = 0, cuda_major = 0;
   // cuDNN from the archive (mode "archive") ...
-  bool from_url = false;         // ADD the URL instead of COPY from the build context
+  bool from_url = false;  // ADD the URL instead of COPY from the build context
   std::string archive_file, archive_url, archive_sha256;
   std::uint64_t archive_size = 0;
   std::string archive_lib_dir = "lib";  // the library directory inside the archive's top directory
-  bool include_dev = false;      // headers and static libraries too
-  std::string prefix;            // where cuDNN lives in the image (/opt/cudnn-9.1.0.70)
+  bool include_dev = false;             // headers and static libraries too
+  std::string prefix;                   // where cuDNN lives in the image (/opt/cudnn-9.1.0.70)
   // ... or from NVIDIA's apt repository (mode "apt").
   bool apt = false;
   std::string apt_package, apt_package_dev;  // name=version
   std::vector<DockerFramework> frameworks;
-  std::string python;            // the manifest's pin ("3.12"), "" when none
+  std::string python;                 // the manifest's pin ("3.12"), "" when none
   std::string convtest_expect_cudnn;  // 9.1.0 (three parts, as libraries report)
 };
 

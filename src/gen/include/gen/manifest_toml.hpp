@@ -19,21 +19,21 @@ struct ManifestArchive {
 struct ManifestSpec {
   std::vector<std::string> header;  // comment lines at the top
   std::string name, description;
-  std::string cuda;                 // "" = no [cuda]
+  std::string cuda;  // "" = no [cuda]
   std::string cuda_comment;
-  std::string driver_linux;         // "" = no [driver]
+  std::string driver_linux;  // "" = no [driver]
   std::string driver_comment;
-  std::string cudnn;                // four parts; "" = no [cudnn] (then no archives either)
+  std::string cudnn;  // four parts; "" = no [cudnn] (then no archives either)
   int cudnn_cuda = 0;
   std::string cudnn_comment;
   std::vector<ManifestArchive> archives;
-  std::vector<std::string> archive_comments;  // comment lines after the archives (a pin that could not be completed)
+  std::vector<std::string> archive_comments;                    // comment lines after the archives (a pin that could not be completed)
   std::vector<std::pair<std::string, std::string>> frameworks;  // name, version
   std::string frameworks_comment;
   std::string python;
   std::string linux_layout, linux_prefix;  // "" = no [targets.linux]
   std::string linux_comment;
-  std::string driver_windows;              // [driver] windows ("" = none)
+  std::string driver_windows;                                     // [driver] windows ("" = none)
   std::string windows_layout, windows_prefix, windows_cuda_path;  // "" = no [targets.windows]
   std::string windows_comment;
 };

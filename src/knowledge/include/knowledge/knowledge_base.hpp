@@ -44,8 +44,7 @@ class KnowledgeBase {
   model::DriverMinimum required_driver(const model::Manifest& m, model::Os os) const;
 
   // --- cuDNN archives --------------------------------------------------------------------
-  const model::CudnnArchiveFact* cudnn_archive(const model::Version& version, int cuda_major,
-                                               model::Platform platform) const;
+  const model::CudnnArchiveFact* cudnn_archive(const model::Version& version, int cuda_major, model::Platform platform) const;
   const model::CudnnArchiveFact* cudnn_archive_by_file(std::string_view file_name) const;
   const model::CudnnArchiveFact* cudnn_archive_by_sha256(std::string_view sha256_hex) const;
   // Every archive of one cuDNN version (all CUDA majors and platforms).

@@ -1,8 +1,8 @@
 #pragma once
 // The value of `stackpin apply`: each step of provisioning a machine from a manifest, what it
 // did, and what is left for the user.
-#include <optional>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,10 +22,10 @@ enum class StepStatus {
 const char* to_string(StepStatus s);
 
 struct ApplyStep {
-  std::string name;    // archive | stage | packages | install | activation | doctor | convtest
+  std::string name;  // archive | stage | packages | install | activation | doctor | convtest
   StepStatus status = StepStatus::skipped;
-  std::string detail;  // one line
-  std::vector<std::string> lines;  // files written, commands run, ...
+  std::string detail;                // one line
+  std::vector<std::string> lines;    // files written, commands run, ...
   std::optional<util::Error> error;  // why a failed step failed
 };
 

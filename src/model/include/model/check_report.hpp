@@ -27,18 +27,18 @@ struct WindowsDirs {
   std::string dll_dir;         // relative to the prefix, backslashes ("bin", "bin\\x64")
   std::string import_lib_dir;  // "lib\\x64", "lib"
   std::string include_dir = "include";
-  std::string main_dll;        // cudnn64_8.dll
+  std::string main_dll;  // cudnn64_8.dll
   bool verified = true;
   bool zlibwapi_needed = false;
   std::string source;
 };
 
 struct WheelMatch {
-  std::string framework;    // torch
-  std::string version;      // 2.1.0
-  std::string variant;      // cu121 ("" when pip's default build)
-  std::string requirement;  // torch==2.1.0+cu121
-  std::string index_url;    // https://download.pytorch.org/whl/cu121
+  std::string framework;      // torch
+  std::string version;        // 2.1.0
+  std::string variant;        // cu121 ("" when pip's default build)
+  std::string requirement;    // torch==2.1.0+cu121
+  std::string index_url;      // https://download.pytorch.org/whl/cu121
   std::string bundled_cudnn;  // cuDNN the wheel brings ("" when unknown / none)
   std::string source;
 };
@@ -46,7 +46,7 @@ struct WheelMatch {
 struct ArchiveMatch {
   Platform platform = Platform::linux_x86_64;
   std::string file;
-  bool known = false;         // the knowledge base has NVIDIA's entry for it
+  bool known = false;  // the knowledge base has NVIDIA's entry for it
   bool cross_checked = false;
   std::string sha256;
   std::optional<unsigned long long> size;

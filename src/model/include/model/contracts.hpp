@@ -18,8 +18,8 @@ struct StateDir {
   std::filesystem::path dest;
   std::filesystem::path root() const { return dest / ".stackpin"; }
   std::filesystem::path receipt() const { return root() / "receipt.json"; }  // versioned
-  std::filesystem::path journal() const { return root() / "journal"; }      // in-progress operations
-  std::filesystem::path backup() const { return root() / "backup"; }        // what cuda-merge overwrote
+  std::filesystem::path journal() const { return root() / "journal"; }       // in-progress operations
+  std::filesystem::path backup() const { return root() / "backup"; }         // what cuda-merge overwrote
   std::filesystem::path lock() const { return root() / "lock"; }
 };
 

@@ -43,10 +43,10 @@ struct FrameworkRun {
   std::string python;     // the interpreter used
   bool installed = false;
   std::string version;
-  bool gpu = false;       // the framework sees a GPU
-  std::string cudnn_version;  // what the framework reports it uses ("8.9.2"), "" if unknown
+  bool gpu = false;                       // the framework sees a GPU
+  std::string cudnn_version;              // what the framework reports it uses ("8.9.2"), "" if unknown
   std::vector<std::string> loaded_cudnn;  // libcudnn files mapped into the framework's process
-  bool ran = false;       // the GPU convolution ran
+  bool ran = false;                       // the GPU convolution ran
   double max_abs_err = 0;
   bool non_finite = false;
   std::string error;
@@ -62,14 +62,14 @@ struct ConvExpectations {
 
 struct ConvReport {
   LoadedLibrary cudart, cudnn;
-  std::string cudnn_version;     // "9.19.0" from cudnnGetVersion
+  std::string cudnn_version;  // "9.19.0" from cudnnGetVersion
   std::uint64_t cudnn_version_raw = 0;
   std::string cudnn_built_with_cuda;  // cudnnGetCudartVersion, "12.8"
-  std::string runtime_version;   // cudaRuntimeGetVersion
-  std::string driver_version;    // cudaDriverGetVersion ("" = no driver)
+  std::string runtime_version;        // cudaRuntimeGetVersion
+  std::string driver_version;         // cudaDriverGetVersion ("" = no driver)
   std::vector<GpuInfo> gpus;
   std::vector<ConvCase> cases;
-  std::string nothing_to_run;    // why no convolution could run (no driver / no GPU)
+  std::string nothing_to_run;  // why no convolution could run (no driver / no GPU)
   std::optional<FrameworkRun> framework;
 };
 

@@ -24,7 +24,7 @@ struct DiffRow {
   std::optional<std::string> a;  // A's value as text; nullopt when A does not set it
   std::optional<std::string> b;  // B's value
   DiffWeight weight = DiffWeight::same;
-  std::string reason;            // why this weight ("" for same)
+  std::string reason;  // why this weight ("" for same)
 };
 
 struct DiffCounts {
@@ -39,8 +39,8 @@ struct DiffSide {
 
 struct DiffReport {
   DiffSide a, b;
-  std::vector<DiffRow> rows;         // every component compared, `same` rows included, in manifest order
-  std::vector<Finding> findings;     // one per row that differs (rule diff.*, seen = A, expected = B)
+  std::vector<DiffRow> rows;      // every component compared, `same` rows included, in manifest order
+  std::vector<Finding> findings;  // one per row that differs (rule diff.*, seen = A, expected = B)
   DiffCounts counts() const;
 };
 

@@ -14,7 +14,7 @@ namespace model {
 
 using Sources = std::vector<std::string>;
 
-struct DriverFamily {       // minor-version compatibility floor of a CUDA major
+struct DriverFamily {  // minor-version compatibility floor of a CUDA major
   int cuda_major = 0;
   Version linux, windows;
   std::optional<Version> below;  // next family's floor
@@ -22,7 +22,7 @@ struct DriverFamily {       // minor-version compatibility floor of a CUDA major
   std::string note;
 };
 
-struct DriverRelease {      // NVIDIA's minimum driver for one toolkit release
+struct DriverRelease {  // NVIDIA's minimum driver for one toolkit release
   Version cuda;
   std::string label;
   std::optional<Version> linux, windows;  // absent = unknown
@@ -32,8 +32,8 @@ struct DriverRelease {      // NVIDIA's minimum driver for one toolkit release
 };
 
 struct CudnnArchiveFact {
-  Version version;            // 4 parts
-  int cuda = 0;               // CUDA major of the build
+  Version version;  // 4 parts
+  int cuda = 0;     // CUDA major of the build
   Platform platform = Platform::linux_x86_64;
   std::string file, url, sha256, md5, released, caveat;
   std::optional<std::uint64_t> size;
@@ -41,7 +41,7 @@ struct CudnnArchiveFact {
   Sources source;
 };
 
-struct LayoutRule {         // directory of a file kind inside the archive, by cuDNN version range
+struct LayoutRule {  // directory of a file kind inside the archive, by cuDNN version range
   Version from;
   std::optional<Version> until;
   std::vector<std::string> dirs;  // forward slashes, first = preferred
@@ -61,7 +61,7 @@ struct CudnnMajorContents {
 };
 
 struct TorchRelease {
-  Version release;           // "2.1"
+  Version release;  // "2.1"
   std::string python;
   std::vector<std::string> variants;  // cu118, cu121
   std::vector<std::string> stable_cuda, experimental_cuda;
@@ -82,7 +82,7 @@ struct TensorflowBuild {
 struct OnnxRuntimeRow {
   Version first, last;  // inclusive version-prefix bounds
   int cuda_major = 0;
-  std::string cuda;     // verbatim ("12.x", "11.8")
+  std::string cuda;  // verbatim ("12.x", "11.8")
   int cudnn_major = 0;
   std::optional<Version> cudnn_linux, cudnn_windows;
   std::string note;

@@ -24,14 +24,14 @@ const char* to_string(FetchStatus s);
 
 struct FetchedArchive {
   Platform platform = Platform::linux_x86_64;
-  std::string file;         // NVIDIA's file name, kept in the cache
-  std::string url;          // the URL the bytes came from (or were last tried), "" if none
+  std::string file;                // NVIDIA's file name, kept in the cache
+  std::string url;                 // the URL the bytes came from (or were last tried), "" if none
   std::vector<std::string> tried;  // every URL tried, in order
-  std::string path;         // path in the cache ("" unless cached/downloaded/resumed)
-  std::string sha256;       // pinned, lowercase hex
-  std::uint64_t size = 0;   // pinned
+  std::string path;                // path in the cache ("" unless cached/downloaded/resumed)
+  std::string sha256;              // pinned, lowercase hex
+  std::uint64_t size = 0;          // pinned
   FetchStatus status = FetchStatus::failed;
-  int attempts = 0;         // transfers started
+  int attempts = 0;                    // transfers started
   std::uint64_t bytes_downloaded = 0;  // over the network in this run
   std::optional<util::Error> error;    // status failed / missing
 };

@@ -12,13 +12,13 @@ enum class Severity { ok, note, warning, error };
 const char* to_string(Severity s);
 
 struct Finding {
-  std::string rule;      // stable identifier, e.g. "cudnn.cuda-major"
+  std::string rule;  // stable identifier, e.g. "cudnn.cuda-major"
   Severity severity = Severity::note;
-  std::string subject;   // what is judged ("cuDNN 8.9.5.30", "[[cudnn.archives]] windows-x86_64")
-  std::string seen;      // what stackpin found
-  std::string expected;  // what it should be
-  std::string fix;       // what to do
-  std::string source;    // where the fact comes from
+  std::string subject;                        // what is judged ("cuDNN 8.9.5.30", "[[cudnn.archives]] windows-x86_64")
+  std::string seen;                           // what stackpin found
+  std::string expected;                       // what it should be
+  std::string fix;                            // what to do
+  std::string source;                         // where the fact comes from
   std::optional<util::SourceLocation> where;  // manifest location when there is one
 };
 

@@ -52,8 +52,8 @@ struct Lock {
   std::string manifest;      // the manifest's file name, relative to the lock
   std::string name;          // the manifest's name
   std::map<std::string, LockInput> inputs;
-  std::string cuda;          // toolkit release ("" when the manifest pins none)
-  std::string cudnn;         // four parts ("" when none)
+  std::string cuda;   // toolkit release ("" when the manifest pins none)
+  std::string cudnn;  // four parts ("" when none)
   int cudnn_cuda = 0;
   std::vector<LockedArchive> archives;
   std::vector<LockedDriver> drivers;

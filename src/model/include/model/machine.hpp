@@ -16,25 +16,25 @@ struct OsInfo {
   std::string id;          // os-release ID ("debian", "ubuntu"); "" when unknown
   std::string version_id;  // os-release VERSION_ID ("12", "22.04")
   std::string pretty_name;
-  std::string source;      // the file read ("/etc/os-release"); "" when none was found
+  std::string source;  // the file read ("/etc/os-release"); "" when none was found
 };
 
 struct WslInfo {
   bool wsl = false;
-  int version = 0;                    // 1 or 2 when wsl; 0 when not known
-  std::string evidence;               // "/proc/sys/kernel/osrelease: 5.15.153.1-microsoft-standard-WSL2"
-  bool windows_driver_mapped = false; // /usr/lib/wsl/lib/libcuda.so.1 exists
-  std::string windows_driver_path;    // that path, when mapped
+  int version = 0;                     // 1 or 2 when wsl; 0 when not known
+  std::string evidence;                // "/proc/sys/kernel/osrelease: 5.15.153.1-microsoft-standard-WSL2"
+  bool windows_driver_mapped = false;  // /usr/lib/wsl/lib/libcuda.so.1 exists
+  std::string windows_driver_path;     // that path, when mapped
 };
 
 enum class DriverSource { none, proc, nvml, nvidia_smi };
 const char* to_string(DriverSource s);
 
 struct DriverInfo {
-  std::string version;                     // "535.104.05"; "" when no source answered
+  std::string version;  // "535.104.05"; "" when no source answered
   DriverSource source = DriverSource::none;
-  std::string detail;                      // the line it came from, or why nothing answered
-  std::vector<std::string> tried;          // sources asked, in order ("/proc/driver/nvidia/version: absent")
+  std::string detail;              // the line it came from, or why nothing answered
+  std::vector<std::string> tried;  // sources asked, in order ("/proc/driver/nvidia/version: absent")
 };
 
 enum class ToolkitVersionSource { unknown, version_json, version_txt, pip_wheel, cuda_h };
@@ -45,17 +45,17 @@ struct ToolkitInfo {
   std::vector<std::string> aliases;  // how it was found: "/usr/local/cuda", "CUDA_HOME", "nvcc on PATH"
   std::string version;               // "12.4.1" (version.json), "13.0" (cuda.h or the runtime wheel); "" unknown
   ToolkitVersionSource version_source = ToolkitVersionSource::unknown;
-  std::string version_detail;        // "CUDA_VERSION 13000", "nvidia-cuda-runtime 13.0.96 (dist-info/...)"
-  std::string cuda_h_version;        // from include/cuda.h when present, to cross-check the version files
-  bool is_default = false;           // /usr/local/cuda points here
+  std::string version_detail;  // "CUDA_VERSION 13000", "nvidia-cuda-runtime 13.0.96 (dist-info/...)"
+  std::string cuda_h_version;  // from include/cuda.h when present, to cross-check the version files
+  bool is_default = false;     // /usr/local/cuda points here
 };
 
 struct NvccInfo {
-  std::string path;           // the first nvcc on PATH, as PATH names it
-  std::string real_path;      // symlinks resolved
-  std::string toolkit_root;   // the toolkit it belongs to (real_path/../..)
-  std::string version;        // "13.0.88" (nvcc --version) or the toolkit's version
-  std::string version_source; // "nvcc --version" | "toolkit" | ""
+  std::string path;            // the first nvcc on PATH, as PATH names it
+  std::string real_path;       // symlinks resolved
+  std::string toolkit_root;    // the toolkit it belongs to (real_path/../..)
+  std::string version;         // "13.0.88" (nvcc --version) or the toolkit's version
+  std::string version_source;  // "nvcc --version" | "toolkit" | ""
 };
 
 enum class CudnnKind { system, toolkit, cudnn_path, staged, conda, pip_wheel, torch_lib, other };
@@ -63,25 +63,25 @@ const char* to_string(CudnnKind k);
 
 // One cuDNN major found in one directory.
 struct CudnnCopy {
-  std::string dir;                    // the library directory, symlinks resolved
-  std::vector<std::string> aliases;   // other names of the directory (/usr/local/cuda/lib64, an LD_LIBRARY_PATH entry)
+  std::string dir;                   // the library directory, symlinks resolved
+  std::vector<std::string> aliases;  // other names of the directory (/usr/local/cuda/lib64, an LD_LIBRARY_PATH entry)
   CudnnKind kind = CudnnKind::other;
-  std::string kind_detail;            // "nvidia-cudnn-cu12 wheel", "staged by stackpin (/opt/cudnn/.stackpin/receipt.json)"
+  std::string kind_detail;  // "nvidia-cudnn-cu12 wheel", "staged by stackpin (/opt/cudnn/.stackpin/receipt.json)"
   int major = 0;
-  std::string header_version;         // "9.1.0" from cudnn_version.h; "" when no header was found
+  std::string header_version;  // "9.1.0" from cudnn_version.h; "" when no header was found
   std::string header_path;
-  std::string library_version;        // "9.1.0"; "" when unknown
-  std::string library_version_source; // "file name libcudnn.so.9.1.0" | "<...>.dist-info/METADATA" | ""
-  std::string package_version;        // four parts when a wheel, receipt, dpkg or conda says ("9.1.0.70")
+  std::string library_version;         // "9.1.0"; "" when unknown
+  std::string library_version_source;  // "file name libcudnn.so.9.1.0" | "<...>.dist-info/METADATA" | ""
+  std::string package_version;         // four parts when a wheel, receipt, dpkg or conda says ("9.1.0.70")
   std::string package_source;
-  std::vector<std::string> files;     // cuDNN library and header files present (names, sorted)
-  std::vector<std::string> missing;   // required by the knowledge base for this major and absent
-  bool contents_known = false;        // the knowledge base lists the files of this major
-  bool headers_expected = false;      // this kind of copy ships headers (or some are present)
-  bool half_copied = false;           // something required is missing
-  bool mixed = false;                 // files of more than one version
+  std::vector<std::string> files;          // cuDNN library and header files present (names, sorted)
+  std::vector<std::string> missing;        // required by the knowledge base for this major and absent
+  bool contents_known = false;             // the knowledge base lists the files of this major
+  bool headers_expected = false;           // this kind of copy ships headers (or some are present)
+  bool half_copied = false;                // something required is missing
+  bool mixed = false;                      // files of more than one version
   std::vector<std::string> versions_seen;  // distinct versions in file names / metadata
-  std::vector<std::string> problems;  // one line each: dangling links, RECORD size disagreements, ...
+  std::vector<std::string> problems;       // one line each: dangling links, RECORD size disagreements, ...
 };
 
 struct LoaderCandidate {
@@ -110,9 +110,9 @@ struct CondaPackage {
 };
 
 struct CondaEnv {
-  std::string prefix;                  // CONDA_PREFIX
-  std::string cudatoolkit;             // package versions; "" when not installed
-  std::string cuda_version;            // the cuda-version metapackage (CUDA 12+ on conda-forge)
+  std::string prefix;        // CONDA_PREFIX
+  std::string cudatoolkit;   // package versions; "" when not installed
+  std::string cuda_version;  // the cuda-version metapackage (CUDA 12+ on conda-forge)
   std::string cudnn;
   std::vector<CondaPackage> packages;  // the CUDA/cuDNN-related ones from conda-meta/*.json
   std::vector<std::string> problems;   // unreadable conda-meta files
@@ -125,16 +125,16 @@ struct PythonPackage {
 };
 
 struct PythonEnv {
-  std::string python;                       // the interpreter asked ("" when site-packages were given)
-  std::vector<std::string> site_packages;   // directories read
-  std::vector<PythonPackage> frameworks;    // torch, tensorflow, onnxruntime, jax, and NVIDIA's CUDA/cuDNN wheels
-  std::string error;                        // why site-packages could not be found
+  std::string python;                      // the interpreter asked ("" when site-packages were given)
+  std::vector<std::string> site_packages;  // directories read
+  std::vector<PythonPackage> frameworks;   // torch, tensorflow, onnxruntime, jax, and NVIDIA's CUDA/cuDNN wheels
+  std::string error;                       // why site-packages could not be found
 };
 
 struct MachineReport {
   std::string root = "/";  // the file system inspected
   OsInfo os;
-  std::string arch;        // "x86_64", "aarch64"
+  std::string arch;  // "x86_64", "aarch64"
   WslInfo wsl;
   DriverInfo driver;
   std::vector<ToolkitInfo> toolkits;

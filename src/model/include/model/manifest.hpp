@@ -32,7 +32,7 @@ const char* to_string(Origin o);
 
 struct ArchivePin {
   Located<Platform> platform;
-  Located<Origin> origin;                      // default nvidia (pos = the table's)
+  Located<Origin> origin;  // default nvidia (pos = the table's)
   std::optional<Located<std::string>> url;
   std::optional<Located<std::string>> file;    // file name to look for; default: the URL's basename
   std::optional<Located<std::string>> sha256;  // 64 lowercase hex digits
@@ -56,8 +56,8 @@ struct DriverPin {
 };
 
 struct CudnnPin {
-  Located<Version> version;                   // four parts, 8.9.5.30
-  std::optional<Located<int>> cuda;           // CUDA major the build targets
+  Located<Version> version;          // four parts, 8.9.5.30
+  std::optional<Located<int>> cuda;  // CUDA major the build targets
   std::vector<ArchivePin> archives;
   Pos pos;
 };
@@ -96,8 +96,8 @@ struct CondaTarget {
 };
 
 struct Manifest {
-  std::string path;                 // the file it was read from ("<stdin>" or a test name otherwise)
-  std::vector<std::string> lines;   // the file's lines, for excerpts in findings and errors
+  std::string path;                // the file it was read from ("<stdin>" or a test name otherwise)
+  std::vector<std::string> lines;  // the file's lines, for excerpts in findings and errors
   Located<int> schema;
   Located<std::string> name;
   std::optional<Located<std::string>> description;

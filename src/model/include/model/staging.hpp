@@ -12,15 +12,15 @@
 namespace model {
 
 struct StagedFile {
-  std::string path;       // relative to DEST, '/'-separated
-  std::string type;       // file | symlink | dir
-  std::string sha256;     // files
+  std::string path;    // relative to DEST, '/'-separated
+  std::string type;    // file | symlink | dir
+  std::string sha256;  // files
   std::uint64_t size = 0;
   unsigned mode = 0;
-  std::string link;       // symlinks: target as stored
+  std::string link;           // symlinks: target as stored
   std::int64_t mtime_ns = 0;  // as left by stage, for the fast no-op check
-  std::string backup;     // relative to DEST: where the file this one replaced was kept
-  std::string from;       // path inside the archive (without its top directory)
+  std::string backup;         // relative to DEST: where the file this one replaced was kept
+  std::string from;           // path inside the archive (without its top directory)
 };
 
 struct Receipt {
@@ -40,8 +40,8 @@ struct Receipt {
 
 struct VerifiedArchive {
   Platform platform = Platform::linux_x86_64;
-  std::string expected_file;   // the pinned file name
-  std::string path;            // what was checked ("" when not found)
+  std::string expected_file;      // the pinned file name
+  std::string path;               // what was checked ("" when not found)
   bool found_by_content = false;  // found by size and hash under another name
   std::string expected_sha256, actual_sha256;
   std::optional<std::uint64_t> expected_size, actual_size;
@@ -67,15 +67,15 @@ struct StageReport {
   std::string archive_path, archive_sha256;
   std::uint64_t archive_size = 0;
   bool dry_run = false;
-  bool no_op = false;  // DEST already held exactly this stage
+  bool no_op = false;              // DEST already held exactly this stage
   bool replaced_previous = false;  // another staging was unstaged first
   std::vector<PlannedFile> plan;
-  std::vector<std::string> stale;    // other-version cuDNN DLLs found in the tree
+  std::vector<std::string> stale;  // other-version cuDNN DLLs found in the tree
   std::vector<std::string> removed_stale;
   std::uint64_t files = 0, bytes = 0;
-  std::string recovered;             // what an interrupted earlier run left, and what was done
-  std::vector<std::string> activation;  // scripts written next to the tree (DEST/.stackpin/...)
-  std::string activation_note;          // why some were not written
+  std::string recovered;                 // what an interrupted earlier run left, and what was done
+  std::vector<std::string> activation;   // scripts written next to the tree (DEST/.stackpin/...)
+  std::string activation_note;           // why some were not written
   std::vector<std::string> build_files;  // CMake package configuration and pkg-config file written into DEST
   std::string build_files_note;          // why some were not written
   std::vector<std::string> next_steps;   // what to do with the tree where it will be used (a Windows tree: copy, activate, check)
@@ -84,8 +84,8 @@ struct StageReport {
 // One Debian package written by `stackpin deb`.
 struct DebPackage {
   std::string name, version, architecture;
-  std::string role;   // runtime | dev
-  std::string path;   // the .deb written
+  std::string role;  // runtime | dev
+  std::string path;  // the .deb written
   std::string sha256;
   std::uint64_t size = 0;
   bool unchanged = false;  // the same bytes were already there

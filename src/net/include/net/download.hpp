@@ -15,20 +15,20 @@ namespace net {
 
 struct Request {
   std::string url;
-  std::uint64_t offset = 0;          // resume: ask for bytes offset.. (HTTP "Range: bytes=N-")
+  std::uint64_t offset = 0;  // resume: ask for bytes offset.. (HTTP "Range: bytes=N-")
   long connect_timeout_s = 30;
-  long stall_timeout_s = 60;         // abort (transient) when no body byte arrives for this long
+  long stall_timeout_s = 60;  // abort (transient) when no body byte arrives for this long
   std::string user_agent = "stackpin";
-  std::string proxy;                 // "scheme://host:port" for this URL; "" = connect directly
-  std::string no_proxy;              // hosts that bypass the proxy (the no_proxy syntax)
+  std::string proxy;     // "scheme://host:port" for this URL; "" = connect directly
+  std::string no_proxy;  // hosts that bypass the proxy (the no_proxy syntax)
 };
 
 // What the server answered, known before the first body byte is delivered.
 struct Response {
-  long status = 0;                   // HTTP status; 0 for file://
-  bool range_honoured = false;       // offset > 0 and the body starts at offset (206, or file://)
+  long status = 0;                      // HTTP status; 0 for file://
+  bool range_honoured = false;          // offset > 0 and the body starts at offset (206, or file://)
   std::optional<std::uint64_t> length;  // body length the server announced, if any
-  std::uint64_t bytes = 0;           // body bytes delivered to the sink in this attempt
+  std::uint64_t bytes = 0;              // body bytes delivered to the sink in this attempt
   std::string effective_url;
 };
 

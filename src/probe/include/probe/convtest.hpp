@@ -16,12 +16,11 @@ struct ConvOptions {
   std::string cudnn_path;   // load this file instead of searching (--cudnn)
   std::string cudart_path;  // (--cudart)
   std::optional<int> device;
-  bool quick = false;       // one shape per operation and type
+  bool quick = false;  // one shape per operation and type
 };
 
 // Never fails as a whole: what could not be loaded or run is recorded in the report.
 model::ConvReport run_convtest(const ConvOptions& options);
-
 
 // Runs a convolution through `framework` (torch, tensorflow, onnxruntime) in `python`, reporting
 // the cuDNN it really uses. Never fails as a whole: problems are in the result's error.

@@ -15,11 +15,11 @@ namespace probe {
 
 struct ElfInfo {
   bool is64 = true;
-  std::uint16_t machine = 0;        // e_machine: 62 x86-64, 183 AArch64, 3 i386, 40 ARM
-  bool shared_object = false;       // ET_DYN
-  std::string soname;               // DT_SONAME ("" when absent)
-  std::vector<std::string> needed;  // DT_NEEDED in order
-  std::vector<std::string> runpath; // DT_RUNPATH (or DT_RPATH), split at ':'
+  std::uint16_t machine = 0;                                   // e_machine: 62 x86-64, 183 AArch64, 3 i386, 40 ARM
+  bool shared_object = false;                                  // ET_DYN
+  std::string soname;                                          // DT_SONAME ("" when absent)
+  std::vector<std::string> needed;                             // DT_NEEDED in order
+  std::vector<std::string> runpath;                            // DT_RUNPATH (or DT_RPATH), split at ':'
   std::map<std::string, std::set<std::string>> version_needs;  // needed file -> version names
 };
 

@@ -11,9 +11,9 @@ namespace probe {
 struct ProgramRun {
   bool started = false;
   bool timed_out = false;
-  int exit_code = -1;   // 128 + signal when killed
-  std::string output;   // stdout and stderr, interleaved
-  std::string error;    // why it did not start or finish
+  int exit_code = -1;  // 128 + signal when killed
+  std::string output;  // stdout and stderr, interleaved
+  std::string error;   // why it did not start or finish
 };
 
 // The program `name` on the PATH of `env` (a name with a '/' is taken as it is); nullopt when no

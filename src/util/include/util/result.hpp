@@ -48,10 +48,22 @@ struct Error {
 
   Error() = default;
   Error(ErrorCode c, std::string msg) : code(c), message(std::move(msg)) {}
-  Error& with_hint(std::string h) & { hints.push_back(std::move(h)); return *this; }
-  Error&& with_hint(std::string h) && { hints.push_back(std::move(h)); return std::move(*this); }
-  Error&& with_context(std::string c) && { context = std::move(c); return std::move(*this); }
-  Error&& at(SourceLocation loc) && { where = std::move(loc); return std::move(*this); }
+  Error& with_hint(std::string h) & {
+    hints.push_back(std::move(h));
+    return *this;
+  }
+  Error&& with_hint(std::string h) && {
+    hints.push_back(std::move(h));
+    return std::move(*this);
+  }
+  Error&& with_context(std::string c) && {
+    context = std::move(c);
+    return std::move(*this);
+  }
+  Error&& at(SourceLocation loc) && {
+    where = std::move(loc);
+    return std::move(*this);
+  }
 };
 
 template <class T>
@@ -63,16 +75,31 @@ class [[nodiscard]] Result {
   bool ok() const { return m_v.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  T& value() & { assert(ok()); return std::get<0>(m_v); }
-  const T& value() const& { assert(ok()); return std::get<0>(m_v); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(m_v)); }
+  T& value() & {
+    assert(ok());
+    return std::get<0>(m_v);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<0>(m_v);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(m_v));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  const Error& error() const& { assert(!ok()); return std::get<1>(m_v); }
-  Error&& error() && { assert(!ok()); return std::get<1>(std::move(m_v)); }
+  const Error& error() const& {
+    assert(!ok());
+    return std::get<1>(m_v);
+  }
+  Error&& error() && {
+    assert(!ok());
+    return std::get<1>(std::move(m_v));
+  }
 
  private:
   std::variant<T, Error> m_v;
@@ -85,8 +112,14 @@ class [[nodiscard]] Result<void> {
   Result(Error error) : m_error(std::move(error)) {}
   bool ok() const { return !m_error.has_value(); }
   explicit operator bool() const { return ok(); }
-  const Error& error() const& { assert(!ok()); return *m_error; }
-  Error&& error() && { assert(!ok()); return std::move(*m_error); }
+  const Error& error() const& {
+    assert(!ok());
+    return *m_error;
+  }
+  Error&& error() && {
+    assert(!ok());
+    return std::move(*m_error);
+  }
 
  private:
   std::optional<Error> m_error;
@@ -103,13 +136,13 @@ using Status = Result<void>;
 // compiler extension).
 #define SP_CONCAT_INNER(a, b) a##b
 #define SP_CONCAT(a, b) SP_CONCAT_INNER(a, b)
-#define SP_TRY(expr)                                                 \
-  do {                                                               \
-    auto&& sp_try_status_ = (expr);                                  \
-    if (!sp_try_status_) return std::move(sp_try_status_).error();   \
+#define SP_TRY(expr)                                               \
+  do {                                                             \
+    auto&& sp_try_status_ = (expr);                                \
+    if (!sp_try_status_) return std::move(sp_try_status_).error(); \
   } while (0)
 #define SP_TRY_ASSIGN(lhs, expr) SP_TRY_ASSIGN_IMPL(SP_CONCAT(sp_try_result_, __LINE__), lhs, expr)
-#define SP_TRY_ASSIGN_IMPL(tmp, lhs, expr)        \
-  auto tmp = (expr);                              \
-  if (!tmp) return std::move(tmp).error();        \
+#define SP_TRY_ASSIGN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                       \
+  if (!tmp) return std::move(tmp).error(); \
   lhs = std::move(tmp).value()

@@ -32,17 +32,17 @@ struct FetchProgress {
 };
 
 struct FetchOptions {
-  std::filesystem::path cache_dir;            // required (default_cache_dir() computes the usual one)
-  std::optional<model::Platform> platform;    // only this platform's archive; all when unset
+  std::filesystem::path cache_dir;          // required (default_cache_dir() computes the usual one)
+  std::optional<model::Platform> platform;  // only this platform's archive; all when unset
   // Replace NVIDIA's cuDNN base URL (KnowledgeBase facts().cudnn_base_url) by each of these, in
   // order; when set, NVIDIA's server is not contacted for URLs under that base. Other URLs are
   // fetched as they are.
   std::vector<std::string> mirrors;
-  bool offline = false;                       // use the cache only; report what is missing
-  bool verify_cached = false;                 // re-hash cached files (size is always checked)
-  int retries = 5;                            // extra attempts per URL after a transient failure
+  bool offline = false;                         // use the cache only; report what is missing
+  bool verify_cached = false;                   // re-hash cached files (size is always checked)
+  int retries = 5;                              // extra attempts per URL after a transient failure
   std::chrono::milliseconds retry_delay{1000};  // first backoff; doubled each retry, at most 30 s
-  long stall_timeout_s = 60;                  // a transfer receiving nothing for this long is retried
+  long stall_timeout_s = 60;                    // a transfer receiving nothing for this long is retried
   long connect_timeout_s = 30;
   std::string user_agent = "stackpin";
   std::function<void(const FetchProgress&)> progress;

@@ -29,8 +29,7 @@ util::Result<ArchiveExpectation> expectation_for(const model::Manifest& m, const
 // Finds the archive in `dir`: by its pinned file name, else (users rename downloads) the one
 // regular file of the pinned size whose SHA-256 matches. Returns the path, or nullopt.
 // `found_by_content` is set when it was found under another name. Errors: io (unreadable dir).
-util::Result<std::optional<std::filesystem::path>> locate_archive(const ArchiveExpectation& e,
-                                                                  const std::filesystem::path& dir,
+util::Result<std::optional<std::filesystem::path>> locate_archive(const ArchiveExpectation& e, const std::filesystem::path& dir,
                                                                   bool& found_by_content);
 
 // The archive a manifest pins for one platform, with its SHA-256 and size known.
@@ -54,16 +53,16 @@ util::Result<PinnedArchive> pinned_archive(const model::Manifest& m, model::Plat
 // unsupported), internal (a malformed expected hash, which pinned_archive never gives).
 util::Result<archive_io::PinnedFile> open_pinned(const std::filesystem::path& file, const ArchiveExpectation& e);
 
-util::Result<std::filesystem::path> find_pinned_archive(const PinnedArchive& p, const std::filesystem::path& dir,
-                                                        bool& found_by_content, const std::filesystem::path& cache_dir = {});
+util::Result<std::filesystem::path> find_pinned_archive(const PinnedArchive& p, const std::filesystem::path& dir, bool& found_by_content,
+                                                        const std::filesystem::path& cache_dir = {});
 
 // Verifies every pinned archive (or only `platform`'s) found in `dir`, else in the download cache
 // `cache_dir` (either may be empty: not searched). The report lists each with expected and actual
 // values; findings say what failed. Errors: invalid (nothing pinned for the platform, no hash to
 // compare with), io, usage (neither given).
 util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, const std::filesystem::path& dir,
-                                                  std::optional<model::Platform> platform,
-                                                  const knowledge::KnowledgeBase& kb, const std::filesystem::path& cache_dir = {});
+                                                  std::optional<model::Platform> platform, const knowledge::KnowledgeBase& kb,
+                                                  const std::filesystem::path& cache_dir = {});
 
 // Verifies one file against a SHA-256 (and size). Errors: not_found, io, usage (malformed hash).
 util::Result<model::VerifyReport> verify_file(const std::filesystem::path& file, const std::string& sha256_hex,

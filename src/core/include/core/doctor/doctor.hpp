@@ -22,22 +22,22 @@
 namespace core {
 
 struct WindowsDoctorOptions {
-  std::filesystem::path root;                                   // the local directory C:\ maps to
-  std::vector<std::pair<char, std::filesystem::path>> drives;   // other drive letters (--drive D=DIR)
-  std::string path;                                             // PATH (the machine value when user_path is set)
-  std::optional<std::string> user_path;                         // the User-scope PATH value
-  std::string app_dir;                                          // the application's directory (Windows path)
-  std::string cwd;                                              // the current directory
-  std::string python;                                           // python.exe (3.8+) of the environment
-  std::vector<std::string> dll_dirs;                            // os.add_dll_directory() directories
-  std::map<std::string, std::string> env;                       // values for %NAME% beyond the defaults
+  std::filesystem::path root;                                  // the local directory C:\ maps to
+  std::vector<std::pair<char, std::filesystem::path>> drives;  // other drive letters (--drive D=DIR)
+  std::string path;                                            // PATH (the machine value when user_path is set)
+  std::optional<std::string> user_path;                        // the User-scope PATH value
+  std::string app_dir;                                         // the application's directory (Windows path)
+  std::string cwd;                                             // the current directory
+  std::string python;                                          // python.exe (3.8+) of the environment
+  std::vector<std::string> dll_dirs;                           // os.add_dll_directory() directories
+  std::map<std::string, std::string> env;                      // values for %NAME% beyond the defaults
 };
 
 struct DoctorOptions {
-  const model::Manifest* manifest = nullptr;        // expectations; nullptr: report what is found
-  std::optional<WindowsDoctorOptions> windows;      // judge this Windows tree instead of the machine
-  const util::Env* env = nullptr;                   // the running machine's environment (Linux checks)
-  std::vector<std::string> site_packages;           // Python environments to read frameworks from (default: python3's)
+  const model::Manifest* manifest = nullptr;    // expectations; nullptr: report what is found
+  std::optional<WindowsDoctorOptions> windows;  // judge this Windows tree instead of the machine
+  const util::Env* env = nullptr;               // the running machine's environment (Linux checks)
+  std::vector<std::string> site_packages;       // Python environments to read frameworks from (default: python3's)
 };
 
 // Runs the checks the options ask for and returns every finding with the views it took.

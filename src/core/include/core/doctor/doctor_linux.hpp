@@ -16,8 +16,7 @@ namespace core {
 // outlive the options), the knowledge base's cuDNN file lists, and the manifest's
 // [targets.linux] prefix (lib64 and lib) as one more place cuDNN may be. Programs are run and
 // NVML is asked; tests switch those off.
-probe::MachineOptions linux_machine_options(const util::Env& env, const knowledge::KnowledgeBase& kb,
-                                            const model::Manifest* manifest);
+probe::MachineOptions linux_machine_options(const util::Env& env, const knowledge::KnowledgeBase& kb, const model::Manifest* manifest);
 
 // One finding per check, each with seen / expected / fix (rules linux.os, linux.wsl,
 // linux.wsl-driver, linux.linux-driver-in-wsl, linux.driver, linux.toolkit,

@@ -13,7 +13,7 @@
 namespace core {
 
 struct CondaOptions {
-  std::string manifest_file;    // the name the header carries
+  std::string manifest_file;  // the name the header carries
   std::string manifest_sha256;
   const model::Lock* lock = nullptr;  // --locked: the framework builds come from it
 };

@@ -23,8 +23,8 @@ struct DebOptions {
   std::filesystem::path archives_dir;  // searched first (may be empty)
   std::filesystem::path cache_dir;     // the download cache, searched next (may be empty)
   std::filesystem::path out_dir;
-  std::optional<model::Platform> platform;   // default: the host's Linux platform
-  std::string maintainer;                    // "Name <email>"; "" = the default
+  std::optional<model::Platform> platform;  // default: the host's Linux platform
+  std::string maintainer;                   // "Name <email>"; "" = the default
   archive_io::Compression compression = archive_io::Compression::xz;
   std::optional<std::int64_t> source_date_epoch;  // member timestamps; default: the newest in the archive
   std::optional<std::uint64_t> max_unpacked;

@@ -16,9 +16,9 @@ namespace core {
 
 struct DockerOptions {
   model::Platform platform = model::Platform::linux_x86_64;  // the image's architecture
-  bool from_url = false;     // ADD the archive from its URL instead of the build context
-  bool include_dev = false;  // headers and static libraries in the image too
-  std::string manifest_file;    // the name the labels carry
+  bool from_url = false;                                     // ADD the archive from its URL instead of the build context
+  bool include_dev = false;                                  // headers and static libraries in the image too
+  std::string manifest_file;                                 // the name the labels carry
   std::string manifest_sha256;
   const model::Lock* lock = nullptr;  // --locked: the framework builds come from it
 };
@@ -38,10 +38,10 @@ struct DockerPlan {
 util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DockerOptions& o);
 
 struct ContextFiles {
-  std::filesystem::path archives_dir;      // where the pinned archive is found (verified before it is copied)
-  std::filesystem::path cache_dir;         // the download cache, searched after archives_dir (either may be empty)
-  std::filesystem::path convtest_binary;   // stackpin-convtest to put into the context
-  bool convtest_optional = false;          // a runtime-only context (devcontainer): leave it out when not given
+  std::filesystem::path archives_dir;     // where the pinned archive is found (verified before it is copied)
+  std::filesystem::path cache_dir;        // the download cache, searched after archives_dir (either may be empty)
+  std::filesystem::path convtest_binary;  // stackpin-convtest to put into the context
+  bool convtest_optional = false;         // a runtime-only context (devcontainer): leave it out when not given
 };
 
 // Lays out a ready build context in `dir`: Dockerfile, .dockerignore, archives/<file> (found by

@@ -37,8 +37,7 @@ util::Status check_path_entry(const std::string& dir);
 
 // The same for a tree whose layout is known from its files: `root` is where it lives on the
 // Windows machine, `dll_dir` and `import_lib` are relative to it ('/'-separated).
-gen::WindowsActivation windows_activation_for_tree(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
-                                                   const std::string& root, const std::string& dll_dir,
-                                                   const std::string& import_lib);
+gen::WindowsActivation windows_activation_for_tree(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const std::string& root,
+                                                   const std::string& dll_dir, const std::string& import_lib);
 
 }  // namespace core

@@ -29,18 +29,18 @@ const std::vector<std::string>& toolkit_dll_patterns();
 bool matches_pattern(std::string_view name, std::string_view pattern);
 
 struct PathEntryDecision {
-  std::string raw;                  // as written in the value
-  std::string windows_path;         // expanded and normalized
+  std::string raw;           // as written in the value
+  std::string windows_path;  // expanded and normalized
   PathEntryKind kind = PathEntryKind::other;
   std::vector<std::string> cudnn_dlls;  // the cuDNN DLLs found there (lower case)
-  bool duplicate = false;           // the same directory came earlier: dropped
+  bool duplicate = false;               // the same directory came earlier: dropped
 };
 
 struct PathDecision {
-  std::string value;                      // the new PATH value: the cuDNN directory first, then the kept entries
+  std::string value;                       // the new PATH value: the cuDNN directory first, then the kept entries
   std::vector<PathEntryDecision> entries;  // every entry of the old value, in order
-  std::vector<std::string> removed;       // raw entries dropped (cuDNN-only trees, duplicates, other copies of ours)
-  std::vector<std::string> stale;         // cuDNN DLLs kept on PATH inside toolkit directories ("C:\...\bin\cudnn64_7.dll")
+  std::vector<std::string> removed;        // raw entries dropped (cuDNN-only trees, duplicates, other copies of ours)
+  std::vector<std::string> stale;          // cuDNN DLLs kept on PATH inside toolkit directories ("C:\...\bin\cudnn64_7.dll")
 };
 
 // Applies the rule to `path_value` (a PATH value, %VARS% as written) for the cuDNN directory

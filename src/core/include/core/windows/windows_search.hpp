@@ -34,8 +34,8 @@ std::map<std::string, std::string> windows_default_vars(const std::map<std::stri
 
 // One entry of a PATH value.
 struct WinPathEntry {
-  std::string raw;                      // as written, quotes included
-  std::string path;                     // quotes removed, variables expanded, normalized
+  std::string raw;   // as written, quotes included
+  std::string path;  // quotes removed, variables expanded, normalized
   bool quoted = false;
   std::vector<std::string> unexpanded;  // %NAME% left as written (unknown variable)
   int index = 0;                        // 1-based position among the value's entries
@@ -66,9 +66,9 @@ std::optional<std::filesystem::path> find_child_nocase(const std::filesystem::pa
 
 struct MappedPath {
   model::PathMapping mapping = model::PathMapping::empty;
-  std::string windows_path;    // normalized (absolute when resolved against the current directory)
-  std::string local_path;      // real on-disk names as far as they exist, the rest as written
-  bool exists = false;         // a directory is there
+  std::string windows_path;  // normalized (absolute when resolved against the current directory)
+  std::string local_path;    // real on-disk names as far as they exist, the rest as written
+  bool exists = false;       // a directory is there
 };
 
 // Maps a Windows path onto the tree. A relative path ("bin", "C:bin", "\bin") is resolved
