@@ -4,6 +4,7 @@
 #
 #   scripts/install-deps.sh            build + test dependencies
 #   scripts/install-deps.sh --sanitize also clang and its sanitizer and libFuzzer runtimes
+#   scripts/install-deps.sh --lint     also clang-format, clang-tidy and shellcheck (scripts/lint.sh)
 #   scripts/install-deps.sh --tools    also the checkers the tests run when present
 #                                      (shellcheck, dpkg-dev, lintian, fakeroot, xz-utils, unzip,
 #                                      python3-yaml for the environment.yml parse test) and
@@ -20,13 +21,16 @@ tool_pkgs=(shellcheck groff-base xz-utils unzip zip python3 python3-yaml lintian
 # the sanitizer build and the fuzz targets (scripts/test.sh --sanitize, scripts/fuzz.sh): clang
 # with its runtime libraries (ASan, UBSan, LSan, libFuzzer)
 sanitize_pkgs=(clang libclang-rt-dev)
+# scripts/lint.sh: the formatter, the static checker and the shell checker (Debian 12's: clang 14)
+lint_pkgs=(clang-format clang-tidy shellcheck)
 
 want=("${build_pkgs[@]}")
 for arg in "$@"; do
   case $arg in
     --tools) want+=("${tool_pkgs[@]}") ;;
     --sanitize) want+=("${sanitize_pkgs[@]}") ;;
-    *) echo "install-deps: unknown option $arg (--tools, --sanitize)" >&2; exit 2 ;;
+    --lint) want+=("${lint_pkgs[@]}") ;;
+    *) echo "install-deps: unknown option $arg (--tools, --sanitize, --lint)" >&2; exit 2 ;;
   esac
 done
 

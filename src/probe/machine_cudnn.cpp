@@ -64,16 +64,11 @@ struct Collector {
   }
 };
 
-void examine(MachineCtx& c, const std::string& dir, const std::string& alias, int major, const std::vector<std::string>& names,
-             const std::vector<std::pair<std::string, std::string>>& dpkg) {
-  model::CudnnCopy cp;
-  cp.dir = dir;
-  if (alias != dir) cp.aliases.push_back(alias);
-  cp.major = major;
-  cp.kind = classify(c, dir, cp.kind_detail);
+// The copy's library files: each one of this major, the dangling links, the missing sonames, and
+// every version the files name. Returns the library stems present.
+std::set<std::string> read_libraries(MachineCtx& c, const std::string& dir, int major, const std::vector<std::string>& names,
+                                     model::CudnnCopy& cp) {
   std::string m = std::to_string(major);
-
-  // libraries and their versions
   std::set<std::string> versions;
   std::set<std::string> stems_present;
   std::map<std::string, bool> has_soname;
@@ -106,6 +101,13 @@ void examine(MachineCtx& c, const std::string& dir, const std::string& alias, in
   });
   cp.mixed = cp.versions_seen.size() > 1;
 
+  return stems_present;
+}
+
+// The library's own version: the file libcudnn.so.MAJOR resolves to, else a fully versioned
+// libcudnn file beside it.
+void read_library_version(MachineCtx& c, const std::string& dir, int major, const std::vector<std::string>& names, model::CudnnCopy& cp) {
+  std::string m = std::to_string(major);
   std::string main_soname = "libcudnn.so." + m;
   if (auto target = c.fs.resolve(join(dir, main_soname))) {
     auto tl = parse_lib_name(base_name(*target));
@@ -124,8 +126,13 @@ void examine(MachineCtx& c, const std::string& dir, const std::string& alias, in
       }
     }
   }
+}
 
-  // package records
+// The package record that installed the copy: stackpin's receipt, a wheel's dist-info, conda's
+// metadata or dpkg; a verified wheel also gives the library version the file names do not.
+void read_package_record(MachineCtx& c, const std::string& dir, int major, const std::vector<std::pair<std::string, std::string>>& dpkg,
+                         model::CudnnCopy& cp) {
+  std::string main_soname = "libcudnn.so." + std::to_string(major);
   std::vector<std::string> wheel_places = {join(parent(dir), "dist-info"), parent(dir)};
   if (cp.kind == model::CudnnKind::pip_wheel) wheel_places.insert(wheel_places.begin(), parent(parent(parent(dir))));
   for (const auto& t : c.r.toolkits)
@@ -164,6 +171,10 @@ void examine(MachineCtx& c, const std::string& dir, const std::string& alias, in
       break;
     }
   }
+}
+
+// A package record that disagrees with the library makes the copy mixed.
+void compare_package_and_library(model::CudnnCopy& cp) {
   if (!cp.package_version.empty() && cp.library_version.empty())
     cp.problems.push_back("the library's own version is not visible (no versioned file name); the package says " + cp.package_version);
   if (auto pv = model::Version::parse(cp.package_version); pv && !cp.library_version.empty()) {
@@ -176,8 +187,12 @@ void examine(MachineCtx& c, const std::string& dir, const std::string& alias, in
         cp.versions_seen.push_back(pv->prefix(3));
     }
   }
+}
 
-  // headers
+// cudnn_version.h for the copy and whether headers belong with it. Returns the include directory
+// judged for completeness.
+std::string read_header(MachineCtx& c, const std::string& dir, int major, model::CudnnCopy& cp) {
+  std::string m = std::to_string(major);
   std::vector<std::string> include_dirs;
   if (cp.kind == model::CudnnKind::system) {
     std::string t = multiarch_triplet(c.r.arch);
@@ -214,7 +229,13 @@ void examine(MachineCtx& c, const std::string& dir, const std::string& alias, in
   cp.headers_expected =
       any_header || cp.kind == model::CudnnKind::toolkit || cp.kind == model::CudnnKind::cudnn_path || cp.kind == model::CudnnKind::staged;
 
-  // completeness against the knowledge base
+  return inc;
+}
+
+// Completeness against the knowledge base's file list for the major.
+void judge_completeness(MachineCtx& c, int major, const std::string& inc, const std::set<std::string>& stems_present,
+                        model::CudnnCopy& cp) {
+  std::string m = std::to_string(major);
   const model::CudnnMajorContents* contents = nullptr;
   for (const auto& k : c.o.cudnn_contents)
     if (k.major == major) contents = &k;
@@ -233,6 +254,21 @@ void examine(MachineCtx& c, const std::string& dir, const std::string& alias, in
       }
     }
   }
+}
+
+void examine(MachineCtx& c, const std::string& dir, const std::string& alias, int major, const std::vector<std::string>& names,
+             const std::vector<std::pair<std::string, std::string>>& dpkg) {
+  model::CudnnCopy cp;
+  cp.dir = dir;
+  if (alias != dir) cp.aliases.push_back(alias);
+  cp.major = major;
+  cp.kind = classify(c, dir, cp.kind_detail);
+  auto stems_present = read_libraries(c, dir, major, names, cp);
+  read_library_version(c, dir, major, names, cp);
+  read_package_record(c, dir, major, dpkg, cp);
+  compare_package_and_library(cp);
+  std::string inc = read_header(c, dir, major, cp);
+  judge_completeness(c, major, inc, stems_present, cp);
   std::sort(cp.files.begin(), cp.files.end());
   cp.half_copied = !cp.missing.empty();
   c.r.cudnn.push_back(std::move(cp));

@@ -527,23 +527,23 @@ static inline void tap(const geom *g, float *const b[3], int o, int n, int k, in
 /* The three algorithms visit the same taps in different orders (so float rounding may differ
  * in the last bits, as between real algorithms). */
 static void convolve(const geom *g, float *const b[3], int o, int algo) {
+    /* one line of loops per order reads better than a staircase */
+    /* clang-format off */
     switch (algo) {
         case 0: /* per output element of y */
-            FOR(n, g->N)
-            FOR(k, g->K) FOR(p, g->P) FOR(q, g->Q) FOR(c, g->C) FOR(r, g->R) FOR(s, g->S)
+            FOR(n, g->N) FOR(k, g->K) FOR(p, g->P) FOR(q, g->Q) FOR(c, g->C) FOR(r, g->R) FOR(s, g->S)
                 tap(g, b, o, n, k, c, p, q, r, s);
             break;
         case 1: /* per image and filter tap */
-            FOR(n, g->N)
-            FOR(c, g->C) FOR(r, g->R) FOR(s, g->S) FOR(k, g->K) FOR(p, g->P) FOR(q, g->Q)
+            FOR(n, g->N) FOR(c, g->C) FOR(r, g->R) FOR(s, g->S) FOR(k, g->K) FOR(p, g->P) FOR(q, g->Q)
                 tap(g, b, o, n, k, c, p, q, r, s);
             break;
         default: /* per filter tap, batch innermost */
-            FOR(k, g->K)
-            FOR(c, g->C) FOR(r, g->R) FOR(s, g->S) FOR(n, g->N) FOR(p, g->P) FOR(q, g->Q)
+            FOR(k, g->K) FOR(c, g->C) FOR(r, g->R) FOR(s, g->S) FOR(n, g->N) FOR(p, g->P) FOR(q, g->Q)
                 tap(g, b, o, n, k, c, p, q, r, s);
             break;
     }
+    /* clang-format on */
 }
 
 /* When the cudart double is loaded, operands must lie in its live cudaMalloc blocks, as on a
