@@ -1,9 +1,10 @@
 // Every quoting function on arbitrary strings, read back by the real consumer wherever it runs
 // here: POSIX sh (dash) for sh_quote; Python 3 for py_quote (ast.literal_eval), toml_quote
 // (tomllib), yaml_quote (PyYAML) and json_quote (json). Consumers run in batches (one process per
-// few hundred inputs, not one per input). PowerShell and cmd do not run here: their quoting is
-// read back by decoders written from the languages' rules (PowerShell's single-quoted strings,
-// including its four typographic apostrophes; cmd's "%%" inside quotes). A string that does not
+// few hundred inputs, not one per input). PowerShell, cmd and the Dockerfile builder do not run
+// here: their quoting is read back by decoders written from the languages' rules (PowerShell's
+// single-quoted strings, including its four typographic apostrophes; cmd's "%%" inside quotes;
+// a Dockerfile's double-quoted words, where '\' escapes '"', '$' and '\'). A string that does not
 // come back is written to quote-roundtrip-<n>.txt (in $STACKPIN_FUZZ_ARTIFACTS, else the current
 // directory) before the target aborts, since the batch may have moved past the input at fault.
 #include <unistd.h>
@@ -189,12 +190,43 @@ std::optional<std::string> cmd_read(std::string_view q) {
   return out;
 }
 
+// A Dockerfile double-quoted word as the builder reads it: '\' before '"', '$' or '\' stands for
+// that character (other backslashes stay), an unescaped '$' would expand a variable, an unescaped
+// '"' ends the word. nullopt where the word is not one closed, expansion-free string.
+std::optional<std::string> dockerfile_read(const std::string& q) {
+  if (q.size() < 2 || q.front() != '"' || q.back() != '"') return std::nullopt;
+  std::string out;
+  for (std::size_t i = 1; i + 1 < q.size(); ++i) {
+    char c = q[i];
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return std::nullopt;  // an instruction is one line
+    if (c == '\\' && i + 2 < q.size() && (q[i + 1] == '"' || q[i + 1] == '$' || q[i + 1] == '\\')) {
+      out += q[++i];
+      continue;
+    }
+    if (c == '\\' && i + 2 == q.size()) return std::nullopt;  // it would escape the closing quote
+    if (c == '"' || c == '$') return std::nullopt;
+    out += c;
+  }
+  return out;
+}
+
+// What a label can hold of `s`: control characters become spaces.
+std::string one_line(std::string s) {
+  for (auto& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return s;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static Batch batch;
   std::string s(fuzz::as_text(data, size));
   if (s.find('\0') == std::string::npos) batch.sh.push_back(s);  // a shell word cannot hold NUL
+
+  auto docker = dockerfile_read(gen::dockerfile_quote(s));
+  if (!docker || *docker != one_line(s))
+    keep_and_fail(s, "the Dockerfile builder would read dockerfile_quote's word back as another string");
 
   auto ps = ps_read(gen::ps_quote(s));
   if (!ps || *ps != s) keep_and_fail(s, "PowerShell would read ps_quote's string back as another string");

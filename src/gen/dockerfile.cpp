@@ -9,10 +9,9 @@
 //            CUDA runtime and cuDNN through the image's loader; "no GPU", exit 3, is the expected
 //            result of a build) and as the image's command for `docker run --gpus all`.
 // Values reach the Dockerfile in three ways, each with its own rule: comments go through
-// comment_safe; LABEL values are Dockerfile double-quoted strings, where the builder also expands
-// $VAR, so '\', '"' and '$' are escaped; paths, URLs and file names used in COPY/ADD/RUN must be
-// plain (no blanks, quotes, '$' or line breaks) and are refused otherwise, since NVIDIA's names
-// and stackpin's own paths always are.
+// comment_safe; LABEL values are Dockerfile double-quoted strings (gen::dockerfile_quote); paths,
+// URLs and file names used in COPY/ADD/RUN must be plain (no blanks, quotes, '$' or line breaks)
+// and are refused otherwise, since NVIDIA's names and stackpin's own paths always are.
 #include "gen/dockerfile.hpp"
 
 #include <algorithm>
@@ -55,19 +54,6 @@ std::string comment(const std::string& text) {
   }
   if (!line.empty()) out += "# " + line + "\n";
   return out;
-}
-
-std::string label_value(const std::string& v) {
-  std::string out = "\"";
-  for (char c : v) {
-    if (c == '\n' || c == '\r' || c == '\t')
-      out += ' ';
-    else if (c == '"' || c == '\\' || c == '$')
-      out += std::string("\\") + c;
-    else
-      out += c;
-  }
-  return out + "\"";
 }
 
 }  // namespace
@@ -180,13 +166,14 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
     d += "ENV PATH=/opt/stackpin-venv/bin:${PATH}\n";
   }
 
-  d += "LABEL org.opencontainers.image.title=" + label_value(s.manifest_name) + " \\\n";
-  if (!s.manifest_description.empty()) d += "      org.opencontainers.image.description=" + label_value(s.manifest_description) + " \\\n";
-  d += "      io.stackpin.manifest=" + label_value(s.manifest_file) + " \\\n";
-  d += "      io.stackpin.manifest.sha256=" + label_value(s.manifest_sha256) + " \\\n";
-  d += "      io.stackpin.cuda=" + label_value(s.cuda_version) + " \\\n";
-  d += "      io.stackpin.cudnn=" + label_value(s.cudnn_version);
-  if (!s.apt) d += " \\\n      io.stackpin.cudnn.archive.sha256=" + label_value(s.archive_sha256);
+  d += "LABEL org.opencontainers.image.title=" + dockerfile_quote(s.manifest_name) + " \\\n";
+  if (!s.manifest_description.empty())
+    d += "      org.opencontainers.image.description=" + dockerfile_quote(s.manifest_description) + " \\\n";
+  d += "      io.stackpin.manifest=" + dockerfile_quote(s.manifest_file) + " \\\n";
+  d += "      io.stackpin.manifest.sha256=" + dockerfile_quote(s.manifest_sha256) + " \\\n";
+  d += "      io.stackpin.cuda=" + dockerfile_quote(s.cuda_version) + " \\\n";
+  d += "      io.stackpin.cudnn=" + dockerfile_quote(s.cudnn_version);
+  if (!s.apt) d += " \\\n      io.stackpin.cudnn.archive.sha256=" + dockerfile_quote(s.archive_sha256);
   d += "\n\n";
 
   d += "# --- test: the conv test inside the image ----------------------------------------------------\n";

@@ -129,6 +129,20 @@ util::Result<std::string> pc_escape(std::string_view s) {
   return out;
 }
 
+std::string dockerfile_quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f)
+      out += ' ';
+    else if (c == '"' || c == '\\' || c == '$')
+      out += std::string("\\") + c;
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
 std::string comment_safe(std::string s) {
   for (auto& c : s)
     if (c == '\n' || c == '\r') c = '?';

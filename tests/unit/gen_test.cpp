@@ -59,6 +59,12 @@ TEST(Quote, CmdDoublesPercentAndRefusesDoubleQuotes) {
   EXPECT_EQ(bad.error().code, util::ErrorCode::unsupported);
 }
 
+TEST(Quote, DockerfileEscapesQuoteBackslashAndDollarAndKeepsOneLine) {
+  EXPECT_EQ(gen::dockerfile_quote("José \"O'Brien\" $HOME \\x"), "\"José \\\"O'Brien\\\" \\$HOME \\\\x\"");
+  EXPECT_EQ(gen::dockerfile_quote("a\nb\tc\rd"), "\"a b c d\"");
+  EXPECT_EQ(gen::dockerfile_quote(""), "\"\"");
+}
+
 TEST(ActivateSh, MatchesTheGoldenFile) {
   auto text = gen::render_activate_sh(activation("/usr/local/cudnn-9.1.0"));
   testing_support::expect_golden(text, "activate.sh");

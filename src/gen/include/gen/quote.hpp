@@ -45,6 +45,12 @@ std::string json_quote(std::string_view s);
 // (a manifest read by toml++ never has them) become U+FFFD, since YAML text is Unicode.
 std::string yaml_quote(std::string_view s);
 
+// "a \"b\" \$HOME" : a Dockerfile double-quoted word (a LABEL or ENV value) that the builder
+// reads back as `s`: it expands $VAR there, so '\', '"' and '$' are escaped with '\'. A
+// Dockerfile instruction is one line, so line breaks, tabs and the other control characters
+// (which no label needs) become spaces.
+std::string dockerfile_quote(std::string_view s);
+
 // Text for a comment line of any of these scripts: a line break in a value must not end the
 // comment and turn the rest into code, so CR and LF become '?'.
 std::string comment_safe(std::string s);
