@@ -1,10 +1,36 @@
-// NVIDIA's redistrib JSON reader on arbitrary bytes (the cuDNN form: one archive per platform, or
-// one per CUDA major with cuda_variant; the seeds hold NVIDIA's files of both kinds).
+// NVIDIA's redistrib JSON readers on arbitrary bytes: cuDNN's (one archive per platform, or one per
+// CUDA major with cuda_variant) and CUDA's (one object per component, each with its own version);
+// the seeds hold NVIDIA's files of both kinds. Each reader returns a release or an error that
+// says why, and every archive it accepts has a relative path inside the redist tree, 64 hex
+// digits and a size.
 #include "format/redistrib.hpp"
 #include "fuzz_support.hpp"
 
+namespace {
+
+bool inside_tree(const std::string& p) { return !p.empty() && p.front() != '/' && p.find("..") == std::string::npos; }
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  auto r = format::parse_redistrib(fuzz::as_text(data, size), "fuzz.json");
+  auto text = fuzz::as_text(data, size);
+  auto r = format::parse_redistrib(text, "fuzz.json");
   if (!r) FUZZ_CHECK(!r.error().message.empty(), "an error without a message");
+  if (r) {
+    for (const auto& a : r->archives) {
+      FUZZ_CHECK(inside_tree(a.relative_path) && a.sha256.size() == 64 && a.size > 0 && a.cuda > 0, "a cuDNN archive accepted incomplete");
+    }
+  }
+  auto c = format::parse_cuda_redistrib(text, "fuzz.json");
+  if (!c) FUZZ_CHECK(!c.error().message.empty(), "an error without a message");
+  if (c) {
+    FUZZ_CHECK(!c->components.empty(), "a CUDA release without components");
+    for (const auto& comp : c->components) {
+      for (const auto& a : comp.archives) {
+        FUZZ_CHECK(inside_tree(a.relative_path) && a.relative_path.rfind(comp.id + "/", 0) == 0 && a.sha256.size() == 64 && a.size > 0,
+                   "a CUDA archive accepted outside its component's folder or incomplete");
+      }
+    }
+  }
   return 0;
 }

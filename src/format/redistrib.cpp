@@ -1,4 +1,4 @@
-// Reading NVIDIA's redistrib_*.json. The CUDA variant of an archive is taken from the key that
+// Reading NVIDIA's redistrib_*.json, cuDNN's and CUDA's. For cuDNN, the CUDA variant of an archive is taken from the key that
 // holds it ("cuda12") in the per-variant shape; in the older one-variant shape there is no such
 // key, so it comes from the file name NVIDIA gives every archive (..._cuda11-archive.tar.xz), and
 // a file whose name does not tell is refused rather than guessed. "size" is a string in NVIDIA's
@@ -24,28 +24,53 @@ Error invalid(const std::string& path, const std::string& where, const std::stri
           "give NVIDIA's redistrib_<version>.json for cuDNN, as published at https://developer.download.nvidia.com/compute/cudnn/redist/");
 }
 
-util::Result<RedistribArchive> read_archive(const json& j, const std::string& path, const std::string& where, model::Platform platform,
-                                            int cuda_from_key) {
-  if (!j.is_object()) return invalid(path, where, "is not an object");
-  RedistribArchive a;
-  a.platform = platform;
-  auto str = [&](const char* key) -> std::string {
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+std::string string_at(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The fields every archive of every NVIDIA redistrib file has: relative_path, sha256, md5 (may be
+// absent) and size (a string in NVIDIA's files; a number is accepted too).
+struct Pin {
+  std::string relative_path, sha256, md5;
+  std::uint64_t size = 0;
+};
+
+util::Result<Pin> read_pin(const json& j, const std::string& path, const std::string& where, const std::string& product) {
+  auto bad = [&](const std::string& key, const std::string& what) {
+    return Error(ErrorCode::invalid, path + ": " + where + key + " " + what)
+        .with_hint("give NVIDIA's redistrib_<version>.json for " + product +
+                   ", as published at https://developer.download.nvidia.com/compute/" + (product == "cuDNN" ? "cudnn" : "cuda") +
+                   "/redist/");
   };
-  a.relative_path = str("relative_path");
-  if (a.relative_path.empty() || a.relative_path.find("..") != std::string::npos || a.relative_path.front() == '/')
-    return invalid(path, where + ".relative_path", "is missing or not a relative path inside the redist tree");
-  a.sha256 = util::to_lower(str("sha256"));
-  if (a.sha256.size() != 64 || !util::is_hex(a.sha256)) return invalid(path, where + ".sha256", "is missing or not 64 hexadecimal digits");
-  a.md5 = util::to_lower(str("md5"));
-  if (!a.md5.empty() && (a.md5.size() != 32 || !util::is_hex(a.md5))) return invalid(path, where + ".md5", "is not 32 hexadecimal digits");
+  if (!j.is_object()) return bad("", "is not an object");
+  Pin p;
+  p.relative_path = string_at(j, "relative_path");
+  if (p.relative_path.empty() || p.relative_path.find("..") != std::string::npos || p.relative_path.front() == '/' ||
+      p.relative_path.find('\\') != std::string::npos)
+    return bad(".relative_path", "is missing or not a relative path inside the redist tree");
+  p.sha256 = util::to_lower(string_at(j, "sha256"));
+  if (p.sha256.size() != 64 || !util::is_hex(p.sha256)) return bad(".sha256", "is missing or not 64 hexadecimal digits");
+  p.md5 = util::to_lower(string_at(j, "md5"));
+  if (!p.md5.empty() && (p.md5.size() != 32 || !util::is_hex(p.md5))) return bad(".md5", "is not 32 hexadecimal digits");
   auto size = j.find("size");
   if (size != j.end() && size->is_number_unsigned())
-    a.size = size->get<std::uint64_t>();
+    p.size = size->get<std::uint64_t>();
   else if (size != j.end() && size->is_string())
-    a.size = util::parse_u64(size->get<std::string>()).value_or(0);
-  if (a.size == 0) return invalid(path, where + ".size", "is missing or not a positive number of bytes");
+    p.size = util::parse_u64(size->get<std::string>()).value_or(0);
+  if (p.size == 0) return bad(".size", "is missing or not a positive number of bytes");
+  return p;
+}
+
+util::Result<RedistribArchive> read_archive(const json& j, const std::string& path, const std::string& where, model::Platform platform,
+                                            int cuda_from_key) {
+  SP_TRY_ASSIGN(auto pin, read_pin(j, path, where, "cuDNN"));
+  RedistribArchive a;
+  a.platform = platform;
+  a.relative_path = pin.relative_path;
+  a.sha256 = pin.sha256;
+  a.md5 = pin.md5;
+  a.size = pin.size;
   static const std::regex k_variant(R"(_cuda(\d{1,3})(\.\d+)?-archive\.)");
   std::smatch m;
   int from_name = std::regex_search(a.relative_path, m, k_variant) ? std::stoi(m[1].str()) : 0;
@@ -69,9 +94,7 @@ std::string line_col(std::string_view text, std::size_t byte) {
   return std::to_string(line) + ":" + std::to_string(col);
 }
 
-}  // namespace
-
-util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std::string& path) {
+util::Result<json> read_document(std::string_view text, const std::string& path) {
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
@@ -83,6 +106,69 @@ util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std:
         .with_hint("give the redistrib_<version>.json file itself, not an HTML page or a truncated download");
   }
   if (!doc.is_object()) return invalid(path, "the document", "is not a JSON object");
+  return doc;
+}
+
+Error invalid_cuda(const std::string& path, const std::string& where, const std::string& what) {
+  return Error(ErrorCode::invalid, path + ": " + where + " " + what)
+      .with_hint(
+          "give NVIDIA's redistrib_<version>.json for CUDA, as published at https://developer.download.nvidia.com/compute/cuda/redist/");
+}
+
+util::Result<CudaComponent> read_component(const std::string& id, const json& value, const std::string& path) {
+  CudaComponent c;
+  c.id = id;
+  c.name = string_at(value, "name");
+  c.license = string_at(value, "license");
+  c.license_path = string_at(value, "license_path");
+  c.version_text = string_at(value, "version");
+  auto v = model::Version::parse(c.version_text);
+  if (!v) return invalid_cuda(path, id + ".version", "is missing or not a version such as \"12.4.127\"");
+  c.version = *v;
+  for (const auto& [key, archive] : value.items()) {
+    if (!archive.is_object()) continue;  // name, license, license_path, version
+    std::string where = id + "." + key;
+    SP_TRY_ASSIGN(auto pin, read_pin(archive, path, where, "CUDA"));
+    // every archive of a component lies in that component's folder of the redist tree
+    if (pin.relative_path.rfind(id + "/", 0) != 0)
+      return invalid_cuda(path, where + ".relative_path", "(" + pin.relative_path + ") is not inside the component's folder " + id + "/");
+    CudaComponentArchive a;
+    a.platform_key = key;
+    a.platform = model::parse_platform(key);
+    a.relative_path = pin.relative_path;
+    a.sha256 = pin.sha256;
+    a.md5 = pin.md5;
+    a.size = pin.size;
+    c.archives.push_back(std::move(a));
+  }
+  return c;
+}
+
+}  // namespace
+
+util::Result<CudaRedistribRelease> parse_cuda_redistrib(std::string_view text, const std::string& path) {
+  SP_TRY_ASSIGN(auto doc, read_document(text, path));
+  if (doc.contains("cudnn")) return invalid_cuda(path, "the document", "is cuDNN's redistrib file, not CUDA's: pin it under [cudnn]");
+  CudaRedistribRelease r;
+  r.path = path;
+  r.release_date = string_at(doc, "release_date");
+  r.release_label = string_at(doc, "release_label");
+  r.release_product = string_at(doc, "release_product");
+  if (!r.release_product.empty() && r.release_product != "cuda")
+    return invalid_cuda(path, "release_product", "is \"" + r.release_product + "\", not \"cuda\"");
+  static const std::regex k_id(R"([a-z0-9_]{1,64})");
+  for (const auto& [id, value] : doc.items()) {
+    if (!value.is_object()) continue;  // release_date, release_label, release_product
+    if (!std::regex_match(id, k_id)) return invalid_cuda(path, "the component key \"" + id.substr(0, 80) + "\"", "is not a component name");
+    SP_TRY_ASSIGN(auto c, read_component(id, value, path));
+    r.components.push_back(std::move(c));
+  }
+  if (r.components.empty()) return invalid_cuda(path, "the document", "lists no component");
+  return r;
+}
+
+util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std::string& path) {
+  SP_TRY_ASSIGN(auto doc, read_document(text, path));
   RedistribRelease r;
   r.path = path;
   if (auto it = doc.find("release_date"); it != doc.end() && it->is_string()) r.release_date = it->get<std::string>();

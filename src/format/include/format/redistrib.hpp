@@ -1,9 +1,17 @@
 #pragma once
 // NVIDIA's redistrib_*.json, the manifest NVIDIA publishes beside its redistributable archives:
-// per component and platform a relative_path, sha256, md5 and size. Only the "cudnn" component is
-// read. Two shapes exist: per platform one archive (older files named redistrib_X.Y.Z.B.json, one
-// CUDA variant), or per platform one archive per CUDA variant ("cuda11", "cuda12", ...).
+// per component and platform a relative_path, sha256, md5 and size.
+//
+// cuDNN's (parse_redistrib) has one component, "cudnn", in two shapes: per platform one archive
+// (older files named redistrib_X.Y.Z.B.json, one CUDA variant), or per platform one archive per
+// CUDA variant ("cuda11", "cuda12", ...).
+//
+// CUDA's (parse_cuda_redistrib) has one object per toolkit component ("cuda_cudart",
+// "libcublas", ...), each with its own version (CUDA 12.4.1 ships cudart 12.4.127) and one archive
+// per platform NVIDIA builds it for; some components exist only for some platforms, and a few are
+// platform-independent ("linux-all", or a source archive).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,5 +43,39 @@ struct RedistribRelease {
 // component, a version that is not four parts, an archive without relative_path / a 64-digit
 // sha256 / a size, a CUDA variant that cannot be told), each naming the JSON path of the value.
 util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std::string& path);
+
+// One archive of a CUDA component, under the platform key NVIDIA gives it ("linux-x86_64",
+// "linux-ppc64le", "linux-all").
+struct CudaComponentArchive {
+  std::string platform_key;
+  std::optional<model::Platform> platform;  // set for the platforms stackpin provisions
+  std::string relative_path;                // relative to NVIDIA's cuda/redist/ base URL
+  std::string sha256, md5;
+  std::uint64_t size = 0;
+};
+
+struct CudaComponent {
+  std::string id;            // NVIDIA's key: "cuda_cudart"
+  std::string name;          // "CUDA Runtime (cudart)"
+  std::string license;       // "CUDA Toolkit"
+  std::string license_path;  // "cuda_cudart/LICENSE.txt"
+  model::Version version;    // the component's own version: "12.4.127"
+  std::string version_text;  // as NVIDIA writes it
+  std::vector<CudaComponentArchive> archives;
+};
+
+struct CudaRedistribRelease {
+  std::string path;
+  std::string release_date;   // "2024-04-12"
+  std::string release_label;  // "12.4.1" (absent from NVIDIA's oldest files)
+  std::string release_product;
+  std::vector<CudaComponent> components;  // in the file's order
+};
+
+// Parses a CUDA redistrib JSON document. Errors: parse (not JSON, with line:col), invalid (a
+// cuDNN file, a component without a version, an archive without a relative_path inside the
+// component's own folder, a 64-digit sha256 or a size; no component at all), each naming the JSON
+// path of the value.
+util::Result<CudaRedistribRelease> parse_cuda_redistrib(std::string_view text, const std::string& path);
 
 }  // namespace format

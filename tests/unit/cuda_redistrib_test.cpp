@@ -1,0 +1,121 @@
+// NVIDIA's CUDA redistrib_<version>.json: every copy in the shared data reads, with each
+// component's own version and archives, and malformed or hostile files are refused by the JSON path.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include "format/redistrib.hpp"
+#include "test_support.hpp"
+#include "util/fs.hpp"
+
+namespace fs = std::filesystem;
+using util::ErrorCode;
+
+namespace {
+
+const fs::path k_dir = testing_support::shared_dir() / "data" / "redist" / "cuda";
+
+format::CudaRedistribRelease read(const std::string& version) {
+  auto path = k_dir / ("redistrib_" + version + ".json");
+  auto text = util::read_file(path);
+  EXPECT_TRUE(text.ok()) << path;
+  auto r = format::parse_cuda_redistrib(*text, path.string());
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return *r;
+}
+
+const format::CudaComponent* find(const format::CudaRedistribRelease& r, const std::string& id) {
+  auto it = std::find_if(r.components.begin(), r.components.end(), [&](const auto& c) { return c.id == id; });
+  return it == r.components.end() ? nullptr : &*it;
+}
+
+std::string sha(char c) { return std::string(64, c); }
+
+}  // namespace
+
+TEST(CudaRedistrib, EveryCopyInTheSharedDataReads) {
+  if (!fs::is_directory(k_dir)) GTEST_SKIP() << k_dir << " is not here";
+  int files = 0;
+  std::size_t archives = 0;
+  for (const auto& e : fs::directory_iterator(k_dir)) {
+    if (e.path().extension() != ".json") continue;
+    auto text = util::read_file(e.path());
+    ASSERT_TRUE(text.ok());
+    auto r = format::parse_cuda_redistrib(*text, e.path().string());
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_NE(find(*r, "cuda_cudart"), nullptr) << e.path();
+    for (const auto& c : r->components) archives += c.archives.size();
+    ++files;
+  }
+  EXPECT_EQ(files, 37);        // 11.4.2 ... 13.0.2 (SOURCES.md)
+  EXPECT_GT(archives, 4000u);  // one per component and platform
+}
+
+TEST(CudaRedistrib, AComponentHasItsOwnVersionAndOneArchivePerPlatform) {
+  if (!fs::is_directory(k_dir)) GTEST_SKIP() << k_dir << " is not here";
+  auto r = read("12.4.1");
+  EXPECT_EQ(r.release_label, "12.4.1");
+  EXPECT_EQ(r.release_product, "cuda");
+  const auto* cudart = find(r, "cuda_cudart");
+  ASSERT_NE(cudart, nullptr);
+  EXPECT_EQ(cudart->version_text, "12.4.127");  // not the release label
+  EXPECT_EQ(cudart->name, "CUDA Runtime (cudart)");
+  EXPECT_EQ(cudart->license_path, "cuda_cudart/LICENSE.txt");
+  auto x86 = std::find_if(cudart->archives.begin(), cudart->archives.end(), [](const auto& a) { return a.platform_key == "linux-x86_64"; });
+  ASSERT_NE(x86, cudart->archives.end());
+  ASSERT_TRUE(x86->platform.has_value());
+  EXPECT_EQ(*x86->platform, model::Platform::linux_x86_64);
+  EXPECT_EQ(x86->relative_path, "cuda_cudart/linux-x86_64/cuda_cudart-linux-x86_64-12.4.127-archive.tar.xz");
+  EXPECT_EQ(x86->sha256, "0483bff9a36e7a44465db3cd42874f6f70f019297dcf803fbefcbf58d7448c8f");
+  EXPECT_EQ(x86->size, 1099680u);  // a string in NVIDIA's file
+  auto ppc =
+      std::find_if(cudart->archives.begin(), cudart->archives.end(), [](const auto& a) { return a.platform_key == "linux-ppc64le"; });
+  ASSERT_NE(ppc, cudart->archives.end());
+  EXPECT_FALSE(ppc->platform.has_value());  // kept, but not a platform stackpin provisions
+}
+
+TEST(CudaRedistrib, PlatformIndependentAndPartialComponentsAreKept) {
+  if (!fs::is_directory(k_dir)) GTEST_SKIP() << k_dir << " is not here";
+  auto r = read("13.0.2");
+  const auto* crt = find(r, "cuda_crt");  // new in CUDA 13
+  ASSERT_NE(crt, nullptr);
+  const auto* assistant = find(r, "driver_assistant");
+  ASSERT_NE(assistant, nullptr);
+  ASSERT_EQ(assistant->archives.size(), 1u);
+  EXPECT_EQ(assistant->archives[0].platform_key, "linux-all");
+  EXPECT_FALSE(assistant->archives[0].platform.has_value());
+}
+
+TEST(CudaRedistrib, MalformedFilesAreRefusedByTheirJsonPath) {
+  auto refused = [](const std::string& text, const std::string& says) {
+    auto r = format::parse_cuda_redistrib(text, "r.json");
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.error().message.find(says), std::string::npos) << r.error().message;
+    EXPECT_FALSE(r.error().hints.empty());
+  };
+  auto archive = [](const std::string& path, const std::string& hash, const std::string& size) {
+    return R"({"relative_path": ")" + path + R"(", "sha256": ")" + hash + R"(", "size": )" + size + "}";
+  };
+  refused("{\n  \"cuda_cudart\": <html>\n", "r.json:2:");
+  refused(R"({"cudnn": {"version": "9.1.0.70"}})", "cuDNN's redistrib file");
+  refused(R"({"release_label": "12.4.1"})", "lists no component");
+  refused(R"({"release_product": "cudnn", "cuda_cudart": {"version": "12.4.127"}})", "release_product");
+  refused(R"({"cuda_cudart": {"name": "CUDA Runtime"}})", "cuda_cudart.version");
+  refused(R"({"cuda_cudart": {"version": "12.4.127", "linux-x86_64": )" + archive("cuda_cudart/x.tar.xz", "12", "\"5\"") + "}}",
+          "cuda_cudart.linux-x86_64.sha256");
+  refused(R"({"cuda_cudart": {"version": "12.4.127", "linux-x86_64": )" + archive("cuda_cudart/x.tar.xz", sha('a'), "\"five\"") + "}}",
+          "cuda_cudart.linux-x86_64.size");
+  refused(R"({"cuda_cudart": {"version": "12.4.127", "linux-x86_64": )" + archive("cuda_cudart/../../x.tar.xz", sha('a'), "5") + "}}",
+          "relative_path");
+  refused(R"({"cuda_cudart": {"version": "12.4.127", "linux-x86_64": )" + archive("libcublas/x.tar.xz", sha('a'), "5") + "}}",
+          "not inside the component's folder cuda_cudart/");
+  refused(R"({"Cuda Cudart": {"version": "12.4.127"}})", "is not a component name");
+}
+
+TEST(CudaRedistrib, TheCudnnReaderSendsACudaFileAway) {
+  auto r = format::parse_redistrib(R"({"release_label": "12.4.1", "cuda_cudart": {"version": "12.4.127"}})", "r.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("no \"cudnn\" component"), std::string::npos);
+}
