@@ -33,7 +33,7 @@ std::string roff(const std::string& text, bool line_start = true) {
 
 bool shown(const CLI::Option* o) { return !o->get_group().empty(); }
 
-// "--cuda-version VERSION" in bold and italics; positionals as their name in italics.
+// "--dest DIR": the names in bold, the value in italics; positionals as their name in italics.
 std::string option_tag(const CLI::Option* o) {
   if (o->get_positional()) return "\\fI" + roff(o->get_name(true), false) + "\\fR";
   std::string names = o->get_name(false, true);
