@@ -1,4 +1,5 @@
-// stackpin deb MANIFEST [--archives DIR] [--cache-dir DIR] --out-dir DIR [--platform P] [--maintainer M] [--compression C] [--json]
+// stackpin deb MANIFEST [--archives DIR] [--cache-dir DIR] --out-dir DIR [--platform P] [--maintainer M] [--compression C] [--dry-run]
+// [--json]
 #include <cstdint>
 #include <ostream>
 
@@ -15,7 +16,22 @@ namespace {
 struct DebCli {
   std::string manifest, archives, cache_dir, out_dir, platform, maintainer, compression = "xz";
   std::optional<std::uint64_t> max_unpacked;
+  bool dry_run = false;
 };
+
+// --dry-run: the packages as they would be written, with every file they would install.
+void print_deb_plan(std::ostream& os, const model::DebReport& r, const Style& st) {
+  os << st.bold("plan") << " packages of cuDNN from " << r.archive_path << " (--dry-run: nothing is written)\n           sha256 "
+     << r.archive_sha256 << " (verified)\n";
+  for (const auto& p : r.packages) {
+    os << "  " << st.bold(p.name) << " " << p.version << " " << p.architecture << " (" << p.role << ", " << p.files << " files, "
+       << p.installed_size_kib << " KiB installed)\n    would write " << p.path << "\n";
+    if (!p.depends.empty()) os << "    Depends: " << util::join(p.depends, ", ") << "\n";
+    if (!p.recommends.empty()) os << "    Recommends: " << util::join(p.recommends, ", ") << "\n";
+    for (const auto& f : p.contents) os << "    " << f << "\n";
+  }
+  for (const auto& n : r.notes) os << "  " << st.yellow("note") << ": " << n << "\n";
+}
 
 void print_deb(std::ostream& os, const model::DebReport& r, const Style& st) {
   os << st.green("packaged") << " cuDNN from " << r.archive_path << "\n           sha256 " << r.archive_sha256 << " (verified)\n";
@@ -70,6 +86,7 @@ int run_deb(const DebCli& c, Context& ctx) {
     o.source_date_epoch = static_cast<std::int64_t>(*v);
   }
   o.max_unpacked = c.max_unpacked;
+  o.dry_run = c.dry_run;
   o.manifest_sha256 = sha256_of_file(c.manifest);
   o.stackpin_version = STACKPIN_VERSION;
   if (auto p = progress_printer(ctx, "packaging"))
@@ -78,6 +95,8 @@ int run_deb(const DebCli& c, Context& ctx) {
   if (!r) return fail(ctx, "deb", r.error());
   if (ctx.json)
     ctx.io.out << format::envelope("deb", true, {}, format::to_json(*r), nullptr);
+  else if (r->dry_run)
+    print_deb_plan(ctx.io.out, *r, ctx.out_style);
   else
     print_deb(ctx.io.out, *r, ctx.out_style);
   return k_exit_ok;
@@ -97,6 +116,7 @@ void add_deb(CLI::App& app, Context& ctx) {
                   "Maintainer field, 'Full Name <email>' (default: $DEBFULLNAME <$DEBEMAIL>, else stackpin's)");
   cmd->add_option("--compression", c->compression, "Member compression: xz (default), gzip or none");
   cmd->add_option("--max-unpacked", c->max_unpacked, "Refuse archives that unpack to more bytes than this");
+  cmd->add_flag("--dry-run", c->dry_run, "Print the plan (both packages, their fields and every file they install); write nothing");
   add_json_flag(cmd, ctx);
   add_lock_options(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_deb(*c, ctx); }; });

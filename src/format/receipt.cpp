@@ -168,8 +168,10 @@ JsonDoc to_json(const model::DebReport& r) {
                         {"recommends", p.recommends},
                         {"conflicts", p.conflicts},
                         {"provides", p.provides},
-                        {"sonames", p.sonames}});
+                        {"sonames", p.sonames},
+                        {"contents", p.contents}});
   return wrap(json{{"archive", {{"path", r.archive_path}, {"sha256", r.archive_sha256}}},
+                   {"dry_run", r.dry_run},
                    {"platform", r.platform},
                    {"libdir", r.libdir},
                    {"includedir", r.includedir},

@@ -280,11 +280,13 @@ util::Status unpack(DebRun& run) {
   if (!pinned_file) return no_package(std::move(pinned_file).error(), "SHA-256");
   const auto& o = run.o;
   std::error_code ec;
-  fs::create_directories(o.out_dir, ec);
-  if (ec) return Error(ErrorCode::io, "cannot create " + o.out_dir.string() + ": " + ec.message());
+  // a dry run leaves out_dir as it is: it unpacks into the system's temporary folder
+  fs::path work = o.dry_run ? fs::temp_directory_path(ec) : o.out_dir;
+  if (!o.dry_run) fs::create_directories(o.out_dir, ec);
+  if (ec) return Error(ErrorCode::io, "cannot create " + work.string() + ": " + ec.message());
   // what a killed run left (its owner gone), then ours, owned while this run lives
-  util::TempDir::remove_abandoned(o.out_dir, ".stackpin-deb-");
-  SP_TRY_ASSIGN(run.tmp, util::TempDir::create_owned(o.out_dir, ".stackpin-deb-"));
+  util::TempDir::remove_abandoned(work, ".stackpin-deb-");
+  SP_TRY_ASSIGN(run.tmp, util::TempDir::create_owned(work, ".stackpin-deb-"));
   archive_io::ExtractOptions xo;
   xo.max_total_bytes = o.max_unpacked ? *o.max_unpacked : std::max<std::uint64_t>(16 * *run.pinned.expect.size, 256ull << 20);
   xo.progress = o.progress;
@@ -556,13 +558,38 @@ util::Status documents(DebRun& run) {
 }
 
 // One package's .deb, complete, in the temporary directory (`part`).
+// The package as planned: its name, fields, size once installed and (for a dry run) every file
+// and link; what only writing it tells (its path's bytes, their SHA-256) is left empty.
+model::DebPackage describe_package(const DebRun& run, Pkg& p) {
+  p.files = 0;
+  for (const auto& mem : p.members)
+    if (mem.type == archive_io::EntryType::file) ++p.files;
+  p.control.installed_size_kib = installed_kib(with_dirs(p.members));
+  model::DebPackage dp;
+  dp.name = p.name;
+  dp.version = run.version;
+  dp.architecture = run.arch;
+  dp.role = p.role;
+  dp.path = (run.o.out_dir / (p.name + "_" + run.version + "_" + run.arch + ".deb")).string();
+  dp.files = p.files;
+  dp.installed_size_kib = p.control.installed_size_kib;
+  dp.depends = p.control.depends;
+  dp.recommends = p.control.recommends;
+  dp.conflicts = p.control.conflicts;
+  dp.provides = p.control.provides;
+  dp.sonames = p.sonames;
+  if (run.o.dry_run) {
+    for (const auto& mem : p.members) dp.contents.push_back("/" + mem.path);
+    std::sort(dp.contents.begin(), dp.contents.end());
+  }
+  return dp;
+}
+
 util::Result<model::DebPackage> write_package(DebRun& run, Pkg& p, fs::path& part) {
   const auto& o = run.o;
   std::error_code ec;
-  for (const auto& mem : p.members)
-    if (mem.type == archive_io::EntryType::file) ++p.files;
+  model::DebPackage dp = describe_package(run, p);
   auto members = with_dirs(std::move(p.members));
-  p.control.installed_size_kib = installed_kib(members);
   std::string sfx = std::string(".tar") + archive_io::suffix(o.compression);
   fs::path data_tar = run.tmp->path() / (p.name + "-data" + sfx), control_tar = run.tmp->path() / (p.name + "-control" + sfx);
   const std::string final_name = p.name + "_" + run.version + "_" + run.arch + ".deb";
@@ -585,21 +612,9 @@ util::Result<model::DebPackage> write_package(DebRun& run, Pkg& p, fs::path& par
   SP_TRY(archive_io::write_deb(part, control_tar, data_tar, o.compression, run.report.mtime));
   SP_TRY(util::sync_file(part));
   SP_TRY_ASSIGN(auto h, crypto::hash_file(part));
-  model::DebPackage dp;
-  dp.name = p.name;
-  dp.version = run.version;
-  dp.architecture = run.arch;
-  dp.role = p.role;
   dp.path = final_path.string();
   dp.sha256 = crypto::to_hex(h.digest);
   dp.size = h.size;
-  dp.files = p.files;
-  dp.installed_size_kib = p.control.installed_size_kib;
-  dp.depends = p.control.depends;
-  dp.recommends = p.control.recommends;
-  dp.conflicts = p.control.conflicts;
-  dp.provides = p.control.provides;
-  dp.sonames = p.sonames;
   fs::remove(data_tar, ec);
   fs::remove(control_tar, ec);
   return dp;
@@ -651,6 +666,11 @@ util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowle
   controls(run);
   SP_TRY(build_files(run));
   SP_TRY(documents(run));
+  if (run.o.dry_run) {
+    run.report.dry_run = true;
+    for (Pkg* p : {&run.rt, &run.dev}) run.report.packages.push_back(describe_package(run, *p));
+    return std::move(run.report);
+  }
   // both packages are complete before either replaces an older one
   std::vector<model::DebPackage> written;
   std::vector<fs::path> parts;

@@ -91,7 +91,8 @@ struct DebPackage {
   bool unchanged = false;  // the same bytes were already there
   std::uint64_t files = 0, installed_size_kib = 0;
   std::vector<std::string> depends, recommends, conflicts, provides;
-  std::vector<std::string> sonames;  // runtime: the shared libraries' SONAMEs
+  std::vector<std::string> sonames;   // runtime: the shared libraries' SONAMEs
+  std::vector<std::string> contents;  // a dry run's plan: every file and link it would install, by path
 };
 
 struct DebReport {
@@ -101,6 +102,7 @@ struct DebReport {
   std::string mtime_source;        // SOURCE_DATE_EPOCH | archive
   std::vector<DebPackage> packages;
   std::vector<std::string> notes;  // what the user should know (undeclared needs, non-ELF libraries)
+  bool dry_run = false;            // the packages are planned, not written (no path holds them yet)
 };
 
 struct UnstageReport {

@@ -31,6 +31,9 @@ struct DebOptions {
   std::string manifest_sha256;
   std::string stackpin_version;
   std::function<void(const archive_io::Progress&)> progress;
+  // Plan only: the archive is verified and unpacked into the system's temporary folder, the
+  // packages are planned (names, fields, every file) and nothing is written into out_dir.
+  bool dry_run = false;
 };
 
 // The Debian architecture ("amd64", "arm64") and multiarch triplet of a Linux platform.
