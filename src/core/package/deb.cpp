@@ -557,7 +557,6 @@ util::Status documents(DebRun& run) {
   return {};
 }
 
-// One package's .deb, complete, in the temporary directory (`part`).
 // The package as planned: its name, fields, size once installed and (for a dry run) every file
 // and link; what only writing it tells (its path's bytes, their SHA-256) is left empty.
 model::DebPackage describe_package(const DebRun& run, Pkg& p) {
@@ -585,6 +584,7 @@ model::DebPackage describe_package(const DebRun& run, Pkg& p) {
   return dp;
 }
 
+// One package's .deb, complete, in the temporary directory (`part`).
 util::Result<model::DebPackage> write_package(DebRun& run, Pkg& p, fs::path& part) {
   const auto& o = run.o;
   std::error_code ec;
