@@ -592,7 +592,7 @@ util::Result<model::DebPackage> write_package(DebRun& run, Pkg& p, fs::path& par
   auto members = with_dirs(std::move(p.members));
   std::string sfx = std::string(".tar") + archive_io::suffix(o.compression);
   fs::path data_tar = run.tmp->path() / (p.name + "-data" + sfx), control_tar = run.tmp->path() / (p.name + "-control" + sfx);
-  const std::string final_name = p.name + "_" + run.version + "_" + run.arch + ".deb";
+  const std::string final_name = fs::path(dp.path).filename().string();
   archive_io::TarOptions to;
   to.compression = o.compression;
   to.mtime = run.report.mtime;
@@ -607,12 +607,10 @@ util::Result<model::DebPackage> write_package(DebRun& run, Pkg& p, fs::path& par
   auto control_members = with_dirs(std::move(ctl));
   to.label = final_name + " (its control.tar)";
   SP_TRY(archive_io::write_tar(control_tar, control_members, to));
-  fs::path final_path = o.out_dir / final_name;
-  part = run.tmp->path() / final_path.filename();
+  part = run.tmp->path() / final_name;
   SP_TRY(archive_io::write_deb(part, control_tar, data_tar, o.compression, run.report.mtime));
   SP_TRY(util::sync_file(part));
   SP_TRY_ASSIGN(auto h, crypto::hash_file(part));
-  dp.path = final_path.string();
   dp.sha256 = crypto::to_hex(h.digest);
   dp.size = h.size;
   fs::remove(data_tar, ec);
