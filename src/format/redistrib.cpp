@@ -18,11 +18,14 @@ using nlohmann::json;
 using util::Error;
 using util::ErrorCode;
 
-Error invalid(const std::string& path, const std::string& where, const std::string& what) {
+// An invalid value of a redistrib file of `product` ("cuDNN" or "CUDA"), with where to get the real one.
+Error invalid_in(const std::string& product, const std::string& path, const std::string& where, const std::string& what) {
   return Error(ErrorCode::invalid, path + ": " + where + " " + what)
-      .with_hint(
-          "give NVIDIA's redistrib_<version>.json for cuDNN, as published at https://developer.download.nvidia.com/compute/cudnn/redist/");
+      .with_hint("give NVIDIA's redistrib_<version>.json for " + product +
+                 ", as published at https://developer.download.nvidia.com/compute/" + (product == "cuDNN" ? "cudnn" : "cuda") + "/redist/");
 }
+
+Error invalid(const std::string& path, const std::string& where, const std::string& what) { return invalid_in("cuDNN", path, where, what); }
 
 std::string string_at(const json& j, const char* key) {
   auto it = j.find(key);
@@ -37,12 +40,7 @@ struct Pin {
 };
 
 util::Result<Pin> read_pin(const json& j, const std::string& path, const std::string& where, const std::string& product) {
-  auto bad = [&](const std::string& key, const std::string& what) {
-    return Error(ErrorCode::invalid, path + ": " + where + key + " " + what)
-        .with_hint("give NVIDIA's redistrib_<version>.json for " + product +
-                   ", as published at https://developer.download.nvidia.com/compute/" + (product == "cuDNN" ? "cudnn" : "cuda") +
-                   "/redist/");
-  };
+  auto bad = [&](const std::string& key, const std::string& what) { return invalid_in(product, path, where + key, what); };
   if (!j.is_object()) return bad("", "is not an object");
   Pin p;
   p.relative_path = string_at(j, "relative_path");
@@ -110,9 +108,7 @@ util::Result<json> read_document(std::string_view text, const std::string& path)
 }
 
 Error invalid_cuda(const std::string& path, const std::string& where, const std::string& what) {
-  return Error(ErrorCode::invalid, path + ": " + where + " " + what)
-      .with_hint(
-          "give NVIDIA's redistrib_<version>.json for CUDA, as published at https://developer.download.nvidia.com/compute/cuda/redist/");
+  return invalid_in("CUDA", path, where, what);
 }
 
 util::Result<CudaComponent> read_component(const std::string& id, const json& value, const std::string& path) {
