@@ -37,6 +37,13 @@ SCHEMA = 1
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEFAULT_FACTS = REPO_ROOT / ".." / "shared" / "data" / "gpu-stack-facts.toml"
 DEFAULT_OUT = REPO_ROOT / "data" / "knowledge"
+# NVIDIA's cuDNN redistrib manifests, verbatim (data/redist/README.md says where they come from).
+REDIST_CUDNN = REPO_ROOT / "data" / "redist" / "cudnn"
+REDIST_ORIGIN = ("github:nixos-cuda/cuda-legacy pkgs/development/cuda-modules/_cuda/manifests/cudnn/{file}"
+                 "@9856d70acc3e2ae9081930b33d946326e07f1482 (verbatim copy of NVIDIA "
+                 "https://developer.download.nvidia.com/compute/cudnn/redist/{file}; kept as data/redist/cudnn/{file})")
+# Platforms stackpin provisions; NVIDIA's files also list linux-ppc64le, which it does not.
+PLATFORMS = ("linux-x86_64", "linux-sbsa", "linux-aarch64", "windows-x86_64")
 
 SHA256_RE = re.compile(r"[0-9a-f]{64}")
 BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
@@ -374,6 +381,7 @@ def build_archives(f: dict) -> tuple[dict, list[str]]:
                 if unknown:
                     fail(f"{where}: unmapped keys {sorted(unknown)}")
                 archives.append(a)
+    merge_redistribs(archives, base_url, seen_sha)
     archives.sort(key=lambda a: (vkey(a["version"]), a["cuda"], a["platform"]))
 
     SKIPPED.append("cudnn.redist (manifest_name_patterns, platforms, archive_top_level_dir, pre_8_5_url_pattern, "
@@ -385,6 +393,80 @@ def build_archives(f: dict) -> tuple[dict, list[str]]:
         "url_pattern's {tar.xz|zip} means .zip for windows-* and .tar.xz otherwise.",
     ]
     return {"schema": SCHEMA, "base_url": base_url, "url_pattern": url_pattern, "archive": archives}, comments
+
+
+def redist_archives(path: pathlib.Path):
+    """(version, cuda, platform, relative_path, sha256, md5, size, release_date) of every archive in
+    one of NVIDIA's cuDNN redistrib files, in either shape: one archive per platform, or one per CUDA
+    variant ("cuda12": {...}) under each platform."""
+    import json
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    comp = doc.get("cudnn")
+    if not isinstance(comp, dict) or not isinstance(comp.get("version"), str):
+        fail(f"{path.name}: no cudnn component with a version")
+    version = comp["version"]
+    vkey(version)
+    for platform, entry in comp.items():
+        if not isinstance(entry, dict):
+            continue
+        if platform not in PLATFORMS:
+            continue
+        variants = [entry] if "relative_path" in entry else [v for k, v in entry.items() if re.fullmatch(r"cuda\d+", k)]
+        if not variants:
+            fail(f"{path.name}: cudnn.{platform} has neither relative_path nor cudaNN variants")
+        for v in variants:
+            rel = v.get("relative_path")
+            file = rel.rsplit("/", 1)[-1] if isinstance(rel, str) else ""
+            fm = re.fullmatch(r"cudnn-(.+)-([0-9.]+)_cuda(\d+)-archive\.(tar\.xz|zip)", file)
+            if not fm or fm.group(1) != platform or fm.group(2) != version:
+                fail(f"{path.name}: cudnn.{platform}: relative_path {rel!r} is not cudnn-{platform}-{version}_cudaNN-archive")
+            sha, md5, size = v.get("sha256"), v.get("md5"), v.get("size")
+            if not isinstance(sha, str) or not SHA256_RE.fullmatch(sha):
+                fail(f"{path.name}: cudnn.{platform}: sha256 {sha!r} is not 64 lowercase hex")
+            if not isinstance(md5, str) or not re.fullmatch(r"[0-9a-f]{32}", md5):
+                fail(f"{path.name}: cudnn.{platform}: md5 {md5!r} is not 32 lowercase hex")
+            if not isinstance(size, str) or not size.isdigit() or int(size) <= 0:
+                fail(f"{path.name}: cudnn.{platform}: size {size!r} is not a positive number (NVIDIA writes it as a string)")
+            yield version, int(fm.group(3)), platform, rel, sha, md5, int(size), doc.get("release_date")
+
+
+def merge_redistribs(archives: list, base_url: str, seen_sha: dict) -> None:
+    """Completes the facts' archives from NVIDIA's own manifests: the size and md5 where the facts have
+    none, and every archive the facts do not list. Where both know an archive, the hashes must agree."""
+    if not REDIST_CUDNN.is_dir():
+        fail(f"{REDIST_CUDNN} is missing: NVIDIA's cuDNN redistrib manifests belong there")
+    by_key = {(a["version"], a["cuda"], a["platform"]): a for a in archives}
+    added = filled = 0
+    for path in sorted(REDIST_CUDNN.glob("redistrib_*.json"), key=lambda p: vkey(p.name[10:-5])):
+        origin = REDIST_ORIGIN.format(file=path.name)
+        for version, cuda, platform, rel, sha, md5, size, released in redist_archives(path):
+            where = f"{path.name}: {platform} cuda{cuda}"
+            a = by_key.get((version, cuda, platform))
+            if a is not None:
+                if a["sha256"] != sha:
+                    fail(f"{where}: sha256 {sha} disagrees with the facts' {a['sha256']}")
+                if "size" in a and a["size"] != size:
+                    fail(f"{where}: size {size} disagrees with the facts' {a['size']}")
+                if "md5" in a and a["md5"] != md5:
+                    fail(f"{where}: md5 {md5} disagrees with the facts' {a['md5']}")
+                if "size" not in a or "md5" not in a:
+                    filled += 1
+                a.setdefault("size", size)
+                a.setdefault("md5", md5)
+                a["source"] = dedup(a["source"] + [origin])
+                continue
+            if sha in seen_sha:
+                fail(f"{where}: sha256 {sha} already used by {seen_sha[sha]}")
+            seen_sha[sha] = where
+            a = {"version": version, "cuda": cuda, "platform": platform, "file": rel.rsplit("/", 1)[-1],
+                 "url": base_url + rel, "sha256": sha, "size": size, "md5": md5}
+            put(a, "released", released)
+            a["cross_checked"] = False
+            a["source"] = [origin]
+            archives.append(a)
+            by_key[(version, cuda, platform)] = a
+            added += 1
+    print(f"redistrib manifests: {added} archives added, {filled} completed with size/md5", file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- cudnn-layouts.toml

@@ -140,18 +140,18 @@ TEST(CliLock, RedistribPinsAReleaseNewerThanTheKnowledgeBase) {
   ScratchDir dir;
   fs::path m = dir.path() / "stack.toml";
   std::string text = k_version_only;
-  text.replace(text.find("9.1.0.70"), 8, "9.6.0.74");
+  text.replace(text.find("9.1.0.70"), 8, "9.12.0.46");
   write(m, text);
   auto without = stackpin({"lock", m.string()});
   EXPECT_EQ(without.exit_code, 1);
   EXPECT_NE(without.err.find("--redistrib"), std::string::npos) << without.err;
   EXPECT_FALSE(fs::exists(dir.path() / "stack.lock"));
-  fs::path file = fs::path(STACKPIN_SOURCE_DIR) / "tests/data/redistrib/redistrib_9.6.0.json";
+  fs::path file = fs::path(STACKPIN_SOURCE_DIR) / "tests/data/redistrib/redistrib_9.12.0.json";
   auto with = stackpin({"lock", m.string(), "--redistrib", file.string()});
   ASSERT_EQ(with.exit_code, 0) << with.err;
   std::string lock = read(dir.path() / "stack.lock");
-  EXPECT_NE(lock.find("sha256 = \"72595f0d17d952cf568c1d76e370a9c303bb08c2f80888a8cf33e316a65d46a8\""), std::string::npos);
-  EXPECT_NE(lock.find("NVIDIA redistrib_9.6.0.json (released 2024-12-02)"), std::string::npos);
+  EXPECT_NE(lock.find("sha256 = \"21fad1b3a8a3db018868184b2082bd492633ae5101752432d655782bd108b19e\""), std::string::npos);
+  EXPECT_NE(lock.find("NVIDIA redistrib_9.12.0.json (released 2025-08-07)"), std::string::npos);
   // the redistrib file is needed once: re-locking and --check keep the pins it gave
   auto relock = stackpin({"lock", m.string()});
   ASSERT_EQ(relock.exit_code, 0) << relock.err;

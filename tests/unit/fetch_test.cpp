@@ -557,7 +557,7 @@ TEST_F(Fetch, ARangeTheServerRefusesDropsThePartialOnce) {
 TEST_F(Fetch, NothingPinnedForTheTargetsIsAClearError) {
   // a Windows-only manifest whose archives are all implied by the lock or the knowledge base
   auto m = format::parse_manifest(
-      "schema = 1\nname = \"x\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.6.0.74\"\n"
+      "schema = 1\nname = \"x\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.27.0.42\"\n"
       "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\cudnn'\n",
       "w.toml");
   ASSERT_TRUE(m);

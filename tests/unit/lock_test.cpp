@@ -190,34 +190,35 @@ TEST(Redistrib, OneVariantFileTakesTheCudaMajorFromTheFileName) {
   }
 }
 
-TEST(Redistrib, PinsAReleaseTheKnowledgeBaseDoesNotList) {
-  auto v = model::Version::parse("9.6.0.74").value();
-  ASSERT_TRUE(kb().cudnn_archives(v).empty()) << "the test needs a release the knowledge base lacks";
+TEST(Redistrib, CompletesAReleaseTheKnowledgeBaseListsWithoutSizes) {
+  auto v = model::Version::parse("9.12.0.46").value();
+  // The knowledge base lists 9.12.0.46 with NVIDIA's hashes but not its sizes, which NVIDIA's manifest has.
+  for (const auto* a : kb().cudnn_archives(v)) ASSERT_FALSE(a->size.has_value()) << "the test needs a release without sizes: " << a->file;
   std::string text = k_version_only;
-  text.replace(text.find("9.1.0.70"), 8, "9.6.0.74");
+  text.replace(text.find("9.1.0.70"), 8, "9.12.0.46");
   auto m = parse(text);
   core::LockOptions o;
   o.manifest_file = "m.toml";
   auto none = core::make_lock(m, kb(), o);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, ErrorCode::not_found);
-  EXPECT_NE(none.error().hints.front().find("redistrib_9.6.0.json"), std::string::npos);
-  auto lock = lock_of(m, {redistrib("redistrib_9.6.0.json")});
+  EXPECT_NE(none.error().hints.front().find("redistrib_9.12.0.json"), std::string::npos);
+  auto lock = lock_of(m, {redistrib("redistrib_9.12.0.json")});
   ASSERT_EQ(lock.archives.size(), 4u);
   const auto* linux = lock.archive_for(model::Platform::linux_x86_64);
   ASSERT_NE(linux, nullptr);
-  EXPECT_EQ(linux->sha256, "72595f0d17d952cf568c1d76e370a9c303bb08c2f80888a8cf33e316a65d46a8");
-  EXPECT_EQ(linux->size, 662367552u);
+  EXPECT_EQ(linux->sha256, "21fad1b3a8a3db018868184b2082bd492633ae5101752432d655782bd108b19e");
+  EXPECT_EQ(linux->size, 845538764u);
   EXPECT_EQ(
       linux->url,
-      "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-9.6.0.74_cuda12-archive.tar.xz");
+      "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-9.12.0.46_cuda12-archive.tar.xz");
   // --locked then pins it for stage, fetch and the rest
   auto applied = core::apply_lock(m, lock);
   ASSERT_TRUE(applied.ok()) << applied.error().message;
   auto pinned = core::pinned_archive(*applied, model::Platform::linux_x86_64, kb());
   ASSERT_TRUE(pinned.ok()) << pinned.error().message;
   EXPECT_EQ(pinned->expect.sha256, linux->sha256);
-  EXPECT_EQ(pinned->expect.size.value(), 662367552u);
+  EXPECT_EQ(pinned->expect.size.value(), 845538764u);
 }
 
 TEST(Redistrib, DisagreeingWithTheKnowledgeBaseLocksNothing) {
@@ -235,11 +236,11 @@ TEST(Redistrib, DisagreeingWithTheKnowledgeBaseLocksNothing) {
 
 TEST(Redistrib, ForAnotherVersionIsRefusedAtTheManifestLine) {
   core::LockOptions o;
-  o.redistribs = {redistrib("redistrib_9.6.0.json")};
+  o.redistribs = {redistrib("redistrib_9.12.0.json")};
   auto out = core::make_lock(parse(k_version_only), kb(), o);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error().code, ErrorCode::invalid);
-  EXPECT_NE(out.error().message.find("9.6.0.74"), std::string::npos);
+  EXPECT_NE(out.error().message.find("9.12.0.46"), std::string::npos);
   ASSERT_TRUE(out.error().where);
   EXPECT_EQ(out.error().where->line, 8);
 }
@@ -341,7 +342,7 @@ TEST(Lock, ResolveFillsOnlyWhatTheManifestLeavesOut) {
   EXPECT_EQ(pinned->expect.file, "cudnn-windows-x86_64-9.1.0.70_cuda12-archive.zip");
   // a manifest with a newer-than-knowledge version stays as it is
   std::string text = k_version_only;
-  text.replace(text.find("9.1.0.70"), 8, "9.6.0.74");
+  text.replace(text.find("9.1.0.70"), 8, "9.12.0.46");
   EXPECT_TRUE(core::resolve_archives(parse(text), kb()).cudnn->archives.empty());
 }
 
@@ -364,9 +365,9 @@ TEST(Lock, DifferencesIgnoreWhoMadeItAndTheSources) {
 
 TEST(Lock, RelockingKeepsPinsNoOtherSourceKnows) {
   std::string text = k_version_only;
-  text.replace(text.find("9.1.0.70"), 8, "9.6.0.74");
+  text.replace(text.find("9.1.0.70"), 8, "9.12.0.46");
   auto m = parse(text);
-  auto first = lock_of(m, {redistrib("redistrib_9.6.0.json")});
+  auto first = lock_of(m, {redistrib("redistrib_9.12.0.json")});
   core::LockOptions o;
   o.previous = &first;
   auto again = core::make_lock(m, kb(), o);
