@@ -312,6 +312,38 @@ void read_conda(TableReader& top, model::Facts& f) {
   read_text_table(top, "pytorch_channel");
 }
 
+std::vector<int> integers(TableReader& r, const char* key) {
+  std::vector<int> out;
+  if (const toml::array* a = r.array(key))
+    for (const auto& el : *a) {
+      if (el.is_integer())
+        out.push_back(static_cast<int>(el.as_integer()->get()));
+      else
+        r.diag().error(el.source(), "`" + r.qualified(key) + "` must list integers");
+    }
+  return out;
+}
+
+void read_cuda_components(TableReader& top, model::Facts& f) {
+  each(top, "set", [&](TableReader& r) {
+    model::CudaComponentSet s;
+    s.name = str(r, "name", true);
+    s.cuda_majors = integers(r, "cuda_majors");
+    s.components = strings(r, "components", true);
+    s.optional = strings(r, "optional");
+    s.note = str(r, "note");
+    s.source = sources(r);
+    auto p = detail::pos_of(r.table());
+    if (s.cuda_majors.empty())
+      r.diag().error_at(p.line, p.column, "`" + r.qualified("cuda_majors") + "` must list at least one CUDA major");
+    for (const auto& other : f.cuda_sets)
+      for (int major : s.cuda_majors)
+        if (other.name == s.name && std::count(other.cuda_majors.begin(), other.cuda_majors.end(), major))
+          r.diag().error_at(p.line, p.column, "set \"" + s.name + "\" is defined twice for CUDA " + std::to_string(major));
+    f.cuda_sets.push_back(std::move(s));
+  });
+}
+
 void read_containers(TableReader& top, model::Facts& f) {
   table(top, "apt_naming", [&](TableReader& r) {
     f.apt_naming_v8 = str(r, "v8", true);
@@ -361,7 +393,7 @@ const std::vector<std::pair<std::string, Reader>>& readers() {
   static const std::vector<std::pair<std::string, Reader>> k_readers{
       {"drivers.toml", read_drivers},       {"cudnn-archives.toml", read_archives},         {"cudnn-layouts.toml", read_layouts},
       {"frameworks.toml", read_frameworks}, {"windows-runtime.toml", read_windows_runtime}, {"conda.toml", read_conda},
-      {"containers.toml", read_containers}};
+      {"containers.toml", read_containers}, {"cuda-components.toml", read_cuda_components}};
   return k_readers;
 }
 

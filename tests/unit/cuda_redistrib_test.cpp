@@ -1,4 +1,4 @@
-// NVIDIA's CUDA redistrib_<version>.json: every copy in the shared data reads, with each
+// NVIDIA's CUDA redistrib_<version>.json: every copy in data/redist reads, with each
 // component's own version and archives, and malformed or hostile files are refused by the JSON path.
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@ using util::ErrorCode;
 
 namespace {
 
-const fs::path k_dir = testing_support::shared_dir() / "data" / "redist" / "cuda";
+const fs::path k_dir = testing_support::source_dir() / "data" / "redist" / "cuda";
 
 format::CudaRedistribRelease read(const std::string& version) {
   auto path = k_dir / ("redistrib_" + version + ".json");
@@ -36,7 +36,7 @@ std::string sha(char c) { return std::string(64, c); }
 }  // namespace
 
 TEST(CudaRedistrib, EveryCopyInTheSharedDataReads) {
-  if (!fs::is_directory(k_dir)) GTEST_SKIP() << k_dir << " is not here";
+  ASSERT_TRUE(fs::is_directory(k_dir)) << k_dir;
   int files = 0;
   std::size_t archives = 0;
   for (const auto& e : fs::directory_iterator(k_dir)) {
@@ -54,7 +54,7 @@ TEST(CudaRedistrib, EveryCopyInTheSharedDataReads) {
 }
 
 TEST(CudaRedistrib, AComponentHasItsOwnVersionAndOneArchivePerPlatform) {
-  if (!fs::is_directory(k_dir)) GTEST_SKIP() << k_dir << " is not here";
+  ASSERT_TRUE(fs::is_directory(k_dir)) << k_dir;
   auto r = read("12.4.1");
   EXPECT_EQ(r.release_label, "12.4.1");
   EXPECT_EQ(r.release_product, "cuda");
@@ -77,7 +77,7 @@ TEST(CudaRedistrib, AComponentHasItsOwnVersionAndOneArchivePerPlatform) {
 }
 
 TEST(CudaRedistrib, PlatformIndependentAndPartialComponentsAreKept) {
-  if (!fs::is_directory(k_dir)) GTEST_SKIP() << k_dir << " is not here";
+  ASSERT_TRUE(fs::is_directory(k_dir)) << k_dir;
   auto r = read("13.0.2");
   const auto* crt = find(r, "cuda_crt");  // new in CUDA 13
   ASSERT_NE(crt, nullptr);

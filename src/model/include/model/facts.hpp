@@ -121,6 +121,16 @@ struct DockerTag {
   Sources source;
 };
 
+// A named set of CUDA toolkit components ([cuda] components = ["runtime"]) for some CUDA majors.
+struct CudaComponentSet {
+  std::string name;  // "runtime", "devel", "torch"
+  std::vector<int> cuda_majors;
+  std::vector<std::string> components;  // NVIDIA's component names, each required
+  std::vector<std::string> optional;    // included where the release ships them for the platform
+  std::string note;
+  Sources source;
+};
+
 struct Facts {
   std::vector<DriverFamily> driver_families;
   std::vector<DriverRelease> driver_releases;
@@ -150,6 +160,7 @@ struct Facts {
   std::vector<DockerTag> docker_tags;
   std::string docker_suffix_history;
   Sources docker_source;
+  std::vector<CudaComponentSet> cuda_sets;
 };
 
 }  // namespace model

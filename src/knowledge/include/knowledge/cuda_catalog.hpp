@@ -1,0 +1,83 @@
+#pragma once
+// The CUDA toolkit releases stackpin can provision component by component: NVIDIA's redistrib
+// manifests (data/redist/cuda/redistrib_<release>.json, embedded verbatim), each parsed on first
+// use, and the resolution of a manifest's [cuda] components (NVIDIA's names, short aliases and the
+// named sets of cuda-components.toml) into one archive per component for a platform.
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "format/redistrib.hpp"
+#include "model/facts.hpp"
+#include "model/platform.hpp"
+#include "model/version.hpp"
+#include "util/result.hpp"
+
+namespace knowledge {
+
+class CudaCatalog {
+ public:
+  // NVIDIA's base URL the manifests' relative_path values are relative to.
+  static constexpr const char* k_base_url = "https://developer.download.nvidia.com/compute/cuda/redist/";
+
+  // The manifests embedded at build time.
+  static const CudaCatalog& embedded();
+  // A catalog of manifests given as (file name, JSON text); names must be redistrib_<release>.json.
+  // Errors: invalid (a name that does not say its release, two files for one release).
+  static util::Result<CudaCatalog> from_files(const std::vector<std::pair<std::string, std::string_view>>& files);
+
+  CudaCatalog(CudaCatalog&&) noexcept;
+  CudaCatalog& operator=(CudaCatalog&&) noexcept;
+  ~CudaCatalog();
+
+  // The releases the catalog has a manifest for, ascending.
+  std::vector<model::Version> releases() const;
+  // The manifest of exactly `release` (three parts), parsed on first use; nullptr when the catalog has
+  // none. A manifest that does not parse is an error naming its file.
+  util::Result<const format::CudaRedistribRelease*> release(const model::Version& release) const;
+  // Where the manifest of a release came from, for a finding's or a lock's source.
+  std::string source_of(const model::Version& release) const;
+
+ private:
+  struct Entry;
+  CudaCatalog();
+  std::vector<std::unique_ptr<Entry>> m_entries;
+};
+
+// One component a manifest's [cuda] components resolve to, with its archive for the platform.
+struct ResolvedComponent {
+  const format::CudaComponent* component = nullptr;
+  const format::CudaComponentArchive* archive = nullptr;
+  std::size_t index = 0;  // the position in the list of names that brought it in
+  std::string via;        // that name as written ("runtime", "cudart", "cuda_cudart")
+};
+
+// A name that cannot be provisioned: not a component, set or alias of the release, or not shipped
+// for the platform. `message` says what and `hint` lists what exists.
+struct ComponentProblem {
+  std::size_t index = 0;
+  std::string message, hint;
+};
+
+struct ComponentResolution {
+  std::vector<ResolvedComponent> components;  // in the order the names bring them in, each once
+  std::vector<ComponentProblem> problems;
+};
+
+// The sets of `sets` that apply to a CUDA major, by name ("runtime" -> the set for that major).
+const model::CudaComponentSet* component_set(const std::vector<model::CudaComponentSet>& sets, std::string_view name, int cuda_major);
+
+// Resolves `names` against one release for one platform. A name is, in this order: a set for the
+// release's major, NVIDIA's component name, or a short alias (cudart -> cuda_cudart, cublas ->
+// libcublas). A set's required members must all be shipped for the platform; its optional ones are
+// taken where they are.
+ComponentResolution resolve_components(const format::CudaRedistribRelease& release, int cuda_major, model::Platform platform,
+                                       const std::vector<std::string>& names, const std::vector<model::CudaComponentSet>& sets);
+
+// The platform's archive of a component, nullptr when NVIDIA does not ship it there.
+const format::CudaComponentArchive* archive_for(const format::CudaComponent& c, model::Platform platform);
+
+}  // namespace knowledge
