@@ -26,13 +26,10 @@ bool valid_name(const std::string& s) {
   });
 }
 
-void read_cuda(TableReader& top, model::Manifest& m) {
-  const toml::table* t = top.subtable("cuda");
-  if (!t) return;
-  TableReader r(*t, "cuda", top.diag());
-  auto v = r.version("version", 2, 3, "\"12.1.1\"", true);
-  r.finish();
-  if (v) m.cuda = model::CudaPin{*v};
+// NVIDIA's component names and the sets and aliases: lower-case letters, digits and '_'.
+bool valid_component(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
 }
 
 void read_driver(TableReader& top, model::Manifest& m) {
@@ -47,14 +44,31 @@ void read_driver(TableReader& top, model::Manifest& m) {
   m.driver = d;
 }
 
-void read_archive(const toml::table& t, int index, Diagnostics& diag, model::CudnnPin& pin, std::map<model::Platform, Pos>& seen) {
-  TableReader r(t, "cudnn.archives[" + std::to_string(index) + "]", diag);
+// One [[cudnn.archives]] or [[cuda.archives]] entry (`product` = "cudnn" or "cuda"; a CUDA one also
+// names its component). At most one archive per platform (and component).
+void read_archive(const toml::table& t, const std::string& product, int index, Diagnostics& diag, std::vector<model::ArchivePin>& out,
+                  std::map<std::pair<std::string, model::Platform>, Pos>& seen) {
+  const bool cuda = product == "cuda";
+  TableReader r(t, product + ".archives[" + std::to_string(index) + "]", diag);
   model::ArchivePin a;
   a.pos = detail::pos_of(t);
+  if (cuda) {
+    a.component = r.string("component", true, "\"cuda_cudart\"");
+    if (a.component && !valid_component(a.component->value)) {
+      diag.error_at(a.component->pos.line, a.component->pos.column,
+                    "`" + r.qualified("component") + "` = \"" + util::printable(a.component->value, 80) + "\" is not a CUDA component name",
+                    "use NVIDIA's name from redistrib_<version>.json, e.g. component = \"cuda_cudart\"");
+      a.component.reset();
+    }
+  }
   auto platform = r.choice("platform", model::platform_names(), true);
   auto origin = r.choice("origin", {"nvidia", "local"});
-  a.url = r.string("url", false, "\"https://developer.download.nvidia.com/compute/cudnn/redist/...\"");
-  a.file = r.string("file", false, "\"cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz\"");
+  a.url = r.string("url", false,
+                   cuda ? "\"https://developer.download.nvidia.com/compute/cuda/redist/...\""
+                        : "\"https://developer.download.nvidia.com/compute/cudnn/redist/...\"");
+  a.file =
+      r.string("file", false,
+               cuda ? "\"cuda_cudart-linux-x86_64-12.4.127-archive.tar.xz\"" : "\"cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz\"");
   auto sha = r.string("sha256", false, "\"<64 hex digits>\"");
   auto size = r.integer("size", false, "705347747");
   r.finish();
@@ -63,9 +77,10 @@ void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Cud
     const std::string& u = a.url->value;
     bool scheme_ok = u.rfind("https://", 0) == 0 || u.rfind("http://", 0) == 0 || u.rfind("file://", 0) == 0;
     if (!scheme_ok || util::basename_of(u).empty())
-      diag.error_at(a.url->pos.line, a.url->pos.column,
-                    "`" + r.qualified("url") + "` = \"" + util::printable(u, 80) + "\" is not an http(s):// or file:// URL of a file",
-                    "give NVIDIA's download URL, e.g. https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/...");
+      diag.error_at(
+          a.url->pos.line, a.url->pos.column,
+          "`" + r.qualified("url") + "` = \"" + util::printable(u, 80) + "\" is not an http(s):// or file:// URL of a file",
+          std::string("give NVIDIA's download URL, e.g. https://developer.download.nvidia.com/compute/") + product + "/redist/...");
   }
   if (a.file) {
     const std::string& f = a.file->value;
@@ -97,17 +112,75 @@ void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Cud
   if (a.origin.value == model::Origin::local && !a.url && !a.file)
     diag.error_at(a.pos.line, a.pos.column, "`" + r.name() + "` with origin = \"local\" needs `url` or `file`",
                   "add file = \"<archive file name>\" so that stackpin can find it in --archives DIR");
-  if (!platform) return;
+  if (!platform || (cuda && !a.component)) return;
   a.platform = Located<model::Platform>{static_cast<model::Platform>(platform->value), platform->pos};
-  auto [it, inserted] = seen.emplace(a.platform.value, a.platform.pos);
+  std::string component = a.component ? a.component->value : std::string();
+  auto [it, inserted] = seen.emplace(std::make_pair(component, a.platform.value), a.platform.pos);
   if (!inserted) {
     diag.error_at(a.platform.pos.line, a.platform.pos.column,
-                  std::string("duplicate archive for platform \"") + model::to_string(a.platform.value) + "\" (already pinned on line " +
-                      std::to_string(it->second.line) + ")",
-                  "pin one archive per platform; remove one of the two [[cudnn.archives]] entries");
+                  "duplicate archive for " + (cuda ? component + " on " : std::string()) + "platform \"" +
+                      model::to_string(a.platform.value) + "\" (already pinned on line " + std::to_string(it->second.line) + ")",
+                  "pin one archive per " + std::string(cuda ? "component and " : "") + "platform; remove one of the two [[" + product +
+                      ".archives]] entries");
     return;
   }
-  pin.archives.push_back(std::move(a));
+  out.push_back(std::move(a));
+}
+
+void read_archives(TableReader& r, const std::string& product, std::vector<model::ArchivePin>& out) {
+  std::map<std::pair<std::string, model::Platform>, Pos> seen;
+  if (const toml::node* n = r.get("archives")) {
+    if (!n->is_array_of_tables()) {
+      r.diag().error(n->source(),
+                     "`" + product + ".archives` must be an array of tables: write each archive as [[" + product + ".archives]]");
+    } else {
+      int i = 0;
+      for (const auto& el : *n->as_array()) read_archive(*el.as_table(), product, ++i, r.diag(), out, seen);
+    }
+  }
+}
+
+void read_cuda(TableReader& top, model::Manifest& m) {
+  const toml::table* t = top.subtable("cuda");
+  if (!t) return;
+  TableReader r(*t, "cuda", top.diag());
+  auto v = r.version("version", 2, 3, "\"12.1.1\"", true);
+  model::CudaPin pin;
+  pin.pos = detail::pos_of(*t);
+  if (const toml::array* a = r.array("components")) {
+    pin.components_pos = r.key_pos("components");
+    std::map<std::string, Pos> seen;
+    for (const auto& el : *a) {
+      Pos at = detail::pos_of(el);
+      if (!el.is_string()) {
+        top.diag().error(el.source(), "`cuda.components` must list strings, found " + std::string(detail::type_name(el)),
+                         "for example: components = [\"runtime\"] or [\"cuda_cudart\", \"libcublas\"]");
+        continue;
+      }
+      const std::string& name = el.as_string()->get();
+      if (!valid_component(name)) {
+        top.diag().error_at(at.line, at.column, "`cuda.components` entry \"" + util::printable(name, 80) + "\" is not a component name",
+                            "use a set (runtime, devel, torch), NVIDIA's name (cuda_cudart) or an alias (cudart)");
+        continue;
+      }
+      auto [it, inserted] = seen.emplace(name, at);
+      if (!inserted) {
+        top.diag().error_at(at.line, at.column,
+                            "`cuda.components` lists \"" + name + "\" twice (first on line " + std::to_string(it->second.line) + ")",
+                            "list each component or set once");
+        continue;
+      }
+      pin.components.push_back({name, at});
+    }
+    if (a->empty())
+      top.diag().error_at(pin.components_pos.line, pin.components_pos.column, "`cuda.components` is empty",
+                          "list what to provision, e.g. components = [\"runtime\"], or leave the key out to only check the toolkit");
+  }
+  read_archives(r, "cuda", pin.archives);
+  r.finish();
+  if (!v) return;
+  pin.version = *v;
+  m.cuda = std::move(pin);
 }
 
 void read_cudnn(TableReader& top, model::Manifest& m) {
@@ -140,15 +213,7 @@ void read_cudnn(TableReader& top, model::Manifest& m) {
                         "use the number in the archive's _cudaNN suffix, e.g. cuda = 12 for ..._cuda12-archive");
   else if (cuda)
     pin.cuda = Located<int>{static_cast<int>(cuda->value), cuda->pos};
-  std::map<model::Platform, Pos> seen;
-  if (const toml::node* n = r.get("archives")) {
-    if (!n->is_array_of_tables()) {
-      top.diag().error(n->source(), "`cudnn.archives` must be an array of tables: write each archive as [[cudnn.archives]]");
-    } else {
-      int i = 0;
-      for (const auto& el : *n->as_array()) read_archive(*el.as_table(), ++i, top.diag(), pin, seen);
-    }
-  }
+  read_archives(r, "cudnn", pin.archives);
   r.finish();
   if (v) {
     pin.version = *v;

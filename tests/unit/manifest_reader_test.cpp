@@ -320,3 +320,73 @@ TEST(ManifestReader, AHugeValueIsQuotedOnceAndCut) {
     EXPECT_LE(static_cast<std::size_t>(e.where->column), e.where->excerpt.size() + 1);
   }
 }
+
+TEST(ManifestReader, ReadsCudaComponentsAndTheirArchives) {
+  auto m = format::parse_manifest(base() + R"([cuda]
+version = "12.4.1"
+components = ["runtime", "cufft", "libcurand"]
+
+[[cuda.archives]]
+component = "cuda_cudart"
+platform = "linux-x86_64"
+url = "https://developer.download.nvidia.com/compute/cuda/redist/cuda_cudart/linux-x86_64/cuda_cudart-linux-x86_64-12.4.127-archive.tar.xz"
+sha256 = "0483BFF9A36E7A44465DB3CD42874F6F70F019297DCF803FBEFCBF58D7448C8F"
+size = 1099680
+
+[[cuda.archives]]
+component = "cuda_cudart"
+platform = "windows-x86_64"
+origin = "local"
+file = "cudart-repack.zip"
+)",
+                                  "m.toml");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m->cuda);
+  ASSERT_EQ(m->cuda->components.size(), 3u);
+  EXPECT_EQ(m->cuda->components[1].value, "cufft");
+  EXPECT_EQ(m->cuda->components[1].pos.line, 5);
+  EXPECT_EQ(m->cuda->components_pos.line, 5);
+  ASSERT_EQ(m->cuda->archives.size(), 2u);
+  const auto& a = m->cuda->archives[0];
+  ASSERT_TRUE(a.component);
+  EXPECT_EQ(a.component->value, "cuda_cudart");
+  EXPECT_EQ(a.pos.line, 7);
+  EXPECT_EQ(a.sha256->value, "0483bff9a36e7a44465db3cd42874f6f70f019297dcf803fbefcbf58d7448c8f");
+  EXPECT_EQ(a.size->value, 1099680u);
+  EXPECT_EQ(a.file_name(), "cuda_cudart-linux-x86_64-12.4.127-archive.tar.xz");
+  EXPECT_EQ(m->cuda->archives[1].origin.value, model::Origin::local);
+  EXPECT_FALSE(m->cudnn) << "a toolkit alone needs no [cudnn]";
+  // and a manifest without components reads as before
+  auto plain = format::parse_manifest(base() + "[cuda]\nversion = \"12.4.1\"\n", "m.toml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->cuda->components.empty());
+  EXPECT_TRUE(plain->cuda->archives.empty());
+}
+
+TEST(ManifestReader, RefusesBadCudaComponentsAtTheirEntry) {
+  auto twice = parse_error(base() + "[cuda]\nversion = \"12.4.1\"\ncomponents = [\"runtime\",\n  \"runtime\"]\n");
+  EXPECT_NE(twice.message.find("lists \"runtime\" twice (first on line 5)"), std::string::npos) << twice.message;
+  expect_at(twice, 6, 3);
+  auto type = parse_error(base() + "[cuda]\nversion = \"12.4.1\"\ncomponents = [\"runtime\", 12]\n");
+  EXPECT_NE(type.message.find("must list strings"), std::string::npos) << type.message;
+  auto name = parse_error(base() + "[cuda]\nversion = \"12.4.1\"\ncomponents = [\"../../etc\"]\n");
+  EXPECT_NE(name.message.find("is not a component name"), std::string::npos) << name.message;
+  expect_at(name, 5, 15);
+  auto empty = parse_error(base() + "[cuda]\nversion = \"12.4.1\"\ncomponents = []\n");
+  EXPECT_NE(empty.message.find("is empty"), std::string::npos) << empty.message;
+  auto no_component = parse_error(base() + "[cuda]\nversion = \"12.4.1\"\n[[cuda.archives]]\nplatform = \"linux-x86_64\"\n");
+  EXPECT_NE(no_component.message.find("cuda.archives[1].component"), std::string::npos) << no_component.message;
+  auto dup = parse_error(base() +
+                         "[cuda]\nversion = \"12.4.1\"\n[[cuda.archives]]\ncomponent = \"libcublas\"\nplatform = \"linux-x86_64\"\n"
+                         "[[cuda.archives]]\ncomponent = \"libcublas\"\nplatform = \"linux-x86_64\"\n");
+  EXPECT_NE(dup.message.find("duplicate archive for libcublas on platform \"linux-x86_64\" (already pinned on line 7)"), std::string::npos)
+      << dup.message;
+  expect_at(dup, 10, 12);
+  // the same platform for two components is fine
+  auto two =
+      format::parse_manifest(base() +
+                                 "[cuda]\nversion = \"12.4.1\"\n[[cuda.archives]]\ncomponent = \"libcublas\"\nplatform = \"linux-x86_64\"\n"
+                                 "[[cuda.archives]]\ncomponent = \"cuda_cudart\"\nplatform = \"linux-x86_64\"\n",
+                             "m.toml");
+  EXPECT_TRUE(two.ok()) << two.error().message;
+}

@@ -31,13 +31,14 @@ enum class Origin { nvidia, local };
 const char* to_string(Origin o);
 
 struct ArchivePin {
+  std::optional<Located<std::string>> component;  // [[cuda.archives]]: NVIDIA's component name ("cuda_cudart")
   Located<Platform> platform;
   Located<Origin> origin;  // default nvidia (pos = the table's)
   std::optional<Located<std::string>> url;
   std::optional<Located<std::string>> file;    // file name to look for; default: the URL's basename
   std::optional<Located<std::string>> sha256;  // 64 lowercase hex digits
   std::optional<Located<std::uint64_t>> size;  // bytes
-  Pos pos;                                     // the [[cudnn.archives]] header
+  Pos pos;                                     // the [[cudnn.archives]] / [[cuda.archives]] header
   // Not written in the manifest: added from its lock or from the knowledge base for a manifest
   // that names only the version (pos is then the [cudnn] table's).
   bool implied = false;
@@ -47,6 +48,13 @@ struct ArchivePin {
 
 struct CudaPin {
   Located<Version> version;  // toolkit release, X.Y or X.Y.Z
+  // Toolkit components to provision from NVIDIA's redist archives, as written: named sets
+  // ("runtime"), NVIDIA's names ("cuda_cudart") or short aliases ("cudart"). Empty: the toolkit is
+  // only checked, not provisioned.
+  std::vector<Located<std::string>> components;
+  Pos components_pos;                // the `components` key
+  std::vector<ArchivePin> archives;  // [[cuda.archives]], each with its component
+  Pos pos;                           // the [cuda] table
 };
 
 struct DriverPin {
