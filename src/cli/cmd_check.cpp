@@ -6,6 +6,7 @@
 #include "core/verdict.hpp"
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"
+#include "util/strings.hpp"
 
 namespace cli {
 
@@ -19,8 +20,18 @@ struct CheckOptions {
 
 void render_explain(std::ostream& os, const model::CheckReport& r, const Style& st) {
   os << st.bold("Resolved facts for " + r.name) << " (" << r.manifest_path << ")\n";
-  os << "  CUDA " << r.cuda_version << ", cuDNN " << r.cudnn_version;
+  os << "  CUDA " << r.cuda_version;
+  if (!r.cudnn_version.empty()) os << ", cuDNN " << r.cudnn_version;
   if (r.cudnn_cuda_major) os << " built for CUDA " << *r.cudnn_cuda_major;
+  std::string platform;
+  for (const auto& c : r.cuda_components) {
+    if (platform != model::to_string(c.platform)) {
+      platform = model::to_string(c.platform);
+      os << "\n  CUDA components for " << platform << ":";
+    }
+    os << "\n    " << c.component << " " << c.version << "  "
+       << st.dim(util::basename_of(c.url) + ", " + std::to_string(c.size) + " bytes");
+  }
   os << "\n  driver minimum:\n";
   for (const auto& d : r.drivers) {
     os << "    " << model::to_string(d.os) << (d.os == model::Os::linux ? "    " : "  ") << d.effective;

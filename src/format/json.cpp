@@ -70,6 +70,19 @@ JsonDoc to_json(const model::CheckReport& r) {
   json j{{"manifest", r.manifest_path}, {"name", r.name},   {"cuda", r.cuda_version}, {"cudnn", r.cudnn_version},
          {"drivers", drivers},          {"wheels", wheels}, {"archives", archives},   {"rules_examined", r.examined}};
   j["cudnn_cuda_major"] = r.cudnn_cuda_major ? json(*r.cudnn_cuda_major) : json(nullptr);
+  json components = json::array();
+  for (const auto& c : r.cuda_components)
+    components.push_back({{"platform", model::to_string(c.platform)},
+                          {"component", c.component},
+                          {"name", c.name},
+                          {"version", c.version},
+                          {"via", c.via},
+                          {"url", c.url},
+                          {"sha256", c.sha256},
+                          {"md5", c.md5},
+                          {"size", c.size},
+                          {"source", c.source}});
+  j["cuda_components"] = std::move(components);
   if (r.windows) {
     const auto& w = *r.windows;
     j["windows"] = {{"dll_dir", w.dll_dir},

@@ -22,19 +22,30 @@ util::Error missing(const model::Manifest& m, model::Pos pos, const std::string&
 }
 }  // namespace
 
-util::Result<model::CheckReport> check_manifest(const model::Manifest& m, const knowledge::KnowledgeBase& kb) {
+util::Result<model::CheckReport> check_manifest(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
+                                                const knowledge::CudaCatalog& cuda) {
   if (!m.cuda) return missing(m, {1, 1}, "cuda.version", "[cuda] version = \"12.1.1\"");
-  if (!m.cudnn) return missing(m, {1, 1}, "cudnn.version", "[cudnn] version = \"8.9.5.30\"");
-  if (!m.cudnn->cuda) return missing(m, m.cudnn->pos, "cudnn.cuda", "cuda = 12   (the _cudaNN suffix of the archive)");
+  const bool toolkit_only = !m.cudnn && !m.cuda->components.empty();
+  if (!m.cudnn && !toolkit_only) return missing(m, {1, 1}, "cudnn.version", "[cudnn] version = \"8.9.5.30\"");
+  if (m.cudnn && !m.cudnn->cuda) return missing(m, m.cudnn->pos, "cudnn.cuda", "cuda = 12   (the _cudaNN suffix of the archive)");
 
   model::CheckReport report;
   report.manifest_path = m.path;
   report.name = m.name.value;
   report.cuda_version = m.cuda->version.value.text();
-  report.cudnn_version = m.cudnn->version.value.text();
-  report.cudnn_cuda_major = m.cudnn->cuda->value;
+  if (m.cudnn) {
+    report.cudnn_version = m.cudnn->version.value.text();
+    report.cudnn_cuda_major = m.cudnn->cuda->value;
+  }
 
-  rules::Ctx c{m, kb, report, m.cuda->version.value, m.cudnn->version.value, m.cudnn->cuda->value};
+  rules::Ctx c{
+      m, kb, report, m.cuda->version.value, m.cudnn ? m.cudnn->version.value : model::Version(), m.cudnn ? m.cudnn->cuda->value : 0, cuda};
+  rules::cuda_components(c);
+  if (toolkit_only) {
+    // A toolkit alone: the cuDNN, framework and target rules judge a cuDNN it does not pin.
+    rules::driver(c);
+    return report;
+  }
   rules::cudnn_cuda_major(c);
   rules::cudnn_published(c);
   rules::archives(c);

@@ -2,6 +2,7 @@
 // The rules of `stackpin check`, grouped by what they judge. Each appends findings to the report.
 #include <string>
 
+#include "knowledge/cuda_catalog.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "model/check_report.hpp"
 #include "model/manifest.hpp"
@@ -15,12 +16,15 @@ struct Ctx {
   model::Version cuda;   // [cuda] version
   model::Version cudnn;  // [cudnn] version
   int cudnn_cuda = 0;    // [cudnn] cuda
+  const knowledge::CudaCatalog& cuda_catalog;
 
   model::Finding& add(std::string rule, model::Severity sev, std::string subject, model::Pos where);
   // Records that `rule` applied to this manifest and looked at it (CheckReport::examined).
   void examined(const char* rule) { report.examined.insert(rule); }
 };
 
+// CUDA toolkit components (check_rules_cuda.cpp)
+void cuda_components(Ctx& c);
 // cuDNN pin and archives (check_rules_cudnn.cpp)
 void cudnn_cuda_major(Ctx& c);
 void cudnn_published(Ctx& c);

@@ -1,6 +1,7 @@
 #pragma once
 // What `stackpin check` resolves for one manifest: the findings and, for --explain, the facts it
 // derived (driver minimums, Windows directories, matching framework wheels).
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -53,6 +54,18 @@ struct ArchiveMatch {
   std::string url;
 };
 
+// One CUDA toolkit component's archive that a manifest's [cuda] components resolve to on one platform.
+struct CudaComponentPick {
+  Platform platform = Platform::linux_x86_64;
+  std::string component;  // NVIDIA's name: "cuda_cudart"
+  std::string name;       // "CUDA Runtime (cudart)"
+  std::string version;    // the component's own version: "12.4.127"
+  std::string via;        // the [cuda] components entry that brought it in: "runtime"
+  std::string url, sha256, md5;
+  std::uint64_t size = 0;
+  std::string source;  // NVIDIA's manifest it was read from
+};
+
 struct CheckReport {
   std::string manifest_path;
   std::string name;
@@ -68,6 +81,7 @@ struct CheckReport {
   std::optional<WindowsDirs> windows;
   std::vector<WheelMatch> wheels;
   std::vector<ArchiveMatch> archives;
+  std::vector<CudaComponentPick> cuda_components;  // per platform, in the manifest's order
 };
 
 }  // namespace model

@@ -4,6 +4,8 @@
 // (driver, frameworks, targets, conda) hold them, each a function that adds findings.
 //
 // `stackpin check`: judges a manifest against the knowledge base.
+#include "format/redistrib.hpp"
+#include "knowledge/cuda_catalog.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "model/check_report.hpp"
 #include "model/manifest.hpp"
@@ -14,7 +16,28 @@ namespace core {
 // Judges one manifest. Every rule adds findings (error, warning, note, ok) with its source and a
 // fix; the report also carries the resolved facts for --explain.
 // Errors: invalid (with location) when the manifest lacks what check needs ([cuda] version,
-// [cudnn] version and cuda).
-util::Result<model::CheckReport> check_manifest(const model::Manifest& manifest, const knowledge::KnowledgeBase& kb);
+// [cudnn] version and cuda; [cudnn] may be left out when [cuda] lists components).
+util::Result<model::CheckReport> check_manifest(const model::Manifest& manifest, const knowledge::KnowledgeBase& kb,
+                                                const knowledge::CudaCatalog& cuda = knowledge::CudaCatalog::embedded());
+
+// The platforms a manifest's CUDA components are provisioned for: those its [[cuda.archives]] and
+// targets name ([targets.windows]: windows-x86_64; [targets.linux]: this machine's Linux platform;
+// [targets.docker]: linux-x86_64). `stated` is false when it names none; every platform the
+// release builds cudart for is then taken.
+std::vector<model::Platform> cuda_platforms(const model::Manifest& m, const format::CudaRedistribRelease& release, bool& stated);
+
+// What a manifest's [cuda] components resolve to in one release, per platform of cuda_platforms:
+// the picks, and for each platform the names that cannot be provisioned there.
+struct CudaPlatformProblem {
+  model::Platform platform = model::Platform::linux_x86_64;
+  knowledge::ComponentProblem problem;
+};
+struct CudaComponents {
+  std::vector<model::CudaComponentPick> picks;
+  std::vector<CudaPlatformProblem> problems;
+  bool stated = false;  // the manifest names its platforms (problems are then errors)
+};
+CudaComponents resolve_cuda_components(const model::Manifest& m, const format::CudaRedistribRelease& release,
+                                       const std::vector<model::CudaComponentSet>& sets, const std::string& source);
 
 }  // namespace core
