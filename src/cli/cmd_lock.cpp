@@ -1,4 +1,5 @@
 // stackpin lock MANIFEST [-o FILE] [--redistrib FILE.json ...] [--check] [--json]
+#include <map>
 #include <optional>
 #include <ostream>
 
@@ -31,6 +32,10 @@ void print_lock(std::ostream& os, const model::Lock& l, const std::string& path,
   }
   os << st.green("locked") << " " << l.manifest << " -> " << path << "\n";
   if (!l.cuda.empty()) os << "  cuda      " << l.cuda << "\n";
+  std::map<model::Platform, int> components;
+  for (const auto& a : l.cuda_archives) ++components[a.platform];
+  for (const auto& [platform, n] : components)
+    os << "  toolkit   " << n << " component archive" << (n == 1 ? "" : "s") << " for " << model::to_string(platform) << "\n";
   for (const auto& d : l.drivers) os << "  driver    " << model::to_string(d.os) << " >= " << d.required << "\n";
   if (!l.cudnn.empty()) os << "  cudnn     " << l.cudnn << " (cuda" << l.cudnn_cuda << " build)\n";
   for (const auto& a : l.archives)
@@ -55,6 +60,12 @@ int run_lock(const LockCli& c, Context& ctx) {
   for (const auto& r : c.redistribs) {
     auto text = util::read_file(r);
     if (!text) return fail(ctx, "lock", std::move(text).error().with_context("reading redistrib file " + r));
+    if (format::redistrib_product(*text) == format::RedistribProduct::cuda) {
+      auto parsed = format::parse_cuda_redistrib(*text, r);
+      if (!parsed) return fail(ctx, "lock", parsed.error());
+      o.cuda_redistribs.push_back(std::move(*parsed));
+      continue;
+    }
     auto parsed = format::parse_redistrib(*text, r);
     if (!parsed) return fail(ctx, "lock", parsed.error());
     o.redistribs.push_back(std::move(*parsed));
@@ -112,7 +123,7 @@ void add_lock(CLI::App& app, Context& ctx) {
   cmd->add_option("MANIFEST", c->manifest, "The manifest to lock")->required();
   cmd->add_option("-o,--output", c->output, "Where to write the lock (default: beside the manifest, NAME.lock; - = stdout)");
   cmd->add_option("--redistrib", c->redistribs,
-                  "NVIDIA's redistrib_<version>.json: pin archives newer than the knowledge base with NVIDIA's hashes");
+                  "NVIDIA's redistrib_<version>.json of cuDNN or of CUDA: pin archives newer than the knowledge base with NVIDIA's hashes");
   cmd->add_flag("--check", c->check, "Write nothing; fail (exit 1) when the lock is missing or would pin anything differently");
   add_json_flag(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_lock(*c, ctx); }; });

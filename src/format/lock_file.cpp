@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <regex>
 #include <sstream>
 
 #include "json_impl.hpp"
@@ -24,10 +25,16 @@ std::string q(const std::string& s) { return nlohmann::json(s).dump(-1, ' ', fal
 
 bool is_hex_of(const std::string& s, std::size_t n) { return s.size() == n && util::is_hex(s); }
 
-void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Lock& lock) {
-  TableReader r(t, "cudnn.archives[" + std::to_string(index) + "]", diag);
+// One [[cudnn.archives]] or (`cuda`) [[cuda.archives]] entry of a lock.
+void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Lock& lock, bool cuda) {
+  TableReader r(t, std::string(cuda ? "cuda" : "cudnn") + ".archives[" + std::to_string(index) + "]", diag);
   model::LockedArchive a;
   a.pos = detail::pos_of(t);
+  std::optional<model::Located<std::string>> component, version;
+  if (cuda) {
+    component = r.string("component", true);
+    version = r.string("version", true);
+  }
   auto platform = r.choice("platform", model::platform_names(), true);
   auto origin = r.choice("origin", {"nvidia", "local"}, true);
   auto url = r.string("url");
@@ -37,10 +44,23 @@ void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Loc
   auto size = r.integer("size", true);
   auto source = r.string("source");
   r.finish();
+  if (component) {
+    a.component = component->value;
+    static const std::regex k_id(R"([a-z0-9_]{1,64})");
+    if (!std::regex_match(a.component, k_id))
+      diag.error_at(component->pos.line, component->pos.column, "`" + r.qualified("component") + "` is not a CUDA component name",
+                    "regenerate the lock with `stackpin lock`");
+  }
+  if (version) a.version = version->value;
   if (platform) a.platform = *model::parse_platform(model::platform_names()[platform->value]);
   if (origin) a.origin = origin->value == 0 ? model::Origin::nvidia : model::Origin::local;
   if (url) a.url = url->value;
-  if (file) a.file = file->value;
+  if (file) {
+    a.file = file->value;
+    if (a.file.empty() || a.file.find_first_of("/\\") != std::string::npos || a.file == "." || a.file == "..")
+      diag.error_at(file->pos.line, file->pos.column, "`" + r.qualified("file") + "` must be a plain file name, without directories",
+                    "regenerate the lock with `stackpin lock`");
+  }
   if (sha) {
     a.sha256 = sha->value;
     if (!is_hex_of(sha->value, 64))
@@ -58,6 +78,14 @@ void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Loc
     a.size = static_cast<std::uint64_t>(size->value);
   }
   if (source) a.source = source->value;
+  if (cuda) {
+    if (platform && component && lock.cuda_archive_for(a.component, a.platform))
+      diag.error_at(platform->pos.line, platform->pos.column,
+                    "the lock pins two archives of " + a.component + " for " + std::string(model::to_string(a.platform)),
+                    "regenerate the lock with `stackpin lock`");
+    lock.cuda_archives.push_back(std::move(a));
+    return;
+  }
   if (platform && lock.archive_for(a.platform))
     diag.error_at(platform->pos.line, platform->pos.column, "the lock pins two archives for " + std::string(model::to_string(a.platform)),
                   "regenerate the lock with `stackpin lock`");
@@ -137,6 +165,7 @@ util::Result<model::Lock> parse_lock(std::string_view text, const std::string& p
   if (const toml::table* t = top.subtable("cuda")) {
     TableReader r(*t, "cuda", diag);
     if (auto v = r.string("version", true)) lock.cuda = v->value;
+    read_array_of_tables(r, "archives", diag, [&](const toml::table& a, int i, Diagnostics& d) { read_archive(a, i, d, lock, true); });
     r.finish();
   }
   read_array_of_tables(top, "driver", diag, [&](const toml::table& t, int i, Diagnostics& d) { read_driver(t, i, d, lock); });
@@ -144,7 +173,7 @@ util::Result<model::Lock> parse_lock(std::string_view text, const std::string& p
     TableReader r(*t, "cudnn", diag);
     if (auto v = r.string("version", true)) lock.cudnn = v->value;
     if (auto v = r.integer("cuda", true)) lock.cudnn_cuda = static_cast<int>(v->value);
-    read_array_of_tables(r, "archives", diag, [&](const toml::table& a, int i, Diagnostics& d) { read_archive(a, i, d, lock); });
+    read_array_of_tables(r, "archives", diag, [&](const toml::table& a, int i, Diagnostics& d) { read_archive(a, i, d, lock, false); });
     r.finish();
   }
   read_array_of_tables(top, "frameworks", diag, [&](const toml::table& t, int i, Diagnostics& d) { read_framework(t, i, d, lock); });
@@ -193,6 +222,14 @@ std::string render_lock(const model::Lock& l) {
   o << "\n# What the manifest said, as stackpin read it.\n[inputs]\n";
   for (const auto& [k, v] : l.inputs) o << q(k) << " = " << q(v.value) << "\n";
   if (!l.cuda.empty()) o << "\n[cuda]\nversion = " << q(l.cuda) << "\n";
+  for (const auto& a : l.cuda_archives) {
+    o << "\n[[cuda.archives]]\ncomponent = " << q(a.component) << "\nversion = " << q(a.version)
+      << "\nplatform = " << q(model::to_string(a.platform)) << "\norigin = " << q(model::to_string(a.origin)) << "\n";
+    if (!a.url.empty()) o << "url = " << q(a.url) << "\n";
+    o << "file = " << q(a.file) << "\nsha256 = " << q(a.sha256) << "\nsize = " << a.size << "\n";
+    if (!a.md5.empty()) o << "md5 = " << q(a.md5) << "\n";
+    if (!a.source.empty()) o << "source = " << q(a.source) << "\n";
+  }
   for (const auto& d : l.drivers) {
     o << "\n[[driver]]\nos = " << q(model::to_string(d.os)) << "\n";
     if (!d.floor.empty()) o << "floor = " << q(d.floor) << "\n";
@@ -236,6 +273,18 @@ JsonDoc to_json(const model::Lock& l, const std::string& written_to, bool change
                         {"md5", a.md5},
                         {"size", a.size},
                         {"source", a.source}});
+  json cuda_archives = json::array();
+  for (const auto& a : l.cuda_archives)
+    cuda_archives.push_back({{"component", a.component},
+                             {"version", a.version},
+                             {"platform", model::to_string(a.platform)},
+                             {"origin", model::to_string(a.origin)},
+                             {"url", a.url},
+                             {"file", a.file},
+                             {"sha256", a.sha256},
+                             {"md5", a.md5},
+                             {"size", a.size},
+                             {"source", a.source}});
   for (const auto& d : l.drivers)
     drivers.push_back(
         {{"os", model::to_string(d.os)}, {"floor", d.floor}, {"minimum", d.minimum}, {"required", d.required}, {"source", d.source}});
@@ -246,10 +295,20 @@ JsonDoc to_json(const model::Lock& l, const std::string& written_to, bool change
                           {"index_url", f.index_url},
                           {"bundled_cudnn", f.bundled_cudnn}});
   JsonDoc doc;
-  doc.impl().value = json{
-      {"lock", written_to},       {"changed", changed},         {"manifest", l.manifest},      {"name", l.name},       {"inputs", inputs},
-      {"cuda", l.cuda},           {"cudnn", l.cudnn},           {"cudnn_cuda", l.cudnn_cuda},  {"archives", archives}, {"drivers", drivers},
-      {"frameworks", frameworks}, {"base_image", l.base_image}, {"base_digest", l.base_digest}};
+  doc.impl().value = json{{"lock", written_to},
+                          {"changed", changed},
+                          {"manifest", l.manifest},
+                          {"name", l.name},
+                          {"inputs", inputs},
+                          {"cuda", l.cuda},
+                          {"cuda_archives", cuda_archives},
+                          {"cudnn", l.cudnn},
+                          {"cudnn_cuda", l.cudnn_cuda},
+                          {"archives", archives},
+                          {"drivers", drivers},
+                          {"frameworks", frameworks},
+                          {"base_image", l.base_image},
+                          {"base_digest", l.base_digest}};
   return doc;
 }
 

@@ -163,6 +163,16 @@ util::Result<CudaRedistribRelease> parse_cuda_redistrib(std::string_view text, c
   return r;
 }
 
+RedistribProduct redistrib_product(std::string_view text) {
+  auto doc = read_document(text, "");
+  if (!doc) return RedistribProduct::unknown;
+  if (doc->contains("cudnn")) return RedistribProduct::cudnn;
+  if (string_at(*doc, "release_product") == "cuda") return RedistribProduct::cuda;
+  for (const auto& [id, value] : doc->items())
+    if (value.is_object()) return RedistribProduct::cuda;
+  return RedistribProduct::unknown;
+}
+
 util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std::string& path) {
   SP_TRY_ASSIGN(auto doc, read_document(text, path));
   RedistribRelease r;

@@ -11,4 +11,10 @@ const LockedArchive* Lock::archive_for(Platform p) const {
   return nullptr;
 }
 
+const LockedArchive* Lock::cuda_archive_for(const std::string& component, Platform p) const {
+  for (const auto& a : cuda_archives)
+    if (a.component == component && a.platform == p) return &a;
+  return nullptr;
+}
+
 }  // namespace model

@@ -194,3 +194,26 @@ TEST(CliLock, GeneratorsUseTheLockedFrameworkBuilds) {
 }
 
 }  // namespace
+
+TEST(CliLock, PinsToolkitComponentsAndTakesNvidiasCudaFile) {
+  ScratchDir dir;
+  fs::path m = dir.path() / "toolkit.toml";
+  write(m,
+        "schema = 1\nname = \"toolkit\"\n\n[cuda]\nversion = \"12.4.1\"\ncomponents = [\"runtime\"]\n\n[targets.windows]\nlayout = "
+        "\"isolated\"\nprefix = 'C:\\tools\\cuda'\n");
+  fs::path file = fs::path(STACKPIN_SOURCE_DIR) / "data/redist/cuda/redistrib_12.4.1.json";
+  auto r = stackpin({"lock", m.string(), "--redistrib", file.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("toolkit   3 component archives for windows-x86_64"), std::string::npos) << r.out;
+  std::string lock = read(dir.path() / "toolkit.lock");
+  EXPECT_NE(lock.find("component = \"cuda_cudart\"\nversion = \"12.4.127\"\nplatform = \"windows-x86_64\""), std::string::npos) << lock;
+  // a CUDA file of another release is refused, naming both releases, and the lock is left as it was
+  fs::path other = fs::path(STACKPIN_SOURCE_DIR) / "data/redist/cuda/redistrib_12.4.0.json";
+  auto refused = stackpin({"lock", m.string(), "--redistrib", other.string()});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("for CUDA 12.4.0, but the manifest pins 12.4.1"), std::string::npos) << refused.err;
+  EXPECT_EQ(read(dir.path() / "toolkit.lock"), lock);
+  auto json = stackpin({"lock", "--check", m.string(), "--json"});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"cuda_archives\""), std::string::npos);
+}

@@ -42,14 +42,13 @@ struct Candidate {
   std::vector<std::string> sources;
 };
 
-util::Status agree(const Candidate& have, const Candidate& other, const std::string& what) {
+util::Status agree(const Candidate& have, const Candidate& other, const std::string& what,
+                   const std::string& redist = "https://developer.download.nvidia.com/compute/cudnn/redist/") {
   if (have.sha256 == other.sha256 && have.size == other.size) return {};
   return Error(ErrorCode::mismatch, what + ": " + have.sources.front() + " and " + other.sources.front() + " disagree (" + have.sha256 +
                                         ", " + std::to_string(have.size) + " bytes vs " + other.sha256 + ", " + std::to_string(other.size) +
                                         " bytes)")
-      .with_hint(
-          "one of them is not NVIDIA's file: check the redistrib JSON came from "
-          "https://developer.download.nvidia.com/compute/cudnn/redist/");
+      .with_hint("one of them is not NVIDIA's file: check the redistrib JSON came from " + redist);
 }
 
 void add_driver(model::Lock& lock, const model::DriverMinimum& d) {
@@ -102,6 +101,140 @@ model::ArchivePin implied_pin(model::Pos at, model::Platform platform, model::Or
   return a;
 }
 
+const model::ArchivePin* cuda_pin(const model::Manifest& m, const std::string& component, model::Platform p) {
+  if (!m.cuda) return nullptr;
+  for (const auto& a : m.cuda->archives)
+    if (a.component && a.component->value == component && a.platform.value == p) return &a;
+  return nullptr;
+}
+
+std::string release_of(const format::CudaRedistribRelease& r) {
+  if (!r.release_label.empty()) return r.release_label;
+  std::string name = util::basename_of(r.path);  // redistrib_12.4.1.json
+  if (name.rfind("redistrib_", 0) == 0 && name.size() > 15 && name.substr(name.size() - 5) == ".json")
+    return name.substr(10, name.size() - 15);
+  return "";
+}
+
+// NVIDIA's manifest of the pinned CUDA release: stackpin's own and the --redistrib files, which
+// must agree with it where both describe an archive. nullptr (and no error) when none describes it.
+util::Result<const format::CudaRedistribRelease*> cuda_release(const model::Manifest& m, const LockOptions& o, std::string& source) {
+  const model::Version& v = m.cuda->version.value;
+  SP_TRY_ASSIGN(const format::CudaRedistribRelease* release, o.cuda_catalog->release(v));
+  if (release) source = o.cuda_catalog->source_of(v);
+  for (const auto& r : o.cuda_redistribs) {
+    std::string label = release_of(r);
+    if (label != v.text())
+      return Error(ErrorCode::invalid, r.path + " is NVIDIA's redistrib file for CUDA " +
+                                           (label.empty() ? "(a release it does not name)" : label) + ", but the manifest pins " + v.text())
+          .at(m.locate(m.cuda->version.pos))
+          .with_hint("give redistrib_" + v.text() + ".json from " + knowledge::CudaCatalog::k_base_url);
+    if (!release) {
+      release = &r;
+      source = "NVIDIA " + util::basename_of(r.path) + (r.release_date.empty() ? "" : " (released " + r.release_date + ")");
+      continue;
+    }
+    for (const auto& theirs : r.components)
+      for (const auto& mine : release->components) {
+        if (mine.id != theirs.id) continue;
+        for (const auto& a : theirs.archives)
+          for (const auto& b : mine.archives)
+            if (a.platform_key == b.platform_key && (a.sha256 != b.sha256 || a.size != b.size))
+              return Error(ErrorCode::mismatch, "the " + a.platform_key + " archive of " + mine.id + " in CUDA " + v.text() + ": " +
+                                                    r.path + " and " + source + " disagree (" + a.sha256 + ", " + std::to_string(a.size) +
+                                                    " bytes vs " + b.sha256 + ", " + std::to_string(b.size) + " bytes)")
+                  .with_hint("one of them is not NVIDIA's file: check the redistrib JSON came from " +
+                             std::string(knowledge::CudaCatalog::k_base_url));
+      }
+  }
+  return release;
+}
+
+// The CUDA component archives of the lock: NVIDIA's manifest of the release resolved by
+// [cuda] components, merged with the manifest's own [[cuda.archives]] pins.
+util::Status lock_cuda(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o, model::Lock& lock) {
+  const model::Version& v = m.cuda->version.value;
+  std::string source;
+  SP_TRY_ASSIGN(const format::CudaRedistribRelease* release, cuda_release(m, o, source));
+  if (!release) {
+    // Re-locking without the --redistrib file that pinned it keeps what the previous lock says.
+    auto prev_in = o.previous ? o.previous->inputs.find("cuda.components") : std::map<std::string, model::LockInput>::const_iterator();
+    auto now = lock_inputs(m).at("cuda.components").value;
+    if (o.previous && o.previous->cuda == v.text() && prev_in != o.previous->inputs.end() && prev_in->second.value == now &&
+        !o.previous->cuda_archives.empty()) {
+      lock.cuda_archives = o.previous->cuda_archives;
+      return {};
+    }
+    return Error(ErrorCode::not_found, "stackpin has no NVIDIA manifest for CUDA " + v.text() + " and no --redistrib file was given for it")
+        .at(m.locate(m.cuda->version.pos))
+        .with_hint("download " + std::string(knowledge::CudaCatalog::k_base_url) + "redistrib_" + v.text() +
+                   ".json and pass it with --redistrib");
+  }
+  auto resolved = resolve_cuda_components(m, *release, kb.facts().cuda_sets, source);
+  std::set<model::Platform> incomplete;
+  for (const auto& p : resolved.problems) {
+    if (!resolved.stated) {
+      incomplete.insert(p.platform);
+      continue;
+    }
+    const auto& entry = m.cuda->components[p.problem.index];
+    return Error(ErrorCode::invalid, "cannot lock [cuda] components: " + p.problem.message)
+        .at(m.locate(entry.pos))
+        .with_hint(p.problem.hint);
+  }
+  for (const auto& pick : resolved.picks) {
+    if (incomplete.count(pick.platform)) continue;
+    model::LockedArchive l;
+    l.component = pick.component;
+    l.version = pick.version;
+    l.platform = pick.platform;
+    l.url = pick.url;
+    l.file = util::basename_of(pick.url);
+    l.sha256 = pick.sha256;
+    l.md5 = pick.md5;
+    l.size = pick.size;
+    l.source = pick.source;
+    if (const model::ArchivePin* a = cuda_pin(m, pick.component, pick.platform); a && !a->implied) {
+      l.pos = a->pos;
+      l.origin = a->origin.value;
+      std::string what = "the " + std::string(model::to_string(pick.platform)) + " archive of " + pick.component;
+      if (a->origin.value == model::Origin::local) {
+        if (!a->sha256 || !a->size || a->file_name().empty())
+          return Error(ErrorCode::invalid, "cannot lock " + what + ": an origin = \"local\" pin needs its sha256, size and url (or file)")
+              .at(m.locate(a->pos))
+              .with_hint("add sha256, size and url (or file) to this entry");
+        l.url = a->url ? a->url->value : "";
+        l.file = a->file_name();
+        l.sha256 = a->sha256->value;
+        l.size = a->size->value;
+        l.md5.clear();
+        l.source = "manifest";
+      } else {
+        Candidate mine{"", a->sha256 ? a->sha256->value : pick.sha256, "", a->size ? a->size->value : pick.size, {"the manifest"}};
+        Candidate nvidia{pick.url, pick.sha256, pick.md5, pick.size, {source}};
+        if (auto st = agree(mine, nvidia, what, knowledge::CudaCatalog::k_base_url); !st) return std::move(st).error().at(m.locate(a->pos));
+        if (a->url) l.url = a->url->value;
+        if (!a->file_name().empty()) l.file = a->file_name();
+        l.source = a->sha256 && a->size ? "manifest" : "manifest, with " + source;
+      }
+    }
+    lock.cuda_archives.push_back(std::move(l));
+  }
+  for (const auto& a : m.cuda->archives)
+    if (!a.implied && a.component && !lock.cuda_archive_for(a.component->value, a.platform.value))
+      return Error(ErrorCode::invalid, "[[cuda.archives]] pins " + a.component->value + " for " + model::to_string(a.platform.value) +
+                                           ", which [cuda] components do not bring in there")
+          .at(m.locate(a.pos))
+          .with_hint("add \"" + a.component->value + "\" to [cuda] components, or remove this entry");
+  std::stable_sort(lock.cuda_archives.begin(), lock.cuda_archives.end(),
+                   [](const model::LockedArchive& a, const model::LockedArchive& b) { return a.platform < b.platform; });
+  if (lock.cuda_archives.empty())
+    return Error(ErrorCode::not_found, "[cuda] components resolve to no platform of CUDA " + v.text())
+        .at(m.locate(m.cuda->components_pos))
+        .with_hint("run `stackpin check` for what NVIDIA ships on each platform");
+  return {};
+}
+
 }  // namespace
 
 fs::path default_lock_path(const fs::path& manifest) {
@@ -132,6 +265,20 @@ std::map<std::string, model::LockInput> lock_inputs(const model::Manifest& m) {
       if (a.size) put(k + "size", std::to_string(a.size->value), a.size->pos);
     }
   }
+  if (m.cuda && !m.cuda->components.empty()) {
+    std::vector<std::string> names;
+    for (const auto& n : m.cuda->components) names.push_back(n.value);
+    put("cuda.components", util::join(names, ", "), m.cuda->components_pos);
+    for (const auto& a : m.cuda->archives) {
+      if (a.implied || !a.component) continue;
+      std::string k = "cuda.archives." + a.component->value + "." + model::to_string(a.platform.value) + ".";
+      put(k + "origin", model::to_string(a.origin.value), a.origin.pos);
+      if (a.url) put(k + "url", a.url->value, a.url->pos);
+      if (a.file) put(k + "file", a.file->value, a.file->pos);
+      if (a.sha256) put(k + "sha256", a.sha256->value, a.sha256->pos);
+      if (a.size) put(k + "size", std::to_string(a.size->value), a.size->pos);
+    }
+  }
   for (const auto& [name, v] : m.frameworks) put("frameworks." + name, v.value.text(), v.pos);
   if (m.python) put("python", m.python->value.text(), m.python->pos);
   if (m.docker) {
@@ -141,8 +288,23 @@ std::map<std::string, model::LockInput> lock_inputs(const model::Manifest& m) {
   return in;
 }
 
-model::Manifest resolve_archives(const model::Manifest& m, const knowledge::KnowledgeBase& kb) {
+model::Manifest resolve_archives(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const knowledge::CudaCatalog& cuda) {
   model::Manifest r = m;
+  if (r.cuda && !r.cuda->components.empty() && r.cuda->version.value.size() == 3) {
+    auto release = cuda.release(r.cuda->version.value);
+    if (release && *release) {
+      auto resolved = resolve_cuda_components(m, **release, kb.facts().cuda_sets, cuda.source_of(r.cuda->version.value));
+      std::set<model::Platform> incomplete;
+      for (const auto& p : resolved.problems) incomplete.insert(p.platform);
+      for (const auto& pick : resolved.picks) {
+        if (incomplete.count(pick.platform) || cuda_pin(r, pick.component, pick.platform)) continue;
+        auto pin =
+            implied_pin(r.cuda->pos, pick.platform, model::Origin::nvidia, pick.url, util::basename_of(pick.url), pick.sha256, pick.size);
+        pin.component = model::Located<std::string>{pick.component, r.cuda->pos};
+        r.cuda->archives.push_back(std::move(pin));
+      }
+    }
+  }
   int major = cudnn_cuda_major(m);
   if (!r.cudnn || major == 0) return r;
   for (const model::CudnnArchiveFact* f : kb.cudnn_archives(r.cudnn->version.value)) {
@@ -153,7 +315,7 @@ model::Manifest resolve_archives(const model::Manifest& m, const knowledge::Know
 }
 
 util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o) {
-  SP_TRY_ASSIGN(auto report, check_manifest(m, kb));
+  SP_TRY_ASSIGN(auto report, check_manifest(m, kb, *o.cuda_catalog));
   auto first_error = std::find_if(report.findings.begin(), report.findings.end(),
                                   [](const model::Finding& f) { return f.severity == model::Severity::error; });
   if (first_error != report.findings.end()) {
@@ -184,6 +346,7 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
       f.where = m.locate(m.docker->base_image->pos);
     }
   }
+  if (m.cuda && !m.cuda->components.empty()) SP_TRY(lock_cuda(m, kb, o, lock));
   if (!m.cudnn) return out;
 
   const model::Version& version = m.cudnn->version.value;
@@ -323,6 +486,22 @@ util::Result<model::Manifest> apply_lock(const model::Manifest& m, const model::
     return e;
   }
   model::Manifest r = m;
+  if (r.cuda)
+    for (const auto& l : lock.cuda_archives) {
+      model::ArchivePin* pin = nullptr;
+      for (auto& a : r.cuda->archives)
+        if (a.component && a.component->value == l.component && a.platform.value == l.platform) pin = &a;
+      if (!pin) {
+        auto implied = implied_pin(r.cuda->pos, l.platform, l.origin, l.url, l.file, l.sha256, l.size);
+        implied.component = model::Located<std::string>{l.component, r.cuda->pos};
+        r.cuda->archives.push_back(std::move(implied));
+        continue;
+      }
+      if (!pin->url && !l.url.empty()) pin->url = at(l.url, pin->pos);
+      if (!pin->file && !l.file.empty()) pin->file = at(l.file, pin->pos);
+      if (!pin->sha256) pin->sha256 = at(l.sha256, pin->pos);
+      if (!pin->size) pin->size = at<std::uint64_t>(l.size, pin->pos);
+    }
   if (!r.cudnn) return r;
   for (const auto& l : lock.archives) {
     model::ArchivePin* pin = nullptr;
@@ -355,6 +534,16 @@ std::vector<std::string> lock_differences(const model::Lock& before, const model
     f["cudnn.cuda"] = std::to_string(l.cudnn_cuda);
     for (const auto& a : l.archives) {
       std::string k = std::string("cudnn.archives.") + model::to_string(a.platform) + ".";
+      f[k + "origin"] = model::to_string(a.origin);
+      f[k + "url"] = a.url;
+      f[k + "file"] = a.file;
+      f[k + "sha256"] = a.sha256;
+      f[k + "size"] = std::to_string(a.size);
+      f[k + "md5"] = a.md5;
+    }
+    for (const auto& a : l.cuda_archives) {
+      std::string k = "cuda.archives." + a.component + "." + model::to_string(a.platform) + ".";
+      f[k + "version"] = a.version;
       f[k + "origin"] = model::to_string(a.origin);
       f[k + "url"] = a.url;
       f[k + "file"] = a.file;

@@ -78,4 +78,10 @@ struct CudaRedistribRelease {
 // path of the value.
 util::Result<CudaRedistribRelease> parse_cuda_redistrib(std::string_view text, const std::string& path);
 
+// Which product's manifest a document is: cuDNN's (a "cudnn" component), CUDA's (release_product
+// "cuda", or no "cudnn" component but some other), or unknown (not a JSON object); the readers
+// then say what is wrong with it.
+enum class RedistribProduct { cudnn, cuda, unknown };
+RedistribProduct redistrib_product(std::string_view text);
+
 }  // namespace format

@@ -14,6 +14,8 @@
 namespace model {
 
 struct LockedArchive {
+  std::string component;  // CUDA toolkit archives: NVIDIA's component name ("cuda_cudart"); "" for cuDNN
+  std::string version;    // CUDA toolkit archives: the component's own version ("12.4.127")
   Platform platform = Platform::linux_x86_64;
   Origin origin = Origin::nvidia;
   std::string url, file, sha256, md5;
@@ -55,13 +57,15 @@ struct Lock {
   std::string cuda;   // toolkit release ("" when the manifest pins none)
   std::string cudnn;  // four parts ("" when none)
   int cudnn_cuda = 0;
-  std::vector<LockedArchive> archives;
+  std::vector<LockedArchive> archives;       // cuDNN's, one per platform
+  std::vector<LockedArchive> cuda_archives;  // CUDA toolkit components', one per component and platform
   std::vector<LockedDriver> drivers;
   std::vector<LockedFramework> frameworks;
   std::string base_image, base_digest;
 
   util::SourceLocation locate(Pos pos) const;
   const LockedArchive* archive_for(Platform p) const;
+  const LockedArchive* cuda_archive_for(const std::string& component, Platform p) const;
 };
 
 // One difference between a manifest and its lock.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "format/redistrib.hpp"
+#include "knowledge/cuda_catalog.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "model/check_report.hpp"
 #include "model/finding.hpp"
@@ -27,13 +28,20 @@ std::map<std::string, model::LockInput> lock_inputs(const model::Manifest& m);
 // The manifest with an [[cudnn.archives]] entry (origin nvidia, NVIDIA's URL, SHA-256 and size)
 // for every platform the knowledge base knows for its cuDNN version and CUDA major but the
 // manifest does not pin, so that `version = "9.1.0.70"` alone is enough to verify, fetch and
-// stage. The entries point at the [cudnn] table. Unchanged when nothing is known.
-model::Manifest resolve_archives(const model::Manifest& m, const knowledge::KnowledgeBase& kb);
+// stage. The entries point at the [cudnn] table. Likewise an implied [[cuda.archives]] entry for
+// every component [cuda] components resolve to on each platform that resolves completely (pointing
+// at the [cuda] table). Unchanged when nothing is known.
+model::Manifest resolve_archives(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
+                                 const knowledge::CudaCatalog& cuda = knowledge::CudaCatalog::embedded());
 
 struct LockOptions {
   std::string generated_by;   // "stackpin 0.1.0"
   std::string manifest_file;  // the manifest's name as the lock refers to it (relative to the lock)
   std::vector<format::RedistribRelease> redistribs;
+  // NVIDIA's CUDA manifests given with --redistrib: for a release stackpin has none of, or to
+  // cross-check the one it has.
+  std::vector<format::CudaRedistribRelease> cuda_redistribs;
+  const knowledge::CudaCatalog* cuda_catalog = &knowledge::CudaCatalog::embedded();
   // The lock being replaced: its archive pins (with their recorded source) are kept for platforms
   // no other source knows, so that re-locking without the --redistrib file that pinned a release
   // newer than the knowledge base gives the same lock.
