@@ -43,6 +43,12 @@ std::string write_receipt(const model::Receipt& r) {
          {"archive", {{"file", r.archive_file}, {"sha256", r.archive_sha256}, {"size", r.archive_size}}},
          {"files", std::move(files)},
          {"created_dirs", r.created_dirs}};
+  if (!r.cuda_version.empty()) {
+    json archives = json::array();
+    for (const auto& a : r.cuda_archives)
+      archives.push_back({{"component", a.component}, {"version", a.version}, {"file", a.file}, {"sha256", a.sha256}, {"size", a.size}});
+    j["cuda"] = {{"version", r.cuda_version}, {"archives", std::move(archives)}};
+  }
   // stage refuses names, a DEST and a manifest path that are not valid UTF-8 before anything moves,
   // so nothing is replaced here in practice; `replace` keeps a bug from becoming an exception
   return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
@@ -72,6 +78,18 @@ util::Result<model::Receipt> parse_receipt(std::string_view text, const std::str
     r.archive_file = a.at("file").get<std::string>();
     r.archive_sha256 = a.at("sha256").get<std::string>();
     r.archive_size = a.at("size").get<std::uint64_t>();
+    if (auto c = j.find("cuda"); c != j.end()) {
+      r.cuda_version = c->at("version").get<std::string>();
+      for (const auto& a : c->at("archives")) {
+        model::ReceiptArchive x;
+        x.component = a.at("component").get<std::string>();
+        x.version = a.at("version").get<std::string>();
+        x.file = a.at("file").get<std::string>();
+        x.sha256 = a.at("sha256").get<std::string>();
+        x.size = a.at("size").get<std::uint64_t>();
+        r.cuda_archives.push_back(std::move(x));
+      }
+    }
     for (const auto& f : j.at("files")) {
       model::StagedFile s;
       s.path = f.at("path").get<std::string>();
@@ -110,6 +128,15 @@ JsonDoc to_json(const model::VerifyReport& r) {
   return wrap(json{{"archives", arr}});
 }
 
+namespace {
+json cuda_archives_json(const std::vector<model::ReceiptArchive>& archives) {
+  json out = json::array();
+  for (const auto& a : archives)
+    out.push_back({{"component", a.component}, {"version", a.version}, {"file", a.file}, {"sha256", a.sha256}, {"size", a.size}});
+  return out;
+}
+}  // namespace
+
 JsonDoc to_json(const model::StageReport& r) {
   json plan = json::array();
   for (const auto& p : r.plan)
@@ -120,6 +147,7 @@ JsonDoc to_json(const model::StageReport& r) {
                    {"layout", r.layout},
                    {"platform", r.platform},
                    {"archive", {{"path", r.archive_path}, {"sha256", r.archive_sha256}, {"size", r.archive_size}}},
+                   {"cuda", {{"version", r.cuda_version}, {"archives", cuda_archives_json(r.cuda_archives)}}},
                    {"dry_run", r.dry_run},
                    {"no_op", r.no_op},
                    {"replaced_previous", r.replaced_previous},
@@ -145,6 +173,8 @@ JsonDoc to_json(const model::StatusReport& r) {
   return wrap(json{{"dest", r.dest},
                    {"cudnn", r.cudnn_version},
                    {"archive", r.archive_file},
+                   {"cuda", r.cuda_version},
+                   {"cuda_components", r.cuda_components},
                    {"target", r.target},
                    {"layout", r.layout},
                    {"files", r.files},

@@ -10,6 +10,8 @@
 // goes through the quoting module: CMake and pkg-config each have their own escapes.
 #include "gen/build_config.hpp"
 
+#include <algorithm>
+
 #include "gen/quote.hpp"
 #include "util/strings.hpp"
 
@@ -225,6 +227,18 @@ util::Result<std::string> render_pkg_config(const BuildConfig& c) {
   // (cublasLt, culibos), which a cuDNN tree cannot name.
   s += "Libs: -L${libdir} -l" + main + "\n";
   return s;
+}
+
+std::string render_cuda_version_json(const std::string& release, std::vector<CudaComponentVersion> components) {
+  std::sort(components.begin(), components.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  components.insert(components.begin(), CudaComponentVersion{"cuda", "CUDA SDK", release});
+  std::string s = "{\n";
+  for (std::size_t i = 0; i < components.size(); ++i) {
+    const auto& c = components[i];
+    s += "   " + json_quote(c.id) + " : {\n      \"name\" : " + json_quote(c.name) + ",\n      \"version\" : " + json_quote(c.version) +
+         "\n   }" + (i + 1 < components.size() ? ",\n" : "\n");
+  }
+  return s + "}\n";
 }
 
 }  // namespace gen

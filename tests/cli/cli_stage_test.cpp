@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fixtures.hpp"
+#include "stage_crash.hpp"
 #include "test_support.hpp"
 #include "tree.hpp"
 
@@ -26,7 +27,9 @@ using testing_support::Tree;
 namespace {
 namespace fs = std::filesystem;
 
-constexpr int k_fault_exit = 86;  // what the binary _exit()s with at STACKPIN_TEST_FAULT_AT
+using testing_support::copy_tree;
+using testing_support::k_fault_exit;
+using testing_support::staged_tree;
 
 struct Spec {
   std::string version;
@@ -123,16 +126,7 @@ void make_fake_cuda_root(const fs::path& root) {
   testing_support::write_file(root / "lib" / "x64" / "cudnn.lib", "!<arch>\nolder cuDNN");
 }
 
-void copy_tree(const fs::path& from, const fs::path& to) {
-  fs::remove_all(to);
-  if (fs::exists(from)) fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-}
-
 // The staged tree to compare with: everything but the receipt's bytes (it records times and DEST).
-Tree staged_tree(const fs::path& dest) {
-  EXPECT_TRUE(fs::is_regular_file(dest / ".stackpin" / "receipt.json")) << dest;
-  return testing_support::snapshot(dest, {".stackpin/receipt.json"});
-}
 
 // ---- exit codes and output -----------------------------------------------------------------------
 
@@ -380,73 +374,17 @@ TEST(CliVerify, ExitCodesAndJson) {
 
 // ---- killed at every journal record --------------------------------------------------------------
 
-// Kills `stage` right before journal record N for N = 1, 2, ... until a run completes. After each
-// crash: `status` changes nothing and says what is pending; `unstage` rolls back to the original
-// tree, byte for byte; and (on a copy of the crashed tree) `stage` succeeds and leaves exactly
-// the tree a clean run leaves.
-void kill_at_every_record(const World& w, const std::function<void(const fs::path&)>& make_original,
-                          const std::vector<std::string>& extra) {
-  ScratchDir work;
-  auto original_dir = work.path() / "original";
-  make_original(original_dir);
-  const Tree original = testing_support::snapshot(original_dir);
-  auto ref = work.path() / "reference";
-  make_original(ref);
-  auto clean = stackpin(w.stage(ref, extra));
-  ASSERT_EQ(clean.exit_code, 0) << show(clean);
-  const Tree reference = staged_tree(ref);
-
-  int completed_at = 0;
-  for (int n = 1; n < 500 && !completed_at; ++n) {
-    SCOPED_TRACE("STACKPIN_TEST_FAULT_AT=" + std::to_string(n));
-    auto dest = work.path() / ("crash-" + std::to_string(n));
-    make_original(dest);
-    auto r = stackpin(w.stage(dest, extra), {"STACKPIN_TEST_FAULT_AT=" + std::to_string(n)});
-    if (r.exit_code == 0) {
-      completed_at = n;
-      EXPECT_EQ(testing_support::diff(reference, staged_tree(dest)), "");
-      break;
-    }
-    ASSERT_EQ(r.exit_code, k_fault_exit) << show(r);
-    ASSERT_TRUE(fs::exists(dest / ".stackpin" / "journal"));
-    auto copy = work.path() / ("copy-" + std::to_string(n));
-    copy_tree(dest, copy);
-
-    // status: read-only, exit 1 (nothing committed), names the interrupted run
-    auto crashed = testing_support::snapshot(dest);
-    auto st = stackpin({"status", "--dest", dest.string()});
-    EXPECT_EQ(st.exit_code, 1) << show(st);
-    EXPECT_NE(st.err.find("interrupted stage or unstage"), std::string::npos) << show(st);
-    EXPECT_EQ(testing_support::diff(crashed, testing_support::snapshot(dest)), "");
-    // unstage: rolls the stage back; DEST is the original, byte for byte
-    auto un = stackpin({"unstage", "--dest", dest.string()});
-    EXPECT_EQ(un.exit_code, 0) << show(un);
-    if (n > 2) {  // records 1 and 2 are the journal's header: nothing had changed yet
-      EXPECT_NE(un.out.find("rolled back an interrupted stage"), std::string::npos) << show(un);
-    }
-    EXPECT_EQ(testing_support::diff(original, testing_support::snapshot(dest)), "");
-    fs::remove_all(dest);
-
-    // stage again on the crashed copy: succeeds, exactly the staged tree
-    auto again = stackpin(w.stage(copy, extra));
-    EXPECT_EQ(again.exit_code, 0) << show(again);
-    if (n > 2) {
-      EXPECT_NE(again.out.find("recovered: rolled back an interrupted stage"), std::string::npos) << show(again);
-    }
-    EXPECT_EQ(testing_support::diff(reference, staged_tree(copy)), "");
-    fs::remove_all(copy);
-  }
-  EXPECT_GT(completed_at, 30) << "a staging of this archive writes more journal records than that";
-}
+using testing_support::kill_at_every_record;
 
 TEST(CliStageCrash, KilledAtEveryJournalRecordOnAFreshDest) {
   World w(k_linux);
-  kill_at_every_record(w, [](const fs::path&) {}, {});
+  kill_at_every_record([&](const fs::path& d) { return w.stage(d); }, [](const fs::path&) {}, 30);
 }
 
 TEST(CliStageCrash, KilledAtEveryJournalRecordOnACudaMergeDest) {
   World w(k_windows, "cuda-merge");
-  kill_at_every_record(w, [](const fs::path& d) { make_fake_cuda_root(d); }, {"--remove-stale"});
+  kill_at_every_record([&](const fs::path& d) { return w.stage(d, {"--remove-stale"}); }, [](const fs::path& d) { make_fake_cuda_root(d); },
+                       30);
 }
 
 TEST(CliStageCrash, UnstageKilledAtEveryJournalRecordIsFinishedByTheNextOne) {

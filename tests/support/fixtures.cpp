@@ -478,6 +478,83 @@ std::string local_manifest(const std::string& cudnn_version, int cuda_major, con
   return s;
 }
 
+// ---- CUDA toolkit components ----------------------------------------------------------------------
+
+std::string cuda_component_archive_name(const std::string& component, const std::string& platform, const std::string& version) {
+  return component + "-" + platform + "-" + version + "-archive." + (platform.rfind("windows", 0) == 0 ? "zip" : "tar.xz");
+}
+
+std::vector<Entry> cuda_component_entries(const std::string& component, const std::string& version, const std::string& platform) {
+  std::string name = cuda_component_archive_name(component, platform, version);
+  const std::string top = name.substr(0, name.find("-archive.") + 8);
+  const std::string major = version.substr(0, version.find('.'));
+  const std::string elf(
+      "\x7f"
+      "ELF\x02\x01\x01",
+      7);
+  std::vector<Entry> es;
+  es.push_back(dir_entry(top));
+  es.push_back(file_entry(top + "/LICENSE", "NVIDIA Software License Agreement (fixture) for " + component + " " + version + "\n"));
+  auto library = [&](const std::string& stem) {
+    const std::string real = stem + ".so." + version;
+    es.push_back(file_entry(top + "/lib/" + real, pseudo_random(real, 4096, elf), 0755));
+    es.push_back(symlink_entry(top + "/lib/" + stem + ".so." + major, real));
+    es.push_back(symlink_entry(top + "/lib/" + stem + ".so", stem + ".so." + major));
+  };
+  auto header = [&](const std::string& h) { es.push_back(file_entry(top + "/include/" + h, "/* " + component + " " + version + " */\n")); };
+  es.push_back(dir_entry(top + "/include"));
+  if (component == "cuda_nvcc") {
+    es.push_back(dir_entry(top + "/bin"));
+    es.push_back(file_entry(top + "/bin/nvcc", "#!/bin/sh\necho nvcc fixture " + version + "\n", 0755));
+    es.push_back(file_entry(top + "/bin/ptxas", pseudo_random("ptxas", 4096, elf), 0755));
+    header("crt/host_config.h");
+    es.push_back(file_entry(top + "/nvvm/bin/cicc", pseudo_random("cicc", 4096, elf), 0755));
+    es.push_back(file_entry(top + "/nvvm/libdevice/libdevice.10.bc", pseudo_random("libdevice", 1024, "BC")));
+    return es;
+  }
+  es.push_back(dir_entry(top + "/lib"));
+  if (component == "cuda_cudart") {
+    header("cuda_runtime.h");
+    header("cuda_runtime_api.h");
+    library("libcudart");
+    es.push_back(file_entry(top + "/lib/libcudart_static.a", pseudo_random("libcudart_static.a", 2048, "!<arch>\n")));
+    es.push_back(file_entry(top + "/lib/stubs/libcuda.so", pseudo_random("libcuda-stub", 2048, elf), 0755));
+    return es;
+  }
+  std::string base = component.rfind("cuda_", 0) == 0 ? component.substr(5)
+                     : component.rfind("lib", 0) == 0 ? component.substr(3)
+                                                      : component;
+  header(base + ".h");
+  library("lib" + base);
+  return es;
+}
+
+Info make_cuda_component(const fs::path& dir, const std::string& component, const std::string& version, const std::vector<Entry>& extra) {
+  fs::create_directories(dir);
+  fs::path out = dir / cuda_component_archive_name(component, "linux-x86_64", version);
+  auto es = cuda_component_entries(component, version);
+  es.insert(es.end(), extra.begin(), extra.end());
+  write_archive(out, Format::tar_xz, es);
+  return info(out);
+}
+
+std::string local_toolkit_manifest(const std::string& cuda_version, const std::vector<std::string>& components,
+                                   const std::vector<std::pair<std::string, Info>>& archives, const std::string& extra) {
+  std::string s = "schema = 1\nname = \"toolkit-fixture\"\n\n[cuda]\nversion = " + toml_string(cuda_version) + "\ncomponents = [";
+  for (std::size_t i = 0; i < components.size(); ++i) s += (i ? ", " : "") + toml_string(components[i]);
+  s += "]\n";
+  for (const auto& [component, inf] : archives) {
+    s += "\n[[cuda.archives]]\ncomponent = " + toml_string(component) + "\nplatform = \"linux-x86_64\"\norigin = \"local\"\n";
+    s += "file = " + toml_string(inf.path.filename().string()) + "\nsha256 = " + toml_string(inf.sha256) +
+         "\nsize = " + std::to_string(inf.size) + "\n";
+  }
+  if (!extra.empty()) {
+    s += "\n" + extra;
+    if (extra.back() != '\n') s += "\n";
+  }
+  return s;
+}
+
 // ---- broken streams ------------------------------------------------------------------------------
 
 namespace {

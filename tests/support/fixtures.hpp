@@ -100,6 +100,24 @@ Info make_cudnn_linux_elf(const fs::path& dir, const fs::path& stems_dir, const 
 std::string local_manifest(const std::string& cudnn_version, int cuda_major, const std::string& cuda_version,
                            const std::vector<std::pair<std::string, Info>>& platform_archives, const std::string& extra = "");
 
+// CUDA toolkit component archives in NVIDIA's redist layout (Linux, tar.xz): top directory
+// "<component>-<platform>-<version>-archive/" holding LICENSE and what the component's kind puts
+// there: cuda_cudart include/cuda_runtime.h, cuda_runtime_api.h, lib/libcudart.so.<version> with its
+// .so.<major> and .so links, libcudart_static.a and lib/stubs/libcuda.so; cuda_nvcc bin/nvcc,
+// bin/ptxas, include/crt/host_config.h and nvvm/bin/cicc, nvvm/libdevice/libdevice.10.bc; any other
+// component C (cuda_X or libX) include/X.h and lib/libX.so.<version> with its links.
+// `version` is the component's own ("12.4.127"); its first part is the library's SONAME major.
+std::string cuda_component_archive_name(const std::string& component, const std::string& platform, const std::string& version);
+std::vector<Entry> cuda_component_entries(const std::string& component, const std::string& version,
+                                          const std::string& platform = "linux-x86_64");
+Info make_cuda_component(const fs::path& dir, const std::string& component, const std::string& version,
+                         const std::vector<Entry>& extra = {});
+
+// A [cuda] pin with `components` and one [[cuda.archives]] origin = "local" entry per
+// (component, archive) for linux-x86_64, then `extra` verbatim (a [cudnn] table, targets).
+std::string local_toolkit_manifest(const std::string& cuda_version, const std::vector<std::string>& components,
+                                   const std::vector<std::pair<std::string, Info>>& archives, const std::string& extra = "");
+
 // Hostile/broken archive helpers that libarchive's writer cannot produce directly.
 // A ustar tar (uncompressed) with one regular entry `path` whose header declares `declared_size` bytes
 // but which carries `actual` bytes of data, padded to 512, followed by the two zero end blocks (no

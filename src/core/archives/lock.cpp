@@ -297,10 +297,24 @@ model::Manifest resolve_archives(const model::Manifest& m, const knowledge::Know
       std::set<model::Platform> incomplete;
       for (const auto& p : resolved.problems) incomplete.insert(p.platform);
       for (const auto& pick : resolved.picks) {
-        if (incomplete.count(pick.platform) || cuda_pin(r, pick.component, pick.platform)) continue;
+        if (incomplete.count(pick.platform)) continue;
+        auto written = std::find_if(r.cuda->archives.begin(), r.cuda->archives.end(), [&](const model::ArchivePin& a) {
+          return a.component && a.component->value == pick.component && a.platform.value == pick.platform;
+        });
+        if (written != r.cuda->archives.end()) {
+          // the manifest's own entry: NVIDIA's values fill what it leaves out (check holds them to agree)
+          written->component_version = pick.version;
+          if (written->origin.value == model::Origin::nvidia) {
+            if (!written->url) written->url = model::Located<std::string>{pick.url, written->pos};
+            if (!written->sha256) written->sha256 = model::Located<std::string>{pick.sha256, written->pos};
+            if (!written->size) written->size = model::Located<std::uint64_t>{pick.size, written->pos};
+          }
+          continue;
+        }
         auto pin =
             implied_pin(r.cuda->pos, pick.platform, model::Origin::nvidia, pick.url, util::basename_of(pick.url), pick.sha256, pick.size);
         pin.component = model::Located<std::string>{pick.component, r.cuda->pos};
+        pin.component_version = pick.version;
         r.cuda->archives.push_back(std::move(pin));
       }
     }
@@ -494,9 +508,11 @@ util::Result<model::Manifest> apply_lock(const model::Manifest& m, const model::
       if (!pin) {
         auto implied = implied_pin(r.cuda->pos, l.platform, l.origin, l.url, l.file, l.sha256, l.size);
         implied.component = model::Located<std::string>{l.component, r.cuda->pos};
+        implied.component_version = l.version;
         r.cuda->archives.push_back(std::move(implied));
         continue;
       }
+      pin->component_version = l.version;
       if (!pin->url && !l.url.empty()) pin->url = at(l.url, pin->pos);
       if (!pin->file && !l.file.empty()) pin->file = at(l.file, pin->pos);
       if (!pin->sha256) pin->sha256 = at(l.sha256, pin->pos);

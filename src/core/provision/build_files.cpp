@@ -168,6 +168,7 @@ gen::BuildConfig build_config_for(const model::Receipt& r) {
 BuildFiles build_files_for(const model::Receipt& r) {
   BuildFiles b;
   auto c = build_config_for(r);
+  if (r.cudnn_version.empty()) return b;  // a CUDA toolkit alone: CMake's FindCUDAToolkit finds it through CUDA_HOME
   if (c.libraries.empty() || c.libraries.front() != "cudnn") {
     b.note = "the staged tree has no main cuDNN library where its layout puts it: no CMake or pkg-config files written";
     return b;

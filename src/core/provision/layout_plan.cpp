@@ -151,6 +151,46 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
   return plan;
 }
 
+util::Result<LayoutPlan> plan_cuda_component(const std::vector<archive_io::Entry>& entries, const std::string& component,
+                                             model::Target target) {
+  LayoutPlan plan;
+  std::string hint =
+      "NVIDIA's CUDA component archives hold one top directory named like the file (" + component + "-<platform>-<version>-archive/)";
+  for (const auto& e : entries) {
+    std::string first = e.path.substr(0, e.path.find('/'));
+    if (plan.top.empty()) plan.top = first;
+    if (first != plan.top || (e.path == first && e.type != archive_io::EntryType::dir))
+      return layout_error("the " + component + " archive does not have NVIDIA's layout: \"" + e.path +
+                              "\" is outside the top directory \"" + plan.top + "/\"",
+                          hint);
+  }
+  if (plan.top.empty()) return layout_error("the " + component + " archive is empty", hint);
+  const bool windows = target == model::Target::windows;
+  for (const auto& e : entries) {
+    if (e.type == archive_io::EntryType::dir || e.path.size() <= plan.top.size()) continue;
+    std::string rel = e.path.substr(plan.top.size() + 1);
+    std::string to;
+    if (rel.find('/') == std::string::npos)
+      to = "share/doc/" + component + "/" + rel;  // LICENSE, and any other file NVIDIA puts beside the directories
+    else if (!windows && (rel.rfind("lib/", 0) == 0))
+      to = "lib64/" + rel.substr(4);
+    else
+      to = rel;
+    model::PlannedFile f;
+    f.from = rel;
+    f.to = to;
+    f.type = e.type == archive_io::EntryType::symlink ? "symlink" : "file";
+    f.link = e.link;
+    f.size = e.size;
+    plan.files.push_back(std::move(f));
+  }
+  if (plan.files.empty()) return layout_error("the " + component + " archive holds no file", hint);
+  std::vector<TreeNode> nodes;
+  for (const auto& f : plan.files) nodes.push_back(TreeNode{f.to, f.type == "symlink", f.link, plan.top + "/" + f.from});
+  SP_TRY(check_links_in_tree(nodes, "DEST"));
+  return plan;
+}
+
 util::Status check_links_in_tree(const std::vector<TreeNode>& nodes, const std::string& where) {
   std::map<std::string, const TreeNode*> by_path;
   for (const auto& n : nodes) by_path[n.path] = &n;

@@ -25,6 +25,16 @@ struct LayoutPlan {
 util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entries, const model::Manifest& m, model::Target target,
                                      const knowledge::KnowledgeBase& kb);
 
+// Maps one CUDA toolkit component's archive (NVIDIA's redist layout: one top directory named like
+// the file, holding bin/, include/, lib/ (Linux) or lib/x64/ (Windows), nvvm/, ... and LICENSE)
+// onto the toolkit's tree: Linux renames lib/ to lib64/ (lib/stubs/ to lib64/stubs/), Windows keeps
+// NVIDIA's layout (bin\, include\, lib\x64\, CUDA 13's bin\x64\), and the files directly in the
+// top directory (LICENSE) go to share/doc/<component>/, so that every component's licence is kept.
+// Errors: unsupported (not NVIDIA's layout: entries outside one top directory, an empty archive),
+// unsafe (a link that would leave DEST or point at nothing staged).
+util::Result<LayoutPlan> plan_cuda_component(const std::vector<archive_io::Entry>& entries, const std::string& component,
+                                             model::Target target);
+
 // One node of a tree as it will be laid out: a regular file, or a symlink to `link`.
 struct TreeNode {
   std::string path;  // tree-relative, '/'-separated

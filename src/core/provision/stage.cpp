@@ -2,9 +2,12 @@
 // with the pin -> map onto the target's layout -> move into place under the journal -> receipt.
 // Nothing in DEST changes before the archive is proven to be the pinned one and fully extracted.
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <mutex>
 #include <set>
 #include <system_error>
+#include <thread>
 
 #include "core/provision/stage.hpp"
 
@@ -14,7 +17,9 @@
 #include "format/receipt.hpp"
 #include "gen/activate.hpp"
 #include "gen/activate_windows.hpp"
+#include "gen/build_config.hpp"
 #include "gen/quote.hpp"
+#include "knowledge/cuda_catalog.hpp"
 #include "provision/build_files.hpp"
 #include "provision/layout_plan.hpp"
 #include "provision/state.hpp"
@@ -96,7 +101,10 @@ const std::vector<std::string>& activation_names() {
 Activation activation_for(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const model::Receipt& r) {
   Activation out;
   if (r.target == "linux") {
-    out.files.push_back({"activate.sh", gen::render_activate_sh({m.name.value, r.cudnn_version, r.prefix})});
+    gen::LinuxActivation a{m.name.value, r.cudnn_version, r.prefix};
+    a.cuda_version = r.cuda_version;
+    a.cuda_bin = std::any_of(r.files.begin(), r.files.end(), [](const model::StagedFile& f) { return f.path.rfind("bin/", 0) == 0; });
+    out.files.push_back({"activate.sh", gen::render_activate_sh(a)});
     return out;
   }
   if (!model::is_windows_absolute(r.prefix)) {
@@ -157,6 +165,15 @@ util::Status write_activation(const model::StateDir& dirs, const Activation& a, 
 
 namespace {
 
+// One archive a stage takes files from: cuDNN's (component "") or a CUDA toolkit component's.
+struct Unit {
+  std::string component;
+  std::string version;  // a component's own version ("12.4.127"; "" when not known)
+  PinnedArchive pinned;
+  std::optional<fs::path> archive;
+  bool cudnn() const { return component.empty(); }
+};
+
 // One run of `stage`, as the steps stage() names: what it stages and where (set up by
 // resolve()), then each step reading and filling this.
 struct StageRun {
@@ -165,12 +182,16 @@ struct StageRun {
   const StageOptions& o;
   fs::path dest;
   model::StateDir dirs;
-  PinnedArchive pinned;
+  std::vector<Unit> units;  // cuDNN's first when pinned, then the toolkit components in the pins' order
   model::StageReport report;
-  std::optional<fs::path> archive;
   archive_io::ExtractOptions xo;
 
-  const ArchiveExpectation& expect() const { return pinned.expect; }
+  const Unit* cudnn() const {
+    for (const auto& u : units)
+      if (u.cudnn()) return &u;
+    return nullptr;
+  }
+  std::string cuda_version() const { return m.cuda && !m.cuda->components.empty() ? m.cuda->version.value.text() : std::string(); }
 
   // With --remove-stale a staging is current only when no stale DLL is left: the first run's
   // output tells the user to rerun with --remove-stale, and that rerun must not answer "already
@@ -186,16 +207,41 @@ struct StageRun {
     }
     return !find_stale(dest, staged).empty();
   }
-  // The receipt describes this same staging (archive, target, layout, platform, prefix).
+  // The receipt describes this same staging (archives, target, layout, platform, prefix).
   bool same_receipt(const model::Receipt& r) const {
-    return r.archive_sha256 == expect().sha256 && r.target == report.target && r.layout == report.layout && r.platform == report.platform &&
+    const Unit* c = cudnn();
+    if (r.archive_sha256 != (c ? c->pinned.expect.sha256 : std::string())) return false;
+    if (r.cuda_version != cuda_version()) return false;
+    std::vector<std::string> want, have;
+    for (const auto& u : units)
+      if (!u.cudnn()) want.push_back(u.component + "=" + u.pinned.expect.sha256);
+    for (const auto& a : r.cuda_archives) have.push_back(a.component + "=" + a.sha256);
+    return want == have && r.target == report.target && r.layout == report.layout && r.platform == report.platform &&
            r.prefix == report.prefix && !stale_left(r);
   }
   util::Status find_archive() {
-    bool by_content = false;
-    SP_TRY_ASSIGN(archive, find_pinned_archive(pinned, o.archives_dir, by_content, o.cache_dir));
-    report.archive_path = archive->string();
+    for (auto& u : units) {
+      bool by_content = false;
+      SP_TRY_ASSIGN(u.archive, find_pinned_archive(u.pinned, o.archives_dir, by_content, o.cache_dir));
+      if (u.cudnn()) report.archive_path = u.archive->string();
+    }
+    report.cuda_archives.clear();
+    for (const auto& u : units)
+      if (!u.cudnn())
+        report.cuda_archives.push_back({u.component, u.version, u.archive->string(), u.pinned.expect.sha256, *u.pinned.expect.size});
     return {};
+  }
+  bool have_archives() const {
+    return std::all_of(units.begin(), units.end(), [](const Unit& u) { return u.archive.has_value(); });
+  }
+  // What the receipt of a staging says it holds, for messages: "cuDNN 9.1.0.70", "CUDA 12.4.1 (4 components)".
+  static std::string what(const model::Receipt& r) {
+    std::vector<std::string> parts;
+    if (!r.cudnn_version.empty()) parts.push_back("cuDNN " + r.cudnn_version);
+    if (!r.cuda_version.empty())
+      parts.push_back("CUDA " + r.cuda_version + " (" + std::to_string(r.cuda_archives.size()) + " component" +
+                      (r.cuda_archives.size() == 1 ? "" : "s") + ")");
+    return util::join(parts, " and ");
   }
 };
 
@@ -203,7 +249,13 @@ struct StageRun {
 util::Result<StageRun> resolve(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const StageOptions& o) {
   if (o.target != model::Target::windows && o.target != model::Target::linux)
     return util::Error(util::ErrorCode::usage, "stage takes --target windows or --target linux");
-  if (!m.cudnn) return util::Error(util::ErrorCode::invalid, m.path + " pins no [cudnn]").with_hint("add [cudnn] version and cuda");
+  const bool toolkit = m.cuda && !m.cuda->components.empty();
+  if (!m.cudnn && !toolkit)
+    return util::Error(util::ErrorCode::invalid, m.path + " pins neither [cudnn] nor [cuda] components")
+        .with_hint("add [cudnn] version, or [cuda] components = [\"runtime\"] to stage the toolkit");
+  if (toolkit && o.target == model::Target::windows)
+    return util::Error(util::ErrorCode::unsupported, "staging CUDA toolkit components for --target windows is not supported yet")
+        .with_hint("stage the toolkit for Linux or WSL2 (--target linux), or remove [cuda] components to stage cuDNN alone");
   auto dest = model::resolve_dest(o.target, o.dest, m);
   if (!dest) {
     if (o.target == model::Target::windows)
@@ -218,20 +270,36 @@ util::Result<StageRun> resolve(const model::Manifest& m, const knowledge::Knowle
                        std::string("--target windows stages the windows-x86_64 archive, not ") + model::to_string(platform));
   if (o.target == model::Target::linux && model::is_windows(platform))
     return util::Error(util::ErrorCode::usage, "--target linux needs a Linux archive (--platform linux-x86_64 or linux-sbsa)");
-  SP_TRY_ASSIGN(auto pinned, pinned_archive(m, platform, kb));
+  std::vector<Unit> units;
+  if (m.cudnn) {
+    SP_TRY_ASSIGN(auto pinned, pinned_archive(m, platform, kb));
+    units.push_back(Unit{"", "", std::move(pinned), std::nullopt});
+  }
+  if (toolkit) {
+    SP_TRY_ASSIGN(auto pins, pinned_cuda_archives(m, platform));
+    if (pins.empty())
+      return util::Error(util::ErrorCode::invalid,
+                         std::string("no CUDA component archive is pinned for ") + model::to_string(platform) + " in " + m.path)
+          .at(m.locate(m.cuda->components_pos))
+          .with_hint("`stackpin check " + gen::sh_quote(m.path) +
+                     " --explain` lists the components for each platform NVIDIA builds them for");
+    for (auto& p : pins) units.push_back(Unit{p.pin->component->value, p.pin->component_version, std::move(p), std::nullopt});
+  }
   fs::path dest_abs = fs::absolute(*dest).lexically_normal();
-  StageRun run{m, kb, o, dest_abs, model::StateDir{dest_abs}, std::move(pinned), {}, {}, {}};
+  StageRun run{m, kb, o, dest_abs, model::StateDir{dest_abs}, std::move(units), {}, {}};
   auto& report = run.report;
   report.dest = dest_abs.string();
   report.prefix = prefix_of(m, o.target, dest_abs);
   report.target = model::to_string(o.target);
   report.layout = layout_name(m, o.target);
   report.platform = model::to_string(platform);
-  report.archive_sha256 = run.expect().sha256;
-  report.archive_size = *run.expect().size;
+  if (const Unit* c = run.cudnn()) {
+    report.archive_sha256 = c->pinned.expect.sha256;
+    report.archive_size = *c->pinned.expect.size;
+  }
+  report.cuda_version = run.cuda_version();
   report.dry_run = o.dry_run;
   run.xo.rules = o.target == model::Target::windows ? archive_io::NameRules::windows : archive_io::NameRules::posix;
-  run.xo.max_total_bytes = o.max_unpacked ? *o.max_unpacked : std::max<std::uint64_t>(16 * *run.expect().size, 256ull << 20);
   run.xo.progress = o.progress;
   return run;
 }
@@ -257,65 +325,246 @@ std::optional<model::StageReport> already_staged(StageRun& run, bool& own_files_
   report.activation_note = a.note;
   report.no_op = true;
   report.archive_path = r.archive_file;
+  report.cuda_archives = r.cuda_archives;
   report.files = r.files.size();
   return report;
 }
 
-// --dry-run: the plan, from a listing of the verified archive; nothing is written.
-util::Result<model::StageReport> dry_run(StageRun& run) {
-  SP_TRY_ASSIGN(auto pinned_file, open_pinned(*run.archive, run.expect()));
-  SP_TRY_ASSIGN(auto listing, archive_io::list(pinned_file, run.xo));
-  SP_TRY_ASSIGN(auto plan, detail::plan_layout(listing.entries, run.m, run.o.target, run.kb));
-  std::error_code ec;
-  auto& report = run.report;
-  for (auto& f : plan.files) {
-    f.replaces = fs::exists(fs::symlink_status(run.dest / f.to, ec));
-    report.bytes += f.size;
+std::uint64_t unpack_limit(const StageOptions& o, const Unit& u) {
+  return o.max_unpacked ? *o.max_unpacked : std::max<std::uint64_t>(16 * *u.pinned.expect.size, 256ull << 20);
+}
+
+// The names NVIDIA's manifest gives the staged components, for version.json (the id where the
+// release is not one stackpin has NVIDIA's manifest of).
+std::vector<gen::CudaComponentVersion> component_versions(const StageRun& run) {
+  const format::CudaRedistribRelease* release = nullptr;
+  if (auto r = knowledge::CudaCatalog::embedded().release(run.m.cuda->version.value); r && *r) release = *r;
+  std::vector<gen::CudaComponentVersion> out;
+  for (const auto& u : run.units) {
+    if (u.cudnn()) continue;
+    std::string name = u.component;
+    if (release)
+      for (const auto& c : release->components)
+        if (c.id == u.component) name = c.name;
+    out.push_back({u.component, name, u.version});
   }
-  report.plan = plan.files;
-  report.files = plan.files.size();
-  if (run.o.target == model::Target::windows) report.stale = find_stale(run.dest, plan.files);
+  return out;
+}
+
+// One archive's files as they will be laid out, with its entries by path inside the archive.
+struct Part {
+  fs::path root;     // where its files are now (the extraction's top directory)
+  std::string what;  // "cuDNN", "cuda_cudart"
+  std::vector<model::PlannedFile> files;
+  std::map<std::string, archive_io::Entry> entries;  // by PlannedFile::from
+};
+
+// The layout of one unit's entries (`entries` named as in the archive, top directory included).
+util::Result<detail::LayoutPlan> plan_unit(const StageRun& run, const Unit& u, const std::vector<archive_io::Entry>& entries) {
+  if (u.cudnn()) return detail::plan_layout(entries, run.m, run.o.target, run.kb);
+  return detail::plan_cuda_component(entries, u.component, run.o.target);
+}
+
+// Two archives that put a file at the same place must put the same file there (NVIDIA's components
+// do not overlap; a repack might): the second copy is dropped, a different one is a conflict.
+util::Status merge_parts(std::vector<Part>& parts) {
+  std::map<std::string, std::pair<const Part*, const archive_io::Entry*>> at;
+  for (auto& part : parts) {
+    std::vector<model::PlannedFile> kept;
+    for (auto& f : part.files) {
+      const archive_io::Entry& e = part.entries.at(f.from);
+      auto [it, inserted] = at.emplace(f.to, std::make_pair(&part, &e));
+      if (inserted) {
+        kept.push_back(std::move(f));
+        continue;
+      }
+      const archive_io::Entry& other = *it->second.second;
+      bool same = other.type == e.type && other.link == e.link && (e.type != archive_io::EntryType::file || other.sha256 == e.sha256);
+      if (!same)
+        return util::Error(util::ErrorCode::conflict,
+                           it->second.first->what + " and " + part.what + " both put " + f.to + " into DEST, with different contents")
+            .with_hint("stage them into different DESTs, or drop one of them from the manifest; nothing was staged");
+    }
+    part.files = std::move(kept);
+  }
+  return {};
+}
+
+// version.json, NVIDIA's record of a toolkit tree's components, as one more part of the staging.
+util::Result<Part> version_json_part(const StageRun& run, const fs::path& tmp) {
+  std::string text = gen::render_cuda_version_json(run.m.cuda->version.value.text(), component_versions(run));
+  fs::path dir = tmp / "generated";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return util::Error(util::ErrorCode::io, "cannot create " + dir.string() + ": " + ec.message());
+  SP_TRY(util::write_file_atomic(dir / "version.json", text));
+  Part p;
+  p.root = dir;
+  p.what = "version.json";
+  archive_io::Entry e;
+  e.path = "version.json";
+  e.size = text.size();
+  e.mode = 0644;
+  e.sha256 = crypto::sha256_of(text);
+  p.entries.emplace("version.json", e);
+  model::PlannedFile f;
+  f.from = "version.json";
+  f.to = "version.json";
+  f.type = "file";
+  f.size = text.size();
+  p.files.push_back(std::move(f));
+  return p;
+}
+
+// --dry-run: the plan, from a listing of each verified archive; nothing is written.
+util::Result<model::StageReport> dry_run(StageRun& run) {
+  std::vector<Part> parts;
+  for (const auto& u : run.units) {
+    SP_TRY_ASSIGN(auto pinned_file, open_pinned(*u.archive, u.pinned.expect));
+    auto xo = run.xo;
+    xo.max_total_bytes = unpack_limit(run.o, u);
+    SP_TRY_ASSIGN(auto listing, archive_io::list(pinned_file, xo));
+    SP_TRY_ASSIGN(auto plan, plan_unit(run, u, listing.entries));
+    Part part;
+    part.what = u.cudnn() ? "cuDNN" : u.component;
+    for (const auto& e : listing.entries)
+      if (e.path.size() > plan.top.size()) part.entries.emplace(e.path.substr(plan.top.size() + 1), e);
+    part.files = std::move(plan.files);
+    parts.push_back(std::move(part));
+  }
+  // a listing has no content hashes: files at one place are compared by size only here
+  std::set<std::string> seen;
+  auto& report = run.report;
+  std::error_code ec;
+  for (auto& part : parts)
+    for (auto& f : part.files) {
+      if (!seen.insert(f.to).second) continue;
+      f.replaces = fs::exists(fs::symlink_status(run.dest / f.to, ec));
+      report.bytes += f.size;
+      report.plan.push_back(f);
+    }
+  if (!run.cuda_version().empty()) {
+    model::PlannedFile v;
+    v.to = "version.json";
+    v.type = "file";
+    v.replaces = fs::exists(fs::symlink_status(run.dest / v.to, ec));
+    report.plan.push_back(v);
+  }
+  report.files = report.plan.size();
+  if (run.o.target == model::Target::windows) report.stale = find_stale(run.dest, report.plan);
   return report;
 }
 
-// The archive, unpacked into DEST/.stackpin/tmp-* once proven to be the pinned bytes, and mapped
-// onto the target's layout: everything the commit needs, with nothing in DEST changed yet.
+// The archives, each unpacked into DEST/.stackpin/tmp-*/<n> once proven to be the pinned bytes,
+// and mapped onto the target's layout: everything the commit needs, with nothing in DEST changed yet.
 struct Unpacked {
   util::TempDir tmp;
-  archive_io::Extracted extracted;
-  detail::LayoutPlan plan;
-  fs::path top() const { return tmp.path() / plan.top; }
+  std::vector<Part> parts;
 };
+
+// Proves and extracts every unit's archive into its own directory under `tmp`, several at once:
+// a toolkit is many archives, and each is decoded on its own thread(s). Errors: the first unit's (in
+// order) that failed.
+util::Result<std::vector<archive_io::Extracted>> extract_all(const StageRun& run, const fs::path& tmp) {
+  const std::size_t n = run.units.size();
+  std::vector<std::optional<util::Result<archive_io::Extracted>>> results(n);
+  std::mutex progress_mutex;
+  auto work = [&](std::size_t i) {
+    const Unit& u = run.units[i];
+    auto xo = run.xo;
+    xo.max_total_bytes = unpack_limit(run.o, u);
+    if (xo.progress && n > 1) {
+      auto inner = xo.progress;
+      xo.progress = [inner, &progress_mutex](const archive_io::Progress& p) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        inner(p);
+      };
+    }
+    fs::path dir = tmp / std::to_string(i);
+    std::error_code ec;
+    fs::create_directory(dir, ec);
+    if (ec) {
+      results[i] = util::Error(util::ErrorCode::io, "cannot create " + dir.string() + ": " + ec.message());
+      return;
+    }
+    // proven to be the pinned bytes before anything of it is unpacked
+    auto pinned_file = open_pinned(*u.archive, u.pinned.expect);
+    if (!pinned_file) {
+      results[i] = std::move(pinned_file).error();
+      return;
+    }
+    results[i] = archive_io::extract(*pinned_file, dir, xo);
+  };
+  unsigned hw = std::thread::hardware_concurrency();
+  std::size_t workers = std::min<std::size_t>(n, hw == 0 ? 1 : hw);
+  if (workers <= 1) {
+    for (std::size_t i = 0; i < n; ++i) work(i);
+  } else {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> threads;
+    for (std::size_t w = 0; w < workers; ++w)
+      threads.emplace_back([&] {
+        for (std::size_t i = next++; i < n; i = next++) work(i);
+      });
+    for (auto& t : threads) t.join();
+  }
+  std::vector<archive_io::Extracted> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!*results[i]) {
+      auto e = std::move(*results[i]).error();
+      if (!run.units[i].cudnn()) e.message = run.units[i].component + ": " + e.message;
+      return e;
+    }
+    out.push_back(std::move(*results[i]).value());
+  }
+  return out;
+}
 
 util::Result<Unpacked> unpack(StageRun& run) {
   const auto& dest = run.dest;
   // the receipt must record every name losslessly (archive entries are checked while extracting)
-  for (const auto& [what, text] :
-       std::vector<std::pair<std::string, std::string>>{{"DEST", dest.string()},
-                                                        {"the manifest's path", run.m.path},
-                                                        {"the archive's file name", fs::path(run.report.archive_path).filename().string()}})
+  std::vector<std::pair<std::string, std::string>> names{{"DEST", dest.string()}, {"the manifest's path", run.m.path}};
+  for (const auto& u : run.units) names.push_back({"the archive's file name", u.archive->filename().string()});
+  for (const auto& [what, text] : names)
     if (!util::is_valid_utf8(text))
       return util::Error(util::ErrorCode::usage, what + " \"" + util::printable(text) + "\" is not valid UTF-8")
           .with_hint("the receipt records it; rename it, or use a path in UTF-8; nothing was staged");
-  // proven to be the pinned bytes before anything is unpacked (and before DEST/.stackpin/tmp-* exists)
-  SP_TRY_ASSIGN(auto pinned_file, open_pinned(*run.archive, run.expect()));
   SP_TRY_ASSIGN(auto tmp, util::TempDir::create_owned(run.dirs.root(), "tmp-"));
-  auto extracted = archive_io::extract(pinned_file, tmp.path(), run.xo);
+  auto extracted = extract_all(run, tmp.path());
   if (!extracted) {
     auto e = std::move(extracted).error();
     if (e.code == util::ErrorCode::io && e.message.find("No space left") != std::string::npos)
       e.hints.push_back("free space on the file system of " + dest.string() + "; nothing was staged");
     return e;  // tmp goes with it
   }
-  SP_TRY_ASSIGN(auto plan, detail::plan_layout(extracted->entries, run.m, run.o.target, run.kb));
-  fs::path top = tmp.path() / plan.top;
-  SP_TRY(detail::check_header_version(top / "include" / "cudnn_version.h", run.m.cudnn->version.value));
+  std::vector<Part> parts;
+  for (std::size_t i = 0; i < run.units.size(); ++i) {
+    const Unit& u = run.units[i];
+    auto& x = (*extracted)[i];
+    SP_TRY_ASSIGN(auto plan, plan_unit(run, u, x.entries));
+    fs::path top = tmp.path() / std::to_string(i) / plan.top;
+    if (u.cudnn()) SP_TRY(detail::check_header_version(top / "include" / "cudnn_version.h", run.m.cudnn->version.value));
+    Part part;
+    part.root = top;
+    part.what = u.cudnn() ? "cuDNN" : u.component;
+    for (auto& e : x.entries)
+      if (e.path.size() > plan.top.size()) part.entries.emplace(e.path.substr(plan.top.size() + 1), std::move(e));
+    part.files = std::move(plan.files);
+    parts.push_back(std::move(part));
+  }
+  if (!run.cuda_version().empty()) {
+    SP_TRY_ASSIGN(auto v, version_json_part(run, tmp.path()));
+    parts.push_back(std::move(v));
+  }
+  SP_TRY(merge_parts(parts));
   // a directory where a file must go cannot be replaced: refuse before touching anything
   std::error_code ec;
-  for (const auto& f : plan.files)
-    if (fs::is_directory(fs::symlink_status(dest / f.to, ec)))
-      return util::Error(util::ErrorCode::conflict, (dest / f.to).string() + " is a directory where cuDNN's " + f.to + " goes");
-  return Unpacked{std::move(tmp), std::move(extracted).value(), std::move(plan)};
+  for (const auto& part : parts)
+    for (const auto& f : part.files)
+      if (fs::is_directory(fs::symlink_status(dest / f.to, ec)))
+        return util::Error(util::ErrorCode::conflict,
+                           (dest / f.to).string() + " is a directory where " + part.what + "'s " + f.to + " goes");
+  return Unpacked{std::move(tmp), std::move(parts)};
 }
 
 // Another staging in this DEST is taken away first, restoring what it replaced.
@@ -328,7 +577,7 @@ util::Status take_away(StageRun& run, const model::Receipt& previous) {
   if (!s) {
     fs::remove(run.dirs.journal(), ec);
     auto e = std::move(s).error();
-    e.message = "cannot replace the cuDNN " + previous.cudnn_version + " staged in " + run.dest.string() + ": " + e.message;
+    e.message = "cannot replace the " + StageRun::what(previous) + " staged in " + run.dest.string() + ": " + e.message;
     return e;
   }
   fs::remove(run.dirs.receipt(), ec);
@@ -345,16 +594,23 @@ model::Receipt receipt_header(const StageRun& run) {
   receipt.manifest_path = m.path;
   receipt.manifest_name = m.name.value;
   receipt.manifest_sha256 = run.o.manifest_sha256;
-  receipt.cudnn_version = m.cudnn->version.value.text();
-  receipt.cudnn_cuda_major = m.cudnn->cuda ? m.cudnn->cuda->value : 0;
+  if (const Unit* c = run.cudnn()) {
+    receipt.cudnn_version = m.cudnn->version.value.text();
+    receipt.cudnn_cuda_major = m.cudnn->cuda ? m.cudnn->cuda->value : 0;
+    receipt.archive_file = c->archive->filename().string();
+    receipt.archive_sha256 = c->pinned.expect.sha256;
+    receipt.archive_size = *c->pinned.expect.size;
+  }
+  receipt.cuda_version = run.cuda_version();
+  for (const auto& u : run.units)
+    if (!u.cudnn())
+      receipt.cuda_archives.push_back(
+          {u.component, u.version, u.archive->filename().string(), u.pinned.expect.sha256, *u.pinned.expect.size});
   receipt.platform = report.platform;
   receipt.target = report.target;
   receipt.layout = report.layout;
   receipt.dest = report.dest;
   receipt.prefix = report.prefix;
-  receipt.archive_file = fs::path(report.archive_path).filename().string();
-  receipt.archive_sha256 = run.expect().sha256;
-  receipt.archive_size = *run.expect().size;
   return receipt;
 }
 
@@ -367,10 +623,13 @@ class Commit {
 
   util::Result<model::Receipt> run(const std::vector<std::string>& stale) {
     SP_TRY(m_journal.record("tmp", m_u.tmp.path().filename().string()));
-    std::map<std::string, const archive_io::Entry*> by_path;
-    for (const auto& e : m_u.extracted.entries) by_path[e.path] = &e;
     auto& report = m_run.report;
-    for (auto& f : m_u.plan.files) SP_TRY(place(f, *by_path.at(m_u.plan.top + "/" + f.from)));
+    report.plan.clear();
+    for (auto& part : m_u.parts)
+      for (auto& f : part.files) {
+        SP_TRY(place(f, part.entries.at(f.from), part.root));
+        report.plan.push_back(f);
+      }
     if (m_run.o.remove_stale) {
       for (const auto& rel : stale) {
         model::StagedFile sf;
@@ -381,8 +640,7 @@ class Commit {
         report.removed_stale.push_back(rel);
       }
     }
-    report.plan = m_u.plan.files;
-    report.files = m_u.plan.files.size();
+    report.files = report.plan.size();
     const auto& dirs = m_run.dirs;
     SP_TRY(util::write_file_atomic(dirs.root() / "receipt.json.new", format::write_receipt(m_receipt)));
     SP_TRY(m_journal.record("commit"));
@@ -416,7 +674,7 @@ class Commit {
     sf.backup = bak;
     return {};
   }
-  util::Status place(model::PlannedFile& f, const archive_io::Entry& e) {
+  util::Status place(model::PlannedFile& f, const archive_io::Entry& e, const fs::path& root) {
     std::error_code ec;
     const auto& dest = m_run.dest;
     model::StagedFile sf;
@@ -433,7 +691,7 @@ class Commit {
       SP_TRY(backup(f.to, sf));
     }
     SP_TRY(m_journal.record("place", f.to));
-    fs::rename(m_u.top() / f.from, dest / f.to, ec);
+    fs::rename(root / f.from, dest / f.to, ec);
     if (ec) return util::Error(util::ErrorCode::io, "cannot move " + f.to + " into " + dest.string() + ": " + ec.message());
     if (f.type == "file") sf.mtime_ns = detail::mtime_ns(dest / f.to);
     m_run.report.bytes += f.size;
@@ -480,7 +738,10 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   if (previous && run.same_receipt(*previous) && intact(*previous, run.dest)) {
     run.report.no_op = true;
     run.report.files = previous->files.size();
-    if (!run.archive) run.report.archive_path = previous->archive_file;
+    if (!run.have_archives()) {
+      run.report.archive_path = previous->archive_file;
+      run.report.cuda_archives = previous->cuda_archives;
+    }
     SP_TRY(write_own_files(run, *previous, false));
     return run.report;
   }
@@ -489,13 +750,14 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
     state.discard_created();
     return e;
   };
-  if (!run.archive)  // another run changed DEST since the check above: the archive is needed after all
+  if (!run.have_archives())  // another run changed DEST since the check above: the archives are needed after all
     if (auto s = run.find_archive(); !s) return refused(std::move(s).error());
   auto unpacked = unpack(run);
   if (!unpacked) return refused(std::move(unpacked).error());
   if (previous) SP_TRY(take_away(run, *previous));
-  std::vector<std::string> stale =
-      o.target == model::Target::windows ? find_stale(run.dest, unpacked->plan.files) : std::vector<std::string>{};
+  std::vector<model::PlannedFile> planned;
+  for (const auto& part : unpacked->parts) planned.insert(planned.end(), part.files.begin(), part.files.end());
+  std::vector<std::string> stale = o.target == model::Target::windows ? find_stale(run.dest, planned) : std::vector<std::string>{};
   run.report.stale = stale;
 
   // the commit, under the journal; a failure rolls back now rather than leaving it to the next
@@ -595,6 +857,8 @@ util::Result<model::StatusReport> status(const fs::path& dest_in) {
   const auto& r = loaded;
   report.cudnn_version = r->cudnn_version;
   report.archive_file = r->archive_file;
+  report.cuda_version = r->cuda_version;
+  for (const auto& a : r->cuda_archives) report.cuda_components.push_back(a.component + " " + a.version);
   report.target = r->target;
   report.layout = r->layout;
   std::uint64_t drift = 0;
@@ -643,8 +907,8 @@ util::Result<model::StatusReport> status(const fs::path& dest_in) {
     }
   }
   auto& ok = model::add_finding(findings, "status.intact", drift ? model::Severity::note : model::Severity::ok, dest.string());
-  ok.seen = std::to_string(report.files - drift) + " of " + std::to_string(report.files) + " staged files match the receipt (cuDNN " +
-            r->cudnn_version + ", " + r->archive_file + ")";
+  ok.seen = std::to_string(report.files - drift) + " of " + std::to_string(report.files) + " staged files match the receipt (" +
+            StageRun::what(*r) + (r->archive_file.empty() ? "" : ", " + r->archive_file) + ")";
   return report;
 }
 

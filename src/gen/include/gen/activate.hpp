@@ -11,12 +11,16 @@ struct LinuxActivation {
   std::string name;           // manifest name
   std::string cudnn_version;  // 8.9.5.30
   std::string prefix;         // where the tree lives: <prefix>/lib64, <prefix>/include
+  std::string cuda_version;   // a CUDA toolkit staged in the same tree ("" for none)
+  bool cuda_bin = false;      // ... with programs in <prefix>/bin (nvcc)
 };
 
 // A script to source (`. activate.sh`): exports CUDNN_PATH, moves <prefix>/lib64 to the front of
 // LD_LIBRARY_PATH (removing other occurrences, never duplicating), and under WSL2 (detected when
 // sourced) adds /usr/lib/wsl/lib, where the Windows driver's libcuda is mapped. Sourcing it twice
-// changes nothing.
+// changes nothing. With a CUDA toolkit in the tree it also exports CUDA_HOME and CUDA_PATH (what
+// nvcc wrappers, CMake's FindCUDAToolkit and PyTorch's extension builds look at) and, when the tree
+// has bin/, moves <prefix>/bin to the front of PATH the same way.
 std::string render_activate_sh(const LinuxActivation& a);
 
 // The same loader-path edit as an /etc/profile.d/ snippet, which every login shell sources: it

@@ -50,4 +50,12 @@ std::string render_cmake_config_version(const BuildConfig& c);
 // CMake configuration serves it), a prefix a .pc file cannot hold (a line break).
 util::Result<std::string> render_pkg_config(const BuildConfig& c);
 
+// DEST/version.json of a staged CUDA toolkit, in the format of NVIDIA's own toolkit trees: one
+// object per installed component ({"name": ..., "version": ...}) and "cuda" for the release,
+// keys in order, three-space indent. `components` are (NVIDIA's id, its name, its version).
+struct CudaComponentVersion {
+  std::string id, name, version;
+};
+std::string render_cuda_version_json(const std::string& release, std::vector<CudaComponentVersion> components);
+
 }  // namespace gen

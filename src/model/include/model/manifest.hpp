@@ -42,6 +42,9 @@ struct ArchivePin {
   // Not written in the manifest: added from its lock or from the knowledge base for a manifest
   // that names only the version (pos is then the [cudnn] table's).
   bool implied = false;
+  // [[cuda.archives]]: the component's own version ("12.4.127") as NVIDIA's manifest or the lock
+  // gives it; never written in the manifest ("" when unknown).
+  std::string component_version;
   // The archive's file name: `file` when given, else the last component of `url`; "" if neither.
   std::string file_name() const;
 };

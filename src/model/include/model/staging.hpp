@@ -23,16 +23,25 @@ struct StagedFile {
   std::string from;           // path inside the archive (without its top directory)
 };
 
+// One CUDA toolkit component's archive a staging took its files from.
+struct ReceiptArchive {
+  std::string component, version;  // "cuda_cudart", "12.4.127"
+  std::string file, sha256;
+  std::uint64_t size = 0;
+};
+
 struct Receipt {
   int schema = 1;
   std::string stackpin_version;
   std::string manifest_path, manifest_name, manifest_sha256;
-  std::string cudnn_version;
+  std::string cudnn_version;  // "" when only a toolkit is staged
   int cudnn_cuda_major = 0;
+  std::string cuda_version;                   // the toolkit release whose components are staged ("" for none)
+  std::vector<ReceiptArchive> cuda_archives;  // in staging order
   std::string platform, target, layout;
-  std::string dest;    // the local directory staged into
-  std::string prefix;  // where the tree lives on the target machine (manifest prefix / cuda_path)
-  std::string archive_file, archive_sha256;
+  std::string dest;                          // the local directory staged into
+  std::string prefix;                        // where the tree lives on the target machine (manifest prefix / cuda_path)
+  std::string archive_file, archive_sha256;  // cuDNN's archive ("" when only a toolkit is staged)
   std::uint64_t archive_size = 0;
   std::vector<StagedFile> files;          // in staging order (directories before their contents)
   std::vector<std::string> created_dirs;  // directories stage created (removed by unstage when empty)
@@ -64,8 +73,10 @@ struct PlannedFile {
 
 struct StageReport {
   std::string dest, prefix, target, layout, platform;
-  std::string archive_path, archive_sha256;
+  std::string archive_path, archive_sha256;  // cuDNN's
   std::uint64_t archive_size = 0;
+  std::string cuda_version;
+  std::vector<ReceiptArchive> cuda_archives;  // the toolkit components staged (file = the path read)
   bool dry_run = false;
   bool no_op = false;              // DEST already held exactly this stage
   bool replaced_previous = false;  // another staging was unstaged first
@@ -116,6 +127,8 @@ struct StatusReport {
   std::vector<Finding> findings;  // drift, a pending operation, and the summary
   std::string dest;
   std::string cudnn_version, archive_file, target, layout;
+  std::string cuda_version;
+  std::vector<std::string> cuda_components;  // "cuda_cudart 12.4.127"
   std::uint64_t files = 0;
   std::string pending;  // an interrupted operation's journal is present
 };

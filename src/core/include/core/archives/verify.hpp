@@ -43,6 +43,11 @@ struct PinnedArchive {
 // pinned ones; no hash; no size, located at the [[cudnn.archives]] entry).
 util::Result<PinnedArchive> pinned_archive(const model::Manifest& m, model::Platform platform, const knowledge::KnowledgeBase& kb);
 
+// The [[cuda.archives]] pins for `platform` (those the manifest writes and those its lock or
+// stackpin's NVIDIA manifests imply), each with what the file must be. Errors: invalid (a pin
+// without a SHA-256, a size or a file name, located at its entry).
+util::Result<std::vector<PinnedArchive>> pinned_cuda_archives(const model::Manifest& m, model::Platform platform);
+
 // The pinned archive's file: in `dir` first (found as locate_archive() finds it), then in the
 // download cache `cache_dir` (CACHE/sha256/<hex>/, see core/cache.hpp). Either may be empty (not
 // searched). Errors: not_found (naming every place searched; the hints say where to download it

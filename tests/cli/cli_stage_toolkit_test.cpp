@@ -1,0 +1,201 @@
+// Staging CUDA toolkit components with cuDNN into one tree through the real binary: NVIDIA's
+// layout mapped onto the toolkit's (lib64 with the SONAME links, share/doc/<component>/LICENSE,
+// version.json in NVIDIA's format), one receipt for every archive, the activation script's
+// CUDA_HOME/CUDA_PATH/PATH, status and unstage over the whole tree, hostile and corrupt component
+// archives refused with nothing changed, and a run killed at every journal record.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "fixtures.hpp"
+#include "stage_crash.hpp"
+#include "test_support.hpp"
+#include "tree.hpp"
+#include "util/fs.hpp"
+
+using testing_support::ScratchDir;
+using testing_support::show;
+using testing_support::stackpin;
+using testing_support::Tree;
+
+namespace {
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  auto text = util::read_file(p);
+  EXPECT_TRUE(text.ok()) << p;
+  return text.ok() ? *text : std::string();
+}
+
+// CUDA 12.4.1's runtime set plus cuFFT, with the component versions NVIDIA's manifest gives, and
+// cuDNN 9.1.0.70 for CUDA 12.
+const std::vector<std::pair<std::string, std::string>> k_components{
+    {"cuda_cudart", "12.4.127"}, {"libcublas", "12.4.5.8"}, {"cuda_nvrtc", "12.4.127"}, {"libcufft", "11.2.1.3"}};
+
+struct Toolkit {
+  ScratchDir dir;
+  std::vector<std::pair<std::string, fixtures::Info>> archives;
+  fixtures::Info cudnn;
+
+  explicit Toolkit(bool with_cudnn = true, const std::vector<fixtures::Entry>& extra_in_cufft = {}) {
+    for (const auto& [c, v] : k_components)
+      archives.push_back({c, fixtures::make_cuda_component(this->archives_dir(), c, v,
+                                                           c == "libcufft" ? extra_in_cufft : std::vector<fixtures::Entry>{})});
+    std::string extra = "[targets.linux]\nlayout = \"lib64\"\nprefix = \"/opt/stack\"\n";
+    if (with_cudnn) {
+      cudnn = fixtures::make_cudnn_linux(archives_dir(), "9.1.0.70", 12);
+      extra =
+          "[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" +
+          cudnn.path.filename().string() + "\"\nsha256 = \"" + cudnn.sha256 + "\"\nsize = " + std::to_string(cudnn.size) + "\n\n" + extra;
+    }
+    testing_support::write_file(manifest(), fixtures::local_toolkit_manifest("12.4.1", {"runtime", "cufft"}, archives, extra));
+  }
+  fs::path archives_dir() const { return dir.path() / "archives"; }
+  fs::path manifest() const { return dir.path() / "stack.toml"; }
+  std::vector<std::string> stage(const fs::path& dest) const {
+    return {"stage", manifest().string(), "--archives", archives_dir().string(), "--target", "linux", "--dest", dest.string()};
+  }
+};
+
+}  // namespace
+
+TEST(CliStageToolkit, StagesTheToolkitAndCudnnAsOneTree) {
+  Toolkit t;
+  auto dest = t.dir.path() / "dest";
+  auto r = stackpin(t.stage(dest));
+  ASSERT_EQ(r.exit_code, 0) << show(r);
+  // NVIDIA's lib/ is lib64/, with the SONAME chain; stubs, headers, each component's licence
+  EXPECT_EQ(fs::read_symlink(dest / "lib64/libcudart.so.12"), "libcudart.so.12.4.127");
+  EXPECT_EQ(fs::read_symlink(dest / "lib64/libcudart.so"), "libcudart.so.12");
+  EXPECT_TRUE(fs::is_regular_file(dest / "lib64/libcudart.so.12.4.127"));
+  EXPECT_TRUE(fs::is_regular_file(dest / "lib64/stubs/libcuda.so"));
+  EXPECT_TRUE(fs::is_regular_file(dest / "lib64/libcufft.so.11.2.1.3"));
+  EXPECT_TRUE(fs::is_regular_file(dest / "include/cuda_runtime.h"));
+  EXPECT_TRUE(fs::is_regular_file(dest / "include/cublas.h"));
+  EXPECT_TRUE(fs::is_regular_file(dest / "include/cudnn.h"));
+  EXPECT_TRUE(fs::is_regular_file(dest / "lib64/libcudnn.so.9.1.0"));
+  for (const auto& [c, v] : k_components) {
+    auto licence = slurp(dest / "share/doc" / c / "LICENSE");
+    EXPECT_NE(licence.find(c + " " + v), std::string::npos) << c;
+  }
+  EXPECT_TRUE(fs::is_regular_file(dest / "LICENSE")) << "cuDNN's licence, where a cuDNN staging puts it";
+  // version.json in NVIDIA's format, with each component's own version and NVIDIA's name for it
+  auto version = nlohmann::json::parse(slurp(dest / "version.json"));
+  EXPECT_EQ(version["cuda"]["name"], "CUDA SDK");
+  EXPECT_EQ(version["cuda"]["version"], "12.4.1");
+  EXPECT_EQ(version["cuda_cudart"]["name"], "CUDA Runtime (cudart)");
+  EXPECT_EQ(version["cuda_cudart"]["version"], "12.4.127");
+  EXPECT_EQ(version["libcufft"]["version"], "11.2.1.3");
+  EXPECT_EQ(version.size(), 5u);
+  EXPECT_EQ(slurp(dest / "version.json").substr(0, 31), "{\n   \"cuda\" : {\n      \"name\" : ");
+  // one receipt for every archive
+  auto receipt = nlohmann::json::parse(slurp(dest / ".stackpin/receipt.json"));
+  EXPECT_EQ(receipt["cudnn"]["version"], "9.1.0.70");
+  EXPECT_EQ(receipt["cuda"]["version"], "12.4.1");
+  ASSERT_EQ(receipt["cuda"]["archives"].size(), 4u);
+  EXPECT_EQ(receipt["cuda"]["archives"][0]["component"], "cuda_cudart");
+  EXPECT_EQ(receipt["cuda"]["archives"][0]["sha256"], t.archives[0].second.sha256);
+  // the activation script: CUDA_HOME and CUDA_PATH at the tree, lib64 first on the loader path
+  auto act = testing_support::run_process(
+      {"/bin/sh", "-c",
+       ". " + (dest / ".stackpin/activate.sh").string() + " && echo \"$CUDA_HOME|$CUDA_PATH|$LD_LIBRARY_PATH|$CUDNN_PATH\""});
+  EXPECT_EQ(act.out, "/opt/stack|/opt/stack|/opt/stack/lib64|/opt/stack\n") << show(act);
+
+  // status over the whole tree; drift in one component is found
+  auto st = stackpin({"status", "--dest", dest.string()});
+  EXPECT_EQ(st.exit_code, 0) << show(st);
+  EXPECT_NE(st.out.find("CUDA 12.4.1 (4 components)"), std::string::npos) << st.out;
+  testing_support::write_file(dest / "lib64/libcufft.so.11.2.1.3", "not the library");
+  auto drift = stackpin({"status", "--dest", dest.string()});
+  EXPECT_EQ(drift.exit_code, 1) << show(drift);
+  EXPECT_NE(drift.out.find("lib64/libcufft.so.11.2.1.3"), std::string::npos) << drift.out;
+  auto forced = stackpin([&] {
+    auto a = t.stage(dest);
+    a.push_back("--force");
+    return a;
+  }());
+  EXPECT_EQ(forced.exit_code, 0) << show(forced);
+  EXPECT_EQ(stackpin({"status", "--dest", dest.string()}).exit_code, 0);
+  // restaging an intact tree does nothing
+  auto again = stackpin(t.stage(dest));
+  EXPECT_EQ(again.exit_code, 0) << show(again);
+  EXPECT_NE(again.out.find("already staged"), std::string::npos) << again.out;
+  // unstage takes every archive's files away
+  auto un = stackpin({"unstage", "--dest", dest.string()});
+  EXPECT_EQ(un.exit_code, 0) << show(un);
+  EXPECT_EQ(testing_support::snapshot(dest), Tree{});
+}
+
+TEST(CliStageToolkit, AToolkitAloneNeedsNoCudnn) {
+  Toolkit t(false);
+  auto dest = t.dir.path() / "dest";
+  auto r = stackpin(t.stage(dest));
+  ASSERT_EQ(r.exit_code, 0) << show(r);
+  EXPECT_TRUE(fs::is_regular_file(dest / "version.json"));
+  EXPECT_FALSE(fs::exists(dest / "include/cudnn.h"));
+  EXPECT_FALSE(fs::exists(dest / "lib64/cmake/cudnn")) << "no cuDNN package configuration without cuDNN";
+  auto receipt = nlohmann::json::parse(slurp(dest / ".stackpin/receipt.json"));
+  EXPECT_EQ(receipt["cudnn"]["version"], "");
+  EXPECT_EQ(receipt["cuda"]["archives"].size(), 4u);
+}
+
+TEST(CliStageToolkit, ACorruptComponentArchiveChangesNothing) {
+  Toolkit t;
+  // cuFFT's archive on disk is not the pinned one any more
+  fixtures::corrupt_copy(t.archives[3].second.path, t.dir.path() / "corrupt", 200);
+  fs::rename(t.dir.path() / "corrupt", t.archives[3].second.path);
+  auto dest = t.dir.path() / "dest";
+  testing_support::write_file(dest / "keep.txt", "the user's");
+  const Tree before = testing_support::snapshot(dest);
+  auto r = stackpin(t.stage(dest));
+  EXPECT_EQ(r.exit_code, 1) << show(r);
+  EXPECT_NE(r.err.find("libcufft"), std::string::npos) << r.err;
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(dest)), "");
+}
+
+TEST(CliStageToolkit, AHostileComponentArchiveChangesNothing) {
+  Toolkit t(true,
+            {fixtures::Entry{
+                "libcufft-linux-x86_64-11.2.1.3-archive/lib/libescape.so", fixtures::Kind::symlink, {}, "../../../../etc/passwd", 0777}});
+  auto dest = t.dir.path() / "dest";
+  auto r = stackpin(t.stage(dest));
+  EXPECT_EQ(r.exit_code, 1) << show(r);
+  EXPECT_NE(r.err.find("unsafe"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dest)) << "DEST did not exist before and must not now";
+}
+
+TEST(CliStageToolkit, TwoComponentsWritingOneFileDifferentlyConflict) {
+  Toolkit t(true, {fixtures::Entry{
+                      "libcufft-linux-x86_64-11.2.1.3-archive/include/cuda_runtime.h", fixtures::Kind::file, "/* another */\n", {}, 0644}});
+  auto dest = t.dir.path() / "dest";
+  auto r = stackpin(t.stage(dest));
+  EXPECT_EQ(r.exit_code, 1) << show(r);
+  EXPECT_NE(r.err.find("cuda_cudart and libcufft both put include/cuda_runtime.h into DEST"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dest));
+}
+
+TEST(CliStageToolkit, KilledAtEveryJournalRecordLeavesTheOldStateOrTheNew) {
+  Toolkit t;
+  testing_support::kill_at_every_record([&](const fs::path& d) { return t.stage(d); }, [](const fs::path&) {}, 60);
+}
+
+TEST(CliStageToolkit, ActivationPutsTheToolkitsBinFirstOnPath) {
+  ScratchDir dir;
+  auto nvcc = fixtures::make_cuda_component(dir.path() / "archives", "cuda_nvcc", "12.4.131");
+  auto cudart = fixtures::make_cuda_component(dir.path() / "archives", "cuda_cudart", "12.4.127");
+  testing_support::write_file(dir.path() / "stack.toml", fixtures::local_toolkit_manifest("12.4.1", {"nvcc", "cudart"},
+                                                                                          {{"cuda_nvcc", nvcc}, {"cuda_cudart", cudart}}));
+  auto dest = dir.path() / "my tree";
+  auto r = stackpin({"stage", (dir.path() / "stack.toml").string(), "--archives", (dir.path() / "archives").string(), "--target", "linux",
+                     "--dest", dest.string()});
+  ASSERT_EQ(r.exit_code, 0) << show(r);
+  EXPECT_TRUE(fs::is_regular_file(dest / "bin/nvcc"));
+  EXPECT_TRUE(fs::is_regular_file(dest / "nvvm/libdevice/libdevice.10.bc"));
+  EXPECT_TRUE(fs::is_regular_file(dest / "include/crt/host_config.h"));
+  std::string act = (dest / ".stackpin/activate.sh").string();
+  auto run = testing_support::run_process(
+      {"/bin/sh", "-c", ". \"$1\" && . \"$1\" && echo \"$CUDA_HOME|$PATH\" && command -v nvcc", "sh", act}, {"PATH=/usr/bin:/bin"});
+  EXPECT_EQ(run.out, dest.string() + "|" + dest.string() + "/bin:/usr/bin:/bin\n" + dest.string() + "/bin/nvcc\n") << show(run);
+}
