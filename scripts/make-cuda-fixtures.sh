@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Builds CUDA toolkit component archives in NVIDIA's redist layout from the real CUDA toolkit on
+# this machine (CUDA_ROOT, default /usr/local/cuda), for the end-to-end tests and the benchmark:
+#
+#   OUT/<component>-linux-x86_64-<version>-archive.tar.xz   one top directory named like the file,
+#                                                            holding LICENSE and the component's files
+#   OUT/cudnn-linux-x86_64-<version>_cuda<M>-archive.tar.xz  cuDNN's headers and its main library
+#                                                            (libcudnn.so.<M>, the loader of the others)
+#   OUT/SHA256SUMS                                           their hashes
+#
+# Usage: scripts/make-cuda-fixtures.sh OUT [SET]
+#   SET = build (default): cuda_nvcc, cuda_crt, libnvvm, cuda_cccl, cuda_cudart, what nvcc needs
+#         to compile and link a CUDA program; bench: build plus cuda_nvrtc, libcublas, libcufft,
+#         libcurand, libcusolver, libcusparse, libnvjitlink, cuda_cupti (about 2 GB unpacked).
+#
+# The component versions are the ones of the toolkit's own files (its dist-info folders, from
+# NVIDIA's wheels). Which file belongs to which component follows NVIDIA's split by name (cuBLAS's
+# headers and libraries to libcublas, ...); the runtime's archive takes the headers no other
+# component claims. The bytes are the toolkit's; the split is an approximation of NVIDIA's.
+# Deterministic: sorted names, owner root, a fixed mtime. Skips a file already built.
+set -euo pipefail
+
+out=${1:?usage: make-cuda-fixtures.sh OUT [build|bench]}
+set_name=${2:-build}
+root=${CUDA_ROOT:-/usr/local/cuda}
+[ -x "$root/bin/nvcc" ] || { echo "make-cuda-fixtures: no CUDA toolkit at $root (bin/nvcc)" >&2; exit 2; }
+case $set_name in build | bench) ;; *) echo "make-cuda-fixtures: SET is build or bench, not $set_name" >&2; exit 2 ;; esac
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+lib=$root/lib
+[ -d "$root/lib64" ] && lib=$root/lib64
+lib=$(cd "$lib" && pwd -P)  # lib64 is often a link to lib: find does not follow it
+
+# version_of WHEEL-NAME: the version in the toolkit's dist-info/<name>-<version>.dist-info
+version_of() {
+  local d
+  d=$(find "$root/dist-info" -maxdepth 1 -name "$1-*.dist-info" 2>/dev/null | sort | tail -n 1)
+  [ -n "$d" ] || { echo "make-cuda-fixtures: no $1 dist-info under $root/dist-info" >&2; exit 2; }
+  d=${d##*/}
+  d=${d#"$1"-}
+  echo "${d%.dist-info}"
+}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# pack COMPONENT VERSION: tars $work/<top> (filled by the caller) into OUT
+pack() {
+  local top="$1-linux-x86_64-$2-archive"
+  local file="$out/$top.tar.xz"
+  if [ -s "$file" ]; then
+    rm -rf "${work:?}/$top"
+    return
+  fi
+  printf 'NVIDIA Software License Agreement: see %s/%s (fixture copy of %s %s)\n' "$root" "$1" "$1" "$2" >"$work/$top/LICENSE"
+  tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@1704067200 -cf - "$top" | xz -T0 -3 >"$file.tmp"
+  mv "$file.tmp" "$file"
+  rm -rf "${work:?}/$top"
+  echo "built $file"
+}
+
+# begin COMPONENT VERSION: prints the top directory to fill
+begin() {
+  local top="$work/$1-linux-x86_64-$2-archive"
+  mkdir -p "$top"
+  echo "$top"
+}
+
+libs() {  # libs TOP NAME...: lib/<name>.so* (links kept) and lib/<name>*.a
+  local top=$1
+  shift
+  mkdir -p "$top/lib"
+  for n in "$@"; do
+    find "$lib" -maxdepth 1 \( -name "$n.so*" -o -name "${n}_static.a" -o -name "$n.a" \) -exec cp -a {} "$top/lib/" \;
+  done
+}
+
+headers() {  # headers TOP PATTERN...: include/<pattern>
+  local top=$1
+  shift
+  mkdir -p "$top/include"
+  for p in "$@"; do
+    find "$root/include" -maxdepth 1 -name "$p" -exec cp -a {} "$top/include/" \;
+  done
+}
+
+v=$(version_of nvidia_cuda_nvcc)
+t=$(begin cuda_nvcc "$v")
+mkdir -p "$t/bin"
+cp -a "$root/bin/." "$t/bin/"
+pack cuda_nvcc "$v"
+
+v=$(version_of nvidia_cuda_crt)
+t=$(begin cuda_crt "$v")
+mkdir -p "$t/include"
+cp -a "$root/include/crt" "$t/include/"
+pack cuda_crt "$v"
+
+v=$(version_of nvidia_nvvm)
+t=$(begin libnvvm "$v")
+cp -a "$root/nvvm" "$t/"
+libs "$t" libnvvm
+pack libnvvm "$v"
+
+v=$(version_of nvidia_cuda_cccl)
+t=$(begin cuda_cccl "$v")
+mkdir -p "$t/include"
+cp -a "$root/include/cccl" "$t/include/"
+pack cuda_cccl "$v"
+
+v=$(version_of nvidia_cuda_runtime)
+t=$(begin cuda_cudart "$v")
+mkdir -p "$t/include"
+for f in "$root"/include/*; do
+  n=${f##*/}
+  case $n in
+    crt | cccl | cublas* | cudnn* | cufft* | curand* | cusolver* | cusparse* | nvrtc* | nvJitLink* | nvjitlink* | cupti* | nvtx* | nvToolsExt* | nccl* | npp* | nvperf* | generated_*) ;;
+    *) cp -a "$f" "$t/include/" ;;
+  esac
+done
+libs "$t" libcudart libcudadevrt
+if [ -d "$lib/stubs" ] && [ -n "$(ls -A "$lib/stubs")" ]; then cp -a "$lib/stubs" "$t/lib/"; fi
+pack cuda_cudart "$v"
+
+if [ "$set_name" = bench ]; then
+  v=$(version_of nvidia_cuda_nvrtc); t=$(begin cuda_nvrtc "$v"); headers "$t" 'nvrtc*'; libs "$t" libnvrtc libnvrtc-builtins libnvrtc.alt libnvrtc-builtins.alt; pack cuda_nvrtc "$v"
+  v=$(version_of nvidia_cublas); t=$(begin libcublas "$v"); headers "$t" 'cublas*'; libs "$t" libcublas libcublasLt libnvblas; pack libcublas "$v"
+  v=$(version_of nvidia_cufft); t=$(begin libcufft "$v"); headers "$t" 'cufft*' 'cudalibxt.h'; libs "$t" libcufft libcufftw; pack libcufft "$v"
+  v=$(version_of nvidia_curand); t=$(begin libcurand "$v"); headers "$t" 'curand*'; libs "$t" libcurand; pack libcurand "$v"
+  v=$(version_of nvidia_cusolver); t=$(begin libcusolver "$v"); headers "$t" 'cusolver*'; libs "$t" libcusolver libcusolverMg; pack libcusolver "$v"
+  v=$(version_of nvidia_cusparse); t=$(begin libcusparse "$v"); headers "$t" 'cusparse*'; libs "$t" libcusparse; pack libcusparse "$v"
+  v=$(version_of nvidia_nvjitlink); t=$(begin libnvjitlink "$v"); headers "$t" 'nvJitLink*'; libs "$t" libnvJitLink; pack libnvjitlink "$v"
+  v=$(version_of nvidia_cuda_cupti); t=$(begin cuda_cupti "$v"); headers "$t" 'cupti*' 'generated_*'; libs "$t" libcupti libnvperf_host libnvperf_target libpcsamplingutil libcheckpoint; pack cuda_cupti "$v"
+fi
+
+# cuDNN: its headers and the main library with NVIDIA's link chain (the sub-libraries it loads on
+# demand are left out: enough to compile and link against it, not to run a convolution)
+if [ -f "$root/include/cudnn_version.h" ] && [ -f "$lib/libcudnn.so.9" ]; then
+  h=$root/include/cudnn_version.h
+  cv=$(awk '/#define CUDNN_MAJOR /{a=$3} /#define CUDNN_MINOR /{b=$3} /#define CUDNN_PATCHLEVEL /{c=$3} END{print a"."b"."c}' "$h")
+  full=$(version_of nvidia_cudnn_cu13)
+  major=$(version_of nvidia_cuda_runtime)
+  major=${major%%.*}
+  top="cudnn-linux-x86_64-${full}_cuda$major-archive"
+  if [ ! -s "$out/$top.tar.xz" ]; then
+    mkdir -p "$work/$top/include" "$work/$top/lib"
+    cp -a "$root"/include/cudnn*.h "$work/$top/include/"
+    cp "$lib/libcudnn.so.9" "$work/$top/lib/libcudnn.so.$cv"
+    ln -s "libcudnn.so.$cv" "$work/$top/lib/libcudnn.so.9"
+    ln -s libcudnn.so.9 "$work/$top/lib/libcudnn.so"
+    printf 'NVIDIA cuDNN Software License Agreement (fixture copy of cuDNN %s)\n' "$full" >"$work/$top/LICENSE"
+    tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@1704067200 -cf - "$top" | xz -T0 -3 >"$out/$top.tar.xz.tmp"
+    mv "$out/$top.tar.xz.tmp" "$out/$top.tar.xz"
+    echo "built $out/$top.tar.xz"
+  fi
+fi
+
+(cd "$out" && sha256sum -- *-archive.tar.xz >SHA256SUMS)
