@@ -186,3 +186,47 @@ TEST(CliFetch, UsageErrors) {
 }
 
 }  // namespace
+
+// The toolkit's archives go through the same cache: fetched from a mirror of NVIDIA's redist tree,
+// resumable and verified like cuDNN's, then staged and verified from the cache alone.
+TEST(CliFetch, FetchesEveryToolkitComponentThenStagesAndVerifiesFromTheCache) {
+  World w;
+  std::vector<std::pair<std::string, fixtures::Info>> archives;
+  for (const auto& [c, v] : std::vector<std::pair<std::string, std::string>>{{"cuda_cudart", "12.4.127"}, {"libcufft", "11.2.1.3"}}) {
+    auto info = fixtures::make_cuda_component(w.dir.path() / "made", c, v);
+    w.server.serve("/mirror/" + c + "/linux-x86_64/" + info.path.filename().string(), testing_support::read_text(info.path));
+    archives.push_back({c, info});
+  }
+  std::string text = fixtures::local_toolkit_manifest("12.4.1", {"cudart", "cufft"}, archives,
+                                                      "[targets.linux]\nlayout = \"lib64\"\nprefix = \"/opt/cuda\"\n");
+  // NVIDIA's URLs in the pins, the mirror on the command line
+  for (const auto& [c, info] : archives) {
+    std::string file = "file = \"" + info.path.filename().string() + "\"\n";
+    text.replace(text.find(file), file.size(),
+                 file + "url = \"https://developer.download.nvidia.com/compute/cuda/redist/" + c + "/linux-x86_64/" +
+                     info.path.filename().string() + "\"\n");
+  }
+  auto m = w.dir.write("toolkit.toml", text).string();
+  auto offline = stackpin({"fetch", m, "--offline"}, w.env());
+  EXPECT_EQ(offline.exit_code, 1) << show(offline);
+  EXPECT_NE(offline.out.find("cuda_cudart-linux-x86_64-12.4.127-archive.tar.xz"), std::string::npos) << show(offline);
+  auto r = stackpin({"fetch", m, "--mirror", w.server.url("/mirror/"), "--retry-delay-ms", "1"}, w.env());
+  ASSERT_EQ(r.exit_code, 0) << show(r);
+  for (const auto& [c, info] : archives)
+    EXPECT_TRUE(fs::is_regular_file(w.cache() / "sha256" / info.sha256 / info.path.filename())) << c << "\n" << show(r);
+  auto again = stackpin({"fetch", m, "--offline"}, w.env());
+  EXPECT_EQ(again.exit_code, 0) << show(again);
+  auto v = stackpin({"verify", m}, w.env());
+  EXPECT_EQ(v.exit_code, 0) << show(v);
+  auto dest = w.dir.path() / "dest";
+  auto s = stackpin({"stage", m, "--target", "linux", "--dest", dest.string()}, w.env());
+  ASSERT_EQ(s.exit_code, 0) << show(s);
+  EXPECT_TRUE(fs::is_regular_file(dest / "lib64" / "libcufft.so.11.2.1.3"));
+  // a corrupt copy in the cache is found by verify, naming the component
+  auto cached = w.cache() / "sha256" / archives[1].second.sha256 / archives[1].second.path.filename();
+  fixtures::corrupt_copy(cached, w.dir.path() / "bad", 100);
+  fs::remove(cached);
+  fs::rename(w.dir.path() / "bad", cached);
+  auto bad = stackpin({"verify", m}, w.env());
+  EXPECT_EQ(bad.exit_code, 1) << show(bad);
+}

@@ -11,6 +11,7 @@
 #include "core/archives/cache.hpp"
 #include "core/archives/verify.hpp"
 #include "crypto/sha256.hpp"
+#include "knowledge/cuda_catalog.hpp"
 #include "util/strings.hpp"
 
 namespace core {
@@ -72,9 +73,11 @@ std::optional<fs::path> usable_cached(const fs::path& cache, const ArchiveExpect
 }  // namespace
 
 util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const FetchOptions& o) {
-  if (!m.cudnn || m.cudnn->archives.empty())
-    return Error(ErrorCode::invalid, m.path + " pins no [[cudnn.archives]] to fetch")
-        .with_hint("add one [[cudnn.archives]] entry per platform");
+  const bool has_cudnn = m.cudnn && !m.cudnn->archives.empty();
+  const bool has_cuda = m.cuda && !m.cuda->archives.empty();
+  if (!has_cudnn && !has_cuda)
+    return Error(ErrorCode::invalid, m.path + " pins no [[cudnn.archives]] and no CUDA component archive to fetch")
+        .with_hint("add one [[cudnn.archives]] entry per platform, or [cuda] components to fetch the toolkit's archives");
   if (o.cache_dir.empty()) return Error(ErrorCode::usage, "no cache directory given").with_hint("give one with --cache-dir DIR");
 
   // Everything is checked before the first byte moves.
@@ -88,9 +91,34 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
   std::vector<model::Platform> wanted;
   if (m.windows) wanted.push_back(model::Platform::windows_x86_64);
   if (m.linux || m.docker || !m.windows) wanted.push_back(model::host_linux_platform());
-  for (const auto& pin : m.cudnn->archives) {
-    if (o.platform && pin.platform.value != *o.platform) continue;
-    if (!o.platform && pin.implied && std::find(wanted.begin(), wanted.end(), pin.platform.value) == wanted.end()) continue;
+  auto take = [&](const model::ArchivePin& pin) {
+    if (o.platform) return pin.platform.value == *o.platform;
+    return !pin.implied || std::find(wanted.begin(), wanted.end(), pin.platform.value) != wanted.end();
+  };
+  // the toolkit's archives: pinned by the manifest, its lock or NVIDIA's manifest of the release
+  if (has_cuda) {
+    for (const auto& pin : m.cuda->archives) {
+      if (!take(pin)) continue;
+      SP_TRY_ASSIGN(auto pins, pinned_cuda_archives(m, pin.platform.value));
+      auto p = std::find_if(pins.begin(), pins.end(), [&](const PinnedArchive& x) { return x.pin == &pin; });
+      if (p == pins.end()) continue;
+      Job j{&pin, {}};
+      j.transfer.platform = pin.platform.value;
+      j.transfer.file = p->expect.file;
+      j.transfer.sha256 = p->expect.sha256;
+      j.transfer.size = *p->expect.size;
+      if (!pin.url || j.transfer.file.find_first_of("/\\") != std::string::npos || j.transfer.file == "." || j.transfer.file == "..")
+        return Error(ErrorCode::invalid, "no URL to fetch the " + std::string(model::to_string(pin.platform.value)) + " archive of " +
+                                             pin.component->value + " from")
+            .at(m.locate(pin.pos))
+            .with_hint("add url = \"...\" to this [[cuda.archives]] entry");
+      j.transfer.urls = candidate_urls(pin.url->value, o.mirrors, knowledge::CudaCatalog::k_base_url);
+      jobs.push_back(std::move(j));
+    }
+  }
+  static const std::vector<model::ArchivePin> k_none;
+  for (const auto& pin : has_cudnn ? m.cudnn->archives : k_none) {
+    if (!take(pin)) continue;
     SP_TRY_ASSIGN(auto p, pinned_archive(m, pin.platform.value, kb));
     Job j{&pin, {}};
     j.transfer.platform = pin.platform.value;
@@ -112,7 +140,11 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
   }
   if (jobs.empty()) {
     std::vector<std::string> pinned;
-    for (const auto& pin : m.cudnn->archives) pinned.push_back(model::to_string(pin.platform.value));
+    for (const auto* list : {has_cudnn ? &m.cudnn->archives : nullptr, has_cuda ? &m.cuda->archives : nullptr})
+      if (list)
+        for (const auto& pin : *list)
+          if (std::find(pinned.begin(), pinned.end(), model::to_string(pin.platform.value)) == pinned.end())
+            pinned.push_back(model::to_string(pin.platform.value));
     std::vector<std::string> want;
     for (auto p : wanted) want.push_back(model::to_string(p));
     std::string what = o.platform ? std::string(model::to_string(*o.platform)) : "this manifest's targets (" + util::join(want, ", ") + ")";

@@ -211,14 +211,31 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
                                                   const knowledge::KnowledgeBase& kb, const fs::path& cache_dir) {
   model::VerifyReport report;
   auto& findings = report.findings;
-  if (!m.cudnn || m.cudnn->archives.empty())
-    return util::Error(util::ErrorCode::invalid, m.path + " pins no [[cudnn.archives]] to verify")
-        .with_hint("add one [[cudnn.archives]] entry per platform");
+  const bool has_cudnn = m.cudnn && !m.cudnn->archives.empty();
+  const bool has_cuda = m.cuda && !m.cuda->archives.empty();
+  if (!has_cudnn && !has_cuda)
+    return util::Error(util::ErrorCode::invalid, m.path + " pins no [[cudnn.archives]] and no CUDA component archive to verify")
+        .with_hint("add one [[cudnn.archives]] entry per platform, or [cuda] components to verify the toolkit's archives");
+  // cuDNN's archives, then the toolkit's
+  std::vector<const model::ArchivePin*> pins;
+  if (has_cudnn)
+    for (const auto& pin : m.cudnn->archives) pins.push_back(&pin);
+  if (has_cuda)
+    for (const auto& pin : m.cuda->archives) pins.push_back(&pin);
   bool any = false;
-  for (const auto& pin : m.cudnn->archives) {
+  for (const model::ArchivePin* pp : pins) {
+    const model::ArchivePin& pin = *pp;
     if (platform && pin.platform.value != *platform) continue;
     any = true;
-    SP_TRY_ASSIGN(auto e, expectation_for(m, pin, kb));
+    ArchiveExpectation e;
+    if (pin.component) {
+      SP_TRY_ASSIGN(auto cuda_pins, pinned_cuda_archives(m, pin.platform.value));
+      auto it = std::find_if(cuda_pins.begin(), cuda_pins.end(), [&](const PinnedArchive& x) { return x.pin == &pin; });
+      if (it == cuda_pins.end()) continue;
+      e = it->expect;
+    } else {
+      SP_TRY_ASSIGN(e, expectation_for(m, pin, kb));
+    }
     bool by_content = false;
     SP_TRY_ASSIGN(auto where, search(e, dir, cache_dir, by_content));
     if (!where) {
@@ -230,7 +247,8 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
       v.expected_size = e.size;
       report.archives.push_back(v);
       auto& f =
-          model::add_finding(findings, "verify.found", model::Severity::error, std::string(model::to_string(e.platform)) + " archive");
+          model::add_finding(findings, "verify.found", model::Severity::error,
+                             std::string(model::to_string(e.platform)) + " archive" + (pin.component ? " of " + pin.component->value : ""));
       f.seen = "no " + e.file + " " + places(dir, cache_dir) +
                (e.size && !dir.empty() ? ", and no file of " + std::to_string(*e.size) + " bytes with the pinned SHA-256" : "");
       f.expected = e.file;
@@ -241,12 +259,13 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
     report.archives.push_back(check_one(*where, e, findings, by_content));
   }
   if (any && report.archives.empty())
-    return util::Error(util::ErrorCode::not_found, "none of the archives " + m.path + " pins for cuDNN " + m.cudnn->version.value.text() +
-                                                       " was found " + places(dir, cache_dir))
+    return util::Error(util::ErrorCode::not_found, "none of the archives " + m.path + " pins was found " + places(dir, cache_dir))
         .with_hint("download one with `stackpin fetch " + gen::sh_quote(m.path) + "`, or give the folder that holds it with --archives");
   if (!any) {
     std::vector<std::string> pinned;
-    for (const auto& pin : m.cudnn->archives) pinned.push_back(model::to_string(pin.platform.value));
+    for (const model::ArchivePin* pin : pins)
+      if (std::find(pinned.begin(), pinned.end(), model::to_string(pin->platform.value)) == pinned.end())
+        pinned.push_back(model::to_string(pin->platform.value));
     return util::Error(util::ErrorCode::invalid, std::string("no archive pinned for ") + model::to_string(*platform) + " in " + m.path)
         .with_hint("pinned platforms: " + util::join(pinned, ", "));
   }
