@@ -96,4 +96,51 @@ inline std::optional<fs::path> find(const fs::path& dir, const std::string& pref
   return std::nullopt;
 }
 
+// The options the benchmarks take. Defaults: the fixtures in /var/cache/stackpin-fixtures, the
+// stackpin binary of this build tree, the Python peer in ../shared/bench, 3 runs, a work folder
+// named `work_name` in the system's temp folder.
+struct Options {
+  fs::path fixtures = "/var/cache/stackpin-fixtures";
+  fs::path stackpin, peer, work;
+  int runs = 3;
+  int port = 0;
+};
+
+// Parses --fixtures DIR, --stackpin BIN, --runs N, --work DIR, and --peer SCRIPT or --port N
+// where the benchmark takes them; prints `usage` and exits 2 on anything else.
+inline Options parse_options(int argc, char** argv, const std::string& work_name, const fs::path& source_dir, bool takes_peer,
+                             bool takes_port, const char* usage) {
+  Options o;
+  o.stackpin = fs::canonical("/proc/self/exe").parent_path().parent_path() / "src" / "stackpin";
+  o.peer = source_dir / ".." / "shared" / "bench" / "python-peer.py";
+  o.work = fs::temp_directory_path() / work_name;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--fixtures")
+      o.fixtures = next();
+    else if (a == "--stackpin")
+      o.stackpin = next();
+    else if (a == "--runs")
+      o.runs = std::max(1, std::stoi(next()));
+    else if (a == "--work")
+      o.work = next();
+    else if (takes_peer && a == "--peer")
+      o.peer = next();
+    else if (takes_port && a == "--port")
+      o.port = std::stoi(next());
+    else {
+      std::fprintf(stderr, "%s\n", usage);
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
 }  // namespace bench

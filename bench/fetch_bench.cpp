@@ -55,35 +55,11 @@ bool answers(int port) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path fixtures = "/var/cache/stackpin-fixtures";
-  fs::path self = fs::canonical("/proc/self/exe");
-  fs::path stackpin = self.parent_path().parent_path() / "src" / "stackpin";
-  fs::path work = fs::temp_directory_path() / "stackpin-fetch-bench";
-  int runs = 3, port = 0;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--fixtures")
-      fixtures = next();
-    else if (a == "--stackpin")
-      stackpin = next();
-    else if (a == "--runs")
-      runs = std::max(1, std::stoi(next()));
-    else if (a == "--work")
-      work = next();
-    else if (a == "--port")
-      port = std::stoi(next());
-    else {
-      std::fprintf(stderr, "usage: stackpin_fetch_bench [--fixtures DIR] [--stackpin BIN] [--runs N] [--work DIR] [--port N]\n");
-      return 2;
-    }
-  }
+  auto opts = bench::parse_options(argc, argv, "stackpin-fetch-bench", ".", false, true,
+                                   "usage: stackpin_fetch_bench [--fixtures DIR] [--stackpin BIN] [--runs N] [--work DIR] [--port N]");
+  const fs::path &fixtures = opts.fixtures, &stackpin = opts.stackpin, &work = opts.work;
+  const int runs = opts.runs;
+  int port = opts.port;
   auto txz = bench::find(fixtures, "cudnn-linux-x86_64-", "-archive.tar.xz");
   if (!txz) {
     std::fprintf(stderr, "no fixture in %s: build it with ../shared/bench/make-cudnn-fixtures.sh %s\n", fixtures.c_str(), fixtures.c_str());

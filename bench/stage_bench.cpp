@@ -51,37 +51,10 @@ Measure measure(const std::string& name, int runs, const std::function<void()>& 
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path fixtures = "/var/cache/stackpin-fixtures";
-  fs::path self = fs::canonical("/proc/self/exe");
-  fs::path stackpin = self.parent_path().parent_path() / "src" / "stackpin";
-  fs::path source = fs::path(STACKPIN_SOURCE_DIR);
-  fs::path peer = source / ".." / "shared" / "bench" / "python-peer.py";
-  fs::path work = fs::temp_directory_path() / "stackpin-bench";
-  int runs = 3;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--fixtures")
-      fixtures = next();
-    else if (a == "--stackpin")
-      stackpin = next();
-    else if (a == "--peer")
-      peer = next();
-    else if (a == "--runs")
-      runs = std::max(1, std::stoi(next()));
-    else if (a == "--work")
-      work = next();
-    else {
-      std::fprintf(stderr, "usage: stackpin_bench [--fixtures DIR] [--stackpin BIN] [--peer SCRIPT] [--runs N] [--work DIR]\n");
-      return 2;
-    }
-  }
+  auto opts = bench::parse_options(argc, argv, "stackpin-bench", STACKPIN_SOURCE_DIR, true, false,
+                                   "usage: stackpin_bench [--fixtures DIR] [--stackpin BIN] [--peer SCRIPT] [--runs N] [--work DIR]");
+  const fs::path &fixtures = opts.fixtures, &stackpin = opts.stackpin, &peer = opts.peer, &work = opts.work;
+  const int runs = opts.runs;
   auto txz = find(fixtures, "cudnn-linux-x86_64-", "-archive.tar.xz");
   auto zip = find(fixtures, "cudnn-windows-x86_64-", "-archive.zip");
   if (!txz || !zip) {

@@ -11,7 +11,7 @@
 # Usage: scripts/make-cuda-fixtures.sh OUT [SET]
 #   SET = build (default): cuda_nvcc, cuda_crt, libnvvm, cuda_cccl, cuda_cudart, what nvcc needs
 #         to compile and link a CUDA program; bench: build plus cuda_nvrtc, libcublas, libcufft,
-#         libcurand, libcusolver, libcusparse, libnvjitlink, cuda_cupti (about 2 GB unpacked).
+#         libcurand, libcusolver, libcusparse, libnvjitlink, cuda_nvtx, cuda_cupti (about 2 GB unpacked).
 #
 # The component versions are the ones of the toolkit's own files (its dist-info folders, from
 # NVIDIA's wheels). Which file belongs to which component follows NVIDIA's split by name (cuBLAS's
@@ -130,6 +130,7 @@ if [ "$set_name" = bench ]; then
   v=$(version_of nvidia_cusolver); t=$(begin libcusolver "$v"); headers "$t" 'cusolver*'; libs "$t" libcusolver libcusolverMg; pack libcusolver "$v"
   v=$(version_of nvidia_cusparse); t=$(begin libcusparse "$v"); headers "$t" 'cusparse*'; libs "$t" libcusparse; pack libcusparse "$v"
   v=$(version_of nvidia_nvjitlink); t=$(begin libnvjitlink "$v"); headers "$t" 'nvJitLink*'; libs "$t" libnvJitLink; pack libnvjitlink "$v"
+  v=$(version_of nvidia_nvtx); t=$(begin cuda_nvtx "$v"); mkdir -p "$t/include"; [ -d "$root/include/nvtx3" ] && cp -a "$root/include/nvtx3" "$t/include/"; libs "$t" libnvtx3interop; pack cuda_nvtx "$v"
   v=$(version_of nvidia_cuda_cupti); t=$(begin cuda_cupti "$v"); headers "$t" 'cupti*' 'generated_*'; libs "$t" libcupti libnvperf_host libnvperf_target libpcsamplingutil libcheckpoint; pack cuda_cupti "$v"
 fi
 

@@ -2,11 +2,22 @@
 // environment.
 #include <unistd.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <iostream>
 
 #include "cli/run.hpp"
 
 int main(int argc, char** argv) {
+#if defined(__GLIBC__)
+  // stage decodes several archives at once, each on threads of its own (reader, decoder, writers)
+  // that allocate MiB-sized buffers; glibc gives every thread an arena of its own and keeps what is
+  // freed there resident. Two arenas hold the peak of a toolkit stage near 120 MiB instead of
+  // 160 to 210 MiB, at no cost in time (bench/toolkit_bench.cpp).
+  mallopt(M_ARENA_MAX, 2);
+#endif
   std::ios::sync_with_stdio(false);
   std::vector<std::string> args(argv + 1, argv + argc);
   util::SystemEnv env;

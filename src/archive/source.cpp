@@ -175,11 +175,11 @@ long Decoder::read(const void** out) {
 
 // ---- xz -----------------------------------------------------------------------------------------
 
-XzDecoder::XzDecoder(HashedReader& in) : Decoder(in) {
+XzDecoder::XzDecoder(HashedReader& in, unsigned threads) : Decoder(in) {
   lzma_mt mt{};
   mt.flags = LZMA_CONCATENATED;
   unsigned hw = std::thread::hardware_concurrency();
-  mt.threads = hw == 0 ? 1 : (hw > 8 ? 8 : hw);
+  mt.threads = threads != 0 ? threads : (hw == 0 ? 1 : (hw > 8 ? 8 : hw));
   mt.timeout = 0;
   // Above this the decoder runs single-threaded instead of using more memory (it never refuses):
   // stackpin stays under 64 MiB whatever the archive; blocks small enough decode in parallel.

@@ -114,7 +114,8 @@ class Decoder {
 // .xz (concatenated streams allowed), liblzma's multi-threaded decoder within a memory bound.
 class XzDecoder final : public Decoder {
  public:
-  explicit XzDecoder(HashedReader& in);
+  // threads: 0 for one per core (at most 8)
+  XzDecoder(HashedReader& in, unsigned threads);
   ~XzDecoder() override;
 
  private:

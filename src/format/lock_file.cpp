@@ -264,27 +264,24 @@ JsonDoc to_json(const model::Lock& l, const std::string& written_to, bool change
   using nlohmann::json;
   json archives = json::array(), drivers = json::array(), frameworks = json::array(), inputs = json::object();
   for (const auto& [k, v] : l.inputs) inputs[k] = v.value;
-  for (const auto& a : l.archives)
-    archives.push_back({{"platform", model::to_string(a.platform)},
-                        {"origin", model::to_string(a.origin)},
-                        {"url", a.url},
-                        {"file", a.file},
-                        {"sha256", a.sha256},
-                        {"md5", a.md5},
-                        {"size", a.size},
-                        {"source", a.source}});
+  auto archive = [](const model::LockedArchive& a) {
+    json j{{"platform", model::to_string(a.platform)},
+           {"origin", model::to_string(a.origin)},
+           {"url", a.url},
+           {"file", a.file},
+           {"sha256", a.sha256},
+           {"md5", a.md5},
+           {"size", a.size},
+           {"source", a.source}};
+    if (!a.component.empty()) {
+      j["component"] = a.component;
+      j["version"] = a.version;
+    }
+    return j;
+  };
+  for (const auto& a : l.archives) archives.push_back(archive(a));
   json cuda_archives = json::array();
-  for (const auto& a : l.cuda_archives)
-    cuda_archives.push_back({{"component", a.component},
-                             {"version", a.version},
-                             {"platform", model::to_string(a.platform)},
-                             {"origin", model::to_string(a.origin)},
-                             {"url", a.url},
-                             {"file", a.file},
-                             {"sha256", a.sha256},
-                             {"md5", a.md5},
-                             {"size", a.size},
-                             {"source", a.source}});
+  for (const auto& a : l.cuda_archives) cuda_archives.push_back(archive(a));
   for (const auto& d : l.drivers)
     drivers.push_back(
         {{"os", model::to_string(d.os)}, {"floor", d.floor}, {"minimum", d.minimum}, {"required", d.required}, {"source", d.source}});

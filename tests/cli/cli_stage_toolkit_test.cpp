@@ -199,3 +199,21 @@ TEST(CliStageToolkit, ActivationPutsTheToolkitsBinFirstOnPath) {
       {"/bin/sh", "-c", ". \"$1\" && . \"$1\" && echo \"$CUDA_HOME|$PATH\" && command -v nvcc", "sh", act}, {"PATH=/usr/bin:/bin"});
   EXPECT_EQ(run.out, dest.string() + "|" + dest.string() + "/bin:/usr/bin:/bin\n" + dest.string() + "/bin/nvcc\n") << show(run);
 }
+
+// An arm64 server's tree is staged on this machine from NVIDIA's linux-sbsa archives.
+TEST(CliStageToolkit, StagesTheLinuxSbsaTreeOnAnyHost) {
+  ScratchDir dir;
+  std::vector<std::pair<std::string, fixtures::Info>> archives;
+  for (const auto& [c, v] : k_components)
+    archives.push_back({c, fixtures::make_cuda_component(dir.path() / "archives", c, v, {}, "linux-sbsa")});
+  testing_support::write_file(dir.path() / "stack.toml",
+                              fixtures::local_toolkit_manifest("12.4.1", {"runtime", "cufft"}, archives, "", "linux-sbsa"));
+  auto dest = dir.path() / "arm64";
+  auto r = stackpin({"stage", (dir.path() / "stack.toml").string(), "--archives", (dir.path() / "archives").string(), "--target", "linux",
+                     "--platform", "linux-sbsa", "--dest", dest.string()});
+  ASSERT_EQ(r.exit_code, 0) << show(r);
+  EXPECT_EQ(fs::read_symlink(dest / "lib64/libcudart.so.12"), "libcudart.so.12.4.127");
+  auto receipt = nlohmann::json::parse(slurp(dest / ".stackpin/receipt.json"));
+  EXPECT_EQ(receipt["platform"], "linux-sbsa");
+  EXPECT_EQ(receipt["cuda"]["archives"][0]["file"], "cuda_cudart-linux-sbsa-12.4.127-archive.tar.xz");
+}

@@ -529,22 +529,24 @@ std::vector<Entry> cuda_component_entries(const std::string& component, const st
   return es;
 }
 
-Info make_cuda_component(const fs::path& dir, const std::string& component, const std::string& version, const std::vector<Entry>& extra) {
+Info make_cuda_component(const fs::path& dir, const std::string& component, const std::string& version, const std::vector<Entry>& extra,
+                         const std::string& platform) {
   fs::create_directories(dir);
-  fs::path out = dir / cuda_component_archive_name(component, "linux-x86_64", version);
-  auto es = cuda_component_entries(component, version);
+  fs::path out = dir / cuda_component_archive_name(component, platform, version);
+  auto es = cuda_component_entries(component, version, platform);
   es.insert(es.end(), extra.begin(), extra.end());
   write_archive(out, Format::tar_xz, es);
   return info(out);
 }
 
 std::string local_toolkit_manifest(const std::string& cuda_version, const std::vector<std::string>& components,
-                                   const std::vector<std::pair<std::string, Info>>& archives, const std::string& extra) {
+                                   const std::vector<std::pair<std::string, Info>>& archives, const std::string& extra,
+                                   const std::string& platform) {
   std::string s = "schema = 1\nname = \"toolkit-fixture\"\n\n[cuda]\nversion = " + toml_string(cuda_version) + "\ncomponents = [";
   for (std::size_t i = 0; i < components.size(); ++i) s += (i ? ", " : "") + toml_string(components[i]);
   s += "]\n";
   for (const auto& [component, inf] : archives) {
-    s += "\n[[cuda.archives]]\ncomponent = " + toml_string(component) + "\nplatform = \"linux-x86_64\"\norigin = \"local\"\n";
+    s += "\n[[cuda.archives]]\ncomponent = " + toml_string(component) + "\nplatform = " + toml_string(platform) + "\norigin = \"local\"\n";
     s += "file = " + toml_string(inf.path.filename().string()) + "\nsha256 = " + toml_string(inf.sha256) +
          "\nsize = " + std::to_string(inf.size) + "\n";
   }

@@ -111,12 +111,13 @@ std::string cuda_component_archive_name(const std::string& component, const std:
 std::vector<Entry> cuda_component_entries(const std::string& component, const std::string& version,
                                           const std::string& platform = "linux-x86_64");
 Info make_cuda_component(const fs::path& dir, const std::string& component, const std::string& version,
-                         const std::vector<Entry>& extra = {});
+                         const std::vector<Entry>& extra = {}, const std::string& platform = "linux-x86_64");
 
 // A [cuda] pin with `components` and one [[cuda.archives]] origin = "local" entry per
-// (component, archive) for linux-x86_64, then `extra` verbatim (a [cudnn] table, targets).
+// (component, archive) for `platform`, then `extra` verbatim (a [cudnn] table, targets).
 std::string local_toolkit_manifest(const std::string& cuda_version, const std::vector<std::string>& components,
-                                   const std::vector<std::pair<std::string, Info>>& archives, const std::string& extra = "");
+                                   const std::vector<std::pair<std::string, Info>>& archives, const std::string& extra = "",
+                                   const std::string& platform = "linux-x86_64");
 
 // Hostile/broken archive helpers that libarchive's writer cannot produce directly.
 // A ustar tar (uncompressed) with one regular entry `path` whose header declares `declared_size` bytes

@@ -3,7 +3,9 @@
 // and a release stackpin has no manifest for, pinned through NVIDIA's file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "core/archives/lock.hpp"
@@ -134,8 +136,17 @@ TEST(LockCuda, LockedManifestsGetEveryPinAndDriftIsRefused) {
   EXPECT_EQ(drift.error().where->line, 6);
   // without a lock, the catalog fills the same pins in
   auto resolved = core::resolve_archives(m, kb());
-  ASSERT_EQ(resolved.cuda->archives.size(), 4u);
-  EXPECT_EQ(resolved.cuda->archives[0].sha256->value, out->lock.cuda_archives[0].sha256);
+  std::map<model::Platform, int> per_platform;
+  for (const auto& a : resolved.cuda->archives) ++per_platform[a.platform.value];
+  EXPECT_EQ(per_platform[model::host_linux_platform()], 4);
+  EXPECT_EQ(per_platform[model::Platform::linux_sbsa], 4) << "every platform the components resolve on, so that --platform can stage it";
+  EXPECT_EQ(per_platform[model::Platform::windows_x86_64], 4);
+  const auto* x86 = out->lock.cuda_archive_for("cuda_cudart", model::host_linux_platform());
+  auto same = std::find_if(resolved.cuda->archives.begin(), resolved.cuda->archives.end(), [&](const model::ArchivePin& a) {
+    return a.component->value == "cuda_cudart" && a.platform.value == model::host_linux_platform();
+  });
+  ASSERT_NE(same, resolved.cuda->archives.end());
+  EXPECT_EQ(same->sha256->value, x86->sha256);
 }
 
 TEST(LockCuda, TheManifestsPinsWinAndMustAgreeWithNvidia) {

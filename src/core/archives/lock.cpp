@@ -293,7 +293,8 @@ model::Manifest resolve_archives(const model::Manifest& m, const knowledge::Know
   if (r.cuda && !r.cuda->components.empty() && r.cuda->version.value.size() == 3) {
     auto release = cuda.release(r.cuda->version.value);
     if (release && *release) {
-      auto resolved = resolve_cuda_components(m, **release, kb.facts().cuda_sets, cuda.source_of(r.cuda->version.value));
+      // every platform the components resolve on, as for cuDNN: --platform may stage another one
+      auto resolved = resolve_cuda_components(m, **release, kb.facts().cuda_sets, cuda.source_of(r.cuda->version.value), true);
       std::set<model::Platform> incomplete;
       for (const auto& p : resolved.problems) incomplete.insert(p.platform);
       for (const auto& pick : resolved.picks) {
@@ -548,24 +549,19 @@ std::vector<std::string> lock_differences(const model::Lock& before, const model
     f["cuda.version"] = l.cuda;
     f["cudnn.version"] = l.cudnn;
     f["cudnn.cuda"] = std::to_string(l.cudnn_cuda);
-    for (const auto& a : l.archives) {
-      std::string k = std::string("cudnn.archives.") + model::to_string(a.platform) + ".";
+    auto archive = [&f](const std::string& k, const model::LockedArchive& a) {
       f[k + "origin"] = model::to_string(a.origin);
       f[k + "url"] = a.url;
       f[k + "file"] = a.file;
       f[k + "sha256"] = a.sha256;
       f[k + "size"] = std::to_string(a.size);
       f[k + "md5"] = a.md5;
-    }
+    };
+    for (const auto& a : l.archives) archive(std::string("cudnn.archives.") + model::to_string(a.platform) + ".", a);
     for (const auto& a : l.cuda_archives) {
       std::string k = "cuda.archives." + a.component + "." + model::to_string(a.platform) + ".";
       f[k + "version"] = a.version;
-      f[k + "origin"] = model::to_string(a.origin);
-      f[k + "url"] = a.url;
-      f[k + "file"] = a.file;
-      f[k + "sha256"] = a.sha256;
-      f[k + "size"] = std::to_string(a.size);
-      f[k + "md5"] = a.md5;
+      archive(k, a);
     }
     for (const auto& d : l.drivers) {
       std::string k = std::string("driver.") + model::to_string(d.os) + ".";

@@ -10,6 +10,18 @@
 
 namespace core {
 
+namespace {
+// Every platform stackpin provisions that the release builds its runtime for.
+std::vector<model::Platform> cudart_platforms(const format::CudaRedistribRelease& release) {
+  std::vector<model::Platform> out;
+  for (model::Platform p :
+       {model::Platform::linux_x86_64, model::Platform::linux_sbsa, model::Platform::windows_x86_64, model::Platform::linux_aarch64})
+    for (const auto& c : release.components)
+      if (c.id == "cuda_cudart" && knowledge::archive_for(c, p)) out.push_back(p);
+  return out;
+}
+}  // namespace
+
 std::vector<model::Platform> cuda_platforms(const model::Manifest& m, const format::CudaRedistribRelease& release, bool& stated) {
   std::vector<model::Platform> out;
   auto add = [&out](model::Platform p) {
@@ -21,23 +33,24 @@ std::vector<model::Platform> cuda_platforms(const model::Manifest& m, const form
   if (m.linux) add(model::host_linux_platform());
   if (m.docker) add(model::Platform::linux_x86_64);
   stated = !out.empty();
-  if (!stated)
-    for (model::Platform p :
-         {model::Platform::linux_x86_64, model::Platform::linux_sbsa, model::Platform::windows_x86_64, model::Platform::linux_aarch64})
-      for (const auto& c : release.components)
-        if (c.id == "cuda_cudart" && knowledge::archive_for(c, p)) add(p);
+  if (!stated) out = cudart_platforms(release);
   std::sort(out.begin(), out.end());
   return out;
 }
 
 CudaComponents resolve_cuda_components(const model::Manifest& m, const format::CudaRedistribRelease& release,
-                                       const std::vector<model::CudaComponentSet>& sets, const std::string& source) {
+                                       const std::vector<model::CudaComponentSet>& sets, const std::string& source, bool every_platform) {
   CudaComponents out;
   if (!m.cuda || m.cuda->components.empty()) return out;
   std::vector<std::string> names;
   for (const auto& n : m.cuda->components) names.push_back(n.value);
   const int major = static_cast<int>(m.cuda->version.value.major());
-  for (model::Platform p : cuda_platforms(m, release, out.stated)) {
+  auto platforms = cuda_platforms(m, release, out.stated);
+  if (every_platform) {
+    out.stated = false;
+    platforms = cudart_platforms(release);
+  }
+  for (model::Platform p : platforms) {
     auto r = knowledge::resolve_components(release, major, p, names, sets);
     for (auto& problem : r.problems) out.problems.push_back({p, std::move(problem)});
     for (const auto& c : r.components) {

@@ -39,23 +39,29 @@ std::string pick(const model::LayoutRule* rule, const std::set<std::string>& dir
   return {};
 }
 
+// The one directory every entry of NVIDIA's archives lies in (`what`: "the archive" in messages).
+util::Result<std::string> top_directory(const std::vector<archive_io::Entry>& entries, const std::string& what, const std::string& hint) {
+  std::string top;
+  for (const auto& e : entries) {
+    std::string first = e.path.substr(0, e.path.find('/'));
+    if (top.empty()) top = first;
+    if (first != top || (e.path == first && e.type != archive_io::EntryType::dir))
+      return layout_error(what + " does not have NVIDIA's layout: \"" + e.path + "\" is outside the top directory \"" + top + "/\"", hint);
+  }
+  if (top.empty()) return layout_error(what + " is empty", hint);
+  return top;
+}
+
 }  // namespace
 
 util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entries, const model::Manifest& m, model::Target target,
                                      const knowledge::KnowledgeBase& kb) {
   LayoutPlan plan;
   const model::Version& version = m.cudnn->version.value;
-  std::string expected_top_hint =
-      "NVIDIA's archives hold one top directory named like the file (cudnn-<platform>-<version>_cuda<M>-archive/)";
-  for (const auto& e : entries) {
-    std::string first = e.path.substr(0, e.path.find('/'));
-    if (plan.top.empty()) plan.top = first;
-    if (first != plan.top || (e.path == first && e.type != archive_io::EntryType::dir))
-      return layout_error(
-          "the archive does not have NVIDIA's layout: \"" + e.path + "\" is outside the top directory \"" + plan.top + "/\"",
-          expected_top_hint);
-  }
-  if (plan.top.empty()) return layout_error("the archive is empty", expected_top_hint);
+  SP_TRY_ASSIGN(
+      plan.top,
+      top_directory(entries, "the archive",
+                    "NVIDIA's archives hold one top directory named like the file (cudnn-<platform>-<version>_cuda<M>-archive/)"));
 
   // every directory that holds something, relative to the top
   std::set<std::string> dirs;
@@ -156,15 +162,7 @@ util::Result<LayoutPlan> plan_cuda_component(const std::vector<archive_io::Entry
   LayoutPlan plan;
   std::string hint =
       "NVIDIA's CUDA component archives hold one top directory named like the file (" + component + "-<platform>-<version>-archive/)";
-  for (const auto& e : entries) {
-    std::string first = e.path.substr(0, e.path.find('/'));
-    if (plan.top.empty()) plan.top = first;
-    if (first != plan.top || (e.path == first && e.type != archive_io::EntryType::dir))
-      return layout_error("the " + component + " archive does not have NVIDIA's layout: \"" + e.path +
-                              "\" is outside the top directory \"" + plan.top + "/\"",
-                          hint);
-  }
-  if (plan.top.empty()) return layout_error("the " + component + " archive is empty", hint);
+  SP_TRY_ASSIGN(plan.top, top_directory(entries, "the " + component + " archive", hint));
   const bool windows = target == model::Target::windows;
   for (const auto& e : entries) {
     if (e.type == archive_io::EntryType::dir || e.path.size() <= plan.top.size()) continue;

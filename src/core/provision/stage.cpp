@@ -468,11 +468,16 @@ struct Unpacked {
 util::Result<std::vector<archive_io::Extracted>> extract_all(const StageRun& run, const fs::path& tmp) {
   const std::size_t n = run.units.size();
   std::vector<std::optional<util::Result<archive_io::Extracted>>> results(n);
+  unsigned hw = std::thread::hardware_concurrency();
+  std::size_t workers = std::min<std::size_t>(n, hw == 0 ? 1 : hw);
+  // the cores shared out: archives at once times the threads each decodes on stays at the core count
+  const unsigned xz_threads = static_cast<unsigned>(std::max<std::size_t>(1, (hw == 0 ? 1 : hw) / std::max<std::size_t>(1, workers)));
   std::mutex progress_mutex;
   auto work = [&](std::size_t i) {
     const Unit& u = run.units[i];
     auto xo = run.xo;
     xo.max_total_bytes = unpack_limit(run.o, u);
+    if (n > 1) xo.xz_threads = xz_threads;
     if (xo.progress && n > 1) {
       auto inner = xo.progress;
       xo.progress = [inner, &progress_mutex](const archive_io::Progress& p) {
@@ -495,8 +500,6 @@ util::Result<std::vector<archive_io::Extracted>> extract_all(const StageRun& run
     }
     results[i] = archive_io::extract(*pinned_file, dir, xo);
   };
-  unsigned hw = std::thread::hardware_concurrency();
-  std::size_t workers = std::min<std::size_t>(n, hw == 0 ? 1 : hw);
   if (workers <= 1) {
     for (std::size_t i = 0; i < n; ++i) work(i);
   } else {

@@ -39,6 +39,10 @@ struct ExtractOptions {
   std::uint64_t max_total_bytes = 0;  // bound on extracted bytes (0 = none): refuses archive bombs
   std::uint64_t max_entries = 100000;
   std::function<void(const Progress&)> progress;  // called on the extracting thread, at most ~every MiB
+  // Threads an xz stream's blocks are decoded on (0: one per core, at most 8). Several archives
+  // extracted at once share the cores, and each decoding thread holds a block: fewer threads, less
+  // memory.
+  unsigned xz_threads = 0;
 };
 
 struct Extracted {

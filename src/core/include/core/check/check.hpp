@@ -37,7 +37,10 @@ struct CudaComponents {
   std::vector<CudaPlatformProblem> problems;
   bool stated = false;  // the manifest names its platforms (problems are then errors)
 };
+// With `every_platform`, each platform the release builds cudart for is resolved instead, whatever
+// the manifest names (to stage for another architecture with --platform).
 CudaComponents resolve_cuda_components(const model::Manifest& m, const format::CudaRedistribRelease& release,
-                                       const std::vector<model::CudaComponentSet>& sets, const std::string& source);
+                                       const std::vector<model::CudaComponentSet>& sets, const std::string& source,
+                                       bool every_platform = false);
 
 }  // namespace core
