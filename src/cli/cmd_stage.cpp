@@ -40,7 +40,8 @@ void print_stage(std::ostream& os, const model::StageReport& r, const Style& st)
   }
   if (!r.archive_path.empty())
     os << "  archive  " << r.archive_path << "\n           sha256 " << r.archive_sha256 << " (verified), " << r.archive_size << " bytes\n";
-  if (!r.cuda_version.empty()) os << "  toolkit  CUDA " << r.cuda_version << ", " << r.cuda_archives.size() << " component archive(s), each verified:\n";
+  if (!r.cuda_version.empty())
+    os << "  toolkit  CUDA " << r.cuda_version << ", " << r.cuda_archives.size() << " component archive(s), each verified:\n";
   for (const auto& a : r.cuda_archives) os << "    " << a.component << " " << a.version << "  " << a.file << "\n";
   os << "  target   " << r.target << ", layout " << r.layout << ", prefix on the target machine: " << r.prefix << "\n";
   if (r.replaced_previous) os << "  replaced the staging previously there (its files were removed and what it replaced restored)\n";
