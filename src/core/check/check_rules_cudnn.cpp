@@ -262,10 +262,23 @@ void archives(Ctx& c) {
       f.source = source;
       return;
     }
+    // NVIDIA's hashes without their sizes (releases whose manifest stackpin does not carry): the
+    // manifest NVIDIA publishes beside the archives completes them
+    std::vector<std::string> sizeless;
+    for (const auto* fact : c.kb.cudnn_archives(c.cudnn))
+      if (fact->cuda == c.cudnn_cuda) sizeless.push_back(model::to_string(fact->platform));
     auto& f = c.add("archive.none", Severity::note, cudnn_subject(c), pin.pos);
-    f.seen = "no [[cudnn.archives]] pinned, and the knowledge base has no archive of this release";
-    f.fix = "add one [[cudnn.archives]] per platform you provision, or lock NVIDIA's with `stackpin lock --redistrib redistrib_" +
-            c.cudnn.prefix(3) + ".json` (verify and stage need them)";
+    std::string redistrib = "redistrib_" + c.cudnn.prefix(3) + ".json";
+    if (!sizeless.empty()) {
+      f.seen = "no [[cudnn.archives]] pinned; the knowledge base has NVIDIA's SHA-256 for " + util::join(sizeless, ", ") +
+               " but not the sizes (NVIDIA's " + redistrib + " is not among the manifests stackpin carries)";
+      f.fix = "download " + c.kb.facts().cudnn_base_url + redistrib + " and run `stackpin lock MANIFEST --redistrib " + redistrib +
+              "`: NVIDIA's manifest completes the pins (verify and stage need the sizes)";
+    } else {
+      f.seen = "no [[cudnn.archives]] pinned, and the knowledge base has no archive of this release";
+      f.fix = "add one [[cudnn.archives]] per platform you provision, or lock NVIDIA's with `stackpin lock --redistrib " + redistrib +
+              "` (verify and stage need them)";
+    }
     return;
   }
   for (const auto& a : pin.archives) {
