@@ -4,8 +4,9 @@
 // CUDA program against the staged cudart and cuDNN, and a CMake project using
 // find_package(CUDAToolkit) and the staged CUDNNConfig.cmake configures, builds and runs. No GPU
 // is needed: nvcc compiles without one, and the programs only ask the libraries their versions.
-// Skipped, saying why, where /usr/local/cuda has no nvcc. The archives are built once into
-// STACKPIN_FIXTURES/cuda13 (default ~/.cache/stackpin/fixtures/cuda13; about 60 MB, 30 s).
+// Skipped, saying why, where /usr/local/cuda has no nvcc or lacks what the script reads (its
+// dist-info versions, cuDNN). The archives are built once into STACKPIN_FIXTURES/cuda13 (default
+// ~/.cache/stackpin/fixtures/cuda13; about 60 MB, 30 s).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -45,6 +46,8 @@ class ToolkitBuild : public ::testing::Test {
     fs::create_directories(dir);
     auto r = testing_support::run_process(
         {"/bin/bash", (testing_support::source_dir() / "scripts" / "make-cuda-fixtures.sh").string(), dir.string()});
+    // exit 2: this machine's toolkit lacks what the script reads (its dist-info versions, cuDNN)
+    if (r.exit_code == 2) GTEST_SKIP() << "scripts/make-cuda-fixtures.sh cannot build the archives here: " << r.err;
     ASSERT_EQ(r.exit_code, 0) << show(r);
     for (const auto& e : fs::directory_iterator(dir)) {
       std::string name = e.path().filename().string();
@@ -55,7 +58,7 @@ class ToolkitBuild : public ::testing::Test {
         components[name.substr(0, name.find("-linux-x86_64-"))] = fixtures::info(e.path());
     }
     ASSERT_EQ(components.size(), 5u);
-    ASSERT_FALSE(cudnn.path.empty()) << "no cuDNN headers and library under " << k_cuda;
+    if (cudnn.path.empty()) GTEST_SKIP() << "no cuDNN headers and library under " << k_cuda << " to build the cuDNN archive from";
   }
 
   // [cuda] 13.0.2 with what nvcc needs (NVIDIA's versions of these components in 13.0.2 are those
