@@ -28,8 +28,8 @@ CudaCatalog::CudaCatalog(CudaCatalog&&) noexcept = default;
 CudaCatalog& CudaCatalog::operator=(CudaCatalog&&) noexcept = default;
 CudaCatalog::~CudaCatalog() = default;
 
-namespace {
-std::optional<model::Version> release_of_name(std::string_view name) {
+std::optional<model::Version> CudaCatalog::release_of_file(std::string_view path) {
+  std::string name = util::basename_of(path);
   constexpr std::string_view k_prefix = "redistrib_", k_suffix = ".json";
   if (name.size() <= k_prefix.size() + k_suffix.size() || name.substr(0, k_prefix.size()) != k_prefix ||
       name.substr(name.size() - k_suffix.size()) != k_suffix)
@@ -38,12 +38,11 @@ std::optional<model::Version> release_of_name(std::string_view name) {
   if (!v || v->size() != 3) return std::nullopt;
   return v;
 }
-}  // namespace
 
 util::Result<CudaCatalog> CudaCatalog::from_files(const std::vector<std::pair<std::string, std::string_view>>& files) {
   CudaCatalog c;
   for (const auto& [name, text] : files) {
-    auto v = release_of_name(util::basename_of(name));
+    auto v = release_of_file(name);
     if (!v)
       return util::Error(util::ErrorCode::invalid, "CUDA redistrib manifest " + name + " is not named redistrib_<X.Y.Z>.json")
           .with_hint("keep NVIDIA's file name: it is the only place some of NVIDIA's files say their release");

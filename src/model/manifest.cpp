@@ -30,6 +30,17 @@ const ArchivePin* Manifest::archive_for(Platform p) const {
   return nullptr;
 }
 
+const ArchivePin* Manifest::cuda_archive_for(const std::string& component, Platform p) const {
+  if (!cuda) return nullptr;
+  for (const auto& a : cuda->archives)
+    if (a.component && a.component->value == component && a.platform.value == p) return &a;
+  return nullptr;
+}
+
+ArchivePin* Manifest::cuda_archive_for(const std::string& component, Platform p) {
+  return const_cast<ArchivePin*>(static_cast<const Manifest&>(*this).cuda_archive_for(component, p));
+}
+
 const std::vector<std::string>& framework_names() {
   static const std::vector<std::string> k_names{"torch", "torchvision", "torchaudio", "tensorflow", "onnxruntime-gpu"};
   return k_names;

@@ -101,21 +101,6 @@ model::ArchivePin implied_pin(model::Pos at, model::Platform platform, model::Or
   return a;
 }
 
-const model::ArchivePin* cuda_pin(const model::Manifest& m, const std::string& component, model::Platform p) {
-  if (!m.cuda) return nullptr;
-  for (const auto& a : m.cuda->archives)
-    if (a.component && a.component->value == component && a.platform.value == p) return &a;
-  return nullptr;
-}
-
-std::string release_of(const format::CudaRedistribRelease& r) {
-  if (!r.release_label.empty()) return r.release_label;
-  std::string name = util::basename_of(r.path);  // redistrib_12.4.1.json
-  if (name.rfind("redistrib_", 0) == 0 && name.size() > 15 && name.substr(name.size() - 5) == ".json")
-    return name.substr(10, name.size() - 15);
-  return "";
-}
-
 // NVIDIA's manifest of the pinned CUDA release: stackpin's own and the --redistrib files, which
 // must agree with it where both describe an archive. nullptr (and no error) when none describes it.
 util::Result<const format::CudaRedistribRelease*> cuda_release(const model::Manifest& m, const LockOptions& o, std::string& source) {
@@ -123,7 +108,10 @@ util::Result<const format::CudaRedistribRelease*> cuda_release(const model::Mani
   SP_TRY_ASSIGN(const format::CudaRedistribRelease* release, o.cuda_catalog->release(v));
   if (release) source = o.cuda_catalog->source_of(v);
   for (const auto& r : o.cuda_redistribs) {
-    std::string label = release_of(r);
+    // NVIDIA's oldest files do not say their release; their name does
+    std::string label = r.release_label;
+    if (label.empty())
+      if (auto from_name = knowledge::CudaCatalog::release_of_file(r.path)) label = from_name->text();
     if (label != v.text())
       return Error(ErrorCode::invalid, r.path + " is NVIDIA's redistrib file for CUDA " +
                                            (label.empty() ? "(a release it does not name)" : label) + ", but the manifest pins " + v.text())
@@ -158,11 +146,13 @@ util::Status lock_cuda(const model::Manifest& m, const knowledge::KnowledgeBase&
   SP_TRY_ASSIGN(const format::CudaRedistribRelease* release, cuda_release(m, o, source));
   if (!release) {
     // Re-locking without the --redistrib file that pinned it keeps what the previous lock says.
-    auto prev_in = o.previous ? o.previous->inputs.find("cuda.components") : std::map<std::string, model::LockInput>::const_iterator();
-    auto now = lock_inputs(m).at("cuda.components").value;
-    if (o.previous && o.previous->cuda == v.text() && prev_in != o.previous->inputs.end() && prev_in->second.value == now &&
-        !o.previous->cuda_archives.empty()) {
-      lock.cuda_archives = o.previous->cuda_archives;
+    const model::Lock* prev = o.previous;
+    auto same = [&](const std::string& key) {
+      auto before = prev->inputs.find(key);
+      return before != prev->inputs.end() && before->second.value == lock.inputs.at(key).value;
+    };
+    if (prev && prev->cuda == v.text() && same("cuda.components") && !prev->cuda_archives.empty()) {
+      lock.cuda_archives = prev->cuda_archives;
       return {};
     }
     return Error(ErrorCode::not_found, "stackpin has no NVIDIA manifest for CUDA " + v.text() + " and no --redistrib file was given for it")
@@ -194,7 +184,7 @@ util::Status lock_cuda(const model::Manifest& m, const knowledge::KnowledgeBase&
     l.md5 = pick.md5;
     l.size = pick.size;
     l.source = pick.source;
-    if (const model::ArchivePin* a = cuda_pin(m, pick.component, pick.platform); a && !a->implied) {
+    if (const model::ArchivePin* a = m.cuda_archive_for(pick.component, pick.platform); a && !a->implied) {
       l.pos = a->pos;
       l.origin = a->origin.value;
       std::string what = "the " + std::string(model::to_string(pick.platform)) + " archive of " + pick.component;
@@ -299,10 +289,7 @@ model::Manifest resolve_archives(const model::Manifest& m, const knowledge::Know
       for (const auto& p : resolved.problems) incomplete.insert(p.platform);
       for (const auto& pick : resolved.picks) {
         if (incomplete.count(pick.platform)) continue;
-        auto written = std::find_if(r.cuda->archives.begin(), r.cuda->archives.end(), [&](const model::ArchivePin& a) {
-          return a.component && a.component->value == pick.component && a.platform.value == pick.platform;
-        });
-        if (written != r.cuda->archives.end()) {
+        if (model::ArchivePin* written = r.cuda_archive_for(pick.component, pick.platform)) {
           // the manifest's own entry: NVIDIA's values fill what it leaves out (check holds them to agree)
           written->component_version = pick.version;
           if (written->origin.value == model::Origin::nvidia) {
@@ -503,9 +490,7 @@ util::Result<model::Manifest> apply_lock(const model::Manifest& m, const model::
   model::Manifest r = m;
   if (r.cuda)
     for (const auto& l : lock.cuda_archives) {
-      model::ArchivePin* pin = nullptr;
-      for (auto& a : r.cuda->archives)
-        if (a.component && a.component->value == l.component && a.platform.value == l.platform) pin = &a;
+      model::ArchivePin* pin = r.cuda_archive_for(l.component, l.platform);
       if (!pin) {
         auto implied = implied_pin(r.cuda->pos, l.platform, l.origin, l.url, l.file, l.sha256, l.size);
         implied.component = model::Located<std::string>{l.component, r.cuda->pos};

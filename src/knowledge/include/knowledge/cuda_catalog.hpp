@@ -40,6 +40,9 @@ class CudaCatalog {
   util::Result<const format::CudaRedistribRelease*> release(const model::Version& release) const;
   // Where the manifest of a release came from, for a finding's or a lock's source.
   std::string source_of(const model::Version& release) const;
+  // The release NVIDIA's file name says ("redistrib_12.4.1.json" -> 12.4.1; any folder before
+  // it ignored), nullopt for another name.
+  static std::optional<model::Version> release_of_file(std::string_view path);
 
  private:
   struct Entry;

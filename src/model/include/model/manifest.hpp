@@ -127,6 +127,9 @@ struct Manifest {
   util::SourceLocation locate(Pos pos) const;
   // The archive pinned for a platform, if any.
   const ArchivePin* archive_for(Platform p) const;
+  // The [[cuda.archives]] pin of a component for a platform, if any.
+  const ArchivePin* cuda_archive_for(const std::string& component, Platform p) const;
+  ArchivePin* cuda_archive_for(const std::string& component, Platform p);
 };
 
 // The framework keys a manifest accepts in [frameworks].
