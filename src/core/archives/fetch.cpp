@@ -99,14 +99,12 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
   if (has_cuda) {
     for (const auto& pin : m.cuda->archives) {
       if (!take(pin)) continue;
-      SP_TRY_ASSIGN(auto pins, pinned_cuda_archives(m, pin.platform.value));
-      auto p = std::find_if(pins.begin(), pins.end(), [&](const PinnedArchive& x) { return x.pin == &pin; });
-      if (p == pins.end()) continue;
+      SP_TRY_ASSIGN(auto p, pinned_cuda_archive(m, pin));
       Job j{&pin, {}};
       j.transfer.platform = pin.platform.value;
-      j.transfer.file = p->expect.file;
-      j.transfer.sha256 = p->expect.sha256;
-      j.transfer.size = *p->expect.size;
+      j.transfer.file = p.expect.file;
+      j.transfer.sha256 = p.expect.sha256;
+      j.transfer.size = *p.expect.size;
       if (!pin.url || j.transfer.file.find_first_of("/\\") != std::string::npos || j.transfer.file == "." || j.transfer.file == "..")
         return Error(ErrorCode::invalid, "no URL to fetch the " + std::string(model::to_string(pin.platform.value)) + " archive of " +
                                              pin.component->value + " from")

@@ -137,28 +137,33 @@ util::Result<PinnedArchive> pinned_archive(const model::Manifest& m, model::Plat
   return p;
 }
 
+util::Result<PinnedArchive> pinned_cuda_archive(const model::Manifest& m, const model::ArchivePin& pin) {
+  std::string what = "the " + std::string(model::to_string(pin.platform.value)) + " archive of " + pin.component->value;
+  if (!pin.sha256 || !pin.size || pin.file_name().empty())
+    return util::Error(util::ErrorCode::invalid, "no " +
+                                                     std::string(!pin.sha256 ? "SHA-256"
+                                                                 : !pin.size ? "size"
+                                                                             : "file name or URL") +
+                                                     " pinned for " + what)
+        .at(m.locate(pin.pos))
+        .with_hint(pin.origin.value == model::Origin::local ? "add sha256, size and url (or file) to this [[cuda.archives]] entry"
+                                                            : "run `stackpin lock` (with --redistrib for a release stackpin has no "
+                                                              "NVIDIA manifest of), then use --locked");
+  PinnedArchive p;
+  p.pin = &pin;
+  p.expect.platform = pin.platform.value;
+  p.expect.file = pin.file_name();
+  p.expect.sha256 = pin.sha256->value;
+  p.expect.size = pin.size->value;
+  return p;
+}
+
 util::Result<std::vector<PinnedArchive>> pinned_cuda_archives(const model::Manifest& m, model::Platform platform) {
   std::vector<PinnedArchive> out;
   if (!m.cuda) return out;
   for (const auto& pin : m.cuda->archives) {
     if (pin.platform.value != platform || !pin.component) continue;
-    std::string what = "the " + std::string(model::to_string(platform)) + " archive of " + pin.component->value;
-    if (!pin.sha256 || !pin.size || pin.file_name().empty())
-      return util::Error(util::ErrorCode::invalid, "no " +
-                                                       std::string(!pin.sha256 ? "SHA-256"
-                                                                   : !pin.size ? "size"
-                                                                               : "file name or URL") +
-                                                       " pinned for " + what)
-          .at(m.locate(pin.pos))
-          .with_hint(pin.origin.value == model::Origin::local ? "add sha256, size and url (or file) to this [[cuda.archives]] entry"
-                                                              : "run `stackpin lock` (with --redistrib for a release stackpin has no "
-                                                                "NVIDIA manifest of), then use --locked");
-    PinnedArchive p;
-    p.pin = &pin;
-    p.expect.platform = platform;
-    p.expect.file = pin.file_name();
-    p.expect.sha256 = pin.sha256->value;
-    p.expect.size = pin.size->value;
+    SP_TRY_ASSIGN(auto p, pinned_cuda_archive(m, pin));
     out.push_back(std::move(p));
   }
   return out;
@@ -229,10 +234,8 @@ util::Result<model::VerifyReport> verify_manifest(const model::Manifest& m, cons
     any = true;
     ArchiveExpectation e;
     if (pin.component) {
-      SP_TRY_ASSIGN(auto cuda_pins, pinned_cuda_archives(m, pin.platform.value));
-      auto it = std::find_if(cuda_pins.begin(), cuda_pins.end(), [&](const PinnedArchive& x) { return x.pin == &pin; });
-      if (it == cuda_pins.end()) continue;
-      e = it->expect;
+      SP_TRY_ASSIGN(auto p, pinned_cuda_archive(m, pin));
+      e = std::move(p.expect);
     } else {
       SP_TRY_ASSIGN(e, expectation_for(m, pin, kb));
     }

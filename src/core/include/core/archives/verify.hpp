@@ -47,6 +47,8 @@ util::Result<PinnedArchive> pinned_archive(const model::Manifest& m, model::Plat
 // stackpin's NVIDIA manifests imply), each with what the file must be. Errors: invalid (a pin
 // without a SHA-256, a size or a file name, located at its entry).
 util::Result<std::vector<PinnedArchive>> pinned_cuda_archives(const model::Manifest& m, model::Platform platform);
+// One of them: a [[cuda.archives]] pin (its component set) with what its file must be.
+util::Result<PinnedArchive> pinned_cuda_archive(const model::Manifest& m, const model::ArchivePin& pin);
 
 // The pinned archive's file: in `dir` first (found as locate_archive() finds it), then in the
 // download cache `cache_dir` (CACHE/sha256/<hex>/, see core/cache.hpp). Either may be empty (not
