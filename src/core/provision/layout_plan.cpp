@@ -52,6 +52,25 @@ util::Result<std::string> top_directory(const std::vector<archive_io::Entry>& en
   return top;
 }
 
+// An archive entry (`rel`: its path below the top directory) placed at `to` in DEST.
+model::PlannedFile planned(const archive_io::Entry& e, const std::string& rel, const std::string& to) {
+  model::PlannedFile f;
+  f.from = rel;
+  f.to = to;
+  f.type = e.type == archive_io::EntryType::symlink ? "symlink" : "file";
+  f.link = e.link;
+  f.size = e.size;
+  return f;
+}
+
+// Links judged where they will live in DEST: the archive's own checks saw them under its top
+// directory.
+util::Status check_plan_links(const LayoutPlan& plan) {
+  std::vector<TreeNode> nodes;
+  for (const auto& f : plan.files) nodes.push_back(TreeNode{f.to, f.type == "symlink", f.link, plan.top + "/" + f.from});
+  return check_links_in_tree(nodes, "DEST");
+}
+
 }  // namespace
 
 util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entries, const model::Manifest& m, model::Target target,
@@ -122,13 +141,7 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
                           "stackpin stages only what NVIDIA's archives hold (include/, " +
                               (windows ? dlldir + "/, " + implibdir + "/" : libdir + "/") + ", LICENSE)");
     }
-    model::PlannedFile f;
-    f.from = rel;
-    f.to = to;
-    f.type = e.type == archive_io::EntryType::symlink ? "symlink" : "file";
-    f.link = e.link;
-    f.size = e.size;
-    plan.files.push_back(std::move(f));
+    plan.files.push_back(planned(e, rel, to));
   }
 
   // completeness: the main library and the headers every build needs
@@ -150,10 +163,7 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
   if (!missing.empty())
     return util::Error(util::ErrorCode::invalid, "incomplete cuDNN archive: missing " + util::join(missing, ", "))
         .with_hint("a half-copied or repacked tree; download NVIDIA's archive again");
-  // links judged where they will live: the archive's checks saw them under its top directory
-  std::vector<TreeNode> nodes;
-  for (const auto& f : plan.files) nodes.push_back(TreeNode{f.to, f.type == "symlink", f.link, plan.top + "/" + f.from});
-  SP_TRY(check_links_in_tree(nodes, "DEST"));
+  SP_TRY(check_plan_links(plan));
   return plan;
 }
 
@@ -174,18 +184,10 @@ util::Result<LayoutPlan> plan_cuda_component(const std::vector<archive_io::Entry
       to = "lib64/" + rel.substr(4);
     else
       to = rel;
-    model::PlannedFile f;
-    f.from = rel;
-    f.to = to;
-    f.type = e.type == archive_io::EntryType::symlink ? "symlink" : "file";
-    f.link = e.link;
-    f.size = e.size;
-    plan.files.push_back(std::move(f));
+    plan.files.push_back(planned(e, rel, to));
   }
   if (plan.files.empty()) return layout_error("the " + component + " archive holds no file", hint);
-  std::vector<TreeNode> nodes;
-  for (const auto& f : plan.files) nodes.push_back(TreeNode{f.to, f.type == "symlink", f.link, plan.top + "/" + f.from});
-  SP_TRY(check_links_in_tree(nodes, "DEST"));
+  SP_TRY(check_plan_links(plan));
   return plan;
 }
 
