@@ -96,6 +96,50 @@ inline std::optional<fs::path> find(const fs::path& dir, const std::string& pref
   return std::nullopt;
 }
 
+// One tool measured by a staging benchmark: a peer, or stackpin itself (which creates DEST).
+struct Tool {
+  std::string name;
+  std::vector<std::string> argv;
+  bool stackpin = false;
+  std::vector<double> times;
+  long rss = 0;
+};
+
+// Runs every tool `runs` times in interleaved rounds (each peer, then stackpin, then again), so that
+// a slow moment of the machine hits every tool alike. Before each run DEST is emptied (and made for
+// a peer) and dirty pages are flushed, untimed. A tool that fails ends the benchmark (exit 1).
+inline void run_interleaved(std::vector<Tool>& tools, int runs, const fs::path& dest) {
+  for (int round = 0; round < runs; ++round)
+    for (auto& t : tools) {
+      fs::remove_all(dest);
+      if (!t.stackpin) fs::create_directories(dest);
+      sync();
+      Run r = run(t.argv);
+      if (r.status != 0) {
+        std::fprintf(stderr, "%s failed (exit %d)\n", t.name.c_str(), r.status);
+        std::exit(1);
+      }
+      t.times.push_back(r.seconds);
+      t.rss = std::max(t.rss, r.max_rss_kb);
+    }
+}
+
+// The median time and peak RSS of `runs` runs of argv (a failure ends the benchmark, exit 1).
+inline Measure measure(const std::string& name, int runs, const std::vector<std::string>& argv) {
+  std::vector<double> t;
+  long rss = 0;
+  for (int i = 0; i < runs; ++i) {
+    Run r = run(argv);
+    if (r.status != 0) {
+      std::fprintf(stderr, "%s failed (exit %d)\n", name.c_str(), r.status);
+      std::exit(1);
+    }
+    t.push_back(r.seconds);
+    rss = std::max(rss, r.max_rss_kb);
+  }
+  return {name, median(t), rss};
+}
+
 // The options the benchmarks take. Defaults: the fixtures in /var/cache/stackpin-fixtures, the
 // stackpin binary of this build tree, the Python peer in ../shared/bench, 3 runs, a work folder
 // named `work_name` in the system's temp folder.

@@ -13,7 +13,6 @@
 // cudnn-linux-x86_64-*.tar.xz and cudnn-windows-x86_64-*.zip. All runs read the archive from the
 // page cache (one warm-up read first), write to the same file system, and the median of N runs
 // is reported.
-#include <functional>
 #include <iostream>
 #include <map>
 #include <regex>
@@ -24,31 +23,8 @@
 namespace fs = std::filesystem;
 using bench::find;
 using bench::Measure;
-using bench::Run;
-using bench::run;
 using bench::sha256_of;
 using bench::warm;
-
-namespace {
-
-Measure measure(const std::string& name, int runs, const std::function<void()>& before, const std::function<Run()>& body) {
-  std::vector<double> t;
-  long rss = 0;
-  for (int i = 0; i < runs; ++i) {
-    before();
-    Run r = body();
-    if (r.status != 0) {
-      std::fprintf(stderr, "%s failed (exit %d)\n", name.c_str(), r.status);
-      std::exit(1);
-    }
-    t.push_back(r.seconds);
-    rss = std::max(rss, r.max_rss_kb);
-  }
-  std::sort(t.begin(), t.end());
-  return {name, t[t.size() / 2], rss};
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   auto opts = bench::parse_options(argc, argv, "stackpin-bench", STACKPIN_SOURCE_DIR, true, false,
@@ -114,16 +90,7 @@ int main(int argc, char** argv) {
   for (const auto& c : cases) {
     warm(c.archive);
     fs::path dest = work / "dest";
-    // Interleaved rounds (each peer, then stackpin, then again), so that a slow moment of the
-    // machine hits every tool alike; dirty pages are flushed (untimed) before each run.
-    struct Tool {
-      std::string name;
-      std::vector<std::string> argv;
-      bool stackpin = false;
-      std::vector<double> times;
-      long rss = 0;
-    };
-    std::vector<Tool> tools;
+    std::vector<bench::Tool> tools;
     for (const auto& [pname, cmd] : c.peers) {
       std::string script = "A='" + c.archive.string() + "'; D='" + dest.string() + "'; P='" + peer.string() + "'; " + cmd;
       tools.push_back({pname, {"sh", "-c", script}, false, {}, 0});
@@ -132,27 +99,13 @@ int main(int argc, char** argv) {
                                         "--archives",      fixtures.string(), "--target",
                                         c.target,          "--dest",          dest.string()};
     tools.push_back({"stackpin stage (verify included)", stage_argv, true, {}, 0});
-    for (int round = 0; round < runs; ++round) {
-      for (auto& t : tools) {
-        fs::remove_all(dest);
-        if (!t.stackpin) fs::create_directories(dest);
-        sync();
-        Run r = run(t.argv);
-        if (r.status != 0) {
-          std::fprintf(stderr, "%s failed (exit %d)\n", t.name.c_str(), r.status);
-          return 1;
-        }
-        t.times.push_back(r.seconds);
-        t.rss = std::max(t.rss, r.max_rss_kb);
-      }
-    }
+    bench::run_interleaved(tools, runs, dest);
     using bench::median;
     std::vector<Measure> peers;
     for (const auto& t : tools)
       if (!t.stackpin) peers.push_back({t.name, median(t.times), t.rss});
     Measure stage{tools.back().name, median(tools.back().times), tools.back().rss};
-    Measure noop = measure(
-        "stackpin stage again (no-op)", std::max(runs, 5), [] {}, [&] { return run(stage_argv); });
+    Measure noop = bench::measure("stackpin stage again (no-op)", std::max(runs, 5), stage_argv);
     // What proving the archive before a decoder sees it costs: the same SHA-256 pass over the
     // same file, alone (stage runs it first, then decodes while hashing a second time on another
     // thread, which costs no wall time).
@@ -163,8 +116,7 @@ int main(int argc, char** argv) {
                                          sha256_of(c.archive),
                                          "--size",
                                          std::to_string(fs::file_size(c.archive))};
-    Measure hash_first = measure(
-        "  of which the hash first (verify)", std::max(runs, 3), [] {}, [&] { return run(verify_argv); });
+    Measure hash_first = bench::measure("  of which the hash first (verify)", std::max(runs, 3), verify_argv);
     const Measure* fastest = &peers.front();
     for (const auto& p : peers)
       if (p.median < fastest->median) fastest = &p;

@@ -21,8 +21,6 @@
 
 namespace fs = std::filesystem;
 using bench::find;
-using bench::run;
-using bench::Run;
 using bench::sha256_of;
 using bench::warm;
 
@@ -96,50 +94,24 @@ int main(int argc, char** argv) {
     by_hand += "sha256sum " + quoted(p) + " >/dev/null; tar -xJf " + quoted(p) + " -C \"$D\"; ";
     python += "i=$((i+1)); python3 " + quoted(peer) + " " + quoted(p) + " \"$D/$i\" >/dev/null; ";
   }
-  struct Tool {
-    std::string name;
-    std::vector<std::string> argv;
-    bool stackpin = false;
-    std::vector<double> times;
-    long rss = 0;
-  };
   std::vector<std::string> stage_argv{
       stackpin.string(), "stage",      (work / "bench.toml").string(), "--archives", (work / "archives").string(), "--target", "linux",
       "--dest",          dest.string()};
-  std::vector<Tool> tools{{"sha256sum && tar -xJf, each in turn", {"sh", "-c", by_hand}, false, {}, 0},
-                          {"python3 python-peer.py, each in turn", {"sh", "-c", python}, false, {}, 0},
-                          {"stackpin stage (verify included)", stage_argv, true, {}, 0}};
-  for (int round = 0; round < runs; ++round)
-    for (auto& t : tools) {
-      fs::remove_all(dest);
-      if (!t.stackpin) fs::create_directories(dest);
-      sync();
-      Run r = run(t.argv);
-      if (r.status != 0) {
-        std::fprintf(stderr, "%s failed (exit %d)\n", t.name.c_str(), r.status);
-        return 1;
-      }
-      t.times.push_back(r.seconds);
-      t.rss = std::max(t.rss, r.max_rss_kb);
-    }
+  std::vector<bench::Tool> tools{{"sha256sum && tar -xJf, each in turn", {"sh", "-c", by_hand}, false, {}, 0},
+                                 {"python3 python-peer.py, each in turn", {"sh", "-c", python}, false, {}, 0},
+                                 {"stackpin stage (verify included)", stage_argv, true, {}, 0}};
+  bench::run_interleaved(tools, runs, dest);
   // the no-op restage of the tree the last stackpin run left
-  std::vector<double> noop;
-  long noop_rss = 0;
-  for (int i = 0; i < std::max(runs, 5); ++i) {
-    Run r = run(stage_argv);
-    if (r.status != 0) return 1;
-    noop.push_back(r.seconds);
-    noop_rss = std::max(noop_rss, r.max_rss_kb);
-  }
+  auto noop = bench::measure("stackpin stage again (no-op)", std::max(runs, 5), stage_argv);
   using bench::median;
-  double hand = median(tools[0].times), py = median(tools[1].times), stage = median(tools[2].times), again = median(noop);
+  double hand = median(tools[0].times), py = median(tools[1].times), stage = median(tools[2].times), again = noop.median;
   std::printf(
       "stackpin toolkit staging benchmark: CUDA 13 torch set (%zu archives) + %s, %.1f MiB of tar.xz, median of %d interleaved "
       "runs, warm page cache, %u cores\n\n",
       components.size(), name.c_str(), total / 1048576.0, runs, std::thread::hardware_concurrency());
   for (const auto& t : tools) std::printf("  %-40s %7.2f s   peak RSS %6.1f MiB\n", t.name.c_str(), median(t.times), t.rss / 1024.0);
-  std::printf("  %-40s %7.3f s   peak RSS %6.1f MiB\n\n", "stackpin stage again (no-op)", again, noop_rss / 1024.0);
-  long rss = std::max(tools[2].rss, noop_rss);
+  std::printf("  %-40s %7.3f s   peak RSS %6.1f MiB\n\n", noop.name.c_str(), again, noop.max_rss_kb / 1024.0);
+  long rss = std::max(tools[2].rss, noop.max_rss_kb);
   struct Check {
     std::string what;
     double value, target;
