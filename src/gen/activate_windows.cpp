@@ -19,6 +19,7 @@
 #include "gen/activate_windows.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "gen/quote.hpp"
 
@@ -38,7 +39,30 @@ std::string ps_list(const std::vector<std::string>& v) {
   return s + ")";
 }
 
-std::string python_hint(const WindowsActivation& a) { return "import os; os.add_dll_directory(" + py_quote(a.dll_dir) + ")"; }
+std::string python_hint(const WindowsActivation& a) {
+  std::string s = "import os";
+  for (const auto& d : first_path_dirs(a)) s += "; os.add_dll_directory(" + py_quote(d) + ")";
+  return s;
+}
+
+// What the tree holds, for the scripts' first line: "cuDNN 9.1.0.70", "CUDA 12.4 toolkit and cuDNN 9.1.0.70".
+std::string tree_what(const WindowsActivation& a) {
+  std::string cudnn = a.cudnn_version.empty() ? "" : "cuDNN " + a.cudnn_version;
+  if (a.toolkit_bin_dirs.empty()) return cudnn;
+  std::string toolkit = "CUDA " + a.cuda_version + " toolkit";
+  return cudnn.empty() ? toolkit : toolkit + " and " + cudnn;
+}
+
+// The directories check-cudnn.ps1 expects in the tree.
+std::vector<std::string> tree_dirs(const WindowsActivation& a) {
+  std::vector<std::string> out;
+  if (!a.dll_dir.empty()) out.push_back(a.dll_dir);
+  out.push_back(a.include_dir);
+  if (!a.import_lib.empty()) out.push_back(a.import_lib.substr(0, a.import_lib.rfind('\\')));
+  for (const auto& d : a.toolkit_bin_dirs)
+    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  return out;
+}
 
 // The functions both scripts use: PATH split as cmd.exe and stackpin read it, and the rule.
 const char* k_path_functions = R"PS(
@@ -89,18 +113,19 @@ function Get-EntryKind([string]$Dir) {
 
 // activate.ps1: its functions (one per job), then the main part.
 const char* k_activate_functions = R"PS(
-# The new PATH value: $CudnnBin first, other cuDNN trees out, no directory twice.
+# The new PATH value: $FirstDirs first (cuDNN's DLLs, the staged toolkit's bin), other cuDNN trees
+# out, no directory twice.
 function Get-NewPath([string]$Current) {
   $kept = New-Object System.Collections.Generic.List[string]
   $removed = New-Object System.Collections.Generic.List[string]
   $stale = New-Object System.Collections.Generic.List[string]
   $seen = New-Object System.Collections.Generic.List[string]
-  $ours = Get-FullDir $CudnnBin
+  $ours = @($FirstDirs | ForEach-Object { Get-FullDir $_ })
   foreach ($entry in Split-PathValue $Current) {
     $dir = Get-FullDir $entry
     $duplicate = @($seen | Where-Object { $_ -ieq $dir }).Count -gt 0
     $seen.Add($dir)
-    if ($dir -ieq $ours) { continue }
+    if ($ours -icontains $dir) { continue }
     $kind = Get-EntryKind $dir
     if ($duplicate -or $kind -eq 'cudnn-only') {
       $removed.Add($entry)
@@ -111,11 +136,12 @@ function Get-NewPath([string]$Current) {
     }
     $kept.Add($entry)
   }
-  $value = (@($CudnnBin) + $kept) -join ';'
+  $value = (@($FirstDirs) + $kept) -join ';'
   return [pscustomobject]@{ Value = $value; Removed = $removed; Stale = $stale }
 }
 
 function Get-MissingDlls {
+  if (-not $CudnnBin) { return @() }
   return @($CudnnDlls | Where-Object { -not (Test-Path -LiteralPath ([System.IO.Path]::Combine($CudnnBin, $_)) -PathType Leaf) })
 }
 
@@ -144,14 +170,14 @@ function Show-Plan($Plan, [string]$Where) {
     Write-Host '  delete it if nothing needs it (stackpin stage --remove-stale does for a cuda-merge tree)'
   }
   Write-Host ('new ' + $Where + ' PATH: ' + $Plan.Value)
-  Write-Host ('sets ' + $Where + ' CUDNN_PATH = ' + $CudnnRoot)
+  if ($CudnnVersion) { Write-Host ('sets ' + $Where + ' CUDNN_PATH = ' + $CudnnRoot) }
   if ($CudaPath) { Write-Host ('sets ' + $Where + ' CUDA_PATH = ' + $CudaPath + ' (replacing the value the CUDA installer set, if another)') }
   if ($CudaPath -and $CudaPathVar) { Write-Host ('sets ' + $Where + ' ' + $CudaPathVar + ' = ' + $CudaPath) }
 }
 
 function Set-SessionEnvironment([string]$Value) {
   $env:Path = $Value
-  $env:CUDNN_PATH = $CudnnRoot
+  if ($CudnnVersion) { $env:CUDNN_PATH = $CudnnRoot }
   if ($CudaPath) { $env:CUDA_PATH = $CudaPath }
   if ($CudaPath -and $CudaPathVar) { Set-Item -LiteralPath ('Env:' + $CudaPathVar) -Value $CudaPath -Confirm:$false }
 }
@@ -160,7 +186,7 @@ function Set-RegistryEnvironment([string]$Key, [string]$Value, $Kind) {
   # the registry value itself, keeping its type; never setx, which cuts PATH at 1024 characters
   # -Confirm:$false: one confirmation (ShouldProcess below) covers them all
   Set-ItemProperty -LiteralPath $Key -Name 'Path' -Value $Value -Type $Kind -Confirm:$false
-  Set-ItemProperty -LiteralPath $Key -Name 'CUDNN_PATH' -Value $CudnnRoot -Type String -Confirm:$false
+  if ($CudnnVersion) { Set-ItemProperty -LiteralPath $Key -Name 'CUDNN_PATH' -Value $CudnnRoot -Type String -Confirm:$false }
   if ($CudaPath) { Set-ItemProperty -LiteralPath $Key -Name 'CUDA_PATH' -Value $CudaPath -Type String -Confirm:$false }
   if ($CudaPath -and $CudaPathVar) { Set-ItemProperty -LiteralPath $Key -Name $CudaPathVar -Value $CudaPath -Type String -Confirm:$false }
   Send-EnvironmentChange
@@ -203,7 +229,7 @@ if ($WhatIfPreference) {
 if ($Scope -eq 'Machine' -and -not (Test-Administrator)) {
   throw 'Machine scope changes the system PATH: run this from an administrator PowerShell (or see the plan with -WhatIf)'
 }
-if (-not $PSCmdlet.ShouldProcess(($where + ' PATH'), ('put ' + $CudnnBin + ' first'))) { return }
+if (-not $PSCmdlet.ShouldProcess(($where + ' PATH'), ('put ' + ($FirstDirs -join ', ') + ' first'))) { return }
 
 if ($Scope -eq 'Process') {
   Set-SessionEnvironment $plan.Value
@@ -213,7 +239,7 @@ if ($Scope -eq 'Process') {
   Write-Host 'Terminals and programs that are already open keep their old PATH: open a new terminal.'
 }
 foreach ($entry in $plan.Removed) { Write-Host ('removed from PATH: ' + $entry) }
-Write-Host ('cuDNN DLLs first on PATH: ' + $CudnnBin)
+Write-Host ('first on PATH: ' + ($FirstDirs -join ', '))
 Write-Host 'Python 3.8+ does not search PATH for the DLLs of extension modules. Before importing, run'
 Write-Host ('  ' + $PythonLine)
 Write-Host 'or put that line, as it is (starting with "import"), into a .pth file such as stackpin-cudnn.pth in the'
@@ -231,7 +257,7 @@ function Add-Result([string]$Check, [string]$Status, [string]$Message, [string]$
 const char* k_check_tree = R"PS(
 # 1. the tree: its directories, every staged file and its SHA-256 (a half-copied or altered tree fails here)
 function Test-Tree {
-  foreach ($dir in @($CudnnBin, $Include, (Split-Path -Parent $ImportLib))) {
+  foreach ($dir in $TreeDirs) {
     if (-not (Test-Path -LiteralPath $dir -PathType Container)) {
       Add-Result 'tree' 'fail' ('directory missing: ' + $dir) ('copy the whole staged tree (stackpin stage --target windows) to ' + $CudnnRoot)
       return
@@ -267,6 +293,7 @@ function Test-Tree {
 const char* k_check_version = R"PS(
 # 2. the version cudnn_version.h says, and every DLL of this cuDNN
 function Test-Version {
+  if (-not $HeaderVersion) { return }
   $header = [System.IO.Path]::Combine($Include, 'cudnn_version.h')
   if (-not (Test-Path -LiteralPath $header -PathType Leaf)) {
     Add-Result 'version' 'fail' ('missing: ' + $header) 'copy the whole staged tree again'
@@ -288,6 +315,7 @@ function Test-Version {
 const char* k_check_path_order = R"PS(
 # 3. this cuDNN first on PATH: the process value, and the Machine and User values in the registry
 function Test-PathOrder {
+  if (-not $CudnnBin) { return }
   $ours = Get-FullDir $CudnnBin
   $entries = @(Split-PathValue $env:Path)
   $index = -1
@@ -344,6 +372,7 @@ function Test-CudaBins {
   $entries = @(Split-PathValue $env:Path | ForEach-Object { Get-FullDir $_ })
   $missing = @($CudaBins | Where-Object { $entries -inotcontains (Get-FullDir $_) })
   if ($missing.Count -eq 0) { Add-Result 'cuda-bin' 'ok' ('the CUDA toolkit on PATH: ' + ($CudaBins -join ', ')) '' }
+  elseif ($ToolkitHere) { Add-Result 'cuda-bin' 'fail' ('not on PATH: ' + ($missing -join ', ')) 'run activate.ps1 of this tree (-Scope Machine to make it permanent), then open a new terminal' }
   else { Add-Result 'cuda-bin' 'fail' ('not on PATH: ' + ($missing -join ', ')) 'install the pinned CUDA toolkit, or add its bin (and bin\x64 from CUDA 13) to the Machine PATH' }
 }
 )PS";
@@ -423,6 +452,16 @@ function Test-ProcessModules {
     $modules = @()
     try { $modules = @($p.Modules | Where-Object { $_.ModuleName -like 'cudnn*' -or $_.ModuleName -like 'cudart*' }) }
     catch { Add-Result 'process' 'note' ('cannot read the modules of ' + $Process + ' (pid ' + [string]$p.Id + '): ' + $_.Exception.Message) 'run this check from an administrator PowerShell of the same bitness'; continue }
+    if (-not $CudnnBin) {
+      $cudart = @($modules | Where-Object { $_.ModuleName -like 'cudart*' })
+      if ($cudart.Count -eq 0) { Add-Result 'process' 'note' ($Process + ' (pid ' + [string]$p.Id + ') has not loaded the CUDA runtime yet') 'run a CUDA call first'; continue }
+      foreach ($m in $cudart) {
+        $dir = Get-FullDir (Split-Path -Parent $m.FileName)
+        if (@($CudaBins | Where-Object { (Get-FullDir $_) -ieq $dir }).Count -gt 0) { Add-Result 'process' 'ok' ($Process + ' (pid ' + [string]$p.Id + ') loaded ' + $m.FileName) '' }
+        else { Add-Result 'process' 'fail' ($Process + ' (pid ' + [string]$p.Id + ') loaded ' + $m.FileName) 'another CUDA runtime wins for this process: it comes with the framework or from earlier on its DLL search path' }
+      }
+      continue
+    }
     $cudnn = @($modules | Where-Object { $_.ModuleName -like 'cudnn*' })
     if ($cudnn.Count -eq 0) { Add-Result 'process' 'note' ($Process + ' (pid ' + [string]$p.Id + ') has not loaded cuDNN yet') 'run a convolution first (cuDNN loads on first use)'; continue }
     foreach ($m in $modules) {
@@ -464,6 +503,19 @@ exit 0
 
 }  // namespace
 
+std::vector<std::string> first_path_dirs(const WindowsActivation& a) {
+  std::vector<std::string> out;
+  auto same = [](std::string x, std::string y) {
+    std::transform(x.begin(), x.end(), x.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(y.begin(), y.end(), y.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return x == y;
+  };
+  if (!a.dll_dir.empty()) out.push_back(a.dll_dir);
+  for (const auto& d : a.toolkit_bin_dirs)
+    if (std::none_of(out.begin(), out.end(), [&](const std::string& o) { return same(o, d); })) out.push_back(d);
+  return out;
+}
+
 RunHints run_hints(const std::string& script, bool in_session) {
   RunHints h;
   if (in_session)
@@ -481,8 +533,8 @@ RunHints run_hints(const std::string& script, bool in_session) {
 
 std::string render_activate_ps1(const WindowsActivation& a) {
   std::string s = k_utf8_bom;
-  s += "# Generated by stackpin: cuDNN " + a.cudnn_version + " (" + a.name + ") at " + comment_safe(a.cudnn_root) + "\n";
-  s += "# Puts this cuDNN's DLL directory first on PATH and takes out the entries that are other cuDNN trees.\n";
+  s += "# Generated by stackpin: " + tree_what(a) + " (" + a.name + ") at " + comment_safe(a.cudnn_root) + "\n";
+  s += "# Puts this tree's DLL directories first on PATH and takes out the entries that are other cuDNN trees.\n";
   s += "#   .\\activate.ps1                   this PowerShell session only\n";
   s += "#   .\\activate.ps1 -Scope Machine    persistently, for every user (administrator)\n";
   s += "#   .\\activate.ps1 -Scope User       persistently for you, but after the machine PATH (see below)\n";
@@ -495,6 +547,7 @@ std::string render_activate_ps1(const WindowsActivation& a) {
   s += "$CudnnBin = " + ps_quote(a.dll_dir) + "\n";
   s += "$CudnnVersion = " + ps_quote(a.cudnn_version) + "\n";
   s += "$CudnnDlls = " + ps_list(a.dlls) + "\n";
+  s += "$FirstDirs = " + ps_list(first_path_dirs(a)) + "\n";
   s += "$CudaPath = " + ps_quote(a.cuda_path) + "\n";
   s += "$CudaPathVar = " + ps_quote(a.cuda_version.empty() ? "" : version_var(a.cuda_version)) + "\n";
   s += "$CudnnPatterns = " + ps_list(a.cudnn_patterns) + "\n";
@@ -508,7 +561,7 @@ std::string render_activate_ps1(const WindowsActivation& a) {
 
 std::string render_check_ps1(const WindowsActivation& a) {
   std::string s = k_utf8_bom;
-  s += "# Generated by stackpin: checks cuDNN " + a.cudnn_version + " (" + a.name + ") at " + comment_safe(a.cudnn_root) + "\n";
+  s += "# Generated by stackpin: checks " + tree_what(a) + " (" + a.name + ") at " + comment_safe(a.cudnn_root) + "\n";
   s += "# Run it after activate.ps1: in the same PowerShell (the default -Scope Process changes only that session),\n";
   s += "# or in a new one after -Scope Machine. One line per check, then a summary; exits 1 when a check fails.\n";
   s += "#   .\\check-cudnn.ps1                  every check\n";
@@ -524,6 +577,8 @@ std::string render_check_ps1(const WindowsActivation& a) {
   s += "$CudnnDlls = " + ps_list(a.dlls) + "\n";
   s += "$HeaderVersion = " + ps_quote(a.header_version) + "\n";
   s += "$CudaBins = " + ps_list(a.cuda_bin_dirs) + "\n";
+  s += std::string("$ToolkitHere = ") + (a.toolkit_bin_dirs.empty() ? "$false" : "$true") + "\n";
+  s += "$TreeDirs = " + ps_list(tree_dirs(a)) + "\n";
   s += std::string("$NeedZlib = ") + (a.zlibwapi_needed ? "$true" : "$false") + "\n";
   s += "$MinDriver = " + ps_quote(a.min_driver) + "\n";
   s += "$CudnnPatterns = " + ps_list(a.cudnn_patterns) + "\n";
@@ -540,22 +595,21 @@ std::string render_check_ps1(const WindowsActivation& a) {
 }
 
 util::Result<std::string> render_activate_cmd(const WindowsActivation& a) {
-  auto bin = cmd_quote("STACKPIN_CUDNN_BIN=" + a.dll_dir);
-  auto root = cmd_quote("CUDNN_PATH=" + a.cudnn_root);
-  if (!bin) return std::move(bin).error();
-  if (!root) return std::move(root).error();
+  auto dirs = first_path_dirs(a);
   std::string s;
   s += "@echo off\n";
-  s += "rem Generated by stackpin: cuDNN " + a.cudnn_version + " (" + a.name + ")\n";
-  s += "rem Puts this cuDNN's DLL directory first on PATH for this cmd.exe only (no persistent change;\n";
+  s += "rem Generated by stackpin: " + tree_what(a) + " (" + a.name + ")\n";
+  s += "rem Puts this tree's DLL directories first on PATH for this cmd.exe only (no persistent change;\n";
   s += "rem use activate.ps1 -Scope Machine for that). Run it, do not start it: call activate.cmd\n";
   s += "rem The paths below are UTF-8: the code page is 65001 while this runs, then the one it was.\n";
   s += "set \"STACKPIN_CODEPAGE=\"\n";
   // the number after the colon ("Active code page: 437", "Aktive Codepage: 850."); %%~nd drops a trailing dot
   s += "for /f \"tokens=2 delims=:\" %%c in ('chcp') do for %%d in (%%c) do set \"STACKPIN_CODEPAGE=%%~nd\"\n";
   s += "chcp 65001 >nul\n";
-  s += "set " + *bin + "\n";
-  s += "set " + *root + "\n";
+  if (!a.cudnn_version.empty()) {
+    SP_TRY_ASSIGN(auto root, cmd_quote("CUDNN_PATH=" + a.cudnn_root));
+    s += "set " + root + "\n";
+  }
   if (!a.cuda_path.empty()) {
     SP_TRY_ASSIGN(auto cuda, cmd_quote("CUDA_PATH=" + a.cuda_path));
     s += "set " + cuda + "\n";
@@ -564,25 +618,30 @@ util::Result<std::string> render_activate_cmd(const WindowsActivation& a) {
       s += "set " + var + "\n";
     }
   }
-  // The substitution %VAR:old=new% reads the directory a second time (call): an '=' in it would
-  // end the search text, a '%' or '^' be active again, a '!' eaten by delayed expansion. Such a
-  // directory is put first without taking its other copies out.
-  if (a.dll_dir.find_first_of("%=^!") == std::string::npos) {
-    s += "rem remove every existing copy of the entry (case-insensitively), then put it first; each substitution\n";
-    s += "rem runs twice, since ;X;X; loses only every other copy in one pass\n";
-    s += "set \"STACKPIN_PATH=;%PATH%;\"\n";
-    for (int pass = 0; pass < 2; ++pass) {
-      s += "call set \"STACKPIN_PATH=%%STACKPIN_PATH:;%STACKPIN_CUDNN_BIN%;=;%%\"\n";
-      s += "call set \"STACKPIN_PATH=%%STACKPIN_PATH:;%STACKPIN_CUDNN_BIN%\\;=;%%\"\n";
+  // last first, so that the first ends up in front
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+    SP_TRY_ASSIGN(auto dir, cmd_quote("STACKPIN_DIR=" + *it));
+    s += "set " + dir + "\n";
+    // The substitution %VAR:old=new% reads the directory a second time (call): an '=' in it would
+    // end the search text, a '%' or '^' be active again, a '!' eaten by delayed expansion. Such a
+    // directory is put first without taking its other copies out.
+    if (it->find_first_of("%=^!") == std::string::npos) {
+      s += "rem remove every existing copy of the entry (case-insensitively), then put it first; each substitution\n";
+      s += "rem runs twice, since ;X;X; loses only every other copy in one pass\n";
+      s += "set \"STACKPIN_PATH=;%PATH%;\"\n";
+      for (int pass = 0; pass < 2; ++pass) {
+        s += "call set \"STACKPIN_PATH=%%STACKPIN_PATH:;%STACKPIN_DIR%;=;%%\"\n";
+        s += "call set \"STACKPIN_PATH=%%STACKPIN_PATH:;%STACKPIN_DIR%\\;=;%%\"\n";
+      }
+      s += "set \"PATH=%STACKPIN_DIR%%STACKPIN_PATH:~0,-1%\"\n";
+      s += "set \"STACKPIN_PATH=\"\n";
+    } else {
+      s += "rem the directory holds % = ^ or !, which cmd's substitution cannot search for: it is put first only\n";
+      s += "set \"PATH=%STACKPIN_DIR%;%PATH%\"\n";
     }
-    s += "set \"PATH=%STACKPIN_CUDNN_BIN%%STACKPIN_PATH:~0,-1%\"\n";
-    s += "set \"STACKPIN_PATH=\"\n";
-  } else {
-    s += "rem the directory holds % = ^ or !, which cmd's substitution cannot search for: it is put first only\n";
-    s += "set \"PATH=%STACKPIN_CUDNN_BIN%;%PATH%\"\n";
+    s += "echo first on PATH: \"%STACKPIN_DIR%\"\n";
   }
-  s += "echo cuDNN DLLs first on PATH: \"%STACKPIN_CUDNN_BIN%\"\n";
-  s += "set \"STACKPIN_CUDNN_BIN=\"\n";
+  s += "set \"STACKPIN_DIR=\"\n";
   s += "if defined STACKPIN_CODEPAGE chcp %STACKPIN_CODEPAGE% >nul\n";
   s += "set \"STACKPIN_CODEPAGE=\"\n";
   // CRLF: cmd's parser (labels, goto, line continuations) is only reliable with Windows line ends

@@ -200,20 +200,101 @@ TEST(CliStageToolkit, ActivationPutsTheToolkitsBinFirstOnPath) {
   EXPECT_EQ(run.out, dest.string() + "|" + dest.string() + "/bin:/usr/bin:/bin\n" + dest.string() + "/bin/nvcc\n") << show(run);
 }
 
-// An arm64 server's tree is staged on this machine from NVIDIA's linux-sbsa archives.
-TEST(CliStageToolkit, StagesTheLinuxSbsaTreeOnAnyHost) {
-  ScratchDir dir;
-  std::vector<std::pair<std::string, fixtures::Info>> archives;
-  for (const auto& [c, v] : k_components)
-    archives.push_back({c, fixtures::make_cuda_component(dir.path() / "archives", c, v, {}, "linux-sbsa")});
-  testing_support::write_file(dir.path() / "stack.toml",
-                              fixtures::local_toolkit_manifest("12.4.1", {"runtime", "cufft"}, archives, "", "linux-sbsa"));
-  auto dest = dir.path() / "arm64";
-  auto r = stackpin({"stage", (dir.path() / "stack.toml").string(), "--archives", (dir.path() / "archives").string(), "--target", "linux",
-                     "--platform", "linux-sbsa", "--dest", dest.string()});
-  ASSERT_EQ(r.exit_code, 0) << show(r);
-  EXPECT_EQ(fs::read_symlink(dest / "lib64/libcudart.so.12"), "libcudart.so.12.4.127");
-  auto receipt = nlohmann::json::parse(slurp(dest / ".stackpin/receipt.json"));
-  EXPECT_EQ(receipt["platform"], "linux-sbsa");
-  EXPECT_EQ(receipt["cuda"]["archives"][0]["file"], "cuda_cudart-linux-sbsa-12.4.127-archive.tar.xz");
+// Arm64 trees are staged on this machine from NVIDIA's own archives: linux-sbsa for Arm servers,
+// linux-aarch64 for Jetson.
+TEST(CliStageToolkit, StagesTheArm64TreesOnAnyHost) {
+  for (const std::string platform : {"linux-sbsa", "linux-aarch64"}) {
+    SCOPED_TRACE(platform);
+    ScratchDir dir;
+    std::vector<std::pair<std::string, fixtures::Info>> archives;
+    for (const auto& [c, v] : k_components)
+      archives.push_back({c, fixtures::make_cuda_component(dir.path() / "archives", c, v, {}, platform)});
+    testing_support::write_file(dir.path() / "stack.toml",
+                                fixtures::local_toolkit_manifest("12.4.1", {"runtime", "cufft"}, archives, "", platform));
+    auto dest = dir.path() / "arm64";
+    auto r = stackpin({"stage", (dir.path() / "stack.toml").string(), "--archives", (dir.path() / "archives").string(), "--target", "linux",
+                       "--platform", platform, "--dest", dest.string()});
+    ASSERT_EQ(r.exit_code, 0) << show(r);
+    EXPECT_EQ(fs::read_symlink(dest / "lib64/libcudart.so.12"), "libcudart.so.12.4.127");
+    auto receipt = nlohmann::json::parse(slurp(dest / ".stackpin/receipt.json"));
+    EXPECT_EQ(receipt["platform"], platform);
+    EXPECT_EQ(receipt["cuda"]["archives"][0]["file"], "cuda_cudart-" + platform + "-12.4.127-archive.tar.xz");
+  }
+}
+
+// The Windows tree is the layout NVIDIA's installer gives ...\CUDA\vX.Y: bin\ (CUDA 13: the DLLs
+// in bin\x64\), include\, lib\x64\, with cuDNN in it; the activation scripts set CUDA_PATH and
+// CUDA_PATH_VX_Y to the tree's place on the Windows machine and put its bin directories first on PATH.
+TEST(CliStageToolkit, StagesTheWindowsToolkitInTheInstallersLayout) {
+  struct Case {
+    std::string cuda, tag;
+    std::vector<std::pair<std::string, std::string>> components;
+    bool cudnn;
+    std::vector<std::string> dlls, bins;
+  };
+  const std::vector<Case> cases{
+      {"12.4.1",
+       "v12.4",
+       {{"cuda_cudart", "12.4.127"}, {"cuda_nvcc", "12.4.131"}, {"libcublas", "12.4.5.8"}},
+       true,
+       {"bin/cudart64_12.dll", "bin/cublas64_12.dll", "bin/cudnn64_9.dll"},
+       {"bin"}},
+      {"13.0.2", "v13.0", {{"cuda_cudart", "13.0.96"}, {"cuda_nvcc", "13.0.88"}}, false, {"bin/x64/cudart64_13.dll"}, {"bin", "bin\\x64"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.cuda);
+    ScratchDir dir;
+    std::vector<std::pair<std::string, fixtures::Info>> archives;
+    std::vector<std::string> names;
+    for (const auto& [component, version] : c.components) {
+      archives.push_back({component, fixtures::make_cuda_component(dir.path() / "archives", component, version, {}, "windows-x86_64")});
+      names.push_back(component);
+    }
+    const std::string root = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\" + c.tag;
+    std::string extra = "[targets.windows]\nlayout = \"isolated\"\nprefix = '" + root + "'\n";
+    if (c.cudnn) {
+      auto cudnn = fixtures::make_cudnn_windows(dir.path() / "archives", "9.1.0.70", 12);
+      extra =
+          "[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n\n[[cudnn.archives]]\nplatform = \"windows-x86_64\"\norigin = \"local\"\nfile = \"" +
+          cudnn.path.filename().string() + "\"\nsha256 = \"" + cudnn.sha256 + "\"\nsize = " + std::to_string(cudnn.size) + "\n\n" + extra;
+    }
+    testing_support::write_file(dir.path() / "stack.toml",
+                                fixtures::local_toolkit_manifest(c.cuda, names, archives, extra, "windows-x86_64"));
+    auto dest = dir.path() / "win";
+    auto r = stackpin({"stage", (dir.path() / "stack.toml").string(), "--archives", (dir.path() / "archives").string(), "--target",
+                       "windows", "--dest", dest.string()});
+    ASSERT_EQ(r.exit_code, 0) << show(r);
+    for (const auto& dll : c.dlls) EXPECT_TRUE(fs::is_regular_file(dest / dll)) << dll;
+    for (const char* f : {"bin/nvcc.exe", "nvvm/bin/cicc.exe", "lib/x64/cudart.lib", "include/cuda_runtime.h",
+                          "share/doc/cuda_cudart/LICENSE", "version.json"})
+      EXPECT_TRUE(fs::is_regular_file(dest / f)) << f;
+    EXPECT_FALSE(fs::exists(dest / "lib64")) << "lib\\x64 stays as NVIDIA ships it on Windows";
+    EXPECT_EQ(fs::exists(dest / "include/cudnn.h"), c.cudnn);
+    auto version = nlohmann::json::parse(slurp(dest / "version.json"));
+    EXPECT_EQ(version["cuda"]["version"], c.cuda);
+    EXPECT_EQ(version["cuda_cudart"]["version"], c.components[0].second);
+
+    std::string var = "CUDA_PATH_V" + c.tag.substr(1, c.tag.find('.') - 1) + "_" + c.tag.substr(c.tag.find('.') + 1);
+    std::string first = "@(";
+    for (std::size_t i = 0; i < c.bins.size(); ++i) first += std::string(i ? ", " : "") + "'" + root + "\\" + c.bins[i] + "'";
+    first += ")";
+    auto ps1 = slurp(dest / ".stackpin/activate.ps1");
+    EXPECT_NE(ps1.find("$CudaPath = '" + root + "'\n"), std::string::npos) << ps1;
+    EXPECT_NE(ps1.find("$CudaPathVar = '" + var + "'\n"), std::string::npos);
+    EXPECT_NE(ps1.find("$FirstDirs = " + first + "\n"), std::string::npos) << ps1.substr(0, 2000);
+    auto cmd = slurp(dest / ".stackpin/activate.cmd");
+    EXPECT_NE(cmd.find("set \"CUDA_PATH=" + root + "\"\r\n"), std::string::npos) << cmd;
+    EXPECT_NE(cmd.find("set \"" + var + "=" + root + "\"\r\n"), std::string::npos);
+    EXPECT_EQ(cmd.find("CUDNN_PATH") != std::string::npos, c.cudnn) << "CUDNN_PATH only where the tree holds cuDNN";
+    for (const auto& b : c.bins) EXPECT_NE(cmd.find("set \"STACKPIN_DIR=" + root + "\\" + b + "\"\r\n"), std::string::npos) << b;
+    auto check = slurp(dest / ".stackpin/check-cudnn.ps1");
+    EXPECT_NE(check.find("$ToolkitHere = $true"), std::string::npos);
+    EXPECT_NE(check.find("$CudaBins = " + first), std::string::npos);
+    EXPECT_NE(check.find("lib\\x64\\cudart.lib"), std::string::npos) << "the check script hashes every staged file";
+
+    auto again = stackpin({"stage", (dir.path() / "stack.toml").string(), "--archives", (dir.path() / "archives").string(), "--target",
+                           "windows", "--dest", dest.string(), "--json"});
+    ASSERT_EQ(again.exit_code, 0) << show(again);
+    EXPECT_EQ(nlohmann::json::parse(again.out)["report"]["no_op"], true);
+  }
 }

@@ -503,6 +503,33 @@ std::vector<Entry> cuda_component_entries(const std::string& component, const st
   };
   auto header = [&](const std::string& h) { es.push_back(file_entry(top + "/include/" + h, "/* " + component + " " + version + " */\n")); };
   es.push_back(dir_entry(top + "/include"));
+  std::string base = component.rfind("cuda_", 0) == 0 ? component.substr(5)
+                     : component.rfind("lib", 0) == 0 ? component.substr(3)
+                                                      : component;
+  if (platform.rfind("windows", 0) == 0) {
+    // bin\ (CUDA 13: bin\x64\) holds the DLLs and programs, lib\x64\ the import libraries
+    const std::string pe("MZ\x90\x00", 4);
+    const std::string bin = top + (std::stoi(major) >= 13 ? "/bin/x64" : "/bin");
+    es.push_back(dir_entry(top + "/bin"));
+    if (bin != top + "/bin") es.push_back(dir_entry(bin));
+    if (component == "cuda_nvcc") {
+      es.push_back(file_entry(top + "/bin/nvcc.exe", pseudo_random("nvcc.exe", 4096, pe)));
+      es.push_back(file_entry(top + "/bin/ptxas.exe", pseudo_random("ptxas.exe", 4096, pe)));
+      header("crt/host_config.h");
+      es.push_back(file_entry(top + "/nvvm/bin/cicc.exe", pseudo_random("cicc.exe", 4096, pe)));
+      es.push_back(file_entry(top + "/nvvm/libdevice/libdevice.10.bc", pseudo_random("libdevice", 1024, "BC")));
+      return es;
+    }
+    if (component == "cuda_cudart") {
+      header("cuda_runtime.h");
+      header("cuda_runtime_api.h");
+    } else {
+      header(base + ".h");
+    }
+    es.push_back(file_entry(bin + "/" + base + "64_" + major + ".dll", pseudo_random(base + ".dll", 4096, pe)));
+    es.push_back(file_entry(top + "/lib/x64/" + base + ".lib", pseudo_random(base + ".lib", 1024, "!<arch>\n")));
+    return es;
+  }
   if (component == "cuda_nvcc") {
     es.push_back(dir_entry(top + "/bin"));
     es.push_back(file_entry(top + "/bin/nvcc", "#!/bin/sh\necho nvcc fixture " + version + "\n", 0755));
@@ -521,9 +548,6 @@ std::vector<Entry> cuda_component_entries(const std::string& component, const st
     es.push_back(file_entry(top + "/lib/stubs/libcuda.so", pseudo_random("libcuda-stub", 2048, elf), 0755));
     return es;
   }
-  std::string base = component.rfind("cuda_", 0) == 0 ? component.substr(5)
-                     : component.rfind("lib", 0) == 0 ? component.substr(3)
-                                                      : component;
   header(base + ".h");
   library("lib" + base);
   return es;
@@ -535,7 +559,7 @@ Info make_cuda_component(const fs::path& dir, const std::string& component, cons
   fs::path out = dir / cuda_component_archive_name(component, platform, version);
   auto es = cuda_component_entries(component, version, platform);
   es.insert(es.end(), extra.begin(), extra.end());
-  write_archive(out, Format::tar_xz, es);
+  write_archive(out, platform.rfind("windows", 0) == 0 ? Format::zip : Format::tar_xz, es);
   return info(out);
 }
 

@@ -100,12 +100,15 @@ Info make_cudnn_linux_elf(const fs::path& dir, const fs::path& stems_dir, const 
 std::string local_manifest(const std::string& cudnn_version, int cuda_major, const std::string& cuda_version,
                            const std::vector<std::pair<std::string, Info>>& platform_archives, const std::string& extra = "");
 
-// CUDA toolkit component archives in NVIDIA's redist layout (Linux, tar.xz): top directory
+// CUDA toolkit component archives in NVIDIA's redist layout (Linux: tar.xz): top directory
 // "<component>-<platform>-<version>-archive/" holding LICENSE and what the component's kind puts
 // there: cuda_cudart include/cuda_runtime.h, cuda_runtime_api.h, lib/libcudart.so.<version> with its
 // .so.<major> and .so links, libcudart_static.a and lib/stubs/libcuda.so; cuda_nvcc bin/nvcc,
 // bin/ptxas, include/crt/host_config.h and nvvm/bin/cicc, nvvm/libdevice/libdevice.10.bc; any other
 // component C (cuda_X or libX) include/X.h and lib/libX.so.<version> with its links.
+// A windows-* platform gives the Windows layout (zip): bin\<base>64_<major>.dll (bin\x64\ when the
+// component's major is 13 or more, as CUDA 13 moved its DLLs), lib\x64\<base>.lib, the headers;
+// cuda_nvcc bin\nvcc.exe, bin\ptxas.exe, nvvm\bin\cicc.exe and libdevice.
 // `version` is the component's own ("12.4.127"); its first part is the library's SONAME major.
 std::string cuda_component_archive_name(const std::string& component, const std::string& platform, const std::string& version);
 std::vector<Entry> cuda_component_entries(const std::string& component, const std::string& version,

@@ -152,7 +152,7 @@ TEST(ActivatePs1, KeepsTheRegistryTypeAndNeverUsesSetx) {
 TEST(ActivateCmd, QuotesPercentAndRefusesDoubleQuotes) {
   auto text = gen::render_activate_cmd(windows("C:\\100% & more"));
   ASSERT_TRUE(text.ok());
-  EXPECT_NE(text->find("set \"STACKPIN_CUDNN_BIN=C:\\100%% & more\\bin\"\r\n"), std::string::npos) << *text;
+  EXPECT_NE(text->find("set \"STACKPIN_DIR=C:\\100%% & more\\bin\"\r\n"), std::string::npos) << *text;
   auto bad = gen::render_activate_cmd(windows("C:\\say \"hi\""));
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, util::ErrorCode::unsupported);

@@ -77,7 +77,54 @@ std::vector<Script> every_script() {
       if (auto c = gen::render_activate_cmd(w)) out.push_back({"activate.cmd of " + what, *c, true});
     }
   }
+  // trees that hold the toolkit (what stage writes for [cuda] components): with cuDNN, and alone
+  for (const auto& prefix : hostile_prefixes()) {
+    for (bool with_cudnn : {true, false}) {
+      auto w = activation("cu130-cudnn913.toml", prefix);
+      w.cuda_path = w.cudnn_root;
+      w.cuda_version = "13.0";
+      w.toolkit_bin_dirs = {w.cudnn_root + "\\bin", w.cudnn_root + "\\bin\\x64"};
+      w.cuda_bin_dirs = w.toolkit_bin_dirs;
+      if (!with_cudnn) {
+        w.dll_dir.clear();
+        w.import_lib.clear();
+        w.cudnn_version.clear();
+        w.dlls.clear();
+        w.header_version.clear();
+      }
+      std::string what = std::string(with_cudnn ? "toolkit and cuDNN" : "toolkit") + " at " + w.cudnn_root;
+      out.push_back({"activate.ps1 of " + what, gen::render_activate_ps1(w)});
+      out.push_back({"check-cudnn.ps1 of " + what, gen::render_check_ps1(w)});
+      if (auto c = gen::render_activate_cmd(w)) out.push_back({"activate.cmd of " + what, *c, true});
+    }
+  }
   return out;
+}
+
+// A toolkit tree's scripts put each of its bin directories first, once, after cuDNN's DLL
+// directory, and the Python line adds each of them.
+TEST(WindowsScripts, AToolkitTreePutsItsBinDirectoriesFirst) {
+  auto w = activation("cu130-cudnn913.toml", "D:\\CUDA\\v13.0");
+  w.cuda_path = w.cudnn_root;
+  w.cuda_version = "13.0";
+  w.toolkit_bin_dirs = {"D:\\CUDA\\v13.0\\bin", "D:\\CUDA\\v13.0\\bin\\x64"};
+  auto dirs = gen::first_path_dirs(w);
+  ASSERT_EQ(dirs.size(), 2u) << "cuDNN 9.13 keeps its DLLs in bin\\, the toolkit's own bin: named once";
+  EXPECT_EQ(dirs[0], "D:\\CUDA\\v13.0\\bin");
+  auto ps1 = gen::render_activate_ps1(w);
+  EXPECT_NE(ps1.find("$FirstDirs = @('D:\\CUDA\\v13.0\\bin', 'D:\\CUDA\\v13.0\\bin\\x64')"), std::string::npos);
+  std::string python =
+      "import os; os.add_dll_directory(" + gen::py_quote(dirs[0]) + "); os.add_dll_directory(" + gen::py_quote(dirs[1]) + ")";
+  EXPECT_NE(ps1.find("$PythonLine = " + gen::ps_quote(python)), std::string::npos) << ps1;
+  auto cmd = gen::render_activate_cmd(w);
+  ASSERT_TRUE(cmd.ok());
+  // the last is put first before the first, so that the first ends up in front
+  auto x64 = cmd->find("set \"STACKPIN_DIR=D:\\CUDA\\v13.0\\bin\\x64\"");
+  auto bin = cmd->find("set \"STACKPIN_DIR=D:\\CUDA\\v13.0\\bin\"");
+  ASSERT_NE(x64, std::string::npos);
+  ASSERT_NE(bin, std::string::npos);
+  EXPECT_LT(x64, bin);
+  EXPECT_NE(cmd->find("set \"CUDA_PATH_V13_0=D:\\CUDA\\v13.0\""), std::string::npos);
 }
 
 TEST(WindowsScripts, EveryGeneratedScriptPassesTheLint) {
@@ -252,7 +299,7 @@ TEST(WindowsScripts, TheCmdScriptNeverSearchesForADirectoryItCannotQuote) {
     auto cmd = gen::render_activate_cmd(activation("cu118-cudnn880-win.toml", prefix));
     ASSERT_TRUE(cmd.ok()) << prefix;
     EXPECT_EQ(cmd->find("call set"), std::string::npos) << prefix;
-    EXPECT_NE(cmd->find("set \"PATH=%STACKPIN_CUDNN_BIN%;%PATH%\""), std::string::npos) << prefix;
+    EXPECT_NE(cmd->find("set \"PATH=%STACKPIN_DIR%;%PATH%\""), std::string::npos) << prefix;
   }
   auto plain = gen::render_activate_cmd(activation("cu118-cudnn880-win.toml"));
   ASSERT_TRUE(plain.ok());

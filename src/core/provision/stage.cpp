@@ -120,9 +120,36 @@ Activation activation_for(const model::Manifest& m, const knowledge::KnowledgeBa
     if (name == "cudnn.lib") implib = f.path;
   }
   auto w = windows_activation_for_tree(m, kb, r.prefix, dll_dir, implib);
-  if (auto s = check_path_entry(w.dll_dir); !s) {
-    out.note = "activation scripts not written: " + s.error().message;
-    return out;
+  if (!m.cudnn) {  // a toolkit alone
+    w.dll_dir.clear();
+    w.import_lib.clear();
+  }
+  if (!r.cuda_version.empty()) {
+    // the toolkit is this tree: CUDA_PATH is its root, and its bin directories (where the staged
+    // DLLs and programs are: bin\, CUDA 13's bin\x64\) go on PATH
+    w.cuda_path = w.cudnn_root;
+    auto v = model::Version::parse(r.cuda_version);
+    w.cuda_version = v ? v->prefix(2) : r.cuda_version;
+    std::set<std::string> bins;
+    for (const auto& f : r.files) {
+      std::string lower = util::to_lower(f.path);
+      bool program = lower.ends_with(".dll") || lower.ends_with(".exe");
+      std::string dir = fs::path(f.path).parent_path().generic_string();
+      if (program && (dir == "bin" || dir.rfind("bin/", 0) == 0)) bins.insert(dir);
+    }
+    w.toolkit_bin_dirs.clear();
+    w.cuda_bin_dirs.clear();
+    for (std::string dir : bins) {
+      std::replace(dir.begin(), dir.end(), '/', '\\');
+      w.toolkit_bin_dirs.push_back(w.cudnn_root + "\\" + dir);
+    }
+    w.cuda_bin_dirs = w.toolkit_bin_dirs;
+  }
+  for (const auto& dir : gen::first_path_dirs(w)) {
+    if (auto s = check_path_entry(dir); !s) {
+      out.note = "activation scripts not written: " + s.error().message;
+      return out;
+    }
   }
   // the check script carries every staged file's hash, so that the Windows machine can tell a
   // half-copied or altered tree by itself
@@ -253,9 +280,6 @@ util::Result<StageRun> resolve(const model::Manifest& m, const knowledge::Knowle
   if (!m.cudnn && !toolkit)
     return util::Error(util::ErrorCode::invalid, m.path + " pins neither [cudnn] nor [cuda] components")
         .with_hint("add [cudnn] version, or [cuda] components = [\"runtime\"] to stage the toolkit");
-  if (toolkit && o.target == model::Target::windows)
-    return util::Error(util::ErrorCode::unsupported, "staging CUDA toolkit components for --target windows is not supported yet")
-        .with_hint("stage the toolkit for Linux or WSL2 (--target linux), or remove [cuda] components to stage cuDNN alone");
   auto dest = model::resolve_dest(o.target, o.dest, m);
   if (!dest) {
     if (o.target == model::Target::windows)

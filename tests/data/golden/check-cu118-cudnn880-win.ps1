@@ -14,6 +14,8 @@ $MainDll = 'cudnn64_8.dll'
 $CudnnDlls = @('cudnn64_8.dll', 'cudnn_adv_infer64_8.dll', 'cudnn_adv_train64_8.dll', 'cudnn_cnn_infer64_8.dll', 'cudnn_cnn_train64_8.dll', 'cudnn_ops_infer64_8.dll', 'cudnn_ops_train64_8.dll')
 $HeaderVersion = '8.8.0'
 $CudaBins = @('C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.8\bin')
+$ToolkitHere = $false
+$TreeDirs = @('C:\tools\cudnn\v8.8.0\bin', 'C:\tools\cudnn\v8.8.0\include', 'C:\tools\cudnn\v8.8.0\lib\x64')
 $NeedZlib = $true
 $MinDriver = '520.06'
 $CudnnPatterns = @('cudnn*64_*.dll')
@@ -72,7 +74,7 @@ function Add-Result([string]$Check, [string]$Status, [string]$Message, [string]$
 
 # 1. the tree: its directories, every staged file and its SHA-256 (a half-copied or altered tree fails here)
 function Test-Tree {
-  foreach ($dir in @($CudnnBin, $Include, (Split-Path -Parent $ImportLib))) {
+  foreach ($dir in $TreeDirs) {
     if (-not (Test-Path -LiteralPath $dir -PathType Container)) {
       Add-Result 'tree' 'fail' ('directory missing: ' + $dir) ('copy the whole staged tree (stackpin stage --target windows) to ' + $CudnnRoot)
       return
@@ -106,6 +108,7 @@ function Test-Tree {
 
 # 2. the version cudnn_version.h says, and every DLL of this cuDNN
 function Test-Version {
+  if (-not $HeaderVersion) { return }
   $header = [System.IO.Path]::Combine($Include, 'cudnn_version.h')
   if (-not (Test-Path -LiteralPath $header -PathType Leaf)) {
     Add-Result 'version' 'fail' ('missing: ' + $header) 'copy the whole staged tree again'
@@ -125,6 +128,7 @@ function Test-Version {
 
 # 3. this cuDNN first on PATH: the process value, and the Machine and User values in the registry
 function Test-PathOrder {
+  if (-not $CudnnBin) { return }
   $ours = Get-FullDir $CudnnBin
   $entries = @(Split-PathValue $env:Path)
   $index = -1
@@ -177,6 +181,7 @@ function Test-CudaBins {
   $entries = @(Split-PathValue $env:Path | ForEach-Object { Get-FullDir $_ })
   $missing = @($CudaBins | Where-Object { $entries -inotcontains (Get-FullDir $_) })
   if ($missing.Count -eq 0) { Add-Result 'cuda-bin' 'ok' ('the CUDA toolkit on PATH: ' + ($CudaBins -join ', ')) '' }
+  elseif ($ToolkitHere) { Add-Result 'cuda-bin' 'fail' ('not on PATH: ' + ($missing -join ', ')) 'run activate.ps1 of this tree (-Scope Machine to make it permanent), then open a new terminal' }
   else { Add-Result 'cuda-bin' 'fail' ('not on PATH: ' + ($missing -join ', ')) 'install the pinned CUDA toolkit, or add its bin (and bin\x64 from CUDA 13) to the Machine PATH' }
 }
 
@@ -248,6 +253,16 @@ function Test-ProcessModules {
     $modules = @()
     try { $modules = @($p.Modules | Where-Object { $_.ModuleName -like 'cudnn*' -or $_.ModuleName -like 'cudart*' }) }
     catch { Add-Result 'process' 'note' ('cannot read the modules of ' + $Process + ' (pid ' + [string]$p.Id + '): ' + $_.Exception.Message) 'run this check from an administrator PowerShell of the same bitness'; continue }
+    if (-not $CudnnBin) {
+      $cudart = @($modules | Where-Object { $_.ModuleName -like 'cudart*' })
+      if ($cudart.Count -eq 0) { Add-Result 'process' 'note' ($Process + ' (pid ' + [string]$p.Id + ') has not loaded the CUDA runtime yet') 'run a CUDA call first'; continue }
+      foreach ($m in $cudart) {
+        $dir = Get-FullDir (Split-Path -Parent $m.FileName)
+        if (@($CudaBins | Where-Object { (Get-FullDir $_) -ieq $dir }).Count -gt 0) { Add-Result 'process' 'ok' ($Process + ' (pid ' + [string]$p.Id + ') loaded ' + $m.FileName) '' }
+        else { Add-Result 'process' 'fail' ($Process + ' (pid ' + [string]$p.Id + ') loaded ' + $m.FileName) 'another CUDA runtime wins for this process: it comes with the framework or from earlier on its DLL search path' }
+      }
+      continue
+    }
     $cudnn = @($modules | Where-Object { $_.ModuleName -like 'cudnn*' })
     if ($cudnn.Count -eq 0) { Add-Result 'process' 'note' ($Process + ' (pid ' + [string]$p.Id + ') has not loaded cuDNN yet') 'run a convolution first (cuDNN loads on first use)'; continue }
     foreach ($m in $modules) {

@@ -24,6 +24,10 @@ struct WindowsActivation {
   std::vector<std::string> dlls;           // every DLL of the pinned cuDNN, main first (NVIDIA's names)
   std::string header_version;              // what include\cudnn_version.h must say: "8.8.0"
   std::vector<std::string> cuda_bin_dirs;  // the pinned CUDA's bin\ (and bin\x64\ from CUDA 13); empty when unknown
+  // The bin directories of a toolkit staged in this same tree (absolute: <root>\bin, CUDA 13's
+  // <root>\bin\x64): put on PATH after the cuDNN DLL directory. A tree without cuDNN has an empty
+  // dll_dir, cudnn_version and dlls, and these alone.
+  std::vector<std::string> toolkit_bin_dirs;
   struct File {
     std::string path;    // relative to cudnn_root, '\'-separated
     std::string sha256;  // lowercase hex
@@ -45,6 +49,10 @@ struct RunHints {
 // `script` is the script's Windows path; `in_session` runs it in the current PowerShell (so that
 // a Process-scope change stays), else in a child powershell.exe.
 RunHints run_hints(const std::string& script, bool in_session);
+
+// The directories activation puts first on PATH, in order: cuDNN's DLL directory, then the staged
+// toolkit's bin directories (each once).
+std::vector<std::string> first_path_dirs(const WindowsActivation& a);
 
 // activate.ps1 with -Scope Process|User|Machine and -WhatIf: the PATH rule of
 // core/windows_path_rule.hpp (its file patterns are rendered from there), a dry run that shows the
