@@ -217,4 +217,79 @@ TEST(CliApply, WindowsTreeIsStagedAndTheRestIsLeftForTheWindowsMachine) {
   EXPECT_NE(no_dest.err.find("--dest is required"), std::string::npos);
 }
 
+// The toolkit with cuDNN: cuDNN's archive in --archives, the components fetched from the loopback
+// server into the cache (only those), all staged as one tree; a second run downloads nothing and
+// changes nothing. A toolkit alone needs no [cudnn], and the conv test says why it does not run.
+TEST(CliApply, ProvisionsTheToolkitWithCudnnAndASecondRunChangesNothing) {
+  for (bool with_cudnn : {true, false}) {
+    SCOPED_TRACE(with_cudnn ? "toolkit and cuDNN" : "toolkit alone");
+    ScratchDir dir;
+    HttpServer server;
+    fs::path made = dir.path() / "made", archives = dir.path() / "archives", prefix = dir.path() / "opt" / "cuda 12.4";
+    std::string text = "schema = 1\nname = \"apply-toolkit\"\n[cuda]\nversion = \"12.4.1\"\ncomponents = [\"cudart\", \"nvcc\"]\n";
+    std::vector<std::string> paths;
+    for (const auto& [c, v] : std::vector<std::pair<std::string, std::string>>{{"cuda_cudart", "12.4.127"}, {"cuda_nvcc", "12.4.131"}}) {
+      auto inf = fixtures::make_cuda_component(made, c, v);
+      std::string path = "/redist/" + c + "/linux-x86_64/" + inf.path.filename().string();
+      server.serve(path, testing_support::read_text(inf.path));
+      paths.push_back(path);
+      text += "\n[[cuda.archives]]\ncomponent = \"" + c + "\"\nplatform = \"linux-x86_64\"\norigin = \"local\"\nurl = \"" +
+              server.url(path) + "\"\nsha256 = \"" + inf.sha256 + "\"\nsize = " + std::to_string(inf.size) + "\n";
+    }
+    if (with_cudnn) {
+      auto cudnn = fixtures::make_cudnn_linux_elf(archives, fs::path(STACKPIN_DOUBLES_DIR) / "stems");  // 9.1.0.70 for CUDA 12
+      text +=
+          "\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" +
+          cudnn.path.filename().string() + "\"\nsha256 = \"" + cudnn.sha256 + "\"\nsize = " + std::to_string(cudnn.size) + "\n";
+    }
+    text += "\n[targets.linux]\nlayout = \"lib64\"\nprefix = '" + prefix.string() + "'\n";
+    ASSERT_TRUE(util::write_file_atomic(dir.path() / "stack.toml", text).ok());
+    std::vector<std::string> env{"STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string(),
+                                 "STACKPIN_CONFIG=" + (dir.path() / "none.toml").string()};
+    std::vector<std::string> args{"apply", (dir.path() / "stack.toml").string(), "--target", "linux", "--retry-delay-ms", "1", "--json"};
+    if (with_cudnn) args.insert(args.end(), {"--archives", archives.string()});
+    if (machine_has_nvidia_driver()) args.push_back("--no-convtest");
+
+    auto plan_args = args;
+    plan_args.push_back("--dry-run");
+    auto plan = stackpin(plan_args, env);
+    ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+    auto ps = statuses(json::parse(plan.out)["report"]);
+    EXPECT_EQ(ps["archive"], "planned");
+    EXPECT_EQ(ps["stage"], "planned");
+    EXPECT_NE(plan.out.find(server.url(paths[0])), std::string::npos) << plan.out;
+    EXPECT_TRUE(server.requests().empty());
+    EXPECT_FALSE(fs::exists(prefix));
+
+    auto first = stackpin(args, env);
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    const json r = json::parse(first.out)["report"];
+    auto s = statuses(r);
+    EXPECT_EQ(s["archive"], "done");
+    EXPECT_EQ(s["stage"], "done");
+    EXPECT_EQ(s["doctor"], "passed") << r.dump(2);
+    for (const auto& path : paths) EXPECT_EQ(server.requests_for(path).size(), 1u) << path;
+    EXPECT_EQ(server.requests().size(), paths.size()) << "cuDNN came from --archives, not the network";
+    EXPECT_TRUE(fs::is_symlink(prefix / "lib64" / "libcudart.so.12"));
+    EXPECT_TRUE(fs::is_regular_file(prefix / "bin" / "nvcc"));
+    EXPECT_TRUE(fs::is_regular_file(prefix / "version.json"));
+    EXPECT_EQ(fs::exists(prefix / "include" / "cudnn.h"), with_cudnn);
+    if (!with_cudnn && !machine_has_nvidia_driver()) {
+      for (const auto& step : r["steps"]) {
+        if (step["name"] == "convtest") {
+          EXPECT_NE(step["detail"].get<std::string>().find("pins none"), std::string::npos) << step.dump();
+        }
+      }
+    }
+
+    auto second = stackpin(args, env);
+    ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+    auto s2 = statuses(json::parse(second.out)["report"]);
+    EXPECT_EQ(s2["archive"], "unchanged");
+    EXPECT_EQ(s2["stage"], "unchanged");
+    EXPECT_FALSE(json::parse(second.out)["report"]["changed"].get<bool>());
+    EXPECT_EQ(server.requests().size(), paths.size()) << "nothing downloaded again";
+  }
+}
+
 }  // namespace

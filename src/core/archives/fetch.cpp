@@ -95,11 +95,15 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
     if (o.platform) return pin.platform.value == *o.platform;
     return !pin.implied || std::find(wanted.begin(), wanted.end(), pin.platform.value) != wanted.end();
   };
+  auto wanted_hash = [&](const std::string& sha256) {
+    return o.only_sha256.empty() || std::find(o.only_sha256.begin(), o.only_sha256.end(), sha256) != o.only_sha256.end();
+  };
   // the toolkit's archives: pinned by the manifest, its lock or NVIDIA's manifest of the release
   if (has_cuda) {
     for (const auto& pin : m.cuda->archives) {
       if (!take(pin)) continue;
       SP_TRY_ASSIGN(auto p, pinned_cuda_archive(m, pin));
+      if (!wanted_hash(p.expect.sha256)) continue;
       Job j{&pin, {}};
       j.transfer.platform = pin.platform.value;
       j.transfer.file = p.expect.file;
@@ -118,6 +122,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
   for (const auto& pin : has_cudnn ? m.cudnn->archives : k_none) {
     if (!take(pin)) continue;
     SP_TRY_ASSIGN(auto p, pinned_archive(m, pin.platform.value, kb));
+    if (!wanted_hash(p.expect.sha256)) continue;
     Job j{&pin, {}};
     j.transfer.platform = pin.platform.value;
     j.transfer.file = p.expect.file;

@@ -18,6 +18,7 @@
 #include "core/doctor/doctor.hpp"
 #include "core/package/deb.hpp"
 #include "core/provision/stage.hpp"
+#include "knowledge/cuda_catalog.hpp"
 #include "probe/program.hpp"
 #include "util/strings.hpp"
 
@@ -52,7 +53,8 @@ struct Run {
   std::vector<model::Finding>& findings = report.findings;
   model::Platform platform = model::Platform::linux_x86_64;
   bool deb = false;
-  fs::path archive;  // found or fetched; empty in a dry run that would download
+  fs::path archive;      // cuDNN's, found or fetched (empty: no cuDNN, or a dry run that would download it)
+  bool pending = false;  // a dry run that would download an archive first
   std::optional<model::DoctorReport> doctor;
   fs::path owned;  // the directory apply installed cuDNN into (the prefix, or the packages' libdir)
 
@@ -69,81 +71,119 @@ struct Run {
     for (const auto& h : e.hints) s.lines.push_back("hint: " + h);
     return false;
   }
+  // "cuDNN 9.1.0.70", "CUDA 12.4.1 (4 components) and cuDNN 9.1.0.70"
+  std::string what() const {
+    std::vector<std::string> parts;
+    if (m.cuda && !m.cuda->components.empty()) parts.push_back("CUDA " + m.cuda->version.value.text() + " components");
+    if (m.cudnn) parts.push_back("cuDNN " + m.cudnn->version.value.text());
+    return util::join(parts, " and ");
+  }
   std::string manifest_arg() const { return o.manifest_path.empty() ? m.path : o.manifest_path; }
   // The staged tree is for another place than this machine's prefix (DEST is not the prefix).
   bool tree_elsewhere() const { return !deb && fs::path(report.dest).lexically_normal() != fs::path(report.prefix).lexically_normal(); }
 };
 
-bool archive_step(Run& r, const PinnedArchive& p) {
+// What one archive's line in the step says: where it is, or what a run would do to get it.
+std::string archive_name(const PinnedArchive& p) { return p.pin && p.pin->component ? p.pin->component->value : std::string("cuDNN"); }
+
+// Every archive this platform's staging needs (cuDNN's, then each toolkit component's): in
+// --archives DIR, else in the download cache, else fetched into it (only those, verified).
+bool archive_step(Run& r, const std::vector<PinnedArchive>& pins) {
   auto& s = r.step("archive");
-  if (!r.o.archives_dir.empty()) {
-    bool by_content = false;
-    auto found = find_pinned_archive(p, r.o.archives_dir, by_content);
-    if (found) {
-      r.archive = *found;
-      s.status = StepStatus::unchanged;
-      s.detail = "using " + found->string() + (by_content ? " (found by size and SHA-256)" : "");
-      return true;
+  const std::string cudnn_sha = r.m.cudnn && !pins.empty() && !pins.front().pin->component ? pins.front().expect.sha256 : "";
+  std::vector<const PinnedArchive*> missing;
+  for (const auto& p : pins) {
+    if (!r.o.archives_dir.empty()) {
+      bool by_content = false;
+      auto found = find_pinned_archive(p, r.o.archives_dir, by_content);
+      if (found) {
+        if (p.expect.sha256 == cudnn_sha) r.archive = *found;
+        s.lines.push_back(archive_name(p) + ": " + found->string() + (by_content ? " (found by size and SHA-256)" : ""));
+        continue;
+      }
+      if (found.error().code != ErrorCode::not_found) return r.fail(s, found.error());
     }
-    if (found.error().code != ErrorCode::not_found) return r.fail(s, found.error());
+    missing.push_back(&p);
   }
+  auto summary = [&](const std::string& what) { return pins.size() == 1 ? what : std::to_string(pins.size()) + " archives: " + what; };
+  if (missing.empty()) {
+    s.status = StepStatus::unchanged;
+    s.detail = summary(
+        "using " + (pins.size() == 1 ? s.lines.front().substr(s.lines.front().find(": ") + 2) : "those in " + r.o.archives_dir.string()));
+    return true;
+  }
+  std::string fetch_hint = "give the folder that holds it with --archives DIR, or fill the cache with `stackpin fetch " +
+                           gen::sh_quote(r.manifest_arg()) + " --platform " + model::to_string(r.platform) + " --cache-dir DIR`";
   if (r.o.dry_run) {
-    if (auto cached = find_in_cache(r.o.fetch.cache_dir, p.expect)) {
-      r.archive = *cached;
-      s.status = StepStatus::unchanged;
-      s.detail = "in the cache: " + cached->string();
-      return true;
+    std::vector<std::string> downloads;
+    for (const auto* p : missing) {
+      if (auto cached = find_in_cache(r.o.fetch.cache_dir, p->expect)) {
+        if (p->expect.sha256 == cudnn_sha) r.archive = *cached;
+        s.lines.push_back(archive_name(*p) + ": in the cache: " + cached->string());
+        continue;
+      }
+      if (r.o.fetch.offline)
+        return r.fail(s, Error(ErrorCode::not_found, p->expect.file + " is not in the cache " + r.o.fetch.cache_dir.string() +
+                                                         " and --offline forbids downloading it")
+                             .with_hint(fetch_hint));
+      std::string url = p->pin->url ? p->pin->url->value : "";
+      const std::string& base = p->pin->component ? knowledge::CudaCatalog::k_base_url : r.kb.facts().cudnn_base_url;
+      auto urls = url.empty() ? std::vector<std::string>{} : candidate_urls(url, r.o.fetch.mirrors, base);
+      downloads.push_back("download " + (urls.empty() ? p->expect.file : urls.front()) + " (" + util::format_bytes(*p->expect.size) +
+                          ") into the cache " + r.o.fetch.cache_dir.string() + ", verifying SHA-256 " + p->expect.sha256);
+      s.lines.push_back(archive_name(*p) + ": " + downloads.back());
+      r.pending = true;
     }
-    if (r.o.fetch.offline)
-      return r.fail(s, Error(ErrorCode::not_found, p.expect.file + " is not in the cache " + r.o.fetch.cache_dir.string() +
-                                                       " and --offline forbids downloading it")
-                           .with_hint("give the folder that holds it with --archives DIR, or fill the cache with `stackpin fetch " +
-                                      r.manifest_arg() + " --platform " + model::to_string(r.platform) + " --cache-dir DIR`"));
-    std::string url = p.pin->url ? p.pin->url->value : "";
-    auto urls = url.empty() ? std::vector<std::string>{} : candidate_urls(url, r.o.fetch.mirrors, r.kb.facts().cudnn_base_url);
-    s.status = StepStatus::planned;
-    s.detail = "download " + (urls.empty() ? p.expect.file : urls.front()) + " (" + util::format_bytes(*p.expect.size) +
-               ") into the cache " + r.o.fetch.cache_dir.string() + ", verifying SHA-256 " + p.expect.sha256;
+    s.status = downloads.empty() ? StepStatus::unchanged : StepStatus::planned;
+    s.detail = downloads.size() == 1 && pins.size() == 1 ? downloads.front()
+               : downloads.empty()                       ? summary("all found")
+                                                         : summary(std::to_string(downloads.size()) + " to download");
     return true;
   }
   // fetch looks in the cache first (re-hashing with --verify-cached) and honours --offline
   FetchOptions f = r.o.fetch;
   f.platform = r.platform;
+  for (const auto* p : missing) f.only_sha256.push_back(p->expect.sha256);
   auto rep = fetch(r.m, r.kb, f);
   if (!rep) return r.fail(s, rep.error());
+  std::size_t downloaded = 0, seen = 0;
+  std::string last;
   for (const auto& a : rep->archives) {
     if (a.platform != r.platform) continue;
+    ++seen;
     switch (a.status) {
       case model::FetchStatus::downloaded:
       case model::FetchStatus::resumed:
-        r.archive = a.path;
-        s.status = StepStatus::done;
-        s.detail = std::string(a.status == model::FetchStatus::resumed ? "resumed" : "downloaded") + " " + a.file + " from " + a.url +
-                   " (" + util::format_bytes(a.bytes_downloaded) + " over the network), SHA-256 and size verified";
+        ++downloaded;
+        last = std::string(a.status == model::FetchStatus::resumed ? "resumed" : "downloaded") + " " + a.file + " from " + a.url + " (" +
+               util::format_bytes(a.bytes_downloaded) + " over the network), SHA-256 and size verified";
+        s.lines.push_back(last);
         s.lines.push_back(a.path);
-        return true;
+        break;
       case model::FetchStatus::cached:
-        r.archive = a.path;
-        s.status = StepStatus::unchanged;
-        s.detail = "in the cache: " + a.path;
-        return true;
+        last = "in the cache: " + a.path;
+        s.lines.push_back(last);
+        break;
       default: {
         r.findings.insert(r.findings.end(), rep->findings.begin(), rep->findings.end());
         Error e = a.error ? *a.error : Error(ErrorCode::not_found, "could not fetch " + a.file);
-        if (a.status == model::FetchStatus::missing)
-          e.hints.push_back("give the folder that holds it with --archives DIR, or fill the cache with `stackpin fetch " +
-                            gen::sh_quote(r.manifest_arg()) + " --platform " + model::to_string(r.platform) + " --cache-dir DIR`");
+        if (a.status == model::FetchStatus::missing) e.hints.push_back(fetch_hint);
         return r.fail(s, e);
       }
     }
+    if (a.sha256 == cudnn_sha) r.archive = a.path;
   }
-  return r.fail(s, Error(ErrorCode::internal, "fetch did not report the " + std::string(model::to_string(r.platform)) + " archive"));
+  if (seen != missing.size())
+    return r.fail(s, Error(ErrorCode::internal, "fetch did not report every " + std::string(model::to_string(r.platform)) + " archive"));
+  s.status = downloaded ? StepStatus::done : StepStatus::unchanged;
+  s.detail = pins.size() == 1 ? last : summary(std::to_string(downloaded) + " downloaded, the others found");
+  return true;
 }
 
 bool stage_steps(Run& r) {
   auto& s = r.step("stage");
   StageOptions so;
-  if (!r.archive.empty()) so.archives_dir = r.archive.parent_path();
+  so.archives_dir = r.o.archives_dir;  // stage looks there, then in the cache, where fetch put the others
   so.cache_dir = r.o.fetch.cache_dir;
   so.target = r.o.target;
   so.dest = r.o.dest;
@@ -155,11 +195,10 @@ bool stage_steps(Run& r) {
   so.manifest_sha256 = r.o.manifest_sha256;
   so.stackpin_version = r.o.stackpin_version;
   so.progress = r.o.progress;
-  if (r.o.dry_run && r.archive.empty()) {
+  if (r.o.dry_run && r.pending) {
     auto dest = model::resolve_dest(r.o.target, r.o.dest, r.m);
     s.status = StepStatus::planned;
-    s.detail =
-        "stage cuDNN " + r.m.cudnn->version.value.text() + " into " + (dest ? dest->string() : "DEST") + " once the archive is downloaded";
+    s.detail = "stage " + r.what() + " into " + (dest ? dest->string() : "DEST") + " once the archives are downloaded";
     auto& a = r.step("activation");
     a.status = StepStatus::planned;
     a.detail = "activation scripts into .stackpin/ of the staged tree";
@@ -175,7 +214,7 @@ bool stage_steps(Run& r) {
     s.detail = rep->dest + " already holds this exact staging (" + std::to_string(rep->files) + " files intact)";
   else
     s.detail = std::to_string(rep->files) + " files (" + util::format_bytes(rep->bytes) + ") into " + rep->dest +
-               (rep->replaced_previous ? ", replacing the cuDNN staged there before" : "") + (rep->dry_run ? "" : "; archive verified");
+               (rep->replaced_previous ? ", replacing the staging there before" : "") + (rep->dry_run ? "" : "; archive verified");
   if (!rep->recovered.empty()) s.lines.push_back("recovered: " + rep->recovered);
   auto& a = r.step("activation");
   a.status = s.status;
@@ -324,8 +363,9 @@ bool doctor_step(Run& r) {
     return r.fail(s, e);
   }
   s.status = StepStatus::passed;
-  std::string lib = "libcudnn.so." + std::to_string(r.m.cudnn->version.value.major());
-  s.detail = "the loader picks the pinned cuDNN";
+  std::string lib = r.m.cudnn ? "libcudnn.so." + std::to_string(r.m.cudnn->version.value.major())
+                              : "libcudart.so." + std::to_string(r.m.cuda->version.value.major());
+  s.detail = r.m.cudnn ? "the loader picks the pinned cuDNN" : "no error about what apply put in place";
   if (rep->machine)
     for (const auto& l : rep->machine->loader)
       if (l.soname == lib && l.winner) s.detail = "the loader resolves " + lib + " to " + l.winner->path + " (" + l.winner->via + ")";
@@ -341,6 +381,10 @@ bool convtest_step(Run& r) {
   }
   if (!r.o.convtest) {
     s.detail = "--no-convtest";
+    return true;
+  }
+  if (!r.m.cudnn) {
+    s.detail = "the conv test proves cuDNN, and " + r.m.path + " pins none";
     return true;
   }
   if (r.o.dry_run) {
@@ -405,8 +449,10 @@ void remaining_for_target(Run& r) {
 util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const ApplyOptions& o) {
   if (o.target != model::Target::windows && o.target != model::Target::linux)
     return Error(ErrorCode::usage, "--target must be windows or linux (images and conda environments are generated: stackpin generate)");
-  if (!m.cudnn)
-    return Error(ErrorCode::invalid, m.path + " pins no [cudnn]: there is nothing to provision").with_hint("add [cudnn] version = \"...\"");
+  const bool toolkit = m.cuda && !m.cuda->components.empty();
+  if (!m.cudnn && !toolkit)
+    return Error(ErrorCode::invalid, m.path + " pins neither [cudnn] nor [cuda] components: there is nothing to provision")
+        .with_hint("add [cudnn] version = \"...\", or [cuda] components = [\"runtime\"] to provision the toolkit");
   if (!o.env) return Error(ErrorCode::internal, "apply needs the machine's environment (ApplyOptions::env)");
   Run r{m, kb, o};
   r.platform = o.platform ? *o.platform : model::default_platform(o.target, model::host_linux_platform());
@@ -420,7 +466,26 @@ util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge
   if (!r.deb && !model::resolve_dest(o.target, o.dest, m))
     return Error(ErrorCode::usage, "no --dest and no [targets.linux] prefix in " + m.path)
         .with_hint("pass --dest DIR or set prefix in [targets.linux]");
-  SP_TRY_ASSIGN(auto pinned, pinned_archive(m, r.platform, kb));
+  if (r.deb && toolkit)
+    return Error(ErrorCode::unsupported, "layout = \"deb\" packages cuDNN only, and " + m.path + " lists [cuda] components")
+        .at(m.locate(m.cuda->components_pos))
+        .with_hint(
+            "stage the toolkit with cuDNN into a prefix (layout = \"lib64\" with prefix), or drop [cuda] components for the packages");
+  std::vector<PinnedArchive> pins;
+  if (m.cudnn) {
+    SP_TRY_ASSIGN(auto pinned, pinned_archive(m, r.platform, kb));
+    pins.push_back(std::move(pinned));
+  }
+  if (toolkit) {
+    SP_TRY_ASSIGN(auto cuda_pins, pinned_cuda_archives(m, r.platform));
+    if (cuda_pins.empty())
+      return Error(ErrorCode::invalid,
+                   std::string("no CUDA component archive is pinned for ") + model::to_string(r.platform) + " in " + m.path)
+          .at(m.locate(m.cuda->components_pos))
+          .with_hint("`stackpin check " + gen::sh_quote(m.path) +
+                     " --explain` lists the components for each platform NVIDIA builds them for");
+    for (auto& p : cuda_pins) pins.push_back(std::move(p));
+  }
 
   r.report.manifest = m.path;
   r.report.target = model::to_string(o.target);
@@ -433,7 +498,7 @@ util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge
     if (auto dest = model::resolve_dest(o.target, o.dest, m)) r.report.dest = fs::absolute(*dest).lexically_normal().string();
   }
 
-  bool ok = archive_step(r, pinned) && (r.deb ? deb_steps(r) : stage_steps(r)) && doctor_step(r) && convtest_step(r);
+  bool ok = archive_step(r, pins) && (r.deb ? deb_steps(r) : stage_steps(r)) && doctor_step(r) && convtest_step(r);
   if (ok) remaining_for_target(r);
   return std::move(r.report);
 }

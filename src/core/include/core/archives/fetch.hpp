@@ -38,6 +38,9 @@ struct FetchOptions {
   // order; when set, NVIDIA's server is not contacted for URLs under that base. Other URLs are
   // fetched as they are.
   std::vector<std::string> mirrors;
+  // Only the archives with these SHA-256 (empty: every archive chosen as above): what `apply`
+  // did not find in its --archives folder.
+  std::vector<std::string> only_sha256;
   bool offline = false;                         // use the cache only; report what is missing
   bool verify_cached = false;                   // re-hash cached files (size is always checked)
   int retries = 5;                              // extra attempts per URL after a transient failure
