@@ -197,6 +197,26 @@ util::Result<std::optional<std::string>> json_string_at(std::string_view text, c
   return std::optional<std::string>(cur->get<std::string>());
 }
 
+util::Result<std::vector<VersionJsonComponent>> version_json_components(std::string_view text) {
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end(), nullptr, false);
+  } catch (const json::exception& e) {
+    return util::Error(util::ErrorCode::parse, std::string("not a JSON document: ") + e.what());
+  }
+  if (doc.is_discarded() || !doc.is_object()) return util::Error(util::ErrorCode::parse, "not a JSON object");
+  std::vector<VersionJsonComponent> out;
+  for (auto it = doc.begin(); it != doc.end() && out.size() < 512; ++it) {
+    if (it.key() == "cuda" || it.key().size() > 256 || !it->is_object()) continue;
+    auto v = it->find("version");
+    if (v == it->end() || !v->is_string() || v->get_ref<const std::string&>().size() > 256) continue;
+    auto n = it->find("name");
+    std::string name = n != it->end() && n->is_string() && n->get_ref<const std::string&>().size() <= 256 ? n->get<std::string>() : "";
+    out.push_back({it.key(), name, v->get<std::string>()});
+  }
+  return out;
+}
+
 JsonDoc empty_object() { return wrap(json::object()); }
 
 JsonDoc generated_json(const std::string& kind, const std::vector<GeneratedFile>& files) {

@@ -17,14 +17,18 @@ json candidate(const model::LoaderCandidate& c) { return json{{"path", c.path}, 
 
 JsonDoc to_json(const model::MachineReport& r) {
   json toolkits = json::array();
-  for (const auto& t : r.toolkits)
+  for (const auto& t : r.toolkits) {
+    json components = json::array();
+    for (const auto& c : t.components) components.push_back({{"id", c.id}, {"name", c.name}, {"version", c.version}});
     toolkits.push_back({{"root", t.root},
                         {"aliases", t.aliases},
                         {"version", t.version},
                         {"version_source", model::to_string(t.version_source)},
                         {"version_detail", t.version_detail},
                         {"cuda_h_version", t.cuda_h_version},
-                        {"is_default", t.is_default}});
+                        {"is_default", t.is_default},
+                        {"components", components}});
+  }
   json cudnn = json::array();
   for (const auto& c : r.cudnn)
     cudnn.push_back({{"dir", c.dir},

@@ -67,6 +67,8 @@ void read_version(const MachineCtx& c, model::ToolkitInfo& t) {
   std::string h_where;
   t.cuda_h_version = cuda_h_version(c, t.root, &h_where);
   if (auto text = c.fs.read(join(t.root, "version.json"), 1 << 20)) {
+    if (auto components = format::version_json_components(*text))
+      for (auto& e : *components) t.components.push_back({std::move(e.id), std::move(e.name), std::move(e.version)});
     auto v = format::json_string_at(*text, {"cuda", "version"});
     if (v.ok() && v.value() && model::Version::parse(**v)) {
       t.version = **v;

@@ -449,3 +449,47 @@ TEST(DoctorLinuxReal, TheInstalledCudnnIsConsistentAndHeldAgainstAManifest) {
     has(loader[0].fix, "the loader picks cuDNN " + c->library_version);
   }
 }
+
+namespace {
+std::string version_json(const std::vector<std::pair<std::string, std::string>>& components) {
+  std::string s = R"({"cuda": {"name": "CUDA SDK", "version": "12.4.1"})";
+  for (const auto& [id, v] : components) s += ", \"" + id + "\": {\"name\": \"" + id + "\", \"version\": \"" + v + "\"}";
+  return s + "}";
+}
+}  // namespace
+
+// version.json's components held against NVIDIA's manifest of CUDA 12.4.1: cuFFT 11.x is what that
+// release ships, a cuBLAS 11 is a library of another release copied in; with [cuda] components,
+// the pinned ones the toolkit lacks.
+TEST(DoctorLinux, ToolkitComponentsOfAnotherMajorAndMissingOnes) {
+  Machine mc;
+  mc.root.file(
+      "/usr/local/cuda-12.4/version.json",
+      version_json({{"cuda_cudart", "12.4.127"}, {"libcublas", "11.11.3.6"}, {"libcufft", "11.2.1.3"}, {"nvidia_driver", "550.54.15"}}));
+  auto m = manifest("12.4.1", "9.1.0.70", 12);
+  auto fs = mc.doctor(&m);
+  auto mixed = one(fs, "linux.toolkit-components", "/usr/local/cuda-12.4");
+  EXPECT_EQ(mixed.severity, Severity::warning) << describe(fs);
+  EXPECT_EQ(mixed.seen, "libcublas 11.11.3.6 (CUDA 12.4.1 ships 12.4.5.8) in /usr/local/cuda-12.4/version.json");
+  has(mixed.fix, "mixes releases");
+  ASSERT_TRUE(mixed.where);
+
+  mc.root.file("/usr/local/cuda-12.4/version.json",
+               version_json({{"cuda_cudart", "12.4.127"}, {"libcublas", "12.4.5.8"}, {"libcufft", "11.2.1.3"}}));
+  auto ok = one(mc.doctor(&m), "linux.toolkit-components");
+  EXPECT_EQ(ok.severity, Severity::ok);
+  EXPECT_EQ(ok.seen, "3 components in version.json, each of the major NVIDIA ships in CUDA 12.4.1");
+  // without a manifest, against the toolkit's own release
+  EXPECT_EQ(one(mc.doctor(), "linux.toolkit-components").severity, Severity::ok);
+
+  auto runtime = manifest("12.4.1", "9.1.0.70", 12, "components = [\"runtime\"]\n");
+  auto lacking = one(mc.doctor(&runtime), "linux.toolkit-components");
+  EXPECT_EQ(lacking.severity, Severity::warning);
+  EXPECT_EQ(lacking.seen, "/usr/local/cuda-12.4/version.json lists no cuda_nvrtc");
+  ASSERT_TRUE(lacking.where);
+  EXPECT_EQ(lacking.where->line, 7);
+
+  // a toolkit of another major is linux.toolkit's to report, not compared component by component
+  auto cu13 = manifest("13.0.2", "9.13.0.50", 13);
+  EXPECT_TRUE(with_rule(mc.doctor(&cu13), "linux.toolkit-components").empty());
+}

@@ -373,6 +373,31 @@ TEST(Machine, MissingAndRelativeLdLibraryPathEntries) {
   EXPECT_FALSE(r.ld_library_path[4].exists);
 }
 
+// version.json's components (NVIDIA's installers, stackpin stage) as they are; what is not an
+// object with a string version, and hostile sizes, are skipped; a broken file gives none.
+TEST(Machine, ToolkitComponentsFromVersionJson) {
+  Fixture fx;
+  fx.root.file(
+      "/usr/local/cuda-12.4/version.json",
+      R"j({"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "12.4.127"},)j"
+      R"j( "libcublas": {"version": "12.4.5.8"}, "odd": "text", "nover": {"name": "x"}, "num": {"version": 12}})j");
+  auto r = fx.inspect();
+  const auto* t = toolkit(r, "/usr/local/cuda-12.4");
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->components.size(), 2u);
+  EXPECT_EQ(t->components[0].id, "cuda_cudart");
+  EXPECT_EQ(t->components[0].name, "CUDA Runtime (cudart)");
+  EXPECT_EQ(t->components[0].version, "12.4.127");
+  EXPECT_EQ(t->components[1].id, "libcublas");
+  EXPECT_EQ(t->components[1].name, "");
+
+  fx.root.file("/usr/local/cuda-12.4/version.json", "{\"cuda\": {\"version\": \"12.4.1\"}, \"cuda_cudart\": ");
+  auto broken = fx.inspect();
+  const auto* b = toolkit(broken, "/usr/local/cuda-12.4");
+  ASSERT_TRUE(b);
+  EXPECT_TRUE(b->components.empty());
+}
+
 // --- cuDNN copies --------------------------------------------------------------------------------
 
 TEST(Machine, MixedHeaderAndLibraryVersions) {

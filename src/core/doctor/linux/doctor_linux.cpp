@@ -6,7 +6,9 @@
 
 #include <algorithm>
 
+#include "core/check/check.hpp"
 #include "doctor/linux/doctor_linux_rules.hpp"
+#include "knowledge/cuda_catalog.hpp"
 #include "model/platform.hpp"
 
 namespace core {
@@ -228,6 +230,69 @@ void driver(Ctx& c) {
   }
 }
 
+// The components a toolkit's version.json lists, held against NVIDIA's manifest of the release
+// they should be from (the pinned CUDA for a toolkit of its major, else the toolkit's own): a
+// component of another major is a tree mixing two releases (a library copied in from elsewhere);
+// with [cuda] components, those the manifest pins and the toolkit of the pinned release lacks.
+void toolkit_components(Ctx& c) {
+  auto pinned = c.cuda();
+  const auto& catalog = knowledge::CudaCatalog::embedded();
+  model::Platform platform = c.r.arch == "aarch64" ? model::Platform::linux_sbsa : model::Platform::linux_x86_64;
+  for (const auto& t : c.r.toolkits) {
+    auto own = Version::parse(t.version);
+    if (t.components.empty() || !own) continue;
+    if (pinned && pinned->major() != own->major()) continue;  // another major: linux.toolkit says so
+    Version ref = pinned && pinned->size() >= 3 ? *pinned : *own;
+    std::string subject = "CUDA toolkit " + t.root + " components";
+    auto release = catalog.release(ref);
+    const format::CudaRedistribRelease* rel = release && *release ? *release : nullptr;
+    std::vector<std::string> other_major;
+    for (const auto& comp : t.components) {
+      auto have = Version::parse(comp.version);
+      if (!have) continue;
+      std::optional<Version> want;
+      if (rel) {
+        for (const auto& rc : rel->components)
+          if (rc.id == comp.id) want = rc.version;
+      } else if (comp.id == "cuda_cudart") {
+        want = ref;  // without NVIDIA's manifest, the runtime alone is known to share the release's major
+      }
+      if (want && want->major() != have->major())
+        other_major.push_back(comp.id + " " + comp.version + " (CUDA " + ref.text() + " ships " + want->text() + ")");
+    }
+    if (!other_major.empty()) {
+      auto& f = c.add("linux.toolkit-components", Severity::warning, subject);
+      f.seen = join_lines(other_major, ", ") + " in " + t.root + "/version.json";
+      f.expected = "each component of the major NVIDIA ships in CUDA " + ref.text();
+      f.fix = "the tree mixes releases: stage the pinned components again (stackpin stage) or reinstall the toolkit";
+      if (pinned) c.point_at(f, c.m->cuda->version.pos);
+      continue;
+    }
+    std::vector<std::string> missing;
+    if (pinned && c.m->cuda && !c.m->cuda->components.empty() && rel && compare_prefix(*pinned, *own, 3) == 0) {
+      auto resolved = resolve_cuda_components(*c.m, *rel, c.kb.facts().cuda_sets, catalog.source_of(*pinned), true);
+      for (const auto& p : resolved.picks) {
+        if (p.platform != platform) continue;
+        bool present =
+            std::any_of(t.components.begin(), t.components.end(), [&](const model::ToolkitComponent& x) { return x.id == p.component; });
+        if (!present && std::find(missing.begin(), missing.end(), p.component) == missing.end()) missing.push_back(p.component);
+      }
+    }
+    if (!missing.empty()) {
+      auto& f = c.add("linux.toolkit-components", Severity::warning, subject);
+      f.seen = t.root + "/version.json lists no " + join_lines(missing, ", ");
+      f.expected = "the components " + c.m->path + " pins";
+      f.fix = "stage the manifest's [cuda] components into this tree (stackpin stage), or use the tree stackpin staged";
+      c.point_at(f, c.m->cuda->components_pos);
+      continue;
+    }
+    auto& f = c.add("linux.toolkit-components", Severity::ok, subject);
+    f.seen = std::to_string(t.components.size()) + " components in version.json" +
+             (rel ? ", each of the major NVIDIA ships in CUDA " + ref.text()
+                  : " (NVIDIA's manifest of CUDA " + ref.text() + " is not in stackpin: majors not checked)");
+  }
+}
+
 void toolkits(Ctx& c) {
   auto cuda = c.cuda();
   if (c.r.toolkits.empty()) {
@@ -354,6 +419,7 @@ std::vector<model::Finding> doctor_linux(const model::MachineReport& report, con
   doctor::wsl(c);
   doctor::driver(c);
   doctor::toolkits(c);
+  doctor::toolkit_components(c);
   doctor::nvcc(c);
   doctor::cudnn_copies(c);
   doctor::loader(c);

@@ -35,6 +35,7 @@ void os(Ctx& c);
 void wsl(Ctx& c);
 void driver(Ctx& c);
 void toolkits(Ctx& c);
+void toolkit_components(Ctx& c);
 void nvcc(Ctx& c);
 // doctor_linux_python.cpp
 void conda(Ctx& c);

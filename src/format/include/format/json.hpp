@@ -73,6 +73,15 @@ JsonDoc captured_json(const std::string& manifest_text, const std::string& outpu
 // is not a string. Errors: parse (the text is not JSON).
 util::Result<std::optional<std::string>> json_string_at(std::string_view text, const std::vector<std::string>& keys);
 
+// The components a CUDA toolkit's version.json lists: every top-level object but "cuda" that holds
+// a string "version" ({"cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "12.4.127"}}),
+// sorted by id; at most 512, each string at most 256 bytes (longer: skipped, since NVIDIA's are
+// short). Errors: parse (the text is not JSON, or not an object).
+struct VersionJsonComponent {
+  std::string id, name, version;
+};
+util::Result<std::vector<VersionJsonComponent>> version_json_components(std::string_view text);
+
 std::string envelope(const std::string& command, bool ok, const std::vector<model::Finding>& findings, const JsonDoc& report,
                      const util::Error* error);
 

@@ -40,14 +40,20 @@ struct DriverInfo {
 enum class ToolkitVersionSource { unknown, version_json, version_txt, pip_wheel, cuda_h };
 const char* to_string(ToolkitVersionSource s);
 
+// One component a toolkit's version.json lists ("cuda_cudart", "CUDA Runtime (cudart)", "12.4.127").
+struct ToolkitComponent {
+  std::string id, name, version;
+};
+
 struct ToolkitInfo {
   std::string root;                  // the toolkit directory, symlinks resolved
   std::vector<std::string> aliases;  // how it was found: "/usr/local/cuda", "CUDA_HOME", "nvcc on PATH"
   std::string version;               // "12.4.1" (version.json), "13.0" (cuda.h or the runtime wheel); "" unknown
   ToolkitVersionSource version_source = ToolkitVersionSource::unknown;
-  std::string version_detail;  // "CUDA_VERSION 13000", "nvidia-cuda-runtime 13.0.96 (dist-info/...)"
-  std::string cuda_h_version;  // from include/cuda.h when present, to cross-check the version files
-  bool is_default = false;     // /usr/local/cuda points here
+  std::string version_detail;                // "CUDA_VERSION 13000", "nvidia-cuda-runtime 13.0.96 (dist-info/...)"
+  std::string cuda_h_version;                // from include/cuda.h when present, to cross-check the version files
+  bool is_default = false;                   // /usr/local/cuda points here
+  std::vector<ToolkitComponent> components;  // from version.json (NVIDIA's installers, stackpin stage); empty without one
 };
 
 struct NvccInfo {
