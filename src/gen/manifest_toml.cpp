@@ -27,6 +27,12 @@ std::string render_manifest(const ManifestSpec& s) {
     t += "\n";
     comment(s.cuda_comment);
     t += "[cuda]\nversion = " + toml_quote(s.cuda) + "\n";
+    if (!s.cuda_components.empty()) {
+      comment(s.cuda_components_comment);
+      t += "components = [";
+      for (std::size_t i = 0; i < s.cuda_components.size(); ++i) t += (i ? ", " : "") + toml_quote(s.cuda_components[i]);
+      t += "]\n";
+    }
   }
   if (!s.driver_linux.empty() || !s.driver_windows.empty()) {
     t += "\n";

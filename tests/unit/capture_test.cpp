@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/capture/capture.hpp"
+#include "core/check/check.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/manifest_toml.hpp"
 #include "test_support.hpp"
@@ -99,4 +100,51 @@ TEST(Capture, WrittenManifestReadsBackWithHostileValues) {
   EXPECT_EQ(m->description->value, s.description);
   EXPECT_EQ(m->cudnn->version.value.text(), "8.9.6.50");
   EXPECT_EQ(m->frameworks.at("onnxruntime-gpu").value.text(), "1.17.1");
+}
+
+// The toolkit's version.json components become [cuda] components, so that `apply` stages the same
+// toolkit from NVIDIA's archives: the driver's own components (NVIDIA licenses them with the driver) and a
+// version that is not the release's are said in notes; the manifest reads back with them and
+// check resolves every one.
+TEST(Capture, TheToolkitsComponentsAreWrittenForApply) {
+  auto m = machine_with("/usr/lib/x86_64-linux-gnu", "8.9.7", "8.9.7.29");
+  m.toolkits[0].components = {{"cuda_cudart", "CUDA Runtime (cudart)", "12.2.140"},
+                              {"libcublas", "CUDA cuBLAS", "12.2.5.1"},
+                              {"cuda_nvcc", "CUDA NVCC", "12.2.140"},
+                              {"nvidia_driver", "NVIDIA Linux Driver", "535.104.05"}};
+  auto cap = core::capture(m, kb(), {});
+  ASSERT_TRUE(cap) << cap.error().message;
+  EXPECT_EQ(cap->spec.cuda_components, (std::vector<std::string>{"cuda_cudart", "libcublas", "cuda_nvcc"}));
+  std::string notes;
+  for (const auto& n : cap->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("licenses them with the driver (installed with it, not staged): nvidia_driver"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("libcublas 12.2.5.1 (CUDA 12.2.2: 12.2.5.6)"), std::string::npos) << notes;
+
+  testing_support::ScratchDir dir;
+  auto path = dir.write("m.toml", gen::render_manifest(cap->spec));
+  auto back = format::load_manifest(path.string());
+  ASSERT_TRUE(back) << back.error().message << "\n" << testing_support::read_text(path);
+  ASSERT_TRUE(back->cuda);
+  ASSERT_EQ(back->cuda->components.size(), 3u);
+  EXPECT_EQ(back->cuda->components[1].value, "libcublas");
+  auto checked = core::check_manifest(*back, kb());
+  ASSERT_TRUE(checked) << checked.error().message;
+  std::set<std::string> resolved;
+  for (const auto& p : checked->cuda_components)
+    if (p.platform == model::Platform::linux_x86_64) resolved.insert(p.component);
+  EXPECT_EQ(resolved, (std::set<std::string>{"cuda_cudart", "libcublas", "cuda_nvcc"}));
+  for (const auto& f : checked->findings) {
+    if (f.rule == "cuda.components") {
+      EXPECT_EQ(f.severity, model::Severity::ok) << f.seen;
+    }
+  }
+
+  // a release stackpin has no NVIDIA manifest of: nothing guessed, the note says what to do
+  m.toolkits[0].version = "12.7.0";
+  auto unknown = core::capture(m, kb(), {});
+  ASSERT_TRUE(unknown);
+  EXPECT_TRUE(unknown->spec.cuda_components.empty());
+  notes.clear();
+  for (const auto& n : unknown->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("stackpin has no NVIDIA manifest of CUDA 12.7.0"), std::string::npos) << notes;
 }

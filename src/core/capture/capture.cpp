@@ -8,6 +8,7 @@
 
 #include "capture/capture_pins.hpp"
 #include "format/receipt.hpp"
+#include "knowledge/cuda_catalog.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -39,6 +40,57 @@ std::string safe_name(std::string s) {
   for (char& c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '-';
   return s;
+}
+
+// The toolkit's components (its version.json) that NVIDIA's manifest of the release ships for this
+// platform, so that `apply` stages the same toolkit from NVIDIA's archives; the rest is said in
+// notes: components NVIDIA does not publish as archives (the driver, installers' extras), and
+// versions that are not the release's (a library replaced by hand).
+void add_toolkit_components(Capture& cap, const model::ToolkitInfo& t, model::Platform platform) {
+  if (t.components.empty()) return;
+  auto v = model::Version::parse(t.version);
+  auto release =
+      v && v->size() >= 3 ? knowledge::CudaCatalog::embedded().release(*v) : util::Result<const format::CudaRedistribRelease*>(nullptr);
+  if (!release || !*release) {
+    cap.notes.push_back("the toolkit at " + t.root + " lists " + std::to_string(t.components.size()) +
+                        " components, but stackpin has no NVIDIA manifest of CUDA " + t.version +
+                        ": [cuda] components left out (add them, and NVIDIA's redistrib_" + t.version +
+                        ".json through `stackpin lock --redistrib`)");
+    return;
+  }
+  std::vector<std::string> not_archived, driver, other_version;
+  for (const auto& c : t.components) {
+    const format::CudaComponent* known = nullptr;
+    for (const auto& rc : (*release)->components)
+      if (rc.id == c.id) known = &rc;
+    bool built = known && std::any_of(known->archives.begin(), known->archives.end(),
+                                      [&](const format::CudaComponentArchive& a) { return a.platform == platform; });
+    if (!built) {
+      not_archived.push_back(c.id);
+      continue;
+    }
+    if (known->license == "NVIDIA Driver") {  // NVIDIA's manifest says it: installed with the driver, not into a toolkit
+      driver.push_back(c.id);
+      continue;
+    }
+    if (known->version_text != c.version)
+      other_version.push_back(c.id + " " + c.version + " (CUDA " + t.version + ": " + known->version_text + ")");
+    cap.spec.cuda_components.push_back(c.id);
+  }
+  if (cap.spec.cuda_components.empty()) return;
+  cap.spec.cuda_components_comment =
+      "the toolkit's components (" + t.root +
+      "/version.json) that NVIDIA publishes as archives: `stackpin apply` stages them; remove this line to keep using an installed toolkit";
+  if (!not_archived.empty())
+    cap.notes.push_back("not in NVIDIA's archives of CUDA " + t.version + " for " + model::to_string(platform) +
+                        ", so left out of [cuda] components: " + util::join(not_archived, ", "));
+  if (!driver.empty())
+    cap.notes.push_back(
+        "left out of [cuda] components, as NVIDIA's manifest licenses them with the driver (installed with it, not staged): " +
+        util::join(driver, ", "));
+  if (!other_version.empty())
+    cap.notes.push_back("components whose version is not CUDA " + t.version +
+                        "'s (the archives stage the release's): " + util::join(other_version, ", "));
 }
 
 }  // namespace
@@ -98,6 +150,7 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
   if (toolkit && !toolkit->version.empty()) {
     s.cuda = toolkit->version;
     s.cuda_comment = "the CUDA toolkit at " + toolkit->root + " (" + model::to_string(toolkit->version_source) + ")";
+    add_toolkit_components(cap, *toolkit, platform);
   } else {
     cap.notes.push_back("no CUDA toolkit found: [cuda] left out (frameworks' wheels may bring their own runtime)");
   }

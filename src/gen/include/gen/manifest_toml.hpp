@@ -21,6 +21,8 @@ struct ManifestSpec {
   std::string name, description;
   std::string cuda;  // "" = no [cuda]
   std::string cuda_comment;
+  std::vector<std::string> cuda_components;  // [cuda] components (NVIDIA's names); empty = none written
+  std::string cuda_components_comment;
   std::string driver_linux;  // "" = no [driver]
   std::string driver_comment;
   std::string cudnn;  // four parts; "" = no [cudnn] (then no archives either)
