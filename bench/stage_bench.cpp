@@ -3,9 +3,11 @@
 //   by hand:          sha256sum A && tar -xJf A   |   sha256sum A && unzip -q A
 //   extraction alone: tar -xJf A                  |   unzip -q A
 //   the Python way:   python3 python-peer.py A DEST (hashlib, then tarfile / zipfile)
-// and prints each ratio (stackpin / fastest peer), the no-op restage against a cold stage, and
-// stackpin's peak RSS, each against its target, and what verifying the whole archive before any
-// byte of it is decoded costs (the SHA-256 pass `stackpin verify` runs, measured alone).
+// and prints each ratio (stackpin / fastest peer, stackpin / the Python peer), the no-op restage
+// against a cold stage, and stackpin's peak RSS, each against its target, and what verifying the
+// whole archive before any byte of it is decoded costs (the SHA-256 pass `stackpin verify` runs,
+// measured alone). The tar.xz is also staged with --decoder-memory 24, the cap for small machines
+// (one decoding thread), which must stay under 64 MiB.
 //
 //   stackpin_bench [--fixtures DIR] [--stackpin BIN] [--peer SCRIPT] [--runs N] [--work DIR]
 //
@@ -64,7 +66,8 @@ int main(int argc, char** argv) {
     std::string label, target;
     fs::path archive;
     std::vector<std::pair<std::string, std::string>> peers;  // name -> shell command with $A and $D
-    double ratio_target;
+    double ratio_target;                                     // stage / fastest peer
+    double python_ratio_target;                              // stage / the Python peer
   };
   std::vector<Case> cases{
       {"tar.xz (Linux)",
@@ -73,18 +76,20 @@ int main(int argc, char** argv) {
        {{"sha256sum A && tar -xJf A", "sha256sum \"$A\" >/dev/null && tar -xJf \"$A\" -C \"$D\""},
         {"tar -xJf A", "tar -xJf \"$A\" -C \"$D\""},
         {"python3 python-peer.py A D", "python3 \"$P\" \"$A\" \"$D\""}},
-       0.95},
+       0.95,
+       0.60},
       {"zip (Windows)",
        "windows",
        *zip,
        {{"sha256sum A && unzip -q A", "sha256sum \"$A\" >/dev/null && unzip -q \"$A\" -d \"$D\""},
         {"unzip -q A", "unzip -q \"$A\" -d \"$D\""},
         {"python3 python-peer.py A D", "python3 \"$P\" \"$A\" \"$D\""}},
-       0.80},
+       0.80,
+       0.50},
   };
 
   bool all_ok = true;
-  long peak_rss = 0;
+  long peak_rss = 0, capped_rss = 0;
   std::printf("stackpin staging benchmark: %s and %s, median of %d interleaved runs, warm page cache\n\n", txz->filename().c_str(),
               zip->filename().c_str(), runs);
   for (const auto& c : cases) {
@@ -98,13 +103,24 @@ int main(int argc, char** argv) {
     std::vector<std::string> stage_argv{stackpin.string(), "stage",           (work / "bench.toml").string(),
                                         "--archives",      fixtures.string(), "--target",
                                         c.target,          "--dest",          dest.string()};
+    const bool xz = c.target == "linux";
+    if (xz) {
+      auto capped_argv = stage_argv;
+      capped_argv.insert(capped_argv.end(), {"--decoder-memory", "24"});
+      tools.push_back({"stackpin stage --decoder-memory 24", capped_argv, true, {}, 0});
+    }
     tools.push_back({"stackpin stage (verify included)", stage_argv, true, {}, 0});
     bench::run_interleaved(tools, runs, dest);
     using bench::median;
     std::vector<Measure> peers;
+    const Measure* python = nullptr;
     for (const auto& t : tools)
       if (!t.stackpin) peers.push_back({t.name, median(t.times), t.rss});
+    for (const auto& p : peers)
+      if (p.name.rfind("python3", 0) == 0) python = &p;
     Measure stage{tools.back().name, median(tools.back().times), tools.back().rss};
+    std::optional<Measure> capped;
+    if (xz) capped = Measure{tools[tools.size() - 2].name, median(tools[tools.size() - 2].times), tools[tools.size() - 2].rss};
     Measure noop = bench::measure("stackpin stage again (no-op)", std::max(runs, 5), stage_argv);
     // What proving the archive before a decoder sees it costs: the same SHA-256 pass over the
     // same file, alone (stage runs it first, then decodes while hashing a second time on another
@@ -126,18 +142,29 @@ int main(int argc, char** argv) {
     std::printf("%s: %s (%.1f MiB)\n", c.label.c_str(), c.archive.filename().c_str(), fs::file_size(c.archive) / 1048576.0);
     for (const auto& p : peers) std::printf("  %-34s %7.2f s   peak RSS %6.1f MiB\n", p.name.c_str(), p.median, p.max_rss_kb / 1024.0);
     std::printf("  %-34s %7.2f s   peak RSS %6.1f MiB\n", stage.name.c_str(), stage.median, stage.max_rss_kb / 1024.0);
+    if (capped) {
+      std::printf("  %-34s %7.2f s   peak RSS %6.1f MiB\n", capped->name.c_str(), capped->median, capped->max_rss_kb / 1024.0);
+      capped_rss = std::max(capped_rss, capped->max_rss_kb);
+    }
     std::printf("  %-34s %7.2f s   (%.0f%% of the stage)\n", hash_first.name.c_str(), hash_first.median,
                 100.0 * hash_first.median / stage.median);
     std::printf("  %-34s %7.3f s   peak RSS %6.1f MiB\n", noop.name.c_str(), noop.median, noop.max_rss_kb / 1024.0);
     bool ok1 = ratio <= c.ratio_target, ok2 = noop_ratio <= 0.05;
     std::printf("  ratio stage / fastest peer (%s): %.2fx  (target <= %.2fx)  %s\n", fastest->name.c_str(), ratio, c.ratio_target,
                 ok1 ? "PASS" : "FAIL");
+    double python_ratio = python ? stage.median / python->median : 0;
+    bool ok3 = python && python_ratio <= c.python_ratio_target;
+    std::printf("  ratio stage / the Python peer:     %.2fx  (target <= %.2fx)  %s\n", python_ratio, c.python_ratio_target,
+                ok3 ? "PASS" : "FAIL");
     std::printf("  ratio no-op restage / cold stage:  %.3fx (target <= 0.05x)  %s\n\n", noop_ratio, ok2 ? "PASS" : "FAIL");
-    all_ok = all_ok && ok1 && ok2;
+    all_ok = all_ok && ok1 && ok2 && ok3;
     fs::remove_all(dest);
   }
-  bool rss_ok = peak_rss < 64 * 1024;
-  std::printf("stackpin peak RSS: %.1f MiB (target < 64 MiB)  %s\n", peak_rss / 1024.0, rss_ok ? "PASS" : "FAIL");
+  bool rss_ok = peak_rss <= 192 * 1024, capped_ok = capped_rss < 64 * 1024;
+  std::printf("stackpin peak RSS: %.1f MiB (target <= 192 MiB)  %s\n", peak_rss / 1024.0, rss_ok ? "PASS" : "FAIL");
+  std::printf("stackpin peak RSS with --decoder-memory 24: %.1f MiB (target < 64 MiB)  %s\n", capped_rss / 1024.0,
+              capped_ok ? "PASS" : "FAIL");
+  rss_ok = rss_ok && capped_ok;
   fs::remove_all(work);
   return all_ok && rss_ok ? 0 : 1;
 }

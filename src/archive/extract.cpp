@@ -547,7 +547,7 @@ util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, co
   }
   detail::HashedReader reader(f.fd(), f.size());
   std::unique_ptr<detail::Decoder> decoder;
-  if (f.kind() == ArchiveKind::tar_xz) decoder = std::make_unique<detail::XzDecoder>(reader, opts.xz_threads);
+  if (f.kind() == ArchiveKind::tar_xz) decoder = std::make_unique<detail::XzDecoder>(reader, opts.xz_threads, opts.xz_memory);
   if (f.kind() == ArchiveKind::tar_gz) decoder = std::make_unique<detail::GzipDecoder>(reader);
   if (decoder && !decoder->ok()) return Error(ErrorCode::internal, decoder->error());
   StreamClient client{&reader, decoder.get(), {}};

@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -175,15 +176,15 @@ long Decoder::read(const void** out) {
 
 // ---- xz -----------------------------------------------------------------------------------------
 
-XzDecoder::XzDecoder(HashedReader& in, unsigned threads) : Decoder(in) {
+XzDecoder::XzDecoder(HashedReader& in, unsigned threads, std::uint64_t memory) : Decoder(in) {
   lzma_mt mt{};
   mt.flags = LZMA_CONCATENATED;
   unsigned hw = std::thread::hardware_concurrency();
   mt.threads = threads != 0 ? threads : (hw == 0 ? 1 : (hw > 8 ? 8 : hw));
   mt.timeout = 0;
-  // Above this the decoder runs single-threaded instead of using more memory (it never refuses):
-  // stackpin stays under 64 MiB whatever the archive; blocks small enough decode in parallel.
-  mt.memlimit_threading = 24ull << 20;
+  // Above this the decoder runs single-threaded instead of using more memory (it never refuses).
+  // One thread gains nothing from the threaded decoder's buffers: it keeps to the small bound.
+  mt.memlimit_threading = mt.threads > 1 ? memory : std::min<std::uint64_t>(memory, 24ull << 20);
   mt.memlimit_stop = UINT64_MAX;
   lzma_ret r = lzma_stream_decoder_mt(&m_strm, &mt);
   if (r != LZMA_OK) {

@@ -115,7 +115,7 @@ class Decoder {
 class XzDecoder final : public Decoder {
  public:
   // threads: 0 for one per core (at most 8)
-  XzDecoder(HashedReader& in, unsigned threads);
+  XzDecoder(HashedReader& in, unsigned threads, std::uint64_t memory);
   ~XzDecoder() override;
 
  private:

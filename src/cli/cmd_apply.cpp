@@ -17,6 +17,7 @@ struct ApplyCli {
   FetchFlags fetch;
   bool dry_run = false, no_doctor = false, no_convtest = false, strict = false, force = false, remove_stale = false;
   std::optional<std::uint64_t> max_unpacked;
+  std::optional<std::uint64_t> decoder_memory;  // MiB
 };
 
 std::string status_text(model::StepStatus s, const Style& st) {
@@ -76,6 +77,7 @@ int run_apply(const ApplyCli& c, Context& ctx) {
   o.force = c.force;
   o.remove_stale = c.remove_stale;
   o.max_unpacked = c.max_unpacked;
+  if (c.decoder_memory) o.decoder_memory = *c.decoder_memory << 20;
   o.doctor = !c.no_doctor;
   o.convtest = !c.no_convtest;
   o.manifest_path = c.manifest;
@@ -122,6 +124,7 @@ void add_apply(CLI::App& app, Context& ctx) {
   cmd->add_flag("--force", c->force, "As stage --force: replace a previous staging even where its files were modified");
   cmd->add_flag("--remove-stale", c->remove_stale, "As stage --remove-stale: move other cuDNN DLLs in the tree to .stackpin/backup/");
   cmd->add_option("--max-unpacked", c->max_unpacked, "Refuse archives that expand past BYTES (default 16x the archive)");
+  cmd->add_option("--decoder-memory", c->decoder_memory, "As stage --decoder-memory (MiB)")->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--dry-run", c->dry_run, "Print the plan; change nothing and download nothing");
   cmd->add_flag("--no-doctor", c->no_doctor, "Skip the doctor step");
   cmd->add_flag("--no-convtest", c->no_convtest, "Skip the convolution test");

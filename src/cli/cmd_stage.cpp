@@ -18,6 +18,7 @@ struct StageCli {
   std::string manifest, archives, cache_dir, target, dest, platform;
   bool dry_run = false, remove_stale = false, force = false;
   std::optional<std::uint64_t> max_unpacked;
+  std::optional<std::uint64_t> decoder_memory;  // MiB
 };
 
 void print_stage(std::ostream& os, const model::StageReport& r, const Style& st) {
@@ -84,6 +85,7 @@ int run_stage(const StageCli& c, Context& ctx) {
   o.remove_stale = c.remove_stale;
   o.force = c.force;
   o.max_unpacked = c.max_unpacked;
+  if (c.decoder_memory) o.decoder_memory = *c.decoder_memory << 20;
   o.manifest_sha256 = sha256_of_file(c.manifest);
   o.stackpin_version = STACKPIN_VERSION;
   if (auto p = progress_printer(ctx, "staging"))
@@ -155,6 +157,9 @@ void add_stage(CLI::App& app, Context& ctx) {
   cmd->add_flag("--remove-stale", c->remove_stale, "Move other-version cuDNN DLLs found in the tree to .stackpin/backup/");
   cmd->add_flag("--force", c->force, "Replace a previous staging even where its files were modified");
   cmd->add_option("--max-unpacked", c->max_unpacked, "Refuse archives that expand past BYTES (default 16x the archive)");
+  cmd->add_option("--decoder-memory", c->decoder_memory,
+                  "MiB the xz decoder may use to decode on several threads (default 128; 24 or less: one thread, about 10 MiB)")
+      ->check(CLI::Range(1, 1 << 20));
   add_json_flag(cmd, ctx);
   add_lock_options(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_stage(*c, ctx); }; });

@@ -36,6 +36,7 @@ const std::map<std::string, std::string>& value_names() {
       {"--maintainer", "'NAME <EMAIL>'"},
       {"--manifest", "FILE"},
       {"--max-unpacked", "BYTES"},
+      {"--decoder-memory", "MIB"},
       {"--mirror", "URL"},
       {"--name", "NAME"},
       {"--out-dir", "DIR"},

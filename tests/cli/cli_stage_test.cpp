@@ -151,6 +151,14 @@ TEST(CliStage, ExitCodes) {
   EXPECT_NE(docker.err.find("--target must be windows or linux"), std::string::npos) << docker.err;
   auto unknown = stackpin({"stage", w.manifest().string(), "--archives", w.archives().string(), "--target", "linux", "--bogus"});
   EXPECT_EQ(unknown.exit_code, 2) << show(unknown);
+  auto no_memory =
+      stackpin({"stage", w.manifest().string(), "--archives", w.archives().string(), "--target", "linux", "--decoder-memory", "0"});
+  EXPECT_EQ(no_memory.exit_code, 2) << show(no_memory);
+  EXPECT_NE(no_memory.err.find("--decoder-memory"), std::string::npos) << no_memory.err;
+  auto small = stackpin({"stage", w.manifest().string(), "--archives", w.archives().string(), "--target", "linux", "--dest",
+                         (w.dir.path() / "small").string(), "--decoder-memory", "1"});
+  EXPECT_EQ(small.exit_code, 0) << show(small);
+  EXPECT_EQ(testing_support::snapshot(w.dir.path() / "small" / "lib64"), testing_support::snapshot(dest / "lib64"));
   World win(k_windows);
   auto no_dest = stackpin({"stage", win.manifest().string(), "--archives", win.archives().string(), "--target", "windows"});
   EXPECT_EQ(no_dest.exit_code, 2) << show(no_dest);

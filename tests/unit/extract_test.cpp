@@ -582,6 +582,34 @@ TEST(ExtractGood, ArchiveSha256IsTheFileHashForEveryFormat) {
   }
 }
 
+// The decoder's memory bound changes how a multi-block stream is decoded (two threads, or one when
+// the bound is too small for two blocks), never what comes out.
+TEST(ExtractGood, TheDecoderMemoryBoundChangesNothingExtracted) {
+  ScratchDir src;
+  fixtures::CudnnOptions multi;
+  multi.library_bytes = 80 * 1024;
+  multi.xz_threads = 2;
+  auto a = src.path() / "multi.tar.xz";
+  fixtures::write_archive(a, Format::tar_xz, fixtures::cudnn_linux_entries("9.1.0.70", 12, multi), 2);
+  std::vector<std::vector<std::string>> seen;
+  for (std::uint64_t memory : {std::uint64_t{1}, std::uint64_t{24} << 20, archive_io::ExtractOptions::k_default_xz_memory}) {
+    for (unsigned threads : {1u, 2u}) {
+      SCOPED_TRACE(std::to_string(memory) + " bytes, " + std::to_string(threads) + " thread(s)");
+      auto o = posix();
+      o.xz_memory = memory;
+      o.xz_threads = threads;
+      ExtractFixture fx;
+      auto x = extract_pinned(a, fx.out(), o);
+      ASSERT_TRUE(x.ok()) << x.error().message;
+      std::vector<std::string> got;
+      for (const auto& e : x->entries) got.push_back(e.path + " " + hex(e.sha256) + " " + std::to_string(e.size));
+      seen.push_back(got);
+    }
+  }
+  for (const auto& s : seen) EXPECT_EQ(s, seen.front());
+  EXPECT_GT(seen.front().size(), 10u);
+}
+
 TEST(ExtractGood, EntriesCarryHashModeAndLink) {
   ScratchDir src;
   auto entries = fixtures::cudnn_linux_entries("9.1.0.70", 12);

@@ -192,6 +192,7 @@ bool stage_steps(Run& r) {
   so.force = r.o.force;
   so.remove_stale = r.o.remove_stale;
   so.max_unpacked = r.o.max_unpacked;
+  so.decoder_memory = r.o.decoder_memory;
   so.manifest_sha256 = r.o.manifest_sha256;
   so.stackpin_version = r.o.stackpin_version;
   so.progress = r.o.progress;

@@ -325,6 +325,7 @@ util::Result<StageRun> resolve(const model::Manifest& m, const knowledge::Knowle
   report.dry_run = o.dry_run;
   run.xo.rules = o.target == model::Target::windows ? archive_io::NameRules::windows : archive_io::NameRules::posix;
   run.xo.progress = o.progress;
+  if (o.decoder_memory) run.xo.xz_memory = *o.decoder_memory;
   return run;
 }
 

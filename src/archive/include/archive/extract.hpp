@@ -43,6 +43,12 @@ struct ExtractOptions {
   // extracted at once share the cores, and each decoding thread holds a block: fewer threads, less
   // memory.
   unsigned xz_threads = 0;
+  // What liblzma may allocate to decode an xz stream's blocks on several threads (each holds a
+  // block in and out: about 42 MiB for NVIDIA's 24 MiB blocks); a stream it does not fit is decoded
+  // on one thread in about 10 MiB. The default lets two threads decode NVIDIA's archives and keeps
+  // stage under 192 MiB; small machines cap it (stage --decoder-memory).
+  std::uint64_t xz_memory = k_default_xz_memory;
+  static constexpr std::uint64_t k_default_xz_memory = 128ull << 20;
 };
 
 struct Extracted {

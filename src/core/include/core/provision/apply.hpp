@@ -29,9 +29,10 @@ struct ApplyOptions {
   FetchOptions fetch;                           // cache_dir (required), mirrors, offline, retries
   std::filesystem::path deb_dir;                // layout = "deb": where the packages are written (default CACHE/debs)
   bool dry_run = false;
-  bool force = false;                         // as stage --force: replace a previous staging whose files were modified
-  bool remove_stale = false;                  // as stage --remove-stale (cuda-merge)
-  std::optional<std::uint64_t> max_unpacked;  // as stage / deb --max-unpacked
+  bool force = false;                           // as stage --force: replace a previous staging whose files were modified
+  bool remove_stale = false;                    // as stage --remove-stale (cuda-merge)
+  std::optional<std::uint64_t> max_unpacked;    // as stage / deb --max-unpacked
+  std::optional<std::uint64_t> decoder_memory;  // as stage --decoder-memory (bytes)
   bool doctor = true;
   bool convtest = true;
   std::string manifest_path;  // as the user gave it, for the hints

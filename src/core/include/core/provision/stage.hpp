@@ -28,10 +28,11 @@ struct StageOptions {
   std::optional<std::filesystem::path> dest;
   std::optional<model::Platform> platform;
   bool dry_run = false;
-  bool remove_stale = false;                  // cuda-merge: remove other-version cuDNN DLLs found in the tree
-  bool force = false;                         // replace a previous staging even where its files were modified
-  std::optional<std::uint64_t> max_unpacked;  // bound on extracted bytes (default: 16x the archive, at least 256 MiB)
-  std::string manifest_sha256;                // recorded in the receipt
+  bool remove_stale = false;                    // cuda-merge: remove other-version cuDNN DLLs found in the tree
+  bool force = false;                           // replace a previous staging even where its files were modified
+  std::optional<std::uint64_t> max_unpacked;    // bound on extracted bytes (default: 16x the archive, at least 256 MiB)
+  std::optional<std::uint64_t> decoder_memory;  // bytes the xz decoder may use for threads (archive_io::ExtractOptions::xz_memory)
+  std::string manifest_sha256;                  // recorded in the receipt
   std::string stackpin_version;
   std::function<void(const archive_io::Progress&)> progress;
   std::function<void()> on_lock_wait;
