@@ -5,6 +5,7 @@
 // archives refused with nothing changed, and a run killed at every journal record.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -296,5 +297,59 @@ TEST(CliStageToolkit, StagesTheWindowsToolkitInTheInstallersLayout) {
                            "windows", "--dest", dest.string(), "--json"});
     ASSERT_EQ(again.exit_code, 0) << show(again);
     EXPECT_EQ(nlohmann::json::parse(again.out)["report"]["no_op"], true);
+  }
+}
+
+// Every named set (runtime, devel, torch) of CUDA 12.4.1 and 13.0.2, on Linux and Windows: check
+// resolves it to NVIDIA's components, stage lays each one out (its library or DLL, its licence),
+// and version.json lists exactly those components at NVIDIA's versions.
+TEST(CliStageToolkit, EveryNamedSetStagesTheComponentsItResolvesTo) {
+  struct Platform {
+    std::string name, target, targets;
+  };
+  const std::vector<Platform> platforms{{"linux-x86_64", "linux", "[targets.linux]\nlayout = \"lib64\"\nprefix = \"/opt/cuda\"\n"},
+                                        {"windows-x86_64", "windows", "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\CUDA'\n"}};
+  for (const std::string release : {"12.4.1", "13.0.2"}) {
+    for (const auto& p : platforms) {
+      for (const std::string set : {"runtime", "devel", "torch"}) {
+        SCOPED_TRACE(release + " " + p.name + " " + set);
+        ScratchDir dir;
+        std::string head =
+            "schema = 1\nname = \"sets\"\n\n[cuda]\nversion = \"" + release + "\"\ncomponents = [\"" + set + "\"]\n\n" + p.targets;
+        testing_support::write_file(dir.path() / "plan.toml", head);
+        auto checked = stackpin({"check", (dir.path() / "plan.toml").string(), "--json"});
+        ASSERT_EQ(checked.exit_code, 0) << show(checked);
+        std::map<std::string, std::string> want;  // component -> NVIDIA's version
+        const auto plan = nlohmann::json::parse(checked.out);
+        for (const auto& c : plan["report"]["manifests"][0]["cuda_components"])
+          if (c["platform"] == p.name) want[c["component"]] = c["version"];
+        ASSERT_GE(want.size(), 3u);
+
+        std::vector<std::pair<std::string, fixtures::Info>> archives;
+        for (const auto& [c, v] : want) archives.push_back({c, fixtures::make_cuda_component(dir.path() / "archives", c, v, {}, p.name)});
+        testing_support::write_file(dir.path() / "stack.toml",
+                                    fixtures::local_toolkit_manifest(release, {set}, archives, p.targets, p.name));
+        auto dest = dir.path() / "tree";
+        auto r = stackpin({"stage", (dir.path() / "stack.toml").string(), "--archives", (dir.path() / "archives").string(), "--target",
+                           p.target, "--dest", dest.string()});
+        ASSERT_EQ(r.exit_code, 0) << show(r);
+        auto version = nlohmann::json::parse(slurp(dest / "version.json"));
+        EXPECT_EQ(version["cuda"]["version"], release);
+        std::map<std::string, std::string> listed;
+        for (const auto& [k, v] : version.items())
+          if (k != "cuda") listed[k] = v["version"];
+        EXPECT_EQ(listed, want);
+        for (const auto& [c, v] : want) {
+          EXPECT_TRUE(fs::is_regular_file(dest / "share/doc" / c / "LICENSE")) << c;
+          for (const auto& e : fixtures::cuda_component_entries(c, v, p.name)) {
+            if (e.kind != fixtures::Kind::file) continue;
+            std::string rel = e.path.substr(e.path.find('/') + 1);
+            if (rel.find('/') == std::string::npos) continue;  // LICENSE, checked above
+            if (p.target == "linux" && rel.rfind("lib/", 0) == 0) rel = "lib64/" + rel.substr(4);
+            EXPECT_TRUE(fs::is_regular_file(dest / rel)) << c << ": " << rel;
+          }
+        }
+      }
+    }
   }
 }
