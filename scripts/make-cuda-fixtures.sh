@@ -44,20 +44,25 @@ version_of() {
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# pack COMPONENT VERSION: tars $work/<top> (filled by the caller) into OUT
-pack() {
-  local top="$1-linux-x86_64-$2-archive"
-  local file="$out/$top.tar.xz"
-  if [ -s "$file" ]; then
-    rm -rf "${work:?}/$top"
-    return
-  fi
-  printf 'NVIDIA Software License Agreement: see %s/%s (fixture copy of %s %s)\n' "$root" "$1" "$1" "$2" >"$work/$top/LICENSE"
-  tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@1704067200 -cf - "$top" | xz -T0 -3 >"$file.tmp"
+# pack_top TOP: tars $work/TOP (filled by the caller, LICENSE included) into OUT/TOP.tar.xz,
+# reproducibly, through a temporary name
+pack_top() {
+  local file="$out/$1.tar.xz"
+  tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@1704067200 -cf - "$1" | xz -T0 -3 >"$file.tmp"
   mv "$file.tmp" "$file"
-  rm -rf "${work:?}/$top"
+  rm -rf "${work:?}/$1"
   echo "built $file"
 }
+
+# pack COMPONENT VERSION: the component's LICENSE, then pack_top
+pack() {
+  local top="$1-linux-x86_64-$2-archive"
+  printf 'NVIDIA Software License Agreement: see %s/%s (fixture copy of %s %s)\n' "$root" "$1" "$1" "$2" >"$work/$top/LICENSE"
+  pack_top "$top"
+}
+
+# built COMPONENT VERSION: its archive is already in OUT (then nothing is copied for it)
+built() { [ -s "$out/$1-linux-x86_64-$2-archive.tar.xz" ]; }
 
 # begin COMPONENT VERSION: prints the top directory to fill
 begin() {
@@ -85,53 +90,63 @@ headers() {  # headers TOP PATTERN...: include/<pattern>
 }
 
 v=$(version_of nvidia_cuda_nvcc)
-t=$(begin cuda_nvcc "$v")
-mkdir -p "$t/bin"
-cp -a "$root/bin/." "$t/bin/"
-pack cuda_nvcc "$v"
+if ! built cuda_nvcc "$v"; then
+  t=$(begin cuda_nvcc "$v")
+  mkdir -p "$t/bin"
+  cp -a "$root/bin/." "$t/bin/"
+  pack cuda_nvcc "$v"
+fi
 
 v=$(version_of nvidia_cuda_crt)
-t=$(begin cuda_crt "$v")
-mkdir -p "$t/include"
-cp -a "$root/include/crt" "$t/include/"
-pack cuda_crt "$v"
+if ! built cuda_crt "$v"; then
+  t=$(begin cuda_crt "$v")
+  mkdir -p "$t/include"
+  cp -a "$root/include/crt" "$t/include/"
+  pack cuda_crt "$v"
+fi
 
 v=$(version_of nvidia_nvvm)
-t=$(begin libnvvm "$v")
-cp -a "$root/nvvm" "$t/"
-libs "$t" libnvvm
-pack libnvvm "$v"
+if ! built libnvvm "$v"; then
+  t=$(begin libnvvm "$v")
+  cp -a "$root/nvvm" "$t/"
+  libs "$t" libnvvm
+  pack libnvvm "$v"
+fi
 
 v=$(version_of nvidia_cuda_cccl)
-t=$(begin cuda_cccl "$v")
-mkdir -p "$t/include"
-cp -a "$root/include/cccl" "$t/include/"
-pack cuda_cccl "$v"
+if ! built cuda_cccl "$v"; then
+  t=$(begin cuda_cccl "$v")
+  mkdir -p "$t/include"
+  cp -a "$root/include/cccl" "$t/include/"
+  pack cuda_cccl "$v"
+fi
 
 v=$(version_of nvidia_cuda_runtime)
-t=$(begin cuda_cudart "$v")
-mkdir -p "$t/include"
-for f in "$root"/include/*; do
-  n=${f##*/}
-  case $n in
-    crt | cccl | cublas* | cudnn* | cufft* | curand* | cusolver* | cusparse* | nvrtc* | nvJitLink* | nvjitlink* | cupti* | nvtx* | nvToolsExt* | nccl* | npp* | nvperf* | generated_*) ;;
-    *) cp -a "$f" "$t/include/" ;;
-  esac
-done
-libs "$t" libcudart libcudadevrt
-if [ -d "$lib/stubs" ] && [ -n "$(ls -A "$lib/stubs")" ]; then cp -a "$lib/stubs" "$t/lib/"; fi
-pack cuda_cudart "$v"
+if ! built cuda_cudart "$v"; then
+  t=$(begin cuda_cudart "$v")
+  mkdir -p "$t/include"
+  for f in "$root"/include/*; do
+    n=${f##*/}
+    case $n in
+      crt | cccl | cublas* | cudnn* | cufft* | curand* | cusolver* | cusparse* | nvrtc* | nvJitLink* | nvjitlink* | cupti* | nvtx* | nvToolsExt* | nccl* | npp* | nvperf* | generated_*) ;;
+      *) cp -a "$f" "$t/include/" ;;
+    esac
+  done
+  libs "$t" libcudart libcudadevrt
+  if [ -d "$lib/stubs" ] && [ -n "$(ls -A "$lib/stubs")" ]; then cp -a "$lib/stubs" "$t/lib/"; fi
+  pack cuda_cudart "$v"
+fi
 
 if [ "$set_name" = bench ]; then
-  v=$(version_of nvidia_cuda_nvrtc); t=$(begin cuda_nvrtc "$v"); headers "$t" 'nvrtc*'; libs "$t" libnvrtc libnvrtc-builtins libnvrtc.alt libnvrtc-builtins.alt; pack cuda_nvrtc "$v"
-  v=$(version_of nvidia_cublas); t=$(begin libcublas "$v"); headers "$t" 'cublas*'; libs "$t" libcublas libcublasLt libnvblas; pack libcublas "$v"
-  v=$(version_of nvidia_cufft); t=$(begin libcufft "$v"); headers "$t" 'cufft*' 'cudalibxt.h'; libs "$t" libcufft libcufftw; pack libcufft "$v"
-  v=$(version_of nvidia_curand); t=$(begin libcurand "$v"); headers "$t" 'curand*'; libs "$t" libcurand; pack libcurand "$v"
-  v=$(version_of nvidia_cusolver); t=$(begin libcusolver "$v"); headers "$t" 'cusolver*'; libs "$t" libcusolver libcusolverMg; pack libcusolver "$v"
-  v=$(version_of nvidia_cusparse); t=$(begin libcusparse "$v"); headers "$t" 'cusparse*'; libs "$t" libcusparse; pack libcusparse "$v"
-  v=$(version_of nvidia_nvjitlink); t=$(begin libnvjitlink "$v"); headers "$t" 'nvJitLink*'; libs "$t" libnvJitLink; pack libnvjitlink "$v"
-  v=$(version_of nvidia_nvtx); t=$(begin cuda_nvtx "$v"); mkdir -p "$t/include"; [ -d "$root/include/nvtx3" ] && cp -a "$root/include/nvtx3" "$t/include/"; libs "$t" libnvtx3interop; pack cuda_nvtx "$v"
-  v=$(version_of nvidia_cuda_cupti); t=$(begin cuda_cupti "$v"); headers "$t" 'cupti*' 'generated_*'; libs "$t" libcupti libnvperf_host libnvperf_target libpcsamplingutil libcheckpoint; pack cuda_cupti "$v"
+  v=$(version_of nvidia_cuda_nvrtc); built cuda_nvrtc "$v" || { t=$(begin cuda_nvrtc "$v"); headers "$t" 'nvrtc*'; libs "$t" libnvrtc libnvrtc-builtins libnvrtc.alt libnvrtc-builtins.alt; pack cuda_nvrtc "$v"; }
+  v=$(version_of nvidia_cublas); built libcublas "$v" || { t=$(begin libcublas "$v"); headers "$t" 'cublas*'; libs "$t" libcublas libcublasLt libnvblas; pack libcublas "$v"; }
+  v=$(version_of nvidia_cufft); built libcufft "$v" || { t=$(begin libcufft "$v"); headers "$t" 'cufft*' 'cudalibxt.h'; libs "$t" libcufft libcufftw; pack libcufft "$v"; }
+  v=$(version_of nvidia_curand); built libcurand "$v" || { t=$(begin libcurand "$v"); headers "$t" 'curand*'; libs "$t" libcurand; pack libcurand "$v"; }
+  v=$(version_of nvidia_cusolver); built libcusolver "$v" || { t=$(begin libcusolver "$v"); headers "$t" 'cusolver*'; libs "$t" libcusolver libcusolverMg; pack libcusolver "$v"; }
+  v=$(version_of nvidia_cusparse); built libcusparse "$v" || { t=$(begin libcusparse "$v"); headers "$t" 'cusparse*'; libs "$t" libcusparse; pack libcusparse "$v"; }
+  v=$(version_of nvidia_nvjitlink); built libnvjitlink "$v" || { t=$(begin libnvjitlink "$v"); headers "$t" 'nvJitLink*'; libs "$t" libnvJitLink; pack libnvjitlink "$v"; }
+  v=$(version_of nvidia_nvtx); built cuda_nvtx "$v" || { t=$(begin cuda_nvtx "$v"); mkdir -p "$t/include"; [ -d "$root/include/nvtx3" ] && cp -a "$root/include/nvtx3" "$t/include/"; libs "$t" libnvtx3interop; pack cuda_nvtx "$v"; }
+  v=$(version_of nvidia_cuda_cupti); built cuda_cupti "$v" || { t=$(begin cuda_cupti "$v"); headers "$t" 'cupti*' 'generated_*'; libs "$t" libcupti libnvperf_host libnvperf_target libpcsamplingutil libcheckpoint; pack cuda_cupti "$v"; }
 fi
 
 # cuDNN: its headers and the main library with NVIDIA's link chain (the sub-libraries it loads on
@@ -150,9 +165,7 @@ if [ -f "$root/include/cudnn_version.h" ] && [ -f "$lib/libcudnn.so.9" ]; then
     ln -s "libcudnn.so.$cv" "$work/$top/lib/libcudnn.so.9"
     ln -s libcudnn.so.9 "$work/$top/lib/libcudnn.so"
     printf 'NVIDIA cuDNN Software License Agreement (fixture copy of cuDNN %s)\n' "$full" >"$work/$top/LICENSE"
-    tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@1704067200 -cf - "$top" | xz -T0 -3 >"$out/$top.tar.xz.tmp"
-    mv "$out/$top.tar.xz.tmp" "$out/$top.tar.xz"
-    echo "built $out/$top.tar.xz"
+    pack_top "$top"
   fi
 fi
 
