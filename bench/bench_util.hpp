@@ -151,7 +151,8 @@ struct Options {
 };
 
 // Parses --fixtures DIR, --stackpin BIN, --runs N, --work DIR, and --peer SCRIPT or --port N
-// where the benchmark takes them; prints `usage` and exits 2 on anything else.
+// where the benchmark takes them; prints `usage` and exits 2 on anything else, and on a stackpin
+// binary (or peer script) that is not there.
 inline Options parse_options(int argc, char** argv, const std::string& work_name, const fs::path& source_dir, bool takes_peer,
                              bool takes_port, const char* usage) {
   Options o;
@@ -181,6 +182,15 @@ inline Options parse_options(int argc, char** argv, const std::string& work_name
       o.port = std::stoi(next());
     else {
       std::fprintf(stderr, "%s\n", usage);
+      std::exit(2);
+    }
+  }
+  // the programs measured must be there before anything is built or timed
+  std::vector<fs::path> needed{o.stackpin};
+  if (takes_peer) needed.push_back(o.peer);
+  for (const auto& p : needed) {
+    if (!fs::exists(p)) {
+      std::fprintf(stderr, "need %s\n", p.c_str());
       std::exit(2);
     }
   }
