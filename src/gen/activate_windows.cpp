@@ -19,9 +19,9 @@
 #include "gen/activate_windows.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "gen/quote.hpp"
+#include "util/strings.hpp"
 
 namespace gen {
 
@@ -505,14 +505,10 @@ exit 0
 
 std::vector<std::string> first_path_dirs(const WindowsActivation& a) {
   std::vector<std::string> out;
-  auto same = [](std::string x, std::string y) {
-    std::transform(x.begin(), x.end(), x.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    std::transform(y.begin(), y.end(), y.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return x == y;
-  };
   if (!a.dll_dir.empty()) out.push_back(a.dll_dir);
   for (const auto& d : a.toolkit_bin_dirs)
-    if (std::none_of(out.begin(), out.end(), [&](const std::string& o) { return same(o, d); })) out.push_back(d);
+    if (std::none_of(out.begin(), out.end(), [&](const std::string& o) { return util::to_lower(o) == util::to_lower(d); }))
+      out.push_back(d);
   return out;
 }
 

@@ -107,12 +107,13 @@ const format::CudaComponentArchive* archive_for(const format::CudaComponent& c, 
   return nullptr;
 }
 
-namespace {
 const format::CudaComponent* find_component(const format::CudaRedistribRelease& r, std::string_view id) {
   for (const auto& c : r.components)
     if (c.id == id) return &c;
   return nullptr;
 }
+
+namespace {
 
 std::string platforms_of(const format::CudaComponent& c) {
   std::vector<std::string> out;

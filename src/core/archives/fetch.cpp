@@ -98,17 +98,22 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
   auto wanted_hash = [&](const std::string& sha256) {
     return o.only_sha256.empty() || std::find(o.only_sha256.begin(), o.only_sha256.end(), sha256) != o.only_sha256.end();
   };
+  // a job for the pin's archive: the file it must be (its URLs are the caller's)
+  auto job_for = [](const model::ArchivePin& pin, const PinnedArchive& p) {
+    Job j{&pin, {}};
+    j.transfer.platform = pin.platform.value;
+    j.transfer.file = p.expect.file;
+    j.transfer.sha256 = p.expect.sha256;
+    j.transfer.size = *p.expect.size;
+    return j;
+  };
   // the toolkit's archives: pinned by the manifest, its lock or NVIDIA's manifest of the release
   if (has_cuda) {
     for (const auto& pin : m.cuda->archives) {
       if (!take(pin)) continue;
       SP_TRY_ASSIGN(auto p, pinned_cuda_archive(m, pin));
       if (!wanted_hash(p.expect.sha256)) continue;
-      Job j{&pin, {}};
-      j.transfer.platform = pin.platform.value;
-      j.transfer.file = p.expect.file;
-      j.transfer.sha256 = p.expect.sha256;
-      j.transfer.size = *p.expect.size;
+      Job j = job_for(pin, p);
       if (!pin.url || j.transfer.file.find_first_of("/\\") != std::string::npos || j.transfer.file == "." || j.transfer.file == "..")
         return Error(ErrorCode::invalid, "no URL to fetch the " + std::string(model::to_string(pin.platform.value)) + " archive of " +
                                              pin.component->value + " from")
@@ -123,11 +128,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
     if (!take(pin)) continue;
     SP_TRY_ASSIGN(auto p, pinned_archive(m, pin.platform.value, kb));
     if (!wanted_hash(p.expect.sha256)) continue;
-    Job j{&pin, {}};
-    j.transfer.platform = pin.platform.value;
-    j.transfer.file = p.expect.file;
-    j.transfer.sha256 = p.expect.sha256;
-    j.transfer.size = *p.expect.size;
+    Job j = job_for(pin, p);
     std::string url = url_of(m, pin, kb);
     if (url.empty())
       return Error(ErrorCode::invalid, std::string("no URL to fetch the ") + model::to_string(pin.platform.value) + " archive from")

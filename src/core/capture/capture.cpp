@@ -60,12 +60,8 @@ void add_toolkit_components(Capture& cap, const model::ToolkitInfo& t, model::Pl
   }
   std::vector<std::string> not_archived, driver, other_version;
   for (const auto& c : t.components) {
-    const format::CudaComponent* known = nullptr;
-    for (const auto& rc : (*release)->components)
-      if (rc.id == c.id) known = &rc;
-    bool built = known && std::any_of(known->archives.begin(), known->archives.end(),
-                                      [&](const format::CudaComponentArchive& a) { return a.platform == platform; });
-    if (!built) {
+    const format::CudaComponent* known = knowledge::find_component(**release, c.id);
+    if (!known || !knowledge::archive_for(*known, platform)) {
       not_archived.push_back(c.id);
       continue;
     }

@@ -137,8 +137,6 @@ Activation activation_for(const model::Manifest& m, const knowledge::KnowledgeBa
       std::string dir = fs::path(f.path).parent_path().generic_string();
       if (program && (dir == "bin" || dir.rfind("bin/", 0) == 0)) bins.insert(dir);
     }
-    w.toolkit_bin_dirs.clear();
-    w.cuda_bin_dirs.clear();
     for (std::string dir : bins) {
       std::replace(dir.begin(), dir.end(), '/', '\\');
       w.toolkit_bin_dirs.push_back(w.cudnn_root + "\\" + dir);
@@ -367,11 +365,8 @@ std::vector<gen::CudaComponentVersion> component_versions(const StageRun& run) {
   std::vector<gen::CudaComponentVersion> out;
   for (const auto& u : run.units) {
     if (u.cudnn()) continue;
-    std::string name = u.component;
-    if (release)
-      for (const auto& c : release->components)
-        if (c.id == u.component) name = c.name;
-    out.push_back({u.component, name, u.version});
+    const format::CudaComponent* c = release ? knowledge::find_component(*release, u.component) : nullptr;
+    out.push_back({u.component, c ? c->name : u.component, u.version});
   }
   return out;
 }

@@ -252,8 +252,7 @@ void toolkit_components(Ctx& c) {
       if (!have) continue;
       std::optional<Version> want;
       if (rel) {
-        for (const auto& rc : rel->components)
-          if (rc.id == comp.id) want = rc.version;
+        if (const auto* rc = knowledge::find_component(*rel, comp.id)) want = rc->version;
       } else if (comp.id == "cuda_cudart") {
         want = ref;  // without NVIDIA's manifest, the runtime alone is known to share the release's major
       }

@@ -80,6 +80,9 @@ const model::CudaComponentSet* component_set(const std::vector<model::CudaCompon
 ComponentResolution resolve_components(const format::CudaRedistribRelease& release, int cuda_major, model::Platform platform,
                                        const std::vector<std::string>& names, const std::vector<model::CudaComponentSet>& sets);
 
+// The component NVIDIA's manifest names `id` ("cuda_cudart"), nullptr when the release has none.
+const format::CudaComponent* find_component(const format::CudaRedistribRelease& release, std::string_view id);
+
 // The platform's archive of a component, nullptr when NVIDIA does not ship it there.
 const format::CudaComponentArchive* archive_for(const format::CudaComponent& c, model::Platform platform);
 
