@@ -27,6 +27,10 @@ root=${CUDA_ROOT:-/usr/local/cuda}
 case $set_name in build | bench) ;; *) echo "make-cuda-fixtures: SET is build or bench, not $set_name" >&2; exit 2 ;; esac
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+# one run at a time per folder: tests that need the archives run in parallel, and the first one on
+# a fresh machine builds them while the others wait
+exec 9>"$out/.lock"
+flock 9
 lib=$root/lib
 [ -d "$root/lib64" ] && lib=$root/lib64
 lib=$(cd "$lib" && pwd -P)  # lib64 is often a link to lib: find does not follow it
