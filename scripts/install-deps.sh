@@ -15,7 +15,7 @@ set -euo pipefail
 build_pkgs=(
   build-essential cmake pkg-config
   libarchive-dev liblzma-dev zlib1g-dev libssl-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
-  libcurl4-openssl-dev libgtest-dev libgmock-dev
+  libcurl4-openssl-dev libgtest-dev libgmock-dev libisal-dev
 )
 tool_pkgs=(shellcheck groff-base xz-utils unzip zip python3 python3-yaml lintian fakeroot docker.io cgroupfs-mount debootstrap)
 # the sanitizer build and the fuzz targets (scripts/test.sh --sanitize, scripts/fuzz.sh): clang

@@ -1,9 +1,11 @@
 // Safe extraction of a PinnedFile (pinned_file.cpp: nothing is decoded before the file matches its
-// pin). Only the one format the file's first bytes name is enabled in libarchive, and no
-// libarchive filter: .xz and .gz are decoded by source.cpp. A zip's central directory is read
-// first (zip_directory.cpp: bounds, methods, names, and which entries are symlinks, which only the
-// directory says), then its entries as a stream in file order, each checked against the directory.
-// Tars and zips alike are thus read once, sequentially, through the second hash (source.hpp).
+// pin). Tars are read by libarchive with its tar format alone enabled, and no libarchive filter:
+// .xz and .gz are decoded by source.cpp; they are read once, in order, through the second hash
+// (source.hpp). Zips are read by stackpin itself: the central directory first (zip_directory.cpp:
+// bounds, methods, names, and which entries are symlinks, which only the directory says), then
+// every local header against it (zip_reader.cpp), then the entries, admitted in file order on one
+// thread and inflated on several, every byte read through a chunk checked against the keyed tag
+// taken when the file was hashed.
 //
 // Every entry is validated before anything is written: its name (paths.cpp; names that are not
 // valid UTF-8 are refused, since they cannot be recorded in a receipt nor mean the same file on
@@ -24,11 +26,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <system_error>
+#include <thread>
 
 #include "file_writer.hpp"
 #include "source.hpp"
@@ -36,6 +42,7 @@
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 #include "zip_directory.hpp"
+#include "zip_reader.hpp"
 
 namespace archive_io {
 namespace fs = std::filesystem;
@@ -113,13 +120,21 @@ class Extractor {
  public:
   Extractor(const fs::path& into, const ExtractOptions& o) : m_into(into), m_opts(o), m_list_only(into.empty()) {}
 
+  // A tar entry: checked, then written (its data read from libarchive).
   util::Status entry(struct archive* a, struct archive_entry* ae, Extracted& out);
+  // A zip entry (the central directory says what it is): checked, then its directory or symlink
+  // made; a file is only admitted (its name, its declared size against the bound), and written
+  // later by a ZipWorker. `link`: a symlink's target, read by the caller.
+  util::Status zip_entry(const detail::ZipEntry& z, const std::optional<std::string>& link, Extracted& out);
   util::Status check_links(const Extracted& out) const;
   util::Status finish_hashes(Extracted& out);
   std::uint64_t bytes() const { return m_bytes; }
+  void add_written(std::uint64_t files, std::uint64_t bytes) {
+    m_files += files;
+    m_bytes += bytes;
+    m_claimed -= std::min(m_claimed, bytes);
+  }
   const std::string& last_name() const { return m_last; }
-  // Zip: what the central directory says of each name (symlinks are only known from there).
-  const detail::ZipDirectory* zip = nullptr;
   std::function<std::uint64_t()> consumed;  // archive bytes read so far
   std::uint64_t archive_total = 0;
   void progress(bool force = false) {
@@ -133,6 +148,12 @@ class Extractor {
     EntryType type;
     std::string link;
   };
+  // The checks every entry passes whatever its format: the entry bound, its name, duplicates and
+  // case collisions, its parents (created). Sets e.path; false for a directory named again.
+  util::Result<bool> admit(const std::string& name, Entry& e, std::vector<std::string>& parts, const Extracted& out);
+  util::Status make_dir(Entry& e);
+  util::Status make_symlink(const std::string& name, const std::vector<std::string>& parts, Entry& e,
+                            const std::optional<std::string>& target);
   util::Status ensure_parents(const std::vector<std::string>& parts, const std::string& name);
   util::Status write_file(struct archive* a, struct archive_entry* ae, const std::string& rel, Entry& e, std::size_t index);
   util::Status budget(std::uint64_t more, const std::string& rel, const char* how) const;
@@ -143,9 +164,9 @@ class Extractor {
   bool m_list_only;
   std::map<std::string, Known> m_entries;     // exact path -> what it is
   std::map<std::string, std::string> m_keys;  // collision key -> exact path
-  std::map<std::string, const detail::ZipEntry*> m_zip_names;
   std::uint64_t m_bytes = 0, m_next_progress = 0;
-  std::uint64_t m_linked = 0;  // bytes hardlinks repeat: counted against the bound, not written
+  std::uint64_t m_linked = 0;   // bytes hardlinks repeat: counted against the bound, not written
+  std::uint64_t m_claimed = 0;  // zip files admitted whose data a worker has still to write
   std::uint64_t m_files = 0;
   std::string m_last;
   std::unique_ptr<char[]> m_zero;
@@ -153,7 +174,7 @@ class Extractor {
 };
 
 util::Status Extractor::budget(std::uint64_t more, const std::string& rel, const char* how) const {
-  std::uint64_t used = m_bytes + m_linked;
+  std::uint64_t used = m_bytes + m_linked + m_claimed;
   if (m_opts.max_total_bytes && (more > m_opts.max_total_bytes || used > m_opts.max_total_bytes - more))
     return too_big(m_opts.max_total_bytes, rel, how);
   return {};
@@ -297,6 +318,60 @@ std::optional<std::string> utf8_of(const char* utf8, const char* raw) {
   return s;
 }
 
+util::Result<bool> Extractor::admit(const std::string& name, Entry& e, std::vector<std::string>& parts, const Extracted& out) {
+  m_last = name;
+  if (out.entries.size() >= m_opts.max_entries)
+    return Error(ErrorCode::unsafe, "the archive has more than " + std::to_string(m_opts.max_entries) + " entries");
+  SP_TRY_ASSIGN(auto split, split_entry_path(name, m_opts.rules));
+  parts = std::move(split);
+  std::string rel = join_path(parts);
+  e.path = rel;
+  // duplicates and (on Windows) case collisions
+  auto key = collision_key(rel, m_opts.rules);
+  if (auto k = m_keys.find(key); k != m_keys.end()) {
+    auto prev = m_entries.at(k->second);
+    bool both_dirs = prev.type == EntryType::dir && e.type == EntryType::dir && k->second == rel;
+    if (!both_dirs) {
+      if (k->second == rel) return unsafe(name, "duplicate entry (the archive holds \"" + rel + "\" twice)");
+      return unsafe(name, "\"" + rel + "\" and \"" + k->second + "\" are the same name on Windows");
+    }
+    return false;
+  }
+  SP_TRY(ensure_parents(parts, name));
+  m_entries[rel] = Known{e.type, {}};
+  m_keys[key] = rel;
+  return true;
+}
+
+util::Status Extractor::make_dir(Entry& e) {
+  e.mode = 0755;
+  if (m_list_only) return {};
+  std::error_code ec;
+  fs::path p = m_into / fs::path(e.path);
+  fs::create_directory(p, ec);
+  if (ec) return Error(ErrorCode::io, "cannot create " + p.string() + ": " + ec.message());
+  return {};
+}
+
+util::Status Extractor::make_symlink(const std::string& name, const std::vector<std::string>& parts, Entry& e,
+                                     const std::optional<std::string>& target) {
+  if (m_opts.rules == NameRules::windows) return unsafe(name, "symbolic link in a tree for Windows (a copied Windows tree cannot hold it)");
+  if (!target) return unsafe(name, "its link target is not valid UTF-8");
+  e.link = *target;
+  if (e.link.empty()) return unsafe(name, "symlink with an empty target");
+  for (char c : e.link)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return unsafe(name, "control character in the link target");
+  std::vector<std::string> dir(parts.begin(), parts.end() - 1);
+  if (!resolve_link_lexically(dir, e.link))
+    return unsafe(name, "symlink to \"" + util::printable(e.link) + "\" points outside the archive");
+  m_entries[e.path].link = e.link;
+  fs::path p = m_into / fs::path(e.path);
+  if (!m_list_only && ::symlink(e.link.c_str(), p.c_str()) != 0)
+    return Error(ErrorCode::io, "cannot create symlink " + p.string() + ": " + util::os_error_text(errno));
+  e.mode = 0777;
+  return {};
+}
+
 util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extracted& out) {
   const char* raw = archive_entry_pathname(ae);
   auto decoded = utf8_of(archive_entry_pathname_utf8(ae), raw);
@@ -305,19 +380,12 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
                   "its name is not valid UTF-8 (another code page?): a receipt cannot record it and it would name "
                   "a different file on another machine");
   std::string name = *decoded;
-  m_last = name;
-  if (out.entries.size() >= m_opts.max_entries)
-    return Error(ErrorCode::unsafe, "the archive has more than " + std::to_string(m_opts.max_entries) + " entries");
-  SP_TRY_ASSIGN(auto parts, split_entry_path(name, m_opts.rules));
-  std::string rel = join_path(parts);
 
   Entry e;
-  e.path = rel;
-  const detail::ZipEntry* zip_entry = nullptr;
-  std::optional<std::string> zip_link;
   if (archive_entry_mtime_is_set(ae)) e.mtime = static_cast<std::int64_t>(archive_entry_mtime(ae));
   const char* hardlink = archive_entry_hardlink(ae);
   mode_t type = archive_entry_filetype(ae);
+  m_last = name;
   if (hardlink)
     e.type = EntryType::hardlink;
   else if (type == AE_IFREG)
@@ -334,86 +402,19 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
     return unsafe(name, "socket");
   else
     return unsafe(name, "unknown entry type");
-  if (zip) {
-    // the central directory is the authority on what an entry is
-    if (m_zip_names.empty())
-      for (const auto& z : zip->entries) m_zip_names[z.name] = &z;
-    std::string stored = raw ? raw : "";
-    auto it = m_zip_names.find(stored);
-    if (it == m_zip_names.end()) it = m_zip_names.find(stored + "/");
-    if (it == m_zip_names.end() && !stored.empty() && stored.back() == '/') it = m_zip_names.find(stored.substr(0, stored.size() - 1));
-    if (it == m_zip_names.end())
-      return unsafe(name, "its local header is not listed in the zip's central directory (tools would disagree on what the zip holds)");
-    zip_entry = it->second;
-    if (zip_entry->is_symlink() && e.type == EntryType::file) {
-      // a zip symlink's data are its target; a stream reader sees a regular file
-      e.type = EntryType::symlink;
-      zip_link.emplace();
-      char buf[1024];
-      while (true) {
-        la_ssize_t n = archive_read_data(a, buf, sizeof buf);
-        if (n < 0)
-          return Error(ErrorCode::invalid, "corrupt archive while reading the link \"" + util::printable(name) + "\": " + la_error(a));
-        if (n == 0) break;
-        zip_link->append(buf, static_cast<std::size_t>(n));
-        if (zip_link->size() > 4095) return unsafe(name, "symlink target longer than 4095 bytes");
-      }
-    } else if (!zip_entry->is_symlink() && e.type == EntryType::symlink) {
-      return unsafe(name, "the zip's central directory and its local header disagree on whether it is a symbolic link");
-    }
-  }
-
-  // duplicates and (on Windows) case collisions
-  auto key = collision_key(rel, m_opts.rules);
-  if (auto k = m_keys.find(key); k != m_keys.end()) {
-    auto prev = m_entries.at(k->second);
-    bool both_dirs = prev.type == EntryType::dir && e.type == EntryType::dir && k->second == rel;
-    if (!both_dirs) {
-      if (k->second == rel) return unsafe(name, "duplicate entry (the archive holds \"" + rel + "\" twice)");
-      return unsafe(name, "\"" + rel + "\" and \"" + k->second + "\" are the same name on Windows");
-    }
-    return {};
-  }
-  SP_TRY(ensure_parents(parts, name));
-  m_entries[rel] = Known{e.type, {}};
-  m_keys[key] = rel;
-
-  std::error_code ec;
-  fs::path p = m_into / fs::path(rel);
+  std::vector<std::string> parts;
+  SP_TRY_ASSIGN(bool fresh, admit(name, e, parts, out));
+  if (!fresh) return {};  // a directory the archive names twice
+  const std::string rel = e.path;
   switch (e.type) {
-    case EntryType::dir:
-      e.mode = 0755;
-      if (!m_list_only) {
-        fs::create_directory(p, ec);
-        if (ec) return Error(ErrorCode::io, "cannot create " + p.string() + ": " + ec.message());
-      }
-      break;
+    case EntryType::dir: SP_TRY(make_dir(e)); break;
     case EntryType::file:
       SP_TRY(write_file(a, ae, rel, e, out.entries.size()));
-      if (zip_entry && e.size != zip_entry->uncompressed)
-        return Error(ErrorCode::invalid, "corrupt zip: \"" + util::printable(name) + "\" holds " + std::to_string(e.size) +
-                                             " bytes, its central directory says " + std::to_string(zip_entry->uncompressed));
       ++m_files;
       break;
-    case EntryType::symlink: {
-      if (m_opts.rules == NameRules::windows)
-        return unsafe(name, "symbolic link in a tree for Windows (a copied Windows tree cannot hold it)");
-      auto target = zip_link ? (util::is_valid_utf8(*zip_link) ? zip_link : std::nullopt)
-                             : utf8_of(archive_entry_symlink_utf8(ae), archive_entry_symlink(ae));
-      if (!target) return unsafe(name, "its link target is not valid UTF-8");
-      e.link = *target;
-      if (e.link.empty()) return unsafe(name, "symlink with an empty target");
-      for (char c : e.link)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return unsafe(name, "control character in the link target");
-      std::vector<std::string> dir(parts.begin(), parts.end() - 1);
-      if (!resolve_link_lexically(dir, e.link))
-        return unsafe(name, "symlink to \"" + util::printable(e.link) + "\" points outside the archive");
-      m_entries[rel].link = e.link;
-      if (!m_list_only && ::symlink(e.link.c_str(), p.c_str()) != 0)
-        return Error(ErrorCode::io, "cannot create symlink " + p.string() + ": " + util::os_error_text(errno));
-      e.mode = 0777;
+    case EntryType::symlink:
+      SP_TRY(make_symlink(name, parts, e, utf8_of(archive_entry_symlink_utf8(ae), archive_entry_symlink(ae))));
       break;
-    }
     case EntryType::hardlink: {
       auto target_name = utf8_of(archive_entry_hardlink_utf8(ae), hardlink);
       if (!target_name) return unsafe(name, "its hardlink target is not valid UTF-8");
@@ -433,6 +434,7 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
         e.mode = src->mode;
         m_linked += src->size;  // a copy of the tree (to Windows, into a package) holds those bytes twice
       }
+      fs::path p = m_into / fs::path(rel);
       if (!m_list_only && ::link((m_into / fs::path(t)).c_str(), p.c_str()) != 0)
         return Error(ErrorCode::io, "cannot create hardlink " + p.string() + ": " + util::os_error_text(errno));
       ++m_files;
@@ -441,6 +443,30 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
   }
   out.entries.push_back(std::move(e));
   progress();
+  return {};
+}
+
+util::Status Extractor::zip_entry(const detail::ZipEntry& z, const std::optional<std::string>& link, Extracted& out) {
+  // the directory's parser has refused names that are neither flagged UTF-8 (and valid) nor ASCII
+  std::string name = z.name;
+  Entry e;
+  e.mtime = z.mtime;
+  e.type = z.is_symlink() ? EntryType::symlink : z.is_directory() ? EntryType::dir : EntryType::file;
+  std::vector<std::string> parts;
+  SP_TRY_ASSIGN(bool fresh, admit(name, e, parts, out));
+  if (!fresh) return {};
+  switch (e.type) {
+    case EntryType::dir: SP_TRY(make_dir(e)); break;
+    case EntryType::symlink: SP_TRY(make_symlink(name, parts, e, link && util::is_valid_utf8(*link) ? link : std::nullopt)); break;
+    case EntryType::file:
+      SP_TRY(budget(z.uncompressed, e.path, "stopped before"));
+      e.mode = z.permissions();
+      e.size = z.uncompressed;
+      m_claimed += z.uncompressed;  // claimed now, written by a worker
+      break;
+    case EntryType::hardlink: break;  // zips have none
+  }
+  out.entries.push_back(std::move(e));
   return {};
 }
 
@@ -509,19 +535,16 @@ util::Status read_entries(const PinnedFile& f, struct archive* a, Extractor& ex,
 }
 
 // A zip's directory, read before anything is inflated (bounds, methods, names, which entries are
-// symlinks). The entries themselves are then read as a stream, in file order, like a tar: the
-// bytes decoded are the bytes hashed the second time.
-util::Result<detail::ZipDirectory> zip_directory(const PinnedFile& f, const ExtractOptions& opts) {
+// symlinks), through the chunks sealed when the file was hashed.
+util::Result<detail::ZipDirectory> zip_directory(const PinnedFile& f, detail::SealedReader& r, const ExtractOptions& opts) {
+  util::Status read_error;
   auto dir = detail::read_zip_directory(f.size(), [&](std::uint64_t at, void* buf, std::size_t len) {
-    std::size_t got = 0;
-    while (got < len) {
-      ssize_t n = ::pread(f.fd(), static_cast<char*>(buf) + got, len - got, static_cast<off_t>(at + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      got += static_cast<std::size_t>(n);
-    }
-    return true;
+    auto st = r.read(at, buf, len);
+    const bool ok = static_cast<bool>(st);
+    if (!ok && read_error) read_error = std::move(st);
+    return ok;
   });
+  if (!read_error && read_error.error().code != ErrorCode::invalid) return std::move(read_error).error();  // changed since hashed, or io
   if (!dir) {
     auto e = std::move(dir).error();
     e.message = f.path().string() + ": " + e.message;
@@ -539,24 +562,264 @@ util::Result<detail::ZipDirectory> zip_directory(const PinnedFile& f, const Extr
   return dir;
 }
 
-util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, const ExtractOptions& opts) {
-  std::optional<detail::ZipDirectory> zip;
-  if (f.kind() == ArchiveKind::zip) {
-    SP_TRY_ASSIGN(auto dir, zip_directory(f, opts));
-    zip = std::move(dir);
+util::Error zip_bad(const detail::ZipEntry& z, const std::string& why) {
+  Error e(ErrorCode::invalid, "corrupt zip: \"" + util::printable(z.name) + "\" " + why);
+  e.hints.push_back("the archive matches its pin, so this is how it was made: repack it, or pin NVIDIA's original; nothing was staged");
+  return e;
+}
+
+// Inflates (or copies) zip entries' data out of the sealed file and checks them against the
+// central directory (never more bytes than it declares, then the size and the CRC-32). One per
+// thread: it holds a chunk of the file, an output block and a deflate state (about 2 MiB).
+class ZipWorker {
+ public:
+  static constexpr std::size_t k_out = 1 << 20;
+  explicit ZipWorker(const PinnedFile& f) : m_reader(f), m_out(new unsigned char[k_out]) {}
+  using Sink = std::function<util::Status(const unsigned char*, std::size_t)>;
+
+  // Every byte of the entry, in blocks, to `sink`. `stop` asks it to give up (it then returns an
+  // internal error that nobody reports); `in_done` counts the archive bytes consumed.
+  util::Status decode(const detail::ZipEntry& z, std::uint64_t data_at, const Sink& sink, const std::atomic<bool>* stop = nullptr,
+                      std::atomic<std::uint64_t>* in_done = nullptr);
+
+ private:
+  detail::SealedReader m_reader;
+  detail::Inflater m_inflater;
+  std::unique_ptr<unsigned char[]> m_out;
+};
+
+Error cancelled() { return Error(ErrorCode::internal, "cancelled"); }
+bool is_cancelled(const Error& e) { return e.code == ErrorCode::internal && e.message == "cancelled"; }
+
+util::Status ZipWorker::decode(const detail::ZipEntry& z, std::uint64_t data_at, const Sink& sink, const std::atomic<bool>* stop,
+                               std::atomic<std::uint64_t>* in_done) {
+  std::uint64_t written = 0;
+  std::uint32_t crc = 0;
+  auto emit = [&](const unsigned char* p, std::size_t n) -> util::Status {
+    if (n > z.uncompressed - written)
+      return zip_bad(z, "inflates to more than the " + std::to_string(z.uncompressed) + " bytes its central directory declares");
+    crc = detail::crc32_update(crc, p, n);
+    written += n;
+    return sink(p, n);
+  };
+  std::uint64_t at = data_at, remaining = z.compressed;
+  // the next piece of the entry's compressed bytes, within one sealed chunk
+  auto next_in = [&]() -> util::Result<std::pair<const unsigned char*, std::size_t>> {
+    SP_TRY_ASSIGN(auto v, m_reader.view(at, static_cast<std::size_t>(std::min<std::uint64_t>(remaining, PinnedFile::k_seal_chunk))));
+    at += v.second;
+    remaining -= v.second;
+    if (in_done) in_done->fetch_add(v.second, std::memory_order_relaxed);
+    return std::pair<const unsigned char*, std::size_t>{reinterpret_cast<const unsigned char*>(v.first), v.second};
+  };
+  if (z.method == 0) {
+    if (z.compressed != z.uncompressed)
+      return zip_bad(z, "is stored uncompressed but declares " + std::to_string(z.compressed) + " bytes stored and " +
+                            std::to_string(z.uncompressed) + " unpacked");
+    while (remaining > 0) {
+      if (stop && stop->load(std::memory_order_relaxed)) return cancelled();
+      SP_TRY_ASSIGN(auto v, next_in());
+      SP_TRY(emit(v.first, v.second));
+    }
+  } else {
+    m_inflater.reset();
+    const unsigned char* in = nullptr;
+    std::size_t in_len = 0;
+    bool end = false;
+    while (!end) {
+      if (stop && stop->load(std::memory_order_relaxed)) return cancelled();
+      if (in_len == 0 && remaining > 0) {
+        SP_TRY_ASSIGN(auto v, next_in());
+        in = v.first;
+        in_len = v.second;
+      }
+      std::size_t used = 0, produced = 0;
+      if (!m_inflater.run(in, in_len, m_out.get(), k_out, used, produced, end))
+        return zip_bad(z, "has corrupt deflate data (" + m_inflater.error() + ")");
+      in += used;
+      in_len -= used;
+      if (produced) SP_TRY(emit(m_out.get(), produced));
+      if (!end && !produced && !used)
+        return zip_bad(z, in_len == 0 && remaining == 0 ? "has deflate data that stop before the end of the stream (truncated)"
+                                                        : "has deflate data that make no progress");
+    }
+    if (in_len != 0 || remaining != 0 || m_inflater.read_ahead() != 0) return zip_bad(z, "has bytes after the end of its deflate stream");
   }
+  if (written != z.uncompressed)
+    return zip_bad(z, "holds " + std::to_string(written) + " bytes, its central directory says " + std::to_string(z.uncompressed));
+  if (crc != z.crc32) return zip_bad(z, "fails its CRC-32 check (the data are damaged)");
+  return {};
+}
+
+unsigned decode_threads(const ExtractOptions& opts) {
+  unsigned hw = std::thread::hardware_concurrency();
+  unsigned n = opts.decode_threads ? opts.decode_threads : (hw ? hw : 1);
+  return std::min(n, 8u);
+}
+
+// A zip: its directory, every local header, then every entry checked and admitted in file order
+// on this thread (names, types, bounds, directories and symlinks made), then the files' data
+// inflated on several threads, the largest first, each straight into its own file.
+util::Result<Extracted> run_zip(const PinnedFile& f, const fs::path& into, const ExtractOptions& opts) {
+  if (!f.sealed()) return Error(ErrorCode::internal, f.path().string() + " was not sealed when it was hashed");
+  detail::SealedReader reader(f);
+  SP_TRY_ASSIGN(auto dir, zip_directory(f, reader, opts));
+  std::vector<std::size_t> order(dir.entries.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return dir.entries[a].local_offset < dir.entries[b].local_offset; });
+  auto located = detail::locate_zip_entries(dir, order, reader);
+  if (!located) {
+    auto e = std::move(located).error();
+    if (e.code == ErrorCode::invalid) e.message = f.path().string() + ": " + e.message;
+    return e;
+  }
+  const auto& spans = *located;
+
+  Extracted out;
+  out.archive_sha256 = f.sha256();
+  out.archive_size = f.size();
+  Extractor ex(into, opts);
+  ex.archive_total = f.size();
+  std::atomic<std::uint64_t> in_done{0};
+  ex.consumed = [&] { return in_done.load(std::memory_order_relaxed); };
+  struct Job {
+    std::size_t entry;  // in out.entries
+    const detail::ZipEntry* z;
+    std::uint64_t data_at;
+  };
+  std::vector<Job> jobs;
+  ZipWorker first(f);
+  for (std::size_t i : order) {
+    const auto& z = dir.entries[i];
+    std::optional<std::string> link;
+    if (z.is_symlink()) {
+      // a zip symlink's data are its target
+      if (z.uncompressed > 4095) return unsafe(z.name, "symlink target longer than 4095 bytes");
+      link.emplace();
+      SP_TRY(first.decode(z, spans[i].data_at, [&](const unsigned char* p, std::size_t n) -> util::Status {
+        link->append(reinterpret_cast<const char*>(p), n);
+        return {};
+      }));
+    }
+    const std::size_t before = out.entries.size();
+    SP_TRY(ex.zip_entry(z, link, out));
+    if (out.entries.size() > before && out.entries.back().type == EntryType::file) jobs.push_back({before, &z, spans[i].data_at});
+  }
+  SP_TRY(ex.check_links(out));
+
+  // the largest first, so that the threads finish together
+  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.z->compressed > b.z->compressed; });
+  const bool list_only = into.empty();
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> files_done{0}, bytes_done{0};
+  std::mutex error_mutex;
+  std::optional<std::pair<std::size_t, Error>> first_error;  // the failing entry that comes first in the archive
+  auto fail = [&](std::size_t entry, Error e) {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    if (!first_error || entry < first_error->first) first_error.emplace(entry, std::move(e));
+    stop.store(true);
+  };
+  std::uint64_t reported = 0;
+  auto work = [&](ZipWorker& w, bool reporter) {
+    crypto::Sha256 w_hash;
+    std::function<void(std::uint64_t)> tick;
+    if (reporter && opts.progress)
+      tick = [&](std::uint64_t) {
+        std::uint64_t b = bytes_done.load(std::memory_order_relaxed);
+        if (b < reported + (1u << 20)) return;
+        reported = b;
+        opts.progress(Progress{in_done.load(std::memory_order_relaxed), f.size(), files_done.load(std::memory_order_relaxed), b});
+      };
+    std::function<void(std::uint64_t)> count = [&](std::uint64_t n) {
+      bytes_done.fetch_add(n, std::memory_order_relaxed);
+      if (tick) tick(n);
+    };
+    while (!stop.load()) {
+      std::size_t j = next.fetch_add(1);
+      if (j >= jobs.size()) break;
+      const Job& job = jobs[j];
+      Entry& e = out.entries[job.entry];
+      fs::path p = list_only ? fs::path() : into / fs::path(e.path);
+      Fd fd;
+      if (!list_only) {
+        fd.fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd.fd < 0) {
+          fail(job.entry, Error(ErrorCode::io, "cannot create " + p.string() + ": " + util::os_error_text(errno)));
+          break;
+        }
+      }
+      crypto::Sha256& hash = w_hash;
+      std::uint64_t written = 0;
+      auto st = w.decode(
+          *job.z, job.data_at,
+          [&](const unsigned char* b, std::size_t len) -> util::Status {
+            if (fd.fd >= 0) {
+              hash.update(b, len);
+              for (std::size_t off = 0; off < len;) {
+                ssize_t r = ::write(fd.fd, b + off, len - off);
+                if (r < 0 && errno == EINTR) continue;
+                if (r <= 0) return Error(ErrorCode::io, "cannot write " + p.string() + ": " + util::os_error_text(r < 0 ? errno : ENOSPC));
+                off += static_cast<std::size_t>(r);
+              }
+            }
+            written += len;
+            count(len);
+            return {};
+          },
+          &stop, &in_done);
+      if (!st) {
+        auto err = std::move(st).error();
+        if (!is_cancelled(err)) fail(job.entry, std::move(err));
+        break;
+      }
+      if (!list_only) {
+        if (::fchmod(fd.fd, e.mode) != 0) {
+          fail(job.entry, Error(ErrorCode::io, "cannot set the mode of " + p.string() + ": " + util::os_error_text(errno)));
+          break;
+        }
+        int rc = ::close(fd.fd);
+        fd.fd = -1;
+        if (rc != 0) {
+          fail(job.entry, Error(ErrorCode::io, "cannot write " + p.string() + ": " + util::os_error_text(errno)));
+          break;
+        }
+        e.sha256 = hash.finish();
+      }
+      e.size = written;
+      files_done.fetch_add(1, std::memory_order_relaxed);
+    }
+  };
+  const std::size_t n = std::min<std::size_t>(decode_threads(opts), std::max<std::size_t>(1, jobs.size()));
+  {
+    std::vector<std::unique_ptr<ZipWorker>> workers;
+    std::vector<std::thread> threads;
+    for (std::size_t t = 1; t < n; ++t) {
+      workers.push_back(std::make_unique<ZipWorker>(f));
+      threads.emplace_back(work, std::ref(*workers.back()), false);
+    }
+    work(first, true);
+    for (auto& t : threads) t.join();
+  }
+  if (first_error) return std::move(first_error->second);
+  ex.add_written(files_done.load(), bytes_done.load());
+  SP_TRY(f.unchanged());
+  out.bytes_written = ex.bytes();
+  ex.progress(true);
+  return out;
+}
+
+// A tar (plain, .gz or .xz): one pass in order, through the second hash.
+util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, const ExtractOptions& opts) {
   detail::HashedReader reader(f.fd(), f.size());
   std::unique_ptr<detail::Decoder> decoder;
-  if (f.kind() == ArchiveKind::tar_xz) decoder = std::make_unique<detail::XzDecoder>(reader, opts.xz_threads, opts.xz_memory);
+  if (f.kind() == ArchiveKind::tar_xz) decoder = std::make_unique<detail::XzDecoder>(reader, opts.decode_threads, opts.xz_memory);
   if (f.kind() == ArchiveKind::tar_gz) decoder = std::make_unique<detail::GzipDecoder>(reader);
   if (decoder && !decoder->ok()) return Error(ErrorCode::internal, decoder->error());
   StreamClient client{&reader, decoder.get(), {}};
   std::unique_ptr<struct archive, ArchiveDeleter> a(archive_read_new());
-  // one format, no filter: ustar, pax, GNU (sparse included) and v7 tar headers; or a zip
-  if (zip)
-    archive_read_support_format_zip_streamable(a.get());
-  else
-    archive_read_support_format_tar(a.get());
+  // one format, no filter: ustar, pax, GNU (sparse included) and v7 tar headers
+  archive_read_support_format_tar(a.get());
   if (archive_read_open(a.get(), &client, nullptr, stream_read, nullptr) != ARCHIVE_OK) {
     std::string why = !client.error.empty() ? client.error : la_error(a.get());
     Error e(ErrorCode::invalid, f.path().string() + " is not a " + to_string(f.kind()) + " archive stackpin can read" +
@@ -566,16 +829,12 @@ util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, co
   }
   Extracted out;
   Extractor ex(into, opts);
-  if (zip) ex.zip = &*zip;
   ex.consumed = [&] { return reader.bytes_consumed(); };
   ex.archive_total = f.size();
   SP_TRY(read_entries(f, a.get(), ex, out, &client.error));
-  if (zip && out.entries.size() != zip->entries.size())
-    return corrupt(f, "its central directory lists " + std::to_string(zip->entries.size()) + " entries, its body holds " +
-                          std::to_string(out.entries.size()));
   SP_TRY(ex.check_links(out));
   SP_TRY(ex.finish_hashes(out));
-  // Read the rest (zip central directory, tar padding; for xz/gz the end of the stream and its
+  // Read the rest (tar padding; for xz/gz the end of the stream and its
   // checks), so that the second hash covers every byte of the file.
   if (decoder) {
     const void* buf = nullptr;
@@ -600,6 +859,7 @@ util::Result<Extracted> run(const PinnedFile& f, const fs::path& into, const Ext
   detail::Utf8Locale utf8;
   if (f.fd() < 0) return Error(ErrorCode::internal, "extract() of a moved-from PinnedFile");
   SP_TRY(f.unchanged());
+  if (f.kind() == ArchiveKind::zip) return run_zip(f, into, opts);
   return run_stream(f, into, opts);
 }
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -62,10 +63,21 @@ const char* foreign_format(const unsigned char* m, std::size_t n) {
   return nullptr;
 }
 
+bool is_zip_magic(const unsigned char* m) {
+  return m[0] == 'P' && m[1] == 'K' && ((m[2] == 3 && m[3] == 4) || (m[2] == 5 && m[3] == 6) || (m[2] == 7 && m[3] == 8));
+}
+
 }  // namespace
 
 PinnedFile::PinnedFile(PinnedFile&& o) noexcept
-    : m_path(std::move(o.m_path)), m_fd(o.m_fd), m_size(o.m_size), m_sha256(o.m_sha256), m_kind(o.m_kind), m_identity(o.m_identity) {
+    : m_path(std::move(o.m_path)),
+      m_fd(o.m_fd),
+      m_size(o.m_size),
+      m_sha256(o.m_sha256),
+      m_kind(o.m_kind),
+      m_seal(std::move(o.m_seal)),
+      m_tags(std::move(o.m_tags)),
+      m_identity(o.m_identity) {
   o.m_fd = -1;
 }
 
@@ -77,6 +89,8 @@ PinnedFile& PinnedFile::operator=(PinnedFile&& o) noexcept {
     m_size = o.m_size;
     m_sha256 = o.m_sha256;
     m_kind = o.m_kind;
+    m_seal = std::move(o.m_seal);
+    m_tags = std::move(o.m_tags);
     m_identity = o.m_identity;
     o.m_fd = -1;
   }
@@ -96,6 +110,25 @@ util::Status PinnedFile::unchanged() const {
     return Error(ErrorCode::conflict, m_path.string() + " changed while it was read (it was verified, then written to)")
         .with_hint("another program is writing the archive; wait for it to finish and run again; nothing was unpacked");
   return {};
+}
+
+util::Result<std::size_t> PinnedFile::read_sealed_chunk(std::uint64_t index, char* buf) const {
+  if (!m_seal || index >= m_tags.size())
+    return Error(ErrorCode::internal, "read_sealed_chunk(" + std::to_string(index) + ") of " + m_path.string());
+  const std::uint64_t at = index * k_seal_chunk;
+  const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(k_seal_chunk, m_size - at));
+  std::size_t got = 0;
+  while (got < want) {
+    ssize_t n = ::pread(m_fd, buf + got, want - got, static_cast<off_t>(at + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error(ErrorCode::io, "cannot read " + m_path.string() + ": " + util::os_error_text(errno));
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  if (got != want || m_seal->tag(index, buf, got) != m_tags[index])
+    return Error(ErrorCode::conflict, m_path.string() + " changed while it was read (the bytes decoded are not the bytes verified)")
+        .with_hint("another program is writing the archive; nothing was staged");
+  return got;
 }
 
 util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Digest& sha256, std::optional<std::uint64_t> size) {
@@ -125,9 +158,10 @@ util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Di
 #ifdef POSIX_FADV_SEQUENTIAL
   (void)::posix_fadvise(p.m_fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
-  // the hash pass, which also keeps the first bytes for the format
-  constexpr std::size_t k_chunk = 1 << 20;
+  // the hash pass, which also keeps the first bytes for the format (and tags a zip's chunks)
+  constexpr std::size_t k_chunk = k_seal_chunk;
   std::unique_ptr<char[]> buf(new char[k_chunk]);
+  std::unique_ptr<crypto::ChunkSeal> seal;
   std::string head;
   crypto::Sha256 h;
   std::uint64_t at = 0;
@@ -138,6 +172,21 @@ util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Di
       return Error(ErrorCode::io, "cannot read " + file.string() + ": " + util::os_error_text(errno));
     }
     if (n == 0) break;
+    if (at == 0 && n >= 4 && is_zip_magic(reinterpret_cast<const unsigned char*>(buf.get()))) seal = std::make_unique<crypto::ChunkSeal>();
+    if (seal) {
+      // a short read mid-file would shift every later chunk: tags are taken on whole chunks
+      if (static_cast<std::size_t>(n) < k_chunk && at + static_cast<std::uint64_t>(n) < p.m_size) {
+        std::size_t got = static_cast<std::size_t>(n);
+        while (got < k_chunk && at + got < p.m_size) {
+          ssize_t m = ::pread(p.m_fd, buf.get() + got, k_chunk - got, static_cast<off_t>(at + got));
+          if (m < 0 && errno == EINTR) continue;
+          if (m <= 0) break;
+          got += static_cast<std::size_t>(m);
+        }
+        n = static_cast<ssize_t>(got);
+      }
+      p.m_tags.push_back(seal->tag(at / k_chunk, buf.get(), static_cast<std::size_t>(n)));
+    }
     if (head.size() < 0x8006) head.append(buf.get(), std::min<std::size_t>(static_cast<std::size_t>(n), 0x8006 - head.size()));
     h.update(buf.get(), static_cast<std::size_t>(n));
     at += static_cast<std::uint64_t>(n);
@@ -151,6 +200,7 @@ util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Di
     return e;
   }
   SP_TRY(p.unchanged());
+  p.m_seal = std::move(seal);
 
   const auto* m = reinterpret_cast<const unsigned char*>(head.data());
   std::size_t n = head.size();
@@ -164,7 +214,7 @@ util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Di
     p.m_kind = ArchiveKind::tar_xz;
   else if (starts("\x1F\x8B", 2))
     p.m_kind = ArchiveKind::tar_gz;
-  else if (starts("PK\x03\x04", 4) || starts("PK\x05\x06", 4) || starts("PK\x07\x08", 4))
+  else if (n >= 4 && is_zip_magic(m))
     p.m_kind = ArchiveKind::zip;
   else if (const char* f = foreign_format(m, n)) {
     return Error(ErrorCode::unsupported, file.string() + " is " + f + ", not an archive format stackpin unpacks")

@@ -56,6 +56,29 @@ bool ZipEntry::is_symlink() const {
 
 bool ZipEntry::is_directory() const { return !name.empty() && name.back() == '/'; }
 
+unsigned ZipEntry::permissions() const {
+  unsigned host = made_by >> 8;
+  unsigned mode = (host == 3 || host == 19) ? (external >> 16) & 0777u : 0u;
+  if (mode) return mode;
+  return is_directory() ? 0755u : 0644u;
+}
+
+namespace {
+// A DOS date and time (local time of the machine that made the zip, which the zip does not say)
+// read as UTC, so that the same zip gives the same times everywhere.
+std::int64_t dos_time(std::uint16_t time, std::uint16_t date) {
+  int y = 1980 + (date >> 9), m = (date >> 5) & 15, d = date & 31;
+  if (m < 1 || m > 12 || d < 1) return 0;
+  // days from 1970-01-01 (the civil-from-days algorithm run backwards)
+  y -= m <= 2;
+  const int era = y / 400, yoe = y - era * 400;
+  const int doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const std::int64_t days = static_cast<std::int64_t>(era) * 146097 + doe - 719468;
+  return days * 86400 + (time >> 11) * 3600 + ((time >> 5) & 63) * 60 + (time & 31) * 2;
+}
+}  // namespace
+
 util::Result<ZipDirectory> read_zip_directory(std::uint64_t size, const std::function<bool(std::uint64_t, void*, std::size_t)>& read_at) {
   if (size < 22) return bad("the file is too short to hold an end-of-central-directory record");
   // the record is in the last 22 + 65535 bytes (its comment is at most 65535 bytes)
@@ -100,6 +123,7 @@ util::Result<ZipDirectory> read_zip_directory(std::uint64_t size, const std::fun
   if (count > cd_size / 46) return bad("the end record claims " + std::to_string(count) + " entries, more than the directory can hold");
 
   ZipDirectory out;
+  out.cd_offset = cd_offset;
   std::vector<unsigned char> cd(static_cast<std::size_t>(cd_size));
   if (cd_size && !read_at(cd_offset, cd.data(), cd.size())) return bad("cannot read the central directory");
   std::size_t pos = 0;
@@ -112,6 +136,8 @@ util::Result<ZipDirectory> read_zip_directory(std::uint64_t size, const std::fun
     z.made_by = u16(h + 4);
     z.flags = u16(h + 8);
     z.method = u16(h + 10);
+    z.mtime = dos_time(u16(h + 12), u16(h + 14));
+    z.crc32 = u32(h + 16);
     z.compressed = u32(h + 20);
     z.uncompressed = u32(h + 24);
     std::size_t name_len = u16(h + 28), extra_len = u16(h + 30), comment_len = u16(h + 32);
@@ -141,6 +167,9 @@ util::Result<ZipDirectory> read_zip_directory(std::uint64_t size, const std::fun
         if (z.local_offset == 0xFFFFFFFFu && !take(z.local_offset))
           return bad("a zip64 field of \"" + util::printable(z.name) + "\" is short");
         if (start_disk == 0xFFFF && take(disk64)) start_disk = static_cast<std::uint32_t>(disk64 ? 1 : 0);
+      } else if (id == 0x5455 && len >= 5 && (x[xp + 4] & 1)) {
+        // extended timestamp: flags, then the modification time (Unix seconds, 32 bits)
+        z.mtime = static_cast<std::int32_t>(u32(x + xp + 5));
       }
       xp += 4 + len;
     }

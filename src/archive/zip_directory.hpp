@@ -17,14 +17,18 @@ struct ZipEntry {
   std::uint16_t method = 0;
   std::uint64_t compressed = 0, uncompressed = 0;
   std::uint64_t local_offset = 0;
+  std::uint32_t crc32 = 0;
   std::uint32_t external = 0;  // external attributes: Unix mode in the high 16 bits for Unix hosts
+  std::int64_t mtime = 0;      // seconds since the epoch: the extended-timestamp field, else the DOS time read as UTC
   bool is_symlink() const;     // a Unix host and S_IFLNK in the mode
   bool is_directory() const;
+  unsigned permissions() const;  // the Unix mode's permission bits for Unix hosts, else 0644 (0755 for directories)
 };
 
 struct ZipDirectory {
   std::vector<ZipEntry> entries;     // in central-directory order
   std::uint64_t declared_bytes = 0;  // sum of the uncompressed sizes
+  std::uint64_t cd_offset = 0;       // where the central directory starts: every entry's data end before it
 };
 
 // Reads the end-of-central-directory record (zip64 too) and every central-directory header of a

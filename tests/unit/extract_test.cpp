@@ -597,7 +597,7 @@ TEST(ExtractGood, TheDecoderMemoryBoundChangesNothingExtracted) {
       SCOPED_TRACE(std::to_string(memory) + " bytes, " + std::to_string(threads) + " thread(s)");
       auto o = posix();
       o.xz_memory = memory;
-      o.xz_threads = threads;
+      o.decode_threads = threads;
       ExtractFixture fx;
       auto x = extract_pinned(a, fx.out(), o);
       ASSERT_TRUE(x.ok()) << x.error().message;

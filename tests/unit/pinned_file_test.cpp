@@ -106,7 +106,7 @@ TEST(PinnedFile, AFileRewrittenInPlaceAfterTheCheckIsRefused) {
     for (bool listing : {false, true}) {
       auto x = listing ? archive_io::list(*p, {}) : archive_io::extract(*p, d.path() / "out", {});
       ASSERT_FALSE(x.ok()) << static_cast<int>(f);
-      if (f == Format::tar) {  // the flipped byte is file data: only the hash sees it
+      if (f != Format::tar_xz) {  // tar: only the second hash sees it; zip: the chunk's tag, before it is decoded
         EXPECT_EQ(x.error().code, ErrorCode::conflict) << x.error().message;
         EXPECT_NE(x.error().message.find("the bytes decoded are not the bytes verified"), std::string::npos) << x.error().message;
       } else {  // the decoder may notice the damage first; either way nothing is accepted

@@ -491,13 +491,13 @@ util::Result<std::vector<archive_io::Extracted>> extract_all(const StageRun& run
   unsigned hw = std::thread::hardware_concurrency();
   std::size_t workers = std::min<std::size_t>(n, hw == 0 ? 1 : hw);
   // the cores shared out: archives at once times the threads each decodes on stays at the core count
-  const unsigned xz_threads = static_cast<unsigned>(std::max<std::size_t>(1, (hw == 0 ? 1 : hw) / std::max<std::size_t>(1, workers)));
+  const unsigned decode_threads = static_cast<unsigned>(std::max<std::size_t>(1, (hw == 0 ? 1 : hw) / std::max<std::size_t>(1, workers)));
   std::mutex progress_mutex;
   auto work = [&](std::size_t i) {
     const Unit& u = run.units[i];
     auto xo = run.xo;
     xo.max_total_bytes = unpack_limit(run.o, u);
-    if (n > 1) xo.xz_threads = xz_threads;
+    if (n > 1) xo.decode_threads = decode_threads;
     if (xo.progress && n > 1) {
       auto inner = xo.progress;
       xo.progress = [inner, &progress_mutex](const archive_io::Progress& p) {

@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "archive/paths.hpp"
+#include "crypto/chunk_seal.hpp"
 #include "crypto/sha256.hpp"
 #include "util/result.hpp"
 
@@ -39,10 +41,10 @@ struct ExtractOptions {
   std::uint64_t max_total_bytes = 0;  // bound on extracted bytes (0 = none): refuses archive bombs
   std::uint64_t max_entries = 100000;
   std::function<void(const Progress&)> progress;  // called on the extracting thread, at most ~every MiB
-  // Threads an xz stream's blocks are decoded on (0: one per core, at most 8). Several archives
-  // extracted at once share the cores, and each decoding thread holds a block: fewer threads, less
-  // memory.
-  unsigned xz_threads = 0;
+  // Threads an archive is decoded on: an xz stream's blocks, a zip's entries (0: one per core, at
+  // most 8). Several archives extracted at once share the cores, and each decoding thread holds a
+  // block (an xz block, or about 2 MiB for a zip): fewer threads, less memory.
+  unsigned decode_threads = 0;
   // What liblzma may allocate to decode an xz stream's blocks on several threads (each holds a
   // block in and out: about 42 MiB for NVIDIA's 24 MiB blocks); a stream it does not fit is decoded
   // on one thread in about 10 MiB. The default lets two threads decode NVIDIA's archives and keeps
@@ -67,8 +69,8 @@ const char* to_string(ArchiveKind k);
 // An archive file opened once and proven to be the pinned bytes (its size, then the SHA-256 of
 // every byte) before any decoder sees a byte of it. Extraction reads through this same open
 // descriptor, never the path again, so a file swapped in after the check is not used; the bytes
-// decoded are hashed a second time (tar) or the file's identity compared (zip, whose directory is
-// read out of order), and a file changed while it is read is refused.
+// decoded are hashed a second time (tar) or checked chunk by chunk against keyed tags taken in the
+// hash pass (zip, which is read out of order), and a file changed while it is read is refused.
 class PinnedFile {
  public:
   // Errors: not_found / io (the file), mismatch (size or SHA-256 differs from the pin; the
@@ -90,6 +92,15 @@ class PinnedFile {
   // verified (a cheap early check; the second hash during decoding is the proof).
   util::Status unchanged() const;
 
+  // A zip is read out of order (its directory first, then its entries on several threads), so it
+  // cannot be hashed a second time in order as a tar is: the hash pass also tags each chunk of
+  // k_seal_chunk bytes under a one-use secret key (crypto/chunk_seal.hpp), and the zip reader gets
+  // its bytes only through this call, which checks the chunk against its tag. sealed() says
+  // whether the file has tags (zips only). Errors: io, conflict (the chunk is not the one hashed).
+  static constexpr std::size_t k_seal_chunk = 1 << 20;
+  bool sealed() const { return m_seal != nullptr; }
+  util::Result<std::size_t> read_sealed_chunk(std::uint64_t index, char* buf) const;
+
  private:
   PinnedFile() = default;
   std::filesystem::path m_path;
@@ -97,6 +108,8 @@ class PinnedFile {
   std::uint64_t m_size = 0;
   crypto::Digest m_sha256{};
   ArchiveKind m_kind = ArchiveKind::tar;
+  std::shared_ptr<const crypto::ChunkSeal> m_seal;
+  std::vector<crypto::ChunkSeal::Tag> m_tags;
   struct Identity {
     std::uint64_t dev = 0, ino = 0, size = 0;
     std::int64_t mtime_ns = 0;
