@@ -73,6 +73,17 @@ void render_explain(std::ostream& os, const model::CheckReport& r, const Style& 
       os << "\n";
     }
   }
+  if (!r.gpus.empty()) {
+    os << "  GPUs:\n";
+    for (const auto& g : r.gpus) {
+      os << "    " << g.cc << (g.arch.empty() ? "" : " " + g.arch) << (g.names.empty() ? "" : " (" + util::join(g.names, ", ") + ")")
+         << ":";
+      if (!g.cudnn.empty()) os << " cuDNN " << g.cudnn << ";";
+      if (!g.nvcc.empty()) os << " nvcc " << g.nvcc << ";";
+      if (!g.torch.empty()) os << " torch kernels " << g.torch << ";";
+      os << "\n";
+    }
+  }
   if (!r.archives.empty()) {
     os << "  archives:\n";
     for (const auto& a : r.archives) {

@@ -388,12 +388,96 @@ void read_containers(TableReader& top, model::Facts& f) {
   });
 }
 
+// A list of compute capabilities ("8.6"): two-part versions.
+std::vector<Version> ccs(TableReader& r, const char* key, bool required = false) {
+  std::vector<Version> out;
+  for (const auto& s : strings(r, key, required)) {
+    auto v = Version::parse(s);
+    if (!v || v->size() != 2) {
+      auto p = detail::pos_of(r.table());
+      r.diag().error_at(p.line, p.column, "`" + r.qualified(key) + "` lists \"" + s + "\", not a compute capability (\"8.6\")");
+      continue;
+    }
+    out.push_back(*v);
+  }
+  return out;
+}
+
+Version cc(TableReader& r, const char* key) { return ver(r, key, 2, 2); }
+
+void read_gpus(TableReader& top, model::Facts& f) {
+  each(top, "arch", [&](TableReader& r) {
+    model::GpuArch a;
+    a.cc = cc(r, "cc");
+    a.name = str(r, "name");
+    a.targets = strings(r, "targets", true);
+    a.note = str(r, "note");
+    a.source = sources(r);
+    f.gpu_archs.push_back(std::move(a));
+  });
+  each(top, "gpu", [&](TableReader& r) {
+    model::GpuModel g;
+    g.name = str(r, "name", true);
+    g.aliases = strings(r, "aliases");
+    g.listed_as = str(r, "listed_as");
+    g.cc = cc(r, "cc");
+    auto seg = r.choice("segment", {"geforce", "workstation", "datacenter", "jetson"}, true);
+    if (seg) g.segment = std::vector<std::string>{"geforce", "workstation", "datacenter", "jetson"}[seg->value];
+    g.note = str(r, "note");
+    g.source = sources(r);
+    f.gpu_models.push_back(std::move(g));
+  });
+}
+
+void read_gpu_support(TableReader& top, model::Facts& f) {
+  each(top, "cudnn", [&](TableReader& r) {
+    model::CudnnArchSupport c;
+    c.from = ver(r, "from", 3, 4);
+    c.until = opt_ver(r, "until", 3, 4);
+    c.cuda_major = integer(r, "cuda_major");
+    c.min_cc = cc(r, "min_cc");
+    if (r.get("max_cc")) c.max_cc = cc(r, "max_cc");
+    c.ccs = ccs(r, "ccs");
+    c.note = str(r, "note");
+    c.source = sources(r);
+    f.cudnn_arch.push_back(std::move(c));
+  });
+  each(top, "nvcc", [&](TableReader& r) {
+    model::NvccArchs n;
+    n.cuda = ver(r, "cuda", 2, 2);
+    n.sass = ccs(r, "sass", true);
+    n.ptx = ccs(r, "ptx");
+    n.deprecated = ccs(r, "deprecated");
+    n.removed_since = ccs(r, "removed_since");
+    n.family = strings(r, "family");
+    n.note = str(r, "note");
+    n.source = sources(r);
+    f.nvcc_archs.push_back(std::move(n));
+  });
+  each(top, "torch", [&](TableReader& r) {
+    model::TorchArchs t;
+    t.release = ver(r, "release", 2, 2);
+    t.variant = str(r, "variant", true);
+    auto p = r.choice("platform", {"linux-x86_64", "linux-sbsa", "windows-x86_64"}, true);
+    if (p)
+      t.platform = p->value == 0   ? model::Platform::linux_x86_64
+                   : p->value == 1 ? model::Platform::linux_sbsa
+                                   : model::Platform::windows_x86_64;
+    t.sass = ccs(r, "sass", true);
+    t.ptx = ccs(r, "ptx");
+    t.note = str(r, "note");
+    t.source = sources(r);
+    f.torch_archs.push_back(std::move(t));
+  });
+}
+
 using Reader = void (*)(TableReader&, model::Facts&);
 const std::vector<std::pair<std::string, Reader>>& readers() {
   static const std::vector<std::pair<std::string, Reader>> k_readers{
-      {"drivers.toml", read_drivers},       {"cudnn-archives.toml", read_archives},         {"cudnn-layouts.toml", read_layouts},
-      {"frameworks.toml", read_frameworks}, {"windows-runtime.toml", read_windows_runtime}, {"conda.toml", read_conda},
-      {"containers.toml", read_containers}, {"cuda-components.toml", read_cuda_components}};
+      {"drivers.toml", read_drivers},        {"cudnn-archives.toml", read_archives},         {"cudnn-layouts.toml", read_layouts},
+      {"frameworks.toml", read_frameworks},  {"windows-runtime.toml", read_windows_runtime}, {"conda.toml", read_conda},
+      {"containers.toml", read_containers},  {"cuda-components.toml", read_cuda_components}, {"gpus.toml", read_gpus},
+      {"gpu-support.toml", read_gpu_support}};
   return k_readers;
 }
 

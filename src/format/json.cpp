@@ -83,6 +83,15 @@ JsonDoc to_json(const model::CheckReport& r) {
                           {"size", c.size},
                           {"source", c.source}});
   j["cuda_components"] = std::move(components);
+  json gpus = json::array();
+  for (const auto& g : r.gpus)
+    gpus.push_back({{"compute_capability", g.cc},
+                    {"architecture", g.arch},
+                    {"models", g.names},
+                    {"cudnn", g.cudnn},
+                    {"nvcc", g.nvcc},
+                    {"torch", g.torch}});
+  j["gpus"] = std::move(gpus);
   if (r.windows) {
     const auto& w = *r.windows;
     j["windows"] = {{"dll_dir", w.dll_dir},

@@ -251,6 +251,62 @@ void read_python(TableReader& top, model::Manifest& m) {
   r.finish();
 }
 
+void read_gpus(TableReader& top, model::Manifest& m) {
+  const toml::table* t = top.subtable("gpus");
+  if (!t) return;
+  TableReader r(*t, "gpus", top.diag());
+  model::GpuPins g;
+  g.pos = detail::pos_of(*t);
+  std::size_t written = 0;  // entries, valid or not
+  auto list = [&](const char* key, auto each) {
+    const toml::array* a = r.array(key);
+    if (!a) return;
+    written += a->size();
+    for (const auto& el : *a) {
+      auto pos = detail::pos_of(el);
+      if (!el.is_string()) {
+        top.diag().error(el.source(), "`gpus." + std::string(key) + "` must list strings, found " + std::string(detail::type_name(el)));
+        continue;
+      }
+      each(el.as_string()->get(), model::Pos{pos.line, pos.column});
+    }
+  };
+  list("arch", [&](const std::string& s, model::Pos pos) {
+    auto v = model::Version::parse(s);
+    if (!v || v->size() != 2 || v->major() < 1 || v->major() > 99 || v->minor() > 9) {
+      std::string hint = "write the compute capability as major.minor, e.g. arch = [\"8.6\", \"12.0\"]";
+      if (s.rfind("sm_", 0) == 0 || s.rfind("compute_", 0) == 0)
+        hint = "write the compute capability, not nvcc's target name: \"8.6\" for sm_86";
+      top.diag().error_at(pos.line, pos.column, "`gpus.arch` entry \"" + util::printable(s, 40) + "\" is not a compute capability", hint);
+      return;
+    }
+    for (const auto& seen : g.arch)
+      if (seen.value == *v) {
+        top.diag().error_at(pos.line, pos.column, "`gpus.arch` lists " + s + " twice", "keep one");
+        return;
+      }
+    g.arch.push_back({*v, pos});
+  });
+  list("models", [&](const std::string& s, model::Pos pos) {
+    if (s.empty() || s.size() > 100 || !util::is_valid_utf8(s) || s.find_first_of("\n\r\t") != std::string::npos) {
+      top.diag().error_at(pos.line, pos.column, "`gpus.models` entry \"" + util::printable(s, 40) + "\" is not a GPU name",
+                          "name it as nvidia-smi does, e.g. models = [\"NVIDIA GeForce RTX 4090\", \"H100\"]");
+      return;
+    }
+    g.models.push_back({s, pos});
+  });
+  r.finish();
+  if (written > 0 && g.arch.empty() && g.models.empty()) return;  // every entry was refused above
+  const bool other_keys =
+      std::any_of(t->begin(), t->end(), [](const auto& kv) { return kv.first.str() != "arch" && kv.first.str() != "models"; });
+  if (written == 0 && !other_keys) {  // (an unknown key is reported as such)
+    top.diag().error_at(g.pos.line, g.pos.column, "[gpus] names no GPU",
+                        "add arch = [\"8.6\"] and/or models = [\"RTX 4090\"], or remove [gpus]");
+    return;
+  }
+  m.gpus = std::move(g);
+}
+
 void read_targets(TableReader& top, model::Manifest& m) {
   const toml::table* t = top.subtable("targets");
   if (!t) return;
@@ -356,6 +412,7 @@ util::Result<model::Manifest> parse_manifest(std::string_view text, const std::s
   read_cudnn(top, m);
   read_frameworks(top, m);
   read_python(top, m);
+  read_gpus(top, m);
   read_targets(top, m);
   top.finish();
   // A cuDNN build targets one CUDA major; left out, it is the toolkit's (CUDA 12.4.1 -> the cuda12

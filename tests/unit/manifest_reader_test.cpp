@@ -390,3 +390,41 @@ TEST(ManifestReader, RefusesBadCudaComponentsAtTheirEntry) {
                              "m.toml");
   EXPECT_TRUE(two.ok()) << two.error().message;
 }
+
+TEST(ManifestReader, GpusAreComputeCapabilitiesAndModelNames) {
+  auto m =
+      format::parse_manifest(base() + "[gpus]\narch = [\"8.6\", \"12.0\"]\nmodels = [\"RTX 4090\", \"NVIDIA H100 80GB HBM3\"]\n", "m.toml");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m->gpus.has_value());
+  ASSERT_EQ(m->gpus->arch.size(), 2u);
+  EXPECT_EQ(m->gpus->arch[1].value.text(), "12.0");
+  EXPECT_EQ(m->gpus->arch[1].pos.line, 4);
+  ASSERT_EQ(m->gpus->models.size(), 2u);
+  EXPECT_EQ(m->gpus->models[0].value, "RTX 4090");
+}
+
+TEST(ManifestReader, GpuEntriesThatAreNotComputeCapabilitiesPointAtTheEntry) {
+  struct Case {
+    std::string body;
+    int line, column;
+    std::vector<std::string> words;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"arch = [\"sm_86\"]", 4, 9, {"\"sm_86\" is not a compute capability", "\"8.6\" for sm_86"}},
+           {"arch = [\"8\"]", 4, 9, {"\"8\" is not a compute capability", "major.minor"}},
+           {"arch = [\"8.6.1\"]", 4, 9, {"is not a compute capability"}},
+           {"arch = [\"8.10\"]", 4, 9, {"is not a compute capability"}},
+           {"arch = [\"8.6\", \"8.6\"]", 4, 16, {"lists 8.6 twice"}},
+           {"arch = [86]", 4, 9, {"must list strings"}},
+           {"models = [\"\"]", 4, 11, {"is not a GPU name"}},
+           {"arch = []", 3, 1, {"[gpus] names no GPU"}},
+           {"archs = [\"8.6\"]", 4, 1, {"archs"}},
+       }) {
+    SCOPED_TRACE(c.body);
+    auto e = parse_error(base() + "[gpus]\n" + c.body + "\n");
+    expect_at(e, c.line, c.column);
+    std::string all = e.message;
+    for (const auto& h : e.hints) all += " | " + h;
+    for (const auto& w : c.words) EXPECT_NE(all.find(w), std::string::npos) << all;
+  }
+}

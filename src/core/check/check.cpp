@@ -44,6 +44,7 @@ util::Result<model::CheckReport> check_manifest(const model::Manifest& m, const 
   if (toolkit_only) {
     // A toolkit alone: the cuDNN, framework and target rules judge a cuDNN it does not pin.
     rules::driver(c);
+    rules::gpus(c);
     return report;
   }
   rules::cudnn_cuda_major(c);
@@ -51,6 +52,7 @@ util::Result<model::CheckReport> check_manifest(const model::Manifest& m, const 
   rules::archives(c);
   rules::driver(c);
   rules::frameworks(c);
+  rules::gpus(c);
   rules::windows_target(c);
   rules::linux_target(c);
   rules::conda_target(c);

@@ -36,5 +36,7 @@ void windows_target(Ctx& c);
 void linux_target(Ctx& c);
 void conda_target(Ctx& c);
 void docker_target(Ctx& c);
+// [gpus] against cuDNN, nvcc and the framework wheels (check_rules_gpu.cpp); after frameworks()
+void gpus(Ctx& c);
 
 }  // namespace core::rules

@@ -73,6 +73,25 @@ class KnowledgeBase {
   // ONNX Runtime rows whose version range covers `version`.
   std::vector<const model::OnnxRuntimeRow*> onnxruntime_rows(const model::Version& version) const;
 
+  // --- GPU architectures (gpu_knowledge.cpp) ---------------------------------------------
+  const model::GpuArch* gpu_arch(const model::Version& cc) const;
+  // The models a name denotes: the driver's name or an alias, whatever the case, spacing or a
+  // leading "NVIDIA " ("rtx 4090", "NVIDIA H100 80GB HBM3"). A short name ("H100") may denote
+  // several rows; they share one compute capability. Empty when unknown.
+  std::vector<const model::GpuModel*> gpu_models(std::string_view name) const;
+  // When no name matches exactly: the models whose name or alias appears, as whole words, in it
+  // ("Tesla V100-SXM2-16GB" contains "V100"), the longest such match only.
+  std::vector<const model::GpuModel*> gpu_models_within(std::string_view name) const;
+  // Up to `n` known names closest to an unknown one, for a hint.
+  std::vector<std::string> similar_gpu_names(std::string_view name, std::size_t n = 3) const;
+  // NVIDIA's support matrix for a cuDNN release and CUDA major: the row covering it, else the
+  // newest row below it (`*nearest` then true); nullptr when none is at or below it.
+  const model::CudnnArchSupport* cudnn_arch_support(const model::Version& cudnn, int cuda_major, bool* nearest = nullptr) const;
+  // What nvcc of a CUDA release compiles for (matched on major.minor); nullptr when unknown.
+  const model::NvccArchs* nvcc_archs(const model::Version& cuda) const;
+  // TORCH_CUDA_ARCH_LIST of torch's wheels for a release (matched on major.minor), variant, platform.
+  const model::TorchArchs* torch_archs(const model::Version& release, const std::string& variant, model::Platform p) const;
+
   // --- conda and containers --------------------------------------------------------------
   const model::CondaCudnn* conda_forge_cudnn(const model::Version& version) const;
   const model::DockerTag* docker_tag(std::string_view tag) const;
@@ -82,6 +101,17 @@ class KnowledgeBase {
   explicit KnowledgeBase(model::Facts facts) : m_facts(std::move(facts)) {}
   model::Facts m_facts;
 };
+
+// Whether code built for some architectures runs on a GPU of compute capability `gpu`: its own
+// SASS (native), SASS of the same major and a lower minor (binary compatible), PTX of an equal or
+// lower architecture that the driver compiles at first use (ptx), or nothing (none). `via` is the
+// architecture used.
+enum class KernelFit { native, compatible, ptx, none };
+struct KernelMatch {
+  KernelFit fit = KernelFit::none;
+  model::Version via;
+};
+KernelMatch kernels_for(const model::Version& gpu, const std::vector<model::Version>& sass, const std::vector<model::Version>& ptx);
 
 // "https://docs... ; github:..." -> the first source, for one-line display.
 std::string first_source(const model::Sources& sources);

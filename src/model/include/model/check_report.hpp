@@ -66,6 +66,15 @@ struct CudaComponentPick {
   std::string source;  // NVIDIA's manifest it was read from
 };
 
+// How one GPU architecture of [gpus] fares with the stack: each part "supported", "compatible",
+// "deprecated", "ptx 9.0", "unsupported", "none", "unknown", or "" where it was not judged.
+struct GpuCheck {
+  std::string cc;                  // "8.9"
+  std::string arch;                // "Ada"
+  std::vector<std::string> names;  // the models the manifest named for it
+  std::string cudnn, nvcc, torch;
+};
+
 struct CheckReport {
   std::string manifest_path;
   std::string name;
@@ -82,6 +91,7 @@ struct CheckReport {
   std::vector<WheelMatch> wheels;
   std::vector<ArchiveMatch> archives;
   std::vector<CudaComponentPick> cuda_components;  // per platform, in the manifest's order
+  std::vector<GpuCheck> gpus;                      // [gpus], one per distinct compute capability
 };
 
 }  // namespace model

@@ -131,6 +131,58 @@ struct CudaComponentSet {
   Sources source;
 };
 
+// --- GPU architectures (gpus.toml, gpu-support.toml) -----------------------------------------
+// Compute capabilities are two-part versions ("8.6", "12.0").
+struct GpuArch {
+  Version cc;
+  std::string name;                  // "Ampere"; "" when no source names it
+  std::vector<std::string> targets;  // nvcc targets: sm_86, or sm_100a / sm_100f
+  std::string note;
+  Sources source;
+};
+
+struct GpuModel {
+  std::string name;                  // as the driver reports it, where a source shows that
+  std::vector<std::string> aliases;  // short names users write ("RTX 4090", "H100")
+  std::string listed_as;             // the compute-capability table's name it was matched by, if another
+  Version cc;
+  std::string segment;  // geforce | workstation | datacenter | jetson
+  std::string note;
+  Sources source;
+};
+
+// The compute capabilities a cuDNN build supports (NVIDIA's support matrix for the releases
+// [from, until) and one CUDA major).
+struct CudnnArchSupport {
+  Version from;
+  std::optional<Version> until;
+  int cuda_major = 0;
+  Version min_cc;
+  std::optional<Version> max_cc;
+  std::vector<Version> ccs;  // when the matrix lists them
+  std::string note;
+  Sources source;
+};
+
+// What nvcc of a CUDA release (major.minor) compiles for.
+struct NvccArchs {
+  Version cuda;
+  std::vector<Version> sass, ptx, deprecated, removed_since;
+  std::vector<std::string> family;  // arch- and family-specific targets ("100a", "100f")
+  std::string note;
+  Sources source;
+};
+
+// TORCH_CUDA_ARCH_LIST of NVIDIA-built torch wheels: one release, CUDA variant and platform.
+struct TorchArchs {
+  Version release;  // "2.7"
+  std::string variant;
+  Platform platform = Platform::linux_x86_64;
+  std::vector<Version> sass, ptx;
+  std::string note;
+  Sources source;
+};
+
 struct Facts {
   std::vector<DriverFamily> driver_families;
   std::vector<DriverRelease> driver_releases;
@@ -161,6 +213,11 @@ struct Facts {
   std::string docker_suffix_history;
   Sources docker_source;
   std::vector<CudaComponentSet> cuda_sets;
+  std::vector<GpuArch> gpu_archs;
+  std::vector<GpuModel> gpu_models;
+  std::vector<CudnnArchSupport> cudnn_arch;
+  std::vector<NvccArchs> nvcc_archs;
+  std::vector<TorchArchs> torch_archs;
 };
 
 }  // namespace model

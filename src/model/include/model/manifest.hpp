@@ -106,6 +106,14 @@ struct CondaTarget {
   Pos pos;
 };
 
+// [gpus]: the GPUs the stack must run on, as compute capabilities ("8.6") and/or models ("RTX 4090",
+// resolved against the knowledge base by `check`).
+struct GpuPins {
+  std::vector<Located<Version>> arch;  // two parts: 8.6, 12.0
+  std::vector<Located<std::string>> models;
+  Pos pos;
+};
+
 struct Manifest {
   std::string path;                // the file it was read from ("<stdin>" or a test name otherwise)
   std::vector<std::string> lines;  // the file's lines, for excerpts in findings and errors
@@ -122,6 +130,7 @@ struct Manifest {
   std::optional<LinuxTarget> linux;
   std::optional<DockerTarget> docker;
   std::optional<CondaTarget> conda;
+  std::optional<GpuPins> gpus;
 
   // file:line:col with the line's text, for errors and findings.
   util::SourceLocation locate(Pos pos) const;

@@ -1,0 +1,275 @@
+// Rules about the GPUs a stack must run on ([gpus]): each GPU named by model is resolved to its
+// compute capability, then every distinct compute capability is judged against the cuDNN build's
+// support matrix, nvcc's targets (for stacks that carry nvcc) and the kernels each framework
+// wheel carries (SASS for that architecture, SASS it is binary compatible with, PTX the driver
+// compiles at first use, or nothing).
+#include <algorithm>
+#include <map>
+
+#include "check/check_rules.hpp"
+#include "util/strings.hpp"
+
+namespace core::rules {
+
+using knowledge::KernelFit;
+using model::Platform;
+using model::Severity;
+using model::Version;
+
+namespace {
+
+struct Gpu {
+  Version cc;
+  std::vector<std::string> names;  // what the manifest called it ("RTX 4090"), empty for an arch entry
+  model::Pos pos;
+};
+
+std::string cc_label(const Ctx& c, const Version& cc) {
+  const auto* a = c.kb.gpu_arch(cc);
+  return "compute capability " + cc.text() + (a && !a->name.empty() ? " (" + a->name + ")" : "");
+}
+
+std::string sm(const Version& cc) { return "sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()); }
+
+std::string subject_of(const Ctx& c, const Gpu& g) {
+  const auto* a = c.kb.gpu_arch(g.cc);
+  const std::string arch = a && !a->name.empty() ? a->name : "";
+  if (g.names.empty()) return "GPU " + g.cc.text() + (arch.empty() ? "" : " (" + arch + ")");
+  return util::join(g.names, ", ") + " (" + g.cc.text() + (arch.empty() ? "" : ", " + arch) + ")";
+}
+
+std::vector<Gpu> resolve(Ctx& c) {
+  std::vector<Gpu> out;
+  auto add = [&](const Version& cc, const std::string& name, model::Pos pos) {
+    for (auto& g : out)
+      if (g.cc == cc) {
+        if (!name.empty()) g.names.push_back(name);
+        return;
+      }
+    out.push_back({cc, name.empty() ? std::vector<std::string>{} : std::vector<std::string>{name}, pos});
+  };
+  c.examined("gpu.model");
+  for (const auto& m : c.m.gpus->models) {
+    auto rows = c.kb.gpu_models(m.value);
+    const bool contained = rows.empty();
+    if (contained) rows = c.kb.gpu_models_within(m.value);
+    if (rows.empty()) {
+      auto& f = c.add("gpu.model", Severity::error, "GPU \"" + util::printable(m.value, 60) + "\"", m.pos);
+      f.seen = "not a GPU model the knowledge base knows (" + std::to_string(c.kb.facts().gpu_models.size()) + " models)";
+      auto near = c.kb.similar_gpu_names(m.value);
+      f.fix = (near.empty() ? std::string() : "did you mean " + util::join(near, ", ") + "? ") +
+              "or give its compute capability in [gpus] arch (nvidia-smi --query-gpu=name,compute_cap --format=csv prints both)";
+      f.source = "NVIDIA CUDA GPUs (developer.nvidia.com/cuda-gpus)";
+      continue;
+    }
+    const Version cc = rows.front()->cc;
+    bool same = std::all_of(rows.begin(), rows.end(), [&](const model::GpuModel* r) { return r->cc == cc; });
+    if (!same) {
+      std::vector<std::string> which;
+      for (const auto* r : rows) which.push_back(r->name + " (" + r->cc.text() + ")");
+      auto& f = c.add("gpu.model", Severity::error, "GPU \"" + util::printable(m.value, 60) + "\"", m.pos);
+      f.seen = "the name fits GPUs of several compute capabilities: " + util::join(which, ", ");
+      f.fix = "name the exact model as nvidia-smi reports it, or give its compute capability in [gpus] arch";
+      continue;
+    }
+    auto& f = c.add("gpu.model", Severity::ok, "GPU \"" + util::printable(m.value, 60) + "\"", m.pos);
+    f.seen = rows.front()->name + ": " + cc_label(c, cc) +
+             (contained ? " (taken from the model name it contains; name it exactly to be sure)" : "");
+    f.source = knowledge::first_source(rows.front()->source);
+    add(cc, m.value, m.pos);
+  }
+  c.examined("gpu.arch");
+  for (const auto& a : c.m.gpus->arch) {
+    if (!c.kb.gpu_arch(a.value)) {
+      auto& f = c.add("gpu.arch", Severity::warning, "GPU compute capability " + a.value.text(), a.pos);
+      f.seen = "no NVIDIA architecture the knowledge base knows has compute capability " + a.value.text();
+      f.fix = "check the value (nvidia-smi --query-gpu=compute_cap --format=csv)";
+      f.source = "NVIDIA CUDA GPUs (developer.nvidia.com/cuda-gpus)";
+    }
+    add(a.value, "", a.pos);
+  }
+  return out;
+}
+
+// The newest cuDNN support-matrix row (same CUDA major) that supports `cc`, for the fix.
+const model::CudnnArchSupport* cudnn_row_supporting(const Ctx& c, const Version& cc, int cuda_major) {
+  const model::CudnnArchSupport* best = nullptr;
+  for (const auto& r : c.kb.facts().cudnn_arch) {
+    if (r.cuda_major != cuda_major || cc < r.min_cc) continue;
+    bool listed = r.ccs.empty() ? (!r.max_cc || !(*r.max_cc < cc)) : std::find(r.ccs.begin(), r.ccs.end(), cc) != r.ccs.end();
+    if (listed && (!best || best->from < r.from)) best = &r;
+  }
+  return best;
+}
+
+void judge_cudnn(Ctx& c, const Gpu& g, model::GpuCheck& out) {
+  c.examined("gpu.cudnn");
+  bool nearest = false;
+  const auto* row = c.kb.cudnn_arch_support(c.cudnn, c.cudnn_cuda, &nearest);
+  const std::string who = "cuDNN " + c.cudnn.text() + " for CUDA " + std::to_string(c.cudnn_cuda);
+  if (!row) {
+    auto& f = c.add("gpu.cudnn", Severity::note, subject_of(c, g), g.pos);
+    f.seen = "the knowledge base has no support matrix for " + who;
+    f.fix = "check NVIDIA's cuDNN support matrix for this release by hand";
+    out.cudnn = "unknown";
+    return;
+  }
+  const std::string matrix =
+      nearest ? " (support matrix of cuDNN " + row->from.text() + ", the nearest release the knowledge base has)" : "";
+  if (g.cc < row->min_cc) {
+    auto& f = c.add("gpu.cudnn", Severity::error, subject_of(c, g), g.pos);
+    f.seen = who + " supports compute capability " + row->min_cc.text() + " and newer" + matrix;
+    f.expected = "a cuDNN build that supports " + g.cc.text();
+    const auto* older = cudnn_row_supporting(c, g.cc, c.cudnn_cuda);
+    f.fix = older ? "pin cuDNN " + older->from.text() + " (its support matrix includes " + g.cc.text() +
+                        "), or run the stack on newer GPUs; cuDNN fails here with CUDNN_STATUS_ARCH_MISMATCH or NOT_SUPPORTED"
+                  : "no cuDNN for CUDA " + std::to_string(c.cudnn_cuda) + " in the knowledge base supports " + g.cc.text();
+    f.source = knowledge::first_source(row->source);
+    out.cudnn = "unsupported";
+    return;
+  }
+  const bool listed = row->ccs.empty() || std::find(row->ccs.begin(), row->ccs.end(), g.cc) != row->ccs.end();
+  const bool above = row->max_cc && *row->max_cc < g.cc;
+  if (!listed || above) {
+    auto& f = c.add("gpu.cudnn", above ? Severity::warning : Severity::note, subject_of(c, g), g.pos);
+    f.seen = g.cc.text() + " is not in the support matrix of " + who + matrix;
+    const auto* newer = cudnn_row_supporting(c, g.cc, c.cudnn_cuda);
+    f.fix = above ? "it runs only if the driver can JIT-compile PTX the build carries; " +
+                        (newer && c.cudnn < newer->from ? "pin cuDNN " + newer->from.text() + " or newer, which lists it"
+                                                        : std::string("prove it with stackpin convtest on that GPU"))
+                  : "the matrix lists neighbouring architectures of the same major: binary compatible, expected to work";
+    f.source = knowledge::first_source(row->source);
+    out.cudnn = above ? "not listed" : "compatible";
+    return;
+  }
+  auto& f = c.add("gpu.cudnn", Severity::ok, subject_of(c, g), g.pos);
+  f.seen = who + " supports " + g.cc.text() + matrix;
+  f.source = knowledge::first_source(row->source);
+  out.cudnn = "supported";
+}
+
+void judge_nvcc(Ctx& c, const Gpu& g, model::GpuCheck& out) {
+  c.examined("gpu.nvcc");
+  const auto* n = c.kb.nvcc_archs(c.cuda);
+  if (!n) {
+    auto& f = c.add("gpu.nvcc", Severity::note, subject_of(c, g), g.pos);
+    f.seen = "the knowledge base does not list nvcc's targets for CUDA " + c.cuda.prefix(2);
+    out.nvcc = "unknown";
+    return;
+  }
+  const bool has = std::find(n->sass.begin(), n->sass.end(), g.cc) != n->sass.end();
+  const bool deprecated = std::find(n->deprecated.begin(), n->deprecated.end(), g.cc) != n->deprecated.end();
+  if (!has) {
+    // the newest nvcc that still compiles for it
+    const model::NvccArchs* last = nullptr;
+    for (const auto& r : c.kb.facts().nvcc_archs)
+      if (std::find(r.sass.begin(), r.sass.end(), g.cc) != r.sass.end() && (!last || last->cuda < r.cuda)) last = &r;
+    auto& f = c.add("gpu.nvcc", Severity::error, subject_of(c, g), g.pos);
+    f.seen = "nvcc of CUDA " + c.cuda.prefix(2) + " cannot compile for " + sm(g.cc);
+    f.expected = "an nvcc that targets " + sm(g.cc);
+    f.fix = last ? "build CUDA code for this GPU with CUDA " + last->cuda.text() + " (the newest nvcc that targets it)"
+                 : "no CUDA release in the knowledge base compiles for it";
+    f.source = knowledge::first_source(n->source);
+    out.nvcc = "unsupported";
+    return;
+  }
+  auto& f = c.add("gpu.nvcc", deprecated ? Severity::warning : Severity::ok, subject_of(c, g), g.pos);
+  f.seen = "nvcc of CUDA " + c.cuda.prefix(2) + " compiles for " + sm(g.cc) +
+           (deprecated ? ", deprecated (it warns; a later release drops it)" : "");
+  if (deprecated) f.fix = "plan the move off this GPU, or keep this CUDA release for it";
+  f.source = knowledge::first_source(n->source);
+  out.nvcc = deprecated ? "deprecated" : "supported";
+}
+
+std::vector<Platform> wheel_platforms(const Ctx& c) {
+  std::vector<Platform> out;
+  if (c.m.windows || c.m.archive_for(Platform::windows_x86_64)) out.push_back(Platform::windows_x86_64);
+  if (c.m.linux || c.m.docker || c.m.conda || c.m.archive_for(Platform::linux_x86_64) || out.empty()) out.push_back(Platform::linux_x86_64);
+  if (c.m.archive_for(Platform::linux_sbsa)) out.push_back(Platform::linux_sbsa);
+  return out;
+}
+
+// The newest torch build (release, then variant) on a platform with kernels for `cc`.
+const model::TorchArchs* torch_with_kernels(const Ctx& c, const Version& cc, Platform p) {
+  const model::TorchArchs* best = nullptr;
+  for (const auto& t : c.kb.facts().torch_archs) {
+    if (t.platform != p || knowledge::kernels_for(cc, t.sass, t.ptx).fit == KernelFit::none) continue;
+    if (!best || best->release < t.release || (best->release == t.release && best->variant < t.variant)) best = &t;
+  }
+  return best;
+}
+
+void judge_torch(Ctx& c, const Gpu& g, const model::WheelMatch& w, model::GpuCheck& out) {
+  c.examined("gpu.framework-kernels");
+  auto release = Version::parse(w.version);
+  if (!release) return;
+  std::vector<std::string> verdicts;
+  for (Platform p : wheel_platforms(c)) {
+    const std::string build = "torch " + w.version + "+" + w.variant + " (" + model::to_string(p) + ")";
+    const auto* t = c.kb.torch_archs(*release, w.variant, p);
+    if (!t) {
+      auto& f = c.add("gpu.framework-kernels", Severity::note, subject_of(c, g), g.pos);
+      f.seen = "the knowledge base has no TORCH_CUDA_ARCH_LIST for " + build;
+      f.fix = "check with python -c \"import torch; print(torch.cuda.get_arch_list())\"";
+      verdicts.push_back("unknown");
+      continue;
+    }
+    auto k = knowledge::kernels_for(g.cc, t->sass, t->ptx);
+    if (k.fit == KernelFit::native || k.fit == KernelFit::compatible) {
+      auto& f = c.add("gpu.framework-kernels", Severity::ok, subject_of(c, g), g.pos);
+      f.seen = build + " carries " +
+               (k.fit == KernelFit::native ? sm(g.cc) + " kernels" : sm(k.via) + " kernels, binary compatible with " + g.cc.text());
+      f.source = knowledge::first_source(t->source);
+      verdicts.push_back(k.fit == KernelFit::native ? "native" : "compatible " + k.via.text());
+      continue;
+    }
+    const auto* newer = torch_with_kernels(c, g.cc, p);
+    const std::string newer_text = newer ? "torch " + newer->release.text() + "+" + newer->variant + " carries kernels for it"
+                                         : "no torch build the knowledge base knows carries kernels for it";
+    if (k.fit == KernelFit::ptx) {
+      auto& f = c.add("gpu.framework-kernels", Severity::warning, subject_of(c, g), g.pos);
+      f.seen = build + " has no " + sm(g.cc) + " kernels, only compute_" + std::to_string(k.via.major()) + std::to_string(k.via.minor()) +
+               " PTX";
+      f.fix =
+          "the driver JIT-compiles every kernel from PTX at first use: minutes on the first run (cached in ~/.nv/ComputeCache), "
+          "and JIT-built kernels can run slower; " +
+          newer_text;
+      f.source = knowledge::first_source(t->source);
+      verdicts.push_back("ptx " + k.via.text());
+      continue;
+    }
+    auto& f = c.add("gpu.framework-kernels", Severity::error, subject_of(c, g), g.pos);
+    f.seen = build + " carries no kernels for " + sm(g.cc) + " (its list: " + [&] {
+      std::vector<std::string> s;
+      for (const auto& v : t->sass) s.push_back(v.text());
+      for (const auto& v : t->ptx) s.push_back(v.text() + "+PTX");
+      return util::join(s, " ");
+    }() + ")";
+    f.expected = "a build whose TORCH_CUDA_ARCH_LIST covers " + g.cc.text();
+    f.fix = newer_text + "; without it torch fails with \"no kernel image is available for execution on the device\"";
+    f.source = knowledge::first_source(t->source);
+    verdicts.push_back("none");
+  }
+  out.torch = util::join(verdicts, ", ");
+}
+
+}  // namespace
+
+void gpus(Ctx& c) {
+  if (!c.m.gpus) return;
+  const bool devel = std::any_of(c.report.cuda_components.begin(), c.report.cuda_components.end(),
+                                 [](const model::CudaComponentPick& p) { return p.component == "cuda_nvcc"; });
+  for (const auto& g : resolve(c)) {
+    model::GpuCheck out;
+    out.cc = g.cc.text();
+    out.names = g.names;
+    if (const auto* a = c.kb.gpu_arch(g.cc)) out.arch = a->name;
+    if (c.cudnn_cuda) judge_cudnn(c, g, out);
+    if (devel) judge_nvcc(c, g, out);
+    for (const auto& w : c.report.wheels)
+      if (w.framework == "torch" && !w.variant.empty()) judge_torch(c, g, w, out);
+    c.report.gpus.push_back(std::move(out));
+  }
+}
+
+}  // namespace core::rules
