@@ -184,7 +184,9 @@ TEST_F(GpuFacts, EveryNameDenotesOneComputeCapabilityAndEveryArchitectureIsKnown
   for (const auto& a : f.gpu_archs) {
     expect_sources(a.source, "arch " + a.cc.text());
     EXPECT_TRUE(cited(a.source, cc_re(a.cc, false))) << "arch " << a.cc.text();
-    if (!a.name.empty()) EXPECT_TRUE(cited(a.source, std::regex(esc(norm(a.name))))) << "arch " << a.cc.text() << " " << a.name;
+    if (!a.name.empty()) {
+      EXPECT_TRUE(cited(a.source, std::regex(esc(norm(a.name))))) << "arch " << a.cc.text() << " " << a.name;
+    }
     for (const auto& t : a.targets) {
       bool specific = t.back() == 'a' || t.back() == 'f';
       EXPECT_TRUE(cited(a.source, specific ? std::regex("(^|[^0-9a-z])" + esc(t) + "(?![0-9a-z])") : cc_re(a.cc, true)))
@@ -200,7 +202,9 @@ TEST_F(GpuFacts, EverySupportListIsFoundInACitedExcerpt) {
     expect_sources(c.source, row);
     EXPECT_TRUE(cited(c.source, cc_re(c.min_cc, false))) << row << " min_cc " << c.min_cc.text();
     for (const auto& v : c.ccs) EXPECT_TRUE(cited(c.source, cc_re(v, false))) << row << " " << v.text();
-    if (!c.ccs.empty()) EXPECT_EQ(*std::min_element(c.ccs.begin(), c.ccs.end()), c.min_cc) << row;
+    if (!c.ccs.empty()) {
+      EXPECT_EQ(*std::min_element(c.ccs.begin(), c.ccs.end()), c.min_cc) << row;
+    }
   }
   ASSERT_FALSE(f.nvcc_archs.empty());
   for (const auto& n : f.nvcc_archs) {
