@@ -118,6 +118,27 @@ void read_framework(const toml::table& t, int index, Diagnostics& diag, model::L
   lock.frameworks.push_back(std::move(f));
 }
 
+void read_gpu(const toml::table& t, int index, Diagnostics& diag, model::Lock& lock) {
+  TableReader r(t, "gpus[" + std::to_string(index) + "]", diag);
+  model::LockedGpu g;
+  g.pos = detail::pos_of(t);
+  if (auto v = r.version("compute_capability", 2, 2, "\"8.6\"", true)) g.cc = v->value.text();
+  if (auto v = r.string("architecture")) g.arch = v->value;
+  if (const toml::array* a = r.array("models"))
+    for (const auto& el : *a) {
+      if (!el.is_string()) {
+        diag.error(el.source(), "`gpus[" + std::to_string(index) + "].models` must list strings");
+        continue;
+      }
+      g.models.push_back(el.as_string()->get());
+    }
+  if (auto v = r.string("cudnn")) g.cudnn = v->value;
+  if (auto v = r.string("nvcc")) g.nvcc = v->value;
+  if (auto v = r.string("torch")) g.torch = v->value;
+  r.finish();
+  lock.gpus.push_back(std::move(g));
+}
+
 template <class F>
 void read_array_of_tables(TableReader& parent, const std::string& key, Diagnostics& diag, F&& read_one) {
   const toml::array* arr = parent.array(key);
@@ -177,6 +198,7 @@ util::Result<model::Lock> parse_lock(std::string_view text, const std::string& p
     r.finish();
   }
   read_array_of_tables(top, "frameworks", diag, [&](const toml::table& t, int i, Diagnostics& d) { read_framework(t, i, d, lock); });
+  read_array_of_tables(top, "gpus", diag, [&](const toml::table& t, int i, Diagnostics& d) { read_gpu(t, i, d, lock); });
   if (const toml::table* t = top.subtable("docker")) {
     TableReader r(*t, "docker", diag);
     if (auto v = r.string("base_image")) lock.base_image = v->value;
@@ -252,6 +274,18 @@ std::string render_lock(const model::Lock& l) {
       << "\nindex_url = " << q(f.index_url) << "\n";
     if (!f.bundled_cudnn.empty()) o << "bundled_cudnn = " << q(f.bundled_cudnn) << "\n";
   }
+  for (const auto& g : l.gpus) {
+    o << "\n[[gpus]]\ncompute_capability = " << q(g.cc) << "\n";
+    if (!g.arch.empty()) o << "architecture = " << q(g.arch) << "\n";
+    if (!g.models.empty()) {
+      o << "models = [";
+      for (std::size_t i = 0; i < g.models.size(); ++i) o << (i ? ", " : "") << q(g.models[i]);
+      o << "]\n";
+    }
+    if (!g.cudnn.empty()) o << "cudnn = " << q(g.cudnn) << "\n";
+    if (!g.nvcc.empty()) o << "nvcc = " << q(g.nvcc) << "\n";
+    if (!g.torch.empty()) o << "torch = " << q(g.torch) << "\n";
+  }
   if (!l.base_image.empty() || !l.base_digest.empty()) {
     o << "\n[docker]\n";
     if (!l.base_image.empty()) o << "base_image = " << q(l.base_image) << "\n";
@@ -291,8 +325,17 @@ JsonDoc to_json(const model::Lock& l, const std::string& written_to, bool change
                           {"requirement", f.requirement},
                           {"index_url", f.index_url},
                           {"bundled_cudnn", f.bundled_cudnn}});
+  json gpus = json::array();
+  for (const auto& g : l.gpus)
+    gpus.push_back({{"compute_capability", g.cc},
+                    {"architecture", g.arch},
+                    {"models", g.models},
+                    {"cudnn", g.cudnn},
+                    {"nvcc", g.nvcc},
+                    {"torch", g.torch}});
   JsonDoc doc;
   doc.impl().value = json{{"lock", written_to},
+                          {"gpus", gpus},
                           {"changed", changed},
                           {"manifest", l.manifest},
                           {"name", l.name},

@@ -377,3 +377,31 @@ TEST(Lock, RelockingKeepsPinsNoOtherSourceKnows) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Lock, RecordsTheGpuArchitecturesTheStackWasCheckedAgainst) {
+  auto lock = lock_of(parse(k_version_only + "[gpus]\narch = [\"9.0\"]\nmodels = [\"RTX 4090\", \"GeForce RTX 4090\"]\n"));
+  ASSERT_EQ(lock.gpus.size(), 2u);  // one per compute capability: both names are the same GPU
+  EXPECT_EQ(lock.gpus[0].cc, "8.9");
+  EXPECT_EQ(lock.gpus[0].models, (std::vector<std::string>{"RTX 4090", "GeForce RTX 4090"}));
+  EXPECT_EQ(lock.gpus[0].cudnn, "supported");
+  EXPECT_FALSE(lock.gpus[0].torch.empty());
+  EXPECT_EQ(lock.gpus[1].cc, "9.0");
+  EXPECT_EQ(lock.inputs.at("gpus.arch").value, "9.0");
+  std::string text = format::render_lock(lock);
+  auto back = format::parse_lock(text, "m.lock");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(format::render_lock(*back), text);
+  // another GPU in the manifest is drift
+  EXPECT_FALSE(core::lock_drift(parse(k_version_only + "[gpus]\narch = [\"8.0\"]\n"), *back).empty());
+  // a lock naming something that is not a compute capability is refused where it says so
+  std::string hostile = text;
+  hostile.replace(hostile.find("compute_capability = \"8.9\""), 26, "compute_capability = \"sm_89\"");
+  auto bad = format::parse_lock(hostile, "x.lock");
+  ASSERT_FALSE(bad.ok());
+  ASSERT_TRUE(bad.error().where.has_value());
+  EXPECT_NE(bad.error().where->excerpt.find("sm_89"), std::string::npos) << bad.error().message;
+}
+
+}  // namespace

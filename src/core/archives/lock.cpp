@@ -270,6 +270,13 @@ std::map<std::string, model::LockInput> lock_inputs(const model::Manifest& m) {
     }
   }
   for (const auto& [name, v] : m.frameworks) put("frameworks." + name, v.value.text(), v.pos);
+  if (m.gpus) {
+    std::vector<std::string> arch, models;
+    for (const auto& a : m.gpus->arch) arch.push_back(a.value.text());
+    for (const auto& g : m.gpus->models) models.push_back(g.value);
+    if (!arch.empty()) put("gpus.arch", util::join(arch, ", "), m.gpus->arch.front().pos);
+    if (!models.empty()) put("gpus.models", util::join(models, ", "), m.gpus->models.front().pos);
+  }
   if (m.python) put("python", m.python->value.text(), m.python->pos);
   if (m.docker) {
     if (m.docker->base_image) put("docker.base_image", m.docker->base_image->value, m.docker->base_image->pos);
@@ -338,6 +345,8 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
   if (m.cuda) lock.cuda = m.cuda->version.value.text();
   for (const auto& d : report.drivers) add_driver(lock, d);
   add_frameworks(m, report, lock);
+  // the GPU architectures the stack was checked against, with what check found for each
+  for (const auto& g : report.gpus) lock.gpus.push_back({g.cc, g.arch, g.names, g.cudnn, g.nvcc, g.torch, {}});
   if (m.docker) {
     if (m.docker->base_image) lock.base_image = m.docker->base_image->value;
     if (m.docker->base_digest) lock.base_digest = m.docker->base_digest->value;
@@ -559,6 +568,12 @@ std::vector<std::string> lock_differences(const model::Lock& before, const model
       f[k + "requirement"] = fw.requirement;
       f[k + "index_url"] = fw.index_url;
       f[k + "bundled_cudnn"] = fw.bundled_cudnn;
+    }
+    for (const auto& g : l.gpus) {
+      std::string k = "gpus." + g.cc + ".";
+      f[k + "cudnn"] = g.cudnn;
+      f[k + "nvcc"] = g.nvcc;
+      f[k + "torch"] = g.torch;
     }
     f["docker.base_image"] = l.base_image;
     f["docker.base_digest"] = l.base_digest;

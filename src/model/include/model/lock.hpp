@@ -40,6 +40,15 @@ struct LockedFramework {
   Pos pos;
 };
 
+// A GPU architecture the stack was checked against ([gpus]), with check's verdicts (GpuCheck).
+struct LockedGpu {
+  std::string cc;  // "8.9"
+  std::string arch;
+  std::vector<std::string> models;
+  std::string cudnn, nvcc, torch;
+  Pos pos;
+};
+
 // One thing the manifest said, in canonical text, with where it said it.
 struct LockInput {
   std::string value;
@@ -61,6 +70,7 @@ struct Lock {
   std::vector<LockedArchive> cuda_archives;  // CUDA toolkit components', one per component and platform
   std::vector<LockedDriver> drivers;
   std::vector<LockedFramework> frameworks;
+  std::vector<LockedGpu> gpus;
   std::string base_image, base_digest;
 
   util::SourceLocation locate(Pos pos) const;
