@@ -36,8 +36,9 @@ int finish_convtest(Io& io, const model::ConvReport& r, const std::vector<model:
   os << st.bold("GPUs") << "\n";
   if (r.gpus.empty()) os << "  none" << (r.nothing_to_run.empty() ? "" : ": " + r.nothing_to_run) << "\n";
   for (const auto& g : r.gpus)
-    os << "  [" << g.index << "] " << g.name << ", compute capability " << g.cc_major << "." << g.cc_minor << ", "
-       << g.memory / (1024 * 1024) << " MiB\n";
+    os << "  [" << g.index << "] " << g.name << ", compute capability " << g.cc_major << "." << g.cc_minor
+       << (g.architecture.empty() ? "" : " (" + g.architecture + ")") << ", " << g.memory / (1024 * 1024) << " MiB"
+       << (g.cudnn_kernels.empty() ? "" : ", cuDNN kernels: " + g.cudnn_kernels) << "\n";
   if (!r.cases.empty()) {
     os << st.bold("convolutions") << " (every algorithm cuDNN offers, against the CPU reference)\n";
     struct Agg {

@@ -125,7 +125,9 @@ JsonDoc to_json(const model::ConvReport& r) {
     gpus.push_back({{"index", g.index},
                     {"name", g.name},
                     {"compute_capability", std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor)},
-                    {"memory", g.memory}});
+                    {"memory", g.memory},
+                    {"architecture", g.architecture},
+                    {"cudnn_kernels", g.cudnn_kernels}});
   json cases = json::array();
   for (const auto& c : r.cases)
     cases.push_back({{"device", c.device},

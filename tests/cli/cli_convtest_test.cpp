@@ -252,3 +252,38 @@ TEST(CliConvtestFramework, NotInstalledIsANote) {
   EXPECT_TRUE(has(json::parse(r.out)["findings"], "convtest.framework-missing", "note", "tensorflow")) << r.out;
   EXPECT_EQ(run_with_doubles({"--framework", "caffe"}).exit_code, 2);
 }
+
+// The doubles report a configurable device (STACKPIN_FAKE_GPU_CC, STACKPIN_FAKE_GPU_NAME); convtest
+// judges it against the loaded cuDNN's support matrix (9.19.0 for CUDA 12: the nearest matrix the
+// knowledge base has is 9.17.0's) and against the manifest's [gpus].
+TEST(CliConvtest, TheGpuArchitectureIsJudgedAgainstTheLoadedCudnn) {
+  auto ok = run_with_doubles({"--json", "--quick"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  json j = json::parse(ok.out);
+  EXPECT_EQ(j["report"]["gpus"][0]["architecture"], "Ampere");
+  EXPECT_EQ(j["report"]["gpus"][0]["cudnn_kernels"], "native");
+  EXPECT_TRUE(has(j["findings"], "convtest.gpu-arch", "ok", "nearest")) << j["findings"].dump(1);
+
+  auto volta = run_with_doubles({"--json", "--quick"}, {"STACKPIN_FAKE_GPU_CC=70", "STACKPIN_FAKE_GPU_NAME=Tesla V100-SXM2-16GB"});
+  EXPECT_EQ(volta.exit_code, 1) << volta.out;
+  json v = json::parse(volta.out);
+  EXPECT_TRUE(has(v["findings"], "convtest.gpu-arch", "error", "supports compute capability 7.5 and newer")) << v["findings"].dump(1);
+  EXPECT_EQ(v["report"]["gpus"][0]["cudnn_kernels"], "below 7.5");
+
+  auto orin = run_with_doubles({"--json", "--quick"}, {"STACKPIN_FAKE_GPU_CC=8.7"});
+  json o = json::parse(orin.out);
+  EXPECT_EQ(o["report"]["gpus"][0]["cudnn_kernels"], "compatible 8.6") << orin.out;
+
+  auto text = run_with_doubles({"--quick"}, {"STACKPIN_FAKE_GPU_CC=120"});
+  EXPECT_NE(text.out.find("compute capability 12.0 (Blackwell)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("cuDNN kernels: native"), std::string::npos) << text.out;
+
+  testing_support::ScratchDir dir;
+  auto m = dir.write("m.toml",
+                     "schema = 1\nname = \"m\"\n[cuda]\nversion = \"12.8.1\"\n[cudnn]\nversion = \"9.19.0.56\"\ncuda = 12\n"
+                     "[gpus]\narch = [\"9.0\"]\nmodels = [\"H100\"]\n");
+  auto other = run_with_doubles({"--json", "--quick", "--manifest", m.string()});
+  EXPECT_TRUE(has(findings_of(other), "convtest.gpu-pinned", "warning", "not among the GPUs")) << other.out;
+  auto same = run_with_doubles({"--json", "--quick", "--manifest", m.string()}, {"STACKPIN_FAKE_GPU_CC=90"});
+  EXPECT_FALSE(has(findings_of(same), "convtest.gpu-pinned", "warning")) << same.out;
+}

@@ -5,9 +5,11 @@
 // toolkit's under /usr/local/cuda/lib64).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -119,4 +121,30 @@ TEST(GpuConvtest, ADriverNewerThanAnyReleaseIsRequiredAndFound) {
   for (const auto& f : doc["findings"])
     if (f["rule"] == "convtest.driver" && f["severity"] == "error") named = true;
   EXPECT_TRUE(named) << doc.dump(1);
+}
+
+// The compute capability the runtime reports is the one nvidia-smi reports, and convtest names the
+// architecture and says whether the loaded cuDNN's support matrix includes it.
+TEST(GpuConvtest, TheRealComputeCapabilityIsReadAndJudged) {
+  SP_SKIP_WITHOUT_GPU();
+  int code = -1;
+  auto doc = run_convtest({"--quick"}, &code);
+  ASSERT_FALSE(doc["report"]["gpus"].empty()) << doc.dump(1);
+  std::vector<std::string> smi;
+  if (testing_support::have_tool("nvidia-smi")) {
+    auto r = testing_support::run_process({"nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"});
+    std::stringstream lines(r.out);
+    for (std::string l; std::getline(lines, l);)
+      if (!l.empty()) smi.push_back(l.substr(0, l.find_last_not_of(" \r") + 1));
+  }
+  for (const auto& g : doc["report"]["gpus"]) {
+    const auto cc = g["compute_capability"].get<std::string>();
+    if (!smi.empty()) {
+      EXPECT_NE(std::find(smi.begin(), smi.end(), cc), smi.end()) << cc << " is not among nvidia-smi's " << testing::PrintToString(smi);
+    }
+    EXPECT_FALSE(g["architecture"].get<std::string>().empty()) << "the knowledge base has no architecture for " << cc;
+    EXPECT_FALSE(g["cudnn_kernels"].get<std::string>().empty()) << g.dump();
+    std::cout << "GPU " << g["index"] << ": " << g["name"] << ", compute capability " << cc << " (" << g["architecture"]
+              << "), cuDNN kernels: " << g["cudnn_kernels"] << "\n";
+  }
 }

@@ -2,6 +2,8 @@
 // the judgement (convtest_judge.cpp).
 #include "core/convtest/convtest.hpp"
 
+#include <algorithm>
+
 namespace core {
 
 model::ConvExpectations convtest_expectations(const ConvtestOptions& o, const knowledge::KnowledgeBase& kb) {
@@ -20,12 +22,72 @@ model::ConvExpectations convtest_expectations(const ConvtestOptions& o, const kn
   return e;
 }
 
+void judge_gpu_architectures(model::ConvReport& r, const knowledge::KnowledgeBase& kb, const model::Manifest* m,
+                             std::vector<model::Finding>& out) {
+  auto cudnn = model::Version::parse(r.cudnn_version);
+  auto built = model::Version::parse(r.cudnn_built_with_cuda);
+  for (auto& g : r.gpus) {
+    auto cc = model::Version::parse(std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor));
+    if (!cc) continue;
+    if (const auto* a = kb.gpu_arch(*cc)) g.architecture = a->name;
+    const std::string subject =
+        "GPU " + std::to_string(g.index) + " (" + cc->text() + (g.architecture.empty() ? "" : ", " + g.architecture) + ")";
+    if (m && m->gpus && !m->gpus->arch.empty()) {
+      bool pinned = std::any_of(m->gpus->arch.begin(), m->gpus->arch.end(), [&](const auto& a) { return a.value == *cc; });
+      for (const auto& name : m->gpus->models)
+        for (const auto* row : kb.gpu_models(name.value)) pinned = pinned || row->cc == *cc;
+      if (!pinned) {
+        auto& f = model::add_finding(out, "convtest.gpu-pinned", model::Severity::warning, subject);
+        f.seen = g.name + " is not among the GPUs the manifest's [gpus] names";
+        f.fix = "add \"" + cc->text() + "\" to [gpus] arch and run stackpin check, which judges cuDNN, nvcc and the frameworks for it";
+        if (m->gpus->pos.line > 0) f.where = m->locate(m->gpus->pos);
+      }
+    }
+    if (!cudnn || !built) continue;  // no cuDNN loaded: judge_cudnn says why
+    bool nearest = false;
+    const auto* row = kb.cudnn_arch_support(*cudnn, static_cast<int>(built->major()), &nearest);
+    auto& f = model::add_finding(out, "convtest.gpu-arch", model::Severity::ok, subject);
+    const std::string who = "cuDNN " + cudnn->text() + " for CUDA " + std::to_string(built->major());
+    if (!row) {
+      f.severity = model::Severity::note;
+      f.seen = "the knowledge base has no support matrix for " + who;
+      g.cudnn_kernels = "unknown";
+      continue;
+    }
+    const std::string matrix = nearest ? " (support matrix of " + row->from.text() + ", the nearest the knowledge base has)" : "";
+    f.source = knowledge::first_source(row->source);
+    if (*cc < row->min_cc) {
+      f.severity = model::Severity::error;
+      f.seen = who + " supports compute capability " + row->min_cc.text() + " and newer" + matrix;
+      f.fix = "pin a cuDNN whose support matrix includes " + cc->text() + " (stackpin check with [gpus] arch = [\"" + cc->text() +
+              "\"] names one), or run on a newer GPU";
+      g.cudnn_kernels = "below " + row->min_cc.text();
+      continue;
+    }
+    auto k = knowledge::kernels_for(*cc, row->ccs, {});
+    if (row->ccs.empty() || k.fit == knowledge::KernelFit::native) {
+      g.cudnn_kernels = "native";
+      f.seen = who + " lists " + cc->text() + matrix + ": the convolutions above ran kernels built for it";
+    } else if (k.fit == knowledge::KernelFit::compatible) {
+      g.cudnn_kernels = "compatible " + k.via.text();
+      f.seen = who + " lists " + k.via.text() + ", binary compatible with " + cc->text() + matrix +
+               ": its kernels ran, not ones built for " + cc->text();
+    } else {
+      f.severity = model::Severity::warning;
+      g.cudnn_kernels = "not listed";
+      f.seen = cc->text() + " is not in the support matrix of " + who + matrix + ": what ran was JIT-compiled from PTX, if anything";
+      f.fix = "pin a newer cuDNN that lists it";
+    }
+  }
+}
+
 ConvtestReport convtest(const ConvtestOptions& o, const knowledge::KnowledgeBase& kb) {
   ConvtestReport r;
   r.expected = convtest_expectations(o, kb);
   r.report = probe::run_convtest(o.run);
   if (!o.framework.empty()) r.report.framework = probe::run_framework(o.framework, o.python);
   r.findings = judge_convtest(r.report, r.expected);
+  judge_gpu_architectures(r.report, kb, o.manifest, r.findings);
   return r;
 }
 

@@ -21,6 +21,11 @@ struct GpuInfo {
   std::string name;
   int cc_major = 0, cc_minor = 0;
   std::uint64_t memory = 0;
+  // Judged against the knowledge base (core::convtest): the architecture's name, and whether the
+  // loaded cuDNN carries kernels built for it ("native", "compatible 8.0" (binary-compatible SASS
+  // of a lower minor), "below 7.5" (dropped), "not listed", "unknown").
+  std::string architecture;
+  std::string cudnn_kernels;
 };
 
 struct ConvCase {

@@ -39,6 +39,12 @@ model::ConvExpectations convtest_expectations(const ConvtestOptions& o, const kn
 // and its usual causes, missing sub-libraries, failing or wrong algorithms, NaN/Inf.
 std::vector<model::Finding> judge_convtest(const model::ConvReport& report, const model::ConvExpectations& expect);
 
+// Each GPU against the knowledge base: its architecture, whether the loaded cuDNN's support matrix
+// includes it (native kernels, binary-compatible ones of a lower minor, dropped, not listed), and
+// whether the manifest's [gpus] names it. Fills GpuInfo::architecture and cudnn_kernels.
+void judge_gpu_architectures(model::ConvReport& report, const knowledge::KnowledgeBase& kb, const model::Manifest* manifest,
+                             std::vector<model::Finding>& out);
+
 struct ConvtestReport {
   model::ConvReport report;
   model::ConvExpectations expected;
