@@ -471,13 +471,46 @@ void read_gpu_support(TableReader& top, model::Facts& f) {
   });
 }
 
+// The variants published beside RELEASE.md's, merged into the frameworks.toml row of the release.
+void read_torch_wheels(TableReader& top, model::Facts& f) {
+  each(top, "torch", [&](TableReader& r) {
+    Version release = ver(r, "release", 2, 2);
+    auto row = std::find_if(f.torch.begin(), f.torch.end(), [&](const model::TorchRelease& t) { return t.release == release; });
+    auto variants = strings(r, "variants", true);
+    auto linux_only = strings(r, "linux_only");
+    std::map<std::string, Version> first;
+    if (const toml::table* fp = r.subtable("first_patch"))
+      for (auto&& [k, v] : *fp) {
+        auto parsed = v.is_string() ? Version::parse(v.as_string()->get()) : std::nullopt;
+        if (!parsed) {
+          r.diag().error(v.source(), "`" + r.qualified("first_patch") + "." + std::string(k.str()) + "` must be a version string");
+          continue;
+        }
+        first[std::string(k.str())] = *parsed;
+      }
+    std::string note = str(r, "note");
+    auto src = sources(r);
+    if (row == f.torch.end()) {
+      auto p = detail::pos_of(r.table());
+      r.diag().error_at(p.line, p.column, "torch " + release.text() + " has no [[torch]] row in frameworks.toml to add wheels to");
+      return;
+    }
+    for (const auto& v : variants)
+      if (std::find(row->variants.begin(), row->variants.end(), v) == row->variants.end()) row->extra_variants.push_back(v);
+    row->linux_only = linux_only;
+    row->first_patch = first;
+    row->wheels_note = note;
+    row->wheels_source = src;
+  });
+}
+
 using Reader = void (*)(TableReader&, model::Facts&);
 const std::vector<std::pair<std::string, Reader>>& readers() {
   static const std::vector<std::pair<std::string, Reader>> k_readers{
-      {"drivers.toml", read_drivers},        {"cudnn-archives.toml", read_archives},         {"cudnn-layouts.toml", read_layouts},
-      {"frameworks.toml", read_frameworks},  {"windows-runtime.toml", read_windows_runtime}, {"conda.toml", read_conda},
-      {"containers.toml", read_containers},  {"cuda-components.toml", read_cuda_components}, {"gpus.toml", read_gpus},
-      {"gpu-support.toml", read_gpu_support}};
+      {"drivers.toml", read_drivers},         {"cudnn-archives.toml", read_archives},         {"cudnn-layouts.toml", read_layouts},
+      {"frameworks.toml", read_frameworks},   {"windows-runtime.toml", read_windows_runtime}, {"conda.toml", read_conda},
+      {"containers.toml", read_containers},   {"cuda-components.toml", read_cuda_components}, {"gpus.toml", read_gpus},
+      {"gpu-support.toml", read_gpu_support}, {"torch-wheels.toml", read_torch_wheels}};
   return k_readers;
 }
 

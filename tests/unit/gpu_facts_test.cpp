@@ -228,6 +228,26 @@ TEST_F(GpuFacts, EverySupportListIsFoundInACitedExcerpt) {
   }
 }
 
+TEST_F(GpuFacts, TorchWheelsBesideReleaseMdAreInTheirExcerpts) {
+  int rows = 0;
+  for (const auto& t : f.torch) {
+    if (t.wheels_source.empty()) continue;
+    ++rows;
+    std::string row = "torch-wheels " + t.release.text();
+    expect_sources(t.wheels_source, row);
+    for (const auto& v : t.extra_variants) {
+      // cu129 as the sources write it: cu129, or CUDA 12.9 in a build matrix
+      std::string ver = v.substr(2, v.size() - 3) + "." + v.substr(v.size() - 1);
+      EXPECT_TRUE(cited(t.wheels_source, std::regex(esc(v) + "|" + esc(ver)))) << row << " " << v;
+    }
+    for (const auto& v : t.linux_only)
+      EXPECT_TRUE(std::find(t.variants.begin(), t.variants.end(), v) != t.variants.end() ||
+                  std::find(t.extra_variants.begin(), t.extra_variants.end(), v) != t.extra_variants.end())
+          << row << ": linux_only " << v << " is not a published variant";
+  }
+  EXPECT_GE(rows, 5);
+}
+
 TEST(GpuKernels, NativeBinaryCompatiblePtxOrNone) {
   auto v = [](const char* s) { return *Version::parse(s); };
   using knowledge::KernelFit;

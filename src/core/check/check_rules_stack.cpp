@@ -153,24 +153,43 @@ void judge_torch(Ctx& c, const model::Located<Version>& v) {
   }
   c.examined("framework.cuda-variant");
   std::string want = cuda_variant(c.cuda);
+  std::vector<std::string> published = rel->variants;
+  published.insert(published.end(), rel->extra_variants.begin(), rel->extra_variants.end());
+  std::sort(published.begin(), published.end());
   std::string variant;
-  if (std::find(rel->variants.begin(), rel->variants.end(), want) != rel->variants.end()) {
+  auto first = rel->first_patch.find(want);
+  const bool too_early = first != rel->first_patch.end() && compare_prefix(v.value, first->second, 3) < 0;
+  const bool linux_only = std::find(rel->linux_only.begin(), rel->linux_only.end(), want) != rel->linux_only.end();
+  if (std::find(published.begin(), published.end(), want) != published.end() && !too_early) {
     variant = want;
-    auto& f = c.add("framework.cuda-variant", Severity::ok, subject, v.pos);
-    f.seen = "torch " + v.value.text() + "+" + want + " is published";
-    f.source = knowledge::first_source(rel->source);
+    auto& f = c.add("framework.cuda-variant", linux_only && has_windows(c) ? Severity::warning : Severity::ok, subject, v.pos);
+    f.seen = "torch " + v.value.text() + "+" + want + " is published" +
+             (linux_only ? " (Linux wheels; PyTorch builds no Windows " + want + " wheels of this release)" : "");
+    if (linux_only && has_windows(c)) {
+      f.fix = "on Windows pin a CUDA that torch " + v.value.prefix(2) + " publishes Windows wheels for (" + util::join(published, ", ") +
+              " except " + want + ")";
+      if (!rel->wheels_note.empty()) f.fix += "; " + rel->wheels_note;
+    }
+    f.source = knowledge::first_source(linux_only || first != rel->first_patch.end() ? rel->wheels_source : rel->source);
+  } else if (too_early) {
+    auto& f = c.add("framework.cuda-variant", Severity::error, subject, v.pos);
+    f.seen = "torch " + want + " wheels are published from " + first->second.text() + " on, not for " + v.value.text();
+    f.expected = "torch >= " + first->second.text() + " for " + want;
+    f.fix =
+        "pin torch " + first->second.text() + " or later, or another CUDA variant of this release (" + util::join(published, ", ") + ")";
+    f.source = knowledge::first_source(rel->wheels_source);
   } else {
     // the newest variant of the same CUDA major that is not newer than the toolkit
-    for (const auto& cand : rel->variants) {
+    for (const auto& cand : published) {
       auto vv = Version::parse(cand.substr(2, cand.size() - 3) + "." + cand.substr(cand.size() - 1));
       if (!vv || vv->major() != c.cuda.major() || compare_prefix(*vv, c.cuda, 2) > 0) continue;
       if (variant.empty() || cand > variant) variant = cand;
     }
     auto& f = c.add("framework.cuda-variant", variant.empty() ? Severity::error : Severity::warning, subject, v.pos);
     f.seen = "no torch " + v.value.text() + " build for CUDA " + c.cuda.prefix(2) + " (" + want + ")";
-    f.expected = "one of " + util::join(rel->variants, ", ");
+    f.expected = "one of " + util::join(published, ", ");
     f.fix = variant.empty() ? "pin a torch release built for CUDA " + c.cuda.prefix(2) + ", or a CUDA version torch " + v.value.prefix(2) +
-                                  " is built for (" + util::join(rel->variants, ", ") + ")"
+                                  " is built for (" + util::join(published, ", ") + ")"
                             : "the " + variant + " wheel runs on this CUDA " + std::to_string(c.cuda.major()) +
                                   " driver (wheels bring their own CUDA runtime); pin CUDA " + variant.substr(2, variant.size() - 3) + "." +
                                   variant.substr(variant.size() - 1) + " to match it exactly";

@@ -63,11 +63,18 @@ struct CudnnMajorContents {
 struct TorchRelease {
   Version release;  // "2.1"
   std::string python;
-  std::vector<std::string> variants;  // cu118, cu121
+  std::vector<std::string> variants;  // cu118, cu121 (RELEASE.md's)
   std::vector<std::string> stable_cuda, experimental_cuda;
   std::map<std::string, Version> cudnn;  // bundled cuDNN per variant
   Sources source;
   std::string note;
+  // From torch-wheels.toml: variants published beside RELEASE.md's, those with Linux wheels only,
+  // and the first patch release a variant was published for ("cu129" -> 2.12.1).
+  std::vector<std::string> extra_variants;  // published, not in RELEASE.md (cu129 of 2.12.1)
+  std::vector<std::string> linux_only;
+  std::map<std::string, Version> first_patch;
+  std::string wheels_note;
+  Sources wheels_source;
 };
 
 struct TensorflowBuild {
