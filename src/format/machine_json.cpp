@@ -94,6 +94,12 @@ JsonDoc to_json(const model::MachineReport& r) {
            {"source", model::to_string(r.driver.source)},
            {"detail", r.driver.detail},
            {"tried", r.driver.tried}}},
+         {"gpus",
+          [&] {
+            json g = json::array();
+            for (const auto& d : r.gpus) g.push_back({{"index", d.index}, {"name", d.name}, {"compute_capability", d.cc}});
+            return g;
+          }()},
          {"toolkits", toolkits},
          {"nvcc", nvcc},
          {"cudnn", cudnn},

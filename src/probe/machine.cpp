@@ -217,7 +217,58 @@ void inspect_driver(MachineCtx& c) {
   d.detail = "no NVIDIA driver answered";
 }
 
+// The GPUs, from nvidia-smi (the runtime's view is convtest's): only on the live machine.
+void inspect_gpus(MachineCtx& c) {
+  if (!c.o.run_programs || !c.real_root()) return;  // (the driver probe names why in skipped)
+  std::string smi = c.find_on_path("nvidia-smi");
+  if (smi.empty()) return;
+  auto run = run_captured({smi, "--query-gpu=index,name,compute_cap", "--format=csv,noheader"}, c.o.program_timeout_ms, 64 << 10);
+  if (run.exit_code != 0) {
+    c.r.skipped.push_back("nvidia-smi --query-gpu: " + (run.error.empty() ? "exit " + std::to_string(run.exit_code) : run.error));
+    return;
+  }
+  c.r.gpus = parse_nvidia_smi_gpus(run.out, &c.r.skipped);
+}
+
 }  // namespace detail
+
+std::vector<model::GpuDevice> parse_nvidia_smi_gpus(const std::string& text, std::vector<std::string>* skipped) {
+  std::vector<model::GpuDevice> out;
+  std::size_t at = 0;
+  auto trim = [](std::string s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\t')) s.pop_back();
+    std::size_t b = s.find_first_not_of(" \t");
+    return b == std::string::npos ? std::string() : s.substr(b);
+  };
+  while (at < text.size() && out.size() < 64) {
+    std::size_t nl = text.find('\n', at);
+    std::string line = text.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    at = nl == std::string::npos ? text.size() : nl + 1;
+    if (trim(line).empty()) continue;
+    auto first = line.find(','), last = line.rfind(',');
+    model::GpuDevice g;
+    bool ok = first != std::string::npos && last != first;
+    if (ok) {
+      std::string index = trim(line.substr(0, first)), cc = trim(line.substr(last + 1));
+      g.name = trim(line.substr(first + 1, last - first - 1));
+      auto v = model::Version::parse(cc);
+      ok = !index.empty() && index.size() <= 3 && index.find_first_not_of("0123456789") == std::string::npos && v && v->size() == 2 &&
+           !g.name.empty() && g.name.size() <= 100 &&
+           std::all_of(g.name.begin(), g.name.end(), [](char ch) { return static_cast<unsigned char>(ch) >= 0x20 && ch != 0x7f; });
+      if (ok) {
+        g.index = std::stoi(index);
+        g.cc = v->text();
+      }
+    }
+    if (ok) {
+      out.push_back(std::move(g));
+    } else if (skipped) {
+      skipped->push_back("nvidia-smi --query-gpu: a line that is not index, name, compute capability: \"" + util::printable(line, 80) +
+                         "\"");
+    }
+  }
+  return out;
+}
 
 model::WslInfo inspect_wsl(const MachineOptions& options) {
   model::MachineReport r;
@@ -239,6 +290,7 @@ model::MachineReport inspect_machine(const MachineOptions& options) {
   detail::inspect_os(c);
   detail::inspect_wsl(c);
   detail::inspect_driver(c);
+  detail::inspect_gpus(c);
   detail::inspect_toolkits(c);
   detail::inspect_nvcc(c);
   detail::inspect_conda(c);

@@ -493,3 +493,50 @@ TEST(DoctorLinux, ToolkitComponentsOfAnotherMajorAndMissingOnes) {
   auto cu13 = manifest("13.0.2", "9.13.0.50", 13);
   EXPECT_TRUE(with_rule(mc.doctor(&cu13), "linux.toolkit-components").empty());
 }
+
+namespace {
+
+TEST(DoctorLinuxGpus, NvidiaSmiOutputIsParsedAndHostileLinesSkipped) {
+  // recorded: nvidia-smi --query-gpu=index,name,compute_cap --format=csv,noheader (driver 580, two GPUs)
+  const std::string recorded = "0, NVIDIA H200, 9.0\r\n1, NVIDIA GeForce RTX 4090, 8.9\n\n";
+  auto gpus = probe::parse_nvidia_smi_gpus(recorded);
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(gpus[0].name, "NVIDIA H200");
+  EXPECT_EQ(gpus[0].cc, "9.0");
+  EXPECT_EQ(gpus[1].index, 1);
+  EXPECT_EQ(gpus[1].cc, "8.9");
+  std::vector<std::string> skipped;
+  auto bad = probe::parse_nvidia_smi_gpus(
+      "x, NVIDIA A100, 8.0\n0, , 8.0\n0, A100, [N/A]\n0, evil\x1b[2J, 8.0\n2, NVIDIA A100-SXM4-80GB, 8.0\n", &skipped);
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(skipped.size(), 4u);
+  std::string many;
+  for (int i = 0; i < 100; ++i) many += std::to_string(i) + ", NVIDIA H100, 9.0\n";
+  EXPECT_EQ(probe::parse_nvidia_smi_gpus(many).size(), 64u);
+}
+
+TEST(DoctorLinuxGpus, EachGpuIsJudgedAgainstTheInstalledCudnnAndTheManifest) {
+  model::MachineReport r;
+  r.gpus = {{0, "Tesla V100-SXM2-16GB", "7.0"}, {1, "NVIDIA H100 80GB HBM3", "9.0"}};
+  model::CudnnCopy copy;
+  copy.dir = "/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/lib";
+  copy.major = 9;
+  copy.library_version = "9.11.0";
+  copy.kind_detail = "nvidia-cudnn-cu12 wheel";
+  r.cudnn.push_back(copy);
+  auto m = manifest("12.8.1", "9.11.0.98", 12, "[gpus]\narch = [\"9.0\"]\n");
+  auto findings = core::doctor_linux(r, &m, kb());
+  auto find = [&](const std::string& rule, model::Severity sev, const std::string& subject) {
+    return std::find_if(findings.begin(), findings.end(), [&](const model::Finding& f) {
+             return f.rule == rule && f.severity == sev && f.subject.find(subject) != std::string::npos;
+           }) != findings.end();
+  };
+  EXPECT_TRUE(find("linux.gpu", model::Severity::ok, "Tesla V100")) << describe(findings);
+  EXPECT_TRUE(find("linux.gpu-cudnn", model::Severity::error, "Tesla V100")) << describe(findings);
+  EXPECT_TRUE(find("linux.gpu-cudnn", model::Severity::ok, "H100")) << describe(findings);
+  EXPECT_TRUE(find("linux.gpu-pinned", model::Severity::warning, "Tesla V100")) << describe(findings);
+  EXPECT_FALSE(find("linux.gpu-pinned", model::Severity::warning, "H100")) << describe(findings);
+}
+
+}  // namespace

@@ -417,6 +417,7 @@ std::vector<model::Finding> doctor_linux(const model::MachineReport& report, con
   doctor::os(c);
   doctor::wsl(c);
   doctor::driver(c);
+  doctor::gpus(c);
   doctor::toolkits(c);
   doctor::toolkit_components(c);
   doctor::nvcc(c);

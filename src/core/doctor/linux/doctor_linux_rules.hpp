@@ -40,6 +40,8 @@ void nvcc(Ctx& c);
 // doctor_linux_python.cpp
 void conda(Ctx& c);
 void frameworks(Ctx& c);
+// doctor_linux_gpu.cpp
+void gpus(Ctx& c);
 // doctor_linux_cudnn.cpp
 void cudnn_copies(Ctx& c);
 void loader(Ctx& c);

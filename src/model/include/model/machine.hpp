@@ -137,12 +137,20 @@ struct PythonEnv {
   std::string error;                       // why site-packages could not be found
 };
 
+// A GPU as nvidia-smi lists it (--query-gpu=index,name,compute_cap).
+struct GpuDevice {
+  int index = 0;
+  std::string name;  // "NVIDIA H200"
+  std::string cc;    // "9.0"
+};
+
 struct MachineReport {
   std::string root = "/";  // the file system inspected
   OsInfo os;
   std::string arch;  // "x86_64", "aarch64"
   WslInfo wsl;
   DriverInfo driver;
+  std::vector<GpuDevice> gpus;  // from nvidia-smi, when programs run on the live machine
   std::vector<ToolkitInfo> toolkits;
   std::optional<NvccInfo> nvcc;
   std::vector<CudnnCopy> cudnn;

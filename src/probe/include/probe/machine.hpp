@@ -44,6 +44,11 @@ struct MachineOptions {
 // Inspects the machine. Never fails as a whole: what cannot be read is recorded in the report
 // (ld_cache_error, python.error, driver.tried, skipped).
 model::MachineReport inspect_machine(const MachineOptions& options);
+
+// nvidia-smi --query-gpu=index,name,compute_cap --format=csv,noheader output ("0, NVIDIA H200, 9.0"
+// per line), untrusted: at most 64 GPUs; a line without an index, a name of printable characters
+// (at most 100) and a compute capability X.Y is skipped and named in `skipped`.
+std::vector<model::GpuDevice> parse_nvidia_smi_gpus(const std::string& text, std::vector<std::string>* skipped = nullptr);
 // Only whether the machine is WSL (and whether the Windows driver is mapped in): what commands
 // that do not inspect the whole machine need to pick the driver table's column.
 model::WslInfo inspect_wsl(const MachineOptions& options);
