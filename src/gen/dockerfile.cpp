@@ -172,6 +172,11 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
   d += "      io.stackpin.manifest=" + dockerfile_quote(s.manifest_file) + " \\\n";
   d += "      io.stackpin.manifest.sha256=" + dockerfile_quote(s.manifest_sha256) + " \\\n";
   d += "      io.stackpin.cuda=" + dockerfile_quote(s.cuda_version) + " \\\n";
+  if (!s.gpu_archs.empty()) {
+    std::string archs;
+    for (const auto& a : s.gpu_archs) archs += (archs.empty() ? "" : ",") + a;
+    d += "      io.stackpin.gpu.arch=" + dockerfile_quote(archs) + " \\\n";
+  }
   d += "      io.stackpin.cudnn=" + dockerfile_quote(s.cudnn_version);
   if (!s.apt) d += " \\\n      io.stackpin.cudnn.archive.sha256=" + dockerfile_quote(s.archive_sha256);
   d += "\n\n";

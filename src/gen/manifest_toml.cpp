@@ -67,6 +67,13 @@ std::string render_manifest(const ManifestSpec& s) {
     for (const auto& [name, version] : s.frameworks) t += name + " = " + toml_quote(version) + "\n";
   }
   if (!s.python.empty()) t += "\n[python]\nversion = " + toml_quote(s.python) + "\n";
+  if (!s.gpu_arch.empty()) {
+    t += "\n";
+    comment(s.gpus_comment);
+    t += "[gpus]\narch = [";
+    for (std::size_t i = 0; i < s.gpu_arch.size(); ++i) t += (i ? ", " : "") + toml_quote(s.gpu_arch[i]);
+    t += "]\n";
+  }
   if (!s.linux_layout.empty()) {
     t += "\n";
     comment(s.linux_comment);

@@ -148,3 +148,17 @@ TEST(Capture, TheToolkitsComponentsAreWrittenForApply) {
   for (const auto& n : unknown->notes) notes += n + "\n";
   EXPECT_NE(notes.find("stackpin has no NVIDIA manifest of CUDA 12.7.0"), std::string::npos) << notes;
 }
+
+TEST(Capture, TheMachinesGpusBecomeTheManifestsGpus) {
+  auto m = machine_with("/usr/lib/x86_64-linux-gnu", "8.9.7", "8.9.7.29");
+  m.gpus = {{0, "NVIDIA H100 80GB HBM3", "9.0"}, {1, "NVIDIA H100 80GB HBM3", "9.0"}, {2, "NVIDIA L4", "8.9"}};
+  auto cap = core::capture(m, kb(), {});
+  ASSERT_TRUE(cap) << cap.error().message;
+  EXPECT_EQ(cap->spec.gpu_arch, (std::vector<std::string>{"9.0", "8.9"}));
+  std::string text = gen::render_manifest(cap->spec);
+  auto back = format::parse_manifest(text, "captured.toml");
+  ASSERT_TRUE(back.ok()) << back.error().message << "\n" << text;
+  ASSERT_TRUE(back->gpus.has_value()) << text;
+  EXPECT_EQ(back->gpus->arch.size(), 2u);
+  EXPECT_NE(text.find("# the GPUs of the captured machine (nvidia-smi): NVIDIA H100 80GB HBM3"), std::string::npos) << text;
+}

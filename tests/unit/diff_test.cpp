@@ -380,3 +380,19 @@ TEST(Diff, JsonReportListsEveryRowWithNullForUnset) {
   }
   EXPECT_TRUE(found);
 }
+
+TEST(Diff, GpuArchitecturesAStackStopsRunningOnAreBreaking) {
+  const std::string gpus = "[gpus]\narch = [\"7.0\", \"8.9\"]\n";
+  auto a = k_base + gpus;
+  // the same GPUs: nothing differs
+  expect_weight(diff(a, a), "gpus.7.0", DiffWeight::same);
+  // B drops Volta from its [gpus]: breaking
+  expect_weight(diff(a, k_base + "[gpus]\narch = [\"8.9\"]\n"), "gpus.7.0", DiffWeight::breaking);
+  // B adds a GPU (by model name): compatible
+  expect_weight(diff(a, k_base + "[gpus]\narch = [\"7.0\", \"8.9\"]\nmodels = [\"H100\"]\n"), "gpus.9.0", DiffWeight::compatible);
+  // the same GPUs, but B's cuDNN 9.11 no longer supports 7.0 (its other rows differ too)
+  auto b = with("version = \"8.9.5.30\"", "version = \"9.11.0.98\"", k_base + gpus);
+  auto r = diff(a, b);
+  expect_weight(r, "gpus.7.0", DiffWeight::breaking, false);
+  expect_weight(r, "gpus.8.9", DiffWeight::same, false);
+}

@@ -122,3 +122,13 @@ TEST(Dockerfile, RefusesWhatItCannotBuild) {
   spec.prefix = "/opt/cudnn-9.1.0.70";
   EXPECT_TRUE(gen::render_dockerfile(spec));
 }
+
+TEST(Dockerfile, TheImageIsLabelledWithTheGpuArchitecturesItWasCheckedAgainst) {
+  testing_support::ScratchDir d;
+  std::string text = testing_support::read_text(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-docker.toml");
+  auto plain = render(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-docker.toml");
+  EXPECT_EQ(plain.text.find("io.stackpin.gpu.arch"), std::string::npos);
+  auto p = d.write("gpus.toml", text + "\n[gpus]\narch = [\"8.0\", \"9.0\"]\nmodels = [\"RTX 4090\"]\n");
+  auto r = render(p);
+  EXPECT_NE(r.text.find("io.stackpin.gpu.arch=\"8.9,8.0,9.0\" \\\n"), std::string::npos) << r.text;
+}

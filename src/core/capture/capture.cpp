@@ -91,6 +91,18 @@ void add_toolkit_components(Capture& cap, const model::ToolkitInfo& t, model::Pl
 
 }  // namespace
 
+namespace {
+// The GPUs the captured stack ran on, so that check judges the reproduced stack against them.
+void capture_gpus(const model::MachineReport& m, Capture& cap) {
+  std::vector<std::string> names;
+  for (const auto& g : m.gpus) {
+    if (std::find(cap.spec.gpu_arch.begin(), cap.spec.gpu_arch.end(), g.cc) == cap.spec.gpu_arch.end()) cap.spec.gpu_arch.push_back(g.cc);
+    names.push_back(g.name);
+  }
+  if (!names.empty()) cap.spec.gpus_comment = "the GPUs of the captured machine (nvidia-smi): " + util::join(names, ", ");
+}
+}  // namespace
+
 util::Result<Capture> capture(const model::MachineReport& m, const knowledge::KnowledgeBase& kb, const CaptureOptions& o) {
   Capture cap;
   auto& s = cap.spec;
@@ -189,6 +201,7 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
     cap.notes.push_back("the cuDNN in use is a " + std::string(model::to_string(copy->kind)) + " copy (" + copy->dir +
                         "): no [targets.linux] written; stage it where you want it with --dest");
   }
+  capture_gpus(m, cap);
   return cap;
 }
 

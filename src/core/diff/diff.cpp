@@ -12,6 +12,8 @@
 #include "core/diff/diff.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "diff/diff_rows.hpp"
 
@@ -353,6 +355,61 @@ void diff_python(Differ& d) {
   return d.add(rule, group, comp, sa, sb, DiffWeight::compatible, "a patch release of Python " + va.prefix(2) + ": same ABI, same wheels");
 }
 
+// The compute capabilities a manifest's [gpus] names (models resolved), with where.
+std::map<Version, model::Pos> gpu_archs(const model::Manifest& m, const knowledge::KnowledgeBase& kb) {
+  std::map<Version, model::Pos> out;
+  if (!m.gpus) return out;
+  for (const auto& a : m.gpus->arch) out.emplace(a.value, a.pos);
+  for (const auto& g : m.gpus->models) {
+    auto rows = kb.gpu_models(g.value);
+    if (rows.empty()) rows = kb.gpu_models_within(g.value);
+    if (!rows.empty()) out.emplace(rows.front()->cc, g.pos);
+  }
+  return out;
+}
+
+// Whether a manifest's cuDNN build supports a compute capability: true, false, or nullopt (unknown).
+std::optional<bool> cudnn_supports(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const Version& cc) {
+  if (!m.cudnn || !m.cudnn->cuda) return std::nullopt;
+  const auto* row = kb.cudnn_arch_support(m.cudnn->version.value, m.cudnn->cuda->value);
+  if (!row) return std::nullopt;
+  return !(cc < row->min_cc);
+}
+
+// The GPUs each stack must run on: one the other side no longer names, or no longer supports
+// with its cuDNN, is a GPU that stops working.
+void diff_gpus(Differ& d) {
+  auto a = gpu_archs(d.a, d.kb), b = gpu_archs(d.b, d.kb);
+  if (a.empty() && b.empty()) return;
+  std::set<Version> all;
+  for (const auto& [cc, pos] : a) all.insert(cc);
+  for (const auto& [cc, pos] : b) all.insert(cc);
+  for (const auto& cc : all) {
+    auto ia = a.find(cc), ib = b.find(cc);
+    Side sa = ia != a.end() ? Side{"compute capability " + cc.text(), ia->second} : Side{};
+    Side sb = ib != b.end() ? Side{"compute capability " + cc.text(), ib->second} : Side{};
+    const std::string rule = "diff.gpus", group = "GPUs", comp = "gpus." + cc.text();
+    if (ib == b.end()) {
+      d.add(rule, group, comp, sa, sb, DiffWeight::breaking,
+            "B no longer names GPUs of compute capability " + cc.text() +
+                ", which A runs on: nothing checks that B's cuDNN, nvcc and framework "
+                "builds still carry kernels for them");
+      continue;
+    }
+    if (ia == a.end()) {
+      d.add(rule, group, comp, sa, sb, DiffWeight::compatible, "B also runs on compute capability " + cc.text());
+      continue;
+    }
+    auto sup_a = cudnn_supports(d.a, d.kb, cc), sup_b = cudnn_supports(d.b, d.kb, cc);
+    if (sup_a.value_or(true) && sup_b && !*sup_b) {
+      d.add(rule, group, comp, sa, sb, DiffWeight::breaking,
+            "B's cuDNN " + d.b.cudnn->version.value.text() + " no longer supports compute capability " + cc.text() + ", which A's does");
+      continue;
+    }
+    d.add(rule, group, comp, sa, sb, DiffWeight::same, "");
+  }
+}
+
 }  // namespace
 }  // namespace diff_detail
 
@@ -371,6 +428,7 @@ model::DiffReport diff_manifests(const model::Manifest& a, const model::Manifest
   diff_driver(d, model::Os::windows);
   diff_frameworks(d);
   diff_python(d);
+  diff_gpus(d);
   diff_targets(d);
   return report;
 }

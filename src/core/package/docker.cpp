@@ -88,6 +88,8 @@ void frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, co
   auto report = check_manifest(m, kb);
   if (report && o.lock) use_locked_builds(*report, *o.lock);
   if (report) {
+    // the architectures check judged the stack against, for the image's label
+    for (const auto& g : report->gpus) s.gpu_archs.push_back(g.cc);
     for (const auto& w : report->wheels)
       if (w.framework == "torch") {
         torch_index = w.index_url;

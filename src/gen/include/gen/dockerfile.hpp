@@ -23,6 +23,7 @@ struct DockerfileSpec {
   std::vector<std::string> base_notes;  // comment lines about the base image (digest, where the tag comes from)
   std::string cuda_version;             // 12.4.1
   std::string cudnn_version;            // 9.1.0.70
+  std::vector<std::string> gpu_archs;   // [gpus] compute capabilities check judged ("8.9"): io.stackpin.gpu.arch
   int cudnn_major = 0, cuda_major = 0;
   // cuDNN from the archive (mode "archive") ...
   bool from_url = false;  // ADD the URL instead of COPY from the build context
