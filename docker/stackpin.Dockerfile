@@ -18,7 +18,7 @@ RUN /src/scripts/install-deps.sh \
 FROM ${DEBIAN_IMAGE}
 # The runtime libraries behind the -dev packages of the build stage (ldd of the binary).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libarchive13 libssl3 libtomlplusplus3 libcurl4 ca-certificates \
+    && apt-get install -y --no-install-recommends libarchive13 libssl3 libtomlplusplus3 libcurl4 libisal2 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /opt/stackpin/bin/ /usr/local/bin/
 LABEL org.opencontainers.image.title="stackpin" \

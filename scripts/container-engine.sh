@@ -45,7 +45,7 @@ cuda_image=local/cuda-runtime:bookworm
 runtime_image=local/stackpin-runtime:bookworm
 # The Debian 12 runtime packages behind the -dev packages scripts/install-deps.sh builds with
 # (the libraries `ldd build/src/stackpin` lists beyond those of minbase).
-runtime_pkgs=(libarchive13 libssl3 libtomlplusplus3 libcurl4)
+runtime_pkgs=(libarchive13 libssl3 libtomlplusplus3 libcurl4 libisal2)
 
 say() { printf 'container-engine: %s\n' "$*"; }
 die() { printf 'container-engine: error: %s\n' "$*" >&2; exit 1; }

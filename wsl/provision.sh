@@ -166,6 +166,7 @@ install_runtime_deps() {
       libtomlplusplus.so.3) p=libtomlplusplus3 ;;
       libcurl.so.4) p=libcurl4 ;;
       liblzma.so.5) p=liblzma5 ;;
+      libisal.so.2) p=libisal2 ;;
       libstdc++.so.6) p=libstdc++6 ;;
       *) unknown+=("$so"); continue ;;
     esac

@@ -238,6 +238,6 @@ TEST(WslProvisionBareDebian, MissingLibrariesAreNamedWithSkipDeps) {
           "mkdir /a && : >/a/m.toml && " + k_provision + " --manifest /a/m.toml --archives /a --stackpin " + k_stackpin + " --skip-deps"});
   EXPECT_EQ(r.exit_code, 1) << ct::describe(r);
   EXPECT_TRUE(contains(r.out, "needs libraries this machine lacks")) << r.out;
-  for (const char* p : {"libarchive13", "libssl3", "libtomlplusplus3", "libcurl4"}) EXPECT_TRUE(contains(r.err, p)) << r.err;
+  for (const char* p : {"libarchive13", "libssl3", "libtomlplusplus3", "libcurl4", "libisal2"}) EXPECT_TRUE(contains(r.err, p)) << r.err;
   EXPECT_TRUE(contains(r.err, "fix: install them: sudo apt-get install")) << r.err;
 }
