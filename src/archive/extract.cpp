@@ -563,9 +563,8 @@ util::Result<detail::ZipDirectory> zip_directory(const PinnedFile& f, detail::Se
 }
 
 util::Error zip_bad(const detail::ZipEntry& z, const std::string& why) {
-  Error e(ErrorCode::invalid, "corrupt zip: \"" + util::printable(z.name) + "\" " + why);
-  e.hints.push_back("the archive matches its pin, so this is how it was made: repack it, or pin NVIDIA's original; nothing was staged");
-  return e;
+  return detail::zip_entry_error(
+      z.name, why, "the archive matches its pin, so this is how it was made: repack it, or pin NVIDIA's original; nothing was staged");
 }
 
 // Inflates (or copies) zip entries' data out of the sealed file and checks them against the
@@ -673,7 +672,7 @@ util::Result<Extracted> run_zip(const PinnedFile& f, const fs::path& into, const
     if (e.code == ErrorCode::invalid) e.message = f.path().string() + ": " + e.message;
     return e;
   }
-  const auto& spans = *located;
+  const auto& data_at = *located;
 
   Extracted out;
   out.archive_sha256 = f.sha256();
@@ -696,14 +695,14 @@ util::Result<Extracted> run_zip(const PinnedFile& f, const fs::path& into, const
       // a zip symlink's data are its target
       if (z.uncompressed > 4095) return unsafe(z.name, "symlink target longer than 4095 bytes");
       link.emplace();
-      SP_TRY(first.decode(z, spans[i].data_at, [&](const unsigned char* p, std::size_t n) -> util::Status {
+      SP_TRY(first.decode(z, data_at[i], [&](const unsigned char* p, std::size_t n) -> util::Status {
         link->append(reinterpret_cast<const char*>(p), n);
         return {};
       }));
     }
     const std::size_t before = out.entries.size();
     SP_TRY(ex.zip_entry(z, link, out));
-    if (out.entries.size() > before && out.entries.back().type == EntryType::file) jobs.push_back({before, &z, spans[i].data_at});
+    if (out.entries.size() > before && out.entries.back().type == EntryType::file) jobs.push_back({before, &z, data_at[i]});
   }
   SP_TRY(ex.check_links(out));
 

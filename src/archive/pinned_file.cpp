@@ -63,6 +63,20 @@ const char* foreign_format(const unsigned char* m, std::size_t n) {
   return nullptr;
 }
 
+// Reads up to `len` bytes at `at`, as many as the file has (short only at its end); -1 on error
+// (errno set).
+ssize_t pread_full(int fd, char* buf, std::size_t len, std::uint64_t at) {
+  std::size_t got = 0;
+  while (got < len) {
+    ssize_t n = ::pread(fd, buf + got, len - got, static_cast<off_t>(at + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  return static_cast<ssize_t>(got);
+}
+
 bool is_zip_magic(const unsigned char* m) {
   return m[0] == 'P' && m[1] == 'K' && ((m[2] == 3 && m[3] == 4) || (m[2] == 5 && m[3] == 6) || (m[2] == 7 && m[3] == 8));
 }
@@ -117,14 +131,9 @@ util::Result<std::size_t> PinnedFile::read_sealed_chunk(std::uint64_t index, cha
     return Error(ErrorCode::internal, "read_sealed_chunk(" + std::to_string(index) + ") of " + m_path.string());
   const std::uint64_t at = index * k_seal_chunk;
   const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(k_seal_chunk, m_size - at));
-  std::size_t got = 0;
-  while (got < want) {
-    ssize_t n = ::pread(m_fd, buf + got, want - got, static_cast<off_t>(at + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Error(ErrorCode::io, "cannot read " + m_path.string() + ": " + util::os_error_text(errno));
-    if (n == 0) break;
-    got += static_cast<std::size_t>(n);
-  }
+  ssize_t n = pread_full(m_fd, buf, want, at);
+  if (n < 0) return Error(ErrorCode::io, "cannot read " + m_path.string() + ": " + util::os_error_text(errno));
+  const auto got = static_cast<std::size_t>(n);
   if (got != want || m_seal->tag(index, buf, got) != m_tags[index])
     return Error(ErrorCode::conflict, m_path.string() + " changed while it was read (the bytes decoded are not the bytes verified)")
         .with_hint("another program is writing the archive; nothing was staged");
@@ -166,27 +175,12 @@ util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Di
   crypto::Sha256 h;
   std::uint64_t at = 0;
   while (true) {
-    ssize_t n = ::pread(p.m_fd, buf.get(), k_chunk, static_cast<off_t>(at));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Error(ErrorCode::io, "cannot read " + file.string() + ": " + util::os_error_text(errno));
-    }
+    // whole chunks (short only at the end of the file): a zip's tags are taken chunk by chunk
+    ssize_t n = pread_full(p.m_fd, buf.get(), k_chunk, at);
+    if (n < 0) return Error(ErrorCode::io, "cannot read " + file.string() + ": " + util::os_error_text(errno));
     if (n == 0) break;
     if (at == 0 && n >= 4 && is_zip_magic(reinterpret_cast<const unsigned char*>(buf.get()))) seal = std::make_unique<crypto::ChunkSeal>();
-    if (seal) {
-      // a short read mid-file would shift every later chunk: tags are taken on whole chunks
-      if (static_cast<std::size_t>(n) < k_chunk && at + static_cast<std::uint64_t>(n) < p.m_size) {
-        std::size_t got = static_cast<std::size_t>(n);
-        while (got < k_chunk && at + got < p.m_size) {
-          ssize_t m = ::pread(p.m_fd, buf.get() + got, k_chunk - got, static_cast<off_t>(at + got));
-          if (m < 0 && errno == EINTR) continue;
-          if (m <= 0) break;
-          got += static_cast<std::size_t>(m);
-        }
-        n = static_cast<ssize_t>(got);
-      }
-      p.m_tags.push_back(seal->tag(at / k_chunk, buf.get(), static_cast<std::size_t>(n)));
-    }
+    if (seal) p.m_tags.push_back(seal->tag(at / k_chunk, buf.get(), static_cast<std::size_t>(n)));
     if (head.size() < 0x8006) head.append(buf.get(), std::min<std::size_t>(static_cast<std::size_t>(n), 0x8006 - head.size()));
     h.update(buf.get(), static_cast<std::size_t>(n));
     at += static_cast<std::uint64_t>(n);

@@ -19,13 +19,6 @@ namespace {
 
 constexpr std::uint32_t k_eocd = 0x06054b50, k_zip64_locator = 0x07064b50, k_zip64_eocd = 0x06064b50, k_central = 0x02014b50;
 
-std::uint16_t u16(const unsigned char* p) { return static_cast<std::uint16_t>(p[0] | (p[1] << 8)); }
-std::uint32_t u32(const unsigned char* p) {
-  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) | (static_cast<std::uint32_t>(p[2]) << 16) |
-         (static_cast<std::uint32_t>(p[3]) << 24);
-}
-std::uint64_t u64(const unsigned char* p) { return static_cast<std::uint64_t>(u32(p)) | (static_cast<std::uint64_t>(u32(p + 4)) << 32); }
-
 util::Error bad(const std::string& why) {
   util::Error e(util::ErrorCode::invalid, "corrupt zip: " + why);
   e.hints.push_back("NVIDIA's Windows archives are plain zips; this file is damaged or is not one of them");
@@ -48,6 +41,12 @@ const char* method_name(std::uint16_t m) {
 }
 
 }  // namespace
+
+util::Error zip_entry_error(const std::string& entry, const std::string& why, const std::string& hint) {
+  util::Error e(util::ErrorCode::invalid, "corrupt zip: \"" + util::printable(entry) + "\" " + why);
+  e.hints.push_back(hint);
+  return e;
+}
 
 bool ZipEntry::is_symlink() const {
   unsigned host = made_by >> 8;
@@ -88,7 +87,7 @@ util::Result<ZipDirectory> read_zip_directory(std::uint64_t size, const std::fun
   if (!read_at(tail_at, tail.data(), tail_len)) return bad("cannot read the end of the file");
   std::size_t eocd = std::string::npos;
   for (std::size_t i = tail_len - 22 + 1; i-- > 0;) {
-    if (u32(&tail[i]) == k_eocd && i + 22 + u16(&tail[i + 20]) <= tail_len) {
+    if (le32(&tail[i]) == k_eocd && i + 22 + le16(&tail[i + 20]) <= tail_len) {
       eocd = i;
       break;
     }
@@ -96,24 +95,24 @@ util::Result<ZipDirectory> read_zip_directory(std::uint64_t size, const std::fun
   if (eocd == std::string::npos) return bad("no end-of-central-directory record (truncated, or not a zip)");
   const unsigned char* e = &tail[eocd];
   std::uint64_t eocd_at = tail_at + eocd;
-  std::uint64_t disk = u16(e + 4), cd_disk = u16(e + 6), count_disk = u16(e + 8), count = u16(e + 10);
-  std::uint64_t cd_size = u32(e + 12), cd_offset = u32(e + 16);
+  std::uint64_t disk = le16(e + 4), cd_disk = le16(e + 6), count_disk = le16(e + 8), count = le16(e + 10);
+  std::uint64_t cd_size = le32(e + 12), cd_offset = le32(e + 16);
   if (count == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_offset == 0xFFFFFFFFu || disk == 0xFFFF) {
     // zip64: the locator sits just before the record
     if (eocd_at < 20) return bad("a zip64 archive without its zip64 locator");
     unsigned char loc[20];
-    if (!read_at(eocd_at - 20, loc, 20) || u32(loc) != k_zip64_locator) return bad("a zip64 archive without its zip64 locator");
-    std::uint64_t z_at = u64(loc + 8);
-    if (u32(loc + 16) > 1) return bad("a zip spanning several disks");
+    if (!read_at(eocd_at - 20, loc, 20) || le32(loc) != k_zip64_locator) return bad("a zip64 archive without its zip64 locator");
+    std::uint64_t z_at = le64(loc + 8);
+    if (le32(loc + 16) > 1) return bad("a zip spanning several disks");
     if (z_at > eocd_at - 20 || eocd_at - 20 - z_at < 56) return bad("the zip64 end record lies outside the file");
     unsigned char z[56];
-    if (!read_at(z_at, z, 56) || u32(z) != k_zip64_eocd) return bad("the zip64 locator points at no zip64 end record");
-    disk = u32(z + 16);
-    cd_disk = u32(z + 20);
-    count_disk = u64(z + 24);
-    count = u64(z + 32);
-    cd_size = u64(z + 40);
-    cd_offset = u64(z + 48);
+    if (!read_at(z_at, z, 56) || le32(z) != k_zip64_eocd) return bad("the zip64 locator points at no zip64 end record");
+    disk = le32(z + 16);
+    cd_disk = le32(z + 20);
+    count_disk = le64(z + 24);
+    count = le64(z + 32);
+    cd_size = le64(z + 40);
+    cd_offset = le64(z + 48);
     eocd_at = z_at;
   }
   if (disk != 0 || cd_disk != 0 || count_disk != count) return bad("a zip spanning several disks");
@@ -129,34 +128,34 @@ util::Result<ZipDirectory> read_zip_directory(std::uint64_t size, const std::fun
   std::size_t pos = 0;
   std::set<std::string> names;
   for (std::uint64_t i = 0; i < count; ++i) {
-    if (cd.size() - pos < 46 || u32(&cd[pos]) != k_central)
+    if (cd.size() - pos < 46 || le32(&cd[pos]) != k_central)
       return bad("central-directory header " + std::to_string(i + 1) + " of " + std::to_string(count) + " is missing or damaged");
     const unsigned char* h = &cd[pos];
     ZipEntry z;
-    z.made_by = u16(h + 4);
-    z.flags = u16(h + 8);
-    z.method = u16(h + 10);
-    z.mtime = dos_time(u16(h + 12), u16(h + 14));
-    z.crc32 = u32(h + 16);
-    z.compressed = u32(h + 20);
-    z.uncompressed = u32(h + 24);
-    std::size_t name_len = u16(h + 28), extra_len = u16(h + 30), comment_len = u16(h + 32);
-    std::uint32_t start_disk = u16(h + 34);
-    z.external = u32(h + 38);
-    z.local_offset = u32(h + 42);
+    z.made_by = le16(h + 4);
+    z.flags = le16(h + 8);
+    z.method = le16(h + 10);
+    z.mtime = dos_time(le16(h + 12), le16(h + 14));
+    z.crc32 = le32(h + 16);
+    z.compressed = le32(h + 20);
+    z.uncompressed = le32(h + 24);
+    std::size_t name_len = le16(h + 28), extra_len = le16(h + 30), comment_len = le16(h + 32);
+    std::uint32_t start_disk = le16(h + 34);
+    z.external = le32(h + 38);
+    z.local_offset = le32(h + 42);
     if (cd.size() - pos - 46 < name_len + extra_len + comment_len)
       return bad("central-directory header " + std::to_string(i + 1) + " runs past the directory");
     z.name.assign(reinterpret_cast<const char*>(h + 46), name_len);
     // zip64 extended information: the fields whose 32-bit value is all ones, in this order
     const unsigned char* x = h + 46 + name_len;
     for (std::size_t xp = 0; xp + 4 <= extra_len;) {
-      std::uint16_t id = u16(x + xp), len = u16(x + xp + 2);
+      std::uint16_t id = le16(x + xp), len = le16(x + xp + 2);
       if (xp + 4 + len > extra_len) return bad("an extra field of \"" + util::printable(z.name) + "\" runs past its header");
       if (id == 0x0001) {
         std::size_t f = xp + 4, end = xp + 4 + len;
         auto take = [&](std::uint64_t& v) -> bool {
           if (f + 8 > end) return false;
-          v = u64(x + f);
+          v = le64(x + f);
           f += 8;
           return true;
         };
@@ -169,7 +168,7 @@ util::Result<ZipDirectory> read_zip_directory(std::uint64_t size, const std::fun
         if (start_disk == 0xFFFF && take(disk64)) start_disk = static_cast<std::uint32_t>(disk64 ? 1 : 0);
       } else if (id == 0x5455 && len >= 5 && (x[xp + 4] & 1)) {
         // extended timestamp: flags, then the modification time (Unix seconds, 32 bits)
-        z.mtime = static_cast<std::int32_t>(u32(x + xp + 5));
+        z.mtime = static_cast<std::int32_t>(le32(x + xp + 5));
       }
       xp += 4 + len;
     }

@@ -10,6 +10,19 @@
 
 namespace archive_io::detail {
 
+// Little-endian fields of zip records.
+inline std::uint16_t le16(const unsigned char* p) { return static_cast<std::uint16_t>(p[0] | (p[1] << 8)); }
+inline std::uint32_t le32(const unsigned char* p) {
+  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) | (static_cast<std::uint32_t>(p[2]) << 16) |
+         (static_cast<std::uint32_t>(p[3]) << 24);
+}
+inline std::uint64_t le64(const unsigned char* p) {
+  return static_cast<std::uint64_t>(le32(p)) | (static_cast<std::uint64_t>(le32(p + 4)) << 32);
+}
+
+// "corrupt zip: \"<entry>\" <why>" (invalid), with `hint`.
+util::Error zip_entry_error(const std::string& entry, const std::string& why, const std::string& hint);
+
 struct ZipEntry {
   std::string name;           // as stored (bytes)
   std::uint16_t made_by = 0;  // "version made by": host system in the high byte

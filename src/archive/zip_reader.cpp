@@ -23,19 +23,10 @@ namespace {
 
 constexpr std::uint32_t k_local = 0x04034b50, k_descriptor = 0x08074b50;
 
-std::uint16_t u16(const unsigned char* p) { return static_cast<std::uint16_t>(p[0] | (p[1] << 8)); }
-std::uint32_t u32(const unsigned char* p) {
-  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) | (static_cast<std::uint32_t>(p[2]) << 16) |
-         (static_cast<std::uint32_t>(p[3]) << 24);
-}
-std::uint64_t u64(const unsigned char* p) { return static_cast<std::uint64_t>(u32(p)) | (static_cast<std::uint64_t>(u32(p + 4)) << 32); }
-
 util::Error bad(const ZipEntry& z, const std::string& why) {
-  util::Error e(util::ErrorCode::invalid, "corrupt zip: \"" + util::printable(z.name) + "\" " + why);
-  e.hints.push_back(
-      "the archive matches its pin, so this is how it was made: a zip whose local headers disagree with its directory is unpacked "
-      "differently by different tools; repack it, or pin NVIDIA's original; nothing was staged");
-  return e;
+  return zip_entry_error(z.name, why,
+                         "the archive matches its pin, so this is how it was made: a zip whose local headers disagree with its directory "
+                         "is unpacked differently by different tools; repack it, or pin NVIDIA's original; nothing was staged");
 }
 
 }  // namespace
@@ -73,17 +64,18 @@ util::Status SealedReader::read(std::uint64_t at, void* buf, std::size_t len) {
   return {};
 }
 
-util::Result<std::vector<ZipSpan>> locate_zip_entries(const ZipDirectory& dir, const std::vector<std::size_t>& order, SealedReader& r) {
-  std::vector<ZipSpan> spans(dir.entries.size());
+util::Result<std::vector<std::uint64_t>> locate_zip_entries(const ZipDirectory& dir, const std::vector<std::size_t>& order,
+                                                            SealedReader& r) {
+  std::vector<std::uint64_t> data_at_of(dir.entries.size());
   for (std::size_t k = 0; k < order.size(); ++k) {
     const ZipEntry& z = dir.entries[order[k]];
     const std::uint64_t limit = k + 1 < order.size() ? dir.entries[order[k + 1]].local_offset : dir.cd_offset;
     unsigned char h[30];
     if (limit < z.local_offset || limit - z.local_offset < 30) return bad(z, "has no room for its local header (entries overlap)");
     SP_TRY(r.read(z.local_offset, h, sizeof h));
-    if (u32(h) != k_local) return bad(z, "has no local header where the central directory says it starts");
-    const std::uint16_t flags = u16(h + 6), method = u16(h + 8);
-    const std::size_t name_len = u16(h + 26), extra_len = u16(h + 28);
+    if (le32(h) != k_local) return bad(z, "has no local header where the central directory says it starts");
+    const std::uint16_t flags = le16(h + 6), method = le16(h + 8);
+    const std::size_t name_len = le16(h + 26), extra_len = le16(h + 28);
     if (limit - z.local_offset - 30 < name_len + extra_len) return bad(z, "has a local header that runs into the next entry");
     std::string header(name_len + extra_len, '\0');
     SP_TRY(r.read(z.local_offset + 30, header.data(), header.size()));
@@ -95,19 +87,19 @@ util::Result<std::vector<ZipSpan>> locate_zip_entries(const ZipDirectory& dir, c
       return bad(z, "has other flags in its local header than in the central directory");
     // the local zip64 field, if any: its sizes, and 8-byte sizes in a data descriptor
     bool local_zip64 = false;
-    std::uint64_t lcomp = u32(h + 18), lun = u32(h + 22);
+    std::uint64_t lcomp = le32(h + 18), lun = le32(h + 22);
     const auto* x = reinterpret_cast<const unsigned char*>(header.data()) + name_len;
     for (std::size_t xp = 0; xp + 4 <= extra_len;) {
-      std::uint16_t id = u16(x + xp), len = u16(x + xp + 2);
+      std::uint16_t id = le16(x + xp), len = le16(x + xp + 2);
       if (xp + 4 + len > extra_len) return bad(z, "has an extra field that runs past its local header");
       if (id == 0x0001) {
         local_zip64 = true;
         std::size_t f = xp + 4, end = xp + 4 + len;
         if (lun == 0xFFFFFFFFu && f + 8 <= end) {
-          lun = u64(x + f);
+          lun = le64(x + f);
           f += 8;
         }
-        if (lcomp == 0xFFFFFFFFu && f + 8 <= end) lcomp = u64(x + f);
+        if (lcomp == 0xFFFFFFFFu && f + 8 <= end) lcomp = le64(x + f);
       }
       xp += 4 + len;
     }
@@ -120,24 +112,24 @@ util::Result<std::vector<ZipSpan>> locate_zip_entries(const ZipDirectory& dir, c
       unsigned char d[24] = {};
       const std::size_t room = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof d, limit - end));
       if (room) SP_TRY(r.read(end, d, room));
-      std::size_t at = room >= 4 && u32(d) == k_descriptor ? 4 : 0;
+      std::size_t at = room >= 4 && le32(d) == k_descriptor ? 4 : 0;
       auto matches = [&](bool wide) {
         std::size_t need = at + 4 + (wide ? 16 : 8);
-        if (need > room || u32(d + at) != z.crc32) return std::size_t{0};
-        std::uint64_t c = wide ? u64(d + at + 4) : u32(d + at + 4), u = wide ? u64(d + at + 12) : u32(d + at + 8);
+        if (need > room || le32(d + at) != z.crc32) return std::size_t{0};
+        std::uint64_t c = wide ? le64(d + at + 4) : le32(d + at + 4), u = wide ? le64(d + at + 12) : le32(d + at + 8);
         return c == z.compressed && u == z.uncompressed ? need : std::size_t{0};
       };
       std::size_t used = matches(local_zip64);
       if (!used) used = matches(!local_zip64);
       if (!used) return bad(z, "has no data descriptor that agrees with the central directory (CRC-32 and sizes)");
       end += used;
-    } else if (u32(h + 14) != z.crc32 || lcomp != z.compressed || lun != z.uncompressed) {
+    } else if (le32(h + 14) != z.crc32 || lcomp != z.compressed || lun != z.uncompressed) {
       return bad(z, "has another CRC-32 or size in its local header than in the central directory");
     }
     if (end > limit) return bad(z, "runs into the next entry (entries overlap)");
-    spans[order[k]].data_at = data_at;
+    data_at_of[order[k]] = data_at;
   }
-  return spans;
+  return data_at_of;
 }
 
 #if STACKPIN_HAVE_ISAL
@@ -153,7 +145,6 @@ void Inflater::reset() {
   m_state->s.crc_flag = ISAL_DEFLATE;
   m_error.clear();
 }
-const char* Inflater::backend() { return "ISA-L"; }
 // ISA-L reads its input up to 8 bytes at a time into a bit buffer: what is left there at the
 // end, in whole bytes, came after the stream
 std::size_t Inflater::read_ahead() const {
@@ -202,7 +193,6 @@ void Inflater::reset() {
   m_state->open = inflateInit2(&m_state->s, -15) == Z_OK;
   m_error.clear();
 }
-const char* Inflater::backend() { return "zlib"; }
 std::size_t Inflater::read_ahead() const { return 0; }  // zlib stops at the stream's last byte
 
 bool Inflater::run(const unsigned char* in, std::size_t in_len, unsigned char* out, std::size_t cap, std::size_t& used,

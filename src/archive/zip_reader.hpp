@@ -33,18 +33,15 @@ class SealedReader {
   std::size_t m_len = 0;
 };
 
-// Where an entry's compressed data are: [data_at, data_at + compressed).
-struct ZipSpan {
-  std::uint64_t data_at = 0;
-};
-
 // Reads every local header, in file order (`order`: indices into dir.entries by local offset),
 // and checks it against the central directory: the signature, the same name bytes, method and
 // flags, the same CRC-32 and sizes (in the header, or in the data descriptor that follows the
 // data), and that no entry's data (descriptor included) overlaps the next entry or the directory.
 // A zip whose local headers disagree with its directory is one that tools would unpack
-// differently. Errors: invalid (the message names the entry), unsafe (another name), io, conflict.
-util::Result<std::vector<ZipSpan>> locate_zip_entries(const ZipDirectory& dir, const std::vector<std::size_t>& order, SealedReader& r);
+// differently. Returns where each entry's compressed data start (indexed like dir.entries; they
+// run for its `compressed` bytes). Errors: invalid (the message names the entry), io, conflict.
+util::Result<std::vector<std::uint64_t>> locate_zip_entries(const ZipDirectory& dir, const std::vector<std::size_t>& order,
+                                                            SealedReader& r);
 
 // Raw deflate (zip method 8), streaming: ISA-L's decoder where the build has it (several times
 // zlib's speed on x86-64), else zlib's.
@@ -63,7 +60,6 @@ class Inflater {
   // Once the stream has ended: input bytes counted in `used` that the decoder had read ahead
   // beyond the stream's end (they follow it in the file).
   std::size_t read_ahead() const;
-  static const char* backend();  // "ISA-L" or "zlib", for the benchmark's report
 
  private:
   struct State;
