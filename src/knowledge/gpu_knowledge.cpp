@@ -91,6 +91,18 @@ std::vector<const model::GpuModel*> KnowledgeBase::gpu_models_within(std::string
   return out;
 }
 
+std::map<Version, model::Pos> KnowledgeBase::gpu_archs(const model::Manifest& m) const {
+  std::map<Version, model::Pos> out;
+  if (!m.gpus) return out;
+  for (const auto& a : m.gpus->arch) out.emplace(a.value, a.pos);
+  for (const auto& g : m.gpus->models) {
+    auto rows = gpu_models(g.value);
+    if (rows.empty()) rows = gpu_models_within(g.value);
+    if (!rows.empty()) out.emplace(rows.front()->cc, g.pos);
+  }
+  return out;
+}
+
 std::vector<std::string> KnowledgeBase::similar_gpu_names(std::string_view name, std::size_t n) const {
   const std::string key = gpu_key(name);
   std::vector<std::pair<std::size_t, std::string>> scored;

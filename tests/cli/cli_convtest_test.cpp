@@ -286,4 +286,11 @@ TEST(CliConvtest, TheGpuArchitectureIsJudgedAgainstTheLoadedCudnn) {
   EXPECT_TRUE(has(findings_of(other), "convtest.gpu-pinned", "warning", "not among the GPUs")) << other.out;
   auto same = run_with_doubles({"--json", "--quick", "--manifest", m.string()}, {"STACKPIN_FAKE_GPU_CC=90"});
   EXPECT_FALSE(has(findings_of(same), "convtest.gpu-pinned", "warning")) << same.out;
+  // [gpus] naming models only is read the same way (an 8.9 GPU named by nvidia-smi's long form)
+  auto models = dir.write("models.toml",
+                          "schema = 1\nname = \"m\"\n[cuda]\nversion = \"12.8.1\"\n[cudnn]\nversion = \"9.19.0.56\"\ncuda = 12\n"
+                          "[gpus]\nmodels = [\"NVIDIA GeForce RTX 4090 Laptop GPU\"]\n");
+  EXPECT_TRUE(has(findings_of(run_with_doubles({"--json", "--quick", "--manifest", models.string()})), "convtest.gpu-pinned", "warning"));
+  EXPECT_FALSE(has(findings_of(run_with_doubles({"--json", "--quick", "--manifest", models.string()}, {"STACKPIN_FAKE_GPU_CC=89"})),
+                   "convtest.gpu-pinned", "warning"));
 }

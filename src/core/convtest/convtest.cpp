@@ -3,6 +3,7 @@
 #include "core/convtest/convtest.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace core {
 
@@ -26,22 +27,18 @@ void judge_gpu_architectures(model::ConvReport& r, const knowledge::KnowledgeBas
                              std::vector<model::Finding>& out) {
   auto cudnn = model::Version::parse(r.cudnn_version);
   auto built = model::Version::parse(r.cudnn_built_with_cuda);
+  const auto named = m ? kb.gpu_archs(*m) : std::map<model::Version, model::Pos>{};
   for (auto& g : r.gpus) {
     auto cc = model::Version::parse(std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor));
     if (!cc) continue;
     if (const auto* a = kb.gpu_arch(*cc)) g.architecture = a->name;
     const std::string subject =
         "GPU " + std::to_string(g.index) + " (" + cc->text() + (g.architecture.empty() ? "" : ", " + g.architecture) + ")";
-    if (m && m->gpus && !m->gpus->arch.empty()) {
-      bool pinned = std::any_of(m->gpus->arch.begin(), m->gpus->arch.end(), [&](const auto& a) { return a.value == *cc; });
-      for (const auto& name : m->gpus->models)
-        for (const auto* row : kb.gpu_models(name.value)) pinned = pinned || row->cc == *cc;
-      if (!pinned) {
-        auto& f = model::add_finding(out, "convtest.gpu-pinned", model::Severity::warning, subject);
-        f.seen = g.name + " is not among the GPUs the manifest's [gpus] names";
-        f.fix = "add \"" + cc->text() + "\" to [gpus] arch and run stackpin check, which judges cuDNN, nvcc and the frameworks for it";
-        if (m->gpus->pos.line > 0) f.where = m->locate(m->gpus->pos);
-      }
+    if (m && m->gpus && !named.count(*cc)) {
+      auto& f = model::add_finding(out, "convtest.gpu-pinned", model::Severity::warning, subject);
+      f.seen = g.name + " is not among the GPUs the manifest's [gpus] names";
+      f.fix = "add \"" + cc->text() + "\" to [gpus] arch and run stackpin check, which judges cuDNN, nvcc and the frameworks for it";
+      if (m->gpus->pos.line > 0) f.where = m->locate(m->gpus->pos);
     }
     if (!cudnn || !built) continue;  // no cuDNN loaded: judge_cudnn says why
     bool nearest = false;

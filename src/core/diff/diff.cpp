@@ -355,19 +355,6 @@ void diff_python(Differ& d) {
   return d.add(rule, group, comp, sa, sb, DiffWeight::compatible, "a patch release of Python " + va.prefix(2) + ": same ABI, same wheels");
 }
 
-// The compute capabilities a manifest's [gpus] names (models resolved), with where.
-std::map<Version, model::Pos> gpu_archs(const model::Manifest& m, const knowledge::KnowledgeBase& kb) {
-  std::map<Version, model::Pos> out;
-  if (!m.gpus) return out;
-  for (const auto& a : m.gpus->arch) out.emplace(a.value, a.pos);
-  for (const auto& g : m.gpus->models) {
-    auto rows = kb.gpu_models(g.value);
-    if (rows.empty()) rows = kb.gpu_models_within(g.value);
-    if (!rows.empty()) out.emplace(rows.front()->cc, g.pos);
-  }
-  return out;
-}
-
 // Whether a manifest's cuDNN build supports a compute capability: true, false, or nullopt (unknown).
 std::optional<bool> cudnn_supports(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const Version& cc) {
   if (!m.cudnn || !m.cudnn->cuda) return std::nullopt;
@@ -379,7 +366,7 @@ std::optional<bool> cudnn_supports(const model::Manifest& m, const knowledge::Kn
 // The GPUs each stack must run on: one the other side no longer names, or no longer supports
 // with its cuDNN, is a GPU that stops working.
 void diff_gpus(Differ& d) {
-  auto a = gpu_archs(d.a, d.kb), b = gpu_archs(d.b, d.kb);
+  auto a = d.kb.gpu_archs(d.a), b = d.kb.gpu_archs(d.b);
   if (a.empty() && b.empty()) return;
   std::set<Version> all;
   for (const auto& [cc, pos] : a) all.insert(cc);

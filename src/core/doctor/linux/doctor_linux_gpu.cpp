@@ -1,6 +1,7 @@
 // The machine's GPUs (nvidia-smi) against what is installed: each GPU's architecture, whether the
 // manifest's [gpus] names it, and whether each cuDNN copy's support matrix includes it.
 #include <algorithm>
+#include <map>
 #include <regex>
 
 #include "doctor/linux/doctor_linux_rules.hpp"
@@ -29,6 +30,7 @@ int cuda_major_of(const Ctx& c, const model::CudnnCopy& copy) {
 }  // namespace
 
 void gpus(Ctx& c) {
+  const auto named = c.m ? c.kb.gpu_archs(*c.m) : std::map<Version, model::Pos>{};
   for (const auto& g : c.r.gpus) {
     auto cc = Version::parse(g.cc);
     if (!cc) continue;
@@ -37,17 +39,13 @@ void gpus(Ctx& c) {
     auto& f = c.add("linux.gpu", arch ? Severity::ok : Severity::warning, subject);
     f.seen = "compute capability " + cc->text() + (arch && !arch->name.empty() ? " (" + arch->name + ")" : "") + ", from nvidia-smi";
     if (!arch) f.fix = "an architecture the knowledge base does not know: check what this stack supports by hand";
-    if (c.m && c.m->gpus) {
-      bool named = std::any_of(c.m->gpus->arch.begin(), c.m->gpus->arch.end(), [&](const auto& a) { return a.value == *cc; });
-      for (const auto& name : c.m->gpus->models)
-        for (const auto* row : c.kb.gpu_models(name.value)) named = named || row->cc == *cc;
-      if (!named) {
-        auto& w = c.add("linux.gpu-pinned", Severity::warning, subject);
-        w.seen = "compute capability " + cc->text() + " is not among the GPUs the manifest's [gpus] names";
-        w.fix = "add \"" + cc->text() + "\" to [gpus] arch and run stackpin check, which judges cuDNN, nvcc and the frameworks for it";
-        c.point_at(w, c.m->gpus->pos);
-      }
+    if (c.m && c.m->gpus && !named.count(*cc)) {
+      auto& w = c.add("linux.gpu-pinned", Severity::warning, subject);
+      w.seen = "compute capability " + cc->text() + " is not among the GPUs the manifest's [gpus] names";
+      w.fix = "add \"" + cc->text() + "\" to [gpus] arch and run stackpin check, which judges cuDNN, nvcc and the frameworks for it";
+      c.point_at(w, c.m->gpus->pos);
     }
+
     for (const auto& copy : c.r.cudnn) {
       auto version = Version::parse(copy_version(copy));
       const int major = cuda_major_of(c, copy);

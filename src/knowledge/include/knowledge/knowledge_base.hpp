@@ -3,6 +3,7 @@
 // archives, archive layouts by version, framework matrices, Windows runtime needs, conda-forge
 // and container facts. Loaded from the TOML files under data/knowledge/, which the build embeds;
 // every fact carries its source. Adding knowledge means adding data, not code.
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,6 +83,9 @@ class KnowledgeBase {
   // When no name matches exactly: the models whose name or alias appears, as whole words, in it
   // ("Tesla V100-SXM2-16GB" contains "V100"), the longest such match only.
   std::vector<const model::GpuModel*> gpu_models_within(std::string_view name) const;
+  // The compute capabilities a manifest's [gpus] names: its arch entries and its models (exact
+  // names, else the model a name contains), each with where the manifest names it first.
+  std::map<model::Version, model::Pos> gpu_archs(const model::Manifest& m) const;
   // Up to `n` known names closest to an unknown one, for a hint.
   std::vector<std::string> similar_gpu_names(std::string_view name, std::size_t n = 3) const;
   // NVIDIA's support matrix for a cuDNN release and CUDA major: the row covering it, else the
