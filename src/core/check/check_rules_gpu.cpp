@@ -128,18 +128,21 @@ void judge_cudnn(Ctx& c, const Gpu& g, model::GpuCheck& out) {
     out.cudnn = "unsupported";
     return;
   }
-  const bool listed = row->ccs.empty() || std::find(row->ccs.begin(), row->ccs.end(), g.cc) != row->ccs.end();
-  const bool above = row->max_cc && *row->max_cc < g.cc;
-  if (!listed || above) {
-    auto& f = c.add("gpu.cudnn", above ? Severity::warning : Severity::note, subject_of(c, g), g.pos);
+  // the kernels the matrix says the build carries, as convtest judges them: its own, binary
+  // compatible ones (same major, lower minor), or none (beyond the matrix)
+  const auto k = knowledge::kernels_for(g.cc, row->ccs, {});
+  const bool listed = row->ccs.empty() ? !(row->max_cc && *row->max_cc < g.cc) : k.fit == KernelFit::native;
+  const bool compatible = !row->ccs.empty() && k.fit == KernelFit::compatible;
+  if (!listed) {
+    auto& f = c.add("gpu.cudnn", compatible ? Severity::note : Severity::warning, subject_of(c, g), g.pos);
     f.seen = g.cc.text() + " is not in the support matrix of " + who + matrix;
     const auto* newer = cudnn_row_supporting(c, g.cc, c.cudnn_cuda);
-    f.fix = above ? "it runs only if the driver can JIT-compile PTX the build carries; " +
-                        (newer && c.cudnn < newer->from ? "pin cuDNN " + newer->from.text() + " or newer, which lists it"
-                                                        : std::string("prove it with stackpin convtest on that GPU"))
-                  : "the matrix lists neighbouring architectures of the same major: binary compatible, expected to work";
+    f.fix = compatible ? "the matrix lists " + k.via.text() + " of the same major: binary compatible, expected to work"
+                       : "it runs only if the driver can JIT-compile PTX the build carries; " +
+                             (newer && c.cudnn < newer->from ? "pin cuDNN " + newer->from.text() + " or newer, which lists it"
+                                                             : std::string("prove it with stackpin convtest on that GPU"));
     f.source = knowledge::first_source(row->source);
-    out.cudnn = above ? "not listed" : "compatible";
+    out.cudnn = compatible ? "compatible" : "not listed";
     return;
   }
   auto& f = c.add("gpu.cudnn", Severity::ok, subject_of(c, g), g.pos);
