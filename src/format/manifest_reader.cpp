@@ -356,6 +356,14 @@ void read_targets(TableReader& top, model::Manifest& m) {
     auto mode = r.choice("cudnn", {"archive", "apt"});
     dt.cudnn = mode ? Located<model::DockerCudnn>{static_cast<model::DockerCudnn>(mode->value), mode->pos}
                     : Located<model::DockerCudnn>{model::DockerCudnn::archive, dt.pos};
+    auto cuda = r.choice("cuda", {"base", "archive"});
+    dt.cuda = cuda ? Located<model::DockerCuda>{static_cast<model::DockerCuda>(cuda->value), cuda->pos}
+                   : Located<model::DockerCuda>{model::DockerCuda::base, dt.pos};
+    if (cuda && dt.cuda.value == model::DockerCuda::archive && mode && dt.cudnn.value == model::DockerCudnn::apt)
+      top.diag().error_at(mode->pos.line, mode->pos.column,
+                          "`targets.docker.cudnn = \"apt\"` needs NVIDIA's apt repository, which only NVIDIA's CUDA images configure; "
+                          "`cuda = \"archive\"` starts from a plain distribution base",
+                          "use cudnn = \"archive\" (the verified cuDNN archive), or cuda = \"base\" with an nvidia/cuda base_image");
     r.finish();
     m.docker = dt;
   }

@@ -8,6 +8,9 @@
 //   test     FROM runtime: the standalone stackpin-convtest, run at build time (it must find the
 //            CUDA runtime and cuDNN through the image's loader; "no GPU", exit 3, is the expected
 //            result of a build) and as the image's command for `docker run --gpus all`.
+// With cuda = "archive" (a hermetic image) a stage `cuda` comes first: the pinned CUDA components'
+// archives, checked by size and SHA-256 before any is unpacked, laid out as /usr/local/cuda-X.Y and
+// split into run-time files (for runtime) and the rest (for a stage `devel`, FROM runtime).
 // Values reach the Dockerfile in three ways, each with its own rule: comments go through
 // comment_safe; LABEL values are Dockerfile double-quoted strings (gen::dockerfile_quote); paths,
 // URLs and file names used in COPY/ADD/RUN must be plain (no blanks, quotes, '$' or line breaks)
@@ -56,9 +59,122 @@ std::string comment(const std::string& text) {
   return out;
 }
 
-}  // namespace
+// Part of a RUN step: xz for tar -J, installed from the distribution when the base lacks it (a
+// minimal Debian does); only in the stages that unpack, which the image does not keep.
+const std::string k_need_xz =
+    "    if ! command -v xz >/dev/null 2>&1; then \\\n"
+    "      apt-get update && apt-get install -y --no-install-recommends xz-utils && rm -rf /var/lib/apt/lists/*; \\\n"
+    "    fi; \\\n";
 
-util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
+// Where stage `cuda` leaves the toolkit's two parts, each rooted at / (COPY --from=cuda DIR/ /), and
+// where stage `cudnn` leaves cuDNN's files for the devel stage.
+const std::string k_runtime_tree = "/opt/stackpin/runtime";
+const std::string k_devel_tree = "/opt/stackpin/devel";
+const std::string k_cudnn_devel = "/opt/stackpin/cudnn-devel";
+
+// Stage `cuda`: every component archive arrives, its size and SHA-256 are checked (all of them,
+// before any is unpacked), and each is laid out as the toolkit's tree the way `stackpin stage` lays
+// it out (lib/ becomes lib64/, the files at the archive's top, its LICENSE, go to
+// share/doc/<component>/); then the run-time files move to their own tree.
+std::string cuda_stage(const DockerfileSpec& s, const std::string& tmp) {
+  const std::string t = k_devel_tree + s.cuda_prefix;
+  const std::string dir = s.cuda_prefix.substr(std::string("/usr/local/").size());
+  std::uint64_t total = 0;
+  for (const auto& a : s.cuda_archives) total += a.size;
+  std::string d;
+  d += "# --- cuda: the pinned CUDA components, each checked by size and SHA-256 before any is unpacked ---\n";
+  d += "FROM ${BASE_IMAGE} AS cuda\n";
+  if (s.from_url) {
+    d += "# Downloaded at build time from NVIDIA (" + std::to_string(s.cuda_archives.size()) + " archives, " + std::to_string(total) +
+         " bytes).\n";
+    for (const auto& a : s.cuda_archives) d += "ADD " + a.url + " " + tmp + "/" + a.file + "\n";
+  } else {
+    d += "# From the build context, where stackpin put the archives after verifying them (" + std::to_string(s.cuda_archives.size()) +
+         " archives, " + std::to_string(total) + " bytes).\n";
+    d += "COPY";
+    for (const auto& a : s.cuda_archives) d += " archives/" + a.file + " \\\n    ";
+    d += tmp + "/\n";
+  }
+  d += "RUN set -eu; \\\n";
+  d += "    cd " + tmp + "; \\\n";
+  d += "    for a in";
+  for (const auto& a : s.cuda_archives) d += " \\\n        " + a.file + ":" + std::to_string(a.size);
+  d += "; do \\\n";
+  d += "      f=${a%:*}; n=${a##*:}; \\\n";
+  d += "      [ \"$(stat -c %s \"$f\")\" = \"$n\" ] || { echo \"$f: $(stat -c %s \"$f\") bytes, the pin says $n\" >&2; exit 1; }; \\\n";
+  d += "    done; \\\n";
+  d += "    printf '%s  %s\\n'";
+  for (const auto& a : s.cuda_archives) d += " \\\n        " + a.sha256 + " " + a.file;
+  d += " \\\n      | sha256sum -c -; \\\n";
+  d += k_need_xz;
+  d += "    T=" + t + "; \\\n";
+  d += "    mkdir -p \"$T\"; \\\n";
+  d += "    for a in";
+  for (const auto& a : s.cuda_archives) d += " \\\n        " + a.component + ":" + a.file;
+  d += "; do \\\n";
+  d += "      c=${a%%:*}; mkdir -p \"u/$c\"; \\\n";
+  d += "      tar -xJf \"${a#*:}\" -C \"u/$c\" --strip-components=1 --no-same-owner; \\\n";
+  d += "      for e in \"u/$c\"/*; do \\\n";
+  d += "        [ -e \"$e\" ] || continue; n=${e##*/}; [ \"$n\" != lib ] || n=lib64; \\\n";
+  d += "        if [ -d \"$e\" ]; then mkdir -p \"$T/$n\" && cp -a \"$e/.\" \"$T/$n/\"; \\\n";
+  d += "        else mkdir -p \"$T/share/doc/$c\" && cp -a \"$e\" \"$T/share/doc/$c/\"; fi; \\\n";
+  d += "      done; \\\n";
+  d += "      rm -rf \"u/$c\"; \\\n";
+  d += "    done; \\\n";
+  d += "    printf '%s\\n'";
+  for (const auto& l : s.version_json) d += " \\\n        '" + l + "'";
+  d += " \\\n      > \"$T/version.json\"; \\\n";
+  d += "    ln -s " + dir + " " + k_devel_tree + "/usr/local/cuda; \\\n";
+  d += "    cd " + k_devel_tree + "; \\\n";
+  const std::string runtime_files = "find . ! -type d \\( -name 'lib*.so.*' ! -path '*/stubs/*' -o -path '." + s.cuda_prefix +
+                                    "/share/doc/*' -o -path '." + s.cuda_prefix + "/version.json' -o -path ./usr/local/cuda \\)";
+  d += "    " + runtime_files + " > " + tmp + "/runtime-files; \\\n";
+  d += "    mkdir -p " + k_runtime_tree + "; \\\n";
+  d += "    tar -cf - -T " + tmp + "/runtime-files | tar -xf - -C " + k_runtime_tree + "; \\\n";
+  d += "    " + runtime_files + " -delete; \\\n";
+  d += "    rm -rf " + tmp + "\n\n";
+  return d;
+}
+
+// The runtime image's labels, then (hermetic images) stage `devel`.
+std::string labels_and_devel(const DockerfileSpec& s) {
+  std::string d;
+  d += "LABEL org.opencontainers.image.title=" + dockerfile_quote(s.manifest_name) + " \\\n";
+  if (!s.manifest_description.empty())
+    d += "      org.opencontainers.image.description=" + dockerfile_quote(s.manifest_description) + " \\\n";
+  d += "      io.stackpin.manifest=" + dockerfile_quote(s.manifest_file) + " \\\n";
+  d += "      io.stackpin.manifest.sha256=" + dockerfile_quote(s.manifest_sha256) + " \\\n";
+  d += "      io.stackpin.cuda=" + dockerfile_quote(s.cuda_version) + " \\\n";
+  if (!s.gpu_archs.empty()) {
+    std::string archs;
+    for (const auto& a : s.gpu_archs) archs += (archs.empty() ? "" : ",") + a;
+    d += "      io.stackpin.gpu.arch=" + dockerfile_quote(archs) + " \\\n";
+  }
+  if (s.hermetic) {
+    d += "      org.opencontainers.image.base.name=" + dockerfile_quote(s.base_image) + " \\\n";
+    std::string ids;
+    for (const auto& a : s.cuda_archives) ids += (ids.empty() ? "" : ",") + a.component;
+    d += "      io.stackpin.cuda.components=" + dockerfile_quote(ids) + " \\\n";
+    for (const auto& a : s.cuda_archives)
+      d += "      io.stackpin.cuda.archive." + a.component + ".sha256=" + dockerfile_quote(a.sha256) + " \\\n";
+  }
+  d += "      io.stackpin.cudnn=" + dockerfile_quote(s.cudnn_version);
+  if (!s.apt) d += " \\\n      io.stackpin.cudnn.archive.sha256=" + dockerfile_quote(s.archive_sha256);
+  d += "\n\n";
+
+  if (s.hermetic) {
+    d += "# --- devel: the runtime plus the rest of the toolkit (compilers, headers, static and stub ---------\n";
+    d += "# libraries, as the components provide them) and cuDNN's headers, for building CUDA extensions.\n";
+    d += "FROM runtime AS devel\n";
+    d += "COPY --from=cuda " + k_devel_tree + "/ /\n";
+    if (!s.include_dev) d += "COPY --from=cudnn " + k_cudnn_devel + "/ /\n";
+    d += "ENV LIBRARY_PATH=/usr/local/cuda/lib64/stubs\n\n";
+  }
+  return d;
+}
+
+// Every value the Dockerfile will hold, checked before any is written.
+util::Status validate(const DockerfileSpec& s) {
   auto refuse = [](const std::string& what, const std::string& v) {
     return util::Error(util::ErrorCode::invalid, what + " \"" + comment_safe(v) + "\" cannot be written into a Dockerfile")
         .with_hint("use a value of letters, digits and . _ + - / : @ = % ~ , only (no blanks, quotes, shell operators or globs)");
@@ -72,10 +188,38 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
   } else if (!plain(s.apt_package) || (!s.apt_package_dev.empty() && !plain(s.apt_package_dev))) {
     return refuse("the apt package", s.apt_package);
   }
+  if (s.hermetic) {
+    if (!plain(s.cuda_prefix) || s.cuda_prefix.rfind("/usr/local/", 0) != 0 || s.cuda_prefix.find('/', 11) != std::string::npos)
+      return refuse("the toolkit's path", s.cuda_prefix);
+    if (s.cuda_archives.empty())
+      return util::Error(util::ErrorCode::invalid, "a hermetic image needs the archives of its CUDA components")
+          .with_hint("list them in [cuda] components");
+    for (const auto& a : s.cuda_archives) {
+      if (!plain_name(a.component)) return refuse("the component name", a.component);
+      if (!plain_name(a.file)) return refuse("the archive name", a.file);
+      if (s.from_url && !plain(a.url)) return refuse("the archive URL", a.url);
+      if (a.sha256.size() != 64 || !plain_name(a.sha256)) return refuse("the SHA-256", a.sha256);
+    }
+    for (const auto& l : s.version_json)
+      if (l.find('\'') != std::string::npos || std::any_of(l.begin(), l.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
+        return refuse("the version.json line", l);
+    // cuda>=13.0,driver>=580.65.06: constraint names, versions, comparators and commas only
+    if (!std::all_of(s.require_cuda.begin(), s.require_cuda.end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == ',' || c == '>' || c == '=' || c == '<';
+        }))
+      return refuse("NVIDIA_REQUIRE_CUDA", s.require_cuda);
+  }
   for (const auto& f : s.frameworks)
     if (!plain(f.pip_requirement) || (!f.index_url.empty() && !plain(f.index_url)))
       return refuse("the framework requirement", f.pip_requirement);
 
+  return {};
+}
+
+}  // namespace
+
+util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
+  SP_TRY(validate(s));
   std::string d;
   d += comment("Generated by stackpin from " + s.manifest_file + " (manifest \"" + s.manifest_name + "\", sha256 " + s.manifest_sha256 +
                "). Regenerate it with `stackpin generate dockerfile`; do not edit.");
@@ -83,12 +227,19 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
   d += "# Build the image:  docker build --target runtime -t " + comment_safe(s.manifest_name) + " .\n";
   d += "# Test it:          docker build --target test -t " + comment_safe(s.manifest_name) + "-test . && docker run --rm --gpus all " +
        comment_safe(s.manifest_name) + "-test\n";
-  d += "# Another base (a mirror, an air-gapped registry): --build-arg BASE_IMAGE=registry.example/cuda:tag\n";
+  if (s.hermetic) {
+    d += "# Build tools:      docker build --target devel -t " + comment_safe(s.manifest_name) + "-devel .\n";
+    d += "# The toolkit comes from the pinned CUDA components' archives, not from the base image; another base\n";
+    d += "# (a mirror, an air-gapped registry): --build-arg BASE_IMAGE=registry.example/debian:bookworm-slim\n";
+  } else {
+    d += "# Another base (a mirror, an air-gapped registry): --build-arg BASE_IMAGE=registry.example/cuda:tag\n";
+  }
   for (const auto& n : s.base_notes) d += comment(n);
   d += "ARG BASE_IMAGE=" + s.base_image + "\n\n";
 
   const std::string tmp = "/tmp/stackpin";
   const std::string libdir = s.prefix + "/lib64";
+  if (s.hermetic) d += cuda_stage(s, tmp);
   if (!s.apt) {
     d += "# --- cudnn: the pinned archive, checked by SHA-256 before anything reads it -------------------\n";
     d += "FROM ${BASE_IMAGE} AS cudnn\n";
@@ -103,9 +254,7 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
     d += "    cd " + tmp + "; \\\n";
     d += "    echo '" + s.archive_sha256 + "  " + s.archive_file + "' | sha256sum -c -; \\\n";
     d += "    test \"$(stat -c %s " + s.archive_file + ")\" = " + std::to_string(s.archive_size) + "; \\\n";
-    d += "    if ! command -v xz >/dev/null 2>&1; then \\\n";
-    d += "      apt-get update && apt-get install -y --no-install-recommends xz-utils && rm -rf /var/lib/apt/lists/*; \\\n";
-    d += "    fi; \\\n";
+    d += k_need_xz;
     d += "    mkdir -p unpacked " + libdir + "; \\\n";
     d += "    tar -xJf " + s.archive_file + " -C unpacked --strip-components=1 --no-same-owner; \\\n";
     if (s.include_dev) {
@@ -115,6 +264,13 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
       d += "    cp -P unpacked/" + s.archive_lib_dir + "/lib*.so.* " + libdir + "/; \\\n";
     }
     d += "    cp unpacked/LICENSE " + s.prefix + "/LICENSE; \\\n";
+    if (s.hermetic && !s.include_dev) {  // the devel stage's part: headers, link names, static libraries
+      const std::string dev = k_cudnn_devel + s.prefix;
+      d += "    mkdir -p " + dev + "/lib64; \\\n";
+      d += "    cp -R unpacked/include " + dev + "/include; \\\n";
+      d += "    find unpacked/" + s.archive_lib_dir + " -mindepth 1 -maxdepth 1 ! -type d ! -name 'lib*.so.*' -exec cp -P {} " + dev +
+           "/lib64/ ';'; \\\n";
+    }
     d += "    rm -rf " + tmp + "\n\n";
   }
 
@@ -131,11 +287,27 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
     d += "    && apt-mark hold" + names + " \\\n";
     d += "    && rm -rf /var/lib/apt/lists/*\n";
   } else {
+    if (s.hermetic) {
+      d += "# The toolkit's run-time files: versioned shared libraries, licences, version.json.\n";
+      d += "COPY --from=cuda " + k_runtime_tree + "/ /\n";
+    }
     d += "COPY --from=cudnn " + s.prefix + "/ " + s.prefix + "/\n";
     d += "# Found first by every program: an ld.so.conf.d entry sorted before the others, and the loader path.\n";
-    d += "RUN echo " + libdir + " > /etc/ld.so.conf.d/000-stackpin-cudnn.conf && ldconfig\n";
+    d += "RUN echo " + libdir + " > /etc/ld.so.conf.d/000-stackpin-cudnn.conf";
+    if (s.hermetic) d += " \\\n    && echo " + s.cuda_prefix + "/lib64 > /etc/ld.so.conf.d/001-stackpin-cuda.conf \\\n   ";
+    d += " && ldconfig\n";
     d += "ENV CUDNN_PATH=" + s.prefix + " \\\n";
-    d += "    LD_LIBRARY_PATH=" + libdir + "${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}\n";
+    d += "    LD_LIBRARY_PATH=" + libdir + "${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}";
+    if (s.hermetic) {
+      // What NVIDIA's container toolkit reads (NVIDIA_*) and what build tools and users expect.
+      d += " \\\n    CUDA_VERSION=" + s.cuda_version + " \\\n";
+      d += "    CUDA_HOME=/usr/local/cuda \\\n";
+      d += "    PATH=/usr/local/cuda/bin:${PATH} \\\n";
+      d += "    NVIDIA_VISIBLE_DEVICES=all \\\n";
+      d += "    NVIDIA_DRIVER_CAPABILITIES=compute,utility";
+      if (!s.require_cuda.empty()) d += " \\\n    NVIDIA_REQUIRE_CUDA=\"" + s.require_cuda + "\"";
+    }
+    d += "\n";
   }
 
   if (!s.frameworks.empty()) {
@@ -166,20 +338,7 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
     d += "ENV PATH=/opt/stackpin-venv/bin:${PATH}\n";
   }
 
-  d += "LABEL org.opencontainers.image.title=" + dockerfile_quote(s.manifest_name) + " \\\n";
-  if (!s.manifest_description.empty())
-    d += "      org.opencontainers.image.description=" + dockerfile_quote(s.manifest_description) + " \\\n";
-  d += "      io.stackpin.manifest=" + dockerfile_quote(s.manifest_file) + " \\\n";
-  d += "      io.stackpin.manifest.sha256=" + dockerfile_quote(s.manifest_sha256) + " \\\n";
-  d += "      io.stackpin.cuda=" + dockerfile_quote(s.cuda_version) + " \\\n";
-  if (!s.gpu_archs.empty()) {
-    std::string archs;
-    for (const auto& a : s.gpu_archs) archs += (archs.empty() ? "" : ",") + a;
-    d += "      io.stackpin.gpu.arch=" + dockerfile_quote(archs) + " \\\n";
-  }
-  d += "      io.stackpin.cudnn=" + dockerfile_quote(s.cudnn_version);
-  if (!s.apt) d += " \\\n      io.stackpin.cudnn.archive.sha256=" + dockerfile_quote(s.archive_sha256);
-  d += "\n\n";
+  d += labels_and_devel(s);
 
   d += "# --- test: the conv test inside the image ----------------------------------------------------\n";
   d += "FROM runtime AS test\n";
@@ -196,6 +355,8 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
 
 std::string render_dockerignore(const DockerfileSpec& s) {
   std::string out = "# Generated by stackpin: the build context holds only what the Dockerfile copies.\n*\n";
+  if (!s.from_url)
+    for (const auto& a : s.cuda_archives) out += "!archives/" + a.file + "\n";
   if (!s.apt && !s.from_url) out += "!archives/" + s.archive_file + "\n";
   out += "!stackpin/stackpin-convtest\n";
   return out;

@@ -28,6 +28,12 @@ CudaCatalog::CudaCatalog(CudaCatalog&&) noexcept = default;
 CudaCatalog& CudaCatalog::operator=(CudaCatalog&&) noexcept = default;
 CudaCatalog::~CudaCatalog() = default;
 
+std::string CudaCatalog::component_name(const model::Version& v, std::string_view id) const {
+  auto r = release(v);
+  const format::CudaComponent* c = r && *r ? find_component(**r, id) : nullptr;
+  return c ? c->name : std::string(id);
+}
+
 std::optional<model::Version> CudaCatalog::release_of_file(std::string_view path) {
   std::string name = util::basename_of(path);
   constexpr std::string_view k_prefix = "redistrib_", k_suffix = ".json";

@@ -9,6 +9,7 @@ const char* to_string(Origin o) { return o == Origin::nvidia ? "nvidia" : "local
 const char* to_string(WindowsLayout l) { return l == WindowsLayout::isolated ? "isolated" : "cuda-merge"; }
 const char* to_string(LinuxLayout l) { return l == LinuxLayout::lib64 ? "lib64" : "deb"; }
 const char* to_string(DockerCudnn m) { return m == DockerCudnn::archive ? "archive" : "apt"; }
+const char* to_string(DockerCuda m) { return m == DockerCuda::archive ? "archive" : "base"; }
 
 std::string ArchivePin::file_name() const {
   if (file) return file->value;

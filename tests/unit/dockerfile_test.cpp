@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "core/archives/lock.hpp"
 #include "core/package/docker.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/dockerfile.hpp"
@@ -52,6 +53,102 @@ TEST(Dockerfile, ArchiveModeWithTorchMatchesGolden) {
   EXPECT_EQ(r.text.find("_static.a"), std::string::npos);
   EXPECT_EQ(r.text.find("ADD --checksum"), std::string::npos) << "Debian's engine has no ADD --checksum";
   EXPECT_EQ(r.text.find("# syntax="), std::string::npos) << "no remote frontend";
+}
+
+// cuda = "archive": NVIDIA's archives of every [cuda] component (here the torch set of CUDA
+// 12.4.1, from stackpin's copy of NVIDIA's redistrib_12.4.1.json) on a plain Debian base.
+Rendered render_hermetic(const fs::path& manifest, core::DockerOptions o = {}) {
+  auto m = format::load_manifest(manifest.string());
+  EXPECT_TRUE(m) << (m ? "" : m.error().message);
+  auto resolved = core::resolve_archives(*m, kb());
+  o.manifest_file = manifest.filename().string();
+  o.manifest_sha256 = std::string(64, '0');
+  auto plan = core::plan_dockerfile(resolved, kb(), o);
+  EXPECT_TRUE(plan) << (plan ? "" : plan.error().message);
+  if (!plan) return {};
+  auto text = gen::render_dockerfile(plan->spec);
+  EXPECT_TRUE(text) << (text ? "" : text.error().message);
+  return {*plan, text ? *text : ""};
+}
+
+TEST(Dockerfile, HermeticImageFromTheComponentArchivesMatchesGolden) {
+  const fs::path manifest = fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-hermetic.toml";
+  auto r = render_hermetic(manifest);
+  expect_golden(r.text, "cu124-cudnn91-torch25-hermetic.Dockerfile");
+  expect_golden(gen::render_dockerignore(r.plan.spec), "cu124-cudnn91-torch25-hermetic.dockerignore");
+  const auto& s = r.plan.spec;
+  ASSERT_TRUE(s.hermetic);
+  EXPECT_EQ(s.base_image, "debian:bookworm-slim");
+  EXPECT_EQ(s.cuda_prefix, "/usr/local/cuda-12.4");
+  EXPECT_EQ(s.require_cuda, "cuda>=12.4,driver>=550.54.15");
+  // the torch set of CUDA 12 (cuFile, optional, is shipped for linux-x86_64 in 12.4.1), each with
+  // NVIDIA's SHA-256 and size
+  ASSERT_EQ(s.cuda_archives.size(), 11u);
+  for (const auto& a : s.cuda_archives) {
+    EXPECT_EQ(a.sha256.size(), 64u) << a.component;
+    EXPECT_GT(a.size, 0u) << a.component;
+    EXPECT_NE(r.text.find("io.stackpin.cuda.archive." + a.component + ".sha256=\"" + a.sha256 + "\""), std::string::npos) << a.component;
+    EXPECT_NE(r.text.find(a.sha256 + " " + a.file), std::string::npos) << "checked by sha256sum -c: " << a.component;
+  }
+  // every size and hash check comes before the first tar
+  EXPECT_LT(r.text.find("sha256sum -c"), r.text.find("tar -xJf")) << r.text;
+  // the run-time stage carries no compiler, header or static library of the toolkit
+  auto runtime = r.text.substr(r.text.find("AS runtime"), r.text.find("AS devel") - r.text.find("AS runtime"));
+  EXPECT_NE(runtime.find("COPY --from=cuda /opt/stackpin/runtime/ /"), std::string::npos) << runtime;
+  EXPECT_EQ(runtime.find("/opt/stackpin/devel"), std::string::npos) << runtime;
+  EXPECT_NE(r.text.find("FROM runtime AS devel\nCOPY --from=cuda /opt/stackpin/devel/ /"), std::string::npos) << r.text;
+}
+
+TEST(Dockerfile, HermeticImageDownloadsFromNvidiaWithFromUrl) {
+  core::DockerOptions o;
+  o.from_url = true;
+  auto r = render_hermetic(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-hermetic.toml", o);
+  for (const auto& a : r.plan.spec.cuda_archives) {
+    EXPECT_EQ(a.url.rfind("https://developer.download.nvidia.com/compute/cuda/redist/" + a.component + "/linux-x86_64/", 0), 0u) << a.url;
+    EXPECT_NE(r.text.find("ADD " + a.url + " /tmp/stackpin/" + a.file + "\n"), std::string::npos) << a.component;
+  }
+  EXPECT_EQ(r.text.find("COPY archives/"), std::string::npos) << r.text;
+  EXPECT_EQ(gen::render_dockerignore(r.plan.spec).find("archives/"), std::string::npos);
+}
+
+// Changing a framework pin changes nothing in the Dockerfile before the framework layer, so that
+// Docker reuses every CUDA and cuDNN layer (the container test shows the build doing so).
+TEST(Dockerfile, AFrameworkPinChangesOnlyTheFrameworkLayerAndLater) {
+  testing_support::ScratchDir d;
+  std::string text = testing_support::read_text(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-hermetic.toml");
+  auto a = render_hermetic(d.write("a.toml", text));
+  std::string changed = text;
+  changed.replace(changed.find("torch = \"2.5.1\""), 15, "torch = \"2.5.0\"");
+  auto b = render_hermetic(d.write("a.toml", changed));
+  ASSERT_NE(a.text, b.text);
+  // from the first line that differs on, everything belongs to the framework layer or later
+  std::size_t i = 0;
+  while (i < a.text.size() && i < b.text.size() && a.text[i] == b.text[i]) ++i;
+  std::string before = a.text.substr(0, i);
+  // the manifest's own hash appears in the header comment only; comments do not enter the cache key
+  EXPECT_NE(before.find("COPY --from=cudnn"), std::string::npos) << a.text.substr(i, 200);
+  EXPECT_NE(before.find("RUN echo /opt/cudnn-9.1.0.70/lib64"), std::string::npos);
+  EXPECT_NE(before.find("NVIDIA_REQUIRE_CUDA"), std::string::npos);
+}
+
+TEST(Dockerfile, HermeticRefusals) {
+  testing_support::ScratchDir d;
+  std::string text = testing_support::read_text(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-hermetic.toml");
+  std::string none = text;
+  none.erase(none.find("components = [\"torch\"]\n"), 23);
+  auto m = format::load_manifest(d.write("none.toml", none).string());
+  ASSERT_TRUE(m) << m.error().message;
+  auto plan = core::plan_dockerfile(core::resolve_archives(*m, kb()), kb(), {});
+  ASSERT_FALSE(plan);
+  EXPECT_NE(plan.error().message.find("lists none"), std::string::npos) << plan.error().message;
+  ASSERT_TRUE(plan.error().where);
+  EXPECT_NE(plan.error().where->excerpt.find("cuda = \"archive\""), std::string::npos);
+  // apt needs NVIDIA's repository, which a plain base does not have: refused when the manifest is read
+  std::string apt = text;
+  apt.replace(apt.find("cudnn = \"archive\""), 17, "cudnn = \"apt\"");
+  auto bad = format::load_manifest(d.write("apt.toml", apt).string());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("cudnn = \"apt\""), std::string::npos) << bad.error().message;
 }
 
 TEST(Dockerfile, SameManifestGivesSameBytes) {

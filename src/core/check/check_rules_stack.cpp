@@ -533,6 +533,19 @@ void docker_target(Ctx& c) {
   const auto& d = *c.m.docker;
   std::string subject = "[targets.docker]";
   c.examined("docker.base-image");
+  const bool hermetic = d.cuda.value == model::DockerCuda::archive;
+  if (hermetic) c.examined("docker.cuda-archive");
+  if (hermetic && c.m.cuda && c.m.cuda->components.empty()) {
+    auto& f = c.add("docker.cuda-archive", Severity::error, subject + " cuda", d.cuda.pos);
+    f.seen = "cuda = \"archive\" builds the toolkit from the pinned [cuda] components, and [cuda] lists none";
+    f.fix = "add components = [\"runtime\"] to [cuda] (or \"torch\", \"devel\"), or use cuda = \"base\"";
+  }
+  if (hermetic && !d.base_image) {
+    auto& f = c.add("docker.base-image", Severity::note, subject, d.pos);
+    f.seen = "no base_image; `stackpin generate dockerfile` starts from debian:bookworm-slim and installs the pinned CUDA components";
+    f.fix = "set base_image (and base_digest) to the distribution your images use";
+    return;
+  }
   if (!d.base_image) {
     auto& f = c.add("docker.base-image", Severity::note, subject, d.pos);
     f.seen = "no base_image; `stackpin generate dockerfile` uses NVIDIA's CUDA " + c.cuda.prefix(3) +
@@ -545,7 +558,15 @@ void docker_target(Ctx& c) {
   std::string repo = colon == std::string::npos || (slash != std::string::npos && colon < slash) ? image : image.substr(0, colon);
   std::string tag = repo.size() < image.size() ? image.substr(colon + 1) : "";
   bool nvidia = repo == "nvidia/cuda" || (repo.size() > 12 && repo.compare(repo.size() - 12, 12, "/nvidia/cuda") == 0);
-  if (!nvidia) {
+  if (hermetic && nvidia) {
+    auto& f = c.add("docker.base-image", Severity::warning, subject + " base_image", d.base_image->pos);
+    f.seen = image + " carries NVIDIA's own CUDA toolkit, and cuda = \"archive\" installs the pinned one beside it";
+    f.expected = "a plain distribution base";
+    f.fix = "use base_image = \"debian:bookworm-slim\" or \"ubuntu:24.04\" (or cuda = \"base\" to use this image's toolkit)";
+  } else if (hermetic) {
+    auto& f = c.add("docker.base-image", Severity::note, subject + " base_image", d.base_image->pos);
+    f.seen = image + ": the pinned CUDA components and cuDNN are installed on it from their verified archives";
+  } else if (!nvidia) {
     auto& f = c.add("docker.base-image", Severity::note, subject + " base_image", d.base_image->pos);
     f.seen = image + " is not an NVIDIA CUDA image; its CUDA and cuDNN cannot be judged";
   } else {

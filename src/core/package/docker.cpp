@@ -11,6 +11,8 @@
 #include "core/check/check.hpp"
 #include "core/package/deb.hpp"
 #include "crypto/sha256.hpp"
+#include "gen/build_config.hpp"
+#include "knowledge/cuda_catalog.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -21,12 +23,22 @@ using util::ErrorCode;
 
 namespace {
 
+// A hermetic image's default base: a plain distribution that every CUDA 11 to 13 release supports
+// (NVIDIA's support matrices list Debian 12 from CUDA 12.2 and Ubuntu 22.04 for all three; glibc
+// 2.35/2.36 runs the archives' libraries, built for older ones).
+constexpr const char* k_plain_base = "debian:bookworm-slim";
+
 util::Status base_image(const model::Manifest& m, const knowledge::KnowledgeBase& kb, DockerPlan& plan) {
   auto& s = plan.spec;
   std::string digest = m.docker && m.docker->base_digest ? m.docker->base_digest->value : "";
   if (m.docker && m.docker->base_image) {
     s.base_image = m.docker->base_image->value;
     s.base_notes.push_back("BASE_IMAGE: [targets.docker] base_image of the manifest.");
+  } else if (s.hermetic) {
+    s.base_image = k_plain_base;
+    s.base_notes.push_back(std::string("BASE_IMAGE: ") + k_plain_base +
+                           ", a plain distribution (cuda = \"archive\" and no base_image in [targets.docker]); "
+                           "the toolkit comes from the pinned archives.");
   } else {
     const auto& cuda = m.cuda->version.value;
     std::set<std::string> oses;
@@ -136,6 +148,58 @@ void frameworks(const model::Manifest& m, const knowledge::KnowledgeBase& kb, co
   }
 }
 
+// cuda = "archive": the pinned [cuda] components' archives for the image's platform, the toolkit's
+// version.json, and what NVIDIA's container toolkit must check on the host (the CUDA release and
+// the driver floor every command applies).
+util::Status hermetic_cuda(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DockerOptions& o, DockerPlan& plan) {
+  auto& s = plan.spec;
+  const model::Version& release = m.cuda->version.value;
+  if (m.cuda->components.empty())
+    return Error(ErrorCode::invalid,
+                 "cuda = \"archive\" builds the toolkit from the pinned [cuda] components, and " + m.path + " lists none")
+        .at(m.locate(m.docker->cuda.pos))
+        .with_hint("add components = [\"runtime\"] to [cuda] (or \"torch\", \"devel\", NVIDIA's names such as \"cuda_cudart\")")
+        .with_hint("or use cuda = \"base\" with an nvidia/cuda base_image");
+  SP_TRY_ASSIGN(auto pins, pinned_cuda_archives(m, o.platform));
+  if (pins.empty())
+    return Error(ErrorCode::invalid,
+                 "no CUDA component archive is pinned for " + std::string(model::to_string(o.platform)) + " (CUDA " + release.text() + ")")
+        .at(m.locate(m.cuda->components_pos))
+        .with_hint("stackpin knows NVIDIA's archives of the releases in its knowledge base; for another one, run `stackpin lock " + m.path +
+                   " --redistrib redistrib_" + release.text() + ".json` with NVIDIA's file")
+        .with_hint("or pin each one in [[cuda.archives]] (component, platform, sha256, size, url or file)");
+  std::vector<gen::CudaComponentVersion> versions;
+  for (const auto& p : pins) {
+    gen::DockerCudaArchive a;
+    a.component = p.pin->component->value;
+    a.file = p.expect.file;
+    a.sha256 = p.expect.sha256;
+    a.size = *p.expect.size;
+    if (o.from_url) {
+      if (!p.pin->url || (p.pin->url->value.rfind("http://", 0) != 0 && p.pin->url->value.rfind("https://", 0) != 0))
+        return Error(ErrorCode::invalid, "--from-url needs an http(s) URL for the " + a.component + " archive")
+            .at(m.locate(p.pin->url ? p.pin->url->pos : p.pin->pos))
+            .with_hint(
+                "add url = \"https://...\" to its [[cuda.archives]] entry, or lay the archives out with --context DIR --archives DIR");
+      a.url = p.pin->url->value;
+    }
+    versions.push_back({a.component, knowledge::CudaCatalog::embedded().component_name(release, a.component), p.pin->component_version});
+    s.cuda_archives.push_back(std::move(a));
+  }
+  s.hermetic = true;
+  s.cuda_prefix = "/usr/local/cuda-" + release.prefix(2);
+  std::string json = gen::render_cuda_version_json(release.text(), std::move(versions));
+  for (std::size_t i = 0; i < json.size();) {
+    auto nl = json.find('\n', i);
+    if (nl == std::string::npos) nl = json.size();
+    s.version_json.push_back(json.substr(i, nl - i));
+    i = nl + 1;
+  }
+  auto driver = kb.required_driver(m, model::Os::linux);
+  s.require_cuda = "cuda>=" + release.prefix(2) + (driver.required ? ",driver>=" + driver.required->text() : "");
+  return {};
+}
+
 }  // namespace
 
 util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DockerOptions& o) {
@@ -161,6 +225,7 @@ util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowled
   s.prefix = "/opt/cudnn-" + s.cudnn_version;
   s.include_dev = o.include_dev;
   if (m.python) s.python = m.python->value.prefix(2);
+  if (m.docker && m.docker->cuda.value == model::DockerCuda::archive) SP_TRY(hermetic_cuda(m, kb, o, plan));
   SP_TRY(base_image(m, kb, plan));
 
   s.apt = m.docker && m.docker->cudnn.value == model::DockerCudnn::apt;
@@ -201,18 +266,30 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
   std::error_code ec;
   const auto& s = plan.spec;
   // Everything is checked before the context is touched.
-  std::optional<fs::path> archive;
-  if (!s.apt && !s.from_url) {
-    SP_TRY_ASSIGN(auto pinned, pinned_archive(m, plan.platform, kb));
-    const ArchiveExpectation* expect = &pinned.expect;
+  // Found (by name or content), then proved to be the pinned file by size and SHA-256.
+  auto verified = [&](const PinnedArchive& pinned) -> util::Result<fs::path> {
+    const ArchiveExpectation& expect = pinned.expect;
     bool by_content = false;
     SP_TRY_ASSIGN(auto located, find_pinned_archive(pinned, files.archives_dir, by_content, files.cache_dir));
     SP_TRY_ASSIGN(auto h, crypto::hash_file(located));
-    if (crypto::to_hex(h.digest) != expect->sha256 || (expect->size && h.size != *expect->size))
+    if (crypto::to_hex(h.digest) != expect.sha256 || (expect.size && h.size != *expect.size))
       return Error(ErrorCode::mismatch,
-                   "SHA-256 mismatch for " + located.string() + ": expected " + expect->sha256 + ", got " + crypto::to_hex(h.digest))
+                   "SHA-256 mismatch for " + located.string() + ": expected " + expect.sha256 + ", got " + crypto::to_hex(h.digest))
           .with_hint("the file is not the pinned archive; the build context was not written");
-    archive = located;
+    return located;
+  };
+  std::optional<fs::path> archive;
+  std::vector<std::pair<fs::path, std::string>> cuda_archives;  // (where it is, its name in the context)
+  if (!s.apt && !s.from_url) {
+    SP_TRY_ASSIGN(auto pinned, pinned_archive(m, plan.platform, kb));
+    SP_TRY_ASSIGN(archive, verified(pinned));
+  }
+  if (s.hermetic && !s.from_url) {
+    SP_TRY_ASSIGN(auto pins, pinned_cuda_archives(m, plan.platform));
+    for (const auto& p : pins) {
+      SP_TRY_ASSIGN(auto located, verified(p));
+      cuda_archives.emplace_back(located, p.expect.file);
+    }
   }
   bool with_convtest = !files.convtest_binary.empty() || !files.convtest_optional;
   if (with_convtest && !fs::is_regular_file(files.convtest_binary, ec))
@@ -245,11 +322,12 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
     return {};
   };
   for (const char* sub : {"stackpin", "archives"}) {
-    if (std::string(sub) == "archives" && !archive) continue;
+    if (std::string(sub) == "archives" && !archive && cuda_archives.empty()) continue;
     fs::create_directories(dir / sub, ec);
     if (ec) return Error(ErrorCode::io, "cannot create " + (dir / sub).string() + ": " + ec.message());
   }
   if (archive) SP_TRY(place(*archive, dir / "archives" / s.archive_file, false));
+  for (const auto& [from, name] : cuda_archives) SP_TRY(place(from, dir / "archives" / name, false));
   if (with_convtest) SP_TRY(place(files.convtest_binary, dir / "stackpin" / "stackpin-convtest", true));
   SP_TRY(util::write_file_atomic(dir / ".dockerignore", gen::render_dockerignore(s)));
   return util::write_file_atomic(dir / "Dockerfile", dockerfile);

@@ -360,14 +360,10 @@ std::uint64_t unpack_limit(const StageOptions& o, const Unit& u) {
 // The names NVIDIA's manifest gives the staged components, for version.json (the id where the
 // release is not one stackpin has NVIDIA's manifest of).
 std::vector<gen::CudaComponentVersion> component_versions(const StageRun& run) {
-  const format::CudaRedistribRelease* release = nullptr;
-  if (auto r = knowledge::CudaCatalog::embedded().release(run.m.cuda->version.value); r && *r) release = *r;
   std::vector<gen::CudaComponentVersion> out;
-  for (const auto& u : run.units) {
-    if (u.cudnn()) continue;
-    const format::CudaComponent* c = release ? knowledge::find_component(*release, u.component) : nullptr;
-    out.push_back({u.component, c ? c->name : u.component, u.version});
-  }
+  for (const auto& u : run.units)
+    if (!u.cudnn())
+      out.push_back({u.component, knowledge::CudaCatalog::embedded().component_name(run.m.cuda->version.value, u.component), u.version});
   return out;
 }
 

@@ -17,6 +17,13 @@ struct DockerFramework {
   std::string cudnn_note;       // which cuDNN this framework loads, and why (a comment)
 };
 
+// One CUDA toolkit component's archive in a hermetic image (cuda = "archive").
+struct DockerCudaArchive {
+  std::string component;  // NVIDIA's id: cuda_cudart
+  std::string file, url, sha256;
+  std::uint64_t size = 0;
+};
+
 struct DockerfileSpec {
   std::string manifest_file, manifest_sha256, manifest_name, manifest_description;
   std::string base_image;               // default of ARG BASE_IMAGE (with @sha256:... when pinned)
@@ -35,12 +42,22 @@ struct DockerfileSpec {
   // ... or from NVIDIA's apt repository (mode "apt").
   bool apt = false;
   std::string apt_package, apt_package_dev;  // name=version
+  // The CUDA toolkit from its components' archives on a plain distribution base (cuda = "archive"),
+  // instead of the base image's own.
+  bool hermetic = false;
+  std::vector<DockerCudaArchive> cuda_archives;
+  std::string cuda_prefix;                // /usr/local/cuda-13.0 (/usr/local/cuda links to it)
+  std::vector<std::string> version_json;  // the lines of the toolkit's version.json
+  std::string require_cuda;               // NVIDIA_REQUIRE_CUDA: cuda>=13.0,driver>=580.65.06
   std::vector<DockerFramework> frameworks;
   std::string python;                 // the manifest's pin ("3.12"), "" when none
   std::string convtest_expect_cudnn;  // 9.1.0 (three parts, as libraries report)
 };
 
-// The Dockerfile: stage `cudnn` verifies the archive's SHA-256 in a RUN step and unpacks it;
+// The Dockerfile: in a hermetic spec, stage `cuda` checks every component archive's size and
+// SHA-256 in one RUN step before any is unpacked, lays them out as the toolkit's tree and splits it
+// into the run-time files (versioned shared libraries, licences, version.json) and the rest, which
+// only stage `devel` (FROM runtime) receives. Stage `cudnn` verifies the archive's SHA-256 in a RUN step and unpacks it;
 // stage `runtime` (FROM ${BASE_IMAGE}) receives only the runtime libraries, the loader path, an
 // ld.so.conf.d entry + ldconfig, the frameworks and OCI labels; stage `test` runs
 // stackpin-convtest against the manifest's expectations. Errors: invalid (a value that cannot be

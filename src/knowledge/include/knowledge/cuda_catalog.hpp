@@ -43,6 +43,9 @@ class CudaCatalog {
   // The release NVIDIA's file name says ("redistrib_12.4.1.json" -> 12.4.1; any folder before
   // it ignored), nullopt for another name.
   static std::optional<model::Version> release_of_file(std::string_view path);
+  // NVIDIA's name for a component of a release ("cuda_cudart" -> "CUDA Runtime (cudart)"), as
+  // version.json lists it; the id itself when the catalog does not know the release or component.
+  std::string component_name(const model::Version& release, std::string_view id) const;
 
  private:
   struct Entry;

@@ -76,9 +76,13 @@ struct CudnnPin {
 enum class WindowsLayout { isolated, cuda_merge };
 enum class LinuxLayout { lib64, deb };
 enum class DockerCudnn { archive, apt };
+// Where an image's CUDA toolkit comes from: the base image (NVIDIA's CUDA images), or the pinned
+// [cuda] components' verified archives on a plain distribution base (hermetic).
+enum class DockerCuda { base, archive };
 const char* to_string(WindowsLayout l);
 const char* to_string(LinuxLayout l);
 const char* to_string(DockerCudnn m);
+const char* to_string(DockerCuda m);
 
 struct WindowsTarget {
   Located<WindowsLayout> layout;
@@ -97,6 +101,7 @@ struct DockerTarget {
   std::optional<Located<std::string>> base_image;
   std::optional<Located<std::string>> base_digest;  // sha256:<64 hex>
   Located<DockerCudnn> cudnn;
+  Located<DockerCuda> cuda;  // default base
   Pos pos;
 };
 
