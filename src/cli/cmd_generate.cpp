@@ -15,9 +15,11 @@
 #include "format/manifest_reader.hpp"
 #include "gen/activate.hpp"
 #include "gen/activate_windows.hpp"
+#include "gen/bake.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "util/env.hpp"
 #include "util/fs.hpp"
+#include "util/strings.hpp"
 
 namespace cli {
 
@@ -88,7 +90,7 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
   auto text = gen::render_dockerfile(plan->spec);
   if (!text) return fail(ctx, "generate", text.error());
   if (c.context.empty()) return emit(ctx, "dockerfile", c.output, *text, plan->notes);
-  bool needs_archive = !plan->spec.apt && !plan->spec.from_url;
+  bool needs_archive = (!plan->spec.apt || plan->spec.hermetic) && !plan->spec.from_url;
   core::ContextFiles files;
   files.archives_dir = c.archives;
   files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
@@ -109,6 +111,7 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
   g.files = context_files(c.context);
   g.summary = "build context ready in " + c.context + "\n  docker build --target runtime -t " + m->name.value + " " + c.context +
               "\n  docker build --target test -t " + m->name.value + "-test " + c.context + "\n";
+  if (plan->spec.hermetic) g.summary += "  docker build --target devel -t " + m->name.value + "-devel " + c.context + "\n";
   return finish(ctx, std::move(g));
 }
 
@@ -138,7 +141,7 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   auto text = gen::render_dockerfile(plan->spec);
   if (!text) return fail(ctx, "generate", text.error());
   auto dir = std::filesystem::path(c.out_dir) / ".devcontainer";
-  bool needs_archive = !plan->spec.apt && !plan->spec.from_url;
+  bool needs_archive = (!plan->spec.apt || plan->spec.hermetic) && !plan->spec.from_url;
   if (needs_archive) {
     core::ContextFiles files;
     files.archives_dir = c.archives;
@@ -166,6 +169,133 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   g.files = context_files(dir);
   g.summary =
       "wrote " + (dir / "devcontainer.json").string() + " and " + (dir / "Dockerfile").string() + " (target runtime, GPU requested)\n";
+  return finish(ctx, std::move(g));
+}
+
+struct BakeCli {
+  std::vector<std::string> manifests, platforms;
+  std::string output = "docker-bake.json", context_dir, registry, archives, cache_dir, convtest;
+  bool from_url = false;
+};
+
+// The bake target's platform and tag suffix for a stackpin platform.
+std::pair<std::string, std::string> oci_platform(model::Platform p) {
+  return p == model::Platform::linux_sbsa ? std::pair<std::string, std::string>{"linux/arm64", "arm64"}
+                                          : std::pair<std::string, std::string>{"linux/amd64", "amd64"};
+}
+
+// docker-bake.json and, beside it, one verified build context per manifest and platform
+// (contexts/<name>/<platform>/). Everything is planned and rendered before anything is written.
+int run_bake(const BakeCli& c, Context& ctx) {
+  namespace fs = std::filesystem;
+  const auto& kb = knowledge::KnowledgeBase::embedded();
+  if (c.manifests.size() > 1 && !ctx.lock.file.empty())
+    return fail(ctx, "generate",
+                util::Error(util::ErrorCode::usage,
+                            "--lock FILE names one lock, and " + std::to_string(c.manifests.size()) + " manifests were given")
+                    .with_hint("use --locked: each manifest is taken as the lock beside it pins it"));
+  std::vector<model::Platform> platforms;
+  for (const auto& p : c.platforms) {
+    auto parsed = model::parse_platform(p);
+    if (!parsed || (*parsed != model::Platform::linux_x86_64 && *parsed != model::Platform::linux_sbsa))
+      return fail(ctx, "generate", util::Error(util::ErrorCode::usage, "--platform " + p + ": images are linux-x86_64 or linux-sbsa"));
+    platforms.push_back(*parsed);
+  }
+  const bool all_platforms = platforms.empty();
+  if (all_platforms) platforms = {model::Platform::linux_x86_64, model::Platform::linux_sbsa};
+  fs::path bake_dir = fs::path(c.output).parent_path();
+  fs::path contexts = c.context_dir.empty() ? bake_dir / "contexts" : fs::path(c.context_dir);
+  std::error_code ec;
+  fs::path rel_root = fs::relative(fs::absolute(contexts, ec), fs::absolute(bake_dir.empty() ? "." : bake_dir, ec), ec);
+  if (ec || rel_root.empty() || *rel_root.begin() == "..")
+    return fail(ctx, "generate",
+                util::Error(util::ErrorCode::usage, "--context-dir " + contexts.string() + " is not inside the bake file's folder")
+                    .with_hint("bake resolves each context from the folder it runs in: keep the contexts beside docker-bake.json"));
+  fs::path convtest = c.convtest;
+  if (convtest.empty())
+    if (auto self = util::executable_path()) convtest = self->parent_path() / "stackpin-convtest";
+  const bool have_convtest = fs::is_regular_file(convtest, ec);
+
+  struct Planned {
+    model::Manifest m;
+    std::optional<model::Lock> lock;
+    core::DockerPlan plan;
+    std::string text;
+    fs::path dir;
+  };
+  std::vector<Planned> planned;
+  std::vector<gen::BakeImage> images;
+  std::vector<std::string> notes;
+  for (const auto& path : c.manifests) {
+    std::optional<model::Lock> lock;
+    auto m = load_manifest_for(ctx, path, &lock);
+    if (!m) return fail(ctx, "generate", m.error());
+    const std::string& name = m->name.value;
+    bool plain_name = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+      return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
+    });
+    if (!plain_name || name.front() == '.' || name.front() == '-')
+      return fail(ctx, "generate",
+                  util::Error(util::ErrorCode::invalid,
+                              "the manifest's name \"" + util::printable(name, 80) + "\" cannot name an image or a bake target")
+                      .at(m->locate(m->name.pos))
+                      .with_hint("use letters, digits, '-', '_' and '.' (not first): it becomes the image's name and its targets'"));
+    for (auto platform : platforms) {
+      core::DockerOptions o;
+      if (lock) o.lock = &*lock;
+      o.platform = platform;
+      o.from_url = c.from_url;
+      o.manifest_file = fs::path(path).filename().string();
+      o.manifest_sha256 = sha256_of_file(path);
+      auto plan = core::plan_dockerfile(*m, kb, o);
+      if (!plan && all_platforms && platform != model::Platform::linux_x86_64) {
+        notes.push_back(path + ": no " + model::to_string(platform) + " image (" + plan.error().message + ")");
+        continue;
+      }
+      if (!plan) return fail(ctx, "generate", plan.error());
+      auto text = gen::render_dockerfile(plan->spec);
+      if (!text) return fail(ctx, "generate", text.error());
+      for (const auto& n : plan->notes)  // said once per manifest, not once per platform
+        if (std::find(notes.begin(), notes.end(), path + ": " + n) == notes.end()) notes.push_back(path + ": " + n);
+      auto [oci, arch] = oci_platform(platform);
+      gen::BakeImage img;
+      img.name = name + "-" + arch;
+      img.context = (rel_root / name / model::to_string(platform)).generic_string();
+      img.platform = oci;
+      img.base_image = plan->spec.base_image;
+      img.image = (c.registry.empty() ? "" : c.registry + "/") + util::to_lower(name);
+      img.tag = arch;
+      if (!c.registry.empty()) img.cache_ref = c.registry + "/" + util::to_lower(name) + ":buildcache-" + arch;
+      img.devel = plan->spec.hermetic;
+      img.test = have_convtest && platform == model::host_linux_platform();
+      images.push_back(img);
+      planned.push_back({*m, lock, std::move(*plan), std::move(*text), contexts / name / model::to_string(platform)});
+    }
+  }
+  if (c.registry.empty()) notes.push_back("no --registry: local image names, and no registry cache shared between builders");
+  if (!have_convtest) notes.push_back("no stackpin-convtest at " + convtest.string() + ": no -test targets");
+  auto bake = gen::render_bake(images);
+  if (!bake) return fail(ctx, "generate", bake.error());
+
+  for (const auto& p : planned) {
+    core::ContextFiles files;
+    files.archives_dir = c.archives;
+    files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
+    bool needs_archive = (!p.plan.spec.apt || p.plan.spec.hermetic) && !p.plan.spec.from_url;
+    if (needs_archive && c.archives.empty() && files.cache_dir.empty())
+      return fail(ctx, "generate",
+                  util::Error(util::ErrorCode::usage,
+                              "the contexts need the pinned archives: --archives DIR, a download cache (--cache-dir, filled by "
+                              "`stackpin fetch`), or --from-url"));
+    files.convtest_optional = true;
+    if (have_convtest && p.plan.platform == model::host_linux_platform()) files.convtest_binary = convtest;
+    if (auto st = core::write_context(p.plan, p.text, p.m, kb, files, p.dir); !st) return fail(ctx, "generate", st.error());
+  }
+  Generated g;
+  g.kind = "bake";
+  g.output = c.output;
+  g.text = *bake;
+  g.notes = std::move(notes);
   return finish(ctx, std::move(g));
 }
 
@@ -317,6 +447,22 @@ void add_generate(CLI::App& app, Context& ctx) {
   df->add_flag("--dev", d->dev, "Also put cuDNN's headers and static libraries into the image");
   df->add_option("--convtest", d->convtest, "With --context: the stackpin-convtest to copy (default: the one next to stackpin)");
   df->callback([d, &ctx] { ctx.action = [d, &ctx] { return run_dockerfile(*d, ctx); }; });
+
+  auto bk = std::make_shared<BakeCli>();
+  auto* bake = gen_cmd->add_subcommand(
+      "bake", "A BuildKit bake file (docker-bake.json) for a matrix of images: one target per manifest and platform, with contexts");
+  bake->add_option("MANIFEST", bk->manifests, "The manifests, one image each")->required();
+  bake->add_option("-o", bk->output, "The bake file (default: docker-bake.json); the contexts go beside it");
+  bake->add_option("--context-dir", bk->context_dir, "Where the build contexts go, inside the bake file's folder (default: contexts/)");
+  bake->add_option("--platform", bk->platforms,
+                   "linux-x86_64 and/or linux-sbsa (repeatable; default: both where the manifest's archives exist)");
+  bake->add_option("--registry", bk->registry,
+                   "Where the images and the shared build cache live (ghcr.io/org); without it, local names and no cache");
+  bake->add_option("--archives", bk->archives, "The folder holding the pinned archives (searched before the cache)");
+  bake->add_option("--cache-dir", bk->cache_dir, "The download cache `stackpin fetch` fills (default: the usual one)");
+  bake->add_flag("--from-url", bk->from_url, "Download the archives from their URLs during the builds instead of the contexts");
+  bake->add_option("--convtest", bk->convtest, "The stackpin-convtest for the -test targets (default: the one next to stackpin)");
+  bake->callback([bk, &ctx] { ctx.action = [bk, &ctx] { return run_bake(*bk, ctx); }; });
 
   auto dc = std::make_shared<DevcontainerCli>();
   auto* dev = gen_cmd->add_subcommand("devcontainer", "A .devcontainer/ (devcontainer.json + Dockerfile) that asks for the GPU");

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "fixtures.hpp"
+#include "golden.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -133,4 +134,75 @@ TEST(DockerCli, DevcontainerAsksForTheGpu) {
       stackpin({"generate", "devcontainer", s.manifest.string(), "--out-dir", repo2.string(), "--archives", s.archives.string()});
   ASSERT_EQ(with_archives.exit_code, 0) << with_archives.err;
   EXPECT_TRUE(fs::exists(repo2 / ".devcontainer/archives" / s.archive.path.filename()));
+}
+
+// ---- generate bake -----------------------------------------------------------------------------
+
+namespace {
+fs::path example(const std::string& name) { return testing_support::source_dir() / "manifests" / name; }
+}  // namespace
+
+// Two example manifests (a hermetic image and one on NVIDIA's CUDA image), both platforms, the
+// archives downloaded by the builds: the bake file is the golden one and each context holds its
+// Dockerfile.
+TEST(BakeCli, AMatrixOfTwoManifestsMatchesGolden) {
+  ScratchDir d;
+  fs::path out = d.path() / "ci" / "docker-bake.json";
+  fs::create_directories(out.parent_path());
+  DockerSetup s;
+  auto r = stackpin({"generate", "bake", example("cu124-cudnn91-torch25-hermetic.toml").string(),
+                     example("cu124-cudnn91-torch25-docker.toml").string(), "-o", out.string(), "--from-url", "--registry", "ghcr.io/acme",
+                     "--convtest", s.convtest().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  testing_support::expect_golden(read_text(out), "docker/matrix.docker-bake.json");
+  auto bake = nlohmann::json::parse(read_text(out));
+  for (const auto& [name, t] : bake["target"].items()) {
+    fs::path context = out.parent_path() / t["context"].get<std::string>();
+    EXPECT_TRUE(fs::exists(context / "Dockerfile")) << name;
+    EXPECT_NE(read_text(context / "Dockerfile").find(" AS " + t["target"].get<std::string>() + "\n"), std::string::npos) << name;
+  }
+  // the base image's digest note is said once per manifest, not once per platform
+  EXPECT_EQ(r.err.find("debian:bookworm-slim is not pinned"), r.err.rfind("debian:bookworm-slim is not pinned")) << r.err;
+  // the same inputs give the same bytes
+  auto again = stackpin({"generate", "bake", example("cu124-cudnn91-torch25-hermetic.toml").string(),
+                         example("cu124-cudnn91-torch25-docker.toml").string(), "-o", out.string(), "--from-url", "--registry",
+                         "ghcr.io/acme", "--convtest", s.convtest().string()});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  testing_support::expect_golden(read_text(out), "docker/matrix.docker-bake.json");
+}
+
+// What cannot become a bake target or an image name is refused before anything is written.
+TEST(BakeCli, RefusalsWriteNothing) {
+  ScratchDir d;
+  std::string text = read_text(example("cu124-cudnn91-torch25-hermetic.toml"));
+  fs::path out = d.path() / "m" / "docker-bake.json";
+  fs::create_directories(out.parent_path());
+  auto nothing_written = [&] { return fs::is_empty(out.parent_path()); };
+
+  std::string hostile = text;
+  const std::string name_line = "name = \"cu124-cudnn91-torch25-hermetic\"";
+  hostile.replace(hostile.find(name_line), name_line.size(), "name = \"a b\\\"; rm -rf /\"");
+  auto bad = stackpin({"generate", "bake", d.write("hostile.toml", hostile).string(), "-o", out.string(), "--from-url"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("hostile.toml:13"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("may only contain letters, digits"), std::string::npos) << bad.err;
+  EXPECT_TRUE(nothing_written());
+
+  auto twice = stackpin({"generate", "bake", example("cu124-cudnn91-torch25-hermetic.toml").string(), d.write("copy.toml", text).string(),
+                         "-o", out.string(), "--from-url"});
+  EXPECT_EQ(twice.exit_code, 1) << twice.err;
+  EXPECT_NE(twice.err.find("two images would both be the bake target"), std::string::npos) << twice.err;
+  EXPECT_TRUE(nothing_written());
+
+  auto outside = stackpin({"generate", "bake", example("cu124-cudnn91-torch25-hermetic.toml").string(), "-o", out.string(), "--context-dir",
+                           (d.path() / "elsewhere").string(), "--from-url"});
+  EXPECT_EQ(outside.exit_code, 2) << outside.err;
+  EXPECT_NE(outside.err.find("not inside the bake file's folder"), std::string::npos) << outside.err;
+  EXPECT_TRUE(nothing_written());
+  EXPECT_FALSE(fs::exists(d.path() / "elsewhere"));
+
+  auto arm = stackpin({"generate", "bake", example("cu124-cudnn91-torch25-hermetic.toml").string(), "-o", out.string(), "--platform",
+                       "windows-x86_64", "--from-url"});
+  EXPECT_EQ(arm.exit_code, 2) << arm.err;
+  EXPECT_TRUE(nothing_written());
 }

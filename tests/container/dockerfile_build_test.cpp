@@ -5,11 +5,17 @@
 // and loader path are set, and the conv test inside finds cuDNN and the CUDA runtime through the
 // image's loader and reports "nothing to run on" (no GPU here). The cuDNN library is the machine's
 // real libcudnn.so.9 when present, else the CPU test double.
+// Hermetic images (cuda = "archive") are built on the plain local/debian:bookworm from the CUDA 13
+// component archives scripts/make-cuda-fixtures.sh makes of this machine's toolkit, as the targets
+// of a `generate bake` matrix.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "container.hpp"
 #include "fixtures.hpp"
@@ -160,4 +166,197 @@ TEST(ContainerDockerfile, BuildFailsWhenTheArchiveIsNotThePinnedOne) {
       600);
   EXPECT_NE(build.exit_code, 0) << ct::describe(build);
   EXPECT_NE((build.out + build.err).find("FAILED"), std::string::npos) << "sha256sum -c reports the mismatch\n" << ct::describe(build);
+}
+
+// ---- hermetic images (cuda = "archive") and bake matrices --------------------------------------
+
+namespace {
+
+// The CUDA 13 component archives scripts/make-cuda-fixtures.sh builds from this machine's toolkit
+// (nvcc, crt, NVVM, CCCL, the runtime), cached between runs.
+fs::path cuda_fixture_dir() {
+  if (const char* d = std::getenv("STACKPIN_FIXTURES")) return fs::path(d) / "cuda13";
+  const char* home = std::getenv("HOME");
+  return fs::path(home ? home : "/tmp") / ".cache" / "stackpin" / "fixtures" / "cuda13";
+}
+
+class ContainerHermetic : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = ct::unavailable({ct::k_debian_image}); !why.empty()) GTEST_SKIP() << why;
+    if (!fs::exists("/usr/local/cuda/bin/nvcc")) GTEST_SKIP() << "no CUDA toolkit at /usr/local/cuda to build the component archives from";
+    fs::path dir = cuda_fixture_dir();
+    fs::create_directories(dir);
+    auto r = testing_support::run_process(
+        {"/bin/bash", (testing_support::source_dir() / "scripts" / "make-cuda-fixtures.sh").string(), dir.string()});
+    if (r.exit_code == 2) GTEST_SKIP() << "scripts/make-cuda-fixtures.sh cannot build the archives here: " << r.err;
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      std::string name = e.path().filename().string();
+      if (name.size() > 15 && name.substr(name.size() - 15) == "-archive.tar.xz" && name.rfind("cudnn-", 0) != 0)
+        components.emplace_back(name.substr(0, name.find("-linux-x86_64-")), fixtures::info(e.path()));
+    }
+    std::sort(components.begin(), components.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    ASSERT_EQ(components.size(), 5u);
+    archives = scratch.path() / "archives";
+    fs::create_directories(archives);
+    for (const auto& [c, inf] : components) fs::create_hard_link(inf.path, archives / inf.path.filename());
+    cudnn = make_archive(archives);
+  }
+
+  // A hermetic manifest: the five components (local pins), cuDNN's fixture archive, on the local
+  // Debian base.
+  fs::path manifest(const std::string& name, const std::string& description) {
+    std::string extra = "[cudnn]\nversion = \"" + k_version +
+                        "\"\ncuda = 13\n\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" +
+                        cudnn.path.filename().string() + "\"\nsha256 = \"" + cudnn.sha256 + "\"\nsize = " + std::to_string(cudnn.size) +
+                        "\n\n[targets.docker]\ncuda = \"archive\"\nbase_image = \"" + ct::k_debian_image + "\"\n";
+    std::string text = fixtures::local_toolkit_manifest("13.0.2", {"nvcc", "crt", "nvvm", "cudart", "cccl"}, components, extra);
+    text.replace(text.find("name = \"toolkit-fixture\""), 24, "name = \"" + name + "\"\ndescription = \"" + description + "\"");
+    return scratch.write(name + ".toml", text);
+  }
+
+  testing_support::ScratchDir scratch;
+  std::vector<std::pair<std::string, fixtures::Info>> components;
+  fixtures::Info cudnn;
+  fs::path archives;
+};
+
+std::string output_of(const testing_support::RunResult& r) { return r.out + r.err; }
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+// Two manifests of one stack (they differ in name and description only) as a bake matrix: the
+// bake file is read and checked, and every linux/amd64 target it defines is built here with the
+// same context, Dockerfile, target and arguments. The first image is inspected (run-time files
+// only, the toolkit's tree, the environment NVIDIA's container toolkit reads, one label per
+// archive); its test target runs the conv test, which finds cudart and cuDNN at the image's own
+// paths; its devel target has nvcc; the second image reuses every CUDA and cuDNN layer.
+TEST_F(ContainerHermetic, ABakeMatrixOfHermeticImagesBuildsAndRuns) {
+  auto a = manifest("stack-a", "first of the matrix");
+  auto b = manifest("stack-b", "second of the matrix");
+  fs::path out = scratch.path() / "matrix";
+  fs::create_directories(out);
+  fs::path convtest = testing_support::binary().parent_path() / "stackpin-convtest";
+  auto gen = testing_support::stackpin({"generate", "bake", a.string(), b.string(), "-o", (out / "docker-bake.json").string(), "--archives",
+                                        archives.string(), "--convtest", convtest.string(), "--registry", "registry.example/ci"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.out << gen.err;
+  // no linux-sbsa archives are pinned: those images are left out, and said so
+  EXPECT_NE(gen.err.find("no linux-sbsa image"), std::string::npos) << gen.err;
+
+  auto bake = json::parse(testing_support::read_text(out / "docker-bake.json"));
+  ASSERT_TRUE(bake.is_object());
+  EXPECT_EQ(bake["group"]["default"]["targets"], json::array({"stack-a-amd64", "stack-b-amd64"})) << bake.dump(1);
+  EXPECT_EQ(bake["group"]["devel"]["targets"], json::array({"stack-a-amd64-devel", "stack-b-amd64-devel"}));
+  EXPECT_EQ(bake["group"]["test"]["targets"], json::array({"stack-a-amd64-test", "stack-b-amd64-test"}));
+  std::set<std::string> allowed = {"context", "dockerfile", "target", "platforms", "args", "tags", "cache-from", "cache-to"};
+  for (const auto& [name, t] : bake["target"].items()) {
+    for (const auto& [key, v] : t.items()) EXPECT_TRUE(allowed.count(key)) << name << ": " << key;
+    EXPECT_TRUE(t["context"].is_string() && t["dockerfile"] == "Dockerfile" && t["target"].is_string()) << name;
+    EXPECT_EQ(t["platforms"], json::array({"linux/amd64"})) << name;
+    EXPECT_EQ(t["args"]["BASE_IMAGE"], ct::k_debian_image) << name;
+    EXPECT_EQ(t["tags"][0].get<std::string>().rfind("registry.example/ci/stack-", 0), 0u) << name;
+    EXPECT_EQ(t["cache-from"][0].get<std::string>().rfind("type=registry,ref=registry.example/ci/stack-", 0), 0u) << name;
+    EXPECT_TRUE(fs::exists(out / t["context"].get<std::string>() / "Dockerfile")) << name;
+  }
+  for (const auto& [name, t] : bake["group"].items())
+    for (const auto& member : t["targets"]) EXPECT_TRUE(bake["target"].contains(member)) << name << ": " << member;
+
+  Images images;
+  // Every target, built as bake would build it (no buildx here: no registry cache, same inputs).
+  std::map<std::string, std::string> tags, logs;
+  for (const auto& [name, t] : bake["target"].items()) {
+    std::string tag = "stackpin-test/" + name + ":" + std::to_string(::getpid());
+    images.tags.push_back(tag);
+    auto build = ct::docker({"build", "--build-arg", "BASE_IMAGE=" + t["args"]["BASE_IMAGE"].get<std::string>(), "--target",
+                             t["target"].get<std::string>(), "-f", (out / t["context"].get<std::string>() / "Dockerfile").string(), "-t",
+                             tag, (out / t["context"].get<std::string>()).string()},
+                            900);
+    ASSERT_EQ(build.exit_code, 0) << name << "\n" << ct::describe(build);
+    tags[name] = tag;
+    logs[name] = output_of(build);
+  }
+
+  // stack-a's runtime image: the toolkit's run-time files only
+  ct::Options o;
+  o.image = tags["stack-a-amd64"];
+  auto files = ct::run(o, {"sh", "-c",
+                           "cd /usr/local/cuda && readlink -f . && ls lib64 && ls share/doc && test -f version.json && "
+                           "! test -e bin && ! test -e include && ! test -e nvvm && ! ls lib64 | grep -v '\\.so\\.'"});
+  ASSERT_EQ(files.exit_code, 0) << ct::describe(files);
+  EXPECT_NE(files.out.find("/usr/local/cuda-13.0\n"), std::string::npos) << files.out;
+  EXPECT_NE(files.out.find("libcudart.so.13"), std::string::npos) << files.out;
+  for (const auto& [c, inf] : components) EXPECT_NE(files.out.find(c + "\n"), std::string::npos) << "licence of " << c << "\n" << files.out;
+  auto version = ct::run(o, {"cat", "/usr/local/cuda/version.json"});
+  auto doc = json::parse(version.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << version.out;
+  EXPECT_EQ(doc["cuda"]["version"], "13.0.2");
+  EXPECT_TRUE(doc.contains("cuda_cudart") && doc.contains("cuda_nvcc")) << doc.dump(1);
+  auto inspect = ct::docker({"image", "inspect", "--format", "{{json .Config}}", tags["stack-a-amd64"]}, 60);
+  auto config = json::parse(inspect.out);
+  std::set<std::string> env;
+  for (const auto& e : config["Env"]) env.insert(e.get<std::string>());
+  EXPECT_TRUE(env.count("CUDA_VERSION=13.0.2")) << config["Env"].dump();
+  EXPECT_TRUE(env.count("NVIDIA_VISIBLE_DEVICES=all")) << config["Env"].dump();
+  EXPECT_TRUE(env.count("NVIDIA_DRIVER_CAPABILITIES=compute,utility")) << config["Env"].dump();
+  bool require = false;
+  for (const auto& e : env) require |= e.rfind("NVIDIA_REQUIRE_CUDA=cuda>=13.0,driver>=580", 0) == 0;
+  EXPECT_TRUE(require) << config["Env"].dump();
+  for (const auto& [c, inf] : components) EXPECT_EQ(config["Labels"]["io.stackpin.cuda.archive." + c + ".sha256"], inf.sha256) << c;
+  EXPECT_EQ(config["Labels"]["io.stackpin.cudnn.archive.sha256"], cudnn.sha256);
+
+  // the conv test finds the image's own cudart and cuDNN (no GPU here: exit 3)
+  ct::Options t;
+  t.image = tags["stack-a-amd64-test"];
+  auto run = ct::run(t, {"stackpin-convtest", "--expect-cudnn", "9.19.0", "--expect-cuda", "13", "--json"});
+  ASSERT_EQ(run.exit_code, 3) << ct::describe(run);
+  auto report = json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << ct::describe(run);
+  EXPECT_EQ(report["report"]["cudart"]["path"].get<std::string>().rfind("/usr/local/cuda-13.0/lib64/libcudart.so.13", 0), 0u)
+      << report.dump(1);
+  EXPECT_EQ(report["report"]["cudnn"]["path"].get<std::string>().rfind("/opt/cudnn-" + k_version + "/lib64/libcudnn.so.9", 0), 0u)
+      << report.dump(1);
+
+  // the devel image has the compiler and the headers
+  ct::Options dv;
+  dv.image = tags["stack-a-amd64-devel"];
+  auto nvcc = ct::run(dv, {"sh", "-c",
+                           "nvcc --version && test -f /usr/local/cuda/include/cuda_runtime.h && test -f /opt/cudnn-" + k_version +
+                               "/include/cudnn_version.h"});
+  EXPECT_EQ(nvcc.exit_code, 0) << ct::describe(nvcc);
+  EXPECT_NE(nvcc.out.find("Cuda compilation tools"), std::string::npos) << nvcc.out;
+
+  // stack-b differs from stack-a in its labels only: its build reuses every CUDA and cuDNN layer
+  // (the classic builder says "Using cache" per step, BuildKit "CACHED")
+  const std::string& second = logs["stack-b-amd64"];
+  EXPECT_GE(count(second, "Using cache") + count(second, "CACHED"), 6u) << second;
+}
+
+// An archive swapped in the context after stackpin verified it (same size, one byte changed)
+// fails the build at the check, before anything is unpacked.
+TEST_F(ContainerHermetic, ASwappedComponentArchiveFailsTheBuildBeforeUnpacking) {
+  auto m = manifest("stack-swapped", "swapped archive");
+  fs::path context = scratch.path() / "context";
+  auto gen =
+      testing_support::stackpin({"generate", "dockerfile", m.string(), "--context", context.string(), "--archives", archives.string(),
+                                 "--convtest", (testing_support::binary().parent_path() / "stackpin-convtest").string()});
+  ASSERT_EQ(gen.exit_code, 0) << gen.out << gen.err;
+  const auto& cudart = *std::find_if(components.begin(), components.end(), [](const auto& c) { return c.first == "cuda_cudart"; });
+  fs::path in_context = context / "archives" / cudart.second.path.filename();
+  fs::remove(in_context);
+  fixtures::corrupt_copy(cudart.second.path, in_context, cudart.second.size / 2);
+  Images images;
+  const std::string tag = "stackpin-test/swapped:" + std::to_string(::getpid());
+  images.tags = {tag};
+  auto build = ct::docker({"build", "--target", "runtime", "-t", tag, context.string()}, 900);
+  EXPECT_NE(build.exit_code, 0) << ct::describe(build);
+  std::string log = output_of(build);
+  // sha256sum -c names the file; `set -eu` stops the step there, before the first tar
+  EXPECT_NE(log.find(cudart.second.path.filename().string() + ": FAILED"), std::string::npos) << log;
 }

@@ -6,9 +6,12 @@
 #include <cstdlib>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/archives/lock.hpp"
 #include "core/package/docker.hpp"
 #include "format/manifest_reader.hpp"
+#include "gen/bake.hpp"
 #include "gen/dockerfile.hpp"
 #include "golden.hpp"
 #include "test_support.hpp"
@@ -228,4 +231,58 @@ TEST(Dockerfile, TheImageIsLabelledWithTheGpuArchitecturesItWasCheckedAgainst) {
   auto p = d.write("gpus.toml", text + "\n[gpus]\narch = [\"8.0\", \"9.0\"]\nmodels = [\"RTX 4090\"]\n");
   auto r = render(p);
   EXPECT_NE(r.text.find("io.stackpin.gpu.arch=\"8.9,8.0,9.0\" \\\n"), std::string::npos) << r.text;
+}
+
+// ---- bake ----------------------------------------------------------------------------------------
+
+namespace {
+gen::BakeImage bake_image() {
+  gen::BakeImage i;
+  i.name = "stack-amd64";
+  i.context = "contexts/stack/linux-x86_64";
+  i.platform = "linux/amd64";
+  i.base_image = "debian:bookworm-slim@sha256:" + std::string(64, 'a');
+  i.image = "ghcr.io/acme/stack";
+  i.tag = "amd64";
+  i.cache_ref = "ghcr.io/acme/stack:buildcache-amd64";
+  return i;
+}
+}  // namespace
+
+// A value that would change what bake or BuildKit reads (a quote ending a JSON string, a comma
+// adding a key to a cache entry, an absolute or empty context) is refused, naming it.
+TEST(Bake, RefusesValuesBakeWouldReadOtherwise) {
+  ASSERT_TRUE(gen::render_bake({bake_image()}));
+  auto with = [](auto change) {
+    auto i = bake_image();
+    change(i);
+    return gen::render_bake({i});
+  };
+  for (auto r : {with([](gen::BakeImage& i) { i.cache_ref += ",mode=min"; }), with([](gen::BakeImage& i) { i.image += "\""; }),
+                 with([](gen::BakeImage& i) { i.context = "/etc"; }), with([](gen::BakeImage& i) { i.name = "a b"; }),
+                 with([](gen::BakeImage& i) { i.tag = ""; }), with([](gen::BakeImage& i) { i.base_image += "\n"; })}) {
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("cannot be written into a bake file"), std::string::npos) << r.error().message;
+  }
+  EXPECT_FALSE(gen::render_bake({}));
+  auto two = gen::render_bake({bake_image(), bake_image()});
+  ASSERT_FALSE(two);
+  EXPECT_NE(two.error().message.find("\"stack-amd64\""), std::string::npos) << two.error().message;
+}
+
+// The test target reads the shared cache and does not write it; without a cache reference there
+// are no cache entries at all.
+TEST(Bake, CacheEntries) {
+  auto i = bake_image();
+  i.test = true;
+  auto text = gen::render_bake({i});
+  ASSERT_TRUE(text);
+  auto doc = nlohmann::json::parse(*text);
+  EXPECT_EQ(doc["target"]["stack-amd64"]["cache-to"][0], "type=registry,ref=ghcr.io/acme/stack:buildcache-amd64,mode=max");
+  EXPECT_TRUE(doc["target"]["stack-amd64-test"].contains("cache-from"));
+  EXPECT_FALSE(doc["target"]["stack-amd64-test"].contains("cache-to"));
+  i.cache_ref.clear();
+  doc = nlohmann::json::parse(*gen::render_bake({i}));
+  EXPECT_FALSE(doc["target"]["stack-amd64"].contains("cache-from"));
+  EXPECT_EQ(doc["group"]["test"]["targets"], nlohmann::json::array({"stack-amd64-test"}));
 }
