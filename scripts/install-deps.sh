@@ -7,7 +7,9 @@
 #   scripts/install-deps.sh --lint     also clang-format, clang-tidy and shellcheck (scripts/lint.sh)
 #   scripts/install-deps.sh --tools    also the checkers the tests run when present
 #                                      (shellcheck, dpkg-dev, lintian, fakeroot, xz-utils, unzip,
-#                                      python3-yaml for the environment.yml parse test) and
+#                                      python3-yaml for the environment.yml parse test, nodejs
+#                                      with node-ajv and node-js-yaml for the JSON schema checks
+#                                      of generated CI files and SBOMs) and
 #                                      the container tests' engine (docker.io, cgroupfs-mount,
 #                                      debootstrap: see scripts/container-engine.sh)
 set -euo pipefail
@@ -17,7 +19,7 @@ build_pkgs=(
   libarchive-dev liblzma-dev zlib1g-dev libssl-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libcurl4-openssl-dev libgtest-dev libgmock-dev libisal-dev
 )
-tool_pkgs=(shellcheck groff-base xz-utils unzip zip python3 python3-yaml lintian fakeroot docker.io cgroupfs-mount debootstrap)
+tool_pkgs=(shellcheck groff-base xz-utils unzip zip python3 python3-yaml nodejs node-ajv node-js-yaml lintian fakeroot docker.io cgroupfs-mount debootstrap)
 # the sanitizer build and the fuzz targets (scripts/test.sh --sanitize, scripts/fuzz.sh): clang
 # with its runtime libraries (ASan, UBSan, LSan, libFuzzer)
 sanitize_pkgs=(clang libclang-rt-dev)

@@ -16,6 +16,7 @@
 #include "gen/activate.hpp"
 #include "gen/activate_windows.hpp"
 #include "gen/bake.hpp"
+#include "gen/ci.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "util/env.hpp"
 #include "util/fs.hpp"
@@ -186,19 +187,37 @@ std::pair<std::string, std::string> oci_platform(model::Platform p) {
 
 // docker-bake.json and, beside it, one verified build context per manifest and platform
 // (contexts/<name>/<platform>/). Everything is planned and rendered before anything is written.
-int run_bake(const BakeCli& c, Context& ctx) {
+// One image of a matrix: its manifest, plan, rendered Dockerfile and where its context goes.
+struct Planned {
+  model::Manifest m;
+  std::optional<model::Lock> lock;
+  core::DockerPlan plan;
+  std::string text;
+  std::filesystem::path dir;
+};
+struct Matrix {
+  std::vector<Planned> planned;
+  std::vector<gen::BakeImage> images;  // in the same order
+  std::vector<std::string> notes;
+  std::filesystem::path convtest;  // for the -test targets of the host's architecture ("" = none)
+};
+
+// Every manifest for every platform asked for (both, where the archives exist, by default), each
+// planned and rendered; nothing is written. Errors: usage (--lock with several manifests, a
+// platform that is not an image's, contexts outside the bake file's folder), and those of loading
+// and planning a manifest.
+util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
   namespace fs = std::filesystem;
   const auto& kb = knowledge::KnowledgeBase::embedded();
   if (c.manifests.size() > 1 && !ctx.lock.file.empty())
-    return fail(ctx, "generate",
-                util::Error(util::ErrorCode::usage,
-                            "--lock FILE names one lock, and " + std::to_string(c.manifests.size()) + " manifests were given")
-                    .with_hint("use --locked: each manifest is taken as the lock beside it pins it"));
+    return util::Error(util::ErrorCode::usage,
+                       "--lock FILE names one lock, and " + std::to_string(c.manifests.size()) + " manifests were given")
+        .with_hint("use --locked: each manifest is taken as the lock beside it pins it");
   std::vector<model::Platform> platforms;
   for (const auto& p : c.platforms) {
     auto parsed = model::parse_platform(p);
     if (!parsed || (*parsed != model::Platform::linux_x86_64 && *parsed != model::Platform::linux_sbsa))
-      return fail(ctx, "generate", util::Error(util::ErrorCode::usage, "--platform " + p + ": images are linux-x86_64 or linux-sbsa"));
+      return util::Error(util::ErrorCode::usage, "--platform " + p + ": images are linux-x86_64 or linux-sbsa");
     platforms.push_back(*parsed);
   }
   const bool all_platforms = platforms.empty();
@@ -208,38 +227,31 @@ int run_bake(const BakeCli& c, Context& ctx) {
   std::error_code ec;
   fs::path rel_root = fs::relative(fs::absolute(contexts, ec), fs::absolute(bake_dir.empty() ? "." : bake_dir, ec), ec);
   if (ec || rel_root.empty() || *rel_root.begin() == "..")
-    return fail(ctx, "generate",
-                util::Error(util::ErrorCode::usage, "--context-dir " + contexts.string() + " is not inside the bake file's folder")
-                    .with_hint("bake resolves each context from the folder it runs in: keep the contexts beside docker-bake.json"));
+    return util::Error(util::ErrorCode::usage, "--context-dir " + contexts.string() + " is not inside the bake file's folder")
+        .with_hint("bake resolves each context from the folder it runs in: keep the contexts beside docker-bake.json");
   fs::path convtest = c.convtest;
   if (convtest.empty())
     if (auto self = util::executable_path()) convtest = self->parent_path() / "stackpin-convtest";
   const bool have_convtest = fs::is_regular_file(convtest, ec);
 
-  struct Planned {
-    model::Manifest m;
-    std::optional<model::Lock> lock;
-    core::DockerPlan plan;
-    std::string text;
-    fs::path dir;
-  };
-  std::vector<Planned> planned;
-  std::vector<gen::BakeImage> images;
-  std::vector<std::string> notes;
+  Matrix x;
+  if (have_convtest) x.convtest = convtest;
+  auto& planned = x.planned;
+  auto& images = x.images;
+  auto& notes = x.notes;
   for (const auto& path : c.manifests) {
     std::optional<model::Lock> lock;
     auto m = load_manifest_for(ctx, path, &lock);
-    if (!m) return fail(ctx, "generate", m.error());
+    if (!m) return m.error();
     const std::string& name = m->name.value;
     bool plain_name = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
       return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
     });
     if (!plain_name || name.front() == '.' || name.front() == '-')
-      return fail(ctx, "generate",
-                  util::Error(util::ErrorCode::invalid,
-                              "the manifest's name \"" + util::printable(name, 80) + "\" cannot name an image or a bake target")
-                      .at(m->locate(m->name.pos))
-                      .with_hint("use letters, digits, '-', '_' and '.' (not first): it becomes the image's name and its targets'"));
+      return util::Error(util::ErrorCode::invalid,
+                         "the manifest's name \"" + util::printable(name, 80) + "\" cannot name an image or a bake target")
+          .at(m->locate(m->name.pos))
+          .with_hint("use letters, digits, '-', '_' and '.' (not first): it becomes the image's name and its targets'");
     for (auto platform : platforms) {
       core::DockerOptions o;
       if (lock) o.lock = &*lock;
@@ -252,9 +264,9 @@ int run_bake(const BakeCli& c, Context& ctx) {
         notes.push_back(path + ": no " + model::to_string(platform) + " image (" + plan.error().message + ")");
         continue;
       }
-      if (!plan) return fail(ctx, "generate", plan.error());
+      if (!plan) return plan.error();
       auto text = gen::render_dockerfile(plan->spec);
-      if (!text) return fail(ctx, "generate", text.error());
+      if (!text) return text.error();
       for (const auto& n : plan->notes)  // said once per manifest, not once per platform
         if (std::find(notes.begin(), notes.end(), path + ": " + n) == notes.end()) notes.push_back(path + ": " + n);
       auto [oci, arch] = oci_platform(platform);
@@ -274,6 +286,14 @@ int run_bake(const BakeCli& c, Context& ctx) {
   }
   if (c.registry.empty()) notes.push_back("no --registry: local image names, and no registry cache shared between builders");
   if (!have_convtest) notes.push_back("no stackpin-convtest at " + convtest.string() + ": no -test targets");
+  return x;
+}
+
+int run_bake(const BakeCli& c, Context& ctx) {
+  const auto& kb = knowledge::KnowledgeBase::embedded();
+  auto matrix = plan_matrix(c, ctx);
+  if (!matrix) return fail(ctx, "generate", matrix.error());
+  auto& [planned, images, notes, convtest] = *matrix;
   auto bake = gen::render_bake(images);
   if (!bake) return fail(ctx, "generate", bake.error());
 
@@ -288,7 +308,7 @@ int run_bake(const BakeCli& c, Context& ctx) {
                               "the contexts need the pinned archives: --archives DIR, a download cache (--cache-dir, filled by "
                               "`stackpin fetch`), or --from-url"));
     files.convtest_optional = true;
-    if (have_convtest && p.plan.platform == model::host_linux_platform()) files.convtest_binary = convtest;
+    if (!convtest.empty() && p.plan.platform == model::host_linux_platform()) files.convtest_binary = convtest;
     if (auto st = core::write_context(p.plan, p.text, p.m, kb, files, p.dir); !st) return fail(ctx, "generate", st.error());
   }
   Generated g;
@@ -297,6 +317,43 @@ int run_bake(const BakeCli& c, Context& ctx) {
   g.text = *bake;
   g.notes = std::move(notes);
   return finish(ctx, std::move(g));
+}
+
+struct CiCli {
+  BakeCli matrix;
+  bool github = false, gitlab = false;
+  std::string output;
+  std::vector<std::string> runner_labels;
+};
+
+// The CI definition for the matrix a `generate bake` with the same manifests, platforms and
+// registry writes (--bake names that bake file); nothing but the definition is written.
+int run_ci(CiCli c, Context& ctx) {
+  namespace fs = std::filesystem;
+  if (c.github == c.gitlab) return fail(ctx, "generate", util::Error(util::ErrorCode::usage, "give one of --github and --gitlab"));
+  c.matrix.from_url = true;  // the images are the same; no archive is looked for
+  auto matrix = plan_matrix(c.matrix, ctx);
+  if (!matrix) return fail(ctx, "generate", matrix.error());
+  gen::CiSpec spec;
+  for (const auto& m : c.matrix.manifests) spec.manifests.push_back(fs::path(m).filename().string());
+  fs::path bake(c.matrix.output);
+  spec.bake_dir = bake.parent_path().empty() ? "." : bake.parent_path().generic_string();
+  spec.bake_file = bake.filename().string();
+  spec.registry = c.matrix.registry;
+  spec.runner_labels = c.runner_labels;
+  if (spec.runner_labels.empty())
+    spec.runner_labels = c.github ? std::vector<std::string>{"self-hosted", "linux", "x64", "gpu"} : std::vector<std::string>{"gpu"};
+  for (const auto& i : matrix->images) {
+    spec.arm64 |= i.platform == "linux/arm64";
+    if (i.test) spec.tests.push_back({i.name + "-test", i.image + ":" + i.tag + "-test"});
+  }
+  auto text = c.github ? gen::render_github_workflow(spec) : gen::render_gitlab_pipeline(spec);
+  if (!text) return fail(ctx, "generate", text.error());
+  std::vector<std::string> notes;
+  for (const auto& n : matrix->notes)
+    if (n.find("no --registry") != std::string::npos)
+      notes.push_back("no --registry: nothing is pushed, and each conv-test job builds its image without a shared cache");
+  return emit(ctx, "ci", c.output, *text, notes);
 }
 
 int finish(Context& ctx, Generated g) {
@@ -463,6 +520,21 @@ void add_generate(CLI::App& app, Context& ctx) {
   bake->add_flag("--from-url", bk->from_url, "Download the archives from their URLs during the builds instead of the contexts");
   bake->add_option("--convtest", bk->convtest, "The stackpin-convtest for the -test targets (default: the one next to stackpin)");
   bake->callback([bk, &ctx] { ctx.action = [bk, &ctx] { return run_bake(*bk, ctx); }; });
+
+  auto ci = std::make_shared<CiCli>();
+  auto* ci_cmd = gen_cmd->add_subcommand(
+      "ci", "A GitHub Actions workflow or GitLab CI pipeline that builds a bake matrix and runs each image's conv test on GPU runners");
+  ci_cmd->add_option("MANIFEST", ci->matrix.manifests, "The manifests of the matrix (as given to `generate bake`)")->required();
+  ci_cmd->add_flag("--github", ci->github, "A GitHub Actions workflow (.github/workflows/*.yml)");
+  ci_cmd->add_flag("--gitlab", ci->gitlab, "A GitLab CI pipeline (.gitlab-ci.yml)");
+  ci_cmd->add_option("-o", ci->output, "Write to FILE instead of stdout");
+  ci_cmd->add_option("--bake", ci->matrix.output, "The bake file, relative to the repository root (default: docker-bake.json)");
+  ci_cmd->add_option("--registry", ci->matrix.registry, "Where the images and the build cache are pushed, as for `generate bake`");
+  ci_cmd->add_option("--platform", ci->matrix.platforms, "As for `generate bake` (repeatable)");
+  ci_cmd->add_option("--runner-label", ci->runner_labels,
+                     "A label of the GPU runners (repeatable; default: self-hosted, linux, x64, gpu on GitHub, gpu on GitLab)");
+  ci_cmd->add_option("--convtest", ci->matrix.convtest, "As for `generate bake`: with it, linux-x86_64 images get a conv-test job");
+  ci_cmd->callback([ci, &ctx] { ctx.action = [ci, &ctx] { return run_ci(*ci, ctx); }; });
 
   auto dc = std::make_shared<DevcontainerCli>();
   auto* dev = gen_cmd->add_subcommand("devcontainer", "A .devcontainer/ (devcontainer.json + Dockerfile) that asks for the GPU");

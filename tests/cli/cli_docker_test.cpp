@@ -7,6 +7,8 @@
 
 #include <sys/stat.h>
 
+#include <iostream>
+
 #include "fixtures.hpp"
 #include "golden.hpp"
 #include "test_support.hpp"
@@ -205,4 +207,51 @@ TEST(BakeCli, RefusalsWriteNothing) {
                        "windows-x86_64", "--from-url"});
   EXPECT_EQ(arm.exit_code, 2) << arm.err;
   EXPECT_TRUE(nothing_written());
+}
+
+// ---- generate ci -------------------------------------------------------------------------------
+
+// The workflow and the pipeline of the example matrix: golden, and valid against GitHub's workflow
+// schema (SchemaStore's) and GitLab's CI schema, read by a real validator (ajv, with js-yaml).
+TEST(CiCli, GithubAndGitlabDefinitionsMatchGoldenAndTheirSchemas) {
+  ScratchDir d;
+  DockerSetup s;
+  const std::vector<std::string> manifests = {example("cu124-cudnn91-torch25-hermetic.toml").string(),
+                                              example("cu124-cudnn91-torch25-docker.toml").string()};
+  struct Kind {
+    std::string flag, registry, golden, schema;
+  };
+  for (const Kind& k : {Kind{"--github", "ghcr.io/acme", "ci/matrix.github.yml", "github-workflow.json"},
+                        Kind{"--gitlab", "registry.gitlab.com/acme/gpu", "ci/matrix.gitlab-ci.yml", "gitlab-ci.json"}}) {
+    fs::path out = d.path() / (k.flag.substr(2) + ".yml");
+    std::vector<std::string> args = {"generate", "ci", k.flag};
+    args.insert(args.end(), manifests.begin(), manifests.end());
+    for (const auto& a : {"--bake", "ci/docker-bake.json", "--registry", k.registry.c_str(), "--runner-label", "gpu", "--runner-label",
+                          "h100", "-o", out.c_str()})
+      args.emplace_back(a);
+    args.insert(args.end(), {"--convtest", s.convtest().string()});
+    auto r = stackpin(args);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    testing_support::expect_golden(read_text(out), k.golden);
+    std::string skip;
+    auto errors = testing_support::schema_errors(k.schema, out, skip);
+    if (!skip.empty()) {
+      std::cout << "[ SKIPPED  ] the schema check of " << k.golden << ": " << skip << "\n";
+      continue;
+    }
+    EXPECT_EQ(errors, "") << k.golden;
+  }
+}
+
+TEST(CiCli, Refusals) {
+  auto hermetic = example("cu124-cudnn91-torch25-hermetic.toml").string();
+  auto both = stackpin({"generate", "ci", "--github", "--gitlab", hermetic});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_NE(both.err.find("one of --github and --gitlab"), std::string::npos) << both.err;
+  auto label = stackpin({"generate", "ci", "--github", hermetic, "--runner-label", "gpu\"]\n  evil: ["});
+  EXPECT_EQ(label.exit_code, 1) << label.err;
+  EXPECT_NE(label.err.find("cannot be written into a CI definition"), std::string::npos) << label.err;
+  auto bake = stackpin({"generate", "ci", "--gitlab", hermetic, "--bake", "../outside/docker-bake.json"});
+  EXPECT_EQ(bake.exit_code, 1) << bake.err;
+  EXPECT_NE(bake.err.find("the bake file's folder"), std::string::npos) << bake.err;
 }

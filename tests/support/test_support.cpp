@@ -150,4 +150,20 @@ fs::path ScratchDir::write(const std::string& name, const std::string& content) 
   return p;
 }
 
+std::string schema_errors(const std::string& schema, const fs::path& file, std::string& skip) {
+  std::string node = tool_path("node");
+  if (node.empty()) {
+    skip = "no node on PATH to run the JSON schema validator (scripts/install-deps.sh --tools installs nodejs, node-ajv, node-js-yaml)";
+    return {};
+  }
+  auto r = run_process({node, (source_dir() / "tests/support/schema_check.js").string(),
+                        (source_dir() / "tests/data/schemas" / schema).string(), file.string()},
+                       {"NODE_PATH=/usr/share/nodejs"});
+  if (r.exit_code == 2) {
+    skip = "the JSON schema validator cannot run: " + r.err;
+    return {};
+  }
+  return r.exit_code == 0 ? std::string() : r.err + r.out;
+}
+
 }  // namespace testing_support

@@ -78,4 +78,9 @@ std::string tool_path(const std::string& name);
 // Whether a program is on PATH (tests of optional checkers skip without it).
 bool have_tool(const std::string& name);
 
+// Validates `file` (JSON or YAML) against tests/data/schemas/<schema> with
+// tests/support/schema_check.js (node with Debian's node-ajv and node-js-yaml). Returns "" when it
+// is valid, the validator's errors otherwise; `skip` gets the reason when the validator cannot run.
+std::string schema_errors(const std::string& schema, const std::filesystem::path& file, std::string& skip);
+
 }  // namespace testing_support
