@@ -43,6 +43,7 @@ void add_check(CLI::App& app, Context& ctx);
 void add_verify(CLI::App& app, Context& ctx);
 void add_stage(CLI::App& app, Context& ctx);
 void add_deb(CLI::App& app, Context& ctx);
+void add_sbom(CLI::App& app, Context& ctx);
 void add_convtest(CLI::App& app, Context& ctx);
 void add_generate(CLI::App& app, Context& ctx);
 void add_diff(CLI::App& app, Context& ctx);

@@ -93,6 +93,7 @@ void define_commands(CLI::App& app, Context& ctx) {
   add_verify(app, ctx);
   add_stage(app, ctx);
   add_deb(app, ctx);
+  add_sbom(app, ctx);
   add_convtest(app, ctx);
   add_generate(app, ctx);
   add_diff(app, ctx);

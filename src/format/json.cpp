@@ -236,6 +236,13 @@ JsonDoc generated_json(const std::string& kind, const std::vector<GeneratedFile>
   return wrap(json{{"kind", kind}, {"files", std::move(arr)}});
 }
 
+JsonDoc sbom_json(const std::string& file, std::size_t packages, std::size_t files, const std::vector<std::string>& notes,
+                  const std::optional<std::string>& document) {
+  json j{{"file", file}, {"packages", packages}, {"files", files}, {"notes", notes}};
+  if (document) j["document"] = json::parse(*document, nullptr, false);
+  return wrap(std::move(j));
+}
+
 JsonDoc captured_json(const std::string& manifest_text, const std::string& output, const std::string& name, const std::string& cuda,
                       const std::string& cudnn) {
   return wrap(json{{"manifest", manifest_text},

@@ -21,6 +21,7 @@ std::string write_receipt(const model::Receipt& r) {
   json files = json::array();
   for (const auto& f : r.files) {
     json j{{"path", f.path}, {"type", f.type}, {"from", f.from}};
+    if (!f.archive.empty()) j["archive"] = f.archive;
     if (f.type == "file") {
       j["sha256"] = f.sha256;
       j["size"] = f.size;
@@ -95,6 +96,7 @@ util::Result<model::Receipt> parse_receipt(std::string_view text, const std::str
       s.path = f.at("path").get<std::string>();
       s.type = f.at("type").get<std::string>();
       s.from = f.value("from", "");
+      s.archive = f.value("archive", "");
       s.sha256 = f.value("sha256", "");
       s.size = f.value("size", std::uint64_t{0});
       s.mode = f.value("mode", 0u);

@@ -646,7 +646,7 @@ class Commit {
     report.plan.clear();
     for (auto& part : m_u.parts)
       for (auto& f : part.files) {
-        SP_TRY(place(f, part.entries.at(f.from), part.root));
+        SP_TRY(place(f, part.entries.at(f.from), part.root, part.what == "cuDNN" ? "cudnn" : part.what == "version.json" ? "" : part.what));
         report.plan.push_back(f);
       }
     if (m_run.o.remove_stale) {
@@ -693,12 +693,13 @@ class Commit {
     sf.backup = bak;
     return {};
   }
-  util::Status place(model::PlannedFile& f, const archive_io::Entry& e, const fs::path& root) {
+  util::Status place(model::PlannedFile& f, const archive_io::Entry& e, const fs::path& root, const std::string& archive) {
     std::error_code ec;
     const auto& dest = m_run.dest;
     model::StagedFile sf;
     sf.path = f.to;
     sf.from = f.from;
+    sf.archive = archive;
     sf.type = f.type;
     sf.size = e.size;
     sf.mode = e.mode;

@@ -64,6 +64,10 @@ struct GeneratedFile {
 };
 // {"kind", "files": [{path, bytes, text|null}]}
 JsonDoc generated_json(const std::string& kind, const std::vector<GeneratedFile>& files);
+// {"file": path|"-", "packages", "files", "notes", "document": the SPDX document when it went to
+// stdout}: what `sbom` wrote.
+JsonDoc sbom_json(const std::string& file, std::size_t packages, std::size_t files, const std::vector<std::string>& notes,
+                  const std::optional<std::string>& document);
 // {"manifest": text, "output": path|null, "name", "cuda", "cudnn"}: what `capture` wrote.
 JsonDoc captured_json(const std::string& manifest_text, const std::string& output, const std::string& name, const std::string& cuda,
                       const std::string& cudnn);

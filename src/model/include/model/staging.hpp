@@ -21,6 +21,9 @@ struct StagedFile {
   std::int64_t mtime_ns = 0;  // as left by stage, for the fast no-op check
   std::string backup;         // relative to DEST: where the file this one replaced was kept
   std::string from;           // path inside the archive (without its top directory)
+  // The archive it came from: "cudnn", a CUDA component's id ("cuda_cudart"), or "" for what stackpin
+  // wrote itself (version.json) and for receipts older than this field.
+  std::string archive;
 };
 
 // One CUDA toolkit component's archive a staging took its files from.

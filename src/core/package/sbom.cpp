@@ -1,0 +1,160 @@
+#include "core/package/sbom.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+
+#include "core/provision/stage.hpp"
+#include "crypto/sha1.hpp"
+#include "crypto/sha256.hpp"
+#include "format/receipt.hpp"
+#include "format/spdx.hpp"
+#include "knowledge/cuda_catalog.hpp"
+#include "util/fs.hpp"
+
+namespace core {
+namespace fs = std::filesystem;
+using util::Error;
+using util::ErrorCode;
+
+namespace {
+
+std::string iso8601(std::int64_t t) {
+  std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// NVIDIA's URL of a CUDA component archive, from stackpin's copy of the release's manifest.
+std::string cuda_url(const model::Receipt& r, const model::ReceiptArchive& a) {
+  auto v = model::Version::parse(r.cuda_version);
+  if (!v) return {};
+  auto release = knowledge::CudaCatalog::embedded().release(*v);
+  if (!release || !*release) return {};
+  if (const auto* c = knowledge::find_component(**release, a.component))
+    for (const auto& x : c->archives)
+      if (x.sha256 == a.sha256) return knowledge::CudaCatalog::k_base_url + x.relative_path;
+  return {};
+}
+
+std::string cuda_license(const model::Receipt& r, const std::string& component) {
+  auto v = model::Version::parse(r.cuda_version);
+  if (!v) return {};
+  auto release = knowledge::CudaCatalog::embedded().release(*v);
+  if (!release || !*release) return {};
+  const auto* c = knowledge::find_component(**release, component);
+  return c ? c->license : std::string();
+}
+
+}  // namespace
+
+util::Result<SbomResult> sbom_for_dest(const fs::path& dest_in, const knowledge::KnowledgeBase& kb, const SbomOptions& o) {
+  fs::path dest = fs::absolute(dest_in).lexically_normal();
+  SP_TRY_ASSIGN(auto r, staged_receipt(dest));
+  SbomResult out;
+  format::SpdxDocument doc;
+  doc.tool = "stackpin-" + o.stackpin_version;
+  doc.created = iso8601(o.created ? *o.created : static_cast<std::int64_t>(std::time(nullptr)));
+  doc.name = r.manifest_name + " staged in " + r.dest;
+  doc.namespace_uri = "https://spdx.org/spdxdocs/stackpin/" + format::spdx_id_part(r.manifest_name) + "-" +
+                      crypto::to_hex(crypto::sha256_of(format::write_receipt(r))).substr(0, 32);
+  doc.comment = "The files stackpin staged from NVIDIA's archives for the manifest " + r.manifest_path + " (sha256 " + r.manifest_sha256 +
+                "), " + r.target + " layout " + r.layout + ", " + r.platform + ".";
+
+  // the packages, keyed by what the receipt's files name them
+  std::map<std::string, std::size_t> by_archive;
+  std::map<std::string, std::string> license_of;  // archive -> NVIDIA's licence name
+  if (!r.archive_file.empty()) {
+    format::SpdxPackage p;
+    p.id = "SPDXRef-Package-cudnn";
+    p.name = "cudnn";
+    p.version = r.cudnn_version;
+    p.file_name = r.archive_file;
+    p.sha256 = r.archive_sha256;
+    if (const auto* fact = kb.cudnn_archive_by_sha256(r.archive_sha256)) p.download_location = fact->url;
+    license_of["cudnn"] = "cudnn";  // every cuDNN redistrib manifest of NVIDIA's names it so
+    by_archive["cudnn"] = doc.packages.size();
+    doc.packages.push_back(std::move(p));
+  }
+  for (const auto& a : r.cuda_archives) {
+    format::SpdxPackage p;
+    p.id = "SPDXRef-Package-" + format::spdx_id_part(a.component);
+    p.name = a.component;
+    p.version = a.version;
+    p.file_name = a.file;
+    p.sha256 = a.sha256;
+    p.download_location = cuda_url(r, a);
+    if (auto l = cuda_license(r, a.component); !l.empty()) license_of[a.component] = l;
+    by_archive[a.component] = doc.packages.size();
+    doc.packages.push_back(std::move(p));
+  }
+
+  // every staged regular file, proved to be the staged bytes
+  std::map<std::string, std::string> license_file;  // archive -> the staged LICENSE it carries
+  std::size_t unattributed = 0;
+  for (const auto& f : r.files) {
+    if (f.type != "file") continue;
+    fs::path path = dest / f.path;
+    SP_TRY_ASSIGN(auto dg, crypto::sha1_and_sha256_of_file(path));
+    if (dg.sha256 != f.sha256)
+      return Error(ErrorCode::mismatch, path.string() + " changed since it was staged (sha256 " + dg.sha256 + ", the receipt says " +
+                                            f.sha256 + "): an SBOM of this tree would describe other bytes than NVIDIA's")
+          .with_hint("see what changed with `stackpin status --dest " + dest.string() + "`, then restage");
+    std::size_t index = doc.files.size();
+    doc.files.push_back({f.path, dg.sha1, dg.sha256});
+    if (f.archive.empty()) {
+      if (f.path != "version.json" || f.from != "version.json") ++unattributed;  // version.json: stackpin's own, from the manifest
+      continue;
+    }
+    auto it = by_archive.find(f.archive);
+    if (it == by_archive.end())
+      return Error(ErrorCode::invalid, dest.string() + "/.stackpin/receipt.json attributes " + f.path + " to the archive \"" + f.archive +
+                                           "\", which it does not list")
+          .with_hint("the receipt was edited or damaged: restage the tree with `stackpin stage`");
+    doc.packages[it->second].files.push_back(index);
+    if (f.from == "LICENSE" || f.from == "LICENSE.txt") license_file.emplace(f.archive, f.path);
+  }
+
+  // one LicenseRef- per licence NVIDIA names, with the text the first archive under it carries
+  std::map<std::string, std::size_t> license_index;
+  for (auto& p : doc.packages) {
+    auto l = license_of.find(p.name);
+    if (l == license_of.end()) continue;
+    auto [it, fresh] = license_index.emplace(l->second, doc.licenses.size());
+    if (fresh) {
+      format::SpdxLicense lic;
+      lic.id = "LicenseRef-NVIDIA-" + format::spdx_id_part(l->second);
+      lic.name = l->second;
+      if (auto lf = license_file.find(p.name); lf != license_file.end()) {
+        SP_TRY_ASSIGN(auto text, util::read_file(dest / lf->second));
+        lic.text = std::move(text);
+      } else {
+        lic.text = "NVIDIA's redistrib manifest names the licence \"" + l->second + "\"; its text is not in this tree.";
+      }
+      doc.licenses.push_back(std::move(lic));
+    }
+    p.license_id = doc.licenses[it->second].id;
+  }
+  // SPDX's verification code: the SHA-1 of the package's files' SHA-1s, sorted and concatenated
+  for (auto& p : doc.packages) {
+    std::vector<std::string> sums;
+    for (std::size_t i : p.files) sums.push_back(doc.files[i].sha1);
+    std::sort(sums.begin(), sums.end());
+    std::string all;
+    for (const auto& s : sums) all += s;
+    p.verification_code = crypto::sha1_hex(all);
+  }
+  if (unattributed)
+    out.notes.push_back(std::to_string(unattributed) +
+                        " staged files are attributed to no archive (a receipt of an older stackpin): they are listed, in no package; "
+                        "restage the tree to attribute them");
+  out.packages = doc.packages.size();
+  out.files = doc.files.size();
+  out.text = format::write_spdx(doc);
+  return out;
+}
+
+}  // namespace core
