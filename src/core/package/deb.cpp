@@ -600,7 +600,9 @@ util::Result<model::DebPackage> write_package(DebRun& run, Pkg& p, fs::path& par
   SP_TRY_ASSIGN(auto data, archive_io::write_tar(data_tar, members, to));
   SP_TRY_ASSIGN(auto control, gen::render_control(p.control));
   std::vector<archive_io::TarMember> ctl = {text_member("control", control), text_member("md5sums", gen::render_md5sums(data.md5))};
-  if (&p == &run.rt) {
+  // shlibs and the ldconfig trigger only for a package that holds shared libraries: an empty shlibs
+  // file is an error to lintian (empty-shlibs), a trigger without libraries a warning
+  if (&p == &run.rt && !p.sonames.empty()) {
     ctl.push_back(text_member("shlibs", gen::render_shlibs(p.sonames, p.name + " (>= " + run.version + ")")));
     ctl.push_back(text_member("triggers", gen::render_ldconfig_trigger()));
   }
