@@ -9,7 +9,8 @@
 #                                      (shellcheck, dpkg-dev, lintian, fakeroot, xz-utils, unzip,
 #                                      python3-yaml for the environment.yml parse test, nodejs
 #                                      with node-ajv and node-js-yaml for the JSON schema checks
-#                                      of generated CI files and SBOMs) and
+#                                      of generated CI files and SBOMs, npm for the Dev Containers
+#                                      CLI) and
 #                                      the container tests' engine (docker.io, cgroupfs-mount,
 #                                      debootstrap: see scripts/container-engine.sh)
 set -euo pipefail
@@ -29,7 +30,12 @@ lint_pkgs=(clang-format clang-tidy shellcheck)
 want=("${build_pkgs[@]}")
 for arg in "$@"; do
   case $arg in
-    --tools) want+=("${tool_pkgs[@]}") ;;
+    --tools)
+      want+=("${tool_pkgs[@]}")
+      # npm, for the Dev Containers CLI the container tests install (scripts/test.sh); a nodejs
+      # from elsewhere may bring its own npm and conflict with Debian's
+      command -v npm >/dev/null || want+=(npm)
+      ;;
     --sanitize) want+=("${sanitize_pkgs[@]}") ;;
     --lint) want+=("${lint_pkgs[@]}") ;;
     *) echo "install-deps: unknown option $arg (--tools, --sanitize, --lint)" >&2; exit 2 ;;

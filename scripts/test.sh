@@ -44,6 +44,16 @@ if wants_containers "$@"; then
   if "$engine" start --holder $$; then
     trap '"$engine" stop --holder $$' EXIT
     "$engine" images || echo "test.sh: a test image could not be built; the container tests that need it will skip"
+    # the Dev Containers CLI (npm, pinned), which reads and builds the generated devcontainer.json
+    devcontainer_cli_version=0.89.0
+    npm_dir=${STACKPIN_NPM_CACHE:-/var/cache/stackpin-npm}
+    cli=$npm_dir/node_modules/.bin/devcontainer
+    if [[ ! -x $cli || $("$cli" --version 2>/dev/null) != "$devcontainer_cli_version" ]]; then
+      mkdir -p "$npm_dir"
+      npm install --no-audit --no-fund --prefix "$npm_dir" "@devcontainers/cli@$devcontainer_cli_version" >/dev/null 2>&1 ||
+        echo "test.sh: npm could not install @devcontainers/cli; its container test will skip"
+    fi
+    [[ -x $cli ]] && export STACKPIN_DEVCONTAINER_CLI=$cli
   else
     echo "test.sh: no container engine could be started; the container tests will skip"
   fi

@@ -139,6 +139,7 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   const auto& kb = knowledge::KnowledgeBase::embedded();
   auto plan = core::plan_dockerfile(*m, kb, o);
   if (!plan) return fail(ctx, "generate", plan.error());
+  plan->spec.test_stage = false;  // the dev container builds `runtime`
   auto text = gen::render_dockerfile(plan->spec);
   if (!text) return fail(ctx, "generate", text.error());
   auto dir = std::filesystem::path(c.out_dir) / ".devcontainer";
@@ -152,9 +153,7 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
           ctx, "generate",
           util::Error(util::ErrorCode::usage,
                       "the manifest's archive has no url: pass --archives DIR (or --cache-dir) so it can be put into " + dir.string()));
-    files.convtest_optional = true;  // the devcontainer builds the runtime target only
-    if (auto self = util::executable_path(); self && std::filesystem::exists(self->parent_path() / "stackpin-convtest"))
-      files.convtest_binary = self->parent_path() / "stackpin-convtest";
+    files.convtest_optional = true;  // the devcontainer builds the runtime target only: no conv test in its context
     if (auto st = core::write_context(*plan, *text, *m, kb, files, dir); !st) return fail(ctx, "generate", st.error());
   } else {
     std::error_code ec;

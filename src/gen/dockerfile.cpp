@@ -225,8 +225,9 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
                "). Regenerate it with `stackpin generate dockerfile`; do not edit.");
   d += "#\n";
   d += "# Build the image:  docker build --target runtime -t " + comment_safe(s.manifest_name) + " .\n";
-  d += "# Test it:          docker build --target test -t " + comment_safe(s.manifest_name) + "-test . && docker run --rm --gpus all " +
-       comment_safe(s.manifest_name) + "-test\n";
+  if (s.test_stage)
+    d += "# Test it:          docker build --target test -t " + comment_safe(s.manifest_name) + "-test . && docker run --rm --gpus all " +
+         comment_safe(s.manifest_name) + "-test\n";
   if (s.hermetic) {
     d += "# Build tools:      docker build --target devel -t " + comment_safe(s.manifest_name) + "-devel .\n";
     d += "# The toolkit comes from the pinned CUDA components' archives, not from the base image; another base\n";
@@ -340,6 +341,7 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
 
   d += labels_and_devel(s);
 
+  if (!s.test_stage) return d;
   d += "# --- test: the conv test inside the image ----------------------------------------------------\n";
   d += "FROM runtime AS test\n";
   d += "COPY stackpin/stackpin-convtest /usr/local/bin/stackpin-convtest\n";
@@ -358,7 +360,7 @@ std::string render_dockerignore(const DockerfileSpec& s) {
   if (!s.from_url)
     for (const auto& a : s.cuda_archives) out += "!archives/" + a.file + "\n";
   if (!s.apt && !s.from_url) out += "!archives/" + s.archive_file + "\n";
-  out += "!stackpin/stackpin-convtest\n";
+  if (s.test_stage) out += "!stackpin/stackpin-convtest\n";
   return out;
 }
 

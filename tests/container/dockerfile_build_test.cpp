@@ -360,3 +360,53 @@ TEST_F(ContainerHermetic, ASwappedComponentArchiveFailsTheBuildBeforeUnpacking) 
   // sha256sum -c names the file; `set -eu` stops the step there, before the first tar
   EXPECT_NE(log.find(cudart.second.path.filename().string() + ": FAILED"), std::string::npos) << log;
 }
+
+// ---- the Dev Containers CLI --------------------------------------------------------------------
+
+// The generated .devcontainer/ read and built by the Dev Containers CLI itself (@devcontainers/cli,
+// which scripts/test.sh installs from npm and names in STACKPIN_DEVCONTAINER_CLI): its reading of
+// devcontainer.json keeps the target, the base image argument and the GPU request, and its build,
+// on the local CUDA runtime image (nothing pulled), gives an image whose loader finds the pinned
+// cuDNN.
+TEST(ContainerDevcontainer, TheDevContainersCliReadsAndBuildsIt) {
+  SP_SKIP_WITHOUT_CONTAINERS(ct::k_cuda_runtime_image);
+  const char* cli = std::getenv("STACKPIN_DEVCONTAINER_CLI");
+  if (!cli || !fs::exists(cli)) GTEST_SKIP() << "no Dev Containers CLI (scripts/test.sh installs @devcontainers/cli from npm)";
+  std::string node = testing_support::tool_path("node");
+  if (node.empty()) GTEST_SKIP() << "no node on PATH to run the Dev Containers CLI";
+  testing_support::ScratchDir dir;
+  fs::path archives = dir.path() / "archives", repo = dir.path() / "repo";
+  fs::create_directories(archives);
+  fs::create_directories(repo);
+  auto archive = make_archive(archives);
+  std::string text = manifest_for(archive, "devcontainer-build", "");
+  text.replace(text.find("nvidia/cuda:13.0.2-runtime-ubuntu24.04"), 38, ct::k_cuda_runtime_image);
+  auto manifest = dir.write("stack.toml", text);
+  auto gen = testing_support::stackpin(
+      {"generate", "devcontainer", manifest.string(), "--out-dir", repo.string(), "--archives", archives.string()});
+  ASSERT_EQ(gen.exit_code, 0) << gen.out << gen.err;
+  EXPECT_FALSE(fs::exists(repo / ".devcontainer/stackpin")) << "no conv test in a dev container's context";
+
+  const std::vector<std::string> env = {"PATH=" + fs::path(node).parent_path().string() + ":/usr/bin:/bin"};
+  auto read = testing_support::run_process({node, cli, "read-configuration", "--workspace-folder", repo.string()}, env);
+  ASSERT_EQ(read.exit_code, 0) << read.out << read.err;
+  auto config = json::parse(read.out.substr(read.out.rfind("\n{") == std::string::npos ? 0 : read.out.rfind("\n{") + 1), nullptr, false);
+  ASSERT_FALSE(config.is_discarded()) << read.out;
+  const auto& c = config["configuration"];
+  EXPECT_EQ(c["build"]["target"], "runtime") << c.dump(1);
+  EXPECT_EQ(c["build"]["args"]["BASE_IMAGE"], ct::k_cuda_runtime_image) << c.dump(1);
+  EXPECT_EQ(c["hostRequirements"]["gpu"], true) << c.dump(1);
+  EXPECT_EQ(c["runArgs"], json::array({"--gpus", "all"})) << c.dump(1);
+
+  Images images;
+  const std::string tag = "stackpin-test/devcontainer:" + std::to_string(::getpid());
+  images.tags = {tag};
+  auto build = testing_support::run_process(
+      {node, cli, "build", "--workspace-folder", repo.string(), "--docker-path", ct::docker_binary(), "--image-name", tag}, env, {});
+  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
+  EXPECT_NE(build.out.find("\"outcome\":\"success\""), std::string::npos) << build.out;
+  ct::Options o;
+  o.image = tag;
+  auto ldcache = ct::run(o, {"sh", "-c", "ldconfig -p | grep 'libcudnn.so.9 '"});
+  EXPECT_NE(ldcache.out.find("/opt/cudnn-" + k_version + "/lib64/libcudnn.so.9"), std::string::npos) << ct::describe(ldcache);
+}

@@ -321,8 +321,11 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
     }
     return {};
   };
+  fs::create_directories(dir, ec);
+  if (ec) return Error(ErrorCode::io, "cannot create " + dir.string() + ": " + ec.message());
   for (const char* sub : {"stackpin", "archives"}) {
     if (std::string(sub) == "archives" && !archive && cuda_archives.empty()) continue;
+    if (std::string(sub) == "stackpin" && !with_convtest) continue;
     fs::create_directories(dir / sub, ec);
     if (ec) return Error(ErrorCode::io, "cannot create " + (dir / sub).string() + ": " + ec.message());
   }

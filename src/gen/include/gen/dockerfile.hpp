@@ -52,6 +52,10 @@ struct DockerfileSpec {
   std::vector<DockerFramework> frameworks;
   std::string python;                 // the manifest's pin ("3.12"), "" when none
   std::string convtest_expect_cudnn;  // 9.1.0 (three parts, as libraries report)
+  // The `test` stage (stackpin-convtest). A dev container builds `runtime` only, and Docker's
+  // classic builder builds every stage before the target it is asked for (the Dev Containers CLI
+  // appends its own), so its Dockerfile has none.
+  bool test_stage = true;
 };
 
 // The Dockerfile: in a hermetic spec, stage `cuda` checks every component archive's size and
