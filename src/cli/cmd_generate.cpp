@@ -5,6 +5,8 @@
 #include <ostream>
 
 #include <algorithm>
+#include <map>
+#include <regex>
 #include "commands.hpp"
 #include "format/json.hpp"
 
@@ -238,19 +240,27 @@ util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
   auto& planned = x.planned;
   auto& images = x.images;
   auto& notes = x.notes;
+  std::map<std::string, std::string> names;  // image name -> the manifest that takes it
   for (const auto& path : c.manifests) {
     std::optional<model::Lock> lock;
     auto m = load_manifest_for(ctx, path, &lock);
     if (!m) return m.error();
     const std::string& name = m->name.value;
-    bool plain_name = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
-      return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
-    });
-    if (!plain_name || name.front() == '.' || name.front() == '-')
+    // Docker's grammar for a repository path component (the image's name is the lowercased one)
+    static const std::regex k_component("^[a-z0-9]+((\\.|_|__|-+)[a-z0-9]+)*$");
+    const std::string lower = util::to_lower(name);
+    if (!std::regex_match(lower, k_component))
       return util::Error(util::ErrorCode::invalid,
                          "the manifest's name \"" + util::printable(name, 80) + "\" cannot name an image or a bake target")
           .at(m->locate(m->name.pos))
-          .with_hint("use letters, digits, '-', '_' and '.' (not first): it becomes the image's name and its targets'");
+          .with_hint(
+              "use letters and digits separated by single '.', '_' or '-' (as Docker names images): it becomes the image's "
+              "name and its targets'");
+    if (auto [it, fresh] = names.emplace(lower, path); !fresh)
+      return util::Error(util::ErrorCode::invalid,
+                         path + " and " + it->second + " would both be the image " + lower + " (image names are lowercase)")
+          .at(m->locate(m->name.pos))
+          .with_hint("give the manifests different names (the `name` key)");
     for (auto platform : platforms) {
       core::DockerOptions o;
       if (lock) o.lock = &*lock;
@@ -265,7 +275,11 @@ util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
       }
       if (!plan) return plan.error();
       auto text = gen::render_dockerfile(plan->spec);
-      if (!text) return text.error();
+      if (!text) {
+        auto e = text.error();
+        e.message = path + ": " + e.message;
+        return e;
+      }
       for (const auto& n : plan->notes)  // said once per manifest, not once per platform
         if (std::find(notes.begin(), notes.end(), path + ": " + n) == notes.end()) notes.push_back(path + ": " + n);
       auto [oci, arch] = oci_platform(platform);
@@ -296,6 +310,8 @@ int run_bake(const BakeCli& c, Context& ctx) {
   auto bake = gen::render_bake(images);
   if (!bake) return fail(ctx, "generate", bake.error());
 
+  // every context's archives found and verified first, so that a missing or wrong one writes nothing
+  std::vector<std::pair<core::ContextFiles, core::ContextInputs>> inputs;
   for (const auto& p : planned) {
     core::ContextFiles files;
     files.archives_dir = c.archives;
@@ -308,8 +324,17 @@ int run_bake(const BakeCli& c, Context& ctx) {
                               "`stackpin fetch`), or --from-url"));
     files.convtest_optional = true;
     if (!convtest.empty() && p.plan.platform == model::host_linux_platform()) files.convtest_binary = convtest;
-    if (auto st = core::write_context(p.plan, p.text, p.m, kb, files, p.dir); !st) return fail(ctx, "generate", st.error());
+    auto in = core::prepare_context(p.plan, p.m, kb, files);
+    if (!in) {
+      auto e = in.error();
+      e.message = p.m.path + " (" + model::to_string(p.plan.platform) + "): " + e.message;
+      return fail(ctx, "generate", e);
+    }
+    inputs.emplace_back(std::move(files), std::move(*in));
   }
+  for (std::size_t i = 0; i < planned.size(); ++i)
+    if (auto st = core::write_prepared_context(planned[i].plan, planned[i].text, inputs[i].second, inputs[i].first, planned[i].dir); !st)
+      return fail(ctx, "generate", st.error());
   Generated g;
   g.kind = "bake";
   g.output = c.output;
@@ -330,7 +355,8 @@ struct CiCli {
 int run_ci(CiCli c, Context& ctx) {
   namespace fs = std::filesystem;
   if (c.github == c.gitlab) return fail(ctx, "generate", util::Error(util::ErrorCode::usage, "give one of --github and --gitlab"));
-  c.matrix.from_url = true;  // the images are the same; no archive is looked for
+  // planning looks for no archive (only writing a context does), so the images are those of the bake
+  // file with or without --from-url
   auto matrix = plan_matrix(c.matrix, ctx);
   if (!matrix) return fail(ctx, "generate", matrix.error());
   gen::CiSpec spec;

@@ -38,7 +38,8 @@ std::string write_spdx(const SpdxDocument& d) {
     j["name"] = p.name;
     if (!p.version.empty()) j["versionInfo"] = p.version;
     j["packageFileName"] = p.file_name;
-    j["supplier"] = "Organization: NVIDIA Corporation";
+    // NVIDIA's only where the bytes are an archive NVIDIA publishes (its download location is known)
+    j["supplier"] = p.download_location.empty() ? "NOASSERTION" : "Organization: NVIDIA Corporation";
     j["downloadLocation"] = p.download_location.empty() ? "NOASSERTION" : p.download_location;
     j["filesAnalyzed"] = !p.files.empty();
     if (!p.files.empty()) j["packageVerificationCode"] = ojson{{"packageVerificationCodeValue", p.verification_code}};

@@ -1,8 +1,9 @@
 // docker-bake.json. Bake reads JSON as it reads HCL: "group" and "target" objects keyed by name.
 // Each target is written out in full (no "inherits"), so that what a target builds is read in one
 // place. Cache entries use BuildKit's registry cache: cache-from reads what any builder wrote,
-// cache-to (mode=max) writes every stage's layers, one cache reference per image and platform so
-// that builders of different targets do not overwrite each other's.
+// cache-to (mode=max) writes every stage's layers, one cache reference per image, platform and
+// exporting stage (runtime, devel) so that builders of different targets do not overwrite each
+// other's.
 #include "gen/bake.hpp"
 
 #include <algorithm>
@@ -50,9 +51,14 @@ std::string render_target(const Target& t, bool last) {
   out += "      \"args\": { \"BASE_IMAGE\": " + json_quote(i.base_image) + " },\n";
   out += "      \"tags\": " + list({i.image + ":" + t.tag});
   if (!i.cache_ref.empty()) {
-    out += ",\n      \"cache-from\": " + list({"type=registry,ref=" + i.cache_ref});
+    // runtime and devel each export to their own reference (an export replaces what a reference
+    // held); devel and test read the runtime's too, whose layers they build on
+    const std::string own = t.stage == "devel" ? i.cache_ref + "-devel" : i.cache_ref;
+    std::vector<std::string> from = {"type=registry,ref=" + i.cache_ref};
+    if (t.stage == "devel") from.push_back("type=registry,ref=" + own);
+    out += ",\n      \"cache-from\": " + list(from);
     // the test target only reads the cache: it adds one layer, and its writes would race the runtime's
-    if (t.stage != "test") out += ",\n      \"cache-to\": " + list({"type=registry,ref=" + i.cache_ref + ",mode=max"});
+    if (t.stage != "test") out += ",\n      \"cache-to\": " + list({"type=registry,ref=" + own + ",mode=max"});
   }
   out += "\n    }";
   out += last ? "\n" : ",\n";

@@ -85,8 +85,8 @@ std::string cuda_stage(const DockerfileSpec& s, const std::string& tmp) {
   d += "# --- cuda: the pinned CUDA components, each checked by size and SHA-256 before any is unpacked ---\n";
   d += "FROM ${BASE_IMAGE} AS cuda\n";
   if (s.from_url) {
-    d += "# Downloaded at build time from NVIDIA (" + std::to_string(s.cuda_archives.size()) + " archives, " + std::to_string(total) +
-         " bytes).\n";
+    d += "# Downloaded at build time from the pinned URLs (" + std::to_string(s.cuda_archives.size()) + " archives, " +
+         std::to_string(total) + " bytes).\n";
     for (const auto& a : s.cuda_archives) d += "ADD " + a.url + " " + tmp + "/" + a.file + "\n";
   } else {
     d += "# From the build context, where stackpin put the archives after verifying them (" + std::to_string(s.cuda_archives.size()) +
@@ -116,8 +116,8 @@ std::string cuda_stage(const DockerfileSpec& s, const std::string& tmp) {
   d += "      tar -xJf \"${a#*:}\" -C \"u/$c\" --strip-components=1 --no-same-owner; \\\n";
   d += "      for e in \"u/$c\"/*; do \\\n";
   d += "        [ -e \"$e\" ] || continue; n=${e##*/}; [ \"$n\" != lib ] || n=lib64; \\\n";
-  d += "        if [ -d \"$e\" ]; then mkdir -p \"$T/$n\" && cp -a \"$e/.\" \"$T/$n/\"; \\\n";
-  d += "        else mkdir -p \"$T/share/doc/$c\" && cp -a \"$e\" \"$T/share/doc/$c/\"; fi; \\\n";
+  d += "        if [ -d \"$e\" ]; then mkdir -p \"$T/$n\"; cp -a \"$e/.\" \"$T/$n/\"; \\\n";
+  d += "        else mkdir -p \"$T/share/doc/$c\"; cp -a \"$e\" \"$T/share/doc/$c/\"; fi; \\\n";
   d += "      done; \\\n";
   d += "      rm -rf \"u/$c\"; \\\n";
   d += "    done; \\\n";
@@ -126,11 +126,17 @@ std::string cuda_stage(const DockerfileSpec& s, const std::string& tmp) {
   d += " \\\n      > \"$T/version.json\"; \\\n";
   d += "    ln -s " + dir + " " + k_devel_tree + "/usr/local/cuda; \\\n";
   d += "    cd " + k_devel_tree + "; \\\n";
-  const std::string runtime_files = "find . ! -type d \\( -name 'lib*.so.*' ! -path '*/stubs/*' -o -path '." + s.cuda_prefix +
-                                    "/share/doc/*' -o -path '." + s.cuda_prefix + "/version.json' -o -path ./usr/local/cuda \\)";
+  // run-time files: versioned shared objects and their SONAME links, shared objects without a
+  // version that are files and not links (CUPTI's libnvperf_host.so, loaded at run time), outside
+  // stubs/; the licences; version.json; the /usr/local/cuda link
+  const std::string runtime_files =
+      "find . ! -type d \\( \\( -name 'lib*.so.*' -o -name 'lib*.so' -type f \\) ! -path '*/stubs/*' -o -path '." + s.cuda_prefix +
+      "/share/doc/*' -o -path '." + s.cuda_prefix + "/version.json' -o -path ./usr/local/cuda \\)";
   d += "    " + runtime_files + " > " + tmp + "/runtime-files; \\\n";
   d += "    mkdir -p " + k_runtime_tree + "; \\\n";
-  d += "    tar -cf - -T " + tmp + "/runtime-files | tar -xf - -C " + k_runtime_tree + "; \\\n";
+  // through a file, not a pipe: sh has no pipefail, and a failed write must stop the step
+  d += "    tar -cf " + tmp + "/runtime.tar -T " + tmp + "/runtime-files; \\\n";
+  d += "    tar -xf " + tmp + "/runtime.tar -C " + k_runtime_tree + "; \\\n";
   d += "    " + runtime_files + " -delete; \\\n";
   d += "    rm -rf " + tmp + "\n\n";
   return d;
@@ -245,7 +251,7 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
     d += "# --- cudnn: the pinned archive, checked by SHA-256 before anything reads it -------------------\n";
     d += "FROM ${BASE_IMAGE} AS cudnn\n";
     if (s.from_url) {
-      d += "# Downloaded at build time from NVIDIA (" + std::to_string(s.archive_size) + " bytes).\n";
+      d += "# Downloaded at build time from the pinned URL (" + std::to_string(s.archive_size) + " bytes).\n";
       d += "ADD " + s.archive_url + " " + tmp + "/" + s.archive_file + "\n";
     } else {
       d += "# From the build context, where stackpin put the archive after verifying it (" + std::to_string(s.archive_size) + " bytes).\n";

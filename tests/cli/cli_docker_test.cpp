@@ -164,6 +164,7 @@ TEST(BakeCli, AMatrixOfTwoManifestsMatchesGolden) {
     EXPECT_NE(read_text(context / "Dockerfile").find(" AS " + t["target"].get<std::string>() + "\n"), std::string::npos) << name;
   }
   // the base image's digest note is said once per manifest, not once per platform
+  ASSERT_NE(r.err.find("debian:bookworm-slim is not pinned"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("debian:bookworm-slim is not pinned"), r.err.rfind("debian:bookworm-slim is not pinned")) << r.err;
   // the same inputs give the same bytes
   auto again = stackpin({"generate", "bake", example("cu124-cudnn91-torch25-hermetic.toml").string(),
@@ -193,7 +194,22 @@ TEST(BakeCli, RefusalsWriteNothing) {
   auto twice = stackpin({"generate", "bake", example("cu124-cudnn91-torch25-hermetic.toml").string(), d.write("copy.toml", text).string(),
                          "-o", out.string(), "--from-url"});
   EXPECT_EQ(twice.exit_code, 1) << twice.err;
-  EXPECT_NE(twice.err.find("two images would both be the bake target"), std::string::npos) << twice.err;
+  EXPECT_NE(twice.err.find("would both be the image cu124-cudnn91-torch25-hermetic"), std::string::npos) << twice.err;
+  // names that differ in case only are one image
+  std::string upper = text;
+  upper.replace(upper.find("name = \"cu124-cudnn91-torch25-hermetic\""), 39, "name = \"CU124-cudnn91-torch25-hermetic\"");
+  auto cased = stackpin({"generate", "bake", example("cu124-cudnn91-torch25-hermetic.toml").string(), d.write("upper.toml", upper).string(),
+                         "-o", out.string(), "--from-url"});
+  EXPECT_EQ(cased.exit_code, 1) << cased.err;
+  EXPECT_NE(cased.err.find("image names are lowercase"), std::string::npos) << cased.err;
+  EXPECT_TRUE(nothing_written());
+  // a name Docker would not take as an image's
+  std::string doubled = text;
+  doubled.replace(doubled.find("name = \"cu124-cudnn91-torch25-hermetic\""), 39, "name = \"stack..a\"");
+  auto docker_name = stackpin({"generate", "bake", d.write("doubled.toml", doubled).string(), "-o", out.string(), "--from-url"});
+  EXPECT_EQ(docker_name.exit_code, 1) << docker_name.err;
+  EXPECT_NE(docker_name.err.find("doubled.toml:13"), std::string::npos) << docker_name.err;
+  EXPECT_TRUE(nothing_written());
   EXPECT_TRUE(nothing_written());
 
   auto outside = stackpin({"generate", "bake", example("cu124-cudnn91-torch25-hermetic.toml").string(), "-o", out.string(), "--context-dir",
@@ -254,4 +270,23 @@ TEST(CiCli, Refusals) {
   auto bake = stackpin({"generate", "ci", "--gitlab", hermetic, "--bake", "../outside/docker-bake.json"});
   EXPECT_EQ(bake.exit_code, 1) << bake.err;
   EXPECT_NE(bake.err.find("the bake file's folder"), std::string::npos) << bake.err;
+}
+
+// Every context's archives are found and verified before any context is written: the second
+// manifest's archive is missing, and the first one's context is not written either.
+TEST(BakeCli, AMissingArchiveWritesNoContext) {
+  DockerSetup s;
+  ScratchDir other;
+  fixtures::CudnnOptions bigger;
+  bigger.library_bytes = 8192;  // another archive: its hash is pinned, its file is not in --archives
+  auto elsewhere = fixtures::make_cudnn_linux(other.path(), "9.1.0.70", 12, bigger);
+  std::string second = fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", elsewhere}});
+  second.replace(second.find("name = \"fixture\""), 16, "name = \"second\"");
+  fs::path out = s.dir.path() / "m" / "docker-bake.json";
+  fs::create_directories(out.parent_path());
+  auto r = stackpin({"generate", "bake", s.manifest.string(), s.dir.write("second.toml", second).string(), "-o", out.string(), "--platform",
+                     "linux-x86_64", "--archives", s.archives.string(), "--cache-dir", (s.dir.path() / "empty-cache").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("second.toml (linux-x86_64)"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(out.parent_path())) << "no context, no bake file";
 }

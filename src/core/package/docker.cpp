@@ -23,9 +23,8 @@ using util::ErrorCode;
 
 namespace {
 
-// A hermetic image's default base: a plain distribution that every CUDA 11 to 13 release supports
-// (NVIDIA's support matrices list Debian 12 from CUDA 12.2 and Ubuntu 22.04 for all three; glibc
-// 2.35/2.36 runs the archives' libraries, built for older ones).
+// A hermetic image's default base: Debian 12, the distribution stackpin itself is built and tested
+// on. NVIDIA supports each CUDA release on its own list of distributions: base_image picks one.
 constexpr const char* k_plain_base = "debian:bookworm-slim";
 
 util::Status base_image(const model::Manifest& m, const knowledge::KnowledgeBase& kb, DockerPlan& plan) {
@@ -261,11 +260,11 @@ util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowled
   return plan;
 }
 
-util::Status write_context(const DockerPlan& plan, const std::string& dockerfile, const model::Manifest& m,
-                           const knowledge::KnowledgeBase& kb, const ContextFiles& files, const fs::path& dir) {
+util::Result<ContextInputs> prepare_context(const DockerPlan& plan, const model::Manifest& m, const knowledge::KnowledgeBase& kb,
+                                            const ContextFiles& files) {
   std::error_code ec;
   const auto& s = plan.spec;
-  // Everything is checked before the context is touched.
+  ContextInputs in;
   // Found (by name or content), then proved to be the pinned file by size and SHA-256.
   auto verified = [&](const PinnedArchive& pinned) -> util::Result<fs::path> {
     const ArchiveExpectation& expect = pinned.expect;
@@ -278,23 +277,38 @@ util::Status write_context(const DockerPlan& plan, const std::string& dockerfile
           .with_hint("the file is not the pinned archive; the build context was not written");
     return located;
   };
-  std::optional<fs::path> archive;
-  std::vector<std::pair<fs::path, std::string>> cuda_archives;  // (where it is, its name in the context)
   if (!s.apt && !s.from_url) {
     SP_TRY_ASSIGN(auto pinned, pinned_archive(m, plan.platform, kb));
-    SP_TRY_ASSIGN(archive, verified(pinned));
+    SP_TRY_ASSIGN(in.archive, verified(pinned));
   }
   if (s.hermetic && !s.from_url) {
     SP_TRY_ASSIGN(auto pins, pinned_cuda_archives(m, plan.platform));
     for (const auto& p : pins) {
       SP_TRY_ASSIGN(auto located, verified(p));
-      cuda_archives.emplace_back(located, p.expect.file);
+      in.cuda_archives.emplace_back(located, p.expect.file);
     }
   }
-  bool with_convtest = !files.convtest_binary.empty() || !files.convtest_optional;
-  if (with_convtest && !fs::is_regular_file(files.convtest_binary, ec))
+  in.convtest = !files.convtest_binary.empty() || !files.convtest_optional;
+  if (in.convtest && !fs::is_regular_file(files.convtest_binary, ec))
     return Error(ErrorCode::not_found, "stackpin-convtest not found at " + files.convtest_binary.string())
         .with_hint("build it (cmake --build ... --target stackpin-convtest); it is installed next to stackpin, or pass --convtest PATH");
+  return in;
+}
+
+util::Status write_context(const DockerPlan& plan, const std::string& dockerfile, const model::Manifest& m,
+                           const knowledge::KnowledgeBase& kb, const ContextFiles& files, const fs::path& dir) {
+  // Everything is checked before the context is touched.
+  SP_TRY_ASSIGN(auto in, prepare_context(plan, m, kb, files));
+  return write_prepared_context(plan, dockerfile, in, files, dir);
+}
+
+util::Status write_prepared_context(const DockerPlan& plan, const std::string& dockerfile, const ContextInputs& in,
+                                    const ContextFiles& files, const fs::path& dir) {
+  std::error_code ec;
+  const auto& s = plan.spec;
+  const auto& archive = in.archive;
+  const auto& cuda_archives = in.cuda_archives;
+  const bool with_convtest = in.convtest;
 
   // Each file is replaced atomically: hard-linked (or copied) to a temporary name, then renamed.
   auto place = [&](const fs::path& from, const fs::path& to, bool executable) -> util::Status {

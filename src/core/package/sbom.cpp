@@ -150,7 +150,11 @@ util::Result<SbomResult> sbom_for_dest(const fs::path& dest_in, const knowledge:
   if (unattributed)
     out.notes.push_back(std::to_string(unattributed) +
                         " staged files are attributed to no archive (a receipt of an older stackpin): they are listed, in no package; "
-                        "restage the tree to attribute them");
+                        "`stackpin unstage` then `stackpin stage` records where each comes from");
+  // identifiers stay unique even where two names map to one (spdx_id_part turns '_' into '-')
+  std::map<std::string, int> ids;
+  for (auto& p : doc.packages)
+    if (int n = ids[p.id]++; n > 0) p.id += "-" + std::to_string(n + 1);
   out.packages = doc.packages.size();
   out.files = doc.files.size();
   out.text = format::write_spdx(doc);

@@ -21,7 +21,7 @@ struct SpdxLicense {
 struct SpdxPackage {
   std::string id;                 // SPDXRef-Package-cuda-cudart
   std::string name, version;      // cuda_cudart, 12.4.127
-  std::string download_location;  // NVIDIA's URL, or "NOASSERTION"
+  std::string download_location;  // NVIDIA's URL; "" when the bytes are not known to be NVIDIA's (download and supplier NOASSERTION)
   std::string file_name;          // the archive's file name
   std::string sha256;
   std::string license_id;          // a SpdxLicense id, or "NOASSERTION"

@@ -79,8 +79,8 @@ RUN set -eu; \
       tar -xJf "${a#*:}" -C "u/$c" --strip-components=1 --no-same-owner; \
       for e in "u/$c"/*; do \
         [ -e "$e" ] || continue; n=${e##*/}; [ "$n" != lib ] || n=lib64; \
-        if [ -d "$e" ]; then mkdir -p "$T/$n" && cp -a "$e/." "$T/$n/"; \
-        else mkdir -p "$T/share/doc/$c" && cp -a "$e" "$T/share/doc/$c/"; fi; \
+        if [ -d "$e" ]; then mkdir -p "$T/$n"; cp -a "$e/." "$T/$n/"; \
+        else mkdir -p "$T/share/doc/$c"; cp -a "$e" "$T/share/doc/$c/"; fi; \
       done; \
       rm -rf "u/$c"; \
     done; \
@@ -138,10 +138,11 @@ RUN set -eu; \
       > "$T/version.json"; \
     ln -s cuda-12.4 /opt/stackpin/devel/usr/local/cuda; \
     cd /opt/stackpin/devel; \
-    find . ! -type d \( -name 'lib*.so.*' ! -path '*/stubs/*' -o -path './usr/local/cuda-12.4/share/doc/*' -o -path './usr/local/cuda-12.4/version.json' -o -path ./usr/local/cuda \) > /tmp/stackpin/runtime-files; \
+    find . ! -type d \( \( -name 'lib*.so.*' -o -name 'lib*.so' -type f \) ! -path '*/stubs/*' -o -path './usr/local/cuda-12.4/share/doc/*' -o -path './usr/local/cuda-12.4/version.json' -o -path ./usr/local/cuda \) > /tmp/stackpin/runtime-files; \
     mkdir -p /opt/stackpin/runtime; \
-    tar -cf - -T /tmp/stackpin/runtime-files | tar -xf - -C /opt/stackpin/runtime; \
-    find . ! -type d \( -name 'lib*.so.*' ! -path '*/stubs/*' -o -path './usr/local/cuda-12.4/share/doc/*' -o -path './usr/local/cuda-12.4/version.json' -o -path ./usr/local/cuda \) -delete; \
+    tar -cf /tmp/stackpin/runtime.tar -T /tmp/stackpin/runtime-files; \
+    tar -xf /tmp/stackpin/runtime.tar -C /opt/stackpin/runtime; \
+    find . ! -type d \( \( -name 'lib*.so.*' -o -name 'lib*.so' -type f \) ! -path '*/stubs/*' -o -path './usr/local/cuda-12.4/share/doc/*' -o -path './usr/local/cuda-12.4/version.json' -o -path ./usr/local/cuda \) -delete; \
     rm -rf /tmp/stackpin
 
 # --- cudnn: the pinned archive, checked by SHA-256 before anything reads it -------------------

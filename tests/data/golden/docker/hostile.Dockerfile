@@ -13,7 +13,7 @@ ARG BASE_IMAGE=nvidia/cuda:12.4.1-runtime-ubuntu22.04
 
 # --- cudnn: the pinned archive, checked by SHA-256 before anything reads it -------------------
 FROM ${BASE_IMAGE} AS cudnn
-# Downloaded at build time from NVIDIA (1234 bytes).
+# Downloaded at build time from the pinned URL (1234 bytes).
 ADD https://mirror.example/cudnn/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz /tmp/stackpin/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz
 RUN set -eu; \
     cd /tmp/stackpin; \

@@ -44,6 +44,21 @@ struct ContextFiles {
   bool convtest_optional = false;         // a runtime-only context (devcontainer): leave it out when not given
 };
 
+// What a build context copies, found and verified: the cuDNN archive, the CUDA component archives
+// (each with its name in the context), whether the conv test goes in.
+struct ContextInputs {
+  std::optional<std::filesystem::path> archive;
+  std::vector<std::pair<std::filesystem::path, std::string>> cuda_archives;
+  bool convtest = false;
+};
+// Finds every archive the context needs and proves each by size and SHA-256, writing nothing.
+// Errors: not_found (archive, convtest binary), mismatch (hash/size), io.
+util::Result<ContextInputs> prepare_context(const DockerPlan& plan, const model::Manifest& m, const knowledge::KnowledgeBase& kb,
+                                            const ContextFiles& files);
+// Lays out the context from inputs prepare_context gave. Errors: io.
+util::Status write_prepared_context(const DockerPlan& plan, const std::string& dockerfile, const ContextInputs& in,
+                                    const ContextFiles& files, const std::filesystem::path& dir);
+
 // Lays out a ready build context in `dir`: Dockerfile, .dockerignore, archives/<file> (found by
 // name or content in archives_dir, verified by size and SHA-256, then hard-linked or copied),
 // stackpin/stackpin-convtest. Existing files are replaced atomically. Errors: not_found (archive,
