@@ -90,11 +90,17 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
   const auto& kb = knowledge::KnowledgeBase::embedded();
   auto plan = core::plan_dockerfile(*m, kb, o);
   if (!plan) return fail(ctx, "generate", plan.error());
+  bool needs_archive = (!plan->spec.apt || plan->spec.hermetic) && !plan->spec.from_url;
+  // a context with the archives also gets the image's SBOM, made from them
+  plan->spec.sbom = !c.context.empty() && needs_archive;
   auto text = gen::render_dockerfile(plan->spec);
   if (!text) return fail(ctx, "generate", text.error());
   if (c.context.empty()) return emit(ctx, "dockerfile", c.output, *text, plan->notes);
-  bool needs_archive = (!plan->spec.apt || plan->spec.hermetic) && !plan->spec.from_url;
+  auto sde = source_date_epoch(ctx);
+  if (!sde) return fail(ctx, "generate", sde.error());
   core::ContextFiles files;
+  files.stackpin_version = STACKPIN_VERSION;
+  files.sbom_created = *sde;
   files.archives_dir = c.archives;
   files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
   if (needs_archive && c.archives.empty() && files.cache_dir.empty())
@@ -142,12 +148,17 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   auto plan = core::plan_dockerfile(*m, kb, o);
   if (!plan) return fail(ctx, "generate", plan.error());
   plan->spec.test_stage = false;  // the dev container builds `runtime`
+  bool needs_archive = (!plan->spec.apt || plan->spec.hermetic) && !plan->spec.from_url;
+  plan->spec.sbom = needs_archive;
   auto text = gen::render_dockerfile(plan->spec);
   if (!text) return fail(ctx, "generate", text.error());
   auto dir = std::filesystem::path(c.out_dir) / ".devcontainer";
-  bool needs_archive = (!plan->spec.apt || plan->spec.hermetic) && !plan->spec.from_url;
+  auto sde = source_date_epoch(ctx);
+  if (!sde) return fail(ctx, "generate", sde.error());
   if (needs_archive) {
     core::ContextFiles files;
+    files.stackpin_version = STACKPIN_VERSION;
+    files.sbom_created = *sde;
     files.archives_dir = c.archives;
     files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
     if (c.archives.empty() && files.cache_dir.empty())
@@ -274,6 +285,7 @@ util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
         continue;
       }
       if (!plan) return plan.error();
+      plan->spec.sbom = (!plan->spec.apt || plan->spec.hermetic) && !plan->spec.from_url;
       auto text = gen::render_dockerfile(plan->spec);
       if (!text) {
         auto e = text.error();
@@ -311,6 +323,8 @@ int run_bake(const BakeCli& c, Context& ctx) {
   if (!bake) return fail(ctx, "generate", bake.error());
 
   // every context's archives found and verified first, so that a missing or wrong one writes nothing
+  auto sde = source_date_epoch(ctx);
+  if (!sde) return fail(ctx, "generate", sde.error());
   std::vector<std::pair<core::ContextFiles, core::ContextInputs>> inputs;
   for (const auto& p : planned) {
     core::ContextFiles files;
@@ -324,6 +338,8 @@ int run_bake(const BakeCli& c, Context& ctx) {
                               "`stackpin fetch`), or --from-url"));
     files.convtest_optional = true;
     if (!convtest.empty() && p.plan.platform == model::host_linux_platform()) files.convtest_binary = convtest;
+    files.stackpin_version = STACKPIN_VERSION;
+    files.sbom_created = *sde;
     auto in = core::prepare_context(p.plan, p.m, kb, files);
     if (!in) {
       auto e = in.error();

@@ -18,13 +18,9 @@ struct SbomCli {
 int run_sbom(const SbomCli& c, Context& ctx) {
   core::SbomOptions o;
   o.stackpin_version = STACKPIN_VERSION;
-  if (auto sde = ctx.io.env.get("SOURCE_DATE_EPOCH"); sde && !sde->empty()) {
-    auto v = util::parse_u64(*sde);
-    if (!v || *v > static_cast<std::uint64_t>(INT64_MAX))
-      return fail(ctx, "sbom",
-                  util::Error(util::ErrorCode::usage, "SOURCE_DATE_EPOCH must be a number of seconds since 1970, got '" + *sde + "'"));
-    o.created = static_cast<std::int64_t>(*v);
-  }
+  auto sde = source_date_epoch(ctx);
+  if (!sde) return fail(ctx, "sbom", sde.error());
+  o.created = *sde;
   auto r = core::sbom_for_dest(c.dest, knowledge::KnowledgeBase::embedded(), o);
   if (!r) return fail(ctx, "sbom", r.error());
   const bool to_stdout = c.output.empty() || c.output == "-";

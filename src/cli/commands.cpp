@@ -159,3 +159,14 @@ util::Result<std::vector<std::pair<char, std::filesystem::path>>> parse_drives(c
 }
 
 }  // namespace cli
+
+namespace cli {
+util::Result<std::optional<std::int64_t>> source_date_epoch(Context& ctx) {
+  auto sde = ctx.io.env.get("SOURCE_DATE_EPOCH");
+  if (!sde || sde->empty()) return std::optional<std::int64_t>{};
+  auto v = util::parse_u64(*sde);
+  if (!v || *v > static_cast<std::uint64_t>(INT64_MAX))
+    return util::Error(util::ErrorCode::usage, "SOURCE_DATE_EPOCH must be a number of seconds since 1970, got '" + *sde + "'");
+  return std::optional<std::int64_t>{static_cast<std::int64_t>(*v)};
+}
+}  // namespace cli

@@ -67,6 +67,9 @@ std::string archive_cache_dir(Context& ctx, const std::string& flag);
 // Calls the fault hook of STACKPIN_TEST_FAULT_AT (tests kill a run at a chosen journal record).
 std::function<void(int)> fault_hook(Context& ctx);
 std::string sha256_of_file(const std::string& path);
+// SOURCE_DATE_EPOCH, when set: the time reproducible outputs carry. Errors: usage (not a number of
+// seconds since 1970).
+util::Result<std::optional<std::int64_t>> source_date_epoch(Context& ctx);
 
 // --drive D=DIR values (doctor and capture --windows-root): the drive letter and the directory.
 // Errors: usage, naming the bad value.

@@ -145,6 +145,10 @@ std::string cuda_stage(const DockerfileSpec& s, const std::string& tmp) {
 // The runtime image's labels, then (hermetic images) stage `devel`.
 std::string labels_and_devel(const DockerfileSpec& s) {
   std::string d;
+  if (s.sbom) {
+    d += "# What the image redistributes: every archive, licence and run-time file (SPDX 2.3, stackpin sbom).\n";
+    d += "COPY sbom.spdx.json /usr/share/doc/stackpin/sbom.spdx.json\n";
+  }
   d += "LABEL org.opencontainers.image.title=" + dockerfile_quote(s.manifest_name) + " \\\n";
   if (!s.manifest_description.empty())
     d += "      org.opencontainers.image.description=" + dockerfile_quote(s.manifest_description) + " \\\n";
@@ -164,6 +168,7 @@ std::string labels_and_devel(const DockerfileSpec& s) {
     for (const auto& a : s.cuda_archives)
       d += "      io.stackpin.cuda.archive." + a.component + ".sha256=" + dockerfile_quote(a.sha256) + " \\\n";
   }
+  if (s.sbom) d += "      io.stackpin.sbom=\"/usr/share/doc/stackpin/sbom.spdx.json\" \\\n";
   d += "      io.stackpin.cudnn=" + dockerfile_quote(s.cudnn_version);
   if (!s.apt) d += " \\\n      io.stackpin.cudnn.archive.sha256=" + dockerfile_quote(s.archive_sha256);
   d += "\n\n";
@@ -367,6 +372,7 @@ std::string render_dockerignore(const DockerfileSpec& s) {
     for (const auto& a : s.cuda_archives) out += "!archives/" + a.file + "\n";
   if (!s.apt && !s.from_url) out += "!archives/" + s.archive_file + "\n";
   if (s.test_stage) out += "!stackpin/stackpin-convtest\n";
+  if (s.sbom) out += "!sbom.spdx.json\n";
   return out;
 }
 

@@ -16,10 +16,12 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "container.hpp"
 #include "fixtures.hpp"
 #include "test_support.hpp"
+#include "tree.hpp"
 
 namespace fs = std::filesystem;
 namespace ct = testing_support::container;
@@ -310,6 +312,31 @@ TEST_F(ContainerHermetic, ABakeMatrixOfHermeticImagesBuildsAndRuns) {
   EXPECT_TRUE(require) << config["Env"].dump();
   for (const auto& [c, inf] : components) EXPECT_EQ(config["Labels"]["io.stackpin.cuda.archive." + c + ".sha256"], inf.sha256) << c;
   EXPECT_EQ(config["Labels"]["io.stackpin.cudnn.archive.sha256"], cudnn.sha256);
+
+  // the SBOM in the image lists exactly its regular files under the toolkit and cuDNN, with their
+  // SHA-256, and every archive as a package
+  EXPECT_EQ(config["Labels"]["io.stackpin.sbom"], "/usr/share/doc/stackpin/sbom.spdx.json");
+  auto listed = ct::run(o, {"sh", "-c",
+                            "cat /usr/share/doc/stackpin/sbom.spdx.json > /dev/null && "
+                            "find /usr/local/cuda-13.0 /opt/cudnn-* -type f -exec sha256sum {} + | sort -k2"});
+  ASSERT_EQ(listed.exit_code, 0) << ct::describe(listed);
+  auto sbom_text = ct::run(o, {"cat", "/usr/share/doc/stackpin/sbom.spdx.json"});
+  auto sbom = json::parse(sbom_text.out, nullptr, false);
+  ASSERT_FALSE(sbom.is_discarded()) << sbom_text.out.substr(0, 400);
+  EXPECT_EQ(sbom["packages"].size(), components.size() + 1);
+  std::map<std::string, std::string> in_sbom, in_image;
+  for (const auto& f : sbom["files"]) in_sbom[f["fileName"].get<std::string>().substr(1)] = f["checksums"][1]["checksumValue"];
+  std::istringstream lines(listed.out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.size() > 66) in_image[line.substr(66)] = line.substr(0, 64);
+  EXPECT_EQ(in_sbom, in_image) << "the SBOM lists the image's files, no more, no fewer";
+  fs::path sbom_file = scratch.path() / "image-sbom.json";
+  testing_support::write_file(sbom_file, sbom_text.out);
+  std::string skip;
+  auto schema = testing_support::schema_errors("spdx-2.3.json", sbom_file, skip);
+  if (skip.empty()) {
+    EXPECT_EQ(schema, "");
+  }
 
   // the conv test finds the image's own cudart and cuDNN (no GPU here: exit 3)
   ct::Options t;

@@ -10,6 +10,7 @@
 #include "core/archives/verify.hpp"
 #include "core/check/check.hpp"
 #include "core/package/deb.hpp"
+#include "core/package/sbom.hpp"
 #include "crypto/sha256.hpp"
 #include "gen/build_config.hpp"
 #include "knowledge/cuda_catalog.hpp"
@@ -288,6 +289,13 @@ util::Result<ContextInputs> prepare_context(const DockerPlan& plan, const model:
       in.cuda_archives.emplace_back(located, p.expect.file);
     }
   }
+  if (s.sbom) {
+    SbomOptions so;
+    so.stackpin_version = files.stackpin_version;
+    so.created = files.sbom_created;
+    SP_TRY_ASSIGN(auto doc, sbom_for_image(m, kb, s, plan.platform, files.archives_dir, files.cache_dir, so));
+    in.sbom = std::move(doc.text);
+  }
   in.convtest = !files.convtest_binary.empty() || !files.convtest_optional;
   if (in.convtest && !fs::is_regular_file(files.convtest_binary, ec))
     return Error(ErrorCode::not_found, "stackpin-convtest not found at " + files.convtest_binary.string())
@@ -346,6 +354,7 @@ util::Status write_prepared_context(const DockerPlan& plan, const std::string& d
   if (archive) SP_TRY(place(*archive, dir / "archives" / s.archive_file, false));
   for (const auto& [from, name] : cuda_archives) SP_TRY(place(from, dir / "archives" / name, false));
   if (with_convtest) SP_TRY(place(files.convtest_binary, dir / "stackpin" / "stackpin-convtest", true));
+  if (s.sbom) SP_TRY(util::write_file_atomic(dir / "sbom.spdx.json", in.sbom));
   SP_TRY(util::write_file_atomic(dir / ".dockerignore", gen::render_dockerignore(s)));
   return util::write_file_atomic(dir / "Dockerfile", dockerfile);
 }

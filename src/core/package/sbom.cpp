@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <functional>
 #include <map>
 
 #include "core/provision/stage.hpp"
@@ -49,20 +50,21 @@ std::string cuda_license(const model::Receipt& r, const std::string& component) 
   return c ? c->license : std::string();
 }
 
-}  // namespace
+// Where a staged file is in the tree the document describes ("" = not in it).
+using PathMap = std::function<std::string(const model::StagedFile&)>;
 
-util::Result<SbomResult> sbom_for_dest(const fs::path& dest_in, const knowledge::KnowledgeBase& kb, const SbomOptions& o) {
-  fs::path dest = fs::absolute(dest_in).lexically_normal();
-  SP_TRY_ASSIGN(auto r, staged_receipt(dest));
+// The document of the files of a staging (receipt `r`, staged in `dest`) that `where` keeps, under
+// the paths it gives them.
+util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, const knowledge::KnowledgeBase& kb, const SbomOptions& o,
+                                 const PathMap& where, const std::string& name, const std::string& comment) {
   SbomResult out;
   format::SpdxDocument doc;
   doc.tool = "stackpin-" + o.stackpin_version;
   doc.created = iso8601(o.created ? *o.created : static_cast<std::int64_t>(std::time(nullptr)));
-  doc.name = r.manifest_name + " staged in " + r.dest;
+  doc.name = name;
   doc.namespace_uri = "https://spdx.org/spdxdocs/stackpin/" + format::spdx_id_part(r.manifest_name) + "-" +
-                      crypto::to_hex(crypto::sha256_of(format::write_receipt(r))).substr(0, 32);
-  doc.comment = "The files stackpin staged from NVIDIA's archives for the manifest " + r.manifest_path + " (sha256 " + r.manifest_sha256 +
-                "), " + r.target + " layout " + r.layout + ", " + r.platform + ".";
+                      crypto::to_hex(crypto::sha256_of(format::write_receipt(r) + name)).substr(0, 32);
+  doc.comment = comment;
 
   // the packages, keyed by what the receipt's files name them
   std::map<std::string, std::size_t> by_archive;
@@ -97,6 +99,8 @@ util::Result<SbomResult> sbom_for_dest(const fs::path& dest_in, const knowledge:
   std::size_t unattributed = 0;
   for (const auto& f : r.files) {
     if (f.type != "file") continue;
+    const std::string shown = where(f);
+    if (shown.empty()) continue;
     fs::path path = dest / f.path;
     SP_TRY_ASSIGN(auto dg, crypto::sha1_and_sha256_of_file(path));
     if (dg.sha256 != f.sha256)
@@ -104,7 +108,7 @@ util::Result<SbomResult> sbom_for_dest(const fs::path& dest_in, const knowledge:
                                             f.sha256 + "): an SBOM of this tree would describe other bytes than NVIDIA's")
           .with_hint("see what changed with `stackpin status --dest " + dest.string() + "`, then restage");
     std::size_t index = doc.files.size();
-    doc.files.push_back({f.path, dg.sha1, dg.sha256});
+    doc.files.push_back({shown, dg.sha1, dg.sha256});
     if (f.archive.empty()) {
       if (f.path != "version.json" || f.from != "version.json") ++unattributed;  // version.json: stackpin's own, from the manifest
       continue;
@@ -159,6 +163,59 @@ util::Result<SbomResult> sbom_for_dest(const fs::path& dest_in, const knowledge:
   out.files = doc.files.size();
   out.text = format::write_spdx(doc);
   return out;
+}
+
+}  // namespace
+
+util::Result<SbomResult> sbom_for_dest(const fs::path& dest_in, const knowledge::KnowledgeBase& kb, const SbomOptions& o) {
+  fs::path dest = fs::absolute(dest_in).lexically_normal();
+  SP_TRY_ASSIGN(auto r, staged_receipt(dest));
+  return sbom_of(
+      r, dest, kb, o, [](const model::StagedFile& f) { return f.path; }, r.manifest_name + " staged in " + r.dest,
+      "The files stackpin staged from NVIDIA's archives for the manifest " + r.manifest_path + " (sha256 " + r.manifest_sha256 + "), " +
+          r.target + " layout " + r.layout + ", " + r.platform + ".");
+}
+
+util::Result<SbomResult> sbom_for_image(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const gen::DockerfileSpec& spec,
+                                        model::Platform platform, const fs::path& archives_dir, const fs::path& cache_dir,
+                                        const SbomOptions& o) {
+  // the archives staged as `stackpin stage` lays them out for Linux, the layout the image's own
+  // stages reproduce, into a folder removed afterwards
+  SP_TRY_ASSIGN(auto tmp, util::TempDir::create(fs::temp_directory_path(), "stackpin-image-sbom-"));
+  StageOptions so;
+  so.archives_dir = archives_dir;
+  so.cache_dir = cache_dir;
+  so.target = model::Target::linux;
+  so.platform = platform;
+  so.dest = tmp.path() / "tree";
+  so.stackpin_version = o.stackpin_version;
+  model::Manifest staged = m;
+  if (!spec.hermetic && staged.cuda) staged.cuda->components.clear();  // the base image brings the toolkit
+  SP_TRY(stage(staged, kb, so));
+  SP_TRY_ASSIGN(auto r, staged_receipt(*so.dest));
+  auto base = [](const std::string& p) { return p.substr(p.rfind('/') + 1); };
+  auto runtime_library = [&](const model::StagedFile& f) {
+    const std::string b = base(f.path);
+    return b.rfind("lib", 0) == 0 && f.path.find("/stubs/") == std::string::npos &&
+           (b.find(".so.") != std::string::npos || (b.size() > 3 && b.compare(b.size() - 3, 3, ".so") == 0));
+  };
+  PathMap where = [&](const model::StagedFile& f) -> std::string {
+    if (f.archive == "cudnn") {
+      // the image keeps cuDNN's versioned libraries and its licence (everything with --dev)
+      bool kept =
+          spec.include_dev || f.path == "LICENSE" || (f.path.rfind("lib64/", 0) == 0 && base(f.path).find(".so.") != std::string::npos);
+      return kept ? spec.prefix.substr(1) + "/" + f.path : std::string();
+    }
+    if (f.archive.empty() && f.path == "version.json") return spec.hermetic ? spec.cuda_prefix.substr(1) + "/version.json" : "";
+    if (!spec.hermetic || f.archive.empty()) return {};
+    bool kept = runtime_library(f) || f.path.rfind("share/doc/", 0) == 0;
+    return kept ? spec.cuda_prefix.substr(1) + "/" + f.path : std::string();
+  };
+  return sbom_of(
+      r, *so.dest, kb, o, where, m.name.value + " image (runtime)",
+      "The runtime image stackpin's Dockerfile builds for the manifest " + m.path + ": the run-time files of NVIDIA's archives" +
+          (spec.hermetic ? " on " + spec.base_image : " on the base image " + spec.base_image + ", whose own files it does not list") +
+          ".");
 }
 
 }  // namespace core

@@ -56,6 +56,9 @@ struct DockerfileSpec {
   // classic builder builds every stage before the target it is asked for (the Dev Containers CLI
   // appends its own), so its Dockerfile has none.
   bool test_stage = true;
+  // The context holds sbom.spdx.json (the runtime stage's SPDX document), copied to
+  // /usr/share/doc/stackpin/ after the frameworks (it carries its creation time) and labelled.
+  bool sbom = false;
 };
 
 // The Dockerfile: in a hermetic spec, stage `cuda` checks every component archive's size and

@@ -1,6 +1,7 @@
 #pragma once
 // `stackpin generate dockerfile`: the image spec decided from the manifest and the knowledge
 // base, and the build context laid out for it.
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -42,6 +43,9 @@ struct ContextFiles {
   std::filesystem::path cache_dir;        // the download cache, searched after archives_dir (either may be empty)
   std::filesystem::path convtest_binary;  // stackpin-convtest to put into the context
   bool convtest_optional = false;         // a runtime-only context (devcontainer): leave it out when not given
+  // for sbom.spdx.json, when the plan's spec asks for it (core::sbom_for_image)
+  std::string stackpin_version;
+  std::optional<std::int64_t> sbom_created;  // SOURCE_DATE_EPOCH; now when absent
 };
 
 // What a build context copies, found and verified: the cuDNN archive, the CUDA component archives
@@ -50,6 +54,7 @@ struct ContextInputs {
   std::optional<std::filesystem::path> archive;
   std::vector<std::pair<std::filesystem::path, std::string>> cuda_archives;
   bool convtest = false;
+  std::string sbom;  // the SPDX document, when the spec asks for one
 };
 // Finds every archive the context needs and proves each by size and SHA-256, writing nothing.
 // Errors: not_found (archive, convtest binary), mismatch (hash/size), io.

@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "gen/dockerfile.hpp"
 #include "knowledge/knowledge_base.hpp"
+#include "model/manifest.hpp"
+#include "model/platform.hpp"
 #include "util/result.hpp"
 
 namespace core {
@@ -30,5 +33,16 @@ struct SbomResult {
 // staged file changed since staging: the document would describe other bytes), invalid (a receipt
 // that attributes a file to an archive it does not list), io.
 util::Result<SbomResult> sbom_for_dest(const std::filesystem::path& dest, const knowledge::KnowledgeBase& kb, const SbomOptions& o);
+
+// The document of a generated image's runtime stage (what `generate dockerfile --context` puts at
+// /usr/share/doc/stackpin/sbom.spdx.json): the archives, found in `archives_dir` or `cache_dir`,
+// are staged into a temporary folder as `stackpin stage` lays them out for Linux (the layout the
+// image's stages reproduce), and the files the runtime stage keeps are listed under their paths in
+// the image: cuDNN's versioned libraries and licence under its prefix, and for a hermetic image the
+// toolkit's run-time files, licences and version.json under /usr/local/cuda-X.Y. Errors: those of
+// stage (an archive missing or not the pinned one) and of sbom_for_dest.
+util::Result<SbomResult> sbom_for_image(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const gen::DockerfileSpec& spec,
+                                        model::Platform platform, const std::filesystem::path& archives_dir,
+                                        const std::filesystem::path& cache_dir, const SbomOptions& o);
 
 }  // namespace core
