@@ -46,19 +46,25 @@ int main(int argc, char** argv) {
   std::string base = "local/debian:bookworm", docker = "/usr/bin/docker";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--fixtures") fixtures = argv[i + 1];
-    else if (a == "--stackpin") stackpin = argv[i + 1];
-    else if (a == "--work") work = argv[i + 1];
-    else if (a == "--base") base = argv[i + 1];
-    else if (a == "--docker") docker = argv[i + 1];
+    if (a == "--fixtures")
+      fixtures = argv[i + 1];
+    else if (a == "--stackpin")
+      stackpin = argv[i + 1];
+    else if (a == "--work")
+      work = argv[i + 1];
+    else if (a == "--base")
+      base = argv[i + 1];
+    else if (a == "--docker")
+      docker = argv[i + 1];
     else {
       std::fprintf(stderr, "usage: stackpin_image_bench [--fixtures DIR] [--stackpin BIN] [--work DIR] [--base IMAGE] [--docker BIN]\n");
       return 2;
     }
   }
   if (capture(docker + " image inspect --format '{{.Size}}' " + base + " 2>/dev/null").empty()) {
-    std::fprintf(stderr, "no %s image: start the engine and build it with scripts/container-engine.sh start && scripts/container-engine.sh images\n",
-                 base.c_str());
+    std::fprintf(
+        stderr, "no %s image: start the engine and build it with scripts/container-engine.sh start && scripts/container-engine.sh images\n",
+        base.c_str());
     return 2;
   }
   fs::path dir = fixtures / "cuda13";
@@ -67,7 +73,8 @@ int main(int argc, char** argv) {
   for (const auto& c : k_torch) {
     auto p = bench::find(dir, c + "-linux-x86_64-", "-archive.tar.xz");
     if (!p) {
-      std::fprintf(stderr, "no %s archive in %s: build them with scripts/make-cuda-fixtures.sh %s bench\n", c.c_str(), dir.c_str(), dir.c_str());
+      std::fprintf(stderr, "no %s archive in %s: build them with scripts/make-cuda-fixtures.sh %s bench\n", c.c_str(), dir.c_str(),
+                   dir.c_str());
       return 2;
     }
     components.push_back({c, *p});
@@ -91,14 +98,15 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < k_torch.size(); ++i) m << (i ? ", " : "") << "\"" << k_torch[i] << "\"";
   m << "]\n";
   for (const auto& [c, p] : components)
-    m << "\n[[cuda.archives]]\ncomponent = \"" << c << "\"\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" << p.filename().string()
-      << "\"\nsha256 = \"" << bench::sha256_of(p) << "\"\nsize = " << fs::file_size(p) << "\n";
-  m << "\n[cudnn]\nversion = \"" << version << "\"\ncuda = 13\n\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \""
-    << name << "\"\nsha256 = \"" << bench::sha256_of(*cudnn) << "\"\nsize = " << fs::file_size(*cudnn)
-    << "\n\n[targets.docker]\ncuda = \"archive\"\nbase_image = \"" << base << "\"\n";
+    m << "\n[[cuda.archives]]\ncomponent = \"" << c << "\"\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \""
+      << p.filename().string() << "\"\nsha256 = \"" << bench::sha256_of(p) << "\"\nsize = " << fs::file_size(p) << "\n";
+  m << "\n[cudnn]\nversion = \"" << version
+    << "\"\ncuda = 13\n\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" << name << "\"\nsha256 = \""
+    << bench::sha256_of(*cudnn) << "\"\nsize = " << fs::file_size(*cudnn) << "\n\n[targets.docker]\ncuda = \"archive\"\nbase_image = \""
+    << base << "\"\n";
   std::ofstream(work / "stack.toml") << m.str();
-  auto gen = bench::run({stackpin.string(), "generate", "dockerfile", (work / "stack.toml").string(), "--context", (work / "stackpin").string(),
-                         "--archives", dir.string()});
+  auto gen = bench::run({stackpin.string(), "generate", "dockerfile", (work / "stack.toml").string(), "--context",
+                         (work / "stackpin").string(), "--archives", dir.string()});
   if (gen.status != 0) {
     std::fprintf(stderr, "stackpin generate dockerfile failed (exit %d)\n", gen.status);
     return 1;
@@ -106,8 +114,10 @@ int main(int argc, char** argv) {
   // what a user writes by hand: the same archives, unpacked in place, deleted afterwards
   std::ofstream naive(work / "naive" / "Dockerfile");
   naive << "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY archives/ /tmp/archives/\n"
-           "RUN command -v xz >/dev/null || (apt-get update && apt-get install -y --no-install-recommends xz-utils && rm -rf /var/lib/apt/lists/*)\n"
-           "RUN mkdir -p /usr/local/cuda && for a in /tmp/archives/*.tar.xz; do tar -xJf \"$a\" -C /usr/local/cuda --strip-components=1; done\n"
+           "RUN command -v xz >/dev/null || (apt-get update && apt-get install -y --no-install-recommends xz-utils && rm -rf "
+           "/var/lib/apt/lists/*)\n"
+           "RUN mkdir -p /usr/local/cuda && for a in /tmp/archives/*.tar.xz; do tar -xJf \"$a\" -C /usr/local/cuda --strip-components=1; "
+           "done\n"
            "RUN rm -rf /tmp/archives\n";
   naive.close();
   for (const auto& [c, p] : components) fs::create_hard_link(p, work / "naive" / "archives" / p.filename());
@@ -129,8 +139,9 @@ int main(int argc, char** argv) {
   std::uint64_t base_size = to_u64(capture(docker + " image inspect --format '{{.Size}}' " + base));
   std::uint64_t our_size = to_u64(capture(docker + " image inspect --format '{{.Size}}' " + tag)) - base_size;
   std::uint64_t their_size = to_u64(capture(docker + " image inspect --format '{{.Size}}' " + naive_tag)) - base_size;
-  std::uint64_t runtime_files = to_u64(capture(docker + " run --rm " + tag +
-                                               " sh -c \"find /usr/local/cuda-13.0 /opt/cudnn-* -type f -printf '%s\\n' | awk '{s+=\\$1} END {print s}'\""));
+  std::uint64_t runtime_files =
+      to_u64(capture(docker + " run --rm " + tag +
+                     " sh -c \"find /usr/local/cuda-13.0 /opt/cudnn-* -type f -printf '%s\\n' | awk '{s+=\\$1} END {print s}'\""));
   std::string layers = capture(docker + " history --no-trunc --format '{{.Size}}\t{{.CreatedBy}}' " + tag + " | head -n 12");
 
   std::printf("image benchmark: CUDA 13 torch set (%zu components) + cuDNN %s, runtime image on %s\n", components.size(), version.c_str(),
@@ -140,7 +151,8 @@ int main(int argc, char** argv) {
   std::printf("  stackpin's image, added to the base           %9.1f MiB   (built in %.1f s)\n", mib(our_size), ours.seconds);
   std::printf("  by hand (COPY, unpack, rm), added to the base %9.1f MiB   (built in %.1f s)\n", mib(their_size), theirs.seconds);
   std::printf("  ratio stackpin / by hand                      %9.2fx\n", static_cast<double>(our_size) / static_cast<double>(their_size));
-  std::printf("  ratio stackpin / archives                     %9.2fx\n", static_cast<double>(our_size) / static_cast<double>(archive_bytes));
+  std::printf("  ratio stackpin / archives                     %9.2fx\n",
+              static_cast<double>(our_size) / static_cast<double>(archive_bytes));
   std::printf("  ratio stackpin / its run-time files           %9.2fx   (1.00: no byte in a layer that a later one deletes)\n",
               static_cast<double>(our_size) / static_cast<double>(runtime_files));
   std::printf("  stackpin's layers (newest first):\n");
