@@ -91,11 +91,6 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
   auto plan = core::plan_dockerfile(*m, kb, o);
   if (!plan) return fail(ctx, "generate", plan.error());
   bool needs_archive = (!plan->spec.apt || plan->spec.hermetic) && !plan->spec.from_url;
-  // a context with the archives also gets the image's SBOM, made from them
-  plan->spec.sbom = !c.context.empty() && needs_archive;
-  auto text = gen::render_dockerfile(plan->spec);
-  if (!text) return fail(ctx, "generate", text.error());
-  if (c.context.empty()) return emit(ctx, "dockerfile", c.output, *text, plan->notes);
   auto sde = source_date_epoch(ctx);
   if (!sde) return fail(ctx, "generate", sde.error());
   core::ContextFiles files;
@@ -103,6 +98,19 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
   files.sbom_created = *sde;
   files.archives_dir = c.archives;
   files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
+  // a context gets the image's SBOM, made from the archives: those it holds, or with --from-url
+  // copies of them in --archives or the cache (`stackpin fetch`) when they are all there
+  plan->spec.sbom = !c.context.empty() && needs_archive;
+  if (!c.context.empty() && plan->spec.from_url) {
+    std::string why;
+    files.sbom_text = core::sbom_from_local_archives(*plan, *m, kb, files, why);
+    plan->spec.sbom = files.sbom_text.has_value();
+    if (!files.sbom_text)
+      plan->notes.push_back("no SBOM in the image: " + why + " (`stackpin fetch` downloads the archives into the cache)");
+  }
+  auto text = gen::render_dockerfile(plan->spec);
+  if (!text) return fail(ctx, "generate", text.error());
+  if (c.context.empty()) return emit(ctx, "dockerfile", c.output, *text, plan->notes);
   if (needs_archive && c.archives.empty() && files.cache_dir.empty())
     return fail(ctx, "generate",
                 util::Error(util::ErrorCode::usage,
@@ -206,6 +214,7 @@ struct Planned {
   core::DockerPlan plan;
   std::string text;
   std::filesystem::path dir;
+  std::optional<std::string> sbom;  // --from-url: the SBOM made from local copies of the archives
 };
 struct Matrix {
   std::vector<Planned> planned;
@@ -286,6 +295,18 @@ util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
       }
       if (!plan) return plan.error();
       plan->spec.sbom = (!plan->spec.apt || plan->spec.hermetic) && !plan->spec.from_url;
+      std::optional<std::string> sbom;
+      if (plan->spec.from_url) {  // from local copies of the archives, when they are all there
+        core::ContextFiles files;
+        files.archives_dir = c.archives;
+        files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
+        files.stackpin_version = STACKPIN_VERSION;
+        SP_TRY_ASSIGN(files.sbom_created, source_date_epoch(ctx));
+        std::string why;
+        sbom = core::sbom_from_local_archives(*plan, *m, kb, files, why);
+        plan->spec.sbom = sbom.has_value();
+        if (!sbom) notes.push_back(path + " (" + model::to_string(platform) + "): no SBOM in the image: " + why);
+      }
       auto text = gen::render_dockerfile(plan->spec);
       if (!text) {
         auto e = text.error();
@@ -306,7 +327,7 @@ util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
       img.devel = plan->spec.hermetic;
       img.test = have_convtest && platform == model::host_linux_platform();
       images.push_back(img);
-      planned.push_back({*m, lock, std::move(*plan), std::move(*text), contexts / name / model::to_string(platform)});
+      planned.push_back({*m, lock, std::move(*plan), std::move(*text), contexts / name / model::to_string(platform), std::move(sbom)});
     }
   }
   if (c.registry.empty()) notes.push_back("no --registry: local image names, and no registry cache shared between builders");
@@ -340,6 +361,7 @@ int run_bake(const BakeCli& c, Context& ctx) {
     if (!convtest.empty() && p.plan.platform == model::host_linux_platform()) files.convtest_binary = convtest;
     files.stackpin_version = STACKPIN_VERSION;
     files.sbom_created = *sde;
+    files.sbom_text = p.sbom;
     auto in = core::prepare_context(p.plan, p.m, kb, files);
     if (!in) {
       auto e = in.error();

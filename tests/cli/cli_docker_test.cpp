@@ -304,3 +304,31 @@ TEST(BakeCli, AMissingArchiveWritesNoContext) {
   EXPECT_NE(r.err.find("second.toml (linux-x86_64)"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::is_empty(out.parent_path())) << "no context, no bake file";
 }
+
+// --from-url: the Dockerfile downloads the archive, and the image still gets its SBOM when a copy
+// of the archive is at hand (--archives or the cache); without one it says why there is none.
+TEST(DockerCli, FromUrlContextGetsTheSbomFromALocalCopy) {
+  DockerSetup s;
+  std::string text = read_text(s.manifest);
+  text.replace(text.find("file = "), 0, "url = \"https://mirror.example/cudnn/" + s.archive.path.filename().string() + "\"\n");
+  auto manifest = s.dir.write("url.toml", text);
+  fs::path ctx = s.dir.path() / "ctx";
+  auto r = stackpin({"generate", "dockerfile", manifest.string(), "--context", ctx.string(), "--from-url", "--archives", s.archives.string(),
+                     "--convtest", s.convtest().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(ctx / "archives")) << "the archive is downloaded by the build, not copied";
+  ASSERT_TRUE(fs::exists(ctx / "sbom.spdx.json"));
+  auto sbom = nlohmann::json::parse(read_text(ctx / "sbom.spdx.json"));
+  EXPECT_EQ(sbom["packages"][0]["checksums"][0]["checksumValue"], s.archive.sha256);
+  std::string dockerfile = read_text(ctx / "Dockerfile");
+  EXPECT_NE(dockerfile.find("ADD https://mirror.example/cudnn/"), std::string::npos);
+  EXPECT_NE(dockerfile.find("COPY sbom.spdx.json /usr/share/doc/stackpin/sbom.spdx.json"), std::string::npos);
+
+  fs::path bare = s.dir.path() / "bare";
+  auto none = stackpin({"generate", "dockerfile", manifest.string(), "--context", bare.string(), "--from-url", "--cache-dir",
+                        (s.dir.path() / "empty-cache").string(), "--convtest", s.convtest().string()});
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_NE(none.err.find("no SBOM in the image"), std::string::npos) << none.err;
+  EXPECT_FALSE(fs::exists(bare / "sbom.spdx.json"));
+  EXPECT_EQ(read_text(bare / "Dockerfile").find("sbom.spdx.json"), std::string::npos);
+}

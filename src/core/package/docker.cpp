@@ -289,7 +289,9 @@ util::Result<ContextInputs> prepare_context(const DockerPlan& plan, const model:
       in.cuda_archives.emplace_back(located, p.expect.file);
     }
   }
-  if (s.sbom) {
+  if (s.sbom && files.sbom_text) {
+    in.sbom = *files.sbom_text;
+  } else if (s.sbom) {
     SbomOptions so;
     so.stackpin_version = files.stackpin_version;
     so.created = files.sbom_created;
@@ -301,6 +303,27 @@ util::Result<ContextInputs> prepare_context(const DockerPlan& plan, const model:
     return Error(ErrorCode::not_found, "stackpin-convtest not found at " + files.convtest_binary.string())
         .with_hint("build it (cmake --build ... --target stackpin-convtest); it is installed next to stackpin, or pass --convtest PATH");
   return in;
+}
+
+std::optional<std::string> sbom_from_local_archives(const DockerPlan& plan, const model::Manifest& m, const knowledge::KnowledgeBase& kb,
+                                                    const ContextFiles& files, std::string& why) {
+  if (plan.spec.apt && !plan.spec.hermetic) {
+    why = "cuDNN comes from NVIDIA's apt repository";
+    return std::nullopt;
+  }
+  if (files.archives_dir.empty() && files.cache_dir.empty()) {
+    why = "no --archives folder or download cache to make it from";
+    return std::nullopt;
+  }
+  SbomOptions so;
+  so.stackpin_version = files.stackpin_version;
+  so.created = files.sbom_created;
+  auto doc = sbom_for_image(m, kb, plan.spec, plan.platform, files.archives_dir, files.cache_dir, so);
+  if (!doc) {
+    why = doc.error().message;
+    return std::nullopt;
+  }
+  return std::move(doc->text);
 }
 
 util::Status write_context(const DockerPlan& plan, const std::string& dockerfile, const model::Manifest& m,

@@ -46,7 +46,14 @@ struct ContextFiles {
   // for sbom.spdx.json, when the plan's spec asks for it (core::sbom_for_image)
   std::string stackpin_version;
   std::optional<std::int64_t> sbom_created;  // SOURCE_DATE_EPOCH; now when absent
+  std::optional<std::string> sbom_text;      // made already (sbom_from_local_archives): used as is
 };
+
+// The image's SBOM for a plan whose Dockerfile downloads the archives (--from-url), made from
+// copies of them in files.archives_dir or files.cache_dir; nullopt, with `why`, when they are not
+// all there (or another error keeps it from being made).
+std::optional<std::string> sbom_from_local_archives(const DockerPlan& plan, const model::Manifest& m, const knowledge::KnowledgeBase& kb,
+                                                    const ContextFiles& files, std::string& why);
 
 // What a build context copies, found and verified: the cuDNN archive, the CUDA component archives
 // (each with its name in the context), whether the conv test goes in.
