@@ -120,8 +120,14 @@ int main(int argc, char** argv) {
            "done\n"
            "RUN rm -rf /tmp/archives\n";
   naive.close();
-  for (const auto& [c, p] : components) fs::create_hard_link(p, work / "naive" / "archives" / p.filename());
-  fs::create_hard_link(*cudnn, work / "naive" / "archives" / cudnn->filename());
+  // hard links where the work folder shares the fixtures' file system, copies elsewhere
+  auto link = [](const fs::path& from, const fs::path& to) {
+    std::error_code ec;
+    fs::create_hard_link(from, to, ec);
+    if (ec) fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+  };
+  for (const auto& [c, p] : components) link(p, work / "naive" / "archives" / p.filename());
+  link(*cudnn, work / "naive" / "archives" / cudnn->filename());
 
   const std::string tag = "stackpin-bench/torch-set-runtime:latest", naive_tag = "stackpin-bench/torch-set-naive:latest";
   auto built = [&](const std::string& t, const std::vector<std::string>& extra, const fs::path& ctx) {
@@ -137,11 +143,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::uint64_t base_size = to_u64(capture(docker + " image inspect --format '{{.Size}}' " + base));
-  std::uint64_t our_size = to_u64(capture(docker + " image inspect --format '{{.Size}}' " + tag)) - base_size;
-  std::uint64_t their_size = to_u64(capture(docker + " image inspect --format '{{.Size}}' " + naive_tag)) - base_size;
+  std::uint64_t our_total = to_u64(capture(docker + " image inspect --format '{{.Size}}' " + tag));
+  std::uint64_t their_total = to_u64(capture(docker + " image inspect --format '{{.Size}}' " + naive_tag));
+  if (base_size == 0 || our_total <= base_size || their_total <= base_size) {
+    std::fprintf(stderr, "docker image inspect did not give the images' sizes\n");
+    return 1;
+  }
+  std::uint64_t our_size = our_total - base_size, their_size = their_total - base_size;
   std::uint64_t runtime_files =
       to_u64(capture(docker + " run --rm " + tag +
                      " sh -c \"find /usr/local/cuda-13.0 /opt/cudnn-* -type f -printf '%s\\n' | awk '{s+=\\$1} END {print s}'\""));
+  if (runtime_files == 0) {
+    std::fprintf(stderr, "could not list the run-time files inside %s\n", tag.c_str());
+    return 1;
+  }
   std::string layers = capture(docker + " history --no-trunc --format '{{.Size}}\t{{.CreatedBy}}' " + tag + " | head -n 12");
 
   std::printf("image benchmark: CUDA 13 torch set (%zu components) + cuDNN %s, runtime image on %s\n", components.size(), version.c_str(),

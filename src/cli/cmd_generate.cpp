@@ -207,6 +207,12 @@ std::pair<std::string, std::string> oci_platform(model::Platform p) {
 
 // docker-bake.json and, beside it, one verified build context per manifest and platform
 // (contexts/<name>/<platform>/). Everything is planned and rendered before anything is written.
+// A bake target's name for a manifest's: bake takes letters, digits, '_' and '-' only.
+std::string target_of(std::string name) {
+  std::replace(name.begin(), name.end(), '.', '_');
+  return name;
+}
+
 // One image of a matrix: its manifest, plan, rendered Dockerfile and where its context goes.
 struct Planned {
   model::Manifest m;
@@ -317,7 +323,7 @@ util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
         if (std::find(notes.begin(), notes.end(), path + ": " + n) == notes.end()) notes.push_back(path + ": " + n);
       auto [oci, arch] = oci_platform(platform);
       gen::BakeImage img;
-      img.name = name + "-" + arch;
+      img.name = target_of(name) + "-" + arch;
       img.context = (rel_root / name / model::to_string(platform)).generic_string();
       img.platform = oci;
       img.base_image = plan->spec.base_image;

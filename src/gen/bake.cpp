@@ -15,10 +15,15 @@ namespace gen {
 
 namespace {
 
+// What bake accepts as a target or group name.
 bool target_name(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
   });
+}
+// An image tag: letters, digits, '_', '.' and '-'.
+bool tag_name(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == std::string::npos;
 }
 
 // A path, platform, image reference or tag: no blanks, quotes, commas (cache entries are
@@ -70,7 +75,7 @@ std::string render_target(const Target& t, bool last) {
 util::Result<std::string> render_bake(const std::vector<BakeImage>& images) {
   auto refuse = [](const std::string& what, const std::string& v) {
     return util::Error(util::ErrorCode::invalid, what + " \"" + comment_safe(v) + "\" cannot be written into a bake file")
-        .with_hint("names are letters, digits, '-', '_' and '.'; paths and image references have no blanks, quotes or commas");
+        .with_hint("target names are letters, digits, '-' and '_'; paths and image references have no blanks, quotes or commas");
   };
   if (images.empty()) return util::Error(util::ErrorCode::invalid, "a bake file needs at least one image");
   std::vector<Target> targets;
@@ -80,7 +85,7 @@ util::Result<std::string> render_bake(const std::vector<BakeImage>& images) {
     if (!plain(i.context) || i.context.front() == '/') return refuse("the context", i.context);
     for (const auto* v : {&i.platform, &i.base_image, &i.image})
       if (!plain(*v)) return refuse("the value", *v);
-    if (!target_name(i.tag)) return refuse("the tag", i.tag);
+    if (!tag_name(i.tag)) return refuse("the tag", i.tag);
     if (!i.cache_ref.empty() && !plain(i.cache_ref)) return refuse("the cache reference", i.cache_ref);
     targets.push_back({i.name, "runtime", i.tag, &i});
     if (i.devel) targets.push_back({i.name + "-devel", "devel", i.tag + "-devel", &i});

@@ -68,9 +68,12 @@ util::Result<std::string> render_github_workflow(const CiSpec& s) {
   const std::string host = push ? host_of(s.registry) : "";
   const bool ghcr = host == "ghcr.io";
   const std::string on_default = "github.event_name != 'pull_request' && github.ref_name == github.event.repository.default_branch";
+  // credentials exist everywhere but in pull requests from forks: log in to read the cache, push
+  // only from the default branch
+  const std::string trusted = "github.event_name != 'pull_request' || github.event.pull_request.head.repo.full_name == github.repository";
   auto login = [&](std::string& d) {
     if (!push) return;
-    d += "      - if: " + json_quote("${{ " + on_default + " }}") + "\n";
+    d += "      - if: " + json_quote("${{ " + trusted + " }}") + "\n";
     d += "        uses: \"docker/login-action@v3\"\n";
     d += "        with:\n";
     d += "          registry: " + json_quote(host) + "\n";
@@ -79,7 +82,7 @@ util::Result<std::string> render_github_workflow(const CiSpec& s) {
   };
   std::string d = header(s, "--github");
   d += "name: \"gpu-images\"\n";
-  d += "on:\n  push:\n    branches: [\"main\"]\n  pull_request: {}\n  workflow_dispatch: {}\n";
+  d += "on:\n  push: {}\n  pull_request: {}\n  workflow_dispatch: {}\n";
   d += "permissions:\n  contents: \"read\"\n";
   if (ghcr) d += "  packages: \"write\"\n";
   d += "jobs:\n";
@@ -129,9 +132,12 @@ util::Result<std::string> render_gitlab_pipeline(const CiSpec& s) {
   std::string login;
   // only the default branch logs in and pushes
   const std::string on_default = "[ \"$CI_COMMIT_BRANCH\" = \"$CI_DEFAULT_BRANCH\" ]";
+  // every pipeline logs in (to read the shared cache); only the default branch pushes
   if (push)
-    login = "if " + on_default + "; then printf '%s' \"${REGISTRY_PASSWORD:-$CI_REGISTRY_PASSWORD}\" | docker login --username " +
-            "\"${REGISTRY_USER:-$CI_REGISTRY_USER}\" --password-stdin " + host_of(s.registry) + "; fi";
+    login =
+        "printf '%s' \"${REGISTRY_PASSWORD:-$CI_REGISTRY_PASSWORD}\" | docker login --username \"${REGISTRY_USER:-$CI_REGISTRY_USER}\" "
+        "--password-stdin " +
+        host_of(s.registry);
   std::string d = header(s, "--gitlab");
   d += "# Registry credentials: REGISTRY_USER and REGISTRY_PASSWORD (CI/CD variables), else GitLab's own\n";
   d += "# CI_REGISTRY_USER and CI_REGISTRY_PASSWORD.\n";

@@ -179,7 +179,10 @@ std::string labels_and_devel(const DockerfileSpec& s) {
     d += "FROM runtime AS devel\n";
     d += "COPY --from=cuda " + k_devel_tree + "/ /\n";
     if (!s.include_dev) d += "COPY --from=cudnn " + k_cudnn_devel + "/ /\n";
-    d += "ENV LIBRARY_PATH=/usr/local/cuda/lib64/stubs\n\n";
+    d += "ENV LIBRARY_PATH=/usr/local/cuda/lib64/stubs\n";
+    if (s.sbom)  // inherited from runtime: say what it covers
+      d += "LABEL io.stackpin.sbom.covers=\"the runtime stage, not the compilers, headers and static libraries devel adds\"\n";
+    d += "\n";
   }
   return d;
 }

@@ -50,8 +50,10 @@ TEST(DockerCli, WritesTheDockerfileToAFile) {
 TEST(DockerCli, LaysOutAVerifiedBuildContext) {
   DockerSetup s;
   fs::path ctx = s.dir.path() / "ctx";
+  const std::vector<std::string> epoch = {"SOURCE_DATE_EPOCH=1767225600"};
   auto r = stackpin({"generate", "dockerfile", s.manifest.string(), "--context", ctx.string(), "--archives", s.archives.string(),
-                     "--convtest", s.convtest().string()});
+                     "--convtest", s.convtest().string()},
+                    epoch);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("docker build --target runtime"), std::string::npos) << r.out;
   fs::path in_ctx = ctx / "archives" / s.archive.path.filename();
@@ -82,12 +84,15 @@ TEST(DockerCli, LaysOutAVerifiedBuildContext) {
   }
   EXPECT_TRUE(licence) << sbom["files"].dump(1);
   EXPECT_NE(read_text(ctx / "Dockerfile").find("COPY sbom.spdx.json /usr/share/doc/stackpin/sbom.spdx.json\n"), std::string::npos);
-  // Laying it out again replaces the files in place and gives the same Dockerfile.
-  std::string first = read_text(ctx / "Dockerfile");
+  // Laying it out again replaces the files in place and gives the same Dockerfile and, with the
+  // same SOURCE_DATE_EPOCH, the same SBOM (it was staged into another temporary folder).
+  std::string first = read_text(ctx / "Dockerfile"), first_sbom = read_text(ctx / "sbom.spdx.json");
   auto again = stackpin({"generate", "dockerfile", s.manifest.string(), "--context", ctx.string(), "--archives", s.archives.string(),
-                         "--convtest", s.convtest().string()});
+                         "--convtest", s.convtest().string()},
+                        epoch);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(read_text(ctx / "Dockerfile"), first);
+  EXPECT_EQ(read_text(ctx / "sbom.spdx.json"), first_sbom);
   for (const auto& e : fs::recursive_directory_iterator(ctx))
     EXPECT_EQ(e.path().filename().string().find(".stackpin-tmp"), std::string::npos) << e.path();
 }
@@ -217,6 +222,17 @@ TEST(BakeCli, RefusalsWriteNothing) {
   EXPECT_EQ(cased.exit_code, 1) << cased.err;
   EXPECT_NE(cased.err.find("image names are lowercase"), std::string::npos) << cased.err;
   EXPECT_TRUE(nothing_written());
+  // a name with a dot is an image's, and its bake targets have '_' for it (bake takes no dots)
+  std::string dotted = text;
+  dotted.replace(dotted.find("name = \"cu124-cudnn91-torch25-hermetic\""), 39, "name = \"cu12.4-torch\"");
+  fs::path dot_out = d.path() / "dot" / "docker-bake.json";
+  fs::create_directories(dot_out.parent_path());
+  auto dot = stackpin({"generate", "bake", d.write("dotted.toml", dotted).string(), "-o", dot_out.string(), "--from-url", "--platform",
+                       "linux-x86_64", "--registry", "ghcr.io/acme"});
+  ASSERT_EQ(dot.exit_code, 0) << dot.err;
+  auto dot_bake = nlohmann::json::parse(read_text(dot_out));
+  ASSERT_TRUE(dot_bake["target"].contains("cu12_4-torch-amd64")) << dot_bake.dump(1);
+  EXPECT_EQ(dot_bake["target"]["cu12_4-torch-amd64"]["tags"][0], "ghcr.io/acme/cu12.4-torch:amd64");
   // a name Docker would not take as an image's
   std::string doubled = text;
   doubled.replace(doubled.find("name = \"cu124-cudnn91-torch25-hermetic\""), 39, "name = \"stack..a\"");
@@ -313,8 +329,8 @@ TEST(DockerCli, FromUrlContextGetsTheSbomFromALocalCopy) {
   text.replace(text.find("file = "), 0, "url = \"https://mirror.example/cudnn/" + s.archive.path.filename().string() + "\"\n");
   auto manifest = s.dir.write("url.toml", text);
   fs::path ctx = s.dir.path() / "ctx";
-  auto r = stackpin({"generate", "dockerfile", manifest.string(), "--context", ctx.string(), "--from-url", "--archives", s.archives.string(),
-                     "--convtest", s.convtest().string()});
+  auto r = stackpin({"generate", "dockerfile", manifest.string(), "--context", ctx.string(), "--from-url", "--archives",
+                     s.archives.string(), "--convtest", s.convtest().string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_FALSE(fs::exists(ctx / "archives")) << "the archive is downloaded by the build, not copied";
   ASSERT_TRUE(fs::exists(ctx / "sbom.spdx.json"));

@@ -289,6 +289,10 @@ util::Result<ContextInputs> prepare_context(const DockerPlan& plan, const model:
       in.cuda_archives.emplace_back(located, p.expect.file);
     }
   }
+  in.convtest = !files.convtest_binary.empty() || !files.convtest_optional;
+  if (in.convtest && !fs::is_regular_file(files.convtest_binary, ec))
+    return Error(ErrorCode::not_found, "stackpin-convtest not found at " + files.convtest_binary.string())
+        .with_hint("build it (cmake --build ... --target stackpin-convtest); it is installed next to stackpin, or pass --convtest PATH");
   if (s.sbom && files.sbom_text) {
     in.sbom = *files.sbom_text;
   } else if (s.sbom) {
@@ -298,10 +302,6 @@ util::Result<ContextInputs> prepare_context(const DockerPlan& plan, const model:
     SP_TRY_ASSIGN(auto doc, sbom_for_image(m, kb, s, plan.platform, files.archives_dir, files.cache_dir, so));
     in.sbom = std::move(doc.text);
   }
-  in.convtest = !files.convtest_binary.empty() || !files.convtest_optional;
-  if (in.convtest && !fs::is_regular_file(files.convtest_binary, ec))
-    return Error(ErrorCode::not_found, "stackpin-convtest not found at " + files.convtest_binary.string())
-        .with_hint("build it (cmake --build ... --target stackpin-convtest); it is installed next to stackpin, or pass --convtest PATH");
   return in;
 }
 

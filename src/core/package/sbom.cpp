@@ -62,8 +62,6 @@ util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, 
   doc.tool = "stackpin-" + o.stackpin_version;
   doc.created = iso8601(o.created ? *o.created : static_cast<std::int64_t>(std::time(nullptr)));
   doc.name = name;
-  doc.namespace_uri = "https://spdx.org/spdxdocs/stackpin/" + format::spdx_id_part(r.manifest_name) + "-" +
-                      crypto::to_hex(crypto::sha256_of(format::write_receipt(r) + name)).substr(0, 32);
   doc.comment = comment;
 
   // the packages, keyed by what the receipt's files name them
@@ -161,6 +159,13 @@ util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, 
     if (int n = ids[p.id]++; n > 0) p.id += "-" + std::to_string(n + 1);
   out.packages = doc.packages.size();
   out.files = doc.files.size();
+  // the namespace from what the document describes (not from where or when it was staged), so
+  // that the same archives give the same document
+  std::string identity = name + "\n" + r.manifest_sha256 + "\n" + r.platform + "\n";
+  for (const auto& p : doc.packages) identity += p.name + " " + p.sha256 + "\n";
+  for (const auto& f : doc.files) identity += f.path + " " + f.sha256 + "\n";
+  doc.namespace_uri = "https://spdx.org/spdxdocs/stackpin/" + format::spdx_id_part(r.manifest_name) + "-" +
+                      crypto::to_hex(crypto::sha256_of(identity)).substr(0, 32);
   out.text = format::write_spdx(doc);
   return out;
 }
@@ -181,7 +186,11 @@ util::Result<SbomResult> sbom_for_image(const model::Manifest& m, const knowledg
                                         const SbomOptions& o) {
   // the archives staged as `stackpin stage` lays them out for Linux, the layout the image's own
   // stages reproduce, into a folder removed afterwards
-  SP_TRY_ASSIGN(auto tmp, util::TempDir::create(fs::temp_directory_path(), "stackpin-image-sbom-"));
+  std::error_code ec;
+  fs::path parent = fs::temp_directory_path(ec);
+  if (ec) return util::Error(util::ErrorCode::io, "no folder for temporary files (TMPDIR): " + ec.message());
+  util::TempDir::remove_abandoned(parent, "stackpin-image-sbom-");  // what a killed run left
+  SP_TRY_ASSIGN(auto tmp, util::TempDir::create_owned(parent, "stackpin-image-sbom-"));
   StageOptions so;
   so.archives_dir = archives_dir;
   so.cache_dir = cache_dir;
@@ -196,14 +205,16 @@ util::Result<SbomResult> sbom_for_image(const model::Manifest& m, const knowledg
   auto base = [](const std::string& p) { return p.substr(p.rfind('/') + 1); };
   auto runtime_library = [&](const model::StagedFile& f) {
     const std::string b = base(f.path);
-    return b.rfind("lib", 0) == 0 && f.path.find("/stubs/") == std::string::npos &&
+    return b.rfind("lib", 0) == 0 && ("/" + f.path).find("/stubs/") == std::string::npos &&
            (b.find(".so.") != std::string::npos || (b.size() > 3 && b.compare(b.size() - 3, 3, ".so") == 0));
   };
   PathMap where = [&](const model::StagedFile& f) -> std::string {
     if (f.archive == "cudnn") {
       // the image keeps cuDNN's versioned libraries and its licence (everything with --dev)
-      bool kept =
-          spec.include_dev || f.path == "LICENSE" || (f.path.rfind("lib64/", 0) == 0 && base(f.path).find(".so.") != std::string::npos);
+      // (what the cudnn stage's `cp -P unpacked/<lib>/lib*.so.*` takes: direct children of lib64/)
+      bool kept = spec.include_dev || f.path == "LICENSE" ||
+                  (f.path.rfind("lib64/", 0) == 0 && f.path.find('/', 6) == std::string::npos && base(f.path).rfind("lib", 0) == 0 &&
+                   base(f.path).find(".so.") != std::string::npos);
       return kept ? spec.prefix.substr(1) + "/" + f.path : std::string();
     }
     if (f.archive.empty() && f.path == "version.json") return spec.hermetic ? spec.cuda_prefix.substr(1) + "/version.json" : "";
