@@ -2,13 +2,11 @@
 
 #include <openssl/evp.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <memory>
 #include <stdexcept>
 
 #include "crypto/sha256.hpp"
-#include "util/fs.hpp"
+#include "file_chunks.hpp"
 
 namespace crypto {
 
@@ -50,28 +48,13 @@ std::string sha1_hex(std::string_view data) {
 }
 
 util::Result<FileDigests> sha1_and_sha256_of_file(const std::filesystem::path& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) {
-    int e = errno;
-    return util::Error(e == ENOENT ? util::ErrorCode::not_found : util::ErrorCode::io,
-                       "cannot open " + path.string() + ": " + util::os_error_text(e));
-  }
-  std::unique_ptr<char[]> buf(new char[1 << 20]);
   Sha1 one;
   Sha256 two;
   FileDigests out;
-  while (true) {
-    std::size_t n = std::fread(buf.get(), 1, 1 << 20, f.get());
-    if (n > 0) {
-      one.update(buf.get(), n);
-      two.update(buf.get(), n);
-      out.size += n;
-    }
-    if (n < (1u << 20)) {
-      if (std::ferror(f.get())) return util::Error(util::ErrorCode::io, "cannot read " + path.string() + ": " + util::os_error_text(errno));
-      break;
-    }
-  }
+  SP_TRY_ASSIGN(out.size, detail::read_in_chunks(path, [&](const char* data, std::size_t n) {
+                  one.update(data, n);
+                  two.update(data, n);
+                }));
   out.sha1 = one.finish_hex();
   out.sha256 = to_hex(two.finish());
   return out;

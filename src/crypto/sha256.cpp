@@ -1,6 +1,8 @@
 // SHA-256 through OpenSSL's EVP interface: a streaming hasher and hex text.
 #include "crypto/sha256.hpp"
 
+#include "file_chunks.hpp"
+
 #include <openssl/evp.h>
 
 #include <cassert>
@@ -84,7 +86,8 @@ Digest sha256_of(std::string_view data) {
   return h.finish();
 }
 
-util::Result<FileHash> hash_file(const std::filesystem::path& path) {
+util::Result<std::uint64_t> detail::read_in_chunks(const std::filesystem::path& path,
+                                                   const std::function<void(const char*, std::size_t)>& chunk) {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) {
     int e = errno;
@@ -92,19 +95,25 @@ util::Result<FileHash> hash_file(const std::filesystem::path& path) {
                        "cannot open " + path.string() + ": " + util::os_error_text(e));
   }
   std::unique_ptr<char[]> buf(new char[1 << 20]);
-  Sha256 h;
-  FileHash out;
+  std::uint64_t size = 0;
   while (true) {
     std::size_t n = std::fread(buf.get(), 1, 1 << 20, f.get());
     if (n > 0) {
-      h.update(buf.get(), n);
-      out.size += n;
+      chunk(buf.get(), n);
+      size += n;
     }
     if (n < (1u << 20)) {
       if (std::ferror(f.get())) return util::Error(util::ErrorCode::io, "cannot read " + path.string() + ": " + util::os_error_text(errno));
       break;
     }
   }
+  return size;
+}
+
+util::Result<FileHash> hash_file(const std::filesystem::path& path) {
+  Sha256 h;
+  FileHash out;
+  SP_TRY_ASSIGN(out.size, detail::read_in_chunks(path, [&h](const char* data, std::size_t n) { h.update(data, n); }));
   out.digest = h.finish();
   return out;
 }
