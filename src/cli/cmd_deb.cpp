@@ -78,13 +78,9 @@ int run_deb(const DebCli& c, Context& ctx) {
     o.platform = model::parse_platform(c.platform);
     if (!o.platform) return fail(ctx, "deb", util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
   }
-  if (auto sde = ctx.io.env.get("SOURCE_DATE_EPOCH"); sde && !sde->empty()) {
-    auto v = util::parse_u64(*sde);
-    if (!v || *v > static_cast<std::uint64_t>(INT64_MAX))
-      return fail(ctx, "deb",
-                  util::Error(util::ErrorCode::usage, "SOURCE_DATE_EPOCH must be a number of seconds since 1970, got '" + *sde + "'"));
-    o.source_date_epoch = static_cast<std::int64_t>(*v);
-  }
+  auto sde = source_date_epoch(ctx);
+  if (!sde) return fail(ctx, "deb", sde.error());
+  if (*sde) o.source_date_epoch = **sde;
   o.max_unpacked = c.max_unpacked;
   o.dry_run = c.dry_run;
   o.manifest_sha256 = sha256_of_file(c.manifest);
