@@ -90,7 +90,7 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
   const auto& kb = knowledge::KnowledgeBase::embedded();
   auto plan = core::plan_dockerfile(*m, kb, o);
   if (!plan) return fail(ctx, "generate", plan.error());
-  bool needs_archive = (!plan->spec.apt || plan->spec.hermetic) && !plan->spec.from_url;
+  bool needs_archive = gen::copies_archives(plan->spec);
   auto sde = source_date_epoch(ctx);
   if (!sde) return fail(ctx, "generate", sde.error());
   core::ContextFiles files;
@@ -156,7 +156,7 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   auto plan = core::plan_dockerfile(*m, kb, o);
   if (!plan) return fail(ctx, "generate", plan.error());
   plan->spec.test_stage = false;  // the dev container builds `runtime`
-  bool needs_archive = (!plan->spec.apt || plan->spec.hermetic) && !plan->spec.from_url;
+  bool needs_archive = gen::copies_archives(plan->spec);
   plan->spec.sbom = needs_archive;
   auto text = gen::render_dockerfile(plan->spec);
   if (!text) return fail(ctx, "generate", text.error());
@@ -300,7 +300,7 @@ util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
         continue;
       }
       if (!plan) return plan.error();
-      plan->spec.sbom = (!plan->spec.apt || plan->spec.hermetic) && !plan->spec.from_url;
+      plan->spec.sbom = gen::copies_archives(plan->spec);
       std::optional<std::string> sbom;
       if (plan->spec.from_url) {  // from local copies of the archives, when they are all there
         core::ContextFiles files;
@@ -357,7 +357,7 @@ int run_bake(const BakeCli& c, Context& ctx) {
     core::ContextFiles files;
     files.archives_dir = c.archives;
     files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
-    bool needs_archive = (!p.plan.spec.apt || p.plan.spec.hermetic) && !p.plan.spec.from_url;
+    bool needs_archive = gen::copies_archives(p.plan.spec);
     if (needs_archive && c.archives.empty() && files.cache_dir.empty())
       return fail(ctx, "generate",
                   util::Error(util::ErrorCode::usage,

@@ -29,25 +29,21 @@ std::string iso8601(std::int64_t t) {
   return buf;
 }
 
-// NVIDIA's URL of a CUDA component archive, from stackpin's copy of the release's manifest.
-std::string cuda_url(const model::Receipt& r, const model::ReceiptArchive& a) {
+// A component of the receipt's CUDA release in stackpin's copy of NVIDIA's manifest; nullptr when
+// stackpin has none of the release or it lists no such component.
+const format::CudaComponent* cuda_component(const model::Receipt& r, const std::string& id) {
   auto v = model::Version::parse(r.cuda_version);
-  if (!v) return {};
+  if (!v) return nullptr;
   auto release = knowledge::CudaCatalog::embedded().release(*v);
-  if (!release || !*release) return {};
-  if (const auto* c = knowledge::find_component(**release, a.component))
+  return release && *release ? knowledge::find_component(**release, id) : nullptr;
+}
+
+// NVIDIA's URL of a CUDA component archive, found by its SHA-256 ("" when it is not NVIDIA's).
+std::string cuda_url(const format::CudaComponent* c, const model::ReceiptArchive& a) {
+  if (c)
     for (const auto& x : c->archives)
       if (x.sha256 == a.sha256) return knowledge::CudaCatalog::k_base_url + x.relative_path;
   return {};
-}
-
-std::string cuda_license(const model::Receipt& r, const std::string& component) {
-  auto v = model::Version::parse(r.cuda_version);
-  if (!v) return {};
-  auto release = knowledge::CudaCatalog::embedded().release(*v);
-  if (!release || !*release) return {};
-  const auto* c = knowledge::find_component(**release, component);
-  return c ? c->license : std::string();
 }
 
 // Where a staged file is in the tree the document describes ("" = not in it).
@@ -86,8 +82,9 @@ util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, 
     p.version = a.version;
     p.file_name = a.file;
     p.sha256 = a.sha256;
-    p.download_location = cuda_url(r, a);
-    if (auto l = cuda_license(r, a.component); !l.empty()) license_of[a.component] = l;
+    const format::CudaComponent* c = cuda_component(r, a.component);
+    p.download_location = cuda_url(c, a);
+    if (c && !c->license.empty()) license_of[a.component] = c->license;
     by_archive[a.component] = doc.packages.size();
     doc.packages.push_back(std::move(p));
   }

@@ -71,6 +71,10 @@ struct DockerfileSpec {
 // written into a Dockerfile, e.g. a line break in a URL or path).
 util::Result<std::string> render_dockerfile(const DockerfileSpec& s);
 
+// Whether the Dockerfile copies archives from its build context (archives/): the cuDNN archive
+// unless cuDNN comes from apt, the CUDA components' in a hermetic image, none with --from-url.
+bool copies_archives(const DockerfileSpec& s);
+
 // An allow-list .dockerignore: everything is excluded but what the Dockerfile copies.
 std::string render_dockerignore(const DockerfileSpec& s);
 
