@@ -35,12 +35,6 @@ bool plain(const std::string& s) {
   });
 }
 
-std::string list(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + json_quote(items[i]);
-  return out + "]";
-}
-
 struct Target {
   std::string name, stage, tag;
   const BakeImage* image;
@@ -52,18 +46,18 @@ std::string render_target(const Target& t, bool last) {
   out += "      \"context\": " + json_quote(i.context) + ",\n";
   out += "      \"dockerfile\": \"Dockerfile\",\n";
   out += "      \"target\": " + json_quote(t.stage) + ",\n";
-  out += "      \"platforms\": " + list({i.platform}) + ",\n";
+  out += "      \"platforms\": " + json_list({i.platform}) + ",\n";
   out += "      \"args\": { \"BASE_IMAGE\": " + json_quote(i.base_image) + " },\n";
-  out += "      \"tags\": " + list({i.image + ":" + t.tag});
+  out += "      \"tags\": " + json_list({i.image + ":" + t.tag});
   if (!i.cache_ref.empty()) {
     // runtime and devel each export to their own reference (an export replaces what a reference
     // held); devel and test read the runtime's too, whose layers they build on
     const std::string own = t.stage == "devel" ? i.cache_ref + "-devel" : i.cache_ref;
     std::vector<std::string> from = {"type=registry,ref=" + i.cache_ref};
     if (t.stage == "devel") from.push_back("type=registry,ref=" + own);
-    out += ",\n      \"cache-from\": " + list(from);
+    out += ",\n      \"cache-from\": " + json_list(from);
     // the test target only reads the cache: it adds one layer, and its writes would race the runtime's
-    if (t.stage != "test") out += ",\n      \"cache-to\": " + list({"type=registry,ref=" + own + ",mode=max"});
+    if (t.stage != "test") out += ",\n      \"cache-to\": " + json_list({"type=registry,ref=" + own + ",mode=max"});
   }
   out += "\n    }";
   out += last ? "\n" : ",\n";
@@ -103,7 +97,7 @@ util::Result<std::string> render_bake(const std::vector<BakeImage>& images) {
   if (!devel.empty()) groups.push_back({"devel", &devel});
   if (!test.empty()) groups.push_back({"test", &test});
   for (std::size_t g = 0; g < groups.size(); ++g)
-    out += "    " + json_quote(groups[g].first) + ": { \"targets\": " + list(*groups[g].second) + " }" +
+    out += "    " + json_quote(groups[g].first) + ": { \"targets\": " + json_list(*groups[g].second) + " }" +
            (g + 1 < groups.size() ? ",\n" : "\n");
   out += "  },\n  \"target\": {\n";
   for (std::size_t t = 0; t < targets.size(); ++t) out += render_target(targets[t], t + 1 == targets.size());

@@ -109,9 +109,7 @@ util::Result<std::string> render_github_workflow(const CiSpec& s) {
   }
   d += "  conv-test:\n";
   d += "    needs: \"images\"\n";
-  d += "    runs-on: [";
-  for (std::size_t i = 0; i < s.runner_labels.size(); ++i) d += (i ? ", " : "") + json_quote(s.runner_labels[i]);
-  d += "]\n";
+  d += "    runs-on: " + json_list(s.runner_labels) + "\n";
   d += "    strategy:\n      fail-fast: false\n      matrix:\n        include:\n";
   for (const auto& t : s.tests) d += "          - target: " + json_quote(t.target) + "\n            image: " + json_quote(t.image) + "\n";
   d += "    steps:\n";
@@ -162,9 +160,7 @@ util::Result<std::string> render_gitlab_pipeline(const CiSpec& s) {
   d += "# (docker run --gpus all needs the host's driver, which Docker-in-Docker does not pass on).\n";
   d += "conv-test:\n";
   d += "  stage: \"conv-test\"\n";
-  d += "  tags: [";
-  for (std::size_t i = 0; i < s.runner_labels.size(); ++i) d += (i ? ", " : "") + json_quote(s.runner_labels[i]);
-  d += "]\n";
+  d += "  tags: " + json_list(s.runner_labels) + "\n";
   d += "  parallel:\n    matrix:\n";
   for (const auto& t : s.tests) d += "      - TARGET: " + json_quote(t.target) + "\n        IMAGE: " + json_quote(t.image) + "\n";
   d += "  script:\n";

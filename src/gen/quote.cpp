@@ -149,6 +149,12 @@ std::string comment_safe(std::string s) {
   return s;
 }
 
+std::string json_list(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + json_quote(items[i]);
+  return out + "]";
+}
+
 std::string json_quote(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {

@@ -7,6 +7,7 @@
 // arguments at unescaped blanks and quotes.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/result.hpp"
 
@@ -37,6 +38,8 @@ util::Result<std::string> pc_escape(std::string_view s);
 // "a \"b\" \u0001" : a JSON string literal holding `s` (", \ and control characters escaped;
 // UTF-8 passes through).
 std::string json_quote(std::string_view s);
+// ["a", "b"]: a JSON array of json_quote'd strings, on one line (also a YAML flow sequence).
+std::string json_list(const std::vector<std::string>& items);
 
 // "a: \"b\" #c\n" : a YAML double-quoted scalar that YAML 1.1 and 1.2 parsers (PyYAML, ruamel)
 // read back as `s` exactly, on one line, so it is also safe inside a comment. Escaped: \ and ",
