@@ -81,6 +81,8 @@ void render_explain(std::ostream& os, const model::CheckReport& r, const Style& 
       if (!g.cudnn.empty()) os << " cuDNN " << g.cudnn << ";";
       if (!g.nvcc.empty()) os << " nvcc " << g.nvcc << ";";
       if (!g.torch.empty()) os << " torch kernels " << g.torch << ";";
+      if (!g.onnxruntime.empty()) os << " onnxruntime-gpu kernels " << g.onnxruntime << ";";
+      if (!g.tensorflow.empty()) os << " tensorflow kernels " << g.tensorflow << ";";
       os << "\n";
     }
   }

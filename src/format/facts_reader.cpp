@@ -194,6 +194,27 @@ void read_layouts(TableReader& top, model::Facts& f) {
   });
 }
 
+model::OnnxRuntimeRow onnxruntime_row(TableReader& r) {
+  model::OnnxRuntimeRow o;
+  o.first = ver(r, "first", 2, 3);
+  o.last = ver(r, "last", 2, 3);
+  o.cuda_major = integer(r, "cuda_major");
+  o.cuda = str(r, "cuda");
+  o.cudnn_major = integer(r, "cudnn_major");
+  o.cudnn_linux = opt_ver(r, "cudnn_linux");
+  o.cudnn_windows = opt_ver(r, "cudnn_windows");
+  o.note = str(r, "note");
+  // the facts' table says it in its note ("Available in PyPI" / "Not available in PyPI")
+  if (r.get("pypi"))
+    o.pypi = boolean(r, "pypi", false);
+  else if (o.note.find("Not available in PyPI") != std::string::npos)
+    o.pypi = false;
+  else if (o.note.find("Available in PyPI") != std::string::npos)
+    o.pypi = true;
+  o.source = sources(r);
+  return o;
+}
+
 void read_frameworks(TableReader& top, model::Facts& f) {
   table(top, "torch_index", [&](TableReader& r) {
     f.torch_index_pattern = str(r, "url_pattern", true);
@@ -239,19 +260,7 @@ void read_frameworks(TableReader& top, model::Facts& f) {
     f.tensorflow_notes = str(r, "text");
     f.tensorflow_notes_source = sources(r);
   });
-  each(top, "onnxruntime", [&](TableReader& r) {
-    model::OnnxRuntimeRow o;
-    o.first = ver(r, "first", 2, 3);
-    o.last = ver(r, "last", 2, 3);
-    o.cuda_major = integer(r, "cuda_major");
-    o.cuda = str(r, "cuda");
-    o.cudnn_major = integer(r, "cudnn_major");
-    o.cudnn_linux = opt_ver(r, "cudnn_linux");
-    o.cudnn_windows = opt_ver(r, "cudnn_windows");
-    o.note = str(r, "note");
-    o.source = sources(r);
-    f.onnxruntime.push_back(std::move(o));
-  });
+  each(top, "onnxruntime", [&](TableReader& r) { f.onnxruntime.push_back(onnxruntime_row(r)); });
   table(top, "onnxruntime_notes", [&](TableReader& r) {
     f.onnxruntime_notes = str(r, "text");
     f.onnxruntime_notes_source = sources(r);
@@ -469,6 +478,33 @@ void read_gpu_support(TableReader& top, model::Facts& f) {
     t.source = sources(r);
     f.torch_archs.push_back(std::move(t));
   });
+  each(top, "framework", [&](TableReader& r) {
+    model::FrameworkArchs a;
+    auto name = r.choice("name", {"onnxruntime-gpu", "tensorflow"}, true);
+    if (name) a.framework = name->value == 0 ? "onnxruntime-gpu" : "tensorflow";
+    a.from = ver(r, "from", 2, 3);
+    a.until = opt_ver(r, "until", 2, 3);
+    a.cuda_major = integer(r, "cuda_major");
+    auto p = r.choice("platform", {"linux-x86_64", "linux-sbsa", "windows-x86_64"}, true);
+    if (p)
+      a.platform = p->value == 0   ? model::Platform::linux_x86_64
+                   : p->value == 1 ? model::Platform::linux_sbsa
+                                   : model::Platform::windows_x86_64;
+    a.sass = ccs(r, "sass");
+    a.ptx = ccs(r, "ptx");
+    a.sass_a = ccs(r, "sass_a");
+    a.ptx_a = ccs(r, "ptx_a");
+    a.inferred = boolean(r, "inferred", false);
+    a.note = str(r, "note");
+    a.source = sources(r);
+    f.framework_archs.push_back(std::move(a));
+  });
+}
+
+// onnxruntime-gpu releases after the last row of the facts' table, in frameworks.toml's schema,
+// appended to its rows (frameworks.toml is the importer's and is rewritten by it).
+void read_onnxruntime_builds(TableReader& top, model::Facts& f) {
+  each(top, "onnxruntime", [&](TableReader& r) { f.onnxruntime.push_back(onnxruntime_row(r)); });
 }
 
 // The variants published beside RELEASE.md's, merged into the frameworks.toml row of the release.
@@ -506,11 +542,18 @@ void read_torch_wheels(TableReader& top, model::Facts& f) {
 
 using Reader = void (*)(TableReader&, model::Facts&);
 const std::vector<std::pair<std::string, Reader>>& readers() {
-  static const std::vector<std::pair<std::string, Reader>> k_readers{
-      {"drivers.toml", read_drivers},         {"cudnn-archives.toml", read_archives},         {"cudnn-layouts.toml", read_layouts},
-      {"frameworks.toml", read_frameworks},   {"windows-runtime.toml", read_windows_runtime}, {"conda.toml", read_conda},
-      {"containers.toml", read_containers},   {"cuda-components.toml", read_cuda_components}, {"gpus.toml", read_gpus},
-      {"gpu-support.toml", read_gpu_support}, {"torch-wheels.toml", read_torch_wheels}};
+  static const std::vector<std::pair<std::string, Reader>> k_readers{{"drivers.toml", read_drivers},
+                                                                     {"cudnn-archives.toml", read_archives},
+                                                                     {"cudnn-layouts.toml", read_layouts},
+                                                                     {"frameworks.toml", read_frameworks},
+                                                                     {"windows-runtime.toml", read_windows_runtime},
+                                                                     {"conda.toml", read_conda},
+                                                                     {"containers.toml", read_containers},
+                                                                     {"cuda-components.toml", read_cuda_components},
+                                                                     {"gpus.toml", read_gpus},
+                                                                     {"gpu-support.toml", read_gpu_support},
+                                                                     {"torch-wheels.toml", read_torch_wheels},
+                                                                     {"onnxruntime-builds.toml", read_onnxruntime_builds}};
   return k_readers;
 }
 

@@ -90,7 +90,9 @@ JsonDoc to_json(const model::CheckReport& r) {
                     {"models", g.names},
                     {"cudnn", g.cudnn},
                     {"nvcc", g.nvcc},
-                    {"torch", g.torch}});
+                    {"torch", g.torch},
+                    {"onnxruntime", g.onnxruntime},
+                    {"tensorflow", g.tensorflow}});
   j["gpus"] = std::move(gpus);
   if (r.windows) {
     const auto& w = *r.windows;

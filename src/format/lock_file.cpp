@@ -135,6 +135,8 @@ void read_gpu(const toml::table& t, int index, Diagnostics& diag, model::Lock& l
   if (auto v = r.string("cudnn")) g.cudnn = v->value;
   if (auto v = r.string("nvcc")) g.nvcc = v->value;
   if (auto v = r.string("torch")) g.torch = v->value;
+  if (auto v = r.string("onnxruntime")) g.onnxruntime = v->value;
+  if (auto v = r.string("tensorflow")) g.tensorflow = v->value;
   r.finish();
   lock.gpus.push_back(std::move(g));
 }
@@ -285,6 +287,8 @@ std::string render_lock(const model::Lock& l) {
     if (!g.cudnn.empty()) o << "cudnn = " << q(g.cudnn) << "\n";
     if (!g.nvcc.empty()) o << "nvcc = " << q(g.nvcc) << "\n";
     if (!g.torch.empty()) o << "torch = " << q(g.torch) << "\n";
+    if (!g.onnxruntime.empty()) o << "onnxruntime = " << q(g.onnxruntime) << "\n";
+    if (!g.tensorflow.empty()) o << "tensorflow = " << q(g.tensorflow) << "\n";
   }
   if (!l.base_image.empty() || !l.base_digest.empty()) {
     o << "\n[docker]\n";
@@ -332,7 +336,9 @@ JsonDoc to_json(const model::Lock& l, const std::string& written_to, bool change
                     {"models", g.models},
                     {"cudnn", g.cudnn},
                     {"nvcc", g.nvcc},
-                    {"torch", g.torch}});
+                    {"torch", g.torch},
+                    {"onnxruntime", g.onnxruntime},
+                    {"tensorflow", g.tensorflow}});
   JsonDoc doc;
   doc.impl().value = json{{"lock", written_to},
                           {"gpus", gpus},

@@ -148,6 +148,26 @@ const model::TorchArchs* KnowledgeBase::torch_archs(const Version& release, cons
   return nullptr;
 }
 
+const model::FrameworkArchs* KnowledgeBase::framework_archs(const std::string& framework, const Version& release, int cuda_major,
+                                                            model::Platform p) const {
+  for (const auto& a : m_facts.framework_archs) {
+    if (a.framework != framework || a.cuda_major != cuda_major || a.platform != p) continue;
+    if (compare_prefix(release, a.from, a.from.size()) < 0) continue;
+    if (a.until && compare_prefix(release, *a.until, a.until->size()) >= 0) continue;
+    return &a;
+  }
+  return nullptr;
+}
+
+KernelMatch kernels_for(const Version& gpu, const model::FrameworkArchs& build) {
+  auto has = [&](const std::vector<Version>& list) { return std::find(list.begin(), list.end(), gpu) != list.end(); };
+  if (has(build.sass_a)) return {KernelFit::native, gpu};
+  KernelMatch m = kernels_for(gpu, build.sass, build.ptx);
+  if (m.fit == KernelFit::native || m.fit == KernelFit::compatible) return m;
+  if (has(build.ptx_a)) return {KernelFit::ptx, gpu};  // its own PTX: no older one is nearer
+  return m;
+}
+
 KernelMatch kernels_for(const Version& gpu, const std::vector<Version>& sass, const std::vector<Version>& ptx) {
   KernelMatch m;
   for (const auto& s : sass) {

@@ -228,6 +228,46 @@ TEST_F(GpuFacts, EverySupportListIsFoundInACitedExcerpt) {
   }
 }
 
+TEST_F(GpuFacts, OtherFrameworksArchitecturesAreInTheirExcerpts) {
+  std::set<std::string> names;
+  for (const auto& a : f.framework_archs) {
+    std::string row = a.framework + " " + a.from.text() + " cuda" + std::to_string(a.cuda_major) + " " + model::to_string(a.platform);
+    names.insert(a.framework);
+    expect_sources(a.source, row);
+    EXPECT_FALSE(a.sass.empty() && a.sass_a.empty()) << row;
+    if (a.until) {
+      EXPECT_LT(a.from, *a.until) << row;
+    }
+    for (const auto* list : {&a.sass, &a.ptx})
+      for (const auto& v : *list) EXPECT_TRUE(cited(a.source, cc_re(v, true))) << row << " " << v.text();
+    // 90a as CMake writes it (90a-real, 90a), or sm_90a / compute_90a
+    for (const auto* list : {&a.sass_a, &a.ptx_a})
+      for (const auto& v : *list) {
+        std::string digits = std::to_string(v.major()) + std::to_string(v.minor()) + "a";
+        EXPECT_TRUE(cited(a.source, std::regex("(^|[^0-9])" + digits + "(?![0-9a-z])"))) << row << " " << v.text() << "a";
+      }
+    for (const auto& b : f.framework_archs)  // one row per release, CUDA major and platform
+      if (&b < &a && b.framework == a.framework && b.cuda_major == a.cuda_major && b.platform == a.platform) {
+        EXPECT_TRUE((b.until && !(a.from < *b.until)) || (a.until && !(b.from < *a.until))) << row << " overlaps " << b.from.text();
+      }
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"onnxruntime-gpu", "tensorflow"}));
+}
+
+TEST_F(GpuFacts, OnnxRuntimeBuildsAfterTheFactsTableAreInTheirExcerpts) {
+  int rows = 0;
+  for (const auto& o : f.onnxruntime) {
+    bool excerpted = std::all_of(o.source.begin(), o.source.end(), [](const std::string& s) { return excerpts().count(s) > 0; });
+    if (!excerpted) continue;  // the facts' rows, checked against the facts file
+    ++rows;
+    std::string row = "onnxruntime " + o.first.text() + "-" + o.last.text() + " cuda" + std::to_string(o.cuda_major);
+    EXPECT_TRUE(cited(o.source, std::regex("cuda " + esc(o.cuda) + "|cuda_version " + esc(o.cuda)))) << row << " " << o.cuda;
+    EXPECT_TRUE(cited(o.source, std::regex("cudnn[^0-9]{0,12}" + std::to_string(o.cudnn_major) + "(\\.|~)"))) << row;
+    EXPECT_FALSE(o.last < o.first) << row;
+  }
+  EXPECT_GE(rows, 4);
+}
+
 TEST_F(GpuFacts, TorchWheelsBesideReleaseMdAreInTheirExcerpts) {
   int rows = 0;
   for (const auto& t : f.torch) {
@@ -262,6 +302,29 @@ TEST(GpuKernels, NativeBinaryCompatiblePtxOrNone) {
   EXPECT_EQ(knowledge::kernels_for(v("7.0"), sass, ptx).fit, KernelFit::none);  // nothing as old
   EXPECT_EQ(knowledge::kernels_for(v("12.0"), sass, {}).fit, KernelFit::none);  // another major, no PTX
   EXPECT_EQ(knowledge::kernels_for(v("10.3"), {v("10.0")}, {}).fit, KernelFit::compatible);
+}
+
+TEST(GpuKernels, ArchitectureSpecificTargetsRunOnTheirOwnArchitectureOnly) {
+  auto v = [](const char* s) { return *Version::parse(s); };
+  using knowledge::KernelFit;
+  model::FrameworkArchs b;  // "75;80;90a;100a+120" and compute_90a
+  b.sass = {v("7.5"), v("8.0")};
+  b.sass_a = {v("9.0"), v("10.0")};
+  b.ptx = {v("12.0")};
+  EXPECT_EQ(knowledge::kernels_for(v("9.0"), b).fit, KernelFit::native);
+  EXPECT_EQ(knowledge::kernels_for(v("10.0"), b).fit, KernelFit::native);
+  EXPECT_EQ(knowledge::kernels_for(v("10.3"), b).fit, KernelFit::none);  // sm_100a cubins do not run on 10.3
+  EXPECT_EQ(knowledge::kernels_for(v("8.6"), b).fit, KernelFit::compatible);
+  auto k = knowledge::kernels_for(v("12.1"), b);
+  EXPECT_EQ(k.fit, KernelFit::ptx);
+  EXPECT_EQ(k.via, v("12.0"));
+  b.ptx.clear();
+  b.ptx_a = {v("9.0")};
+  EXPECT_EQ(knowledge::kernels_for(v("12.0"), b).fit, KernelFit::none);  // compute_90a PTX is for Hopper only
+  b.sass_a.clear();
+  k = knowledge::kernels_for(v("9.0"), b);
+  EXPECT_EQ(k.fit, KernelFit::ptx);
+  EXPECT_EQ(k.via, v("9.0"));
 }
 
 }  // namespace

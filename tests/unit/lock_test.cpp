@@ -380,6 +380,32 @@ TEST(Lock, RelockingKeepsPinsNoOtherSourceKnows) {
 
 namespace {
 
+TEST(Lock, RecordsEachFrameworksKernelsPerGpu) {
+  const std::string m = R"(schema = 1
+name = "ort"
+[cuda]
+version = "12.8.1"
+[cudnn]
+version = "9.10.2.21"
+[frameworks]
+onnxruntime-gpu = "1.24.4"
+[targets.linux]
+layout = "lib64"
+[gpus]
+arch = ["8.9", "12.0"]
+)";
+  auto lock = lock_of(parse(m));
+  ASSERT_EQ(lock.gpus.size(), 2u);
+  EXPECT_EQ(lock.gpus[0].onnxruntime, "compatible 8.6");  // sm_86 cubins on Ada
+  EXPECT_EQ(lock.gpus[1].onnxruntime, "ptx 9.0");         // Blackwell: compute_90 PTX only
+  EXPECT_TRUE(lock.gpus[0].tensorflow.empty());
+  std::string text = format::render_lock(lock);
+  EXPECT_NE(text.find("onnxruntime = \"ptx 9.0\""), std::string::npos) << text;
+  auto back = format::parse_lock(text, "m.lock");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->gpus[1].onnxruntime, "ptx 9.0");
+}
+
 TEST(Lock, RecordsTheGpuArchitecturesTheStackWasCheckedAgainst) {
   auto lock = lock_of(parse(k_version_only + "[gpus]\narch = [\"9.0\"]\nmodels = [\"RTX 4090\", \"GeForce RTX 4090\"]\n"));
   ASSERT_EQ(lock.gpus.size(), 2u);  // one per compute capability: both names are the same GPU
@@ -387,6 +413,7 @@ TEST(Lock, RecordsTheGpuArchitecturesTheStackWasCheckedAgainst) {
   EXPECT_EQ(lock.gpus[0].models, (std::vector<std::string>{"RTX 4090", "GeForce RTX 4090"}));
   EXPECT_EQ(lock.gpus[0].cudnn, "supported");
   EXPECT_FALSE(lock.gpus[0].torch.empty());
+  EXPECT_EQ(lock.gpus[0].onnxruntime, "unknown");  // no architecture list for 1.20
   EXPECT_EQ(lock.gpus[1].cc, "9.0");
   EXPECT_EQ(lock.inputs.at("gpus.arch").value, "9.0");
   std::string text = format::render_lock(lock);

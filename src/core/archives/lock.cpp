@@ -346,7 +346,7 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
   for (const auto& d : report.drivers) add_driver(lock, d);
   add_frameworks(m, report, lock);
   // the GPU architectures the stack was checked against, with what check found for each
-  for (const auto& g : report.gpus) lock.gpus.push_back({g.cc, g.arch, g.names, g.cudnn, g.nvcc, g.torch, {}});
+  for (const auto& g : report.gpus) lock.gpus.push_back({g.cc, g.arch, g.names, g.cudnn, g.nvcc, g.torch, g.onnxruntime, g.tensorflow, {}});
   if (m.docker) {
     if (m.docker->base_image) lock.base_image = m.docker->base_image->value;
     if (m.docker->base_digest) lock.base_digest = m.docker->base_digest->value;
@@ -574,6 +574,8 @@ std::vector<std::string> lock_differences(const model::Lock& before, const model
       f[k + "cudnn"] = g.cudnn;
       f[k + "nvcc"] = g.nvcc;
       f[k + "torch"] = g.torch;
+      f[k + "onnxruntime"] = g.onnxruntime;
+      f[k + "tensorflow"] = g.tensorflow;
     }
     f["docker.base_image"] = l.base_image;
     f["docker.base_digest"] = l.base_digest;

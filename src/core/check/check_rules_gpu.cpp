@@ -1,10 +1,11 @@
 // Rules about the GPUs a stack must run on ([gpus]): each GPU named by model is resolved to its
 // compute capability, then every distinct compute capability is judged against the cuDNN build's
 // support matrix, nvcc's targets (for stacks that carry nvcc) and the kernels each framework
-// wheel carries (SASS for that architecture, SASS it is binary compatible with, PTX the driver
-// compiles at first use, or nothing).
+// build carries (torch, onnxruntime-gpu, tensorflow: SASS for that architecture, SASS it is binary
+// compatible with, PTX the driver compiles at first use, or nothing).
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "check/check_rules.hpp"
 #include "util/strings.hpp"
@@ -202,6 +203,75 @@ const model::TorchArchs* torch_with_kernels(const Ctx& c, const Version& cc, Pla
   return best;
 }
 
+// The newest onnxruntime-gpu or tensorflow build on a platform with kernels for `cc`: one for the
+// stack's CUDA major when there is one, else the newest of any major.
+const model::FrameworkArchs* framework_with_kernels(const Ctx& c, const std::string& framework, const Version& cc, Platform p) {
+  const int major = static_cast<int>(c.cuda.major());
+  auto key = [&](const model::FrameworkArchs& a) { return std::make_tuple(a.cuda_major == major, a.from, a.cuda_major); };
+  const model::FrameworkArchs* best = nullptr;
+  for (const auto& a : c.kb.facts().framework_archs) {
+    if (a.framework != framework || a.platform != p || knowledge::kernels_for(cc, a).fit == KernelFit::none) continue;
+    if (!best || key(*best) < key(a)) best = &a;
+  }
+  return best;
+}
+
+// One framework build's kernels for one GPU, judged: what it carries for it, and where the fix
+// points when it carries nothing native.
+struct KernelJudgement {
+  std::string build;  // "torch 2.7.1+cu128 (linux-x86_64)"
+  knowledge::KernelMatch k;
+  std::string list;        // the build's architectures, for the error
+  std::string newer;       // the newest build with kernels for it, as a sentence
+  std::string provenance;  // "" or why the list is less than certain
+  const model::Sources* source = nullptr;
+};
+
+// "sm_86 kernels" / "compute_90 PTX": what a build that fits carries
+std::string carries(const knowledge::KernelMatch& k) {
+  const std::string digits = std::to_string(k.via.major()) + std::to_string(k.via.minor());
+  return k.fit == KernelFit::ptx ? "compute_" + digits + " PTX" : "sm_" + digits + " kernels";
+}
+
+std::string arch_list(std::initializer_list<std::pair<const std::vector<Version>*, const char*>> lists) {
+  std::vector<std::string> s;
+  for (const auto& [list, suffix] : lists)
+    for (const auto& v : *list) s.push_back(v.text() + suffix);
+  return util::join(s, " ");
+}
+
+// Reports the judgement as a gpu.framework-kernels finding and returns the verdict recorded in
+// check --json and the lock: native, compatible X.Y, ptx X.Y or none.
+std::string report_kernels(Ctx& c, const Gpu& g, const KernelJudgement& j) {
+  const auto& k = j.k;
+  const std::string src = knowledge::first_source(*j.source);
+  if (k.fit == KernelFit::native || k.fit == KernelFit::compatible) {
+    auto& f = c.add("gpu.framework-kernels", Severity::ok, subject_of(c, g), g.pos);
+    f.seen = j.build + " carries " +
+             (k.fit == KernelFit::native ? sm(g.cc) + " kernels" : sm(k.via) + " kernels, binary compatible with " + g.cc.text()) +
+             j.provenance;
+    f.source = src;
+    return k.fit == KernelFit::native ? "native" : "compatible " + k.via.text();
+  }
+  if (k.fit == KernelFit::ptx) {
+    auto& f = c.add("gpu.framework-kernels", Severity::warning, subject_of(c, g), g.pos);
+    f.seen = j.build + " has no " + sm(g.cc) + " kernels, only compute_" + std::to_string(k.via.major()) + std::to_string(k.via.minor()) +
+             " PTX" + j.provenance;
+    f.fix =
+        "the driver JIT-compiles every kernel from PTX at first use: minutes on the first run (cached in ~/.nv/ComputeCache), "
+        "and JIT-built kernels can run slower; " +
+        j.newer;
+    f.source = src;
+    return "ptx " + k.via.text();
+  }
+  auto& f = c.add("gpu.framework-kernels", Severity::error, subject_of(c, g), g.pos);
+  f.seen = j.build + " carries no kernels for " + sm(g.cc) + " (its list: " + j.list + ")" + j.provenance;
+  f.expected = "a build whose CUDA architectures cover " + g.cc.text();
+  f.fix = j.newer + "; without it the framework fails with \"no kernel image is available for execution on the device\"";
+  f.source = src;
+  return "none";
+}
+
 void judge_torch(Ctx& c, const Gpu& g, const model::WheelMatch& w, model::GpuCheck& out) {
   c.examined("gpu.framework-kernels");
   auto release = Version::parse(w.version);
@@ -217,43 +287,55 @@ void judge_torch(Ctx& c, const Gpu& g, const model::WheelMatch& w, model::GpuChe
       verdicts.push_back("unknown");
       continue;
     }
-    auto k = knowledge::kernels_for(g.cc, t->sass, t->ptx);
-    if (k.fit == KernelFit::native || k.fit == KernelFit::compatible) {
-      auto& f = c.add("gpu.framework-kernels", Severity::ok, subject_of(c, g), g.pos);
-      f.seen = build + " carries " +
-               (k.fit == KernelFit::native ? sm(g.cc) + " kernels" : sm(k.via) + " kernels, binary compatible with " + g.cc.text());
-      f.source = knowledge::first_source(t->source);
-      verdicts.push_back(k.fit == KernelFit::native ? "native" : "compatible " + k.via.text());
-      continue;
-    }
+    KernelJudgement j;
+    j.build = build;
+    j.k = knowledge::kernels_for(g.cc, t->sass, t->ptx);
+    j.list = arch_list({{&t->sass, ""}, {&t->ptx, "+PTX"}});
     const auto* newer = torch_with_kernels(c, g.cc, p);
-    const std::string newer_text = newer ? "torch " + newer->release.text() + "+" + newer->variant + " carries kernels for it"
-                                         : "no torch build the knowledge base knows carries kernels for it";
-    if (k.fit == KernelFit::ptx) {
-      auto& f = c.add("gpu.framework-kernels", Severity::warning, subject_of(c, g), g.pos);
-      f.seen = build + " has no " + sm(g.cc) + " kernels, only compute_" + std::to_string(k.via.major()) + std::to_string(k.via.minor()) +
-               " PTX";
-      f.fix =
-          "the driver JIT-compiles every kernel from PTX at first use: minutes on the first run (cached in ~/.nv/ComputeCache), "
-          "and JIT-built kernels can run slower; " +
-          newer_text;
-      f.source = knowledge::first_source(t->source);
-      verdicts.push_back("ptx " + k.via.text());
-      continue;
-    }
-    auto& f = c.add("gpu.framework-kernels", Severity::error, subject_of(c, g), g.pos);
-    f.seen = build + " carries no kernels for " + sm(g.cc) + " (its list: " + [&] {
-      std::vector<std::string> s;
-      for (const auto& v : t->sass) s.push_back(v.text());
-      for (const auto& v : t->ptx) s.push_back(v.text() + "+PTX");
-      return util::join(s, " ");
-    }() + ")";
-    f.expected = "a build whose TORCH_CUDA_ARCH_LIST covers " + g.cc.text();
-    f.fix = newer_text + "; without it torch fails with \"no kernel image is available for execution on the device\"";
-    f.source = knowledge::first_source(t->source);
-    verdicts.push_back("none");
+    j.newer = newer ? "torch " + newer->release.text() + "+" + newer->variant + " has " +
+                          carries(knowledge::kernels_for(g.cc, newer->sass, newer->ptx)) + " for it"
+                    : "no torch build the knowledge base knows carries kernels for it";
+    j.source = &t->source;
+    verdicts.push_back(report_kernels(c, g, j));
   }
   out.torch = util::join(verdicts, ", ");
+}
+
+// onnxruntime-gpu and tensorflow: the build for the stack's CUDA major on each platform.
+void judge_framework(Ctx& c, const Gpu& g, const model::WheelMatch& w, model::GpuCheck& out) {
+  c.examined("gpu.framework-kernels");
+  auto release = Version::parse(w.version);
+  if (!release) return;
+  const bool tf = w.framework == "tensorflow";
+  const int cuda_major = static_cast<int>(c.cuda.major());
+  std::vector<std::string> verdicts;
+  for (Platform p : wheel_platforms(c)) {
+    if (tf && p == Platform::windows_x86_64) continue;  // no GPU TensorFlow on native Windows since 2.10 (framework.tensorflow-windows)
+    const std::string build = w.framework + " " + w.version + " for CUDA " + std::to_string(cuda_major) + " (" + model::to_string(p) + ")";
+    const auto* a = c.kb.framework_archs(w.framework, *release, cuda_major, p);
+    if (!a) {
+      auto& f = c.add("gpu.framework-kernels", Severity::note, subject_of(c, g), g.pos);
+      f.seen = "the knowledge base has no list of CUDA architectures for " + build;
+      f.fix = tf ? "check with python -c \"import tensorflow as tf; print(tf.sysconfig.get_build_info()['cuda_compute_capabilities'])\""
+                 : "check with cuobjdump --list-elf on onnxruntime_providers_cuda (its sm_XX cubins), or run stackpin convtest on that GPU";
+      verdicts.push_back("unknown");
+      continue;
+    }
+    KernelJudgement j;
+    j.build = build;
+    j.k = knowledge::kernels_for(g.cc, *a);
+    j.list = arch_list({{&a->sass, ""}, {&a->sass_a, "a"}, {&a->ptx, "+PTX"}, {&a->ptx_a, "a+PTX"}});
+    const auto* newer = framework_with_kernels(c, w.framework, g.cc, p);
+    j.newer = newer ? w.framework + " " + newer->from.text() + " for CUDA " + std::to_string(newer->cuda_major) + " has " +
+                          carries(knowledge::kernels_for(g.cc, *newer)) + " for it"
+                    : "no " + w.framework + " build the knowledge base knows carries kernels for it";
+    if (a->inferred)
+      j.provenance = " (the list is tied to " + w.framework + " " + a->from.text() +
+                     " by its build pipeline's history, not by the release itself: prove it with stackpin convtest)";
+    j.source = &a->source;
+    verdicts.push_back(report_kernels(c, g, j));
+  }
+  (tf ? out.tensorflow : out.onnxruntime) = util::join(verdicts, ", ");
 }
 
 }  // namespace
@@ -269,8 +351,10 @@ void gpus(Ctx& c) {
     if (const auto* a = c.kb.gpu_arch(g.cc)) out.arch = a->name;
     if (c.cudnn_cuda) judge_cudnn(c, g, out);
     if (devel) judge_nvcc(c, g, out);
-    for (const auto& w : c.report.wheels)
+    for (const auto& w : c.report.wheels) {
       if (w.framework == "torch" && !w.variant.empty()) judge_torch(c, g, w, out);
+      if (w.framework == "onnxruntime-gpu" || w.framework == "tensorflow") judge_framework(c, g, w, out);
+    }
     c.report.gpus.push_back(std::move(out));
   }
 }

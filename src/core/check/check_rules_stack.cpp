@@ -312,6 +312,16 @@ void judge_onnxruntime(Ctx& c, const model::Located<Version>& v) {
     f.seen = "CUDA " + row->cuda + " / cuDNN " + std::to_string(row->cudnn_major) + ".x";
     f.source = knowledge::first_source(row->source);
   }
+  if (row->pypi == false) {
+    // the build exists, but not where pip looks by default
+    const auto pypi = std::find_if(rows.begin(), rows.end(), [](const model::OnnxRuntimeRow* r) { return r->pypi == true; });
+    auto& f = c.add("framework.cuda-variant", Severity::warning, subject, v.pos);
+    f.seen = "PyPI's onnxruntime-gpu " + v.value.text() + " is " +
+             (pypi != rows.end() ? "the CUDA " + (*pypi)->cuda + " build" : std::string("not this CUDA ") + row->cuda + " build");
+    f.expected = "the CUDA " + row->cuda + " build of onnxruntime-gpu " + v.value.text();
+    f.fix = "install it from where ONNX Runtime publishes it, not from PyPI: " + row->note;
+    f.source = knowledge::first_source(row->source);
+  }
   model::WheelMatch w;
   w.framework = "onnxruntime-gpu";
   w.version = v.value.text();

@@ -159,14 +159,6 @@ util::Status choose_channels(const model::Manifest& m, CondaPlan& plan) {
   return {};
 }
 
-// "Available in PyPI" / "Not available in PyPI" in an ONNX Runtime row's note; nullopt when the
-// row does not say.
-std::optional<bool> ort_on_pypi(const model::OnnxRuntimeRow& row) {
-  if (row.note.find("Not available in PyPI") != std::string::npos) return false;
-  if (row.note.find("Available in PyPI") != std::string::npos) return true;
-  return std::nullopt;
-}
-
 std::string version_of(const model::Manifest& m, const char* name) {
   auto it = m.frameworks.find(name);
   return it == m.frameworks.end() ? "" : it->second.value.text();
@@ -287,15 +279,15 @@ util::Status choose_frameworks(const model::Manifest& m, const knowledge::Knowle
     const model::OnnxRuntimeRow* row = nullptr;
     for (const auto* r : kb.onnxruntime_rows(pinned.value))
       if (r->cuda_major == cuda_major) row = r;
-    if (!row || ort_on_pypi(*row) != true) {
+    if (!row || row->pypi != true) {
       std::vector<std::string> on_pypi;
       for (const auto& r : kb.facts().onnxruntime)
-        if (r.cuda_major == cuda_major && ort_on_pypi(r) == true)
+        if (r.cuda_major == cuda_major && r.pypi == true)
           on_pypi.push_back(r.first == r.last ? r.first.text() : r.first.text() + " to " + r.last.text());
       Error e = refuse(m, pinned.pos,
                        "onnxruntime-gpu " + pinned.value.text() + " for CUDA " + std::to_string(cuda_major) + ": " +
-                           (row && ort_on_pypi(*row) == false ? "the knowledge base says this build is not on PyPI"
-                                                              : "the knowledge base does not say that PyPI carries this build") +
+                           (row && row->pypi == false ? "the knowledge base says this build is not on PyPI"
+                                                      : "the knowledge base does not say that PyPI carries this build") +
                            ", and it knows no other index for it (PyPI's onnxruntime-gpu is built for one CUDA major per release)");
       e.hints.push_back(on_pypi.empty()
                             ? "install onnxruntime-gpu by hand from the index ONNX Runtime documents for CUDA " + std::to_string(cuda_major)

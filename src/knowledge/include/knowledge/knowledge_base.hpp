@@ -95,6 +95,10 @@ class KnowledgeBase {
   const model::NvccArchs* nvcc_archs(const model::Version& cuda) const;
   // TORCH_CUDA_ARCH_LIST of torch's wheels for a release (matched on major.minor), variant, platform.
   const model::TorchArchs* torch_archs(const model::Version& release, const std::string& variant, model::Platform p) const;
+  // The CUDA architectures of an onnxruntime-gpu or tensorflow release built for a CUDA major on a
+  // platform (the row whose [from, until) holds the release, compared part by part); nullptr when unknown.
+  const model::FrameworkArchs* framework_archs(const std::string& framework, const model::Version& release, int cuda_major,
+                                               model::Platform p) const;
 
   // --- conda and containers --------------------------------------------------------------
   const model::CondaCudnn* conda_forge_cudnn(const model::Version& version) const;
@@ -116,6 +120,9 @@ struct KernelMatch {
   model::Version via;
 };
 KernelMatch kernels_for(const model::Version& gpu, const std::vector<model::Version>& sass, const std::vector<model::Version>& ptx);
+// The same for a build that also has architecture-specific targets (sm_90a): those run natively,
+// or from their PTX, on exactly that architecture and on no other.
+KernelMatch kernels_for(const model::Version& gpu, const model::FrameworkArchs& build);
 
 // "https://docs... ; github:..." -> the first source, for one-line display.
 std::string first_source(const model::Sources& sources);

@@ -69,10 +69,10 @@ struct CudaComponentPick {
 // How one GPU architecture of [gpus] fares with the stack: each part "supported", "compatible",
 // "deprecated", "ptx 9.0", "unsupported", "none", "unknown", or "" where it was not judged.
 struct GpuCheck {
-  std::string cc;                  // "8.9"
-  std::string arch;                // "Ada"
-  std::vector<std::string> names;  // the models the manifest named for it
-  std::string cudnn, nvcc, torch;
+  std::string cc;                                           // "8.9"
+  std::string arch;                                         // "Ada"
+  std::vector<std::string> names;                           // the models the manifest named for it
+  std::string cudnn, nvcc, torch, onnxruntime, tensorflow;  // check's verdicts
 };
 
 struct CheckReport {

@@ -92,6 +92,7 @@ struct OnnxRuntimeRow {
   std::string cuda;  // verbatim ("12.x", "11.8")
   int cudnn_major = 0;
   std::optional<Version> cudnn_linux, cudnn_windows;
+  std::optional<bool> pypi;  // whether PyPI's onnxruntime-gpu is this build; nullopt when the source does not say
   std::string note;
   Sources source;
 };
@@ -190,6 +191,22 @@ struct TorchArchs {
   Sources source;
 };
 
+// The CUDA architectures of another framework's GPU builds (onnxruntime-gpu, tensorflow): the
+// releases [from, until) built for one CUDA major on one platform.
+struct FrameworkArchs {
+  std::string framework;  // "onnxruntime-gpu" | "tensorflow"
+  Version from;
+  std::optional<Version> until;
+  int cuda_major = 0;
+  Platform platform = Platform::linux_x86_64;
+  std::vector<Version> sass, ptx;
+  // the architecture-specific targets (sm_90a, compute_90a): they run on that architecture only
+  std::vector<Version> sass_a, ptx_a;
+  bool inferred = false;  // tied to these releases by the build pipeline's history, not by a release
+  std::string note;
+  Sources source;
+};
+
 struct Facts {
   std::vector<DriverFamily> driver_families;
   std::vector<DriverRelease> driver_releases;
@@ -225,6 +242,7 @@ struct Facts {
   std::vector<CudnnArchSupport> cudnn_arch;
   std::vector<NvccArchs> nvcc_archs;
   std::vector<TorchArchs> torch_archs;
+  std::vector<FrameworkArchs> framework_archs;
 };
 
 }  // namespace model

@@ -45,7 +45,7 @@ struct LockedGpu {
   std::string cc;  // "8.9"
   std::string arch;
   std::vector<std::string> models;
-  std::string cudnn, nvcc, torch;
+  std::string cudnn, nvcc, torch, onnxruntime, tensorflow;
   Pos pos;
 };
 
