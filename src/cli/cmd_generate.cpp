@@ -412,9 +412,10 @@ int run_ci(CiCli c, Context& ctx) {
   spec.runner_labels = c.runner_labels;
   if (spec.runner_labels.empty())
     spec.runner_labels = c.github ? std::vector<std::string>{"self-hosted", "linux", "x64", "gpu"} : std::vector<std::string>{"gpu"};
-  for (const auto& i : matrix->images) {
+  for (std::size_t n = 0; n < matrix->images.size(); ++n) {
+    const auto& i = matrix->images[n];
     spec.arm64 |= i.platform == "linux/arm64";
-    if (i.test) spec.tests.push_back({i.name + "-test", i.image + ":" + i.tag + "-test"});
+    if (i.test) spec.tests.push_back({i.name + "-test", i.image + ":" + i.tag + "-test", matrix->planned[n].plan.spec.gpu_archs});
   }
   auto text = c.github ? gen::render_github_workflow(spec) : gen::render_gitlab_pipeline(spec);
   if (!text) return fail(ctx, "generate", text.error());

@@ -5,8 +5,10 @@
 #include "gen/ci.hpp"
 
 #include <algorithm>
+#include <regex>
 
 #include "gen/quote.hpp"
+#include "util/strings.hpp"
 
 namespace gen {
 
@@ -36,8 +38,12 @@ util::Status validate(const CiSpec& s) {
   if (s.tests.empty())
     return util::Error(util::ErrorCode::invalid, "the matrix has no test target: nothing would run on a GPU")
         .with_hint("the -test targets need stackpin-convtest next to stackpin (or --convtest) and a linux-x86_64 image");
-  for (const auto& t : s.tests)
+  static const std::regex k_cc("^[0-9]{1,2}\\.[0-9]$");
+  for (const auto& t : s.tests) {
     if (!plain(t.target) || !plain(t.image)) return refuse("the test target", t.target + " " + t.image);
+    for (const auto& a : t.gpu_archs)
+      if (!std::regex_match(a, k_cc)) return refuse("the compute capability", a);
+  }
   return {};
 }
 
@@ -57,6 +63,16 @@ std::string header(const CiSpec& s, const std::string& kind) {
 }
 
 std::string host_of(const std::string& registry) { return registry.substr(0, registry.find('/')); }
+
+// "8.0,8.9,9.0": the architectures a test job's image was checked for
+std::string archs(const CiTest& t) { return util::join(t.gpu_archs, ","); }
+
+// Shell (sh) that warns, with `prefix`, for each of the runner's GPUs whose compute capability is
+// not in $GPU_ARCH.
+std::string arch_check(const std::string& prefix) {
+  return "for cc in $(nvidia-smi --query-gpu=compute_cap --format=csv,noheader); do case \",$GPU_ARCH,\" in *\",$cc,\"*) ;; *) echo \"" +
+         prefix + "this runner's GPU (compute capability $cc) is not one the image was checked for ($GPU_ARCH)\";; esac; done";
+}
 
 std::string bake_command(const CiSpec& s, const std::string& what) { return "docker buildx bake --file " + s.bake_file + " " + what; }
 
@@ -111,10 +127,17 @@ util::Result<std::string> render_github_workflow(const CiSpec& s) {
   d += "    needs: \"images\"\n";
   d += "    runs-on: " + json_list(s.runner_labels) + "\n";
   d += "    strategy:\n      fail-fast: false\n      matrix:\n        include:\n";
-  for (const auto& t : s.tests) d += "          - target: " + json_quote(t.target) + "\n            image: " + json_quote(t.image) + "\n";
+  for (const auto& t : s.tests)
+    d += "          - target: " + json_quote(t.target) + "\n            image: " + json_quote(t.image) +
+         "\n            gpu-arch: " + json_quote(archs(t)) + "\n";
+  d += "    name: \"conv-test ${{ matrix.target }} (GPU ${{ matrix.gpu-arch || 'any' }})\"\n";
   d += "    steps:\n";
   d += "      - uses: \"actions/checkout@v4\"\n";
   d += "      - uses: \"docker/setup-buildx-action@v3\"\n";
+  d += "      - name: \"the runner's GPUs are ones the image was checked for\"\n";
+  d += "        if: \"${{ matrix.gpu-arch != '' }}\"\n";
+  d += "        env:\n          GPU_ARCH: \"${{ matrix.gpu-arch }}\"\n";
+  d += "        run: " + json_quote(arch_check("::warning::")) + "\n";
   login(d);
   d += "      - name: \"build the test image\"\n";
   d += "        working-directory: " + json_quote(s.bake_dir) + "\n";
@@ -162,8 +185,11 @@ util::Result<std::string> render_gitlab_pipeline(const CiSpec& s) {
   d += "  stage: \"conv-test\"\n";
   d += "  tags: " + json_list(s.runner_labels) + "\n";
   d += "  parallel:\n    matrix:\n";
-  for (const auto& t : s.tests) d += "      - TARGET: " + json_quote(t.target) + "\n        IMAGE: " + json_quote(t.image) + "\n";
+  for (const auto& t : s.tests)
+    d += "      - TARGET: " + json_quote(t.target) + "\n        IMAGE: " + json_quote(t.image) +
+         "\n        GPU_ARCH: " + json_quote(archs(t)) + "\n";
   d += "  script:\n";
+  d += "    - " + json_quote("if [ -n \"$GPU_ARCH\" ]; then " + arch_check("warning: ") + "; fi") + "\n";
   if (push) d += "    - " + json_quote(login) + "\n";
   d += "    - " + json_quote("cd " + s.bake_dir + " && " + bake_command(s, "--load \"$TARGET\"")) + "\n";
   d += "    - \"docker run --rm --gpus all \\\"$IMAGE\\\"\"\n";

@@ -10,8 +10,9 @@
 namespace gen {
 
 struct CiTest {
-  std::string target;  // the bake target ("stack-amd64-test")
-  std::string image;   // the image it tags ("ghcr.io/acme/stack:amd64-test")
+  std::string target;                  // the bake target ("stack-amd64-test")
+  std::string image;                   // the image it tags ("ghcr.io/acme/stack:amd64-test")
+  std::vector<std::string> gpu_archs;  // the compute capabilities check judged it for ([gpus]; "8.9"), may be empty
 };
 
 struct CiSpec {
@@ -26,7 +27,9 @@ struct CiSpec {
 
 // .github/workflows/<name>.yml: job `images` builds the bake file's default group (pushed with a
 // registry), then job `conv-test`, one per test target on the GPU runners, builds that target
-// (from the registry cache when there is one), loads it and runs it with --gpus all. Errors:
+// (from the registry cache when there is one), loads it and runs it with --gpus all. A job is
+// named after the GPU architectures its image was checked for, and warns when the runner's GPU is
+// not one of them (a pass there says nothing about those GPUs). Errors:
 // invalid (a value YAML or the shell would read otherwise, no test target).
 util::Result<std::string> render_github_workflow(const CiSpec& s);
 

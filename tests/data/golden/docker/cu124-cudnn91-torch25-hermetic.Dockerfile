@@ -200,6 +200,7 @@ LABEL org.opencontainers.image.title="cu124-cudnn91-torch25-hermetic" \
       io.stackpin.manifest="cu124-cudnn91-torch25-hermetic.toml" \
       io.stackpin.manifest.sha256="0000000000000000000000000000000000000000000000000000000000000000" \
       io.stackpin.cuda="12.4.1" \
+      io.stackpin.gpu.arch="8.0,8.9,9.0" \
       org.opencontainers.image.base.name="debian:bookworm-slim" \
       io.stackpin.cuda.components="cuda_nvrtc,cuda_cudart,cuda_cupti,libcublas,libcufft,libcurand,libcusolver,libcusparse,cuda_nvtx,libnvjitlink,libcufile" \
       io.stackpin.cuda.archive.cuda_nvrtc.sha256="b5e7a984fcf05d3123684d7926e595306d31fbf99f9b19e9a0d268a02fc75827" \
