@@ -19,10 +19,19 @@ struct DebCli {
   bool dry_run = false;
 };
 
+// The CUDA toolkit's archives, when the manifest's [cuda] components are packaged too.
+void print_toolkit(std::ostream& os, const model::DebReport& r, const std::string& verb) {
+  if (r.cuda_archives.empty()) return;
+  os << verb << " the CUDA " << r.cuda_version << " toolkit from " << r.cuda_archives.size() << " archives (each verified):\n";
+  for (const auto& a : r.cuda_archives) os << "           " << a << "\n";
+}
+
 // --dry-run: the packages as they would be written, with every file they would install.
 void print_deb_plan(std::ostream& os, const model::DebReport& r, const Style& st) {
-  os << st.bold("plan") << " packages of cuDNN from " << r.archive_path << " (--dry-run: nothing is written)\n           sha256 "
-     << r.archive_sha256 << " (verified)\n";
+  if (!r.archive_path.empty())
+    os << st.bold("plan") << " packages of cuDNN from " << r.archive_path << " (--dry-run: nothing is written)\n           sha256 "
+       << r.archive_sha256 << " (verified)\n";
+  print_toolkit(os, r, st.bold("plan"));
   for (const auto& p : r.packages) {
     os << "  " << st.bold(p.name) << " " << p.version << " " << p.architecture << " (" << p.role << ", " << p.files << " files, "
        << p.installed_size_kib << " KiB installed)\n    would write " << p.path << "\n";
@@ -34,7 +43,9 @@ void print_deb_plan(std::ostream& os, const model::DebReport& r, const Style& st
 }
 
 void print_deb(std::ostream& os, const model::DebReport& r, const Style& st) {
-  os << st.green("packaged") << " cuDNN from " << r.archive_path << "\n           sha256 " << r.archive_sha256 << " (verified)\n";
+  if (!r.archive_path.empty())
+    os << st.green("packaged") << " cuDNN from " << r.archive_path << "\n           sha256 " << r.archive_sha256 << " (verified)\n";
+  print_toolkit(os, r, st.green("packaged"));
   for (const auto& p : r.packages) {
     os << "  " << st.bold(p.name) << " " << p.version << " " << p.architecture << " (" << p.role << ", " << p.files << " files, "
        << p.installed_size_kib << " KiB installed)" << (p.unchanged ? "  unchanged: the same bytes were already there" : "") << "\n";
@@ -42,8 +53,12 @@ void print_deb(std::ostream& os, const model::DebReport& r, const Style& st) {
     if (!p.depends.empty()) os << "    Depends: " << util::join(p.depends, ", ") << "\n";
     if (!p.recommends.empty()) os << "    Recommends: " << util::join(p.recommends, ", ") << "\n";
   }
-  os << "  files install into " << r.libdir << " and " << r.includedir << "; timestamps from " << r.mtime_source << " (" << r.mtime
-     << ")\n";
+  os << "  files install into " << r.libdir << (r.includedir.empty() ? "" : " and " + r.includedir);
+  if (!r.mtime_source.empty()) os << "; cuDNN's timestamps from " << r.mtime_source << " (" << r.mtime << ")";
+  if (!r.cuda_home.empty())
+    os << "\n  the toolkit's CUDA_HOME is " << r.cuda_home << "; its timestamps from " << r.cuda_mtime_source << " (" << r.cuda_mtime
+       << ")";
+  os << "\n";
   for (const auto& n : r.notes) os << "  " << st.yellow("note") << ": " << n << "\n";
   if (!r.packages.empty()) {
     os << "install with: sudo dpkg -i";
@@ -102,7 +117,8 @@ int run_deb(const DebCli& c, Context& ctx) {
 
 void add_deb(CLI::App& app, Context& ctx) {
   auto c = std::make_shared<DebCli>();
-  auto* cmd = app.add_subcommand("deb", "Build Debian packages (runtime and -dev) from the verified cuDNN archive");
+  auto* cmd = app.add_subcommand(
+      "deb", "Build Debian packages (runtime and -dev) from the verified cuDNN archive and the [cuda] components' archives");
   cmd->add_option("MANIFEST", c->manifest, "The stack manifest (TOML)")->required();
   cmd->add_option("--archives", c->archives, "Folder holding the downloaded archives (default: only the download cache)");
   cmd->add_option("--cache-dir", c->cache_dir, "The download cache `stackpin fetch` fills, searched after --archives");

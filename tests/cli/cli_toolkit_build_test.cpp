@@ -2,7 +2,8 @@
 // toolkit on this machine (scripts/make-cuda-fixtures.sh: nvcc, crt, NVVM, CCCL, the runtime, and
 // cuDNN's headers and main library) are staged into one tree, whose own nvcc compiles and links a
 // CUDA program against the staged cudart and cuDNN, and a CMake project using
-// find_package(CUDAToolkit) and the staged CUDNNConfig.cmake configures, builds and runs. No GPU
+// find_package(CUDAToolkit) and the staged CUDNNConfig.cmake configures, builds and runs; the Debian
+// packages `stackpin deb` makes of the same archives do the same once unpacked. No GPU
 // is needed: nvcc compiles without one, and the programs only ask the libraries their versions.
 // Skipped, saying why, where /usr/local/cuda has no nvcc or lacks what the script reads (its
 // dist-info versions, cuDNN). The archives are built once into STACKPIN_FIXTURES/cuda13 (default
@@ -63,7 +64,7 @@ class ToolkitBuild : public ::testing::Test {
 
   // [cuda] 13.0.2 with what nvcc needs (NVIDIA's versions of these components in 13.0.2 are those
   // of the toolkit here), cuDNN beside it, every archive pinned as a local one.
-  fs::path stage(const fs::path& work) {
+  fs::path manifest(const fs::path& work) {
     std::vector<std::pair<std::string, fixtures::Info>> pins(components.begin(), components.end());
     std::string name = cudnn.path.filename().string();
     std::string version = name.substr(19, name.find("_cuda") - 19);
@@ -73,8 +74,12 @@ class ToolkitBuild : public ::testing::Test {
     auto manifest = work / "stack.toml";
     testing_support::write_file(manifest,
                                 fixtures::local_toolkit_manifest("13.0.2", {"nvcc", "crt", "nvvm", "cudart", "cccl"}, pins, extra));
+    return manifest;
+  }
+
+  fs::path stage(const fs::path& work) {
     fs::path dest = work / "cuda tree";
-    auto r = stackpin({"stage", manifest.string(), "--archives", dir.string(), "--target", "linux", "--dest", dest.string()});
+    auto r = stackpin({"stage", manifest(work).string(), "--archives", dir.string(), "--target", "linux", "--dest", dest.string()});
     EXPECT_EQ(r.exit_code, 0) << show(r);
     return dest;
   }
@@ -158,4 +163,65 @@ int main() {
   auto run = testing_support::run_process({(build / "app").string()}, {"LD_LIBRARY_PATH=" + (dest / "lib64").string()});
   EXPECT_EQ(run.exit_code, 0) << show(run);
   EXPECT_NE(run.out.find("cudnn 91900 runtime 13000"), std::string::npos) << show(run);
+}
+
+// stackpin deb of the same manifest: the toolkit's runtime package puts libcudart where the loader
+// looks, its -dev package is a CUDA_HOME at /usr/lib/cuda-13.0 whose nvcc, unpacked with dpkg-deb
+// into a folder (as dpkg would install it, relative links and all), builds a program against the
+// packaged cuDNN; lintian finds nothing unexplained; a second run gives the same bytes.
+TEST_F(ToolkitBuild, DebPackagesGiveACudaHomeWhoseNvccBuildsAgainstThePackagedCudnn) {
+  if (!testing_support::have_tool("dpkg-deb")) GTEST_SKIP() << "dpkg-deb is not installed";
+  testing_support::ScratchDir work;
+  fs::path m = manifest(work.path()), out = work.path() / "debs";
+  std::vector<std::string> args = {"deb", m.string(), "--archives", dir.string(), "--out-dir", out.string(), "--compression", "gzip"};
+  auto r = stackpin(args);
+  ASSERT_EQ(r.exit_code, 0) << show(r);
+  const std::vector<std::string> names = {"stackpin-cuda-runtime-13-0_13.0.2-1_amd64.deb", "stackpin-cuda-dev-13-0_13.0.2-1_amd64.deb",
+                                          "stackpin-libcudnn9-cuda-13_9.19.0.56-1+cuda13_amd64.deb",
+                                          "stackpin-libcudnn9-dev-cuda-13_9.19.0.56-1+cuda13_amd64.deb"};
+  fs::path root = work.path() / "root";
+  for (const auto& n : names) {
+    ASSERT_TRUE(fs::exists(out / n)) << n << "\n" << r.out;
+    auto x = testing_support::run_process({testing_support::tool_path("dpkg-deb"), "-x", (out / n).string(), root.string()});
+    ASSERT_EQ(x.exit_code, 0) << show(x);
+  }
+  const fs::path lib = root / "usr/lib/x86_64-linux-gnu", home = root / "usr/lib/cuda-13.0";
+  EXPECT_TRUE(fs::is_regular_file(lib / "libcudart.so.13"));
+  EXPECT_EQ(fs::read_symlink(home / "lib64" / "libcudart.so.13"), "../../x86_64-linux-gnu/libcudart.so.13");
+  EXPECT_FALSE(fs::exists(lib / "libcudart_static.a"));  // link-time files are the -dev package's
+  EXPECT_TRUE(fs::is_regular_file(home / "lib64" / "libcudart_static.a"));
+  EXPECT_NE(slurp(home / "version.json").find("\"cuda_cudart\""), std::string::npos);
+
+  auto field = [&](const std::string& deb, const std::string& name) {
+    auto f = testing_support::run_process({testing_support::tool_path("dpkg-deb"), "-f", (out / deb).string(), name});
+    return f.out;
+  };
+  EXPECT_NE(field(names[0], "Provides").find("libcudart13"), std::string::npos);
+  EXPECT_NE(field(names[0], "Conflicts").find("stackpin-cuda-runtime-13"), std::string::npos);
+  EXPECT_NE(field(names[1], "Depends").find("stackpin-cuda-runtime-13-0 (= 13.0.2-1)"), std::string::npos);
+  EXPECT_NE(field(names[2], "Recommends").find("stackpin-cuda-runtime-13-0 | "), std::string::npos);
+
+  // the packaged nvcc finds its include/, lib64/ and nvvm/ from its own folder
+  testing_support::write_file(work.path() / "t.cu", k_program);
+  std::vector<std::string> env{"PATH=" + (home / "bin").string() + ":/usr/bin:/bin"};
+  auto nvcc =
+      testing_support::run_process({(home / "bin" / "nvcc").string(), "-o", (work.path() / "t").string(), (work.path() / "t.cu").string(),
+                                    "-I" + (root / "usr/include").string(), "-L" + lib.string(), "-lcudnn"},
+                                   env, work.path());
+  ASSERT_EQ(nvcc.exit_code, 0) << show(nvcc);
+  auto run = testing_support::run_process({(work.path() / "t").string()}, {"LD_LIBRARY_PATH=" + lib.string()});
+  EXPECT_EQ(run.exit_code, 0) << show(run);
+  EXPECT_NE(run.out.find("cudnn 91900 runtime 13000 header 91900"), std::string::npos) << show(run);
+
+  if (testing_support::have_tool("lintian")) {
+    std::vector<std::string> l = {testing_support::tool_path("lintian"), "--no-cfg", "--fail-on", "error,warning"};
+    for (const auto& n : names) l.push_back((out / n).string());
+    auto lint = testing_support::run_process(l);
+    EXPECT_EQ(lint.exit_code, 0) << show(lint);
+  }
+  auto again = stackpin(args);
+  ASSERT_EQ(again.exit_code, 0) << show(again);
+  std::size_t unchanged = 0;
+  for (std::size_t at = 0; (at = again.out.find("unchanged: the same bytes", at)) != std::string::npos; ++at) ++unchanged;
+  EXPECT_EQ(unchanged, 4u) << again.out;
 }

@@ -39,6 +39,7 @@
 #include "crypto/sha256.hpp"
 #include "gen/build_config.hpp"
 #include "gen/deb_control.hpp"
+#include "package/deb_parts.hpp"
 #include "probe/elf.hpp"
 #include "provision/layout_plan.hpp"
 #include "util/file_lock.hpp"
@@ -62,10 +63,7 @@ std::string deb_dev_name(int cudnn_major, int cuda_major) {
   return "stackpin-libcudnn" + std::to_string(cudnn_major) + "-dev-cuda-" + std::to_string(cuda_major);
 }
 
-namespace {
-
-constexpr const char* k_default_maintainer = "stackpin <stackpin@users.noreply.github.com>";
-constexpr const char* k_homepage = "https://developer.nvidia.com/cudnn";
+namespace deb_parts {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -74,21 +72,14 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 // "libcudnn_ops.so.9.1.0" -> true for any versioned shared object name.
 bool versioned_so(const std::string& name) { return name.find(".so.") != std::string::npos; }
 
-// A Debian dependency on glibc's package at the newest GLIBC_x.y any library needs.
-struct Needs {
-  std::set<std::string> packages;  // Debian packages other than libc6
-  std::string glibc;               // newest GLIBC_ version ("2.17"), "" if none
-  bool libc = false;
-  std::set<std::string> cuda;     // CUDA libraries needed (sonames)
-  std::set<std::string> unknown;  // needed sonames nothing known provides
-};
-
+namespace {
 bool newer_glibc(const std::string& a, const std::string& b) {  // a > b
   auto va = model::Version::parse(a), vb = model::Version::parse(b);
   if (!va) return false;
   if (!vb) return true;
   return model::compare_prefix(*va, *vb, 6) > 0;
 }
+}  // namespace
 
 void add_needs(const probe::ElfInfo& elf, const std::set<std::string>& own_sonames, Needs& n) {
   static const std::set<std::string> k_libc = {
@@ -118,19 +109,12 @@ void add_needs(const probe::ElfInfo& elf, const std::set<std::string>& own_sonam
   }
 }
 
-struct Pkg {
-  std::string name, role;
-  std::vector<archive_io::TarMember> members;
-  gen::DebControl control;
-  std::vector<std::string> sonames;
-  std::uint64_t files = 0;
-};
-
+namespace {
 void add_dirs(std::set<std::string>& dirs, const std::string& path) {
   for (fs::path p = fs::path(path).parent_path(); !p.empty() && p != "."; p = p.parent_path()) dirs.insert(p.generic_string());
 }
+}  // namespace
 
-// Members in path order, parents first, each directory once, with "./" prefixes.
 std::vector<archive_io::TarMember> with_dirs(std::vector<archive_io::TarMember> files) {
   std::set<std::string> dirs;
   for (const auto& f : files) add_dirs(dirs, f.path);
@@ -154,6 +138,7 @@ std::vector<archive_io::TarMember> with_dirs(std::vector<archive_io::TarMember> 
   return out;
 }
 
+namespace {
 std::uint64_t installed_kib(const std::vector<archive_io::TarMember>& members) {
   std::uint64_t kib = 0;
   std::error_code ec;
@@ -167,6 +152,12 @@ std::uint64_t installed_kib(const std::vector<archive_io::TarMember>& members) {
   }
   return kib;
 }
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  auto ha = crypto::hash_file(a), hb = crypto::hash_file(b);
+  return ha && hb && ha->digest == hb->digest;
+}
+}  // namespace
 
 // The copyright holder line: the first "Copyright ..." line of NVIDIA's LICENSE when it has one
 // with a year, else NVIDIA with the year the archive was built.
@@ -192,14 +183,135 @@ std::string copyright_line(const std::string& license, std::int64_t mtime) {
   return std::to_string(year) + " NVIDIA Corporation";
 }
 
-bool same_file(const fs::path& a, const fs::path& b) {
-  auto ha = crypto::hash_file(a), hb = crypto::hash_file(b);
-  return ha && hb && ha->digest == hb->digest;
+archive_io::TarMember text_member(std::string path, std::string data) {
+  archive_io::TarMember t;
+  t.path = std::move(path);
+  t.data = std::move(data);
+  return t;
 }
 
-}  // namespace
+const std::vector<std::pair<std::string, std::string>>& binary_overrides() {
+  static const std::vector<std::pair<std::string, std::string>> k = {
+      {"package-name-doesnt-match-sonames",
+       "one package carries all of the archive's libraries, as NVIDIA's own packages do; the name says what and for which CUDA"},
+      {"unstripped-binary-or-object", "NVIDIA's binaries are packaged byte for byte as published (their SHA-256 is verified)"},
+      {"custom-library-search-path", "the RUNPATH is NVIDIA's ($ORIGIN-relative, for pip wheel layouts); the binaries are not modified"},
+      {"hardening-no-fortify-functions", "NVIDIA's binaries are packaged byte for byte as published"},
+      {"shared-library-lacks-prerequisites", "NVIDIA's binaries are packaged byte for byte as published"},
+      {"no-symbols-control-file", "the ABI is versioned by the SONAMEs; shlibs covers it"},
+      {"spelling-error-in-binary", "strings inside NVIDIA's binaries"},
+      {"embedded-library", "NVIDIA links its dependencies into its libraries; the binaries are not modified"},
+      {"binary-has-unneeded-section", "NVIDIA's binaries are packaged byte for byte as published"}};
+  return k;
+}
+
+const std::vector<std::pair<std::string, std::string>>& static_library_overrides() {
+  static const std::vector<std::pair<std::string, std::string>> k = {
+      {"static-library-has-unneeded-sections", "NVIDIA's static libraries are packaged byte for byte as published"},
+      {"unstripped-static-library", "NVIDIA's static libraries are packaged byte for byte as published"}};
+  return k;
+}
+
+model::DebPackage describe_package(const Writing& w, Pkg& p) {
+  p.files = 0;
+  for (const auto& mem : p.members)
+    if (mem.type == archive_io::EntryType::file) ++p.files;
+  p.control.installed_size_kib = installed_kib(with_dirs(p.members));
+  model::DebPackage dp;
+  dp.name = p.name;
+  dp.version = p.version;
+  dp.architecture = w.arch;
+  dp.role = p.role;
+  dp.path = (w.o.out_dir / (p.name + "_" + p.version + "_" + w.arch + ".deb")).string();
+  dp.files = p.files;
+  dp.installed_size_kib = p.control.installed_size_kib;
+  dp.depends = p.control.depends;
+  dp.recommends = p.control.recommends;
+  dp.conflicts = p.control.conflicts;
+  dp.provides = p.control.provides;
+  dp.sonames = p.sonames;
+  if (w.o.dry_run) {
+    for (const auto& mem : p.members) dp.contents.push_back("/" + mem.path);
+    std::sort(dp.contents.begin(), dp.contents.end());
+  }
+  return dp;
+}
+
+util::Result<model::DebPackage> write_package(const Writing& w, Pkg& p, fs::path& part) {
+  const auto& o = w.o;
+  std::error_code ec;
+  model::DebPackage dp = describe_package(w, p);
+  auto members = with_dirs(std::move(p.members));
+  std::string sfx = std::string(".tar") + archive_io::suffix(o.compression);
+  fs::path data_tar = w.tmp / (p.name + "-data" + sfx), control_tar = w.tmp / (p.name + "-control" + sfx);
+  const std::string final_name = fs::path(dp.path).filename().string();
+  archive_io::TarOptions to;
+  to.compression = o.compression;
+  to.mtime = p.mtime;
+  to.label = final_name + " (its data.tar)";
+  SP_TRY_ASSIGN(auto data, archive_io::write_tar(data_tar, members, to));
+  SP_TRY_ASSIGN(auto control, gen::render_control(p.control));
+  std::vector<archive_io::TarMember> ctl = {text_member("control", control), text_member("md5sums", gen::render_md5sums(data.md5))};
+  // shlibs and the ldconfig trigger only for a package that holds shared libraries: an empty shlibs
+  // file is an error to lintian (empty-shlibs), a trigger without libraries a warning
+  if (!p.sonames.empty()) {
+    ctl.push_back(text_member("shlibs", gen::render_shlibs(p.sonames, p.name + " (>= " + p.version + ")")));
+    ctl.push_back(text_member("triggers", gen::render_ldconfig_trigger()));
+  }
+  auto control_members = with_dirs(std::move(ctl));
+  to.label = final_name + " (its control.tar)";
+  SP_TRY(archive_io::write_tar(control_tar, control_members, to));
+  part = w.tmp / final_name;
+  SP_TRY(archive_io::write_deb(part, control_tar, data_tar, o.compression, p.mtime));
+  SP_TRY(util::sync_file(part));
+  SP_TRY_ASSIGN(auto h, crypto::hash_file(part));
+  dp.sha256 = crypto::to_hex(h.digest);
+  dp.size = h.size;
+  fs::remove(data_tar, ec);
+  fs::remove(control_tar, ec);
+  return dp;
+}
+
+util::Status replace_together(const Writing& w, std::vector<model::DebPackage>& written, const std::vector<fs::path>& parts) {
+  std::error_code ec;
+  std::vector<std::pair<fs::path, fs::path>> moved_aside;  // (final, backup)
+  std::vector<fs::path> placed;
+  auto roll_back = [&] {
+    std::error_code rb;
+    for (const auto& f : placed) fs::remove(f, rb);
+    for (const auto& [final_path, backup] : moved_aside) fs::rename(backup, final_path, rb);
+  };
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    fs::path final_path = written[i].path;
+    written[i].unchanged = fs::exists(final_path, ec) && same_file(parts[i], final_path);
+    if (written[i].unchanged) continue;
+    if (fs::exists(final_path, ec)) {
+      fs::path backup = w.tmp / ("old-" + final_path.filename().string());
+      fs::rename(final_path, backup, ec);
+      if (ec) {
+        roll_back();
+        return Error(ErrorCode::io, "cannot replace " + final_path.string() + ": " + ec.message());
+      }
+      moved_aside.emplace_back(final_path, backup);
+    }
+    fs::rename(parts[i], final_path, ec);
+    if (ec) {
+      roll_back();
+      return Error(ErrorCode::io, "cannot write " + final_path.string() + ": " + ec.message()).with_hint("the older packages were kept");
+    }
+    placed.push_back(final_path);
+  }
+  util::sync_directory(w.o.out_dir);
+  return {};
+}
+
+}  // namespace deb_parts
 
 namespace {
+
+using namespace deb_parts;
+
+constexpr const char* k_homepage = "https://developer.nvidia.com/cudnn";
 
 // One run of `stackpin deb`, as the steps build_debs() names: the inputs (resolve), the verified
 // and unpacked archive (unpack), the two packages as values (split, relations, controls, build
@@ -218,8 +330,8 @@ struct DebRun {
   int major = 0, cuda_major = 0;
   std::string cudnn, version, triplet, arch;
   Pkg rt, dev;
-  // the unpacked archive
-  std::optional<util::TempDir> tmp;
+  // the unpacked archive, in the run's temporary folder
+  fs::path tmp;
   detail::LayoutPlan plan;
   fs::path top;
   std::vector<archive_io::Entry> entries;
@@ -235,23 +347,34 @@ Error no_package(Error e, const std::string& first_words) {
   return e;
 }
 
-// The manifest, platform and maintainer checked, the pinned archive found.
-util::Result<DebRun> resolve(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DebOptions& o) {
-  if (!m.cudnn) return Error(ErrorCode::invalid, m.path + " pins no [cudnn]").with_hint("add [cudnn] version and cuda");
-  if (!m.cudnn->cuda)
+bool has_toolkit(const model::Manifest& m) { return m.cuda && !m.cuda->components.empty(); }
+
+// What every package of a run shares: the manifest pins something to package, the platform and
+// the maintainer.
+util::Status check_inputs(const model::Manifest& m, const DebOptions& o, model::Platform& platform, std::string& maintainer) {
+  if (!m.cudnn && !has_toolkit(m))
+    return Error(ErrorCode::invalid, m.path + " pins neither [cudnn] nor [cuda] components: nothing to package")
+        .with_hint("add [cudnn] version and cuda, or [cuda] components = [\"runtime\"]");
+  if (m.cudnn && !m.cudnn->cuda)
     return Error(ErrorCode::invalid, "the package names need the CUDA major cuDNN was built for, and " + m.path + " does not pin it")
         .at(m.locate(m.cudnn->pos))
         .with_hint("add cuda = <major> to [cudnn] (the archive's _cudaNN suffix)");
-  model::Platform platform = o.platform ? *o.platform : model::host_linux_platform();
+  platform = o.platform ? *o.platform : model::host_linux_platform();
   if (model::is_windows(platform))
     return Error(ErrorCode::usage, "a .deb packages a Linux archive (--platform linux-x86_64 or linux-sbsa), not windows-x86_64");
   if (platform == model::Platform::linux_aarch64)
     return Error(ErrorCode::unsupported,
                  "linux-aarch64 archives are for Jetson (L4T), whose cuDNN comes with JetPack: build packages from linux-sbsa archives for "
                  "arm64 servers");
-  std::string maintainer = o.maintainer.empty() ? k_default_maintainer : o.maintainer;
+  maintainer = o.maintainer.empty() ? k_default_maintainer : o.maintainer;
   if (maintainer.find('<') == std::string::npos || maintainer.back() != '>' || maintainer.find_first_of("\n\r") != std::string::npos)
     return Error(ErrorCode::usage, "--maintainer must look like 'Full Name <email@example.org>', got '" + maintainer + "'");
+  return {};
+}
+
+// cuDNN's pinned archive found.
+util::Result<DebRun> resolve(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DebOptions& o, model::Platform platform,
+                             const std::string& maintainer) {
   SP_TRY_ASSIGN(auto pinned, pinned_archive(m, platform, kb));
   DebRun run{m, kb, o, platform, maintainer, std::move(pinned), {}, false, {}};
   SP_TRY_ASSIGN(run.located, find_pinned_archive(run.pinned, o.archives_dir, run.by_content, o.cache_dir));
@@ -265,6 +388,7 @@ util::Result<DebRun> resolve(const model::Manifest& m, const knowledge::Knowledg
   run.rt.role = "runtime";
   run.dev.name = deb_dev_name(run.major, run.cuda_major);
   run.dev.role = "dev";
+  run.rt.version = run.dev.version = run.version;
   auto& report = run.report;
   report.archive_path = run.located.string();
   report.platform = model::to_string(platform);
@@ -280,17 +404,10 @@ util::Status unpack(DebRun& run) {
   if (!pinned_file) return no_package(std::move(pinned_file).error(), "SHA-256");
   const auto& o = run.o;
   std::error_code ec;
-  // a dry run leaves out_dir as it is: it unpacks into the system's temporary folder
-  fs::path work = o.dry_run ? fs::temp_directory_path(ec) : o.out_dir;
-  if (!o.dry_run) fs::create_directories(o.out_dir, ec);
-  if (ec) return Error(ErrorCode::io, "cannot create " + work.string() + ": " + ec.message());
-  // what a killed run left (its owner gone), then ours, owned while this run lives
-  util::TempDir::remove_abandoned(work, ".stackpin-deb-");
-  SP_TRY_ASSIGN(run.tmp, util::TempDir::create_owned(work, ".stackpin-deb-"));
   archive_io::ExtractOptions xo;
   xo.max_total_bytes = o.max_unpacked ? *o.max_unpacked : std::max<std::uint64_t>(16 * *run.pinned.expect.size, 256ull << 20);
   xo.progress = o.progress;
-  fs::path tree = run.tmp->path() / "tree";
+  fs::path tree = run.tmp / "tree";
   fs::create_directories(tree, ec);
   SP_TRY_ASSIGN(auto x, archive_io::extract(*pinned_file, tree, xo));
   run.report.archive_sha256 = crypto::to_hex(x.archive_sha256);
@@ -312,6 +429,7 @@ util::Status unpack(DebRun& run) {
     for (const auto& e : run.entries) report.mtime = std::max(report.mtime, e.mtime);
     report.mtime_source = "archive";
   }
+  run.rt.mtime = run.dev.mtime = report.mtime;
   return {};
 }
 
@@ -427,6 +545,8 @@ void controls(DebRun& run) {
     std::string dash = cuda_xy;
     std::replace(dash.begin(), dash.end(), '.', '-');
     rec_cudart = "cuda-cudart-" + dash + " | " + rec_cudart;
+    // the toolkit's own runtime package, when this run builds it too
+    if (has_toolkit(m)) rec_cudart = "stackpin-cuda-runtime-" + dash + " | " + rec_cudart;
     rec_cublas = "libcublas-" + dash + " | " + rec_cublas;
   }
   std::string virt = "stackpin-libcudnn" + m_str;
@@ -479,13 +599,6 @@ void controls(DebRun& run) {
                     "", "Packaged by stackpin from " + archive_name + ", pinned by the manifest \"" + m.name.value + "\"."};
 }
 
-archive_io::TarMember text_member(std::string path, std::string data) {
-  archive_io::TarMember t;
-  t.path = std::move(path);
-  t.data = std::move(data);
-  return t;
-}
-
 // The build-system files of the -dev package: find_package(CUDNN CONFIG) and pkg-config find them
 // under /usr without any hint (CMake searches /usr/lib/<triplet>/cmake/<Name>/).
 util::Status build_files(DebRun& run) {
@@ -528,20 +641,6 @@ util::Status documents(DebRun& run) {
       "cuDNN", k_homepage, copyright_line(run.license_text, run.report.mtime), "LicenseRef-NVIDIA-cuDNN",
       run.license_text.empty() ? "NVIDIA's cuDNN license; the archive this package was built from carried no LICENSE file."
                                : run.license_text);
-  const std::vector<std::pair<std::string, std::string>> binary_overrides = {
-      {"package-name-doesnt-match-sonames",
-       "one package carries all of cuDNN's libraries, as NVIDIA's own packages do; the name says cuDNN major and CUDA major"},
-      {"unstripped-binary-or-object", "NVIDIA's binaries are packaged byte for byte as published (their SHA-256 is verified)"},
-      {"custom-library-search-path", "the RUNPATH is NVIDIA's ($ORIGIN-relative, for pip wheel layouts); the binaries are not modified"},
-      {"hardening-no-fortify-functions", "NVIDIA's binaries are packaged byte for byte as published"},
-      {"shared-library-lacks-prerequisites", "NVIDIA's binaries are packaged byte for byte as published"},
-      {"no-symbols-control-file", "cuDNN's ABI is versioned by its SONAME; shlibs covers it"},
-      {"spelling-error-in-binary", "strings inside NVIDIA's binaries"},
-      {"embedded-library", "NVIDIA links its dependencies into cuDNN; the binaries are not modified"},
-      {"binary-has-unneeded-section", "NVIDIA's binaries are packaged byte for byte as published"}};
-  const std::vector<std::pair<std::string, std::string>> dev_overrides = {
-      {"static-library-has-unneeded-sections", "NVIDIA's static libraries are packaged byte for byte as published"},
-      {"unstripped-static-library", "NVIDIA's static libraries are packaged byte for byte as published"}};
   for (Pkg* p : {&run.rt, &run.dev}) {
     std::string doc = "usr/share/doc/" + p->name + "/";
     SP_TRY_ASSIGN(auto changelog,
@@ -551,139 +650,76 @@ util::Status documents(DebRun& run) {
                                                                run.maintainer, run.report.mtime)));
     p->members.push_back(text_member(doc + "copyright", copyright));
     p->members.push_back(text_member(doc + "changelog.Debian.gz", changelog));
-    p->members.push_back(text_member("usr/share/lintian/overrides/" + p->name,
-                                     gen::render_lintian_overrides(p->name, p == &run.rt ? binary_overrides : dev_overrides)));
+    p->members.push_back(
+        text_member("usr/share/lintian/overrides/" + p->name,
+                    gen::render_lintian_overrides(p->name, p == &run.rt ? binary_overrides() : static_library_overrides())));
   }
-  return {};
-}
-
-// The package as planned: its name, fields, size once installed and (for a dry run) every file
-// and link; what only writing it tells (its path's bytes, their SHA-256) is left empty.
-model::DebPackage describe_package(const DebRun& run, Pkg& p) {
-  p.files = 0;
-  for (const auto& mem : p.members)
-    if (mem.type == archive_io::EntryType::file) ++p.files;
-  p.control.installed_size_kib = installed_kib(with_dirs(p.members));
-  model::DebPackage dp;
-  dp.name = p.name;
-  dp.version = run.version;
-  dp.architecture = run.arch;
-  dp.role = p.role;
-  dp.path = (run.o.out_dir / (p.name + "_" + run.version + "_" + run.arch + ".deb")).string();
-  dp.files = p.files;
-  dp.installed_size_kib = p.control.installed_size_kib;
-  dp.depends = p.control.depends;
-  dp.recommends = p.control.recommends;
-  dp.conflicts = p.control.conflicts;
-  dp.provides = p.control.provides;
-  dp.sonames = p.sonames;
-  if (run.o.dry_run) {
-    for (const auto& mem : p.members) dp.contents.push_back("/" + mem.path);
-    std::sort(dp.contents.begin(), dp.contents.end());
-  }
-  return dp;
-}
-
-// One package's .deb, complete, in the temporary directory (`part`).
-util::Result<model::DebPackage> write_package(DebRun& run, Pkg& p, fs::path& part) {
-  const auto& o = run.o;
-  std::error_code ec;
-  model::DebPackage dp = describe_package(run, p);
-  auto members = with_dirs(std::move(p.members));
-  std::string sfx = std::string(".tar") + archive_io::suffix(o.compression);
-  fs::path data_tar = run.tmp->path() / (p.name + "-data" + sfx), control_tar = run.tmp->path() / (p.name + "-control" + sfx);
-  const std::string final_name = fs::path(dp.path).filename().string();
-  archive_io::TarOptions to;
-  to.compression = o.compression;
-  to.mtime = run.report.mtime;
-  to.label = final_name + " (its data.tar)";
-  SP_TRY_ASSIGN(auto data, archive_io::write_tar(data_tar, members, to));
-  SP_TRY_ASSIGN(auto control, gen::render_control(p.control));
-  std::vector<archive_io::TarMember> ctl = {text_member("control", control), text_member("md5sums", gen::render_md5sums(data.md5))};
-  // shlibs and the ldconfig trigger only for a package that holds shared libraries: an empty shlibs
-  // file is an error to lintian (empty-shlibs), a trigger without libraries a warning
-  if (&p == &run.rt && !p.sonames.empty()) {
-    ctl.push_back(text_member("shlibs", gen::render_shlibs(p.sonames, p.name + " (>= " + run.version + ")")));
-    ctl.push_back(text_member("triggers", gen::render_ldconfig_trigger()));
-  }
-  auto control_members = with_dirs(std::move(ctl));
-  to.label = final_name + " (its control.tar)";
-  SP_TRY(archive_io::write_tar(control_tar, control_members, to));
-  part = run.tmp->path() / final_name;
-  SP_TRY(archive_io::write_deb(part, control_tar, data_tar, o.compression, run.report.mtime));
-  SP_TRY(util::sync_file(part));
-  SP_TRY_ASSIGN(auto h, crypto::hash_file(part));
-  dp.sha256 = crypto::to_hex(h.digest);
-  dp.size = h.size;
-  fs::remove(data_tar, ec);
-  fs::remove(control_tar, ec);
-  return dp;
-}
-
-// Both packages replace their older files together: an older file is first moved aside into the
-// temporary directory, and put back if a later rename fails, so the folder never holds a new
-// runtime package beside an old -dev package that depends on another version.
-util::Status replace_together(DebRun& run, std::vector<model::DebPackage>& written, const std::vector<fs::path>& parts) {
-  std::error_code ec;
-  std::vector<std::pair<fs::path, fs::path>> moved_aside;  // (final, backup)
-  std::vector<fs::path> placed;
-  auto roll_back = [&] {
-    std::error_code rb;
-    for (const auto& f : placed) fs::remove(f, rb);
-    for (const auto& [final_path, backup] : moved_aside) fs::rename(backup, final_path, rb);
-  };
-  for (std::size_t i = 0; i < written.size(); ++i) {
-    fs::path final_path = written[i].path;
-    written[i].unchanged = fs::exists(final_path, ec) && same_file(parts[i], final_path);
-    if (written[i].unchanged) continue;
-    if (fs::exists(final_path, ec)) {
-      fs::path backup = run.tmp->path() / ("old-" + final_path.filename().string());
-      fs::rename(final_path, backup, ec);
-      if (ec) {
-        roll_back();
-        return Error(ErrorCode::io, "cannot replace " + final_path.string() + ": " + ec.message());
-      }
-      moved_aside.emplace_back(final_path, backup);
-    }
-    fs::rename(parts[i], final_path, ec);
-    if (ec) {
-      roll_back();
-      return Error(ErrorCode::io, "cannot write " + final_path.string() + ": " + ec.message()).with_hint("the older packages were kept");
-    }
-    placed.push_back(final_path);
-  }
-  util::sync_directory(run.o.out_dir);
   return {};
 }
 
 }  // namespace
 
 util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DebOptions& o) {
-  SP_TRY_ASSIGN(auto run, resolve(m, kb, o));
-  SP_TRY(unpack(run));
-  SP_TRY(split(run));
-  SP_TRY(relations(run));
-  controls(run);
-  SP_TRY(build_files(run));
-  SP_TRY(documents(run));
-  if (run.o.dry_run) {
-    run.report.dry_run = true;
-    for (Pkg* p : {&run.rt, &run.dev}) run.report.packages.push_back(describe_package(run, *p));
-    return std::move(run.report);
+  model::Platform platform{};
+  std::string maintainer;
+  SP_TRY(check_inputs(m, o, platform, maintainer));
+  std::optional<DebRun> cudnn;
+  if (m.cudnn) {
+    SP_TRY_ASSIGN(auto run, resolve(m, kb, o, platform, maintainer));
+    cudnn.emplace(std::move(run));
   }
-  // both packages are complete before either replaces an older one
+  // the run's own folder: in out_dir, where the packages are renamed into place; a dry run leaves
+  // out_dir as it is and works in the system's temporary folder
+  std::error_code ec;
+  fs::path work = o.dry_run ? fs::temp_directory_path(ec) : o.out_dir;
+  if (!o.dry_run) fs::create_directories(o.out_dir, ec);
+  if (ec) return Error(ErrorCode::io, "cannot create " + work.string() + ": " + ec.message());
+  // what a killed run left (its owner gone), then ours, owned while this run lives
+  util::TempDir::remove_abandoned(work, ".stackpin-deb-");
+  SP_TRY_ASSIGN(auto tmp, util::TempDir::create_owned(work, ".stackpin-deb-"));
+  model::DebReport report;
+  std::vector<Pkg> pkgs;
+  if (cudnn) {
+    auto& run = *cudnn;
+    run.tmp = tmp.path();
+    SP_TRY(unpack(run));
+    SP_TRY(split(run));
+    SP_TRY(relations(run));
+    controls(run);
+    SP_TRY(build_files(run));
+    SP_TRY(documents(run));
+    report = std::move(run.report);
+    if (run.by_content) report.notes.push_back("the archive was found by its content under another name: " + report.archive_path);
+  } else {
+    report.platform = model::to_string(platform);
+  }
+  // the toolkit's packages first: cuDNN's recommend its runtime
+  if (has_toolkit(m)) {
+    SP_TRY_ASSIGN(auto toolkit, cuda_packages(m, kb, o, platform, maintainer, tmp.path() / "toolkit", report));
+    for (auto& p : toolkit) pkgs.push_back(std::move(p));
+  }
+  if (cudnn) {
+    pkgs.push_back(std::move(cudnn->rt));
+    pkgs.push_back(std::move(cudnn->dev));
+  }
+  const Writing w{o, tmp.path(), debian_architecture(platform)};
+  if (o.dry_run) {
+    report.dry_run = true;
+    for (auto& p : pkgs) report.packages.push_back(describe_package(w, p));
+    return report;
+  }
+  // every package is complete before any replaces an older one
   std::vector<model::DebPackage> written;
   std::vector<fs::path> parts;
-  for (Pkg* p : {&run.rt, &run.dev}) {
+  for (auto& p : pkgs) {
     fs::path part;
-    SP_TRY_ASSIGN(auto dp, write_package(run, *p, part));
+    SP_TRY_ASSIGN(auto dp, write_package(w, p, part));
     written.push_back(std::move(dp));
     parts.push_back(part);
   }
-  SP_TRY(replace_together(run, written, parts));
-  run.report.packages = std::move(written);
-  if (run.by_content) run.report.notes.push_back("the archive was found by its content under another name: " + run.report.archive_path);
-  return std::move(run.report);
+  SP_TRY(replace_together(w, written, parts));
+  report.packages = std::move(written);
+  return report;
 }
 
 }  // namespace core

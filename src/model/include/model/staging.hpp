@@ -113,7 +113,14 @@ struct DebReport {
   std::string archive_path, archive_sha256, platform;
   std::string libdir, includedir;  // where the files install (/usr/lib/<triplet>, /usr/include)
   std::int64_t mtime = 0;          // every member's timestamp
-  std::string mtime_source;        // SOURCE_DATE_EPOCH | archive
+  std::string mtime_source;        // SOURCE_DATE_EPOCH | archive | release date (CUDA only)
+  // the CUDA toolkit's packages ([cuda] components): its release, the archives verified ("file
+  // sha256"), where the -dev package's CUDA_HOME is
+  std::string cuda_version;
+  std::vector<std::string> cuda_archives;
+  std::string cuda_home;
+  std::int64_t cuda_mtime = 0;    // their members' timestamp
+  std::string cuda_mtime_source;  // SOURCE_DATE_EPOCH | release date (NVIDIA's, in the release's redistrib manifest)
   std::vector<DebPackage> packages;
   std::vector<std::string> notes;  // what the user should know (undeclared needs, non-ELF libraries)
   bool dry_run = false;            // the packages are planned, not written (no path holds them yet)
