@@ -539,4 +539,30 @@ TEST(DoctorLinuxGpus, EachGpuIsJudgedAgainstTheInstalledCudnnAndTheManifest) {
   EXPECT_FALSE(find("linux.gpu-pinned", model::Severity::warning, "H100")) << describe(findings);
 }
 
+TEST(DoctorLinuxGpus, EachInstalledFrameworkBuildIsJudgedForEachGpu) {
+  if (model::host_linux_platform() != model::Platform::linux_x86_64) GTEST_SKIP() << "the lists below are the x86_64 builds'";
+  model::MachineReport r;
+  r.gpus = {{0, "Tesla V100-SXM2-16GB", "7.0"}, {1, "NVIDIA GeForce RTX 5090", "12.0"}};
+  const std::string site = "/opt/venv/lib/python3.11/site-packages";
+  r.python.frameworks = {
+      {"torch", "2.7.1+cu128", site}, {"onnxruntime-gpu", "1.23.0", site}, {"tensorflow", "2.18.0", site}, {"torch", "2.7.1", site + "2"}};
+  auto findings = core::doctor_linux(r, nullptr, kb());
+  auto find = [&](model::Severity sev, const std::string& subject, const std::string& seen) {
+    return std::find_if(findings.begin(), findings.end(), [&](const model::Finding& f) {
+             return f.rule == "linux.gpu-framework-kernels" && f.severity == sev && f.subject.find(subject) != std::string::npos &&
+                    f.seen.find(seen) != std::string::npos;
+           }) != findings.end();
+  };
+  // torch 2.7's cu128 wheels dropped Volta; Blackwell has its own kernels
+  EXPECT_TRUE(find(model::Severity::error, "Tesla V100", "torch 2.7.1+cu128")) << describe(findings);
+  EXPECT_TRUE(find(model::Severity::ok, "RTX 5090", "torch 2.7.1+cu128")) << describe(findings);
+  // onnxruntime-gpu 1.23 (compute_90a PTX only): nothing for Blackwell
+  EXPECT_TRUE(find(model::Severity::ok, "Tesla V100", "onnxruntime-gpu 1.23.0")) << describe(findings);
+  EXPECT_TRUE(find(model::Severity::error, "RTX 5090", "onnxruntime-gpu 1.23.0")) << describe(findings);
+  // TensorFlow 2.18 reaches Blackwell through compute_90 PTX
+  EXPECT_TRUE(find(model::Severity::warning, "RTX 5090", "compute_90 PTX")) << describe(findings);
+  // PyPI's torch names no variant: said, not guessed
+  EXPECT_TRUE(find(model::Severity::note, "RTX 5090", "names no CUDA variant")) << describe(findings);
+}
+
 }  // namespace

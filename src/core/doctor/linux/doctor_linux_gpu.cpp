@@ -1,5 +1,6 @@
 // The machine's GPUs (nvidia-smi) against what is installed: each GPU's architecture, whether the
-// manifest's [gpus] names it, and whether each cuDNN copy's support matrix includes it.
+// manifest's [gpus] names it, whether each cuDNN copy's support matrix includes it, and whether
+// each installed framework build carries kernels for it.
 #include <algorithm>
 #include <map>
 #include <regex>
@@ -27,6 +28,97 @@ int cuda_major_of(const Ctx& c, const model::CudnnCopy& copy) {
   return 0;
 }
 
+// One installed framework build's kernels, as the knowledge base lists them for that build.
+struct InstalledBuild {
+  std::string label;  // "torch 2.7.1+cu128 (/opt/venv/.../site-packages)"
+  knowledge::KernelMatch k;
+  const model::Sources* source = nullptr;
+  bool inferred = false;
+};
+
+// The build of an installed framework, when the knowledge base has its architecture list: torch by
+// its local version (+cu128), onnxruntime-gpu and tensorflow as the build PyPI serves for the
+// release (their versions do not say the CUDA major). nullopt, with `why`, when it has none.
+std::optional<InstalledBuild> installed_build(const Ctx& c, const model::PythonPackage& p, const Version& cc, std::string& why) {
+  const auto platform = model::host_linux_platform();
+  const auto plus = p.version.find('+');
+  auto release = Version::parse(p.version.substr(0, plus));
+  if (!release) return std::nullopt;
+  InstalledBuild b;
+  b.label = p.name + " " + p.version + " (" + p.location + ")";
+  if (p.name == "torch") {
+    const std::string variant = plus == std::string::npos ? "" : p.version.substr(plus + 1);
+    if (variant.rfind("cu", 0) != 0) {
+      if (variant.empty()) why = "its version names no CUDA variant (PyPI's build): the knowledge base cannot tell its architectures";
+      return std::nullopt;
+    }
+    const auto* t = c.kb.torch_archs(*release, variant, platform);
+    if (!t) {
+      why = "the knowledge base has no TORCH_CUDA_ARCH_LIST for it";
+      return std::nullopt;
+    }
+    b.k = knowledge::kernels_for(cc, t->sass, t->ptx);
+    b.source = &t->source;
+    return b;
+  }
+  const bool tf = p.name == "tensorflow" || p.name == "tensorflow-gpu";
+  if (!tf && p.name != "onnxruntime-gpu") return std::nullopt;
+  int major = 0;
+  if (tf) {
+    auto builds = c.kb.tensorflow_builds(*release, model::Os::linux);
+    if (!builds.empty()) major = static_cast<int>(builds.front()->cuda.major());
+  } else {
+    for (const auto* r : c.kb.onnxruntime_rows(*release))
+      if (r->pypi == true) major = r->cuda_major;
+  }
+  const auto* a = major ? c.kb.framework_archs(tf ? "tensorflow" : "onnxruntime-gpu", *release, major, platform) : nullptr;
+  if (!a) {
+    why = "the knowledge base has no list of the CUDA architectures of its PyPI build";
+    return std::nullopt;
+  }
+  b.label += " (PyPI's build for CUDA " + std::to_string(major) + ")";
+  b.k = knowledge::kernels_for(cc, *a);
+  b.source = &a->source;
+  b.inferred = a->inferred;
+  return b;
+}
+
+// Whether each installed framework carries kernels for the GPU: its own SASS or binary-compatible
+// SASS (ok), only PTX the driver JIT-compiles (warning), nothing (error), as check judges a pin.
+void framework_kernels(Ctx& c, const Version& cc, const std::string& subject) {
+  using knowledge::KernelFit;
+  for (const auto& p : c.r.python.frameworks) {
+    std::string why;
+    auto b = installed_build(c, p, cc, why);
+    if (!b) {
+      if (!why.empty()) {
+        auto& f = c.add("linux.gpu-framework-kernels", Severity::note, subject);
+        f.seen = p.name + " " + p.version + ": " + why;
+        f.fix = "stackpin convtest --framework " + (p.name == "onnxruntime-gpu" ? std::string("onnxruntime") : p.name) +
+                " runs a convolution through it on this GPU";
+      }
+      continue;
+    }
+    const std::string digits = std::to_string(b->k.via.major()) + std::to_string(b->k.via.minor());
+    const std::string sm = "sm_" + std::to_string(cc.major()) + std::to_string(cc.minor());
+    const std::string hedge = b->inferred ? " (a list the knowledge base ties to this release by its build pipeline's history)" : "";
+    Severity sev = b->k.fit == KernelFit::none ? Severity::error : b->k.fit == KernelFit::ptx ? Severity::warning : Severity::ok;
+    auto& f = c.add("linux.gpu-framework-kernels", sev, subject);
+    f.source = knowledge::first_source(*b->source);
+    if (b->k.fit == KernelFit::native || b->k.fit == KernelFit::compatible) {
+      f.seen = b->label + " carries " + (b->k.fit == KernelFit::native ? sm : "sm_" + digits + " (binary compatible)") + " kernels" + hedge;
+    } else if (b->k.fit == KernelFit::ptx) {
+      f.seen = b->label + " has no " + sm + " kernels, only compute_" + digits + " PTX" + hedge;
+      f.fix = "the driver JIT-compiles every kernel at first use (minutes; cached in ~/.nv/ComputeCache); a build with " + sm +
+              " kernels avoids it (stackpin check with [gpus] arch = [\"" + cc.text() + "\"] names one)";
+    } else {
+      f.seen = b->label + " carries no kernels for " + sm + hedge;
+      f.fix = "it fails here with \"no kernel image is available for execution on the device\"; stackpin check with [gpus] arch = [\"" +
+              cc.text() + "\"] names a build that has them";
+    }
+  }
+}
+
 }  // namespace
 
 void gpus(Ctx& c) {
@@ -46,6 +138,7 @@ void gpus(Ctx& c) {
       c.point_at(w, c.m->gpus->pos);
     }
 
+    framework_kernels(c, *cc, subject);
     for (const auto& copy : c.r.cudnn) {
       auto version = Version::parse(copy_version(copy));
       const int major = cuda_major_of(c, copy);
