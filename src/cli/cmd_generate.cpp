@@ -106,7 +106,9 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
     files.sbom_text = core::sbom_from_local_archives(*plan, *m, kb, files, why);
     plan->spec.sbom = files.sbom_text.has_value();
     if (!files.sbom_text)
-      plan->notes.push_back("no SBOM in the image: " + why + " (`stackpin fetch` downloads the archives into the cache)");
+      plan->notes.push_back("no SBOM in the image: " + why);
+    else if (!why.empty())
+      plan->notes.push_back(why);
   }
   auto text = gen::render_dockerfile(plan->spec);
   if (!text) return fail(ctx, "generate", text.error());
@@ -311,7 +313,10 @@ util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
         std::string why;
         sbom = core::sbom_from_local_archives(*plan, *m, kb, files, why);
         plan->spec.sbom = sbom.has_value();
-        if (!sbom) notes.push_back(path + " (" + model::to_string(platform) + "): no SBOM in the image: " + why);
+        if (!sbom)
+          notes.push_back(path + " (" + model::to_string(platform) + "): no SBOM in the image: " + why);
+        else if (!why.empty())
+          notes.push_back(path + " (" + model::to_string(platform) + "): " + why);
       }
       auto text = gen::render_dockerfile(plan->spec);
       if (!text) {

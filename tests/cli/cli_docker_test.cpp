@@ -323,7 +323,7 @@ TEST(BakeCli, AMissingArchiveWritesNoContext) {
 
 // --from-url: the Dockerfile downloads the archive, and the image still gets its SBOM when a copy
 // of the archive is at hand (--archives or the cache); without one it says why there is none.
-TEST(DockerCli, FromUrlContextGetsTheSbomFromALocalCopy) {
+TEST(DockerCli, FromUrlContextGetsTheSbomFromALocalCopyElseFromThePins) {
   DockerSetup s;
   std::string text = read_text(s.manifest);
   text.replace(text.find("file = "), 0, "url = \"https://mirror.example/cudnn/" + s.archive.path.filename().string() + "\"\n");
@@ -344,7 +344,18 @@ TEST(DockerCli, FromUrlContextGetsTheSbomFromALocalCopy) {
   auto none = stackpin({"generate", "dockerfile", manifest.string(), "--context", bare.string(), "--from-url", "--cache-dir",
                         (s.dir.path() / "empty-cache").string(), "--convtest", s.convtest().string()});
   ASSERT_EQ(none.exit_code, 0) << none.err;
-  EXPECT_NE(none.err.find("no SBOM in the image"), std::string::npos) << none.err;
-  EXPECT_FALSE(fs::exists(bare / "sbom.spdx.json"));
-  EXPECT_EQ(read_text(bare / "Dockerfile").find("sbom.spdx.json"), std::string::npos);
+  // no local copy: the document lists the archive from its pin, without its files
+  EXPECT_NE(none.err.find("the SBOM lists the archives without their files"), std::string::npos) << none.err;
+  ASSERT_TRUE(fs::exists(bare / "sbom.spdx.json"));
+  auto pins = nlohmann::json::parse(read_text(bare / "sbom.spdx.json"));
+  ASSERT_EQ(pins["packages"].size(), 1u);
+  EXPECT_EQ(pins["packages"][0]["checksums"][0]["checksumValue"], s.archive.sha256);
+  EXPECT_EQ(pins["packages"][0]["filesAnalyzed"], false);
+  EXPECT_FALSE(pins.contains("files") && !pins["files"].empty());
+  EXPECT_NE(read_text(bare / "Dockerfile").find("COPY sbom.spdx.json /usr/share/doc/stackpin/sbom.spdx.json"), std::string::npos);
+  std::string skip;
+  auto errors = testing_support::schema_errors("spdx-2.3.json", bare / "sbom.spdx.json", skip);
+  if (skip.empty()) {
+    EXPECT_EQ(errors, "");
+  }
 }

@@ -311,14 +311,22 @@ std::optional<std::string> sbom_from_local_archives(const DockerPlan& plan, cons
     why = "cuDNN comes from NVIDIA's apt repository";
     return std::nullopt;
   }
-  if (files.archives_dir.empty() && files.cache_dir.empty()) {
-    why = "no --archives folder or download cache to make it from";
-    return std::nullopt;
-  }
   SbomOptions so;
   so.stackpin_version = files.stackpin_version;
   so.created = files.sbom_created;
+  // without local copies, the archives alone, as packages without files
+  auto from_pins = [&](const std::string& reason) -> std::optional<std::string> {
+    auto doc = sbom_from_pins(m, kb, plan.spec, plan.platform, so);
+    if (!doc) {
+      why = doc.error().message;
+      return std::nullopt;
+    }
+    why = "the SBOM lists the archives without their files (" + reason + "; `stackpin fetch` puts them in the cache)";
+    return std::move(doc->text);
+  };
+  if (files.archives_dir.empty() && files.cache_dir.empty()) return from_pins("no --archives folder or download cache to read them from");
   auto doc = sbom_for_image(m, kb, plan.spec, plan.platform, files.archives_dir, files.cache_dir, so);
+  if (!doc && doc.error().code == util::ErrorCode::not_found) return from_pins("not every archive is in --archives or the cache");
   if (!doc) {
     why = doc.error().message;
     return std::nullopt;

@@ -169,6 +169,39 @@ util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, 
 
 }  // namespace
 
+util::Result<SbomResult> sbom_from_pins(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const gen::DockerfileSpec& spec,
+                                        model::Platform platform, const SbomOptions& o) {
+  // a receipt of the pins alone: the archives it would stage, none of their files
+  model::Receipt r;
+  r.manifest_name = m.name.value;
+  r.manifest_sha256 = spec.manifest_sha256;
+  r.platform = model::to_string(platform);
+  if (!spec.archive_sha256.empty() && (!spec.apt || spec.hermetic)) {
+    r.cudnn_version = spec.cudnn_version;
+    r.archive_file = spec.archive_file;
+    r.archive_sha256 = spec.archive_sha256;
+    r.archive_size = spec.archive_size;
+  }
+  if (spec.hermetic) {
+    r.cuda_version = spec.cuda_version;
+    for (const auto& a : spec.cuda_archives) {
+      model::ReceiptArchive ra;
+      ra.component = a.component;
+      ra.file = a.file;
+      ra.sha256 = a.sha256;
+      ra.size = a.size;
+      if (const auto* c = cuda_component(r, a.component)) ra.version = c->version.text();
+      r.cuda_archives.push_back(std::move(ra));
+    }
+  }
+  SP_TRY_ASSIGN(auto out, sbom_of(
+                              r, {}, kb, o, [](const model::StagedFile&) { return std::string(); }, m.name.value + " image (runtime)",
+                              "The archives the runtime image stackpin's Dockerfile builds for the manifest " + m.path +
+                                  " downloads and checks by SHA-256 on " + spec.base_image +
+                                  "; their files are not listed: the archives were not read where this document was made."));
+  return out;
+}
+
 util::Result<SbomResult> sbom_for_dest(const fs::path& dest_in, const knowledge::KnowledgeBase& kb, const SbomOptions& o) {
   fs::path dest = fs::absolute(dest_in).lexically_normal();
   SP_TRY_ASSIGN(auto r, staged_receipt(dest));

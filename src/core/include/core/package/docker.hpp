@@ -50,8 +50,9 @@ struct ContextFiles {
 };
 
 // The image's SBOM for a plan whose Dockerfile downloads the archives (--from-url), made from
-// copies of them in files.archives_dir or files.cache_dir; nullopt, with `why`, when they are not
-// all there (or another error keeps it from being made).
+// copies of them in files.archives_dir or files.cache_dir, else from the pins alone (packages
+// without files, `why` says so); nullopt, with `why`, when cuDNN comes from apt or a local copy is
+// not the pinned archive.
 std::optional<std::string> sbom_from_local_archives(const DockerPlan& plan, const model::Manifest& m, const knowledge::KnowledgeBase& kb,
                                                     const ContextFiles& files, std::string& why);
 

@@ -45,4 +45,11 @@ util::Result<SbomResult> sbom_for_image(const model::Manifest& m, const knowledg
                                         model::Platform platform, const std::filesystem::path& archives_dir,
                                         const std::filesystem::path& cache_dir, const SbomOptions& o);
 
+// The document of an image whose archives are not at hand (--from-url without local copies): one
+// package per archive the Dockerfile downloads, with NVIDIA's URL, the pinned SHA-256 and NVIDIA's
+// licence name, and no files (filesAnalyzed false: the build checks each archive's SHA-256, but
+// nothing here read their contents). Errors: none beyond internal ones.
+util::Result<SbomResult> sbom_from_pins(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const gen::DockerfileSpec& spec,
+                                        model::Platform platform, const SbomOptions& o);
+
 }  // namespace core
