@@ -438,6 +438,13 @@ void read_gpus(TableReader& top, model::Facts& f) {
   });
 }
 
+// The platform of a framework build's row: linux-x86_64, linux-sbsa (aarch64 wheels) or windows-x86_64.
+model::Platform wheel_platform(TableReader& r) {
+  auto p = r.choice("platform", {"linux-x86_64", "linux-sbsa", "windows-x86_64"}, true);
+  if (!p) return model::Platform::linux_x86_64;  // the error is reported
+  return p->value == 0 ? model::Platform::linux_x86_64 : p->value == 1 ? model::Platform::linux_sbsa : model::Platform::windows_x86_64;
+}
+
 void read_gpu_support(TableReader& top, model::Facts& f) {
   each(top, "cudnn", [&](TableReader& r) {
     model::CudnnArchSupport c;
@@ -467,11 +474,7 @@ void read_gpu_support(TableReader& top, model::Facts& f) {
     model::TorchArchs t;
     t.release = ver(r, "release", 2, 2);
     t.variant = str(r, "variant", true);
-    auto p = r.choice("platform", {"linux-x86_64", "linux-sbsa", "windows-x86_64"}, true);
-    if (p)
-      t.platform = p->value == 0   ? model::Platform::linux_x86_64
-                   : p->value == 1 ? model::Platform::linux_sbsa
-                                   : model::Platform::windows_x86_64;
+    t.platform = wheel_platform(r);
     t.sass = ccs(r, "sass", true);
     t.ptx = ccs(r, "ptx");
     t.note = str(r, "note");
@@ -485,11 +488,7 @@ void read_gpu_support(TableReader& top, model::Facts& f) {
     a.from = ver(r, "from", 2, 3);
     a.until = opt_ver(r, "until", 2, 3);
     a.cuda_major = integer(r, "cuda_major");
-    auto p = r.choice("platform", {"linux-x86_64", "linux-sbsa", "windows-x86_64"}, true);
-    if (p)
-      a.platform = p->value == 0   ? model::Platform::linux_x86_64
-                   : p->value == 1 ? model::Platform::linux_sbsa
-                                   : model::Platform::windows_x86_64;
+    a.platform = wheel_platform(r);
     a.sass = ccs(r, "sass");
     a.ptx = ccs(r, "ptx");
     a.sass_a = ccs(r, "sass_a");

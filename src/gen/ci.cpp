@@ -70,8 +70,11 @@ std::string archs(const CiTest& t) { return util::join(t.gpu_archs, ","); }
 // Shell (sh) that warns, with `prefix`, for each of the runner's GPUs whose compute capability is
 // not in $GPU_ARCH.
 std::string arch_check(const std::string& prefix) {
-  return "for cc in $(nvidia-smi --query-gpu=compute_cap --format=csv,noheader); do case \",$GPU_ARCH,\" in *\",$cc,\"*) ;; *) echo \"" +
-         prefix + "this runner's GPU (compute capability $cc) is not one the image was checked for ($GPU_ARCH)\";; esac; done";
+  // only words shaped like a compute capability count: an older driver prints an error instead
+  return "caps=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null) || echo \"" + prefix +
+         "nvidia-smi cannot report this runner's compute capability\"; for cc in $caps; do case \"$cc\" in "
+         "[0-9].[0-9]|[0-9][0-9].[0-9]) case \",$GPU_ARCH,\" in *\",$cc,\"*) ;; *) echo \"" +
+         prefix + "this runner's GPU (compute capability $cc) is not one the image was checked for ($GPU_ARCH)\";; esac;; esac; done";
 }
 
 std::string bake_command(const CiSpec& s, const std::string& what) { return "docker buildx bake --file " + s.bake_file + " " + what; }

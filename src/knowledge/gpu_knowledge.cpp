@@ -151,12 +151,16 @@ const model::TorchArchs* KnowledgeBase::torch_archs(const Version& release, cons
 const model::FrameworkArchs* KnowledgeBase::framework_archs(const std::string& framework, const Version& release, int cuda_major,
                                                             model::Platform p) const {
   for (const auto& a : m_facts.framework_archs) {
-    if (a.framework != framework || a.cuda_major != cuda_major || a.platform != p) continue;
-    if (compare_prefix(release, a.from, a.from.size()) < 0) continue;
-    if (a.until && compare_prefix(release, *a.until, a.until->size()) >= 0) continue;
-    return &a;
+    if (a.framework == framework && a.cuda_major == cuda_major && a.platform == p && within(release, a.from, a.until)) return &a;
   }
   return nullptr;
+}
+
+const model::OnnxRuntimeRow* KnowledgeBase::onnxruntime_pypi_row(const Version& release) const {
+  const model::OnnxRuntimeRow* out = nullptr;
+  for (const auto* r : onnxruntime_rows(release))
+    if (r->pypi == true) out = r;
+  return out;
 }
 
 KernelMatch kernels_for(const Version& gpu, const model::FrameworkArchs& build) {

@@ -174,6 +174,11 @@ TEST_F(ToolkitBuild, DebPackagesGiveACudaHomeWhoseNvccBuildsAgainstThePackagedCu
   testing_support::ScratchDir work;
   fs::path m = manifest(work.path()), out = work.path() / "debs";
   std::vector<std::string> args = {"deb", m.string(), "--archives", dir.string(), "--out-dir", out.string(), "--compression", "gzip"};
+  // a dry run verifies and plans in the system's temporary folder: --out-dir is not even created
+  auto dry = stackpin({"deb", m.string(), "--archives", dir.string(), "--out-dir", (work.path() / "dry").string(), "--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << show(dry);
+  EXPECT_NE(dry.out.find("/usr/lib/cuda-13.0/bin/nvcc"), std::string::npos) << dry.out;
+  EXPECT_FALSE(fs::exists(work.path() / "dry"));
   auto r = stackpin(args);
   ASSERT_EQ(r.exit_code, 0) << show(r);
   const std::vector<std::string> names = {"stackpin-cuda-runtime-13-0_13.0.2-1_amd64.deb", "stackpin-cuda-dev-13-0_13.0.2-1_amd64.deb",
@@ -190,6 +195,9 @@ TEST_F(ToolkitBuild, DebPackagesGiveACudaHomeWhoseNvccBuildsAgainstThePackagedCu
   EXPECT_EQ(fs::read_symlink(home / "lib64" / "libcudart.so.13"), "../../x86_64-linux-gnu/libcudart.so.13");
   EXPECT_FALSE(fs::exists(lib / "libcudart_static.a"));  // link-time files are the -dev package's
   EXPECT_TRUE(fs::is_regular_file(home / "lib64" / "libcudart_static.a"));
+  // libraries are not executable; the tools are
+  EXPECT_EQ(fs::status(lib / "libcudart.so.13").permissions() & fs::perms::owner_exec, fs::perms::none);
+  EXPECT_NE(fs::status(home / "bin" / "nvcc").permissions() & fs::perms::owner_exec, fs::perms::none);
   EXPECT_NE(slurp(home / "version.json").find("\"cuda_cudart\""), std::string::npos);
 
   auto field = [&](const std::string& deb, const std::string& name) {

@@ -193,24 +193,28 @@ std::vector<Platform> wheel_platforms(const Ctx& c) {
   return out;
 }
 
-// The newest torch build (release, then variant) on a platform with kernels for `cc`.
+// SASS that runs on the GPU: what a suggested build must carry (PTX alone is no better than a
+// JIT-compiled build).
+bool runs_natively(const knowledge::KernelMatch& k) { return k.fit == KernelFit::native || k.fit == KernelFit::compatible; }
+
+// The newest torch build (release, then variant) on a platform with SASS for `cc`.
 const model::TorchArchs* torch_with_kernels(const Ctx& c, const Version& cc, Platform p) {
   const model::TorchArchs* best = nullptr;
   for (const auto& t : c.kb.facts().torch_archs) {
-    if (t.platform != p || knowledge::kernels_for(cc, t.sass, t.ptx).fit == KernelFit::none) continue;
+    if (t.platform != p || !runs_natively(knowledge::kernels_for(cc, t.sass, t.ptx))) continue;
     if (!best || best->release < t.release || (best->release == t.release && best->variant < t.variant)) best = &t;
   }
   return best;
 }
 
-// The newest onnxruntime-gpu or tensorflow build on a platform with kernels for `cc`: one for the
+// The newest onnxruntime-gpu or tensorflow build on a platform with SASS for `cc`: one for the
 // stack's CUDA major when there is one, else the newest of any major.
 const model::FrameworkArchs* framework_with_kernels(const Ctx& c, const std::string& framework, const Version& cc, Platform p) {
   const int major = static_cast<int>(c.cuda.major());
   auto key = [&](const model::FrameworkArchs& a) { return std::make_tuple(a.cuda_major == major, a.from, a.cuda_major); };
   const model::FrameworkArchs* best = nullptr;
   for (const auto& a : c.kb.facts().framework_archs) {
-    if (a.framework != framework || a.platform != p || knowledge::kernels_for(cc, a).fit == KernelFit::none) continue;
+    if (a.framework != framework || a.platform != p || !runs_natively(knowledge::kernels_for(cc, a))) continue;
     if (!best || key(*best) < key(a)) best = &a;
   }
   return best;
@@ -294,7 +298,7 @@ void judge_torch(Ctx& c, const Gpu& g, const model::WheelMatch& w, model::GpuChe
     const auto* newer = torch_with_kernels(c, g.cc, p);
     j.newer = newer ? "torch " + newer->release.text() + "+" + newer->variant + " has " +
                           carries(knowledge::kernels_for(g.cc, newer->sass, newer->ptx)) + " for it"
-                    : "no torch build the knowledge base knows carries kernels for it";
+                    : "no torch build the knowledge base knows has SASS for it";
     j.source = &t->source;
     verdicts.push_back(report_kernels(c, g, j));
   }
@@ -328,7 +332,7 @@ void judge_framework(Ctx& c, const Gpu& g, const model::WheelMatch& w, model::Gp
     const auto* newer = framework_with_kernels(c, w.framework, g.cc, p);
     j.newer = newer ? w.framework + " " + newer->from.text() + " for CUDA " + std::to_string(newer->cuda_major) + " has " +
                           carries(knowledge::kernels_for(g.cc, *newer)) + " for it"
-                    : "no " + w.framework + " build the knowledge base knows carries kernels for it";
+                    : "no " + w.framework + " build the knowledge base knows has SASS for it";
     if (a->inferred)
       j.provenance = " (the list is tied to " + w.framework + " " + a->from.text() +
                      " by its build pipeline's history, not by the release itself: prove it with stackpin convtest)";
@@ -346,7 +350,7 @@ void gpus(Ctx& c) {
                                  [](const model::CudaComponentPick& p) { return p.component == "cuda_nvcc"; });
   for (const auto& g : resolve(c)) {
     model::GpuCheck out;
-    out.cc = g.cc.text();
+    out.cc = std::to_string(g.cc.major()) + "." + std::to_string(g.cc.minor());  // "8.9", however the manifest wrote it
     out.names = g.names;
     if (const auto* a = c.kb.gpu_arch(g.cc)) out.arch = a->name;
     if (c.cudnn_cuda) judge_cudnn(c, g, out);

@@ -313,13 +313,19 @@ void judge_onnxruntime(Ctx& c, const model::Located<Version>& v) {
     f.source = knowledge::first_source(row->source);
   }
   if (row->pypi == false) {
-    // the build exists, but not where pip looks by default
-    const auto pypi = std::find_if(rows.begin(), rows.end(), [](const model::OnnxRuntimeRow* r) { return r->pypi == true; });
-    auto& f = c.add("framework.cuda-variant", Severity::warning, subject, v.pos);
+    // the build exists, but not where pip (the lock, the Dockerfile, the conda environment) gets
+    // onnxruntime-gpu from: what they would install is the other CUDA major's build
+    const auto* pypi = c.kb.onnxruntime_pypi_row(v.value);
+    auto& f = c.add("framework.cuda-variant", Severity::error, subject, v.pos);
     f.seen = "PyPI's onnxruntime-gpu " + v.value.text() + " is " +
-             (pypi != rows.end() ? "the CUDA " + (*pypi)->cuda + " build" : std::string("not this CUDA ") + row->cuda + " build");
+             (pypi ? "the CUDA " + pypi->cuda + " build" : std::string("not the CUDA ") + row->cuda + " build");
     f.expected = "the CUDA " + row->cuda + " build of onnxruntime-gpu " + v.value.text();
-    f.fix = "install it from where ONNX Runtime publishes it, not from PyPI: " + row->note;
+    std::string newer;
+    for (const auto& r : c.kb.facts().onnxruntime)
+      if (r.cuda_major == row->cuda_major && r.pypi == true && v.value < r.first) newer = r.first.text();
+    f.fix = (newer.empty() ? std::string() : "pin onnxruntime-gpu " + newer + " or newer, which PyPI serves for CUDA " + row->cuda + "; ") +
+            "pip would install the other build, whose CUDA provider does not load here. The CUDA " + row->cuda +
+            " build is published apart from PyPI: " + row->note;
     f.source = knowledge::first_source(row->source);
   }
   model::WheelMatch w;

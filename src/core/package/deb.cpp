@@ -63,6 +63,18 @@ std::string deb_dev_name(int cudnn_major, int cuda_major) {
   return "stackpin-libcudnn" + std::to_string(cudnn_major) + "-dev-cuda-" + std::to_string(cuda_major);
 }
 
+namespace {
+std::string dashed(const model::Version& v) {
+  std::string xy = v.prefix(2);
+  std::replace(xy.begin(), xy.end(), '.', '-');
+  return xy;
+}
+}  // namespace
+
+std::string deb_cuda_runtime_name(const model::Version& cuda) { return "stackpin-cuda-runtime-" + dashed(cuda); }
+
+std::string deb_cuda_dev_name(const model::Version& cuda) { return "stackpin-cuda-dev-" + dashed(cuda); }
+
 namespace deb_parts {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -188,6 +200,36 @@ archive_io::TarMember text_member(std::string path, std::string data) {
   t.path = std::move(path);
   t.data = std::move(data);
   return t;
+}
+
+std::vector<std::string> depends_of(const Needs& n, bool force_libc) {
+  std::vector<std::string> out;
+  if (n.libc || force_libc) out.push_back(n.glibc.empty() ? "libc6" : "libc6 (>= " + n.glibc + ")");
+  out.insert(out.end(), n.packages.begin(), n.packages.end());
+  return out;
+}
+
+util::Result<std::optional<probe::ElfInfo>> read_packaged_elf(const fs::path& file, model::Platform platform) {
+  if (!probe::is_elf(file)) return std::optional<probe::ElfInfo>{};
+  SP_TRY_ASSIGN(auto elf, probe::read_elf(file));
+  const std::uint16_t want_machine = platform == model::Platform::linux_x86_64 ? 62 : 183;
+  if (elf.machine != want_machine)
+    return Error(ErrorCode::mismatch,
+                 file.filename().string() + " is built for " + probe::machine_name(elf.machine) + ", not for " + model::to_string(platform))
+        .with_hint("the archive does not match its platform pin; use the archive NVIDIA publishes for " +
+                   std::string(model::to_string(platform)));
+  return std::optional<probe::ElfInfo>{std::move(elf)};
+}
+
+archive_io::TarMember staged_member(const std::string& type, const std::string& link, const fs::path& source, bool executable) {
+  archive_io::TarMember mem;
+  mem.type = type == "symlink" ? archive_io::EntryType::symlink : archive_io::EntryType::file;
+  if (mem.type == archive_io::EntryType::symlink)
+    mem.link = link;
+  else
+    mem.source = source;
+  mem.mode = executable && mem.type == archive_io::EntryType::file ? 0755 : 0644;
+  return mem;
 }
 
 const std::vector<std::pair<std::string, std::string>>& binary_overrides() {
@@ -445,13 +487,7 @@ util::Status split(DebRun& run) {
       continue;
     }
     std::string name = fs::path(f.to).filename().string();
-    archive_io::TarMember mem;
-    mem.type = f.type == "symlink" ? archive_io::EntryType::symlink : archive_io::EntryType::file;
-    if (mem.type == archive_io::EntryType::symlink)
-      mem.link = f.link;
-    else
-      mem.source = src;
-    mem.mode = 0644;
+    archive_io::TarMember mem = staged_member(f.type, f.link, src);
     mem.shown = "\"" + util::printable(plan.top + "/" + f.from) + "\" of " + run.located.filename().string();
     if (f.to.rfind("include/", 0) == 0) {
       mem.path = "usr/include/" + f.to.substr(8);
@@ -489,20 +525,14 @@ util::Status split(DebRun& run) {
 util::Status relations(DebRun& run) {
   std::set<std::string> own;
   std::vector<probe::ElfInfo> elves;
-  const std::uint16_t want_machine = run.platform == model::Platform::linux_x86_64 ? 62 : 183;
   for (const auto& src : run.runtime_objects) {
-    if (!probe::is_elf(src)) {
+    SP_TRY_ASSIGN(auto elf, read_packaged_elf(src, run.platform));
+    if (!elf) {
       run.report.notes.push_back(src.filename().string() + " is not an ELF shared object: packaged as is, without shlibs or dependencies");
       continue;
     }
-    SP_TRY_ASSIGN(auto elf, probe::read_elf(src));
-    if (elf.machine != want_machine)
-      return Error(ErrorCode::mismatch, src.filename().string() + " is built for " + probe::machine_name(elf.machine) + ", not for " +
-                                            model::to_string(run.platform))
-          .with_hint("the archive does not match its platform pin; use the archive NVIDIA publishes for " +
-                     std::string(model::to_string(run.platform)));
-    if (!elf.soname.empty()) own.insert(elf.soname);
-    elves.push_back(std::move(elf));
+    if (!elf->soname.empty()) own.insert(elf->soname);
+    elves.push_back(std::move(*elf));
   }
   for (const auto& elf : elves) add_needs(elf, own, run.needs);
   run.elf_count = elves.size();
@@ -546,7 +576,7 @@ void controls(DebRun& run) {
     std::replace(dash.begin(), dash.end(), '.', '-');
     rec_cudart = "cuda-cudart-" + dash + " | " + rec_cudart;
     // the toolkit's own runtime package, when this run builds it too
-    if (has_toolkit(m)) rec_cudart = "stackpin-cuda-runtime-" + dash + " | " + rec_cudart;
+    if (has_toolkit(m)) rec_cudart = deb_cuda_runtime_name(m.cuda->version.value) + " | " + rec_cudart;
     rec_cublas = "libcublas-" + dash + " | " + rec_cublas;
   }
   std::string virt = "stackpin-libcudnn" + m_str;
@@ -560,8 +590,7 @@ void controls(DebRun& run) {
   // Not Multi-Arch: same: the changelog date and copyright year come from each architecture's
   // archive, so the amd64 and arm64 packages would carry different files at the same paths.
   rc.homepage = k_homepage;
-  if (run.needs.libc || run.elf_count) rc.depends.push_back(run.needs.glibc.empty() ? "libc6" : "libc6 (>= " + run.needs.glibc + ")");
-  for (const auto& p : run.needs.packages) rc.depends.push_back(p);
+  rc.depends = depends_of(run.needs, run.elf_count > 0);
   rc.recommends = {rec_cudart, rec_cublas};
   rc.conflicts = nvidia_names(run, false);
   rc.conflicts.push_back(virt);

@@ -4,18 +4,21 @@
 //
 // Layout. The runtime package puts the shared libraries into the multiarch directory
 // /usr/lib/<triplet>/, as the cuDNN package does and for the same reason: the loader finds them
-// there without LD_LIBRARY_PATH or an ld.so.conf.d entry, and one libcudart.so.<major> is on the
-// machine, not two chosen by configuration order. The -dev package is a complete CUDA_HOME at
+// there without LD_LIBRARY_PATH or an ld.so.conf.d entry, and the loader's default path holds one
+// libcudart.so.<major>, not two chosen by configuration order. The -dev package is a complete CUDA_HOME at
 // /usr/lib/cuda-X.Y (bin/nvcc, include/, nvvm/, lib64/ with the static and stub libraries and
 // the link-time .so names), because nvcc, CMake's FindCUDAToolkit and PyTorch's extension builder
 // find the toolkit from one root; its lib64/ links each runtime file to where the runtime
-// package installs it. Two toolkits of different releases can be installed side by side in
-// /usr/lib/cuda-X.Y, but their runtime packages of one CUDA major conflict (a virtual package,
-// stackpin-cuda-runtime-<major>), as both ship the same SONAMEs.
+// package installs it. Toolkits of different CUDA majors can be installed side by side; two of
+// one major cannot: their runtime packages conflict (a virtual package,
+// stackpin-cuda-runtime-<major>), as both ship the same SONAMEs, and each -dev package needs its
+// own runtime. NVIDIA's repository packages install under /usr/local/cuda-X.Y and share no file
+// with these, so dpkg lets both be installed; the loader then takes whichever copy its
+// configuration lists first.
 //
-// Relations. The runtime package Conflicts with, Replaces and Provides the library packages Debian
-// names after the same SONAMEs (policy 8.1: libcublasLt.so.12 is libcublaslt12), which install the
-// same files. Depends come from the ELF dynamic sections, as for cuDNN, of the libraries (runtime)
+// Relations. The runtime package Conflicts with, Replaces and Provides (at the component's version)
+// the library packages Debian names after the same SONAMEs (policy 8.1: libcublasLt.so.12 is
+// libcublaslt12), which install the same files. Depends come from the ELF dynamic sections, as for cuDNN, of the libraries (runtime)
 // and of the tools (-dev, which also depends on the runtime at the exact version).
 //
 // Timestamps: SOURCE_DATE_EPOCH, else the release date in NVIDIA's redistrib manifest of the
@@ -83,11 +86,13 @@ bool runtime_file(const model::StagedFile& f) {
 }
 
 struct Toolkit {
-  std::string version, xy, dash, major;  // "12.4.1", "12.4", "12-4", "12"
-  std::string triplet, home;             // "x86_64-linux-gnu", "usr/lib/cuda-12.4"
+  std::string version, xy, major;  // "12.4.1", "12.4", "12"
+  std::string triplet, home;       // "x86_64-linux-gnu", "usr/lib/cuda-12.4"
   Pkg rt, dev;
-  std::map<std::string, std::vector<std::string>> licenses;  // LICENSE text -> the components carrying it
-  std::vector<fs::path> runtime_objects, tools;
+  std::map<std::string, std::vector<std::string>> licenses;       // LICENSE text -> the components carrying it
+  std::vector<std::pair<fs::path, std::string>> runtime_objects;  // (file, its component)
+  std::vector<fs::path> tools;
+  std::map<std::string, std::string> soname_component, component_version;
 };
 
 // The staged tree's files onto the two packages.
@@ -101,18 +106,14 @@ util::Status split(Toolkit& t, const model::Receipt& r, const fs::path& dest) {
       t.licenses[text].push_back(f.archive.empty() ? f.path : f.archive);
       continue;
     }
-    archive_io::TarMember mem;
-    mem.type = f.type == "symlink" ? archive_io::EntryType::symlink : archive_io::EntryType::file;
-    if (mem.type == archive_io::EntryType::symlink)
-      mem.link = f.link;
-    else
-      mem.source = src;
-    mem.mode = (f.mode & 0111) && mem.type == archive_io::EntryType::file ? 0755 : 0644;
+    // tools keep their execute bit; libraries and everything else are 0644, as Debian policy wants
+    const bool tool = (f.mode & 0111) != 0 && ("/" + f.path).find("/bin/") != std::string::npos;
+    archive_io::TarMember mem = staged_member(f.type, f.link, src, tool);
     mem.shown = "\"" + util::printable(f.from.empty() ? f.path : f.from) + "\" of " + (f.archive.empty() ? "stackpin" : f.archive);
     if (runtime_file(f)) {
       const std::string base = f.path.substr(6);
       mem.path = "usr/lib/" + t.triplet + "/" + base;
-      if (mem.type == archive_io::EntryType::file) t.runtime_objects.push_back(src);
+      if (mem.type == archive_io::EntryType::file) t.runtime_objects.emplace_back(src, f.archive);
       // the CUDA_HOME's lib64/ holds it too, as a link to where the runtime package puts it
       archive_io::TarMember link;
       link.type = archive_io::EntryType::symlink;
@@ -144,23 +145,21 @@ util::Status split(Toolkit& t, const model::Receipt& r, const fs::path& dest) {
 // What the libraries (runtime) and the tools (-dev) need, from their dynamic sections; the
 // runtime's SONAMEs.
 util::Status relations(Toolkit& t, model::Platform platform, Needs& rt_needs, Needs& dev_needs, model::DebReport& report) {
-  const std::uint16_t want_machine = platform == model::Platform::linux_x86_64 ? 62 : 183;
   std::set<std::string> own;
   std::vector<probe::ElfInfo> libs, tools;
-  auto read = [&](const fs::path& src, std::vector<probe::ElfInfo>& into) -> util::Status {
-    if (!probe::is_elf(src)) return {};
-    SP_TRY_ASSIGN(auto elf, probe::read_elf(src));
-    if (elf.machine != want_machine)
-      return Error(ErrorCode::mismatch, src.filename().string() + " is built for " + probe::machine_name(elf.machine) + ", not for " +
-                                            model::to_string(platform))
-          .with_hint("the archive does not match its platform pin; use the archive NVIDIA publishes for " +
-                     std::string(model::to_string(platform)));
-    if (!elf.soname.empty() && &into == &libs) own.insert(elf.soname);
-    into.push_back(std::move(elf));
-    return {};
-  };
-  for (const auto& src : t.runtime_objects) SP_TRY(read(src, libs));
-  for (const auto& src : t.tools) SP_TRY(read(src, tools));
+  for (const auto& [src, component] : t.runtime_objects) {
+    SP_TRY_ASSIGN(auto elf, read_packaged_elf(src, platform));
+    if (!elf) continue;
+    if (!elf->soname.empty()) {
+      own.insert(elf->soname);
+      t.soname_component[elf->soname] = component;
+    }
+    libs.push_back(std::move(*elf));
+  }
+  for (const auto& src : t.tools) {
+    SP_TRY_ASSIGN(auto elf, read_packaged_elf(src, platform));
+    if (elf) tools.push_back(std::move(*elf));
+  }
   for (const auto& elf : libs) add_needs(elf, own, rt_needs);
   for (const auto& elf : tools) add_needs(elf, own, dev_needs);
   t.rt.sonames.assign(own.begin(), own.end());
@@ -179,13 +178,6 @@ util::Status relations(Toolkit& t, model::Platform platform, Needs& rt_needs, Ne
   return {};
 }
 
-std::vector<std::string> depends_of(const Needs& n) {
-  std::vector<std::string> out;
-  if (n.libc) out.push_back(n.glibc.empty() ? "libc6" : "libc6 (>= " + n.glibc + ")");
-  out.insert(out.end(), n.packages.begin(), n.packages.end());
-  return out;
-}
-
 void controls(Toolkit& t, const model::Manifest& m, const std::string& maintainer, const std::string& arch, const Needs& rt_needs,
               const Needs& dev_needs, const std::vector<std::string>& components) {
   const std::string virt = "stackpin-cuda-runtime-" + t.major;
@@ -197,13 +189,20 @@ void controls(Toolkit& t, const model::Manifest& m, const std::string& maintaine
   rc.section = "non-free/libs";
   rc.homepage = k_cuda_homepage;
   rc.depends = depends_of(rt_needs);
-  std::set<std::string> debian;
+  std::map<std::string, std::string> debian;  // Debian's package name -> the version of the component that ships it
   for (const auto& so : t.rt.sonames)
-    if (auto name = policy_name(so); !name.empty()) debian.insert(name);
-  rc.conflicts.assign(debian.begin(), debian.end());
+    if (auto name = policy_name(so); !name.empty()) {
+      auto c = t.soname_component.find(so);
+      auto v = c == t.soname_component.end() ? t.component_version.end() : t.component_version.find(c->second);
+      debian[name] = v == t.component_version.end() ? "" : v->second;
+    }
+  for (const auto& [name, version] : debian) {
+    rc.conflicts.push_back(name);
+    // versioned, so that a Depends on Debian's package with a minimum version can be satisfied
+    rc.provides.push_back(version.empty() ? name : name + " (= " + version + ")");
+  }
   rc.conflicts.push_back(virt);
   rc.replaces = rc.conflicts;
-  rc.provides.assign(debian.begin(), debian.end());
   rc.provides.push_back(virt);
   rc.synopsis = "NVIDIA CUDA " + t.version + " runtime libraries";
   rc.description = {
@@ -274,13 +273,11 @@ util::Result<std::vector<Pkg>> cuda_packages(const model::Manifest& m, const kno
   Toolkit t;
   t.version = release.text();
   t.xy = release.prefix(2);
-  t.dash = t.xy;
-  std::replace(t.dash.begin(), t.dash.end(), '.', '-');
   t.major = std::to_string(release.major());
   t.triplet = multiarch_triplet(platform);
   t.home = "usr/lib/cuda-" + t.xy;
-  t.rt.name = "stackpin-cuda-runtime-" + t.dash;
-  t.dev.name = "stackpin-cuda-dev-" + t.dash;
+  t.rt.name = deb_cuda_runtime_name(release);
+  t.dev.name = deb_cuda_dev_name(release);
   t.rt.role = "runtime";
   t.dev.role = "dev";
   t.rt.version = t.dev.version = t.version + "-1";
@@ -316,6 +313,7 @@ util::Result<std::vector<Pkg>> cuda_packages(const model::Manifest& m, const kno
   std::vector<std::string> components;
   for (const auto& a : receipt.cuda_archives) {
     components.push_back(a.component);
+    t.component_version[a.component] = a.version;
     report.cuda_archives.push_back(a.file + " " + a.sha256);
   }
   report.cuda_version = t.version;

@@ -34,6 +34,12 @@ struct Needs {
   std::set<std::string> unknown;  // needed sonames nothing known provides
 };
 void add_needs(const probe::ElfInfo& elf, const std::set<std::string>& own_sonames, Needs& n);
+// The Depends those needs give: libc6 at the newest glibc (also when `libc` is false but
+// `force_libc`), then the other Debian packages.
+std::vector<std::string> depends_of(const Needs& n, bool force_libc = false);
+// The dynamic section of a file packaged as a library or tool for `platform`; nullopt for a file
+// that is not ELF. Errors: mismatch (built for another machine), io.
+util::Result<std::optional<probe::ElfInfo>> read_packaged_elf(const std::filesystem::path& file, model::Platform platform);
 
 // One package as a value: what it installs (paths without "./"), its control fields.
 struct Pkg {
@@ -48,6 +54,10 @@ struct Pkg {
 // Members in path order, parents first, each directory once, with "./" prefixes.
 std::vector<archive_io::TarMember> with_dirs(std::vector<archive_io::TarMember> files);
 archive_io::TarMember text_member(std::string path, std::string data);
+// A member for a staged file or link: `type` as a receipt or layout plan writes it ("file",
+// "symlink"), its link target, the file it is read from; mode 0644 (0755 when `executable`).
+archive_io::TarMember staged_member(const std::string& type, const std::string& link, const std::filesystem::path& source,
+                                    bool executable = false);
 // The copyright holder line: the first "Copyright ..." line of NVIDIA's LICENSE when it has one
 // with a year, else NVIDIA with the year `mtime` falls in.
 std::string copyright_line(const std::string& license, std::int64_t mtime);

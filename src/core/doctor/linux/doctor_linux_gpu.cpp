@@ -67,9 +67,8 @@ std::optional<InstalledBuild> installed_build(const Ctx& c, const model::PythonP
   if (tf) {
     auto builds = c.kb.tensorflow_builds(*release, model::Os::linux);
     if (!builds.empty()) major = static_cast<int>(builds.front()->cuda.major());
-  } else {
-    for (const auto* r : c.kb.onnxruntime_rows(*release))
-      if (r->pypi == true) major = r->cuda_major;
+  } else if (const auto* r = c.kb.onnxruntime_pypi_row(*release)) {
+    major = r->cuda_major;
   }
   const auto* a = major ? c.kb.framework_archs(tf ? "tensorflow" : "onnxruntime-gpu", *release, major, platform) : nullptr;
   if (!a) {
@@ -94,8 +93,8 @@ void framework_kernels(Ctx& c, const Version& cc, const std::string& subject) {
       if (!why.empty()) {
         auto& f = c.add("linux.gpu-framework-kernels", Severity::note, subject);
         f.seen = p.name + " " + p.version + ": " + why;
-        f.fix = "stackpin convtest --framework " + (p.name == "onnxruntime-gpu" ? std::string("onnxruntime") : p.name) +
-                " runs a convolution through it on this GPU";
+        const std::string fw = p.name == "onnxruntime-gpu" ? "onnxruntime" : p.name.rfind("tensorflow", 0) == 0 ? "tensorflow" : p.name;
+        f.fix = "stackpin convtest --framework " + fw + " runs a convolution through it on this GPU";
       }
       continue;
     }

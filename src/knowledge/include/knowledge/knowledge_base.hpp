@@ -97,6 +97,9 @@ class KnowledgeBase {
   const model::TorchArchs* torch_archs(const model::Version& release, const std::string& variant, model::Platform p) const;
   // The CUDA architectures of an onnxruntime-gpu or tensorflow release built for a CUDA major on a
   // platform (the row whose [from, until) holds the release, compared part by part); nullptr when unknown.
+  // The onnxruntime-gpu build `pip install onnxruntime-gpu==<release>` gets from PyPI; nullptr when
+  // no row says PyPI carries one.
+  const model::OnnxRuntimeRow* onnxruntime_pypi_row(const model::Version& release) const;
   const model::FrameworkArchs* framework_archs(const std::string& framework, const model::Version& release, int cuda_major,
                                                model::Platform p) const;
 

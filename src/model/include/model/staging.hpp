@@ -113,7 +113,7 @@ struct DebReport {
   std::string archive_path, archive_sha256, platform;
   std::string libdir, includedir;  // where the files install (/usr/lib/<triplet>, /usr/include)
   std::int64_t mtime = 0;          // every member's timestamp
-  std::string mtime_source;        // SOURCE_DATE_EPOCH | archive | release date (CUDA only)
+  std::string mtime_source;        // SOURCE_DATE_EPOCH | archive ("" without cuDNN)
   // the CUDA toolkit's packages ([cuda] components): its release, the archives verified ("file
   // sha256"), where the -dev package's CUDA_HOME is
   std::string cuda_version;

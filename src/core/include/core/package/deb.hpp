@@ -4,7 +4,8 @@
 // and the knowledge base, then the renderers in gen/ write the text.
 //
 // `stackpin deb`: Debian binary packages (runtime and development) built from the verified
-// cuDNN archive, for WSL2/Ubuntu/Debian machines that manage libraries with dpkg.
+// cuDNN archive and the manifest's [cuda] components' archives, for WSL2/Ubuntu/Debian machines
+// that manage libraries with dpkg.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -26,7 +27,8 @@ struct DebOptions {
   std::optional<model::Platform> platform;  // default: the host's Linux platform
   std::string maintainer;                   // "Name <email>"; "" = the default
   archive_io::Compression compression = archive_io::Compression::xz;
-  std::optional<std::int64_t> source_date_epoch;  // member timestamps; default: the newest in the archive
+  // member timestamps; default: the newest entry time in cuDNN's archive, NVIDIA's release date for the toolkit
+  std::optional<std::int64_t> source_date_epoch;
   std::optional<std::uint64_t> max_unpacked;
   std::string manifest_sha256;
   std::string stackpin_version;
@@ -43,14 +45,18 @@ std::string multiarch_triplet(model::Platform p);
 // The package names stackpin gives cuDNN <major> built for CUDA <cuda_major>.
 std::string deb_runtime_name(int cudnn_major, int cuda_major);
 std::string deb_dev_name(int cudnn_major, int cuda_major);
+// The package names of the CUDA toolkit's components of a release (stackpin-cuda-runtime-12-4).
+std::string deb_cuda_runtime_name(const model::Version& cuda);
+std::string deb_cuda_dev_name(const model::Version& cuda);
 
-// Extracts the pinned archive for the platform into a temporary directory under out_dir (checking
-// size, SHA-256 and layout exactly as stage does), then writes
-// <out_dir>/<name>_<version>_<arch>.deb for the runtime and the development package, each
-// replaced atomically. Depends are derived from the libraries' ELF dynamic sections.
-// Errors: usage (not a Linux platform), invalid (no archive or CUDA major pinned, bad
-// maintainer), not_found (archive), mismatch (size/hash/header version, a library built for
-// another architecture), unsafe (hostile archive), io.
+// Extracts the pinned cuDNN archive for the platform into a temporary directory under out_dir
+// (checking size, SHA-256 and layout exactly as stage does), stages the [cuda] components' archives
+// there too when the manifest lists any, then writes <out_dir>/<name>_<version>_<arch>.deb for each
+// runtime and development package; all are complete before any replaces an older file. Depends
+// are derived from the ELF dynamic sections. Errors: usage (not a Linux platform, bad maintainer),
+// invalid (neither [cudnn] nor [cuda] components, no CUDA major for cuDNN, no release date for the
+// toolkit's timestamps without SOURCE_DATE_EPOCH), not_found (archive), mismatch (size/hash/header
+// version, a library built for another architecture), unsafe (hostile archive), io.
 util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DebOptions& o);
 
 }  // namespace core
