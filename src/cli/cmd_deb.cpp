@@ -22,7 +22,8 @@ struct DebCli {
 // The CUDA toolkit's archives, when the manifest's [cuda] components are packaged too.
 void print_toolkit(std::ostream& os, const model::DebReport& r, const std::string& verb) {
   if (r.cuda_archives.empty()) return;
-  os << verb << " the CUDA " << r.cuda_version << " toolkit from " << r.cuda_archives.size() << " archives (each verified):\n";
+  os << verb << " the CUDA " << r.cuda_version << " toolkit from " << r.cuda_archives.size() << " archives (each verified)"
+     << (r.dry_run && r.archive_path.empty() ? " (--dry-run: nothing is written)" : "") << ":\n";
   for (const auto& a : r.cuda_archives) os << "           " << a << "\n";
 }
 
