@@ -26,6 +26,10 @@ set(_sp_owner_isa-l archive)
 set(_sp_owner_CLI cli)
 set(_sp_owner_curl net)
 set(_sp_owner_dlfcn.h probe util)
+# Windows: the OS's own headers, only in the platform files of the layers that own the concern
+set(_sp_owner_windows.h util crypto net probe)
+set(_sp_owner_bcrypt.h crypto)
+set(_sp_owner_winhttp.h net)
 
 function(stackpin_check_layers src_root)
   set(violations "")

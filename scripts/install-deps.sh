@@ -12,7 +12,9 @@
 #                                      of generated CI files and SBOMs, npm for the Dev Containers
 #                                      CLI) and
 #                                      the container tests' engine (docker.io, cgroupfs-mount,
-#                                      debootstrap: see scripts/container-engine.sh)
+#                                      debootstrap: see scripts/container-engine.sh) and Wine
+#                                      (wine, wine64) for the windows tests; the mingw-w64 cross
+#                                      compiler comes with scripts/build-windows.sh
 set -euo pipefail
 
 build_pkgs=(
@@ -20,7 +22,7 @@ build_pkgs=(
   libarchive-dev liblzma-dev zlib1g-dev libssl-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libcurl4-openssl-dev libgtest-dev libgmock-dev libisal-dev
 )
-tool_pkgs=(shellcheck groff-base xz-utils unzip zip python3 python3-yaml nodejs node-ajv node-js-yaml lintian fakeroot docker.io cgroupfs-mount debootstrap)
+tool_pkgs=(shellcheck groff-base xz-utils unzip zip python3 python3-yaml nodejs node-ajv node-js-yaml lintian fakeroot docker.io cgroupfs-mount debootstrap wine wine64)
 # the sanitizer build and the fuzz targets (scripts/test.sh --sanitize, scripts/fuzz.sh): clang
 # with its runtime libraries (ASan, UBSan, LSan, libFuzzer)
 sanitize_pkgs=(clang libclang-rt-dev)

@@ -24,9 +24,10 @@ else
 fi
 cmake --build "$build" -j"$(nproc)"
 
-# Do ctest's arguments select the label `container` (-L/--label-regex, -LE/--label-exclude)?
-wants_containers() {
-  local sel='' excl=''
+# Do ctest's arguments select the label $1 (-L/--label-regex, -LE/--label-exclude)?
+wants_label() {
+  local label=$1 sel='' excl=''
+  shift
   while (($#)); do
     case $1 in
       -L | --label-regex) sel=${2:-}; shift ;;
@@ -34,8 +35,19 @@ wants_containers() {
     esac
     shift
   done
-  [[ -z $sel || container =~ $sel ]] && [[ -z $excl || ! container =~ $excl ]]
+  [[ -z $sel || $label =~ $sel ]] && [[ -z $excl || ! $label =~ $excl ]]
 }
+wants_containers() { wants_label container "$@"; }
+# The windows tests run stackpin.exe under Wine: cross-build it (mingw-w64, its libraries from
+# Debian's source packages, cached outside the checkout) with the DLL test doubles. Without it
+# those tests skip, saying why, and the rest of the suite runs.
+if [[ $build == build ]] && wants_label windows "$@"; then
+  if scripts/build-windows.sh --tests; then
+    export STACKPIN_WINDOWS_BUILD=$PWD/build-windows
+  else
+    echo "test.sh: the Windows build failed; the windows tests will skip"
+  fi
+fi
 # The container tests need a Docker engine and the local images: start dockerd unless an engine
 # answers (stopped again on exit, unless another run still uses it) and build the images once.
 # Without them those tests skip, saying why, and the rest of the suite runs.

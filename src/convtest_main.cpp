@@ -1,13 +1,15 @@
 // stackpin-convtest: the conv test alone, for container images and machines without stackpin.
 // Its only shared-library needs are the C library, libm and libdl (C++ runtime linked
 // statically), so it runs on NVIDIA's Ubuntu 22.04 based CUDA images (glibc 2.35).
+#if defined(__linux__)
 #include <sys/random.h>
-#include <unistd.h>
+#endif
 
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "convtest_render.hpp"
 #include "core/convtest/convtest.hpp"
@@ -17,12 +19,14 @@
 // The statically linked C++ runtime's std::random_device refers to arc4random, which glibc only
 // has from 2.36; defining it here keeps the binary's glibc floor at 2.35 (Ubuntu 22.04). Nothing
 // in the conv test draws random numbers; this is what the C++ runtime would get if it asked.
+#if defined(__linux__)
 extern "C" std::uint32_t arc4random(void) {
   std::uint32_t v = 0;
   while (getrandom(&v, sizeof v, 0) != static_cast<ssize_t>(sizeof v)) {
   }
   return v;
 }
+#endif
 
 namespace {
 const char* k_usage =
@@ -37,14 +41,17 @@ int main(int argc, char** argv) {
   probe::ConvOptions o;
   model::ConvExpectations e;  // from the flags alone: there is no manifest here
   bool json = false, verbose = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
+  util::prepare_console();
+  const std::vector<std::string> args = util::program_arguments(argc, argv);
+  const std::size_t n = args.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string& a = args[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
+      if (i + 1 >= n) {
         std::cerr << a << " needs a value\n" << k_usage;
         std::exit(2);
       }
-      return argv[++i];
+      return args[++i];
     };
     auto number = [&](const std::string& v) {
       char* end = nullptr;
@@ -82,7 +89,7 @@ int main(int argc, char** argv) {
     }
   }
   util::SystemEnv env;
-  cli::Io io{std::cout, std::cerr, env, isatty(STDOUT_FILENO) != 0, isatty(STDERR_FILENO) != 0};
+  cli::Io io{std::cout, std::cerr, env, util::is_terminal(1), util::is_terminal(2)};
   auto report = probe::run_convtest(o);
   int code = cli::finish_convtest(io, report, core::judge_convtest(report, e), json, verbose);
   std::cout.flush();

@@ -1,7 +1,6 @@
 // stackpin's entry point: hands the arguments to cli::run with the real process streams and
 // environment.
-#include <unistd.h>
-
+#include <cstdlib>  // defines __GLIBC__ where it applies
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -9,6 +8,7 @@
 #include <iostream>
 
 #include "cli/run.hpp"
+#include "util/env.hpp"
 
 int main(int argc, char** argv) {
 #if defined(__GLIBC__)
@@ -23,9 +23,10 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
 #endif
   std::ios::sync_with_stdio(false);
-  std::vector<std::string> args(argv + 1, argv + argc);
+  util::prepare_console();
+  std::vector<std::string> args = util::program_arguments(argc, argv);
   util::SystemEnv env;
-  cli::Io io{std::cout, std::cerr, env, isatty(STDOUT_FILENO) != 0, isatty(STDERR_FILENO) != 0};
+  cli::Io io{std::cout, std::cerr, env, util::is_terminal(1), util::is_terminal(2)};
   int code = cli::run(args, io);
   std::cout.flush();
   return code;

@@ -96,6 +96,16 @@ int default_threads() {
   return static_cast<int>(std::clamp(hw, 2u, 4u));
 }
 
+// libarchive's writer onto a file named by its native path (UTF-16 on Windows, so that a
+// --out-dir outside the ANSI code page works)
+int open_output(struct archive* a, const fs::path& out) {
+#ifdef _WIN32
+  return archive_write_open_filename_w(a, out.c_str());
+#else
+  return archive_write_open_filename(a, out.c_str());
+#endif
+}
+
 }  // namespace
 
 util::Result<TarWritten> write_tar(const fs::path& out, const std::vector<TarMember>& members, const TarOptions& o) {
@@ -104,7 +114,7 @@ util::Result<TarWritten> write_tar(const fs::path& out, const std::vector<TarMem
   if (archive_write_set_format_pax_restricted(a.get()) != ARCHIVE_OK) return lib_error(a.get(), "cannot set up tar");
   if (auto s = set_compression(a.get(), o.compression, o.threads > 0 ? o.threads : default_threads()); !s) return std::move(s).error();
   const std::string out_name = o.label.empty() ? out.string() : o.label;
-  if (archive_write_open_filename(a.get(), out.c_str()) != ARCHIVE_OK) return lib_error(a.get(), "cannot create " + out_name);
+  if (open_output(a.get(), out) != ARCHIVE_OK) return lib_error(a.get(), "cannot create " + out_name);
 
   TarWritten written;
   std::vector<char> buf(1 << 20);
@@ -164,7 +174,7 @@ util::Status write_deb(const fs::path& out, const fs::path& control_tar, const f
                        std::int64_t mtime) {
   Writer a(archive_write_new());
   if (archive_write_set_format_ar_bsd(a.get()) != ARCHIVE_OK) return lib_error(a.get(), "cannot set up ar");
-  if (archive_write_open_filename(a.get(), out.c_str()) != ARCHIVE_OK) return lib_error(a.get(), "cannot create " + out.string());
+  if (open_output(a.get(), out) != ARCHIVE_OK) return lib_error(a.get(), "cannot create " + out.string());
   auto add = [&](const std::string& name, const std::string* data, const fs::path* file) -> util::Status {
     std::uint64_t size = data ? data->size() : 0;
     std::ifstream in;

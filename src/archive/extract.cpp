@@ -22,9 +22,6 @@
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -39,6 +36,7 @@
 #include "file_writer.hpp"
 #include "source.hpp"
 #include "utf8_locale.hpp"
+#include "util/file_io.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 #include "zip_directory.hpp"
@@ -70,7 +68,7 @@ struct ArchiveDeleter {
 struct Fd {
   int fd = -1;
   ~Fd() {
-    if (fd >= 0) ::close(fd);
+    if (fd >= 0) util::io::close(fd);
   }
 };
 
@@ -234,7 +232,7 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
   Fd fd;
   fs::path p = m_into / fs::path(rel);
   if (!m_list_only) {
-    fd.fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    fd.fd = util::io::create_new(p);
     if (fd.fd < 0) return Error(ErrorCode::io, "cannot create " + p.string() + ": " + util::os_error_text(errno));
   }
   // On an error before the descriptor is handed to the writer, the writer is drained first: it may
@@ -366,8 +364,7 @@ util::Status Extractor::make_symlink(const std::string& name, const std::vector<
     return unsafe(name, "symlink to \"" + util::printable(e.link) + "\" points outside the archive");
   m_entries[e.path].link = e.link;
   fs::path p = m_into / fs::path(e.path);
-  if (!m_list_only && ::symlink(e.link.c_str(), p.c_str()) != 0)
-    return Error(ErrorCode::io, "cannot create symlink " + p.string() + ": " + util::os_error_text(errno));
+  if (!m_list_only) SP_TRY(util::io::make_symlink(e.link, p));
   e.mode = 0777;
   return {};
 }
@@ -435,8 +432,7 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
         m_linked += src->size;  // a copy of the tree (to Windows, into a package) holds those bytes twice
       }
       fs::path p = m_into / fs::path(rel);
-      if (!m_list_only && ::link((m_into / fs::path(t)).c_str(), p.c_str()) != 0)
-        return Error(ErrorCode::io, "cannot create hardlink " + p.string() + ": " + util::os_error_text(errno));
+      if (!m_list_only) SP_TRY(util::io::make_hardlink(m_into / fs::path(t), p));
       ++m_files;
       break;
     }
@@ -742,7 +738,7 @@ util::Result<Extracted> run_zip(const PinnedFile& f, const fs::path& into, const
       fs::path p = list_only ? fs::path() : into / fs::path(e.path);
       Fd fd;
       if (!list_only) {
-        fd.fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        fd.fd = util::io::create_new(p);
         if (fd.fd < 0) {
           fail(job.entry, Error(ErrorCode::io, "cannot create " + p.string() + ": " + util::os_error_text(errno)));
           break;
@@ -756,8 +752,7 @@ util::Result<Extracted> run_zip(const PinnedFile& f, const fs::path& into, const
             if (fd.fd >= 0) {
               hash.update(b, len);
               for (std::size_t off = 0; off < len;) {
-                ssize_t r = ::write(fd.fd, b + off, len - off);
-                if (r < 0 && errno == EINTR) continue;
+                std::int64_t r = util::io::write_some(fd.fd, b + off, len - off);
                 if (r <= 0) return Error(ErrorCode::io, "cannot write " + p.string() + ": " + util::os_error_text(r < 0 ? errno : ENOSPC));
                 off += static_cast<std::size_t>(r);
               }
@@ -773,11 +768,11 @@ util::Result<Extracted> run_zip(const PinnedFile& f, const fs::path& into, const
         break;
       }
       if (!list_only) {
-        if (::fchmod(fd.fd, e.mode) != 0) {
+        if (util::io::set_mode(fd.fd, e.mode) != 0) {
           fail(job.entry, Error(ErrorCode::io, "cannot set the mode of " + p.string() + ": " + util::os_error_text(errno)));
           break;
         }
-        int rc = ::close(fd.fd);
+        int rc = util::io::close(fd.fd);
         fd.fd = -1;
         if (rc != 0) {
           fail(job.entry, Error(ErrorCode::io, "cannot write " + p.string() + ": " + util::os_error_text(errno)));

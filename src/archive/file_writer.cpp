@@ -5,11 +5,9 @@
 // archive.
 #include "file_writer.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 
+#include "util/file_io.hpp"
 #include "util/fs.hpp"
 
 namespace archive_io::detail {
@@ -69,9 +67,9 @@ void FileWriter::run() {
     }
     std::string error;
     if (job.close) {
-      if (!failed() && ::fchmod(job.fd, job.mode) != 0)
+      if (!failed() && util::io::set_mode(job.fd, job.mode) != 0)
         error = "cannot set mode of " + job.path.string() + ": " + util::os_error_text(errno);
-      ::close(job.fd);
+      util::io::close(job.fd);
       crypto::Digest d = hash.finish();
       std::lock_guard lock(m_mutex);
       if (error.empty()) m_done[job.index] = d;
@@ -79,9 +77,8 @@ void FileWriter::run() {
       const char* q = job.data.data();
       std::size_t left = job.data.size();
       while (left > 0 && !failed()) {
-        ssize_t n = ::write(job.fd, q, left);
+        std::int64_t n = util::io::write_some(job.fd, q, left);
         if (n < 0) {
-          if (errno == EINTR) continue;
           error = "cannot write an extracted file: " + util::os_error_text(errno);
           break;
         }

@@ -5,15 +5,12 @@
 // read the same descriptor, and the decoding pass proves it read the same bytes (see source.hpp
 // and extract.cpp). The format is taken from the first bytes: the name says nothing about what a
 // file holds (a RAR renamed .zip), and formats NVIDIA does not use get an error naming them.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "archive/extract.hpp"
+#include "util/file_io.hpp"
 #include "util/fs.hpp"
 
 namespace archive_io {
@@ -32,8 +29,6 @@ const char* to_string(ArchiveKind k) {
 }
 
 namespace {
-
-std::int64_t ns(const struct timespec& t) { return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; }
 
 // A format stackpin recognises but does not read, by its magic bytes; nullptr when none matches.
 const char* foreign_format(const unsigned char* m, std::size_t n) {
@@ -65,16 +60,15 @@ const char* foreign_format(const unsigned char* m, std::size_t n) {
 
 // Reads up to `len` bytes at `at`, as many as the file has (short only at its end); -1 on error
 // (errno set).
-ssize_t pread_full(int fd, char* buf, std::size_t len, std::uint64_t at) {
+std::int64_t pread_full(int fd, char* buf, std::size_t len, std::uint64_t at) {
   std::size_t got = 0;
   while (got < len) {
-    ssize_t n = ::pread(fd, buf + got, len - got, static_cast<off_t>(at + got));
-    if (n < 0 && errno == EINTR) continue;
+    std::int64_t n = util::io::read_at(fd, buf + got, len - got, at + got);
     if (n < 0) return -1;
     if (n == 0) break;
     got += static_cast<std::size_t>(n);
   }
-  return static_cast<ssize_t>(got);
+  return static_cast<std::int64_t>(got);
 }
 
 bool is_zip_magic(const unsigned char* m) {
@@ -97,7 +91,7 @@ PinnedFile::PinnedFile(PinnedFile&& o) noexcept
 
 PinnedFile& PinnedFile::operator=(PinnedFile&& o) noexcept {
   if (this != &o) {
-    if (m_fd >= 0) ::close(m_fd);
+    if (m_fd >= 0) util::io::close(m_fd);
     m_path = std::move(o.m_path);
     m_fd = o.m_fd;
     m_size = o.m_size;
@@ -112,14 +106,13 @@ PinnedFile& PinnedFile::operator=(PinnedFile&& o) noexcept {
 }
 
 PinnedFile::~PinnedFile() {
-  if (m_fd >= 0) ::close(m_fd);
+  if (m_fd >= 0) util::io::close(m_fd);
 }
 
 util::Status PinnedFile::unchanged() const {
-  struct stat st {};
-  if (::fstat(m_fd, &st) != 0) return Error(ErrorCode::io, "cannot stat " + m_path.string() + ": " + util::os_error_text(errno));
-  Identity now{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
-               ns(st.st_mtim)};
+  util::io::FileInfo st;
+  if (util::io::stat_fd(m_fd, st) != 0) return Error(ErrorCode::io, "cannot stat " + m_path.string() + ": " + util::os_error_text(errno));
+  Identity now{st.device, st.file, st.size, st.mtime_ns};
   if (!(now == m_identity))
     return Error(ErrorCode::conflict, m_path.string() + " changed while it was read (it was verified, then written to)")
         .with_hint("another program is writing the archive; wait for it to finish and run again; nothing was unpacked");
@@ -131,7 +124,7 @@ util::Result<std::size_t> PinnedFile::read_sealed_chunk(std::uint64_t index, cha
     return Error(ErrorCode::internal, "read_sealed_chunk(" + std::to_string(index) + ") of " + m_path.string());
   const std::uint64_t at = index * k_seal_chunk;
   const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(k_seal_chunk, m_size - at));
-  ssize_t n = pread_full(m_fd, buf, want, at);
+  std::int64_t n = pread_full(m_fd, buf, want, at);
   if (n < 0) return Error(ErrorCode::io, "cannot read " + m_path.string() + ": " + util::os_error_text(errno));
   const auto got = static_cast<std::size_t>(n);
   if (got != want || m_seal->tag(index, buf, got) != m_tags[index])
@@ -144,19 +137,19 @@ util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Di
   PinnedFile p;
   p.m_path = file;
   p.m_sha256 = sha256;
-  p.m_fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  p.m_fd = util::io::open_read(file);
   if (p.m_fd < 0) {
     int e = errno;
     return Error(e == ENOENT ? ErrorCode::not_found : ErrorCode::io,
                  "cannot open archive " + file.string() + ": " + util::os_error_text(e));
   }
-  struct stat st {};
-  if (::fstat(p.m_fd, &st) != 0 || !S_ISREG(st.st_mode)) return Error(ErrorCode::io, file.string() + " is not a regular file");
+  util::io::FileInfo st;
+  if (util::io::stat_fd(p.m_fd, st) != 0 || !st.regular) return Error(ErrorCode::io, file.string() + " is not a regular file");
   // O_NONBLOCK only kept a FIFO from blocking the open; regular files ignore it
-  p.m_size = static_cast<std::uint64_t>(st.st_size);
+  p.m_size = st.size;
   // not the change time: renaming another file over the path changes this inode's link count
   // (and so its ctime) without touching the verified bytes
-  p.m_identity = Identity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), p.m_size, ns(st.st_mtim)};
+  p.m_identity = Identity{st.device, st.file, p.m_size, st.mtime_ns};
   if (size && *size != p.m_size) {
     Error e(ErrorCode::mismatch, "size mismatch for " + file.string() + ": expected " + std::to_string(*size) + " bytes, the file has " +
                                      std::to_string(p.m_size));
@@ -176,7 +169,7 @@ util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Di
   std::uint64_t at = 0;
   while (true) {
     // whole chunks (short only at the end of the file): a zip's tags are taken chunk by chunk
-    ssize_t n = pread_full(p.m_fd, buf.get(), k_chunk, at);
+    std::int64_t n = pread_full(p.m_fd, buf.get(), k_chunk, at);
     if (n < 0) return Error(ErrorCode::io, "cannot read " + file.string() + ": " + util::os_error_text(errno));
     if (n == 0) break;
     if (at == 0 && n >= 4 && is_zip_magic(reinterpret_cast<const unsigned char*>(buf.get()))) seal = std::make_unique<crypto::ChunkSeal>();

@@ -1,13 +1,13 @@
 // Byte sources under libarchive (source.hpp says why they exist).
 #include "source.hpp"
 
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "util/file_io.hpp"
 #include "util/fs.hpp"
 
 namespace archive_io::detail {
@@ -44,9 +44,8 @@ void HashedReader::run() {
     std::uint64_t want64 = m_size + 1 - offset;
     std::size_t want = want64 < k_chunk ? static_cast<std::size_t>(want64) : k_chunk;
     while (got < want) {
-      ssize_t n = ::pread(m_fd, c->data.get() + got, want - got, static_cast<off_t>(offset + got));
+      std::int64_t n = util::io::read_at(m_fd, c->data.get() + got, want - got, offset + got);
       if (n < 0) {
-        if (errno == EINTR) continue;
         err = errno;
         break;
       }

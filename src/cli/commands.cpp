@@ -1,6 +1,5 @@
 // The helpers every cmd_*.cpp shares: failing with an error, progress printers, the cache directory, fault hooks.
-#include <unistd.h>
-
+#include <cstdlib>
 #include <ostream>
 
 #include "commands.hpp"
@@ -67,7 +66,7 @@ std::function<void(int)> fault_hook(Context& ctx) {
   if (!n) return {};
   int target = static_cast<int>(*n);
   return [target](int seq) {
-    if (seq == target) ::_exit(86);  // a crash at exactly this journal record
+    if (seq == target) std::_Exit(86);  // a crash at exactly this journal record
   };
 }
 

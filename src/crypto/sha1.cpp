@@ -1,34 +1,29 @@
 #include "crypto/sha1.hpp"
 
-#include <openssl/evp.h>
-
 #include <memory>
-#include <stdexcept>
 
 #include "crypto/sha256.hpp"
+#include "digest_backend.hpp"
 #include "file_chunks.hpp"
 
 namespace crypto {
 
 namespace {
 
-struct MdFree {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+struct StateFree {
+  void operator()(detail::State* s) const { detail::digest_free(s); }
 };
 
 class Sha1 {
  public:
-  Sha1() : m_ctx(EVP_MD_CTX_new()) {
-    if (!m_ctx || EVP_DigestInit_ex(m_ctx.get(), EVP_sha1(), nullptr) != 1) throw std::runtime_error("EVP_DigestInit_ex(sha1) failed");
-  }
-  void update(const void* data, std::size_t n) { EVP_DigestUpdate(m_ctx.get(), data, n); }
+  Sha1() : m_state(detail::digest_new(detail::Algorithm::sha1)) {}
+  void update(const void* data, std::size_t n) { detail::digest_update(m_state.get(), data, n); }
   std::string finish_hex() {
     unsigned char d[20];
-    unsigned int len = 0;
-    EVP_DigestFinal_ex(m_ctx.get(), d, &len);
+    std::size_t len = detail::digest_finish(m_state.get(), d);
     static const char* k_hex = "0123456789abcdef";
     std::string out;
-    for (unsigned i = 0; i < len; ++i) {
+    for (std::size_t i = 0; i < len; ++i) {
       out += k_hex[d[i] >> 4];
       out += k_hex[d[i] & 15];
     }
@@ -36,7 +31,7 @@ class Sha1 {
   }
 
  private:
-  std::unique_ptr<EVP_MD_CTX, MdFree> m_ctx;
+  std::unique_ptr<detail::State, StateFree> m_state;
 };
 
 }  // namespace

@@ -1,9 +1,8 @@
-// SHA-256 through OpenSSL's EVP interface: a streaming hasher and hex text.
+// SHA-256 through the platform's digest backend (digest_backend.hpp): a streaming hasher and hex text.
 #include "crypto/sha256.hpp"
 
+#include "digest_backend.hpp"
 #include "file_chunks.hpp"
-
-#include <openssl/evp.h>
 
 #include <cassert>
 #include <cerrno>
@@ -37,46 +36,25 @@ std::optional<Digest> from_hex(std::string_view hex) {
   return d;
 }
 
-namespace {
-EVP_MD_CTX* ctx_of(void* p) { return static_cast<EVP_MD_CTX*>(p); }
-void init(EVP_MD_CTX* c) {
-  int ok = EVP_DigestInit_ex(c, EVP_sha256(), nullptr);
-  assert(ok == 1 && "EVP_DigestInit_ex(sha256) failed");
-  (void)ok;
-}
-}  // namespace
-
-Sha256::Sha256() : m_ctx(EVP_MD_CTX_new()) {
-  assert(m_ctx && "EVP_MD_CTX_new failed");
-  init(ctx_of(m_ctx));
-}
-Sha256::~Sha256() {
-  if (m_ctx) EVP_MD_CTX_free(ctx_of(m_ctx));
-}
-Sha256::Sha256(Sha256&& other) noexcept : m_ctx(other.m_ctx) { other.m_ctx = nullptr; }
+Sha256::Sha256() : m_state(detail::digest_new(detail::Algorithm::sha256)) {}
+Sha256::~Sha256() { detail::digest_free(m_state); }
+Sha256::Sha256(Sha256&& other) noexcept : m_state(other.m_state) { other.m_state = nullptr; }
 Sha256& Sha256::operator=(Sha256&& other) noexcept {
   if (this != &other) {
-    if (m_ctx) EVP_MD_CTX_free(ctx_of(m_ctx));
-    m_ctx = other.m_ctx;
-    other.m_ctx = nullptr;
+    detail::digest_free(m_state);
+    m_state = other.m_state;
+    other.m_state = nullptr;
   }
   return *this;
 }
 
-void Sha256::update(const void* data, std::size_t size) {
-  if (size == 0) return;
-  int ok = EVP_DigestUpdate(ctx_of(m_ctx), data, size);
-  assert(ok == 1);
-  (void)ok;
-}
+void Sha256::update(const void* data, std::size_t size) { detail::digest_update(m_state, data, size); }
 
 Digest Sha256::finish() {
   Digest d{};
-  unsigned int n = 0;
-  int ok = EVP_DigestFinal_ex(ctx_of(m_ctx), d.data(), &n);
-  assert(ok == 1 && n == 32);
-  (void)ok;
-  init(ctx_of(m_ctx));
+  std::size_t n = detail::digest_finish(m_state, d.data());
+  assert(n == d.size());
+  (void)n;
   return d;
 }
 
@@ -88,7 +66,7 @@ Digest sha256_of(std::string_view data) {
 
 util::Result<std::uint64_t> detail::read_in_chunks(const std::filesystem::path& path,
                                                    const std::function<void(const char*, std::size_t)>& chunk) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  std::unique_ptr<FILE, int (*)(FILE*)> f(util::open_file(path, "rb"), &std::fclose);
   if (!f) {
     int e = errno;
     return util::Error(e == ENOENT ? util::ErrorCode::not_found : util::ErrorCode::io,

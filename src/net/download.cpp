@@ -245,6 +245,6 @@ util::Result<Response> download(const Request& req, const Sink& sink, const Prog
   return a.response;
 }
 
-std::string curl_version_text() { return curl_version(); }
+std::string transport_version_text() { return curl_version(); }
 
 }  // namespace net

@@ -404,7 +404,7 @@ model::ConvReport run_convtest(const ConvOptions& o) {
   model::ConvReport report;
   // cuDNN first: the CUDA version it was built with says which runtime an application using it
   // loads (libcudart.so.<major>), so that one is tried first.
-  Loaded dnn_lib = open_library("cuDNN", o.cudnn_path, {"libcudnn.so.9", "libcudnn.so.8"});
+  Loaded dnn_lib = open_library("cuDNN", o.cudnn_path, cudnn_library_names());
   report.cudnn = dnn_lib.info;
   Cudnn dnn;
   bool dnn_ok = false;
@@ -423,11 +423,7 @@ model::ConvReport run_convtest(const ConvOptions& o) {
       dnn_ok = true;
     }
   }
-  std::vector<std::string> runtimes{"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"};
-  std::string preferred = built_major == 11 ? "libcudart.so.11.0" : "libcudart.so." + std::to_string(built_major);
-  auto it = std::find(runtimes.begin(), runtimes.end(), preferred);
-  if (it != runtimes.end()) std::rotate(runtimes.begin(), it, it + 1);
-  Loaded rt_lib = open_library("CUDA runtime", o.cudart_path, runtimes);
+  Loaded rt_lib = open_library("CUDA runtime", o.cudart_path, cudart_library_names(built_major));
   report.cudart = rt_lib.info;
   std::string driver_build = kernel_driver_version();
   if (!rt_lib.handle) {

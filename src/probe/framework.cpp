@@ -1,13 +1,8 @@
 // The framework check runs a short Python program in the user's interpreter: it imports the
 // framework, asks which cuDNN it uses, runs one convolution on the GPU against the framework's
 // own CPU result (with cuDNN's benchmark mode on, so that every algorithm is tried), and lists
-// the libcudnn files mapped into its process: the framework's bundled copy (torch/lib,
-// nvidia-cudnn-cu* wheels) often hides the system cuDNN, and this shows which one really ran.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+// the cuDNN files mapped into its process (Linux: /proc/self/maps; Windows: the process's modules): the framework's bundled copy
+// (torch/lib, nvidia-cudnn-cu* wheels) often hides the system cuDNN, and this shows which one really ran.
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -15,8 +10,8 @@
 
 #include "model/version.hpp"
 #include "probe/convtest.hpp"
-
-extern char** environ;
+#include "probe/program.hpp"
+#include "process.hpp"
 
 namespace probe {
 
@@ -26,7 +21,31 @@ const char* k_script = R"PY(
 import json, os, sys
 fw = sys.argv[1]
 out = {"framework": fw, "installed": False, "gpu": False, "ran": False}
+def loaded_windows_cudnn():
+    libs = []
+    try:
+        import ctypes
+        from ctypes import wintypes
+        k32, psapi = ctypes.WinDLL("kernel32"), ctypes.WinDLL("psapi")
+        k32.GetCurrentProcess.restype = wintypes.HANDLE
+        psapi.EnumProcessModules.argtypes = [wintypes.HANDLE, ctypes.POINTER(wintypes.HMODULE), wintypes.DWORD, ctypes.POINTER(wintypes.DWORD)]
+        psapi.GetModuleFileNameExW.argtypes = [wintypes.HANDLE, wintypes.HMODULE, wintypes.LPWSTR, wintypes.DWORD]
+        proc = k32.GetCurrentProcess()
+        mods = (wintypes.HMODULE * 4096)()
+        need = wintypes.DWORD()
+        if psapi.EnumProcessModules(proc, mods, ctypes.sizeof(mods), ctypes.byref(need)):
+            buf = ctypes.create_unicode_buffer(32768)
+            for i in range(min(need.value // ctypes.sizeof(wintypes.HMODULE), 4096)):
+                if psapi.GetModuleFileNameExW(proc, mods[i], buf, 32768):
+                    p = buf.value
+                    if os.path.basename(p).lower().startswith("cudnn") and p not in libs:
+                        libs.append(p)
+    except Exception:
+        pass
+    return libs
 def loaded_cudnn():
+    if os.name == "nt":
+        return loaded_windows_cudnn()
     libs = []
     try:
         with open("/proc/self/maps") as f:
@@ -100,35 +119,6 @@ out["loaded_cudnn"] = loaded_cudnn()
 print("STACKPIN-FRAMEWORK " + json.dumps(out))
 )PY";
 
-std::string capture(const std::vector<std::string>& argv, int& status) {
-  int pipefd[2];
-  if (pipe(pipefd) != 0) return {};
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addclose(&fa, pipefd[0]);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(pipefd[1]);
-  std::string out;
-  if (rc == 0) {
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(pipefd[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-    waitpid(pid, &status, 0);
-  } else {
-    status = -1;
-  }
-  close(pipefd[0]);
-  return out;
-}
-
 // A minimal reader for the flat JSON object the script prints (strings, numbers, booleans and one
 // array of strings): the probe layer stays free of the JSON library.
 std::string field(const std::string& j, const std::string& key) {
@@ -157,12 +147,19 @@ model::FrameworkRun run_framework(const std::string& framework, const std::strin
   model::FrameworkRun r;
   r.framework = framework;
   r.python = python;
-  int status = 0;
-  std::string out = capture({python, "-c", k_script, framework}, status);
+  auto exe = find_program(python, util::SystemEnv());
+  if (!exe) {
+    r.error = "cannot run " + python + ": not found on PATH";
+    return r;
+  }
+  // importing a framework and trying every convolution algorithm can take minutes on a cold cache
+  auto c = detail::run_captured({*exe, "-c", k_script, framework}, 15 * 60 * 1000, 4 << 20);
+  std::string out = std::move(c.out);
   auto pos = out.find("STACKPIN-FRAMEWORK ");
   if (pos == std::string::npos) {
-    r.error = status == -1 ? "cannot run " + python
-                           : python + " did not complete the framework check (exit status " + std::to_string(status) + ")";
+    r.error = !c.started    ? "cannot run " + python + ": " + c.error
+              : c.timed_out ? c.error
+                            : python + " did not complete the framework check (exit status " + std::to_string(c.exit_code) + ")";
     return r;
   }
   std::string j = out.substr(pos + 19);

@@ -1,60 +1,20 @@
-// Libraries are opened with RTLD_NOW | RTLD_LOCAL exactly as named (a soname, so that
-// LD_LIBRARY_PATH, the ld.so cache and the default directories decide, as they do for the
-// application being debugged), and the file the loader really mapped is read back from the link
-// map, because "which libcudnn did it load?" is the question the seeds could not answer.
+// Binding the CUDA runtime's and cuDNN's entry points once a library is open, and the texts that
+// name their errors. Opening libraries and finding symbols are the platform files' part
+// (loader_posix.cpp: dlopen; loader_windows.cpp: LoadLibraryExW).
 #include "loader.hpp"
 
-#include <dlfcn.h>
-#include <limits.h>
-#include <link.h>
-#include <stdlib.h>
-
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 namespace probe::detail {
 
 namespace {
-std::string resolved_path(void* handle) {
-  struct link_map* lm = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name) return {};
-  char buf[PATH_MAX];
-  if (realpath(lm->l_name, buf)) return buf;
-  return lm->l_name;
-}
-
 template <class F>
 void sym(void* h, const char* name, F& fn, std::vector<std::string>& missing) {
-  void* p = dlsym(h, name);
+  void* p = find_symbol(h, name);
   if (!p) missing.push_back(name);
   fn = reinterpret_cast<F>(p);
 }
 }  // namespace
-
-Loaded open_library(const std::string& what, const std::string& path, const std::vector<std::string>& sonames) {
-  Loaded out;
-  out.info.what = what;
-  std::vector<std::string> names = path.empty() ? sonames : std::vector<std::string>{path};
-  for (const auto& n : names) {
-    out.info.tried.push_back(n);
-    dlerror();
-    void* h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (h) {
-      out.handle = h;
-      out.info.requested = n;
-      out.info.path = resolved_path(h);
-      out.info.error.clear();
-      return out;
-    }
-    const char* e = dlerror();
-    // keep the most telling message: a library that exists but cannot load beats "not found"
-    std::string msg = e ? e : "unknown dlopen error";
-    if (out.info.error.empty() || msg.find("No such file") == std::string::npos) out.info.error = msg;
-    if (!path.empty()) out.info.requested = n;
-  }
-  return out;
-}
 
 std::vector<std::string> bind(void* h, CudaRuntime& rt) {
   std::vector<std::string> missing;
@@ -113,36 +73,6 @@ std::string driver_version_from_proc(const std::string& text) {
   std::smatch mm;
   if (std::regex_search(text, mm, std::regex(R"(Kernel Module(?: for [a-z0-9_]+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?))"))) return mm[1];
   return {};
-}
-
-std::string kernel_driver_version() {
-  std::ifstream in("/proc/driver/nvidia/version");
-  if (in) {
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string v = driver_version_from_proc(ss.str());
-    if (!v.empty()) return v;
-  }
-  // WSL2 and machines without the proc file: NVML from the driver package
-  return nvml_driver_version();
-}
-
-std::string nvml_driver_version() {
-  void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!h) return {};
-  using InitFn = int (*)();
-  using VerFn = int (*)(char*, unsigned);
-  auto init = reinterpret_cast<InitFn>(dlsym(h, "nvmlInit_v2"));
-  auto ver = reinterpret_cast<VerFn>(dlsym(h, "nvmlSystemGetDriverVersion"));
-  auto shutdown = reinterpret_cast<InitFn>(dlsym(h, "nvmlShutdown"));
-  std::string out;
-  char buf[96] = {};
-  if (init && ver && init() == 0) {
-    if (ver(buf, sizeof buf) == 0) out = buf;
-    if (shutdown) shutdown();
-  }
-  dlclose(h);
-  return out;
 }
 
 std::string cuda_error_name(const CudaRuntime& rt, cudaError e) {

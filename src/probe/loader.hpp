@@ -1,5 +1,6 @@
 #pragma once
-// dlopen of the CUDA runtime and cuDNN, the way an application loads them (loader.cpp).
+// Loading the CUDA runtime and cuDNN the way an application does: dlopen on Linux
+// (loader_posix.cpp), LoadLibraryExW on Windows (loader_windows.cpp); binding in loader.cpp.
 #include <string>
 #include <vector>
 
@@ -15,6 +16,13 @@ struct Loaded {
 
 // Opens `path` when given, else each soname in order through the system loader.
 Loaded open_library(const std::string& what, const std::string& path, const std::vector<std::string>& sonames);
+// The names an application loads cuDNN by, newest major first (libcudnn.so.9, cudnn64_9.dll, ...).
+std::vector<std::string> cudnn_library_names();
+// The CUDA runtime's names, newest first, except that the one of `preferred_major` (the CUDA major
+// cuDNN was built with; 0 when unknown) comes first.
+std::vector<std::string> cudart_library_names(int preferred_major);
+// The address of `name` in an open library; null when it does not export it.
+void* find_symbol(void* handle, const char* name);
 // Resolves every entry point; returns the names that are missing.
 std::vector<std::string> bind(void* handle, CudaRuntime& rt);
 std::vector<std::string> bind(void* handle, Cudnn& dnn);

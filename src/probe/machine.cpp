@@ -2,13 +2,13 @@
 // The driver version is taken from the kernel module first (/proc/driver/nvidia/version), then
 // from NVML (which is how WSL2 answers: the Windows driver's libnvidia-ml is mapped into
 // /usr/lib/wsl/lib), then from nvidia-smi; the report keeps every source tried.
-#include <sys/utsname.h>
 
 #include <algorithm>
 
 #include "loader.hpp"
 #include "machine_internal.hpp"
 #include "process.hpp"
+#include "util/env.hpp"
 #include "util/strings.hpp"
 
 namespace probe {
@@ -284,8 +284,7 @@ model::MachineReport inspect_machine(const MachineOptions& options) {
   if (!options.arch.empty()) {
     r.arch = options.arch;
   } else {
-    utsname u{};
-    if (uname(&u) == 0) r.arch = u.machine;
+    r.arch = util::host_arch();
   }
   detail::inspect_os(c);
   detail::inspect_wsl(c);

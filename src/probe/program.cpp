@@ -1,25 +1,9 @@
-// Finds a program on PATH the way execvp would, without running it.
+// Runs a system program found on PATH (the platform files find it and start it).
 #include "probe/program.hpp"
 
-#include <unistd.h>
-
-#include <filesystem>
-
 #include "process.hpp"
-#include "util/strings.hpp"
 
 namespace probe {
-
-std::optional<std::string> find_program(const std::string& name, const util::Env& env) {
-  if (name.find('/') != std::string::npos) return name;
-  auto path = env.get("PATH");
-  for (const auto& dir : util::split(path ? *path : "/usr/sbin:/usr/bin:/sbin:/bin", ':')) {
-    if (dir.empty()) continue;
-    std::filesystem::path p = std::filesystem::path(dir) / name;
-    if (::access(p.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(p)) return p.string();
-  }
-  return std::nullopt;
-}
 
 ProgramRun run_program(const std::vector<std::string>& argv, const util::Env& env, int timeout_ms) {
   ProgramRun r;
@@ -42,7 +26,5 @@ ProgramRun run_program(const std::vector<std::string>& argv, const util::Env& en
   r.error = std::move(c.error);
   return r;
 }
-
-bool running_as_root() { return ::geteuid() == 0; }
 
 }  // namespace probe

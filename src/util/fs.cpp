@@ -24,6 +24,15 @@ namespace fs = std::filesystem;
 
 std::string os_error_text(int errno_value) { return std::generic_category().message(errno_value); }
 
+std::FILE* open_file(const fs::path& path, const char* mode) {
+#ifdef _WIN32
+  std::wstring wmode(mode, mode + std::strlen(mode));
+  return ::_wfopen(path.c_str(), wmode.c_str());
+#else
+  return std::fopen(path.c_str(), mode);
+#endif
+}
+
 Result<std::string> read_file(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return Error(ErrorCode::not_found, "no such file: " + path.string());

@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _WIN32
+#define API __declspec(dllexport)
+#else
 #define API __attribute__((visibility("default")))
+#endif
 
 /* driver_types.h: enum cudaError (cudaError_t). Only the values this double returns. */
 typedef enum cudaError {
@@ -34,6 +38,16 @@ enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrCompute
  * char name[256] at 0, size_t totalGlobalMem at 288. */
 struct cudaDeviceProp;
 enum { PROP_NAME_OFFSET = 0, PROP_NAME_SIZE = 256, PROP_TOTAL_MEM_OFFSET = 288, PROP_CLEARED = 1024 };
+
+/* 256-byte aligned blocks, as cudaMalloc returns; the Windows C runtime has no aligned_alloc. */
+#ifdef _WIN32
+#include <malloc.h>
+static void *device_alloc(size_t size) { return _aligned_malloc(size, 256); }
+static void device_release(void *p) { _aligned_free(p); }
+#else
+static void *device_alloc(size_t size) { return aligned_alloc(256, size); }
+static void device_release(void *p) { free(p); }
+#endif
 
 /* ---- knobs ------------------------------------------------------------------------------ */
 
@@ -221,11 +235,11 @@ API cudaError_t cudaMalloc(void **devPtr, size_t size) {
     if (e != cudaSuccess) return ret(e);
     if (size == 0) return cudaSuccess;
     if (size > SIZE_MAX - 255) return ret(cudaErrorMemoryAllocation);
-    unsigned char *p = aligned_alloc(256, (size + 255) / 256 * 256);
+    unsigned char *p = device_alloc((size + 255) / 256 * 256);
     if (!p) return ret(cudaErrorMemoryAllocation);
     memset(p, 0xFF, size);
     if (!reg_add(p, size)) {
-        free(p);
+        device_release(p);
         return ret(cudaErrorMemoryAllocation);
     }
     *devPtr = p;
@@ -235,7 +249,7 @@ API cudaError_t cudaMalloc(void **devPtr, size_t size) {
 API cudaError_t cudaFree(void *devPtr) {
     if (!devPtr) return cudaSuccess;
     if (!reg_remove(devPtr)) return ret(cudaErrorInvalidValue);
-    free(devPtr);
+    device_release(devPtr);
     return cudaSuccess;
 }
 

@@ -5,7 +5,11 @@
  * (see README.md beside this file). No cuDNN header is included: every type and value is
  * declared here, and the comments name the header it mirrors. */
 #define _POSIX_C_SOURCE 200809L
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <dlfcn.h>
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,7 +19,11 @@
 #ifndef FAKE_CUDNN_MAJOR
 #define FAKE_CUDNN_MAJOR 9
 #endif
+#ifdef _WIN32
+#define API __declspec(dllexport)
+#else
 #define API __attribute__((visibility("default")))
+#endif
 
 #if FAKE_CUDNN_MAJOR >= 9
 /* cudnn_graph.h (9.x): cudnnStatus_t, categories of 1000. */
@@ -547,13 +555,23 @@ static void convolve(const geom *g, float *const b[3], int o, int algo) {
 }
 
 /* When the cudart double is loaded, operands must lie in its live cudaMalloc blocks, as on a
- * real GPU where a host pointer faults. With any other libcudart.so.12, nothing is checked. */
+ * real GPU where a host pointer faults. With any other libcudart.so.12 (cudart64_12.dll),
+ * nothing is checked. */
+#ifdef _WIN32
+static void *loaded_cudart(void) { return (void *)GetModuleHandleA("cudart64_12.dll"); }
+static void *cudart_symbol(void *lib, const char *name) { return (void *)GetProcAddress((HMODULE)lib, name); }
+static void release_cudart(void *lib) { (void)lib; /* GetModuleHandle takes no reference */ }
+#else
+static void *loaded_cudart(void) { return dlopen("libcudart.so.12", RTLD_NOW | RTLD_NOLOAD); }
+static void *cudart_symbol(void *lib, const char *name) { return dlsym(lib, name); }
+static void release_cudart(void *lib) { dlclose(lib); }
+#endif
 static int device_memory_ok(const void *const ptr[3], const size_t bytes[3], const void *ws, size_t ws_bytes) {
     static const char *const slot_name[] = {"x/dx", "w/dw", "y/dy"};
-    void *lib = dlopen("libcudart.so.12", RTLD_NOW | RTLD_NOLOAD);
+    void *lib = loaded_cudart();
     if (!lib) return 1;
     int ok = 1;
-    void *sym = dlsym(lib, "stackpin_fake_cudart_owns");
+    void *sym = cudart_symbol(lib, "stackpin_fake_cudart_owns");
     if (sym) {
         int (*owns)(const void *, size_t);
         memcpy(&owns, &sym, sizeof owns);
@@ -564,7 +582,7 @@ static int device_memory_ok(const void *const ptr[3], const size_t bytes[3], con
         if (ok && ws && ws_bytes && !owns(ws, ws_bytes))
             ok = 0, fprintf(stderr, "fake cudnn: workspace is not a live cudaMalloc block of %zu bytes\n", ws_bytes);
     }
-    dlclose(lib);
+    release_cudart(lib);
     return ok;
 }
 

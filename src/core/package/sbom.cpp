@@ -1,6 +1,8 @@
 #include "core/package/sbom.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <functional>
 #include <map>
@@ -20,12 +22,17 @@ using util::ErrorCode;
 
 namespace {
 
+// UTC, from the civil calendar (the same on every platform, no C library time zone state)
 std::string iso8601(std::int64_t t) {
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  using namespace std::chrono;
+  const sys_seconds at{seconds{t}};
+  const auto day = floor<days>(at);
+  const year_month_day ymd{day};
+  const hh_mm_ss hms{at - day};
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()), static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
+                static_cast<int>(hms.seconds().count()));
   return buf;
 }
 

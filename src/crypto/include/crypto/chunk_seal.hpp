@@ -1,5 +1,5 @@
 #pragma once
-// Keyed tags of a file's chunks (AES-128-GMAC through OpenSSL), under a key drawn at random for
+// Keyed tags of a file's chunks (AES-128-GMAC through OpenSSL, or CNG on Windows), under a key drawn at random for
 // one use and never stored. A reader that tags every chunk while it hashes a file, and checks
 // each chunk it reads again later against its tag, knows that the later bytes are the bytes it
 // hashed, without hashing the file a second time in order: the chunks can then be read in any
@@ -15,7 +15,7 @@ namespace crypto {
 class ChunkSeal {
  public:
   using Tag = std::array<unsigned char, 16>;
-  // Draws the key (OpenSSL's CSPRNG; aborts if it cannot: nothing would be proven without it).
+  // Draws the key (the OS's CSPRNG through OpenSSL or CNG; aborts if it cannot: nothing would be proven without it).
   ChunkSeal();
   ~ChunkSeal();
   ChunkSeal(const ChunkSeal&) = delete;

@@ -1,11 +1,15 @@
 #pragma once
-// Streaming MD5 (OpenSSL EVP), for the one place a format demands it: a Debian package's
+// Streaming MD5 (OpenSSL on Linux, CNG on Windows), for the one place a format demands it: a Debian package's
 // md5sums control file. Never used to decide whether bytes are trusted (SHA-256 does that).
 #include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace crypto {
+
+namespace detail {
+struct State;
+}
 
 class Md5 {
  public:
@@ -20,7 +24,7 @@ class Md5 {
   std::string finish_hex();
 
  private:
-  void* m_ctx = nullptr;
+  detail::State* m_state = nullptr;
 };
 
 }  // namespace crypto

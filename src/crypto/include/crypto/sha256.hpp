@@ -1,5 +1,5 @@
 #pragma once
-// Streaming SHA-256 (OpenSSL EVP). Digests are 32 raw bytes; hex only at the edges.
+// Streaming SHA-256 (OpenSSL on Linux, CNG on Windows). Digests are 32 raw bytes; hex only at the edges.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +11,10 @@
 #include "util/result.hpp"
 
 namespace crypto {
+
+namespace detail {
+struct State;
+}
 
 using Digest = std::array<unsigned char, 32>;
 
@@ -34,7 +38,7 @@ class Sha256 {
   Digest finish();
 
  private:
-  void* m_ctx = nullptr;  // EVP_MD_CTX, kept opaque so that OpenSSL stays inside this layer
+  detail::State* m_state = nullptr;  // the backend's, opaque: OpenSSL and CNG stay inside this layer
 };
 
 struct FileHash {

@@ -1,8 +1,8 @@
 #pragma once
-// HTTP(S), FTP and file:// downloads through libcurl, the only layer that includes <curl/curl.h>.
-// One call is one transfer attempt: retries, resumption policy and where the bytes go are the
-// caller's decisions, and so is the proxy: libcurl is told it (or told there is none), so that it
-// never reads the process environment itself.
+// HTTP(S), FTP and file:// downloads: through libcurl on Linux (download.cpp, the only file that
+// includes <curl/curl.h>) and WinHTTP on Windows (download_winhttp.cpp). One call is one transfer attempt: retries, resumption policy and
+// where the bytes go are the caller's decisions, and so is the proxy: libcurl is told it (or told there is none), so that it never reads
+// the process environment itself.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -61,7 +61,7 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress =
 // attempt() as a Result, for callers that do not retry.
 util::Result<Response> download(const Request& req, const Sink& sink, const Progress& progress = {});
 
-// libcurl's version string ("libcurl/7.88.1 OpenSSL/3.0.x ...").
-std::string curl_version_text();
+// The transport's version ("libcurl/7.88.1 OpenSSL/3.0.x ...", "WinHTTP (Windows 10.0.19045)").
+std::string transport_version_text();
 
 }  // namespace net

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace util {
 
@@ -34,6 +35,19 @@ class MapEnv final : public Env {
 
 // Whether this build runs on Windows (per-user folders live under %LOCALAPPDATA%, not $HOME).
 bool host_is_windows();
+
+// The machine's architecture as `uname -m` names it ("x86_64", "aarch64"); "" when unknown.
+std::string host_arch();
+
+// The program's arguments after its name, as UTF-8. Windows: from the wide command line, so
+// that names outside the ANSI code page (a user folder in Chinese) reach stackpin intact.
+std::vector<std::string> program_arguments(int argc, char** argv);
+
+// Whether standard output (1) or standard error (2) is a terminal (a console on Windows).
+bool is_terminal(int stream);
+
+// Makes the console show the UTF-8 that stackpin writes (Windows); nothing elsewhere.
+void prepare_console();
 
 // The running program's own file (Linux: /proc/self/exe); nullopt where it cannot be told.
 std::optional<std::filesystem::path> executable_path();

@@ -1,5 +1,6 @@
 #pragma once
 // File helpers shared by every layer: whole-file reads, atomic writes, temporary directories.
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -44,6 +45,10 @@ class TempDir {
   std::filesystem::path m_path;
   std::optional<FileLock> m_owner;
 };
+
+// std::fopen for a path, with the path's own encoding (UTF-16 on Windows, so that names outside the
+// ANSI code page open too). Returns null with errno set, like std::fopen.
+std::FILE* open_file(const std::filesystem::path& path, const char* mode);
 
 // Text of the OS error `errno_value` ("No space left on device").
 std::string os_error_text(int errno_value);

@@ -29,5 +29,10 @@ std::size_t utf8_sequence_length(std::string_view text);
 // `text` fit to quote in a message: control characters and bytes that are not valid UTF-8 are
 // written \xNN, and a text longer than `max_bytes` is cut there with "... (N bytes in all)".
 std::string printable(std::string_view text, std::size_t max_bytes = 200);
+// UTF-8 to UTF-16 (Windows' wide strings, kept as char16_t so the code is the same everywhere);
+// bytes that are not valid UTF-8 become U+FFFD each.
+std::u16string utf8_to_utf16(std::string_view text);
+// UTF-16 to UTF-8; an unpaired surrogate becomes U+FFFD.
+std::string utf16_to_utf8(std::u16string_view text);
 
 }  // namespace util

@@ -1,6 +1,5 @@
-// Runs a program with a timeout and a cap on its output (nvidia-smi, ldconfig, the conv test).
-#include "process.hpp"
-
+// Running programs on Linux: posix_spawn with a pipe and poll() for the deadline (nvidia-smi,
+// ldconfig, the conv test), and finding them on PATH the way execvp would.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,6 +10,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+
+#include "probe/program.hpp"
+#include "process.hpp"
+#include "util/strings.hpp"
 
 extern char** environ;
 
@@ -90,3 +94,20 @@ Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std:
 }
 
 }  // namespace probe::detail
+
+namespace probe {
+
+std::optional<std::string> find_program(const std::string& name, const util::Env& env) {
+  if (name.find('/') != std::string::npos) return name;
+  auto path = env.get("PATH");
+  for (const auto& dir : util::split(path ? *path : "/usr/sbin:/usr/bin:/sbin:/bin", ':')) {
+    if (dir.empty()) continue;
+    std::filesystem::path p = std::filesystem::path(dir) / name;
+    if (::access(p.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(p)) return p.string();
+  }
+  return std::nullopt;
+}
+
+bool running_as_root() { return ::geteuid() == 0; }
+
+}  // namespace probe

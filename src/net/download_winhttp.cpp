@@ -1,0 +1,346 @@
+// One transfer through WinHTTP, the HTTP client every Windows 10/11 has: TLS by Schannel with the
+// machine's certificate store (a company's TLS-intercepting proxy CA installed by group policy is
+// trusted as the browser trusts it), and no TLS library for stackpin.exe to carry and update.
+//
+// The contract is download.cpp's (see download.hpp): one attempt, classified as transient or not;
+// resumption by a plain "Range: bytes=N-" request, so a server that ignores the range answers 200
+// and the sink starts over; error statuses never reach the sink. The proxy is the one the caller
+// resolved ("" connects directly), so WinHTTP never reads another setting of its own. WinHTTP
+// follows redirects itself (at most 10, never from https to http). file:// URLs are read here
+// directly; ftp:// is not offered by WinHTTP and is refused with what to use instead.
+#include <windows.h>
+// after windows.h
+#include <winhttp.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "net/download.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+namespace net {
+
+namespace {
+
+using util::Error;
+using util::ErrorCode;
+
+std::wstring wide(std::string_view s) {
+  auto u = util::utf8_to_utf16(s);
+  return std::wstring(u.begin(), u.end());
+}
+
+std::string narrow(const std::wstring& s) { return util::utf16_to_utf8(std::u16string(s.begin(), s.end())); }
+
+struct Handle {
+  HINTERNET h = nullptr;
+  Handle() = default;
+  explicit Handle(HINTERNET x) : h(x) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() {
+    if (h) WinHttpCloseHandle(h);
+  }
+};
+
+std::string win_text(DWORD code) {
+  wchar_t* text = nullptr;
+  HMODULE from = GetModuleHandleW(L"winhttp.dll");
+  DWORD n = FormatMessageW(FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS |
+                               (from ? FORMAT_MESSAGE_FROM_HMODULE : 0),
+                           from, code, 0, reinterpret_cast<wchar_t*>(&text), 0, nullptr);
+  std::string out = n ? narrow(std::wstring(text, n)) : std::string();
+  if (text) LocalFree(text);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == '.' || out.back() == ' ')) out.pop_back();
+  return (out.empty() ? std::string("WinHTTP error") : out) + " (" + std::to_string(code) + ")";
+}
+
+// "%20" and the like in a file:// URL's path
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto hex = [](char c) {
+      return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    };
+    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// file:///C:/dir/file, file://server/share/file and file:///dir/file (the current drive)
+Attempt file_attempt(const Request& req, const Sink& sink, const Progress& progress) {
+  Attempt a;
+  std::string rest = req.url.substr(7);
+  std::string path;
+  if (rest.rfind('/', 0) == 0) {
+    path = percent_decode(rest.substr(1));
+    if (path.size() < 2 || path[1] != ':') path = "/" + path;  // no drive letter: a path on the current drive
+  } else {
+    path = "//" + percent_decode(rest);  // a UNC host
+  }
+  std::unique_ptr<FILE, int (*)(FILE*)> f(util::open_file(std::filesystem::path(wide(path)), "rb"), &std::fclose);
+  const std::string what = "download of " + req.url + " failed: ";
+  if (!f) {
+    int e = errno;
+    a.error = Error(e == ENOENT ? ErrorCode::not_found : ErrorCode::io, what + "no such file (" + util::os_error_text(e) + ")");
+    return a;
+  }
+  if (_fseeki64(f.get(), 0, SEEK_END) != 0) {
+    a.error = Error(ErrorCode::io, what + "cannot read " + path);
+    return a;
+  }
+  const std::int64_t size = _ftelli64(f.get());
+  if (size < 0 || static_cast<std::uint64_t>(size) < req.offset ||
+      _fseeki64(f.get(), static_cast<std::int64_t>(req.offset), SEEK_SET) != 0) {
+    a.error = Error(ErrorCode::io, what + "the file is shorter than the " + std::to_string(req.offset) + " bytes asked to skip");
+    return a;
+  }
+  a.response.effective_url = req.url;
+  a.response.range_honoured = req.offset > 0;
+  a.response.length = static_cast<std::uint64_t>(size) - req.offset;
+  if (sink.start && !sink.start(a.response)) {
+    a.aborted_by_sink = true;
+    a.error = Error(ErrorCode::io, what + "aborted by stackpin");
+    return a;
+  }
+  std::vector<char> buf(512 * 1024);
+  for (;;) {
+    std::size_t n = std::fread(buf.data(), 1, buf.size(), f.get());
+    if (n == 0) break;
+    if (sink.data && !sink.data(buf.data(), n)) {
+      a.aborted_by_sink = true;
+      a.error = Error(ErrorCode::io, what + "aborted by stackpin");
+      return a;
+    }
+    a.response.bytes += n;
+    if (progress) progress(a.response.bytes, a.response.length);
+  }
+  if (std::ferror(f.get())) a.error = Error(ErrorCode::io, what + "cannot read " + path);
+  return a;
+}
+
+// WinHTTP's failures, in download.cpp's terms
+void classify(Attempt& a, DWORD code, const Request& req) {
+  const std::string what = "download of " + req.url + " failed: ";
+  const std::string detail = win_text(code);
+  switch (code) {
+    case ERROR_WINHTTP_SECURE_FAILURE:
+    case ERROR_WINHTTP_SECURE_CERT_DATE_INVALID:
+    case ERROR_WINHTTP_SECURE_CERT_CN_INVALID:
+    case ERROR_WINHTTP_SECURE_INVALID_CA:
+    case ERROR_WINHTTP_SECURE_CERT_REV_FAILED:
+    case ERROR_WINHTTP_SECURE_CHANNEL_ERROR:
+    case ERROR_WINHTTP_SECURE_INVALID_CERT:
+    case ERROR_WINHTTP_SECURE_CERT_REVOKED:
+    case ERROR_WINHTTP_SECURE_CERT_WRONG_USAGE:
+      a.error = Error(ErrorCode::io, what + "TLS failure (" + detail + "); not retried");
+      a.error->hints.push_back("the server's certificate or TLS handshake was refused: check the URL's scheme and host");
+      a.error->hints.push_back("a proxy that intercepts TLS needs its CA certificate in the Windows certificate store");
+      return;
+    case ERROR_WINHTTP_UNRECOGNIZED_SCHEME:
+    case ERROR_WINHTTP_INVALID_URL:
+      a.error = Error(ErrorCode::invalid, what + detail);
+      a.error->hints.push_back("URLs must be http://, https:// or file://");
+      return;
+    case ERROR_WINHTTP_NAME_NOT_RESOLVED:
+      a.error = Error(ErrorCode::io, what + "host not found (" + detail + ")");
+      a.error->hints.push_back("no network or no DNS here? use --mirror with a local copy, or --offline with a filled cache");
+      return;
+    case ERROR_WINHTTP_TIMEOUT:
+      a.transient = true;
+      a.error = Error(ErrorCode::io, what + "timed out or stalled (" + detail + ") (transient)");
+      return;
+    case ERROR_WINHTTP_CANNOT_CONNECT:
+      a.transient = true;
+      a.error = Error(ErrorCode::io, what + "connection failed (" + detail + ") (transient)");
+      return;
+    case ERROR_WINHTTP_CONNECTION_ERROR:
+    case ERROR_WINHTTP_INVALID_SERVER_RESPONSE:
+      a.transient = true;
+      a.error = Error(ErrorCode::io, what + "connection cut (" + detail + ") (transient)");
+      return;
+    default: a.error = Error(ErrorCode::io, what + "network error (" + detail + ")");
+  }
+}
+
+std::optional<std::uint64_t> content_length(HINTERNET request) {
+  wchar_t buf[32] = {};
+  DWORD len = sizeof buf;
+  if (!WinHttpQueryHeaders(request, WINHTTP_QUERY_CONTENT_LENGTH, WINHTTP_HEADER_NAME_BY_INDEX, buf, &len, WINHTTP_NO_HEADER_INDEX))
+    return std::nullopt;
+  std::uint64_t v = 0;
+  for (const wchar_t* p = buf; *p; ++p) {
+    if (*p < L'0' || *p > L'9' || v > (UINT64_MAX - 9) / 10) return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(*p - L'0');
+  }
+  return v;
+}
+
+std::string effective_url(HINTERNET request, const std::string& fallback) {
+  DWORD len = 0;
+  WinHttpQueryOption(request, WINHTTP_OPTION_URL, nullptr, &len);
+  if (len == 0) return fallback;
+  std::wstring buf(len / sizeof(wchar_t) + 1, L'\0');
+  if (!WinHttpQueryOption(request, WINHTTP_OPTION_URL, buf.data(), &len)) return fallback;
+  buf.resize(len / sizeof(wchar_t));
+  return narrow(buf);
+}
+
+// "http://proxy:3128" or "proxy:3128" as WinHTTP names a proxy ("http=proxy:3128" is not needed:
+// one proxy serves both schemes here); no_proxy's commas become WinHTTP's semicolons
+std::wstring proxy_name(const std::string& proxy) {
+  std::string p = proxy;
+  for (std::string_view scheme : {"http://", "https://"})
+    if (p.rfind(scheme, 0) == 0) p = p.substr(scheme.size());
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  return wide(p);
+}
+
+std::wstring bypass_list(const std::string& no_proxy) {
+  std::string out;
+  for (char c : no_proxy) out += c == ',' ? ';' : c;
+  return wide(out);
+}
+
+}  // namespace
+
+Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) {
+  if (req.url.rfind("file://", 0) == 0) return file_attempt(req, sink, progress);
+  Attempt a;
+  const std::string what = "download of " + req.url + " failed: ";
+  if (req.url.rfind("ftp://", 0) == 0 || req.url.rfind("ftps://", 0) == 0) {
+    a.error = Error(ErrorCode::invalid, what + "ftp:// is not supported by stackpin on Windows");
+    a.error->hints.push_back("use an http(s):// mirror, or download the file and pass it with --mirror file://...");
+    return a;
+  }
+  std::wstring url = wide(req.url);
+  URL_COMPONENTS parts{};
+  parts.dwStructSize = sizeof parts;
+  parts.dwHostNameLength = static_cast<DWORD>(-1);
+  parts.dwUrlPathLength = static_cast<DWORD>(-1);
+  parts.dwExtraInfoLength = static_cast<DWORD>(-1);
+  parts.dwSchemeLength = static_cast<DWORD>(-1);
+  if (!WinHttpCrackUrl(url.c_str(), 0, 0, &parts) || (parts.nScheme != INTERNET_SCHEME_HTTP && parts.nScheme != INTERNET_SCHEME_HTTPS)) {
+    a.error = Error(ErrorCode::invalid, what + "not an http://, https:// or file:// URL");
+    a.error->hints.push_back("URLs must be http://, https:// or file://");
+    return a;
+  }
+  std::wstring host(parts.lpszHostName, parts.dwHostNameLength);
+  std::wstring path(parts.lpszUrlPath, parts.dwUrlPathLength);
+  if (parts.lpszExtraInfo) path.append(parts.lpszExtraInfo, parts.dwExtraInfoLength);
+  if (path.empty()) path = L"/";
+
+  std::wstring proxy = proxy_name(req.proxy);
+  std::wstring bypass = bypass_list(req.no_proxy);
+  Handle session(WinHttpOpen(wide(req.user_agent).c_str(),
+                             req.proxy.empty() ? WINHTTP_ACCESS_TYPE_NO_PROXY : WINHTTP_ACCESS_TYPE_NAMED_PROXY,
+                             req.proxy.empty() ? WINHTTP_NO_PROXY_NAME : proxy.c_str(),
+                             req.proxy.empty() || bypass.empty() ? WINHTTP_NO_PROXY_BYPASS : bypass.c_str(), 0));
+  if (!session.h) {
+    classify(a, GetLastError(), req);
+    return a;
+  }
+  const int connect_ms = static_cast<int>(req.connect_timeout_s * 1000);
+  const int stall_ms = static_cast<int>(req.stall_timeout_s * 1000);
+  WinHttpSetTimeouts(session.h, connect_ms, connect_ms, stall_ms, stall_ms);
+  Handle connection(WinHttpConnect(session.h, host.c_str(), parts.nPort, 0));
+  if (!connection.h) {
+    classify(a, GetLastError(), req);
+    return a;
+  }
+  Handle request(WinHttpOpenRequest(connection.h, L"GET", path.c_str(), nullptr, WINHTTP_NO_REFERER, WINHTTP_DEFAULT_ACCEPT_TYPES,
+                                    parts.nScheme == INTERNET_SCHEME_HTTPS ? WINHTTP_FLAG_SECURE : 0));
+  if (!request.h) {
+    classify(a, GetLastError(), req);
+    return a;
+  }
+  std::wstring headers;
+  if (req.offset > 0) headers = L"Range: bytes=" + std::to_wstring(req.offset) + L"-\r\n";
+  if (!WinHttpSendRequest(request.h, headers.empty() ? WINHTTP_NO_ADDITIONAL_HEADERS : headers.c_str(),
+                          headers.empty() ? 0 : static_cast<DWORD>(-1L), WINHTTP_NO_REQUEST_DATA, 0, 0, 0) ||
+      !WinHttpReceiveResponse(request.h, nullptr)) {
+    classify(a, GetLastError(), req);
+    return a;
+  }
+  DWORD status = 0;
+  DWORD len = sizeof status;
+  WinHttpQueryHeaders(request.h, WINHTTP_QUERY_STATUS_CODE | WINHTTP_QUERY_FLAG_NUMBER, WINHTTP_HEADER_NAME_BY_INDEX, &status, &len,
+                      WINHTTP_NO_HEADER_INDEX);
+  a.response.status = static_cast<long>(status);
+  a.response.effective_url = effective_url(request.h, req.url);
+  if (status >= 400) {  // the error page never reaches the sink
+    long s = a.response.status;
+    a.transient = s == 408 || s == 429 || s >= 500;
+    ErrorCode code = (s == 404 || s == 410) ? ErrorCode::not_found : ErrorCode::io;
+    a.error = Error(code, what + "HTTP " + std::to_string(s) + (s == 404 || s == 410 ? " (the server has no such file)" : "") +
+                              (a.transient ? " (transient)" : ""));
+    if (s == 403) a.error->hints.push_back("the server refuses access: check the URL, a proxy's rules, or use --mirror");
+    return a;
+  }
+  a.response.length = content_length(request.h);
+  a.response.range_honoured = req.offset > 0 && status == 206;
+  if (sink.start && !sink.start(a.response)) {
+    a.aborted_by_sink = true;
+    a.error = Error(ErrorCode::io, what + "aborted by stackpin");
+    return a;
+  }
+  std::vector<char> buf(512 * 1024);
+  for (;;) {
+    DWORD got = 0;
+    if (!WinHttpReadData(request.h, buf.data(), static_cast<DWORD>(buf.size()), &got)) {
+      DWORD e = GetLastError();
+      classify(a, e, req);
+      if (e == ERROR_WINHTTP_TIMEOUT)
+        a.error->message = what + "stalled, no data for " + std::to_string(req.stall_timeout_s) + " s (transient)";
+      return a;
+    }
+    if (got == 0) break;
+    bool ok = true;
+    try {
+      ok = !sink.data || sink.data(buf.data(), got);
+    } catch (...) {
+      ok = false;
+    }
+    if (!ok) {
+      a.aborted_by_sink = true;
+      a.error = Error(ErrorCode::io, what + "aborted by stackpin");
+      return a;
+    }
+    a.response.bytes += got;
+    if (progress) progress(a.response.bytes, a.response.length);
+  }
+  if (a.response.length && a.response.bytes < *a.response.length) {
+    a.transient = true;
+    a.error = Error(ErrorCode::io, what + "connection cut after " + std::to_string(a.response.bytes) + " of " +
+                                       std::to_string(*a.response.length) + " bytes (transient)");
+  }
+  return a;
+}
+
+util::Result<Response> download(const Request& req, const Sink& sink, const Progress& progress) {
+  auto a = attempt(req, sink, progress);
+  if (a.error) return std::move(*a.error);
+  return a.response;
+}
+
+std::string transport_version_text() {
+  OSVERSIONINFOW v{};
+  v.dwOSVersionInfoSize = sizeof v;
+  using RtlGetVersionFn = LONG(WINAPI*)(OSVERSIONINFOW*);
+  auto fn = reinterpret_cast<RtlGetVersionFn>(reinterpret_cast<void*>(GetProcAddress(GetModuleHandleW(L"ntdll.dll"), "RtlGetVersion")));
+  if (fn && fn(&v) == 0)
+    return "WinHTTP (Windows " + std::to_string(v.dwMajorVersion) + "." + std::to_string(v.dwMinorVersion) + "." +
+           std::to_string(v.dwBuildNumber) + ")";
+  return "WinHTTP";
+}
+
+}  // namespace net

@@ -1,0 +1,116 @@
+// Libraries are opened with LoadLibraryExW exactly as named (a bare DLL name, so that the loader's
+// own search decides: the application's folder, System32, the Windows folder, then PATH, as it does
+// for the program being debugged), and the file the loader really mapped is read back with
+// GetModuleFileNameW, because "which cudnn64_8.dll did it load?" is the question the seeds could
+// not answer. The driver's version comes from NVML (nvml.dll, in System32 since driver 470 and in
+// the NVSMI folder before it).
+#include <windows.h>
+
+#include <algorithm>
+
+#include "loader.hpp"
+#include "util/strings.hpp"
+
+namespace probe::detail {
+
+namespace {
+
+std::wstring wide(std::string_view s) {
+  auto u = util::utf8_to_utf16(s);
+  return std::wstring(u.begin(), u.end());
+}
+
+std::string narrow(std::wstring_view s) { return util::utf16_to_utf8(std::u16string(s.begin(), s.end())); }
+
+std::string module_path(HMODULE h) {
+  std::wstring buf(1024, L'\0');
+  for (;;) {
+    DWORD n = GetModuleFileNameW(h, buf.data(), static_cast<DWORD>(buf.size()));
+    if (n == 0) return {};
+    if (n < buf.size()) return narrow(std::wstring_view(buf.data(), n));
+    buf.resize(buf.size() * 2);
+  }
+}
+
+std::string load_error(DWORD code) {
+  wchar_t* text = nullptr;
+  DWORD n = FormatMessageW(FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr, code, 0,
+                           reinterpret_cast<wchar_t*>(&text), 0, nullptr);
+  std::string out = n ? narrow(std::wstring_view(text, n)) : std::string();
+  if (text) LocalFree(text);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' ')) out.pop_back();
+  return out + " (Windows error " + std::to_string(code) + ")";
+}
+
+}  // namespace
+
+Loaded open_library(const std::string& what, const std::string& path, const std::vector<std::string>& sonames) {
+  Loaded out;
+  out.info.what = what;
+  std::vector<std::string> names = path.empty() ? sonames : std::vector<std::string>{path};
+  // no "cannot find the DLL" dialog box: a missing DLL is an answer, not a prompt
+  UINT old_mode = SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX);
+  for (const auto& n : names) {
+    out.info.tried.push_back(n);
+    HMODULE h = LoadLibraryExW(wide(n).c_str(), nullptr, 0);
+    if (h) {
+      out.handle = reinterpret_cast<void*>(h);
+      out.info.requested = n;
+      out.info.path = module_path(h);
+      out.info.error.clear();
+      break;
+    }
+    DWORD code = GetLastError();
+    // keep the most telling message: a DLL that exists but cannot load (a missing dependency,
+    // the wrong architecture) beats "not found"
+    if (out.info.error.empty() || code != ERROR_MOD_NOT_FOUND) out.info.error = load_error(code);
+    if (!path.empty()) out.info.requested = n;
+  }
+  SetErrorMode(old_mode);
+  return out;
+}
+
+std::vector<std::string> cudnn_library_names() { return {"cudnn64_9.dll", "cudnn64_8.dll"}; }
+
+std::vector<std::string> cudart_library_names(int preferred_major) {
+  std::vector<std::string> runtimes{"cudart64_13.dll", "cudart64_12.dll", "cudart64_110.dll"};
+  std::string preferred = preferred_major == 11 ? "cudart64_110.dll" : "cudart64_" + std::to_string(preferred_major) + ".dll";
+  auto it = std::find(runtimes.begin(), runtimes.end(), preferred);
+  if (it != runtimes.end()) std::rotate(runtimes.begin(), it, it + 1);
+  return runtimes;
+}
+
+void* find_symbol(void* handle, const char* name) { return reinterpret_cast<void*>(GetProcAddress(static_cast<HMODULE>(handle), name)); }
+
+std::string kernel_driver_version() { return nvml_driver_version(); }
+
+std::string nvml_driver_version() {
+  UINT old_mode = SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX);
+  HMODULE h = LoadLibraryExW(L"nvml.dll", nullptr, LOAD_LIBRARY_SEARCH_SYSTEM32);
+  if (!h) {
+    wchar_t dir[MAX_PATH] = {};
+    DWORD n = GetEnvironmentVariableW(L"ProgramW6432", dir, MAX_PATH);
+    if (n == 0 || n >= MAX_PATH) n = GetEnvironmentVariableW(L"ProgramFiles", dir, MAX_PATH);
+    if (n > 0 && n < MAX_PATH) {
+      std::wstring p = std::wstring(dir, n) + L"\\NVIDIA Corporation\\NVSMI\\nvml.dll";
+      h = LoadLibraryExW(p.c_str(), nullptr, LOAD_WITH_ALTERED_SEARCH_PATH);
+    }
+  }
+  SetErrorMode(old_mode);
+  if (!h) return {};
+  using InitFn = int (*)();
+  using VerFn = int (*)(char*, unsigned);
+  auto init = reinterpret_cast<InitFn>(find_symbol(h, "nvmlInit_v2"));
+  auto ver = reinterpret_cast<VerFn>(find_symbol(h, "nvmlSystemGetDriverVersion"));
+  auto shutdown = reinterpret_cast<InitFn>(find_symbol(h, "nvmlShutdown"));
+  std::string out;
+  char buf[96] = {};
+  if (init && ver && init() == 0) {
+    if (ver(buf, sizeof buf) == 0) out = buf;
+    if (shutdown) shutdown();
+  }
+  FreeLibrary(h);
+  return out;
+}
+
+}  // namespace probe::detail

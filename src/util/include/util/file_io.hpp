@@ -1,0 +1,44 @@
+#pragma once
+// File descriptors the same way on Linux and Windows, for the layers that write and read archives
+// by descriptor (archive): each call has the POSIX call's meaning and returns -1 with errno set
+// on failure. Linux: the POSIX calls themselves (file_io_posix.cpp); Windows: the C runtime's
+// descriptors over Win32 handles, with wide (UTF-16) paths (file_io_windows.cpp).
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "util/result.hpp"
+
+namespace util::io {
+
+// Creates `path` for writing; fails (EEXIST) when anything, a link included, has that name, so a
+// planted link is never followed. Not inherited by child processes. Mode 0600 until set_mode.
+int create_new(const std::filesystem::path& path);
+// Opens an existing file for reading, not inherited; a FIFO does not block the open.
+int open_read(const std::filesystem::path& path);
+// pread(2): up to `size` bytes at `offset` (0 at the end of the file).
+std::int64_t read_at(int fd, void* buf, std::size_t size, std::uint64_t offset);
+// write(2) at the descriptor's position.
+std::int64_t write_some(int fd, const void* buf, std::size_t size);
+int close(int fd);
+// fchmod(2). Windows has no POSIX modes: succeeds and does nothing.
+int set_mode(int fd, unsigned mode);
+
+struct FileInfo {
+  bool regular = false;
+  std::uint64_t device = 0;  // with `file`, the file's identity (st_dev/st_ino; volume serial/file index)
+  std::uint64_t file = 0;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+};
+// fstat(2). -1 with errno on failure.
+int stat_fd(int fd, FileInfo& out);
+
+// A symbolic link at `at` whose target text is `target` ('/'-separated, relative). Errors: io,
+// with what to do where the platform needs a privilege for it (Windows: Developer Mode).
+Status make_symlink(const std::string& target, const std::filesystem::path& at);
+// A hard link at `at` to the existing file `existing`. Errors: io.
+Status make_hardlink(const std::filesystem::path& existing, const std::filesystem::path& at);
+
+}  // namespace util::io

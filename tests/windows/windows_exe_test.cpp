@@ -1,0 +1,448 @@
+// stackpin.exe, the Windows build (scripts/build-windows.sh --tests), run under Wine: its import
+// table, and the commands a Windows user runs, on Windows paths inside Wine's C: drive, compared
+// with what the Linux build does with the same inputs.
+//
+// Each test skips, saying why, when the Windows build or Wine is missing; scripts/test.sh installs
+// both and builds stackpin.exe before it runs the `windows` label, so CI runs them. The Wine
+// prefix is made once per machine (STACKPIN_WINE_PREFIX, else $TMPDIR/stackpin-wine-<uid>) and
+// shared by these tests, which ctest runs one at a time (RESOURCE_LOCK wine).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "fixtures.hpp"
+#include "http_server.hpp"
+#include "test_support.hpp"
+#include "tree.hpp"
+
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing_support::RunResult;
+using testing_support::ScratchDir;
+using testing_support::show;
+
+fs::path windows_build() {
+  const char* v = std::getenv("STACKPIN_WINDOWS_BUILD");
+  return v && *v ? fs::path(v) : fs::path(STACKPIN_WINDOWS_BUILD_DIR);
+}
+fs::path exe() { return windows_build() / "stackpin.exe"; }
+fs::path convtest_exe() { return windows_build() / "stackpin-convtest.exe"; }
+
+// ---- the PE import table ------------------------------------------------------------------
+
+std::uint32_t u32(const std::string& b, std::size_t at) {
+  if (at + 4 > b.size()) throw std::runtime_error("PE read past the end at " + std::to_string(at));
+  return static_cast<std::uint32_t>(static_cast<unsigned char>(b[at])) |
+         static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 1])) << 8 |
+         static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 2])) << 16 |
+         static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 3])) << 24;
+}
+std::uint16_t u16(const std::string& b, std::size_t at) {
+  if (at + 2 > b.size()) throw std::runtime_error("PE read past the end at " + std::to_string(at));
+  return static_cast<std::uint16_t>(static_cast<unsigned char>(b[at]) | static_cast<unsigned char>(b[at + 1]) << 8);
+}
+
+struct PeImage {
+  std::uint16_t machine = 0;
+  std::vector<std::string> imports;  // DLL names, as written
+};
+
+// The machine type and the DLLs of the import directory (and of the delay-load directory) of a
+// PE32+ image, read from its section table as the loader does.
+PeImage read_pe(const fs::path& file) {
+  std::string b = testing_support::read_text(file);
+  if (b.size() < 64 || b.compare(0, 2, "MZ") != 0) throw std::runtime_error(file.string() + " is not a PE image");
+  std::size_t pe = u32(b, 0x3c);
+  if (b.compare(pe, 4, std::string("PE\0\0", 4)) != 0) throw std::runtime_error(file.string() + ": no PE signature");
+  PeImage out;
+  out.machine = u16(b, pe + 4);
+  std::size_t sections = u16(b, pe + 6);
+  std::size_t opt = pe + 24;
+  std::size_t opt_size = u16(b, pe + 20);
+  if (u16(b, opt) != 0x20b) throw std::runtime_error(file.string() + " is not PE32+ (64-bit)");
+  auto rva_to_offset = [&](std::uint32_t rva) -> std::size_t {
+    for (std::size_t i = 0; i < sections; ++i) {
+      std::size_t s = opt + opt_size + i * 40;
+      std::uint32_t va = u32(b, s + 12), vsize = std::max(u32(b, s + 8), u32(b, s + 16)), raw = u32(b, s + 20);
+      if (rva >= va && rva < va + vsize) return raw + (rva - va);
+    }
+    throw std::runtime_error(file.string() + ": RVA " + std::to_string(rva) + " is in no section");
+  };
+  auto name_at = [&](std::uint32_t rva) {
+    std::size_t o = rva_to_offset(rva);
+    std::size_t end = b.find('\0', o);
+    return b.substr(o, end - o);
+  };
+  // data directories: [1] imports (20-byte descriptors, name at +12), [13] delay imports (32-byte, name at +4)
+  std::size_t dirs = opt + 112;
+  for (auto [index, stride, name_field] : {std::tuple{1, 20, 12}, std::tuple{13, 32, 4}}) {
+    std::uint32_t rva = u32(b, dirs + static_cast<std::size_t>(index) * 8);
+    if (rva == 0) continue;
+    for (std::size_t d = rva_to_offset(rva);; d += static_cast<std::size_t>(stride)) {
+      std::uint32_t name = u32(b, d + static_cast<std::size_t>(name_field));
+      if (name == 0) break;
+      out.imports.push_back(name_at(name));
+    }
+  }
+  return out;
+}
+
+// The DLLs every Windows 10/11 has (the list): nothing else may be imported.
+bool windows_own_dll(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  static const std::set<std::string> k_system{"kernel32.dll", "advapi32.dll", "user32.dll",   "bcrypt.dll",  "ncrypt.dll",   "crypt32.dll",
+                                              "wintrust.dll", "winhttp.dll",  "ws2_32.dll",   "secur32.dll", "iphlpapi.dll", "shell32.dll",
+                                              "shlwapi.dll",  "ole32.dll",    "oleaut32.dll", "rpcrt4.dll",  "rstrtmgr.dll", "psapi.dll",
+                                              "version.dll",  "setupapi.dll", "cfgmgr32.dll", "dbghelp.dll", "userenv.dll",  "normaliz.dll",
+                                              "wldap32.dll",  "ntdll.dll",    "msvcrt.dll",   "ucrtbase.dll"};
+  return k_system.count(name) || name.rfind("api-ms-win-", 0) == 0;
+}
+
+// ---- Wine ---------------------------------------------------------------------------------
+
+struct Wine {
+  std::string wine;  // the wine program
+  fs::path prefix;
+  std::string skip;  // why the tests cannot run, or ""
+};
+
+const Wine& wine() {
+  static const Wine w = [] {
+    Wine w;
+    if (!fs::is_regular_file(exe())) {
+      w.skip = "no Windows build at " + exe().string() + " (scripts/build-windows.sh --tests makes it; scripts/test.sh runs it)";
+      return w;
+    }
+    w.wine = testing_support::tool_path("wine");
+    if (w.wine.empty()) {
+      w.skip = "Wine is not installed (Debian: wine, wine64)";
+      return w;
+    }
+    const char* p = std::getenv("STACKPIN_WINE_PREFIX");
+    const char* tmp = std::getenv("TMPDIR");
+    w.prefix = p && *p ? fs::path(p) : fs::path(tmp && *tmp ? tmp : "/tmp") / ("stackpin-wine-" + std::to_string(::getuid()));
+    if (!fs::is_directory(w.prefix / "drive_c" / "windows")) {
+      auto r = testing_support::run_process({testing_support::tool_path("wineboot"), "--init"},
+                                            {"WINEPREFIX=" + w.prefix.string(), "WINEDEBUG=-all", "WINEDLLOVERRIDES=mscoree,mshtml="});
+      testing_support::run_process({testing_support::tool_path("wineserver"), "-w"}, {"WINEPREFIX=" + w.prefix.string()});
+      if (!fs::is_directory(w.prefix / "drive_c" / "windows"))
+        w.skip = "wineboot could not make a Wine prefix at " + w.prefix.string() + ": " + show(r);
+    }
+    return w;
+  }();
+  return w;
+}
+
+#define SKIP_WITHOUT_WINE()                                \
+  do {                                                     \
+    if (!wine().skip.empty()) GTEST_SKIP() << wine().skip; \
+  } while (0)
+
+std::vector<std::string> wine_env(std::vector<std::string> extra = {}) {
+  for (std::string v :
+       {"WINEPREFIX=" + wine().prefix.string(), std::string("WINEDEBUG=-all"), std::string("WINEDLLOVERRIDES=mscoree,mshtml="),
+        std::string("no_proxy=127.0.0.1"), std::string("NO_PROXY=127.0.0.1")})
+    extra.push_back(v);
+  return extra;
+}
+
+// Wine's console turns \n into \r\n on the way out: compare text as Linux writes it.
+std::string unix_lines(std::string s) {
+  s.erase(std::remove(s.begin(), s.end(), '\r'), s.end());
+  return s;
+}
+
+RunResult run_windows(const fs::path& program, std::vector<std::string> args, std::vector<std::string> env = {}) {
+  args.insert(args.begin(), program.string());
+  args.insert(args.begin(), wine().wine);
+  RunResult r = testing_support::run_process(args, wine_env(std::move(env)));
+  r.out = unix_lines(r.out);
+  r.err = unix_lines(r.err);
+  return r;
+}
+RunResult stackpin_exe(std::vector<std::string> args, std::vector<std::string> env = {}) {
+  return run_windows(exe(), std::move(args), std::move(env));
+}
+
+// A folder on Wine's C: drive for one test, as Windows names it and as Linux sees it.
+struct WinDir {
+  std::string win;  // C:\stackpin-tests\<name>
+  fs::path unix;
+  explicit WinDir(const std::string& name) {
+    std::string leaf = name + "-" + std::to_string(::getpid());
+    unix = wine().prefix / "drive_c" / "stackpin-tests" / leaf;
+    fs::remove_all(unix);
+    fs::create_directories(unix);
+    win = "C:\\stackpin-tests\\" + leaf;
+  }
+  ~WinDir() {
+    std::error_code ec;
+    fs::remove_all(unix, ec);
+  }
+};
+
+// A Linux path as a Windows program sees it (Wine maps / to Z:).
+std::string z_path(const fs::path& p) {
+  std::string s = "Z:" + fs::absolute(p).string();
+  std::replace(s.begin(), s.end(), '/', '\\');
+  return s;
+}
+
+// A cuDNN 9 Windows zip pinned by a local manifest, isolated layout.
+struct CudnnWorld {
+  ScratchDir dir;
+  fixtures::Info info;
+  CudnnWorld() {
+    fs::create_directories(dir.path() / "archives");
+    info = fixtures::make_cudnn_windows(dir.path() / "archives", "9.1.0.70", 12);
+    testing_support::write_file(manifest(),
+                                fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"windows-x86_64", info}},
+                                                         "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn'\n"));
+  }
+  fs::path manifest() const { return dir.path() / "stack.toml"; }
+  fs::path archives() const { return dir.path() / "archives"; }
+};
+
+// ---- tests --------------------------------------------------------------------------------
+
+TEST(WindowsBuild, ImportsOnlyDllsEveryWindowsHas) {
+  if (!fs::is_regular_file(exe())) GTEST_SKIP() << "no Windows build at " << exe() << " (scripts/build-windows.sh --tests)";
+  for (const fs::path& f : {exe(), convtest_exe()}) {
+    PeImage pe = read_pe(f);
+    EXPECT_EQ(pe.machine, 0x8664) << f << " is not an x64 image";
+    ASSERT_FALSE(pe.imports.empty()) << f;
+    std::vector<std::string> foreign;
+    for (const auto& d : pe.imports)
+      if (!windows_own_dll(d)) foreign.push_back(d);
+    EXPECT_TRUE(foreign.empty()) << f << " imports DLLs a Windows machine does not have: " << testing::PrintToString(foreign);
+    // the digests and the downloads come from the OS (CNG, WinHTTP), not from a library of ours
+    if (f == exe()) {
+      auto has = [&](const char* dll) {
+        return std::any_of(pe.imports.begin(), pe.imports.end(), [&](const std::string& d) { return strcasecmp(d.c_str(), dll) == 0; });
+      };
+      EXPECT_TRUE(has("bcrypt.dll")) << testing::PrintToString(pe.imports);
+      EXPECT_TRUE(has("winhttp.dll")) << testing::PrintToString(pe.imports);
+    }
+  }
+}
+
+TEST(WindowsBuild, ReleaseZipHoldsTheProgramsAndTheLicences) {
+  fs::path zip;
+  if (fs::is_directory(windows_build()))
+    for (const auto& e : fs::directory_iterator(windows_build()))
+      if (e.path().extension() == ".zip" && e.path().filename().string().find("-windows-x86_64") != std::string::npos) zip = e.path();
+  if (zip.empty()) GTEST_SKIP() << "no release zip in " << windows_build() << " (scripts/build-windows.sh without --no-zip)";
+  auto unzip = testing_support::tool_path("unzip");
+  if (unzip.empty()) GTEST_SKIP() << "unzip is not installed";
+  auto r = testing_support::run_process({unzip, "-Z1", zip.string()});
+  ASSERT_EQ(r.exit_code, 0) << show(r);
+  std::string top = zip.stem().string() + "/";
+  for (std::string f : {"stackpin.exe", "stackpin-convtest.exe", "README.txt", "licenses/libarchive.txt", "licenses/liblzma.txt",
+                        "licenses/zlib.txt", "licenses/tomlplusplus.txt", "licenses/cli11.txt", "licenses/nlohmann-json.txt"})
+    EXPECT_TRUE(testing_support::contains(r.out, top + f + "\n")) << top + f << " missing from " << zip << ":\n" << r.out;
+}
+
+TEST(WindowsExe, VersionMatchesTheLinuxBuild) {
+  SKIP_WITHOUT_WINE();
+  auto w = stackpin_exe({"--version"});
+  ASSERT_EQ(w.exit_code, 0) << show(w);
+  auto l = testing_support::stackpin({"--version"});
+  EXPECT_EQ(w.out, l.out);
+}
+
+TEST(WindowsExe, CheckGivesTheLinuxBuildsFindings) {
+  SKIP_WITHOUT_WINE();
+  for (std::string m : {"cu118-cudnn880-win.toml", "cu124-cudnn91-minimal.toml", "cu130-cudnn913.toml"}) {
+    fs::path file = testing_support::source_dir() / "manifests" / m;
+    auto w = stackpin_exe({"check", z_path(file), "--json"});
+    auto l = testing_support::stackpin({"check", file.string(), "--json"});
+    EXPECT_EQ(w.exit_code, l.exit_code) << m << "\n" << show(w);
+    auto wj = json::parse(w.out, nullptr, false), lj = json::parse(l.out, nullptr, false);
+    ASSERT_FALSE(wj.is_discarded()) << m << "\n" << show(w);
+    ASSERT_FALSE(lj.is_discarded()) << m << "\n" << show(l);
+    // the same findings; only the manifest's path is written the way each OS names it
+    for (auto* doc : {&wj, &lj})
+      for (auto& f : (*doc)["findings"])
+        if (f.contains("where") && f["where"].contains("file")) {
+          std::string file = f["where"]["file"];
+          f["where"]["file"] = file.substr(file.find_last_of("/\\") + 1);
+        }
+    EXPECT_EQ(wj["findings"], lj["findings"]) << m;
+    EXPECT_TRUE(testing_support::contains(w.out, "Z:\\\\")) << "the Windows build names the manifest by its Windows path";
+  }
+}
+
+TEST(WindowsExe, BadManifestNamesTheFileAndLine) {
+  SKIP_WITHOUT_WINE();
+  ScratchDir d;
+  auto m = d.write("broken.toml", "schema = 1\nname = \"x\"\n[cuda\nversion = \"12.4.1\"\n");
+  auto r = stackpin_exe({"check", z_path(m)});
+  auto l = testing_support::stackpin({"check", m.string()});
+  EXPECT_NE(r.exit_code, 0) << show(r);
+  EXPECT_EQ(r.exit_code, l.exit_code) << show(r);
+  EXPECT_TRUE(testing_support::contains(r.err, "broken.toml")) << show(r);
+  EXPECT_TRUE(testing_support::contains(r.err, ":3")) << show(r);
+}
+
+TEST(WindowsExe, VerifyHashesWithCngAndRefusesASwappedArchive) {
+  SKIP_WITHOUT_WINE();
+  CudnnWorld w;
+  auto ok = stackpin_exe({"verify", z_path(w.manifest()), "--archives", z_path(w.archives())});
+  EXPECT_EQ(ok.exit_code, 0) << show(ok);
+  // the same size, other bytes: the SHA-256 (from CNG) must differ from the pin
+  std::string bytes = testing_support::read_text(w.info.path);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
+  testing_support::write_file(w.info.path, bytes);
+  auto bad = stackpin_exe({"verify", z_path(w.manifest()), "--archives", z_path(w.archives())});
+  EXPECT_NE(bad.exit_code, 0) << show(bad);
+  EXPECT_TRUE(testing_support::contains(bad.out + bad.err, "sha256")) << show(bad);
+  // and the digest itself agrees with the Linux build's, byte for byte
+  auto wv = stackpin_exe({"verify", z_path(w.info.path), "--sha256", std::string(64, '0')});
+  auto lv = testing_support::stackpin({"verify", w.info.path.string(), "--sha256", std::string(64, '0')});
+  EXPECT_EQ(wv.exit_code, lv.exit_code) << show(wv);
+  std::string actual = fixtures::info(w.info.path).sha256;
+  EXPECT_TRUE(testing_support::contains(wv.out + wv.err, actual)) << show(wv);
+}
+
+TEST(WindowsExe, StageStatusUnstageOnTheCDrive) {
+  SKIP_WITHOUT_WINE();
+  CudnnWorld w;
+  WinDir dest("stage");
+  std::string into = dest.win + "\\cuDNN v9";  // a space, as in C:\Program Files
+  auto s = stackpin_exe({"stage", z_path(w.manifest()), "--archives", z_path(w.archives()), "--target", "windows", "--dest", into});
+  ASSERT_EQ(s.exit_code, 0) << show(s);
+  fs::path tree = dest.unix / "cuDNN v9";
+  EXPECT_TRUE(fs::is_regular_file(tree / "bin" / "cudnn64_9.dll")) << show(s);
+  EXPECT_TRUE(fs::is_regular_file(tree / "include" / "cudnn_version.h"));
+  EXPECT_TRUE(fs::is_regular_file(tree / "lib" / "x64" / "cudnn.lib"));
+
+  // the same tree as the Linux build stages from the same archive
+  ScratchDir linux_dest;
+  auto ls = testing_support::stackpin({"stage", w.manifest().string(), "--archives", w.archives().string(), "--target", "windows", "--dest",
+                                       (linux_dest.path() / "t").string()});
+  ASSERT_EQ(ls.exit_code, 0) << show(ls);
+  std::vector<std::string> wf, lf;
+  for (auto [root, out] : {std::pair{tree, &wf}, std::pair{linux_dest.path() / "t", &lf}})
+    for (const auto& e : fs::recursive_directory_iterator(root))
+      if (e.is_regular_file() && e.path().string().find(".stackpin") == std::string::npos)
+        out->push_back(fs::relative(e.path(), root).generic_string() + " " + fixtures::info(e.path()).sha256);
+  std::sort(wf.begin(), wf.end());
+  std::sort(lf.begin(), lf.end());
+  EXPECT_EQ(wf, lf);
+
+  auto st = stackpin_exe({"status", "--dest", into});
+  EXPECT_EQ(st.exit_code, 0) << show(st);
+  // drift: a DLL changed after staging is found
+  testing_support::write_file(tree / "bin" / "cudnn64_9.dll", "MZ not the staged bytes");
+  auto drift = stackpin_exe({"status", "--dest", into});
+  EXPECT_EQ(drift.exit_code, 1) << show(drift);
+  EXPECT_TRUE(testing_support::contains(drift.out, "cudnn64_9.dll")) << show(drift);
+  auto un = stackpin_exe({"unstage", "--dest", into, "--force"});
+  EXPECT_EQ(un.exit_code, 0) << show(un);
+  EXPECT_FALSE(fs::exists(tree / "bin" / "cudnn64_9.dll")) << show(un);
+}
+
+TEST(WindowsExe, StagesIntoAFolderNamedOutsideTheAnsiCodePage) {
+  SKIP_WITHOUT_WINE();
+  CudnnWorld w;
+  WinDir dest("unicode");
+  // a user folder in Chinese with a space, as the seeds' users have: the name must reach the file
+  // system as typed, not as the ANSI code page's rendering of it
+  std::string into = dest.win + "\\\u6df1\u5ea6\u5b66\u4e60 cuDNN";
+  auto s = stackpin_exe({"stage", z_path(w.manifest()), "--archives", z_path(w.archives()), "--target", "windows", "--dest", into});
+  ASSERT_EQ(s.exit_code, 0) << show(s);
+  fs::path tree = dest.unix / fs::path(std::string("\u6df1\u5ea6\u5b66\u4e60 cuDNN"));
+  EXPECT_TRUE(fs::is_regular_file(tree / "bin" / "cudnn64_9.dll")) << show(s);
+  EXPECT_TRUE(testing_support::contains(s.out, "\u6df1\u5ea6\u5b66\u4e60")) << show(s);
+  auto st = stackpin_exe({"status", "--dest", into});
+  EXPECT_EQ(st.exit_code, 0) << show(st);
+}
+
+TEST(WindowsExe, ReservedAndCollidingNamesAreRefusedBeforeAnythingIsWritten) {
+  SKIP_WITHOUT_WINE();
+  ScratchDir d;
+  // an archive whose entries collide on a case-insensitive file system, and one with a reserved name
+  for (auto [name, entries] :
+       {std::pair<std::string, std::vector<fixtures::Entry>>{
+            "case", {{"top/bin/cudnn64_9.dll", fixtures::Kind::file, "MZ a"}, {"top/bin/CUDNN64_9.DLL", fixtures::Kind::file, "MZ b"}}},
+        std::pair<std::string, std::vector<fixtures::Entry>>{"reserved", {{"top/bin/aux.dll", fixtures::Kind::file, "MZ"}}}}) {
+    fs::create_directories(d.path() / name);
+    fs::path zip = d.path() / name / "cudnn-windows-x86_64-9.1.0.70_cuda12-archive.zip";
+    fixtures::write_archive(zip, fixtures::Format::zip, entries);
+    auto info = fixtures::info(zip);
+    auto m = d.write(name + ".toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"windows-x86_64", info}},
+                                                              "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn'\n"));
+    WinDir dest(name);
+    auto s =
+        stackpin_exe({"stage", z_path(m), "--archives", z_path(d.path() / name), "--target", "windows", "--dest", dest.win + "\\cudnn"});
+    EXPECT_NE(s.exit_code, 0) << name << "\n" << show(s);
+    EXPECT_FALSE(fs::exists(dest.unix / "cudnn" / "bin")) << name << "\n" << show(s);
+  }
+}
+
+TEST(WindowsExe, FetchDownloadsThroughWinHttpIntoLocalAppData) {
+  SKIP_WITHOUT_WINE();
+  CudnnWorld w;
+  testing_support::HttpServer server;
+  std::string rel = "/redist/cudnn/windows-x86_64/" + w.info.path.filename().string();
+  server.serve(rel, testing_support::read_text(w.info.path));
+  std::string text = testing_support::read_text(w.manifest());
+  text.replace(text.find("origin = \"local\"\n"), 17, "origin = \"local\"\nurl = \"" + server.url(rel) + "\"\n");
+  testing_support::write_file(w.manifest(), text);
+  // no STACKPIN_CACHE_DIR: the default cache, %LOCALAPPDATA%\stackpin\cache
+  auto f = stackpin_exe({"fetch", z_path(w.manifest()), "--retry-delay-ms", "1", "--json"},
+                        {"STACKPIN_CACHE_DIR=", "STACKPIN_CONFIG=" + z_path(w.dir.path() / "none.toml")});
+  ASSERT_EQ(f.exit_code, 0) << show(f);
+  auto j = json::parse(f.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << show(f);
+  fs::path cache;
+  for (const auto& u : fs::directory_iterator(wine().prefix / "drive_c" / "users"))
+    if (fs::is_directory(u.path() / "AppData" / "Local" / "stackpin" / "cache" / "sha256" / w.info.sha256))
+      cache = u.path() / "AppData" / "Local" / "stackpin" / "cache";
+  ASSERT_FALSE(cache.empty()) << "nothing under AppData\\Local\\stackpin\\cache\n" << show(f);
+  fs::path got = cache / "sha256" / w.info.sha256 / w.info.path.filename();
+  EXPECT_EQ(fixtures::info(got).sha256, w.info.sha256);
+  EXPECT_GE(server.requests().size(), 1u);
+  fs::remove_all(cache / "sha256" / w.info.sha256);
+
+  // a 404 is an error naming the URL, and nothing is left in the cache
+  testing_support::HttpServer empty;
+  text.replace(text.find(server.url(rel)), server.url(rel).size(), empty.url(rel));
+  testing_support::write_file(w.manifest(), text);
+  auto missing = stackpin_exe({"fetch", z_path(w.manifest()), "--retry-delay-ms", "1", "--cache-dir", z_path(w.dir.path() / "c")});
+  EXPECT_NE(missing.exit_code, 0) << show(missing);
+  EXPECT_TRUE(testing_support::contains(missing.err, "404")) << show(missing);
+  EXPECT_FALSE(fs::exists(w.dir.path() / "c" / "sha256" / w.info.sha256 / w.info.path.filename())) << show(missing);
+  EXPECT_FALSE(fs::exists(w.dir.path() / "c" / "partial" / (w.info.sha256 + ".part"))) << show(missing);
+}
+
+TEST(WindowsExe, ConvtestLoadsTheDllDoublesThroughTheWindowsLoader) {
+  SKIP_WITHOUT_WINE();
+  fs::path doubles = windows_build() / "tests" / "doubles" / "cuda12-cudnn9";
+  if (!fs::is_regular_file(doubles / "cudnn64_9.dll"))
+    GTEST_SKIP() << "no DLL test doubles in " << doubles << " (build-windows.sh --tests)";
+  // named by path, and found by name through PATH, as an application finds them
+  auto by_path = run_windows(
+      convtest_exe(), {"--cudnn", z_path(doubles / "cudnn64_9.dll"), "--cudart", z_path(doubles / "cudart64_12.dll"), "--quick", "--json"});
+  ASSERT_EQ(by_path.exit_code, 0) << show(by_path);
+  auto j = json::parse(by_path.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << show(by_path);
+  EXPECT_TRUE(testing_support::contains(j.dump(), "cudnn64_9.dll")) << j.dump(2);
+
+  auto by_name = run_windows(convtest_exe(), {"--quick", "--json"}, {"WINEPATH=" + z_path(doubles)});
+  ASSERT_EQ(by_name.exit_code, 0) << show(by_name);
+  EXPECT_TRUE(testing_support::contains(by_name.out, "cudnn64_9.dll")) << show(by_name);
+
+  // no GPU (the double reports none): exit 3, nothing to run on, as on Linux
+  auto none = run_windows(convtest_exe(), {"--quick", "--json"}, {"WINEPATH=" + z_path(doubles), "STACKPIN_FAKE_CUDA_DEVICES=0"});
+  EXPECT_EQ(none.exit_code, 3) << show(none);
+}
+
+}  // namespace
