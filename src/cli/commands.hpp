@@ -52,6 +52,7 @@ void add_capture(CLI::App& app, Context& ctx);
 void add_lock(CLI::App& app, Context& ctx);
 void add_fetch(CLI::App& app, Context& ctx);
 void add_apply(CLI::App& app, Context& ctx);
+void add_activate(CLI::App& app, Context& ctx);
 
 // Helpers shared by the commands (commands.cpp).
 // Renders `e` (text on stderr, or the --json envelope on stdout) and returns its exit code.

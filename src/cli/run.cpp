@@ -52,6 +52,7 @@ const std::map<std::string, std::string>& value_names() {
       {"--registry", "REGISTRY"},
       {"--retries", "COUNT"},
       {"--runner-label", "LABEL"},
+      {"--scope", "SCOPE"},
       {"--retry-delay-ms", "MS"},
       {"--root", "DIR"},
       {"--sha256", "HEX"},
@@ -102,6 +103,7 @@ void define_commands(CLI::App& app, Context& ctx) {
   add_lock(app, ctx);
   add_fetch(app, ctx);
   add_apply(app, ctx);
+  add_activate(app, ctx);
   name_option_values(app);
 }
 

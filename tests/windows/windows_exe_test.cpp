@@ -14,7 +14,9 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <sstream>
 
 #include "fixtures.hpp"
 #include "http_server.hpp"
@@ -363,6 +365,98 @@ TEST(WindowsExe, StagesIntoAFolderNamedOutsideTheAnsiCodePage) {
   EXPECT_TRUE(testing_support::contains(s.out, "\u6df1\u5ea6\u5b66\u4e60")) << show(s);
   auto st = stackpin_exe({"status", "--dest", into});
   EXPECT_EQ(st.exit_code, 0) << show(st);
+}
+
+// A value of HKCU\Environment as `wine reg query` prints it: {type, data}; nullopt when absent.
+std::optional<std::pair<std::string, std::string>> user_env_value(const std::string& name) {
+  auto r = testing_support::run_process({wine().wine, "reg", "query", "HKCU\\Environment", "/v", name}, wine_env());
+  std::istringstream lines(unix_lines(r.out));
+  for (std::string line; std::getline(lines, line);) {
+    auto at = line.find("    " + name + "    ");
+    if (at == std::string::npos) continue;
+    std::string rest = line.substr(at + name.size() + 8);
+    auto sep = rest.find("    ");
+    if (sep == std::string::npos) return std::pair<std::string, std::string>{rest, ""};
+    return std::pair<std::string, std::string>{rest.substr(0, sep), rest.substr(sep + 4)};
+  }
+  return std::nullopt;
+}
+void set_user_env(const std::string& name, const std::string& type, const std::string& data) {
+  auto r =
+      testing_support::run_process({wine().wine, "reg", "add", "HKCU\\Environment", "/v", name, "/t", type, "/d", data, "/f"}, wine_env());
+  ASSERT_EQ(r.exit_code, 0) << show(r);
+}
+void delete_user_env(const std::string& name) {
+  testing_support::run_process({wine().wine, "reg", "delete", "HKCU\\Environment", "/v", name, "/f"}, wine_env());
+}
+
+TEST(WindowsExe, ActivateChangesTheUserEnvironmentAndUndoRestoresIt) {
+  SKIP_WITHOUT_WINE();
+  CudnnWorld w;
+  WinDir dest("activate");
+  const std::string into = dest.win + "\\cudnn";
+  auto s = stackpin_exe({"stage", z_path(w.manifest()), "--archives", z_path(w.archives()), "--target", "windows", "--dest", into});
+  ASSERT_EQ(s.exit_code, 0) << show(s);
+  // another cuDNN tree on the user PATH (taken out), a system entry written with a variable (kept as written)
+  testing_support::write_file(dest.unix / "old-cudnn" / "bin" / "cudnn64_8.dll", "MZ an older cuDNN");
+  const std::string old_path = "%SystemRoot%\\system32;" + dest.win + "\\old-cudnn\\bin;C:\\tools\\bin";
+  set_user_env("Path", "REG_EXPAND_SZ", old_path);
+  delete_user_env("CUDNN_PATH");
+  struct Restore {
+    ~Restore() {
+      delete_user_env("Path");
+      delete_user_env("CUDNN_PATH");
+    }
+  } restore;
+
+  auto dry = stackpin_exe({"activate", z_path(w.manifest()), "--dest", into, "--dry-run", "--json"});
+  ASSERT_EQ(dry.exit_code, 0) << show(dry);
+  auto dj = json::parse(dry.out, nullptr, false);
+  ASSERT_FALSE(dj.is_discarded()) << show(dry);
+  const std::string want = into + "\\bin;%SystemRoot%\\system32;C:\\tools\\bin";
+  EXPECT_EQ(dj["report"]["changes"][0]["after"], want) << dry.out;
+  EXPECT_EQ(user_env_value("Path")->second, old_path) << "--dry-run changed the registry";
+  EXPECT_FALSE(fs::exists(dest.unix / "cudnn" / ".stackpin" / "activation-user.json"));
+
+  auto a = stackpin_exe({"activate", z_path(w.manifest()), "--dest", into});
+  ASSERT_EQ(a.exit_code, 0) << show(a);
+  auto path = user_env_value("Path");
+  ASSERT_TRUE(path) << show(a);
+  EXPECT_EQ(path->first, "REG_EXPAND_SZ") << "the value's type is kept";
+  EXPECT_EQ(path->second, want) << show(a);
+  EXPECT_TRUE(testing_support::contains(a.out, "old-cudnn")) << show(a);
+  auto cudnn_path = user_env_value("CUDNN_PATH");
+  ASSERT_TRUE(cudnn_path) << show(a);
+  EXPECT_EQ(cudnn_path->second, into);
+  EXPECT_TRUE(fs::is_regular_file(dest.unix / "cudnn" / ".stackpin" / "activation-user.json")) << show(a);
+
+  auto again = stackpin_exe({"activate", z_path(w.manifest()), "--dest", into});
+  EXPECT_EQ(again.exit_code, 0) << show(again);
+  EXPECT_TRUE(testing_support::contains(again.out, "already active")) << show(again);
+
+  auto undo = stackpin_exe({"activate", z_path(w.manifest()), "--dest", into, "--undo"});
+  ASSERT_EQ(undo.exit_code, 0) << show(undo);
+  EXPECT_EQ(user_env_value("Path")->second, old_path) << show(undo);
+  EXPECT_FALSE(user_env_value("CUDNN_PATH")) << show(undo);
+  EXPECT_FALSE(fs::exists(dest.unix / "cudnn" / ".stackpin" / "activation-user.json")) << show(undo);
+
+  // a record edited to set another variable is refused, naming the file, and nothing changes
+  auto b = stackpin_exe({"activate", z_path(w.manifest()), "--dest", into});
+  ASSERT_EQ(b.exit_code, 0) << show(b);
+  fs::path record = dest.unix / "cudnn" / ".stackpin" / "activation-user.json";
+  std::string text = testing_support::read_text(record);
+  text.replace(text.find("CUDNN_PATH"), 10, "ComSpec");
+  testing_support::write_file(record, text);
+  auto hostile = stackpin_exe({"activate", z_path(w.manifest()), "--dest", into, "--undo"});
+  EXPECT_NE(hostile.exit_code, 0) << show(hostile);
+  EXPECT_TRUE(testing_support::contains(hostile.err, "activation-user.json")) << show(hostile);
+  EXPECT_TRUE(testing_support::contains(hostile.err, "ComSpec")) << show(hostile);
+  EXPECT_EQ(user_env_value("Path")->second, want) << show(hostile);
+
+  // a tree that was never staged: nothing to activate
+  auto none = stackpin_exe({"activate", z_path(w.manifest()), "--dest", dest.win + "\\nothing"});
+  EXPECT_NE(none.exit_code, 0) << show(none);
+  EXPECT_TRUE(testing_support::contains(none.err, "nothing is staged")) << show(none);
 }
 
 TEST(WindowsExe, ReservedAndCollidingNamesAreRefusedBeforeAnythingIsWritten) {

@@ -78,15 +78,18 @@ PathEntryKind classify_dir(const std::vector<std::string>& names, std::vector<st
   return toolkit ? PathEntryKind::toolkit_with_cudnn : PathEntryKind::cudnn_only;
 }
 
-PathDecision decide_path(const WindowsTree& tree, std::string_view path_value, std::string_view cudnn_bin) {
+PathDecision decide_path(const WindowsTree& tree, std::string_view path_value, const std::vector<std::string>& first_dirs) {
   PathDecision d;
   std::vector<std::string> kept_raw, seen;
-  const std::string ours = normalize_windows_path(cudnn_bin);
+  auto is_ours = [&](const std::string& p) {
+    return std::any_of(first_dirs.begin(), first_dirs.end(),
+                       [&](const std::string& f) { return same_windows_path(p, normalize_windows_path(f)); });
+  };
   for (const auto& e : parse_windows_path_list(path_value, tree.vars)) {
     PathEntryDecision x;
     x.raw = e.raw;
     x.windows_path = e.path;
-    if (same_windows_path(e.path, ours)) {
+    if (is_ours(e.path)) {
       x.kind = PathEntryKind::ours;
     } else {
       std::vector<std::string> names;
@@ -108,9 +111,13 @@ PathDecision decide_path(const WindowsTree& tree, std::string_view path_value, s
       for (const auto& dll : x.cudnn_dlls) d.stale.push_back(e.path + "\\" + dll);
     d.entries.push_back(std::move(x));
   }
-  d.value = std::string(cudnn_bin);
-  for (const auto& k : kept_raw) d.value += ";" + k;
+  d.value = util::join(first_dirs, ";");
+  for (const auto& k : kept_raw) d.value += (d.value.empty() ? "" : ";") + k;
   return d;
+}
+
+PathDecision decide_path(const WindowsTree& tree, std::string_view path_value, std::string_view cudnn_bin) {
+  return decide_path(tree, path_value, std::vector<std::string>{std::string(cudnn_bin)});
 }
 
 }  // namespace core

@@ -47,6 +47,9 @@ struct PathDecision {
 // `cudnn_bin` (an absolute Windows path), looking at the directories through `tree` (a mounted
 // or fake Windows disk; an entry that maps to nothing is `other` and kept).
 PathDecision decide_path(const WindowsTree& tree, std::string_view path_value, std::string_view cudnn_bin);
+// The same with several directories put first, in order (cuDNN's DLL directory, then a staged
+// toolkit's bin directories: gen::first_path_dirs), as activate.ps1's Get-NewPath does.
+PathDecision decide_path(const WindowsTree& tree, std::string_view path_value, const std::vector<std::string>& first_dirs);
 
 // Classifies one directory's file names (lower case) the same way.
 PathEntryKind classify_dir(const std::vector<std::string>& names, std::vector<std::string>* cudnn_dlls = nullptr);
