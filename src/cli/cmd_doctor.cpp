@@ -10,6 +10,8 @@
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"
 #include "knowledge/knowledge_base.hpp"
+#include "util/env.hpp"
+#include "util/persistent_env.hpp"
 
 namespace cli {
 
@@ -76,7 +78,9 @@ void render_order(std::ostream& os, const model::SearchOrder& o, const Style& st
 
 void render_text(std::ostream& os, const DoctorCli& o, const model::DoctorReport& r, const Style& st) {
   os << st.bold("stackpin doctor");
-  if (r.windows) {
+  if (r.windows && o.windows_root.empty()) {
+    os << ": this Windows machine (PATH from the registry's Machine and User values, and its loader)";
+  } else if (r.windows) {
     os << ": Windows tree";
     for (const auto& [drive, dir] : r.windows->drives) os << " " << drive << "\\ = " << dir;
   }
@@ -128,6 +132,27 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
                         .with_hint("e.g. --env CUDA_PATH=\"C:\\CUDA\\v12.4\""));
       w.env[kv->first] = kv->second;
     }
+    opts.windows = std::move(w);
+  } else if (util::host_is_windows()) {
+    // this Windows machine: its registry's PATH values (or the ones given), its drives, and its loader
+    std::string machine_path = o.path;
+    std::optional<std::string> user_path;
+    if (o.user_path_opt && o.user_path_opt->count()) user_path = o.user_path;
+    if (o.path.empty()) {
+      auto store = util::system_persistent_env();
+      if (!store) return fail(ctx, "doctor", store.error());
+      auto m = (*store)->get(util::EnvScope::machine, "Path");
+      auto u = (*store)->get(util::EnvScope::user, "Path");
+      if (!m) return fail(ctx, "doctor", m.error());
+      if (!u) return fail(ctx, "doctor", u.error());
+      machine_path = *m ? (*m)->value : "";
+      if (*u) user_path = (*u)->value;
+    }
+    auto w = core::live_windows_doctor_options(ctx.io.env, machine_path, user_path);
+    w.app_dir = o.app_dir;
+    if (!o.cwd.empty()) w.cwd = o.cwd;
+    w.python = o.python;
+    w.dll_dirs = o.dll_dirs;
     opts.windows = std::move(w);
   }
   auto report = core::doctor(opts, kb);

@@ -2,6 +2,7 @@
 // Loading the CUDA runtime and cuDNN the way an application does: dlopen on Linux
 // (loader_posix.cpp), LoadLibraryExW on Windows (loader_windows.cpp); binding in loader.cpp.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cuda_api.hpp"
@@ -21,6 +22,13 @@ std::vector<std::string> cudnn_library_names();
 // The CUDA runtime's names, newest first, except that the one of `preferred_major` (the CUDA major
 // cuDNN was built with; 0 when unknown) comes first.
 std::vector<std::string> cudart_library_names(int preferred_major);
+#ifdef _WIN32
+// loader_windows.cpp's helpers, shared with load_as_application: UTF-16 names, the text of a
+// loader error, the file of a loaded module.
+std::wstring wide_name(std::string_view s);
+std::string load_error_text(unsigned long code);
+std::string module_file(void* module);
+#endif
 // The address of `name` in an open library; null when it does not export it.
 void* find_symbol(void* handle, const char* name);
 // Resolves every entry point; returns the names that are missing.

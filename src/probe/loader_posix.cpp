@@ -3,6 +3,7 @@
 // application being debugged), and the file the loader really mapped is read back from the link
 // map, because "which libcudnn did it load?" is the question the seeds could not answer.
 #include "loader.hpp"
+#include "probe/windows_loader.hpp"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -92,3 +93,10 @@ std::string nvml_driver_version() {
 }
 
 }  // namespace probe::detail
+
+namespace probe {
+
+// Only the Windows loader is asked: Linux's is judged from the ld.so cache and the trees.
+LoaderAnswer load_as_application(const std::string&, bool) { return {}; }
+
+}  // namespace probe

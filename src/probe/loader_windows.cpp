@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "loader.hpp"
+#include "probe/windows_loader.hpp"
 #include "util/strings.hpp"
 
 namespace probe::detail {
@@ -43,6 +44,10 @@ std::string load_error(DWORD code) {
 }
 
 }  // namespace
+
+std::wstring wide_name(std::string_view s) { return wide(s); }
+std::string load_error_text(unsigned long code) { return load_error(static_cast<DWORD>(code)); }
+std::string module_file(void* module) { return module_path(static_cast<HMODULE>(module)); }
 
 Loaded open_library(const std::string& what, const std::string& path, const std::vector<std::string>& sonames) {
   Loaded out;
@@ -114,3 +119,27 @@ std::string nvml_driver_version() {
 }
 
 }  // namespace probe::detail
+
+namespace probe {
+
+LoaderAnswer load_as_application(const std::string& dll_name, bool python_search) {
+  LoaderAnswer a;
+  a.supported = true;
+  UINT old_mode = SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX);
+  HMODULE h = LoadLibraryExW(detail::wide_name(dll_name).c_str(), nullptr, python_search ? LOAD_LIBRARY_SEARCH_DEFAULT_DIRS : 0);
+  DWORD code = h ? 0 : GetLastError();
+  SetErrorMode(old_mode);
+  if (!h) {
+    a.error = detail::load_error_text(code);
+    // 126 (ERROR_MOD_NOT_FOUND) also means "a DLL it imports is missing": the caller knows
+    // whether a file of that name is on the search path
+    a.missing = code == ERROR_MOD_NOT_FOUND;
+    return a;
+  }
+  a.loaded = true;
+  a.path = detail::module_file(h);
+  FreeLibrary(h);
+  return a;
+}
+
+}  // namespace probe

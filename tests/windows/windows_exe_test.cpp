@@ -212,6 +212,12 @@ struct CudnnWorld {
   fs::path archives() const { return dir.path() / "archives"; }
 };
 
+std::string util_lower(const json& v) {
+  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
 // ---- tests --------------------------------------------------------------------------------
 
 TEST(WindowsBuild, ImportsOnlyDllsEveryWindowsHas) {
@@ -457,6 +463,80 @@ TEST(WindowsExe, ActivateChangesTheUserEnvironmentAndUndoRestoresIt) {
   auto none = stackpin_exe({"activate", z_path(w.manifest()), "--dest", dest.win + "\\nothing"});
   EXPECT_NE(none.exit_code, 0) << show(none);
   EXPECT_TRUE(testing_support::contains(none.err, "nothing is staged")) << show(none);
+}
+
+// The findings of one rule for one subject in a doctor --json document.
+std::vector<json> findings_for(const json& doc, const std::string& rule, const std::string& subject) {
+  std::vector<json> out;
+  for (const auto& f : doc["findings"])
+    if (f["rule"] == rule && f["subject"] == subject) out.push_back(f);
+  return out;
+}
+
+TEST(WindowsExe, DoctorAsksTheRealLoaderAndFindsTheStaleCopyFirst) {
+  SKIP_WITHOUT_WINE();
+  fs::path doubles = windows_build() / "tests" / "doubles" / "cuda12-cudnn9";
+  if (!fs::is_regular_file(doubles / "cudnn64_9.dll"))
+    GTEST_SKIP() << "no DLL test doubles in " << doubles << " (build-windows.sh --tests)";
+  CudnnWorld w;
+  WinDir dest("doctor");
+  const std::string staged = dest.win + "\\cudnn";
+  auto s = stackpin_exe({"stage", z_path(w.manifest()), "--archives", z_path(w.archives()), "--target", "windows", "--dest", staged});
+  ASSERT_EQ(s.exit_code, 0) << show(s);
+  // real DLLs for the loader: the staged one, and a stale copy in a folder earlier on PATH
+  fs::copy_file(doubles / "cudnn64_9.dll", dest.unix / "cudnn" / "bin" / "cudnn64_9.dll", fs::copy_options::overwrite_existing);
+  fs::create_directories(dest.unix / "stale" / "bin");
+  fs::copy_file(doubles / "cudnn64_9.dll", dest.unix / "stale" / "bin" / "cudnn64_9.dll");
+  // and a 32-bit zlibwapi.dll (cuDNN 9.1 loads it) beside the staged DLLs
+  std::string x86(0x88, '\0');
+  x86[0] = 'M', x86[1] = 'Z', x86[0x3C] = static_cast<char>(0x80);
+  x86.replace(0x80, 4, std::string("PE\0\0", 4));
+  x86[0x84] = static_cast<char>(0x4c), x86[0x85] = static_cast<char>(0x01);
+  testing_support::write_file(dest.unix / "cudnn" / "bin" / "zlibwapi.dll", x86);
+  set_user_env("Path", "REG_EXPAND_SZ", dest.win + "\\stale\\bin;" + staged + "\\bin");
+  struct Restore {
+    ~Restore() { delete_user_env("Path"); }
+  } restore;
+  // the manifest says where the tree lives: here
+  std::string text = testing_support::read_text(w.manifest());
+  text.replace(text.find("prefix = 'C:\\tools\\cudnn'"), 25, "prefix = '" + staged + "'");
+  testing_support::write_file(w.manifest(), text);
+
+  auto d = stackpin_exe({"doctor", "--manifest", z_path(w.manifest()), "--json"});
+  auto j = json::parse(d.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << show(d);
+  EXPECT_EQ(d.exit_code, 1) << show(d);
+  auto loader = findings_for(j, "windows.loader", "cudnn64_9.dll");
+  ASSERT_EQ(loader.size(), 1u) << j.dump(2);
+  EXPECT_EQ(loader[0]["severity"], "ok") << loader[0].dump(2);
+  EXPECT_TRUE(testing_support::contains(util_lower(loader[0]["seen"]), "\\stale\\bin\\cudnn64_9.dll")) << loader[0].dump(2);
+  bool stale_named = false;
+  for (const auto& f : j["findings"])
+    if (f["severity"] == "error" && f["rule"] == "windows.cudnn-dll" &&
+        testing_support::contains(util_lower(f["seen"]), "\\stale\\bin\\cudnn64_9.dll"))
+      stale_named = true;
+  EXPECT_TRUE(stale_named) << "the stale copy that wins is an error\n" << j.dump(2);
+  bool x86_named = false;
+  for (const auto& f : j["findings"])
+    if (f["subject"].get<std::string>().find("zlibwapi") != std::string::npos && testing_support::contains(f.dump(), "32-bit"))
+      x86_named = true;
+  EXPECT_TRUE(x86_named) << j.dump(2);
+  auto z = findings_for(j, "windows.loader", "zlibwapi.dll");
+  ASSERT_EQ(z.size(), 1u) << j.dump(2);
+  EXPECT_EQ(z[0]["severity"], "error") << "the loader cannot load a 32-bit DLL into a 64-bit process\n" << z[0].dump(2);
+
+  // activated, the staged copy comes first, and the loader agrees
+  auto a = stackpin_exe({"activate", z_path(w.manifest())});
+  ASSERT_EQ(a.exit_code, 0) << show(a);
+  auto after = json::parse(stackpin_exe({"doctor", "--manifest", z_path(w.manifest()), "--json"}).out, nullptr, false);
+  ASSERT_FALSE(after.is_discarded());
+  auto l2 = findings_for(after, "windows.loader", "cudnn64_9.dll");
+  ASSERT_EQ(l2.size(), 1u) << after.dump(2);
+  EXPECT_EQ(l2[0]["severity"], "ok") << l2[0].dump(2);
+  EXPECT_TRUE(testing_support::contains(util_lower(l2[0]["seen"]), "\\doctor-")) << l2[0].dump(2);
+  EXPECT_TRUE(testing_support::contains(util_lower(l2[0]["seen"]), "\\cudnn\\bin\\cudnn64_9.dll")) << l2[0].dump(2);
+  auto undo = stackpin_exe({"activate", z_path(w.manifest()), "--undo"});
+  EXPECT_EQ(undo.exit_code, 0) << show(undo);
 }
 
 TEST(WindowsExe, ReservedAndCollidingNamesAreRefusedBeforeAnythingIsWritten) {

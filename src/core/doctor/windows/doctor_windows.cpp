@@ -189,6 +189,31 @@ std::size_t characters(const std::string& utf8) {
 
 }  // namespace
 
+WindowsDoctorOptions live_windows_doctor_options(const util::Env& env, std::string machine_path, std::optional<std::string> user_path) {
+  WindowsDoctorOptions o;
+  o.live = true;
+  o.root = "C:\\";
+  std::error_code ec;
+  for (char d = 'D'; d <= 'Z'; ++d)
+    if (fs::is_directory(std::string(1, d) + ":\\", ec)) o.drives.emplace_back(d, std::string(1, d) + ":\\");
+  o.path = std::move(machine_path);
+  o.user_path = std::move(user_path);
+  auto cwd = fs::current_path(ec);
+  if (!ec) o.cwd = cwd.string();
+  std::string both = o.path + ";" + o.user_path.value_or("");
+  for (std::size_t at = both.find('%'); at != std::string::npos;) {
+    auto end = both.find('%', at + 1);
+    if (end == std::string::npos) break;
+    std::string name = both.substr(at + 1, end - at - 1);
+    if (auto v = name.empty() ? std::nullopt : env.get(name)) o.env[name] = *v;
+    at = both.find('%', end + 1);
+  }
+  for (const char* name : {"SystemRoot", "windir", "SystemDrive", "ProgramFiles", "ProgramFiles(x86)", "ProgramData", "USERPROFILE",
+                           "LOCALAPPDATA", "APPDATA"})
+    if (auto v = env.get(name)) o.env[name] = *v;
+  return o;
+}
+
 util::Status doctor_windows(const WindowsDoctorOptions& o, const knowledge::KnowledgeBase& kb, model::DoctorReport& report) {
   SP_TRY(validate(o));
   WindowsTree tree;
@@ -235,6 +260,7 @@ util::Status doctor_windows(const WindowsDoctorOptions& o, const knowledge::Know
   winrules::conda_envs(c, tree, o.python);
   winrules::path_entries(c);
   winrules::path_length(c);
+  if (o.live) winrules::real_loader(c);
   report.windows = std::move(view);
   return {};
 }

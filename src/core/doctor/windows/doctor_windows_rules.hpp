@@ -61,5 +61,8 @@ void python_dirs(Ctx& c);
 // Conda environments on the tree (those of --python, and where the installers put them) and the
 // cuDNN each carries in Library\bin, against the staged one (doctor_windows_conda.cpp).
 void conda_envs(Ctx& c, const WindowsTree& tree, const std::string& python);
+// On a live Windows machine: what LoadLibraryExW really loads for each DLL the rules looked up,
+// against the copy the search order predicts (doctor_windows_loader.cpp).
+void real_loader(Ctx& c);
 
 }  // namespace core::winrules

@@ -31,7 +31,13 @@ struct WindowsDoctorOptions {
   std::string python;                                          // python.exe (3.8+) of the environment
   std::vector<std::string> dll_dirs;                           // os.add_dll_directory() directories
   std::map<std::string, std::string> env;                      // values for %NAME% beyond the defaults
+  bool live = false;                                           // this running Windows machine: also ask its loader
 };
+
+// The running Windows machine as WindowsDoctorOptions: C:\ and every other drive that exists as
+// themselves, PATH from the registry's Machine and User values (`machine_path`, `user_path`),
+// the current directory, and the process's values for the variables PATH entries name.
+WindowsDoctorOptions live_windows_doctor_options(const util::Env& env, std::string machine_path, std::optional<std::string> user_path);
 
 struct DoctorOptions {
   const model::Manifest* manifest = nullptr;    // expectations; nullptr: report what is found
