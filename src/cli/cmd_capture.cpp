@@ -7,6 +7,7 @@
 #include "core/capture/capture.hpp"
 #include "core/doctor/doctor_linux.hpp"
 #include "format/json.hpp"
+#include "util/env.hpp"
 #include "util/fs.hpp"
 
 namespace cli {
@@ -37,7 +38,18 @@ int run_capture(const CaptureCli& c, Context& ctx) {
     if (!drives) return fail(ctx, "capture", drives.error());
     w.drives = std::move(drives).value();
     cap = core::capture_windows(w, kb, o);
+  } else if (util::host_is_windows() && c.linux_root.empty()) {
+    // this Windows machine, as doctor sees it: the registry's PATH values, its drives
+    auto live = live_windows_options(ctx, "", std::nullopt);
+    if (!live) return fail(ctx, "capture", live.error());
+    auto w = std::move(live).value();
+    w.python = c.python;
+    cap = core::capture_windows(w, kb, o);
   } else {
+    if (!c.python.empty())
+      return fail(ctx, "capture",
+                  util::Error(util::ErrorCode::usage, "--python is for a Windows machine: with --windows-root, or on Windows itself")
+                      .with_hint("on Linux, --site-packages DIR says which Python environment's frameworks to pin"));
     auto options = core::linux_machine_options(ctx.io.env, kb, nullptr);
     if (!c.site_packages.empty()) options.site_packages = c.site_packages;
     if (!c.linux_root.empty()) {
@@ -92,7 +104,8 @@ void add_capture(CLI::App& app, Context& ctx) {
                                "Capture the Windows machine mounted at DIR (from WSL2: /mnt/c) instead of this one");
   cmd->add_option("--path", c->path, "With --windows-root: that machine's PATH (\"C:\\...;C:\\...\"), machine entries first")->needs(root);
   c->user_path_opt = cmd->add_option("--user-path", c->user_path, "With --windows-root: its User-scope PATH value")->needs(root);
-  cmd->add_option("--python", c->python, "With --windows-root: python.exe of the environment whose frameworks to pin")->needs(root);
+  cmd->add_option("--python", c->python,
+                  "Windows (--windows-root, or on Windows itself): python.exe of the environment whose frameworks to pin");
   cmd->add_option("--drive", c->drives, "With --windows-root: map another drive letter, D=DIR (repeatable)")->needs(root);
   cmd->add_option("--root", c->linux_root,
                   "Capture the Linux file system at DIR (an unpacked image, a mounted disk) instead of this machine; "

@@ -11,7 +11,6 @@
 #include "format/manifest_reader.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "util/env.hpp"
-#include "util/persistent_env.hpp"
 
 namespace cli {
 
@@ -135,20 +134,11 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
     opts.windows = std::move(w);
   } else if (util::host_is_windows()) {
     // this Windows machine: its registry's PATH values (or the ones given), its drives, and its loader
-    std::string machine_path = o.path;
     std::optional<std::string> user_path;
     if (o.user_path_opt && o.user_path_opt->count()) user_path = o.user_path;
-    if (o.path.empty()) {
-      auto store = util::system_persistent_env();
-      if (!store) return fail(ctx, "doctor", store.error());
-      auto m = (*store)->get(util::EnvScope::machine, "Path");
-      auto u = (*store)->get(util::EnvScope::user, "Path");
-      if (!m) return fail(ctx, "doctor", m.error());
-      if (!u) return fail(ctx, "doctor", u.error());
-      machine_path = *m ? (*m)->value : "";
-      if (*u) user_path = (*u)->value;
-    }
-    auto w = core::live_windows_doctor_options(ctx.io.env, machine_path, user_path);
+    auto live = live_windows_options(ctx, o.path, user_path);
+    if (!live) return fail(ctx, "doctor", live.error());
+    auto w = std::move(live).value();
     w.app_dir = o.app_dir;
     if (!o.cwd.empty()) w.cwd = o.cwd;
     w.python = o.python;

@@ -13,6 +13,7 @@
 #include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
 #include "util/fs.hpp"
+#include "util/persistent_env.hpp"
 #include "util/strings.hpp"
 
 namespace cli {
@@ -68,6 +69,18 @@ std::function<void(int)> fault_hook(Context& ctx) {
   return [target](int seq) {
     if (seq == target) std::_Exit(86);  // a crash at exactly this journal record
   };
+}
+
+util::Result<core::WindowsDoctorOptions> live_windows_options(Context& ctx, const std::string& path, std::optional<std::string> user_path) {
+  std::string machine_path = path;
+  if (path.empty()) {
+    SP_TRY_ASSIGN(auto store, util::system_persistent_env());
+    SP_TRY_ASSIGN(auto m, store->get(util::EnvScope::machine, "Path"));
+    SP_TRY_ASSIGN(auto u, store->get(util::EnvScope::user, "Path"));
+    machine_path = m ? m->value : "";
+    if (u && !user_path) user_path = u->value;
+  }
+  return core::live_windows_doctor_options(ctx.io.env, machine_path, user_path);
 }
 
 std::string sha256_of_file(const std::string& path) {

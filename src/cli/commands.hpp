@@ -10,6 +10,7 @@
 #include "cli/run.hpp"
 #include "core/archives/fetch.hpp"
 #include "core/archives/lock.hpp"
+#include "core/doctor/doctor.hpp"
 #include "model/lock.hpp"
 #include "model/manifest.hpp"
 #include "render.hpp"
@@ -71,6 +72,10 @@ std::string sha256_of_file(const std::string& path);
 // SOURCE_DATE_EPOCH, when set: the time reproducible outputs carry. Errors: usage (not a number of
 // seconds since 1970).
 util::Result<std::optional<std::int64_t>> source_date_epoch(Context& ctx);
+
+// This Windows machine for doctor and capture: the Path values `path`/`user_path` when given,
+// else the registry's Machine and User values. Errors: those of reading the registry.
+util::Result<core::WindowsDoctorOptions> live_windows_options(Context& ctx, const std::string& path, std::optional<std::string> user_path);
 
 // --drive D=DIR values (doctor and capture --windows-root): the drive letter and the directory.
 // Errors: usage, naming the bad value.

@@ -539,6 +539,72 @@ TEST(WindowsExe, DoctorAsksTheRealLoaderAndFindsTheStaleCopyFirst) {
   EXPECT_EQ(undo.exit_code, 0) << show(undo);
 }
 
+TEST(WindowsExe, CaptureOfTheLiveMachinePinsTheTreeOnItsPath) {
+  SKIP_WITHOUT_WINE();
+  CudnnWorld w;
+  WinDir dest("capture");
+  const std::string staged = dest.win + "\\cudnn";
+  auto s = stackpin_exe({"stage", z_path(w.manifest()), "--archives", z_path(w.archives()), "--target", "windows", "--dest", staged});
+  ASSERT_EQ(s.exit_code, 0) << show(s);
+  // and the CUDA 12.4 toolkit the installer would have put on PATH, with its version.json
+  testing_support::write_file(dest.unix / "CUDA" / "v12.4" / "bin" / "cudart64_12.dll", "MZ toolkit runtime");
+  testing_support::write_file(dest.unix / "CUDA" / "v12.4" / "version.json", R"({"cuda": {"name": "CUDA SDK", "version": "12.4.1"}})");
+  set_user_env("Path", "REG_EXPAND_SZ", staged + "\\bin;" + dest.win + "\\CUDA\\v12.4\\bin");
+  struct Restore {
+    ~Restore() { delete_user_env("Path"); }
+  } restore;
+  auto c = stackpin_exe({"capture", "--name", "teammate"});
+  ASSERT_EQ(c.exit_code, 0) << show(c);
+  EXPECT_TRUE(testing_support::contains(c.out, "version = \"9.1.0.70\"")) << show(c);
+  EXPECT_TRUE(testing_support::contains(c.out, "[targets.windows]")) << show(c);
+  EXPECT_TRUE(testing_support::contains(c.out, staged)) << show(c);
+  EXPECT_TRUE(testing_support::contains(c.out, "12.4.1")) << show(c);
+  // what a teammate gets is a manifest check accepts, on either build
+  ScratchDir d;
+  auto m = d.write("teammate.toml", c.out);
+  auto ck = testing_support::stackpin({"check", m.string()});
+  EXPECT_EQ(ck.exit_code, 0) << show(ck);
+}
+
+TEST(WindowsExe, LockGenerateDiffAndConvtestMatchTheLinuxBuild) {
+  SKIP_WITHOUT_WINE();
+  ScratchDir d;
+  fs::path src = testing_support::source_dir() / "manifests" / "cu124-cudnn91-minimal.toml";
+  fs::copy_file(src, d.path() / "a.toml");
+  auto wl = stackpin_exe({"lock", z_path(d.path() / "a.toml"), "-o", "-"});
+  auto ll = testing_support::stackpin({"lock", (d.path() / "a.toml").string(), "-o", "-"});
+  ASSERT_EQ(wl.exit_code, 0) << show(wl);
+  EXPECT_EQ(wl.exit_code, ll.exit_code);
+  EXPECT_EQ(wl.out, ll.out) << "the lock is the same bytes on both builds";
+  for (std::vector<std::string> g :
+       {std::vector<std::string>{"generate", "activate", "--shell", "powershell"},
+        std::vector<std::string>{"generate", "activate", "--shell", "cmd"}, std::vector<std::string>{"generate", "conda"}}) {
+    fs::path m = testing_support::source_dir() / "manifests" / "cu118-cudnn880-win.toml";
+    auto wa = g, la = g;
+    wa.push_back(z_path(m));
+    la.push_back(m.string());
+    auto wg = stackpin_exe(wa);
+    auto lg = testing_support::stackpin(la);
+    EXPECT_EQ(wg.exit_code, lg.exit_code) << show(wg);
+    // the console turns \n into \r\n; activate.cmd is CRLF on both
+    EXPECT_EQ(wg.out, unix_lines(lg.out)) << g[1] << " " << g.back();
+  }
+  auto wd = stackpin_exe({"diff", z_path(testing_support::source_dir() / "manifests" / "cu121-cudnn895-torch21.toml"),
+                          z_path(testing_support::source_dir() / "manifests" / "cu130-cudnn913.toml"), "--json"});
+  auto ld = testing_support::stackpin({"diff", (testing_support::source_dir() / "manifests" / "cu121-cudnn895-torch21.toml").string(),
+                                       (testing_support::source_dir() / "manifests" / "cu130-cudnn913.toml").string(), "--json"});
+  EXPECT_EQ(wd.exit_code, ld.exit_code) << show(wd);
+  auto wj = json::parse(wd.out, nullptr, false), lj = json::parse(ld.out, nullptr, false);
+  ASSERT_FALSE(wj.is_discarded()) << show(wd);
+  EXPECT_EQ(wj["report"]["rows"], lj["report"]["rows"]);
+
+  fs::path doubles = windows_build() / "tests" / "doubles" / "cuda12-cudnn9";
+  if (!fs::is_regular_file(doubles / "cudnn64_9.dll")) return;
+  auto ct =
+      stackpin_exe({"convtest", "--cudnn", z_path(doubles / "cudnn64_9.dll"), "--cudart", z_path(doubles / "cudart64_12.dll"), "--quick"});
+  EXPECT_EQ(ct.exit_code, 0) << show(ct);
+}
+
 TEST(WindowsExe, ReservedAndCollidingNamesAreRefusedBeforeAnythingIsWritten) {
   SKIP_WITHOUT_WINE();
   ScratchDir d;
