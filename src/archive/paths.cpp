@@ -36,33 +36,6 @@ std::uint32_t windows_upcase(std::uint32_t cp) {
   return it != std::end(k_upcase) && it->first == cp ? it->second : cp;
 }
 
-// Decodes one UTF-8 sequence (valid, see util::utf8_sequence_length) at the start of `s`.
-std::uint32_t code_point(std::string_view s, std::size_t n) {
-  auto b = [&](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(s[i])); };
-  if (n == 1) return b(0);
-  if (n == 2) return ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
-  if (n == 3) return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
-  return ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
-}
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 bool reserved_windows_name(const std::string& component) {
   std::string stem = component.substr(0, component.find('.'));
   while (!stem.empty() && stem.back() == ' ') stem.pop_back();
@@ -122,7 +95,7 @@ util::Result<std::vector<std::string>> split_entry_path(std::string_view name, N
       for (std::string_view rest = part; !rest.empty();) {
         std::size_t n = util::utf8_sequence_length(rest);
         if (n == 0) return unsafe(name, "the name is not valid UTF-8");
-        if (const char* why = best_fit_hazard(code_point(rest, n)))
+        if (const char* why = best_fit_hazard(static_cast<std::uint32_t>(util::utf8_code_point(rest, n))))
           return unsafe(name,
                         "\"" + part + "\" contains " + why + ", which can turn into a path character when the tree is copied on Windows");
         rest.remove_prefix(n);
@@ -147,7 +120,7 @@ std::string collision_key(const std::string& path, NameRules rules) {
       rest.remove_prefix(1);
       continue;
     }
-    append_utf8(out, windows_upcase(code_point(rest, n)));
+    util::append_utf8(out, windows_upcase(static_cast<std::uint32_t>(util::utf8_code_point(rest, n))));
     rest.remove_prefix(n);
   }
   return out;

@@ -76,6 +76,32 @@ std::string percent_decode(std::string_view s) {
   return out;
 }
 
+// Hands the response head to the sink; false (the attempt recorded as aborted) when it refuses.
+bool start_sink(Attempt& a, const Sink& sink, const std::string& what) {
+  if (!sink.start || sink.start(a.response)) return true;
+  a.aborted_by_sink = true;
+  a.error = Error(ErrorCode::io, what + "aborted by stackpin");
+  return false;
+}
+
+// Hands one block of the body to the sink and reports progress; false when the sink refuses.
+bool deliver(Attempt& a, const Sink& sink, const Progress& progress, const char* data, std::size_t n, const std::string& what) {
+  bool ok = true;
+  try {  // nothing may unwind through the transfer: an exception aborts it
+    ok = !sink.data || sink.data(data, n);
+  } catch (...) {
+    ok = false;
+  }
+  if (!ok) {
+    a.aborted_by_sink = true;
+    a.error = Error(ErrorCode::io, what + "aborted by stackpin");
+    return false;
+  }
+  a.response.bytes += n;
+  if (progress) progress(a.response.bytes, a.response.length);
+  return true;
+}
+
 // file:///C:/dir/file, file://server/share/file and file:///dir/file (the current drive)
 Attempt file_attempt(const Request& req, const Sink& sink, const Progress& progress) {
   Attempt a;
@@ -107,22 +133,12 @@ Attempt file_attempt(const Request& req, const Sink& sink, const Progress& progr
   a.response.effective_url = req.url;
   a.response.range_honoured = req.offset > 0;
   a.response.length = static_cast<std::uint64_t>(size) - req.offset;
-  if (sink.start && !sink.start(a.response)) {
-    a.aborted_by_sink = true;
-    a.error = Error(ErrorCode::io, what + "aborted by stackpin");
-    return a;
-  }
+  if (!start_sink(a, sink, what)) return a;
   std::vector<char> buf(512 * 1024);
   for (;;) {
     std::size_t n = std::fread(buf.data(), 1, buf.size(), f.get());
     if (n == 0) break;
-    if (sink.data && !sink.data(buf.data(), n)) {
-      a.aborted_by_sink = true;
-      a.error = Error(ErrorCode::io, what + "aborted by stackpin");
-      return a;
-    }
-    a.response.bytes += n;
-    if (progress) progress(a.response.bytes, a.response.length);
+    if (!deliver(a, sink, progress, buf.data(), n, what)) return a;
   }
   if (std::ferror(f.get())) a.error = Error(ErrorCode::io, what + "cannot read " + path);
   return a;
@@ -288,11 +304,7 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
   }
   a.response.length = content_length(request.h);
   a.response.range_honoured = req.offset > 0 && status == 206;
-  if (sink.start && !sink.start(a.response)) {
-    a.aborted_by_sink = true;
-    a.error = Error(ErrorCode::io, what + "aborted by stackpin");
-    return a;
-  }
+  if (!start_sink(a, sink, what)) return a;
   std::vector<char> buf(512 * 1024);
   for (;;) {
     DWORD got = 0;
@@ -304,19 +316,7 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
       return a;
     }
     if (got == 0) break;
-    bool ok = true;
-    try {
-      ok = !sink.data || sink.data(buf.data(), got);
-    } catch (...) {
-      ok = false;
-    }
-    if (!ok) {
-      a.aborted_by_sink = true;
-      a.error = Error(ErrorCode::io, what + "aborted by stackpin");
-      return a;
-    }
-    a.response.bytes += got;
-    if (progress) progress(a.response.bytes, a.response.length);
+    if (!deliver(a, sink, progress, buf.data(), got, what)) return a;
   }
   if (a.response.length && a.response.bytes < *a.response.length) {
     a.transient = true;

@@ -144,7 +144,14 @@ std::string printable(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
-namespace {
+char32_t utf8_code_point(std::string_view text, std::size_t n) {
+  auto b = [&](std::size_t i) { return static_cast<char32_t>(static_cast<unsigned char>(text[i])); };
+  if (n == 1) return b(0);
+  if (n == 2) return (b(0) & 0x1F) << 6 | (b(1) & 0x3F);
+  if (n == 3) return (b(0) & 0x0F) << 12 | (b(1) & 0x3F) << 6 | (b(2) & 0x3F);
+  return (b(0) & 0x07) << 18 | (b(1) & 0x3F) << 12 | (b(2) & 0x3F) << 6 | (b(3) & 0x3F);
+}
+
 void append_utf8(std::string& out, char32_t c) {
   if (c < 0x80) {
     out += static_cast<char>(c);
@@ -162,7 +169,6 @@ void append_utf8(std::string& out, char32_t c) {
     out += static_cast<char>(0x80 | (c & 0x3F));
   }
 }
-}  // namespace
 
 std::u16string utf8_to_utf16(std::string_view text) {
   std::u16string out;
@@ -174,11 +180,7 @@ std::u16string utf8_to_utf16(std::string_view text) {
       text.remove_prefix(1);
       continue;
     }
-    auto b = [&](std::size_t i) { return static_cast<char32_t>(static_cast<unsigned char>(text[i])); };
-    char32_t c = n == 1   ? b(0)
-                 : n == 2 ? (b(0) & 0x1F) << 6 | (b(1) & 0x3F)
-                 : n == 3 ? (b(0) & 0x0F) << 12 | (b(1) & 0x3F) << 6 | (b(2) & 0x3F)
-                          : (b(0) & 0x07) << 18 | (b(1) & 0x3F) << 12 | (b(2) & 0x3F) << 6 | (b(3) & 0x3F);
+    char32_t c = utf8_code_point(text, n);
     if (c >= 0x10000) {
       c -= 0x10000;
       out += static_cast<char16_t>(0xD800 + (c >> 10));

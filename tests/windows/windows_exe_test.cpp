@@ -218,6 +218,14 @@ std::string util_lower(const json& v) {
   return s;
 }
 
+// Stages `w`'s archive into DEST\cudnn on Wine's C: drive; returns that Windows path.
+std::string stage_cudnn(const CudnnWorld& w, const WinDir& dest) {
+  std::string into = dest.win + "\\cudnn";
+  auto s = stackpin_exe({"stage", z_path(w.manifest()), "--archives", z_path(w.archives()), "--target", "windows", "--dest", into});
+  if (s.exit_code != 0) throw std::runtime_error("stage failed: " + show(s));
+  return into;
+}
+
 // ---- tests --------------------------------------------------------------------------------
 
 TEST(WindowsBuild, ImportsOnlyDllsEveryWindowsHas) {
@@ -400,9 +408,7 @@ TEST(WindowsExe, ActivateChangesTheUserEnvironmentAndUndoRestoresIt) {
   SKIP_WITHOUT_WINE();
   CudnnWorld w;
   WinDir dest("activate");
-  const std::string into = dest.win + "\\cudnn";
-  auto s = stackpin_exe({"stage", z_path(w.manifest()), "--archives", z_path(w.archives()), "--target", "windows", "--dest", into});
-  ASSERT_EQ(s.exit_code, 0) << show(s);
+  const std::string into = stage_cudnn(w, dest);
   // another cuDNN tree on the user PATH (taken out), a system entry written with a variable (kept as written)
   testing_support::write_file(dest.unix / "old-cudnn" / "bin" / "cudnn64_8.dll", "MZ an older cuDNN");
   const std::string old_path = "%SystemRoot%\\system32;" + dest.win + "\\old-cudnn\\bin;C:\\tools\\bin";
@@ -480,9 +486,7 @@ TEST(WindowsExe, DoctorAsksTheRealLoaderAndFindsTheStaleCopyFirst) {
     GTEST_SKIP() << "no DLL test doubles in " << doubles << " (build-windows.sh --tests)";
   CudnnWorld w;
   WinDir dest("doctor");
-  const std::string staged = dest.win + "\\cudnn";
-  auto s = stackpin_exe({"stage", z_path(w.manifest()), "--archives", z_path(w.archives()), "--target", "windows", "--dest", staged});
-  ASSERT_EQ(s.exit_code, 0) << show(s);
+  const std::string staged = stage_cudnn(w, dest);
   // real DLLs for the loader: the staged one, and a stale copy in a folder earlier on PATH
   fs::copy_file(doubles / "cudnn64_9.dll", dest.unix / "cudnn" / "bin" / "cudnn64_9.dll", fs::copy_options::overwrite_existing);
   fs::create_directories(dest.unix / "stale" / "bin");
@@ -543,9 +547,7 @@ TEST(WindowsExe, CaptureOfTheLiveMachinePinsTheTreeOnItsPath) {
   SKIP_WITHOUT_WINE();
   CudnnWorld w;
   WinDir dest("capture");
-  const std::string staged = dest.win + "\\cudnn";
-  auto s = stackpin_exe({"stage", z_path(w.manifest()), "--archives", z_path(w.archives()), "--target", "windows", "--dest", staged});
-  ASSERT_EQ(s.exit_code, 0) << show(s);
+  const std::string staged = stage_cudnn(w, dest);
   // and the CUDA 12.4 toolkit the installer would have put on PATH, with its version.json
   testing_support::write_file(dest.unix / "CUDA" / "v12.4" / "bin" / "cudart64_12.dll", "MZ toolkit runtime");
   testing_support::write_file(dest.unix / "CUDA" / "v12.4" / "version.json", R"({"cuda": {"name": "CUDA SDK", "version": "12.4.1"}})");

@@ -29,6 +29,11 @@ std::size_t utf8_sequence_length(std::string_view text);
 // `text` fit to quote in a message: control characters and bytes that are not valid UTF-8 are
 // written \xNN, and a text longer than `max_bytes` is cut there with "... (N bytes in all)".
 std::string printable(std::string_view text, std::size_t max_bytes = 200);
+// The code point of the UTF-8 sequence of `n` bytes (1 to 4, as utf8_sequence_length measured it)
+// at the start of `text`.
+char32_t utf8_code_point(std::string_view text, std::size_t n);
+// Appends `c` (at most U+10FFFF) to `out` in UTF-8.
+void append_utf8(std::string& out, char32_t c);
 // UTF-8 to UTF-16 (Windows' wide strings, kept as char16_t so the code is the same everywhere);
 // bytes that are not valid UTF-8 become U+FFFD each.
 std::u16string utf8_to_utf16(std::string_view text);
