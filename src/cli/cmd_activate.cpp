@@ -46,6 +46,7 @@ void print_report(Context& ctx, const model::ActivationReport& r) {
   for (const auto& s : r.stale)
     out << "  " << ctx.out_style.yellow("note") << ": a stale cuDNN DLL stays on PATH inside a CUDA directory: " << s << "\n";
   for (const auto& s : r.left_alone) out << "  " << ctx.out_style.yellow("left alone") << ": " << s << "\n";
+  for (const auto& n : r.notes) out << "  " << ctx.out_style.yellow("note") << ": " << n << "\n";
   if (!r.changed()) {
     out << ctx.out_style.green(r.undo ? "nothing to restore" : "already active") << " in " << r.where << "\n";
     return;

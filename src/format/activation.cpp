@@ -130,6 +130,7 @@ JsonDoc to_json(const model::ActivationReport& r) {
   j["path_removed"] = r.path_removed;
   j["stale"] = r.stale;
   j["left_alone"] = r.left_alone;
+  j["notes"] = r.notes;
   j["record"] = r.record;
   return d;
 }

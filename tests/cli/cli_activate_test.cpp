@@ -102,6 +102,29 @@ TEST(CliActivate, UserScopeIsSourcedFromProfileAndUndoRestoresItExactly) {
   EXPECT_FALSE(fs::exists(w.home() / ".config" / "stackpin" / "activate-fixture.sh"));
 }
 
+TEST(CliActivate, AProfileThatIsALinkStaysOneAndKeepsItsMode) {
+  World w;
+  // a dotfile manager's link, to a private file; and a ~/.bash_profile that bash reads instead
+  testing_support::write_file(w.dir.path() / "dotfiles" / "profile", "export EDITOR=vi\n");
+  fs::permissions(w.dir.path() / "dotfiles" / "profile", fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_directories(w.home());
+  fs::create_symlink(w.dir.path() / "dotfiles" / "profile", w.home() / ".profile");
+  testing_support::write_file(w.home() / ".bash_profile", "# bash's own\n");
+  auto a = stackpin({"activate", w.manifest().string(), "--json"}, w.env());
+  ASSERT_EQ(a.exit_code, 0) << show(a);
+  EXPECT_TRUE(fs::is_symlink(w.home() / ".profile"));
+  EXPECT_TRUE(testing_support::contains(testing_support::read_text(w.dir.path() / "dotfiles" / "profile"), "stackpin activate fixture"));
+  EXPECT_EQ(fs::status(w.dir.path() / "dotfiles" / "profile").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  auto notes = nlohmann::json::parse(a.out)["report"]["notes"];
+  ASSERT_EQ(notes.size(), 1u) << a.out;
+  EXPECT_TRUE(testing_support::contains(notes[0].get<std::string>(), ".bash_profile")) << a.out;
+  auto undo = stackpin({"activate", w.manifest().string(), "--undo"}, w.env());
+  ASSERT_EQ(undo.exit_code, 0) << show(undo);
+  EXPECT_TRUE(fs::is_symlink(w.home() / ".profile"));
+  EXPECT_EQ(testing_support::read_text(w.dir.path() / "dotfiles" / "profile"), "export EDITOR=vi\n");
+}
+
 TEST(CliActivate, RefusesWhatItCannotActivate) {
   World w;
   auto none = stackpin({"activate", w.manifest().string(), "--dest", (w.dir.path() / "nothing").string()}, w.env());

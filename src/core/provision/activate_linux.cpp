@@ -56,12 +56,20 @@ std::optional<std::string> without_block(const std::string& profile, const std::
   return profile.substr(0, b) + profile.substr(e);
 }
 
+// Writes `file` whole (a symbolic link's target, so that a dotfile manager's link stays one),
+// keeping the permissions an existing file had.
 util::Status write_or_explain(const fs::path& file, const std::string& content, util::EnvScope scope) {
   std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
-  auto st = util::write_file_atomic(file, content);
+  const bool link = fs::is_symlink(fs::symlink_status(file, ec));
+  fs::path target = link ? fs::weakly_canonical(file, ec) : file;
+  if (link && ec) return Error(ErrorCode::io, "cannot follow the link " + file.string() + ": " + ec.message());
+  auto old = fs::status(target, ec);
+  const bool existed = !ec && fs::exists(old);
+  fs::create_directories(target.parent_path(), ec);
+  auto st = util::write_file_atomic(target, content);
   if (!st && scope == util::EnvScope::machine)
     return std::move(st).error().with_hint("the machine scope writes system files: run it with sudo, or use --scope user");
+  if (st && existed) fs::permissions(target, old.permissions(), fs::perm_options::replace, ec);
   return st;
 }
 
@@ -108,6 +116,15 @@ util::Result<model::ActivationReport> activate_linux(const model::Manifest& m, c
     std::string next = o.undo ? base : base + (base.empty() || base.back() != '\n' ? "\n" : "") + (base.empty() ? "" : "\n") + block;
     if (next != old) profile_edit = std::make_pair(profile, next);
     report.changes.push_back({profile.string(), read_if_there(profile), next});
+    // bash reads the first of these it finds at login, and then not ~/.profile
+    for (const char* first : {".bash_profile", ".bash_login"})
+      if (!o.undo && fs::exists(o.home / first, ec)) {
+        report.notes.push_back("bash login shells read ~/" + std::string(first) +
+                               " instead of ~/.profile: add `. ~/.profile` to it, "
+                               "or source " +
+                               snippet.string() + " there");
+        break;
+      }
   }
   std::set<fs::path> keep;  // undo: files changed since activation
   for (auto& [file, content] : wanted) {

@@ -48,6 +48,7 @@ struct ActivationReport {
   std::vector<std::string> path_removed;  // entries taken out (activation) or put back (undo)
   std::vector<std::string> stale;         // cuDNN DLLs left on PATH inside toolkit directories
   std::vector<std::string> left_alone;    // undo: values changed since activation, not touched
+  std::vector<std::string> notes;         // what the user still has to know or do
   std::string record;                     // the record file (written, or removed by --undo)
   bool changed() const {
     for (const auto& c : changes)
