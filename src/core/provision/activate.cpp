@@ -134,13 +134,7 @@ WindowsTree live_windows_tree(const util::Env& env, std::string_view path_value)
   std::map<std::string, std::string> overrides;
   std::vector<std::string> names{"SystemRoot",  "windir",      "SystemDrive",  "ProgramFiles", "ProgramFiles(x86)", "ProgramW6432",
                                  "ProgramData", "USERPROFILE", "LOCALAPPDATA", "APPDATA",      "CUDA_PATH"};
-  // and every %NAME% the value itself uses
-  for (std::size_t at = path_value.find('%'); at != std::string_view::npos;) {
-    auto end = path_value.find('%', at + 1);
-    if (end == std::string_view::npos) break;
-    if (end > at + 1) names.emplace_back(path_value.substr(at + 1, end - at - 1));
-    at = path_value.find('%', end + 1);
-  }
+  for (auto& n : windows_path_variables(path_value)) names.push_back(std::move(n));  // and every %NAME% the value uses
   for (const auto& n : names)
     if (auto v = env.get(n)) overrides[n] = *v;
   t.vars = windows_default_vars(overrides);

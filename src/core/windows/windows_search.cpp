@@ -268,4 +268,15 @@ std::string pe_machine(const fs::path& file) {
   return pe_machine_of(head);
 }
 
+std::vector<std::string> windows_path_variables(std::string_view value) {
+  std::vector<std::string> names;
+  for (std::size_t at = value.find('%'); at != std::string_view::npos;) {
+    auto end = value.find('%', at + 1);
+    if (end == std::string_view::npos) break;
+    if (end > at + 1) names.emplace_back(value.substr(at + 1, end - at - 1));
+    at = value.find('%', end + 1);
+  }
+  return names;
+}
+
 }  // namespace core

@@ -200,14 +200,8 @@ WindowsDoctorOptions live_windows_doctor_options(const util::Env& env, std::stri
   o.user_path = std::move(user_path);
   auto cwd = fs::current_path(ec);
   if (!ec) o.cwd = cwd.string();
-  std::string both = o.path + ";" + o.user_path.value_or("");
-  for (std::size_t at = both.find('%'); at != std::string::npos;) {
-    auto end = both.find('%', at + 1);
-    if (end == std::string::npos) break;
-    std::string name = both.substr(at + 1, end - at - 1);
-    if (auto v = name.empty() ? std::nullopt : env.get(name)) o.env[name] = *v;
-    at = both.find('%', end + 1);
-  }
+  for (const auto& name : windows_path_variables(o.path + ";" + o.user_path.value_or("")))
+    if (auto v = env.get(name)) o.env[name] = *v;
   for (const char* name : {"SystemRoot", "windir", "SystemDrive", "ProgramFiles", "ProgramFiles(x86)", "ProgramData", "USERPROFILE",
                            "LOCALAPPDATA", "APPDATA"})
     if (auto v = env.get(name)) o.env[name] = *v;

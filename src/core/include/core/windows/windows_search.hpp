@@ -45,6 +45,9 @@ struct WinPathEntry {
 // trims blanks around each entry, drops empty entries (not counted in `index`), expands %NAME%
 // from `vars` (case-insensitively) and normalizes what is left (normalize_windows_path).
 std::vector<WinPathEntry> parse_windows_path_list(std::string_view value, const std::map<std::string, std::string>& vars);
+// The %NAME% variables a PATH value names, in order (a live machine's values for them are read
+// from the process environment).
+std::vector<std::string> windows_path_variables(std::string_view value);
 
 // '/' becomes '\', repeated separators collapse (the leading "\\" of a UNC path stays), "." and
 // ".." components are resolved lexically, trailing dots and spaces of each component are dropped
