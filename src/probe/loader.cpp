@@ -16,6 +16,21 @@ void sym(void* h, const char* name, F& fn, std::vector<std::string>& missing) {
 }
 }  // namespace
 
+std::string nvml_driver_version_of(void* h) {
+  using InitFn = int (*)();
+  using VerFn = int (*)(char*, unsigned);
+  auto init = reinterpret_cast<InitFn>(find_symbol(h, "nvmlInit_v2"));
+  auto ver = reinterpret_cast<VerFn>(find_symbol(h, "nvmlSystemGetDriverVersion"));
+  auto shutdown = reinterpret_cast<InitFn>(find_symbol(h, "nvmlShutdown"));
+  std::string out;
+  char buf[96] = {};
+  if (init && ver && init() == 0) {
+    if (ver(buf, sizeof buf) == 0) out = buf;
+    if (shutdown) shutdown();
+  }
+  return out;
+}
+
 std::vector<std::string> bind(void* h, CudaRuntime& rt) {
   std::vector<std::string> missing;
   sym(h, "cudaGetDeviceCount", rt.GetDeviceCount, missing);

@@ -31,6 +31,9 @@ std::string module_file(void* module);
 #endif
 // The address of `name` in an open library; null when it does not export it.
 void* find_symbol(void* handle, const char* name);
+// The driver version NVML reports through an open NVML library (libnvidia-ml.so.1, nvml.dll);
+// "" when it cannot tell.
+std::string nvml_driver_version_of(void* nvml);
 // Resolves every entry point; returns the names that are missing.
 std::vector<std::string> bind(void* handle, CudaRuntime& rt);
 std::vector<std::string> bind(void* handle, Cudnn& dnn);

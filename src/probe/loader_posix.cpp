@@ -77,17 +77,7 @@ std::string kernel_driver_version() {
 std::string nvml_driver_version() {
   void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!h) return {};
-  using InitFn = int (*)();
-  using VerFn = int (*)(char*, unsigned);
-  auto init = reinterpret_cast<InitFn>(dlsym(h, "nvmlInit_v2"));
-  auto ver = reinterpret_cast<VerFn>(dlsym(h, "nvmlSystemGetDriverVersion"));
-  auto shutdown = reinterpret_cast<InitFn>(dlsym(h, "nvmlShutdown"));
-  std::string out;
-  char buf[96] = {};
-  if (init && ver && init() == 0) {
-    if (ver(buf, sizeof buf) == 0) out = buf;
-    if (shutdown) shutdown();
-  }
+  std::string out = nvml_driver_version_of(h);
   dlclose(h);
   return out;
 }

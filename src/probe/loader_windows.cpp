@@ -103,17 +103,7 @@ std::string nvml_driver_version() {
   }
   SetErrorMode(old_mode);
   if (!h) return {};
-  using InitFn = int (*)();
-  using VerFn = int (*)(char*, unsigned);
-  auto init = reinterpret_cast<InitFn>(find_symbol(h, "nvmlInit_v2"));
-  auto ver = reinterpret_cast<VerFn>(find_symbol(h, "nvmlSystemGetDriverVersion"));
-  auto shutdown = reinterpret_cast<InitFn>(find_symbol(h, "nvmlShutdown"));
-  std::string out;
-  char buf[96] = {};
-  if (init && ver && init() == 0) {
-    if (ver(buf, sizeof buf) == 0) out = buf;
-    if (shutdown) shutdown();
-  }
+  std::string out = nvml_driver_version_of(h);
   FreeLibrary(h);
   return out;
 }
