@@ -8,6 +8,7 @@
 #ifdef _WIN32
 #include <fcntl.h>
 #include <io.h>
+#include <sys/stat.h>
 #include <windows.h>
 #else
 #include <fcntl.h>
@@ -20,8 +21,17 @@ namespace util {
 
 Result<FileLock> FileLock::acquire(const std::filesystem::path& path, void (*on_wait)(void*), void* ctx) {
 #ifdef _WIN32
-  int fd = _wopen(path.c_str(), _O_RDWR | _O_CREAT, 0644);
-  if (fd < 0) return Error(ErrorCode::io, "cannot open lock " + path.string());
+  // The holder may remove the lock file and its folder (unstage leaves no trace) just before this
+  // open: the folder is then ours to recreate. The file itself cannot go while this process holds
+  // it open (release_and_remove), so the lock taken is on the file at `path`.
+  int fd = -1;
+  for (int attempt = 0; fd < 0; ++attempt) {
+    fd = _wopen(path.c_str(), _O_RDWR | _O_CREAT | _O_NOINHERIT, _S_IREAD | _S_IWRITE);
+    if (fd >= 0 || errno != ENOENT || attempt >= 100) break;
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+  }
+  if (fd < 0) return Error(ErrorCode::io, "cannot open lock " + path.string() + ": " + os_error_text(errno));
   HANDLE h = reinterpret_cast<HANDLE>(_get_osfhandle(fd));
   OVERLAPPED ov{};
   if (!LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) {
@@ -97,6 +107,17 @@ Result<std::optional<FileLock>> FileLock::try_acquire(const std::filesystem::pat
 #endif
 }
 
+void FileLock::release_and_remove(FileLock lock, const std::filesystem::path& path) {
+  std::error_code ec;
+#ifdef _WIN32
+  { FileLock released = std::move(lock); }
+  std::filesystem::remove(path, ec);
+#else
+  std::filesystem::remove(path, ec);
+  { FileLock released = std::move(lock); }
+#endif
+}
+
 FileLock& FileLock::operator=(FileLock&& o) noexcept {
   if (this != &o) {
     this->~FileLock();
@@ -117,7 +138,13 @@ FileLock::~FileLock() {
 
 Result<DurableAppender> DurableAppender::open(const std::filesystem::path& path) {
 #ifdef _WIN32
-  int fd = _wopen(path.c_str(), _O_WRONLY | _O_CREAT | _O_APPEND | _O_BINARY, 0644);
+  // Shared for deletion, like a POSIX file: the journal is removed once the operation is done.
+  HANDLE h = CreateFileW(path.c_str(), FILE_APPEND_DATA, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_ALWAYS,
+                         FILE_ATTRIBUTE_NORMAL, nullptr);
+  if (h == INVALID_HANDLE_VALUE)
+    return Error(ErrorCode::io, "cannot open " + path.string() + ": " + os_error_text(static_cast<int>(GetLastError())));
+  int fd = _open_osfhandle(reinterpret_cast<intptr_t>(h), _O_WRONLY | _O_APPEND | _O_BINARY);
+  if (fd < 0) CloseHandle(h);
 #else
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 #endif
@@ -125,12 +152,15 @@ Result<DurableAppender> DurableAppender::open(const std::filesystem::path& path)
   return DurableAppender(fd);
 }
 
-DurableAppender::~DurableAppender() {
+DurableAppender::~DurableAppender() { close(); }
+
+void DurableAppender::close() {
 #ifdef _WIN32
   if (m_fd >= 0) _close(m_fd);
 #else
   if (m_fd >= 0) ::close(m_fd);
 #endif
+  m_fd = -1;
 }
 
 Status DurableAppender::append_line(std::string_view line) {

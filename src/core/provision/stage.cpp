@@ -789,6 +789,7 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   auto journal = Journal::begin(run.dirs, "stage", o.fault);
   if (!journal) return rolled_back(std::move(journal).error());
   auto receipt = Commit(run, *journal, *unpacked).run(stale);
+  journal->close();
   if (!receipt) return rolled_back(std::move(receipt).error());
   std::error_code ec;
   fs::rename(run.dirs.root() / "receipt.json.new", run.dirs.receipt(), ec);
@@ -822,7 +823,7 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
         bool only_lock = true;
         for (auto& e : fs::directory_iterator(dirs.root(), ec))
           if (e.path().filename() != "lock") only_lock = false;
-        if (only_lock) fs::remove_all(dirs.root(), ec);
+        if (only_lock) state->remove_root();
       }
     }
     if (!fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec))
@@ -837,10 +838,12 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
     SP_TRY_ASSIGN(auto journal, Journal::begin(dirs, "unstage", o.fault));
     auto s = detail::remove_staged(dirs, *receipt, o.force, report.modified, report.removed, report.restored);
     if (!s) {
+      journal.close();
       if (!report.modified.empty()) fs::remove(dirs.journal(), ec);  // refused before touching anything
       return std::move(s).error();
     }
     SP_TRY(journal.record("done"));
+    journal.close();
     fs::remove(dirs.receipt(), ec);
     fs::remove(dirs.journal(), ec);
   }
@@ -849,7 +852,7 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
   bool only_lock = true;
   for (auto& e : fs::directory_iterator(dirs.root(), ec))
     if (e.path().filename() != "lock") only_lock = false;
-  if (only_lock) fs::remove_all(dirs.root(), ec);
+  if (only_lock) state.remove_root();
   return report;
 }
 

@@ -77,9 +77,18 @@ util::Result<State> State::open(const fs::path& dest, const std::function<void()
   return s;
 }
 
+void State::remove_root() {
+  std::error_code ec;
+  for (fs::directory_iterator it(m_dirs.root(), ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename() != m_dirs.lock().filename()) fs::remove_all(it->path(), ec);
+  if (m_lock) util::FileLock::release_and_remove(std::move(*m_lock), m_dirs.lock());
+  m_lock.reset();
+  fs::remove(m_dirs.root(), ec);  // only when empty: a run waiting on the lock on Windows keeps it
+}
+
 void State::discard_created() {
   std::error_code ec;
-  if (m_created_root) fs::remove_all(m_dirs.root(), ec);
+  if (m_created_root) remove_root();
   if (m_created_dest) fs::remove(m_dirs.dest, ec);  // only when empty
   m_created_root = m_created_dest = false;
 }

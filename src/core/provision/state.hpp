@@ -20,6 +20,9 @@ class State {
   const model::StateDir& dirs() const { return m_dirs; }
   // Undoes what this run created (DEST/.stackpin, DEST) when nothing was staged.
   void discard_created();
+  // Removes DEST/.stackpin and everything in it, the lock last (util::FileLock::release_and_remove):
+  // the State holds no lock afterwards.
+  void remove_root();
   // Finishes or rolls back an interrupted operation. Returns what was done ("" when nothing).
   util::Result<std::string> recover();
   util::Result<std::optional<model::Receipt>> read_receipt() const;
@@ -35,6 +38,8 @@ class Journal {
  public:
   static util::Result<Journal> begin(const model::StateDir& dirs, const std::string& op, const std::function<void(int)>& fault);
   util::Status record(const std::string& kind, const std::string& a = {}, const std::string& b = {});
+  // Closes the journal file; the operation is over (done, or about to be rolled back).
+  void close() { m_file.close(); }
 
  private:
   Journal(util::DurableAppender f, std::function<void(int)> fault) : m_file(std::move(f)), m_fault(std::move(fault)) {}

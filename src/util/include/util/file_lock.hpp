@@ -20,6 +20,11 @@ class FileLock {
   // Locks `path` if no other process holds it, without waiting and without creating it: nullopt
   // when it is held or absent. Errors: io.
   static Result<std::optional<FileLock>> try_acquire(const std::filesystem::path& path);
+  // Removes the locked file `path` and releases the lock, in the order that keeps a waiting process
+  // safe: on POSIX the file goes first (a waiter that then gets the lock sees that its file is gone
+  // and locks the new one); on Windows, where an open file cannot be removed, the lock is released
+  // first, and the file stays when a waiting process holds it open (it is that process's lock now).
+  static void release_and_remove(FileLock lock, const std::filesystem::path& path);
   FileLock(FileLock&& o) noexcept : m_fd(o.m_fd) { o.m_fd = -1; }
   FileLock& operator=(FileLock&& o) noexcept;
   FileLock(const FileLock&) = delete;
@@ -39,6 +44,8 @@ class DurableAppender {
   ~DurableAppender();
   // Appends `line` and a newline, then fsyncs. Errors: io.
   Status append_line(std::string_view line);
+  // Closes the file before it is removed (Windows keeps the name of an open file until it closes).
+  void close();
 
  private:
   explicit DurableAppender(int fd) : m_fd(fd) {}
