@@ -23,6 +23,7 @@
 #include "provision/build_files.hpp"
 #include "provision/layout_plan.hpp"
 #include "provision/state.hpp"
+#include "util/env.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -274,6 +275,13 @@ struct StageRun {
 util::Result<StageRun> resolve(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const StageOptions& o) {
   if (o.target != model::Target::windows && o.target != model::Target::linux)
     return util::Error(util::ErrorCode::usage, "stage takes --target windows or --target linux");
+  if (o.target == model::Target::linux && util::host_is_windows())
+    return util::Error(util::ErrorCode::usage,
+                       "stackpin.exe stages the Windows layout only: the Linux layout's libraries are symlink chains "
+                       "(libcudnn.so -> libcudnn.so.9 -> ...), which a Windows folder does not keep for Linux")
+        .with_hint(
+            "run the Linux stackpin where the tree is used (inside WSL2: wsl stackpin stage MANIFEST --target linux), "
+            "or stage --target windows here");
   const bool toolkit = m.cuda && !m.cuda->components.empty();
   if (!m.cudnn && !toolkit)
     return util::Error(util::ErrorCode::invalid, m.path + " pins neither [cudnn] nor [cuda] components")
