@@ -521,6 +521,15 @@ util::Status read_entries(const PinnedFile& f, struct archive* a, Extractor& ex,
                                         std::to_string(out.entries.size()) + " (\"" + util::printable(ex.last_name()) + "\")";
       return corrupt(f, why);
     }
+#ifdef _WIN32
+    // Names are decoded as UTF-8 here (run_stream); one that is not UTF-8 comes back as a warning
+    // and an empty name, so the refusal is made from the warning.
+    if (std::string warning = r == ARCHIVE_WARN ? la_error(a) : ""; warning.find("can't be converted") != std::string::npos)
+      return Error(ErrorCode::unsafe, "unsafe archive entry " + std::to_string(out.entries.size() + 1) + " of " + f.path().string() +
+                                          ": its " + (warning.rfind("Linkname", 0) == 0 ? "link target" : "name") +
+                                          " is not valid UTF-8 (another code page?): a receipt cannot record it and it would "
+                                          "name a different file on another machine");
+#endif
     if (auto s = ex.entry(a, ae, out); !s) {
       auto err = std::move(s).error();
       if (source_error && !source_error->empty() && err.code == ErrorCode::invalid) err.message += " (" + *source_error + ")";
@@ -814,6 +823,11 @@ util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, co
   std::unique_ptr<struct archive, ArchiveDeleter> a(archive_read_new());
   // one format, no filter: ustar, pax, GNU (sparse included) and v7 tar headers
   archive_read_support_format_tar(a.get());
+#ifdef _WIN32
+  // Names are read as UTF-8, as on Linux: libarchive would otherwise decode them in the ANSI code
+  // page, where every byte string is some text, and a name that is not UTF-8 would pass as one.
+  archive_read_set_format_option(a.get(), "tar", "hdrcharset", "UTF-8");
+#endif
   if (archive_read_open(a.get(), &client, nullptr, stream_read, nullptr) != ARCHIVE_OK) {
     std::string why = !client.error.empty() ? client.error : la_error(a.get());
     Error e(ErrorCode::invalid, f.path().string() + " is not a " + to_string(f.kind()) + " archive stackpin can read" +
