@@ -195,7 +195,7 @@ bool build_files_current(const model::StateDir& dirs, const BuildFiles& b, model
   std::vector<std::string> ours, kept;
   for (const auto& [rel, content] : b.files) {
     if (contains(skip, rel)) {  // another program's file: left alone
-      kept.push_back((dirs.dest / rel).string());
+      kept.push_back((dirs.dest / rel).make_preferred().string());
       continue;
     }
     if (!rec || !contains(rec->files, rel)) return false;
@@ -219,7 +219,7 @@ util::Status write_build_files(const model::StateDir& dirs, const BuildFiles& b,
   auto skip = foreign(dirs.dest, b, rec);
   for (const auto& f : b.files) {
     if (contains(skip, f.first)) {
-      kept.push_back((dirs.dest / f.first).string());
+      kept.push_back((dirs.dest / f.first).make_preferred().string());
       continue;
     }
     writes.push_back(&f);

@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "core/windows/windows_search.hpp"
+#include "util/env.hpp"
 #include "util/strings.hpp"
 
 namespace core {
@@ -164,10 +165,13 @@ bool same_windows_path(std::string_view a, std::string_view b) {
 std::optional<fs::path> find_child_nocase(const fs::path& dir, std::string_view name) {
   std::error_code ec;
   fs::path exact = dir / std::string(name);
-  if (fs::exists(fs::symlink_status(exact, ec))) return exact;
+  // On a case-sensitive file system an entry of that exact name is the one; on Windows' own, any
+  // spelling opens it, and the name on disk is read from the folder.
+  if (!util::host_is_windows() && fs::exists(fs::symlink_status(exact, ec))) return exact;
   std::vector<std::string> matches;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::string n = it->path().filename().string();
+    if (n == name) return exact;
     if (names_equal_nocase(n, name)) matches.push_back(n);
   }
   if (matches.empty()) return std::nullopt;
