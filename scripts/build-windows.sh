@@ -6,9 +6,9 @@
 #
 # Leaves BUILD_DIR/stackpin.exe, BUILD_DIR/stackpin-convtest.exe and the release zip
 # BUILD_DIR/stackpin-<version>-windows-x86_64.zip (the exe, the licence texts of what it links and
-# a short README). --tests also builds BUILD_DIR/tests/stackpin_windows_tests.exe, the unit tests
-# as a Windows program (GoogleTest from Debian's googletest sources), which ctest -L windows runs
-# under Wine.
+# a short README). --tests also builds BUILD_DIR/tests/stackpin_unit_tests.exe, the portable unit
+# tests as a Windows program (GoogleTest from Debian's googletest sources), and the CUDA and cuDNN
+# test doubles as DLLs, which the Linux build's ctest -L windows runs under Wine.
 #
 # What it links, and where from:
 #   - zlib, xz's liblzma and libarchive are cross-built, static, from Debian 12's own source
@@ -22,7 +22,7 @@
 #     part of every Windows 10/11, use the machine's certificate store and proxy settings, and
 #     spare the Windows build a TLS library and its update burden.
 # The C and C++ runtimes are linked statically, so stackpin.exe imports only Windows' own DLLs
-# (tests/windows/pe_imports_test.cpp reads its import table to prove it).
+# (tests/windows/windows_exe_test.cpp reads its import table to prove it).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)

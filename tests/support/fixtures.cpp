@@ -4,7 +4,6 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <locale.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <array>
@@ -14,6 +13,8 @@
 #include <iterator>
 #include <memory>
 #include <stdexcept>
+
+#include "tree.hpp"
 
 namespace fixtures {
 namespace {
@@ -45,6 +46,26 @@ void check(archive* a, int rc, const fs::path& out, const std::string& step) {
 // libarchive 3.6 crashes on a name given only as UTF-8), so archives are written under a UTF-8
 // LC_CTYPE for this thread only. Names are passed as the raw bytes given: UTF-8 ones are stored as
 // UTF-8, others (deliberately broken bytes) verbatim with hdrcharset=BINARY.
+#ifdef _WIN32
+// On Windows libarchive converts through the C runtime's code page, which this thread sets to UTF-8.
+class Utf8Ctype {
+ public:
+  Utf8Ctype() : m_old(_configthreadlocale(_ENABLE_PER_THREAD_LOCALE)) {
+    m_locale = setlocale(LC_CTYPE, nullptr);
+    setlocale(LC_CTYPE, ".65001");
+  }
+  ~Utf8Ctype() {
+    setlocale(LC_CTYPE, m_locale.c_str());
+    _configthreadlocale(m_old);
+  }
+  Utf8Ctype(const Utf8Ctype&) = delete;
+  Utf8Ctype& operator=(const Utf8Ctype&) = delete;
+
+ private:
+  int m_old;
+  std::string m_locale;
+};
+#else
 class Utf8Ctype {
  public:
   Utf8Ctype() {
@@ -67,6 +88,7 @@ class Utf8Ctype {
   locale_t m_loc = static_cast<locale_t>(0);
   locale_t m_old = static_cast<locale_t>(0);
 };
+#endif
 
 void write_entry(archive* a, const fs::path& out, const Entry& in, bool zip) {
   if (zip && in.kind == Kind::hardlink) fail("writing " + out.string() + ": zip cannot store hardlink \"" + in.path + "\"");
@@ -261,6 +283,15 @@ std::string read_all(const fs::path& in) {
 
 // ---- write_archive -------------------------------------------------------------------------------
 
+bool writes_name_verbatim(const std::string& name) {
+#ifdef _WIN32
+  return std::all_of(name.begin(), name.end(), [](char c) { return c != '\\' && static_cast<unsigned char>(c) < 0x80; });
+#else
+  (void)name;
+  return true;
+#endif
+}
+
 void write_archive(const fs::path& out, Format fmt, const std::vector<Entry>& entries, int xz_threads) {
   Utf8Ctype utf8;  // before archive_write_new: libarchive caches the charset per archive
   WritePtr a{archive_write_new()};
@@ -284,7 +315,11 @@ void write_archive(const fs::path& out, Format fmt, const std::vector<Entry>& en
     }
   }
   if (out.has_parent_path()) fs::create_directories(out.parent_path());
+#ifdef _WIN32
+  check(w, archive_write_open_filename_w(w, out.c_str()), out, "open");
+#else
   check(w, archive_write_open_filename(w, out.c_str()), out, "open");
+#endif
   for (const auto& e : entries) write_entry(w, out, e, fmt == Format::zip);
   check(w, archive_write_close(w), out, "close");
 }
@@ -292,30 +327,10 @@ void write_archive(const fs::path& out, Format fmt, const std::vector<Entry>& en
 // ---- info ----------------------------------------------------------------------------------------
 
 Info info(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) fail("cannot read " + p.string());
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx{EVP_MD_CTX_new(), &EVP_MD_CTX_free};
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) fail("sha256 init failed");
-  std::uint64_t size = 0;
-  std::array<char, 1 << 16> buf{};
-  while (in) {
-    in.read(buf.data(), buf.size());
-    auto n = static_cast<std::size_t>(in.gcount());
-    if (n == 0) break;
-    size += n;
-    if (EVP_DigestUpdate(ctx.get(), buf.data(), n) != 1) fail("sha256 update failed");
-  }
-  if (in.bad()) fail("error reading " + p.string());
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned len = 0;
-  if (EVP_DigestFinal_ex(ctx.get(), md, &len) != 1) fail("sha256 final failed");
-  static const char* hex = "0123456789abcdef";
-  std::string s;
-  for (unsigned i = 0; i < len; ++i) {
-    s.push_back(hex[md[i] >> 4]);
-    s.push_back(hex[md[i] & 0xF]);
-  }
-  return Info{p, s, size};
+  std::error_code ec;
+  auto size = fs::file_size(p, ec);
+  if (ec) fail("cannot read " + p.string() + ": " + ec.message());
+  return Info{p, testing_support::sha256_file(p), size};
 }
 
 // ---- cuDNN layouts -------------------------------------------------------------------------------

@@ -33,6 +33,11 @@ enum class Format { tar, tar_gz, tar_xz, zip };
 // The fixed modification time of every entry written here (2024-01-01T00:00:00Z).
 inline constexpr std::int64_t fixed_mtime = 1704067200;
 
+// Whether write_archive stores `name` exactly as given. Always on Linux; on Windows libarchive
+// turns a backslash into '/' and writes a non-ASCII name in the ANSI code page, so a test of such
+// names leaves them out there (tests/windows/ runs them through stackpin.exe with Linux-made archives).
+bool writes_name_verbatim(const std::string& name);
+
 // Writes `entries` in order with libarchive (pax-restricted tar: ustar headers plus pax extended
 // headers only where needed; zip with deflate). Paths and link targets are stored verbatim.
 // Hardlink entries carry no data. Chardev entries get rdev 1:3 (/dev/null). In zip, symlinks are Unix

@@ -1,23 +1,15 @@
-// Test helpers: source and binary paths, scratch directories, running stackpin and capturing its output.
+// Test helpers: source and binary paths, scratch directories, running stackpin and capturing its
+// output. Starting processes, mounts and hashing are per platform (platform_posix.cpp,
+// platform_windows.cpp).
 #include "test_support.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
-#include <cerrno>
-#include <csignal>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
-
-extern char** environ;
 
 namespace testing_support {
 namespace fs = std::filesystem;
@@ -33,80 +25,10 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-std::string tool_path(const std::string& name) {
-  auto r = run_process({"/bin/sh", "-c", "command -v \"$1\"", "sh", name});
-  while (!r.out.empty() && r.out.back() == '\n') r.out.pop_back();
-  return r.exit_code == 0 ? r.out : "";
-}
-
 bool have_tool(const std::string& name) { return !tool_path(name).empty(); }
 
 RunResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& cwd) {
   return Process(argv, env, cwd).wait();
-}
-
-Process::Process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& cwd) {
-  char out_tmpl[] = "/tmp/sp-test-outXXXXXX";
-  char err_tmpl[] = "/tmp/sp-test-errXXXXXX";
-  int out_fd = mkstemp(out_tmpl), err_fd = mkstemp(err_tmpl);
-  if (out_fd < 0 || err_fd < 0) throw std::runtime_error("mkstemp failed");
-  m_out = out_tmpl;
-  m_err = err_tmpl;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-  std::vector<std::string> envs;
-  // `env` overrides the inherited environment (getenv() would find an inherited entry first).
-  auto name_of = [](const std::string& e) { return e.substr(0, e.find('=')); };
-  for (char** e = environ; *e; ++e) {
-    std::string entry = *e, name = name_of(entry);
-    bool overridden = false;
-    for (const auto& x : env) overridden = overridden || name_of(x) == name;
-    if (!overridden) envs.push_back(entry);
-  }
-  for (const auto& e : env) envs.push_back(e);
-  std::vector<char*> cargv, cenv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (const auto& e : envs) cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), cenv.data());
-  posix_spawn_file_actions_destroy(&fa);
-  close(out_fd);
-  close(err_fd);
-  if (rc != 0) throw std::runtime_error(std::string("posix_spawn failed: ") + std::strerror(rc));
-  m_pid = pid;
-}
-
-Process::~Process() {
-  if (!m_done && m_pid > 0) {
-    ::kill(m_pid, SIGKILL);
-    int status = 0;
-    waitpid(m_pid, &status, 0);
-  }
-  unlink(m_out.c_str());
-  unlink(m_err.c_str());
-}
-
-void Process::kill(int signal) {
-  if (!m_done && m_pid > 0) ::kill(m_pid, signal);
-}
-
-RunResult Process::wait() {
-  RunResult r;
-  if (m_done) throw std::runtime_error("Process::wait called twice");
-  int status = 0;
-  while (waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  m_done = true;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_text(m_out);
-  r.err = read_text(m_err);
-  return r;
 }
 
 std::string show(const RunResult& r) { return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err; }

@@ -1,48 +1,35 @@
-// Test helpers for file trees: hashing files, listing trees, comparing trees.
+// Test helpers for file trees: listing trees, comparing trees (hashing and mounts are per
+// platform: platform_posix.cpp, platform_windows.cpp).
 #include "tree.hpp"
 
-#include <openssl/evp.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-
-#include <array>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
-#include <memory>
 #include <stdexcept>
 
 namespace testing_support {
 namespace fs = std::filesystem;
-
-std::string sha256_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + p.string());
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx{EVP_MD_CTX_new(), &EVP_MD_CTX_free};
-  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-  std::array<char, 1 << 16> buf{};
-  while (in) {
-    in.read(buf.data(), buf.size());
-    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(in.gcount()));
-  }
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned len = 0;
-  EVP_DigestFinal_ex(ctx.get(), md, &len);
-  std::string s;
-  char hex[3];
-  for (unsigned i = 0; i < len; ++i) {
-    std::snprintf(hex, sizeof hex, "%02x", md[i]);
-    s += hex;
-  }
-  return s;
-}
 
 void write_file(const fs::path& p, const std::string& content) {
   if (p.has_parent_path()) fs::create_directories(p.parent_path());
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out.write(content.data(), static_cast<std::streamsize>(content.size()));
   if (!out) throw std::runtime_error("cannot write " + p.string());
+}
+
+void overwrite_in_place(const fs::path& p, const std::string& content) {
+  std::fstream out(p, std::ios::binary | std::ios::in | std::ios::out);
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  out.flush();
+  if (!out) throw std::runtime_error("cannot write over " + p.string());
+}
+
+bool refused_as_rewritten(const std::string& message) {
+  if (message.find("the bytes decoded are not the bytes verified") != std::string::npos) return true;
+#ifdef _WIN32
+  return message.find("changed while it was read") != std::string::npos;
+#else
+  return false;
+#endif
 }
 
 namespace {
@@ -68,14 +55,15 @@ Tree snapshot(const fs::path& root, const std::vector<std::string>& exclude) {
       if (it->is_directory() && !it->is_symlink()) it.disable_recursion_pending();
       continue;
     }
-    struct stat st {};
-    if (::lstat(it->path().c_str(), &st) != 0) throw std::runtime_error("lstat " + it->path().string() + ": " + std::strerror(errno));
-    if (S_ISDIR(st.st_mode))
-      t[rel] = "dir " + octal(st.st_mode);
-    else if (S_ISLNK(st.st_mode))
-      t[rel] = "symlink -> " + fs::read_symlink(it->path()).string();
-    else if (S_ISREG(st.st_mode))
-      t[rel] = "file " + octal(st.st_mode) + " " + std::to_string(st.st_size) + " " + sha256_file(it->path());
+    auto st = fs::symlink_status(it->path(), ec);
+    if (ec) throw std::runtime_error("cannot stat " + it->path().string() + ": " + ec.message());
+    auto mode = static_cast<unsigned>(st.permissions() & fs::perms::mask);
+    if (st.type() == fs::file_type::directory)
+      t[rel] = "dir " + octal(mode);
+    else if (st.type() == fs::file_type::symlink)
+      t[rel] = "symlink -> " + fs::read_symlink(it->path()).generic_string();
+    else if (st.type() == fs::file_type::regular)
+      t[rel] = "file " + octal(mode) + " " + std::to_string(fs::file_size(it->path())) + " " + sha256_file(it->path());
     else
       t[rel] = "other";
   }
@@ -95,35 +83,6 @@ std::string diff(const Tree& before, const Tree& after) {
   for (const auto& [k, v] : after)
     if (!before.count(k)) out += "+ " + k + ": " + v + "\n";
   return out;
-}
-
-Mount Mount::tmpfs(const fs::path& dir, const std::string& size) {
-  Mount m;
-  fs::create_directories(dir);
-  std::string opts = "size=" + size;
-  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, opts.c_str()) != 0) {
-    m.m_error = "cannot mount a tmpfs on " + dir.string() + ": " + std::strerror(errno) + " (needs root / CAP_SYS_ADMIN)";
-    return m;
-  }
-  m.m_dir = dir;
-  return m;
-}
-
-Mount Mount::read_only_bind(const fs::path& from, const fs::path& to) {
-  Mount m;
-  fs::create_directories(to);
-  if (::mount(from.c_str(), to.c_str(), nullptr, MS_BIND, nullptr) != 0) {
-    m.m_error = "cannot bind-mount " + from.string() + " on " + to.string() + ": " + std::strerror(errno) + " (needs root / CAP_SYS_ADMIN)";
-    return m;
-  }
-  m.m_dir = to;
-  if (::mount(nullptr, to.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) != 0)
-    m.m_error = "cannot remount " + to.string() + " read-only: " + std::strerror(errno);
-  return m;
-}
-
-Mount::~Mount() {
-  if (!m_dir.empty()) ::umount2(m_dir.c_str(), MNT_DETACH);
 }
 
 }  // namespace testing_support

@@ -24,6 +24,15 @@ std::string sha256_file(const std::filesystem::path& p);
 
 // Writes `content` to `p` (creating its parents).
 void write_file(const std::filesystem::path& p, const std::string& content);
+// Writes `content` over the start of the existing file `p` in place: the same file (inode), other
+// bytes, as a file changed behind a reader's back.
+void overwrite_in_place(const std::filesystem::path& p, const std::string& content);
+
+// Whether `message` refuses an archive rewritten in place and given its old modification time
+// back by the hash taken while decoding ("the bytes decoded are not the bytes verified"). On
+// Windows the identity check before it ("changed while it was read") may see the rewrite first:
+// the time set back is not all of the file's identity there.
+bool refused_as_rewritten(const std::string& message);
 
 // A mount made for a test (tmpfs, read-only bind), unmounted (lazily) at destruction.
 // `error` is set when mounting failed (not root, no CAP_SYS_ADMIN, ...): the test skips then.

@@ -3,9 +3,6 @@
 // written), broken streams, bounds, and on good archives the archive's SHA-256 and every entry's
 // hash, mode and link.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <initializer_list>
@@ -128,7 +125,9 @@ TEST(ExtractHostile, AbsolutePathIsRefused) {
     ExtractFixture fx;
     auto target = fx.root() / "outside" / "abs.txt";
     auto a = fx.make({file("ok.txt"), file(target.string(), "evil")}, f);
-    expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"unsafe archive entry", "absolute path"}}, ext(f));
+    // a temp folder on Windows starts with a drive letter, refused as such
+    expect_refused(fx, a, posix(),
+                   {ErrorCode::unsafe, {"unsafe archive entry", target.has_root_name() ? "drive-letter path" : "absolute path"}}, ext(f));
     EXPECT_FALSE(fs::exists(target));
   }
 }
@@ -159,6 +158,7 @@ TEST(ExtractHostile, DriveLetterIsRefused) {
 
 TEST(ExtractHostile, BackslashIsRefused) {
   for (std::string name : {"a\\..\\..\\evil.txt", "include\\cudnn.h", "\\\\server\\share\\x"}) {
+    if (!fixtures::writes_name_verbatim(name)) continue;  // (WindowsExe.HostileNamesAreRefused runs them)
     ExtractFixture fx;
     auto a = fx.make({file(name, "evil")});
     expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"backslash"}}, name);
@@ -198,6 +198,7 @@ TEST(ExtractHostile, TwoStepSymlinkEscapeIsRefused) {
   auto b = fx2.make({symlink("l", "d/s/../x"), dir("d"), symlink("d/s", "..")});
   expect_refused(fx2, b, posix(), {ErrorCode::unsafe, {"leaves the archive through another symlink"}}, "reversed");
   // a chain of links inside the tree is fine
+  STACKPIN_SKIP_ON_WINDOWS("symlinks made under Wine are not read back as symlinks");
   ExtractFixture ok;
   auto c = ok.make({dir("d"), file("d/real", "x"), symlink("d/s", "real"), symlink("t", "d/s"), symlink("u", "d/../t")});
   auto x = extract_pinned(c, ok.out(), posix());
@@ -285,6 +286,7 @@ TEST(ExtractHostile, ZipSymlinksAreSeenFromTheCentralDirectory) {
     auto a = fx.make({file("a.dll", "MZ"), symlink("b.dll", "a.dll")}, Format::zip);
     expect_refused(fx, a, windows(), {ErrorCode::unsafe, {"\"b.dll\"", "symbolic link in a tree for Windows"}}, "windows zip symlink");
   }
+  STACKPIN_SKIP_ON_WINDOWS("symlinks made under Wine are not read back as symlinks");
   ExtractFixture ok;  // a contained zip symlink is a symlink, as in a tar
   auto a = ok.make({file("a.so", "ELF"), symlink("b.so", "a.so")}, Format::zip);
   auto x = extract_pinned(a, ok.out(), posix());
@@ -308,6 +310,7 @@ TEST(ExtractHostile, DeviceFilesAndFifosAreRefused) {
 }
 
 TEST(ExtractModes, SetuidSetgidAndStickyBitsAreDropped) {
+  STACKPIN_SKIP_ON_WINDOWS("POSIX mode bits");
   ExtractFixture fx;
   auto a = fx.make({file("suid", "#!/bin/sh\n", 04755), file("sgid", "x", 02750), file("sticky", "y", 01777), file("plain", "z", 0640),
                     file("exec", "w", 0755)});
@@ -317,10 +320,9 @@ TEST(ExtractModes, SetuidSetgidAndStickyBitsAreDropped) {
   ASSERT_EQ(x->entries.size(), want.size());
   for (const auto& e : x->entries) {
     EXPECT_EQ(e.mode, want.at(e.path)) << e.path;
-    struct stat st {};
-    ASSERT_EQ(::lstat((fx.out() / e.path).c_str(), &st), 0) << e.path;
-    EXPECT_EQ(st.st_mode & 07777, want.at(e.path)) << e.path;
-    EXPECT_EQ(st.st_mode & (S_ISUID | S_ISGID | S_ISVTX), 0u) << e.path;
+    // the mode on disk has no set-id or sticky bit either (fs::perms::mask is the 07777 bits)
+    auto on_disk = fs::symlink_status(fx.out() / e.path).permissions() & fs::perms::mask;
+    EXPECT_EQ(static_cast<unsigned>(on_disk), want.at(e.path)) << e.path;
   }
 }
 
@@ -358,19 +360,22 @@ TEST(ExtractWindowsNames, CaseInsensitiveCollisionIsRefused) {
                       {"\u03A3.h", "\u03C3.h"},
                       {"\u03C2.dll", "\u03A3.DLL"},
                       {"\u0416/a", "\u0436/b"}}) {
+    if (!fixtures::writes_name_verbatim(x + y)) continue;
     for (Format f : {Format::tar, Format::zip}) {
       ExtractFixture fx;
       auto a = fx.make({file(x, "A"), file(y, "B")}, f);
       expect_refused(fx, a, windows(), {ErrorCode::unsafe, {"the same name on Windows"}}, x + " vs " + y + ext(f));
     }
   }
-  {  // but sharp s has no one-letter uppercase: "\u00DF.h" and "SS.h" are two names on Windows too
+  if (fixtures::writes_name_verbatim(
+          "\u00DF")) {  // but sharp s has no one-letter uppercase: "\u00DF.h" and "SS.h" are two names on Windows too
     ExtractFixture fx;
     auto a = fx.make({file("\u00DF.h", "A"), file("SS.h", "B"), file("\U00010400.h", "C"), file("\U00010428.h", "D")}, Format::zip);
     auto x = extract_pinned(a, fx.out(), windows());
     EXPECT_TRUE(x.ok()) << x.error().message;  // (nor are characters outside the BMP case-mapped)
   }
   // the same names are distinct files on Linux
+  STACKPIN_SKIP_ON_WINDOWS("a case-insensitive file system holds one of the two");
   ExtractFixture ok;
   auto c = ok.make({file("include/Cudnn.h", "A"), file("include/cudnn.h", "B")});
   ASSERT_TRUE(extract_pinned(c, ok.out(), posix()).ok());
@@ -408,6 +413,7 @@ TEST(ExtractWindowsNames, ReservedNamesAndTrailingDotsAreRefused) {
       {"x\u2215y", "DIVISION SLASH"},
   };
   for (const auto& [name, words] : cases) {
+    if (!fixtures::writes_name_verbatim(name)) continue;
     ExtractFixture fx;
     auto a = fx.make({file("ok.h", "x"), file(name, "evil")}, Format::zip);
     expect_refused(fx, a, windows(), {ErrorCode::unsafe, {"unsafe archive entry", words}}, name);
@@ -611,6 +617,7 @@ TEST(ExtractGood, TheDecoderMemoryBoundChangesNothingExtracted) {
 }
 
 TEST(ExtractGood, EntriesCarryHashModeAndLink) {
+  STACKPIN_SKIP_ON_WINDOWS("POSIX mode bits and symlinks");
   ScratchDir src;
   auto entries = fixtures::cudnn_linux_entries("9.1.0.70", 12);
   entries.push_back(hardlink(entries[3].path.substr(0, entries[3].path.rfind('/')) + "/LICENSE.txt", entries[3].path));
@@ -652,11 +659,7 @@ TEST(ExtractGood, EntriesCarryHashModeAndLink) {
         EXPECT_EQ(got.link, want.link);
         EXPECT_EQ(hex(got.sha256), sha(entries[3].data));
         EXPECT_EQ(got.size, entries[3].data.size());
-        struct stat s1 {
-        }, s2{};
-        ASSERT_EQ(::stat(on_disk.c_str(), &s1), 0);
-        ASSERT_EQ(::stat((fx.out() / want.link).c_str(), &s2), 0);
-        EXPECT_EQ(s1.st_ino, s2.st_ino);
+        EXPECT_TRUE(fs::equivalent(on_disk, fx.out() / want.link));  // one inode, two names
         break;
       }
       default: FAIL();

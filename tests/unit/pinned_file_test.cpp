@@ -4,7 +4,6 @@
 // zip only stored and deflate entries. Also the tar cases that libarchive's writer cannot make:
 // sparse holes past the bound, sparse files ending in a hole, names that are not valid UTF-8.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "fixtures.hpp"
 #include "test_support.hpp"
 #include "tree.hpp"
+#include "util/env.hpp"
 
 namespace {
 namespace fs = std::filesystem;
@@ -73,7 +73,9 @@ TEST(PinnedFile, AFileSwappedInAfterTheCheckIsNotUsed) {
   // another file renamed over the path (a new inode): extraction still reads the verified one
   auto other = d.path() / "other.tar";
   fixtures::write_archive(other, Format::tar, {Entry{"evil.txt", Kind::file, "swapped in", {}, 0644}});
-  fs::rename(other, a);
+  std::error_code ec;
+  fs::rename(other, a, ec);  // Windows does not replace a file that is open at all
+  EXPECT_TRUE(!ec || util::host_is_windows()) << ec.message();
   fs::create_directories(d.path() / "out");
   auto x = archive_io::extract(*p, d.path() / "out", {});
   ASSERT_TRUE(x.ok()) << x.error().message;
@@ -95,12 +97,7 @@ TEST(PinnedFile, AFileRewrittenInPlaceAfterTheCheckIsRefused) {
     auto mtime = fs::last_write_time(a);
     std::string bytes = read_bytes(a);
     bytes[bytes.size() / 2] ^= 0x01;
-    {
-      FILE* w = std::fopen(a.c_str(), "r+b");
-      ASSERT_NE(w, nullptr);
-      ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), w), bytes.size());
-      std::fclose(w);
-    }
+    testing_support::overwrite_in_place(a, bytes);
     fs::last_write_time(a, mtime);
     fs::create_directories(d.path() / "out");
     for (bool listing : {false, true}) {
@@ -108,7 +105,7 @@ TEST(PinnedFile, AFileRewrittenInPlaceAfterTheCheckIsRefused) {
       ASSERT_FALSE(x.ok()) << static_cast<int>(f);
       if (f != Format::tar_xz) {  // tar: only the second hash sees it; zip: the chunk's tag, before it is decoded
         EXPECT_EQ(x.error().code, ErrorCode::conflict) << x.error().message;
-        EXPECT_NE(x.error().message.find("the bytes decoded are not the bytes verified"), std::string::npos) << x.error().message;
+        EXPECT_TRUE(testing_support::refused_as_rewritten(x.error().message)) << x.error().message;
       } else {  // the decoder may notice the damage first; either way nothing is accepted
         EXPECT_TRUE(x.error().code == ErrorCode::conflict || x.error().code == ErrorCode::invalid) << x.error().message;
       }

@@ -69,8 +69,8 @@ TEST(Contracts, DestAndStateDir) {
   EXPECT_EQ(model::resolve_dest(model::Target::linux, std::filesystem::path("/tmp/d"), m)->string(), "/tmp/d");
   EXPECT_FALSE(model::resolve_dest(model::Target::windows, std::nullopt, m).has_value());
   model::StateDir s{"/tmp/d"};
-  EXPECT_EQ(s.receipt().string(), "/tmp/d/.stackpin/receipt.json");
-  EXPECT_EQ(s.journal().string(), "/tmp/d/.stackpin/journal");
+  EXPECT_EQ(s.receipt().generic_string(), "/tmp/d/.stackpin/receipt.json");
+  EXPECT_EQ(s.journal().generic_string(), "/tmp/d/.stackpin/journal");
   EXPECT_EQ(model::default_platform(model::Target::windows, model::Platform::linux_x86_64), model::Platform::windows_x86_64);
   EXPECT_EQ(model::default_platform(model::Target::linux, model::Platform::linux_sbsa), model::Platform::linux_sbsa);
 }

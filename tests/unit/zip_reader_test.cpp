@@ -215,6 +215,7 @@ TEST(ZipReader, StoredDeflatedAndDescriptorEntriesAreUnpackedExactly) {
     EXPECT_EQ(e.mode, es[i].mode & 0777u);
     EXPECT_EQ(e.mtime, 1709634030);  // 2024-03-05 10:20:30, the DOS time read as UTC
   }
+  STACKPIN_SKIP_ON_WINDOWS("POSIX mode bits");
   EXPECT_EQ(fs::status(d.path() / "out-z" / "top" / "deflated.dll").permissions() & fs::perms::owner_exec, fs::perms::owner_exec);
 }
 
@@ -331,12 +332,7 @@ TEST(ZipReader, AZipRewrittenAfterItWasHashedIsRefusedAtTheChunkThatChanged) {
   auto mtime = fs::last_write_time(z);
   std::string changed = zip;
   changed[(2 << 20) + 17] ^= 0x40;  // in the third chunk, the data of a.bin
-  {
-    FILE* w = std::fopen(z.c_str(), "r+b");
-    ASSERT_NE(w, nullptr);
-    ASSERT_EQ(std::fwrite(changed.data(), 1, changed.size(), w), changed.size());
-    std::fclose(w);
-  }
+  testing_support::overwrite_in_place(z, changed);
   fs::last_write_time(z, mtime);
   for (unsigned threads : {1u, 2u}) {
     fs::remove_all(d.path() / "out");
@@ -346,7 +342,7 @@ TEST(ZipReader, AZipRewrittenAfterItWasHashedIsRefusedAtTheChunkThatChanged) {
     auto x = archive_io::extract(*f, d.path() / "out", o);
     ASSERT_FALSE(x.ok());
     EXPECT_EQ(x.error().code, ErrorCode::conflict) << x.error().message;
-    EXPECT_NE(x.error().message.find("the bytes decoded are not the bytes verified"), std::string::npos) << x.error().message;
+    EXPECT_TRUE(testing_support::refused_as_rewritten(x.error().message)) << x.error().message;
   }
 }
 

@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -610,23 +611,54 @@ TEST(WindowsExe, LockGenerateDiffAndConvtestMatchTheLinuxBuild) {
 TEST(WindowsExe, ReservedAndCollidingNamesAreRefusedBeforeAnythingIsWritten) {
   SKIP_WITHOUT_WINE();
   ScratchDir d;
-  // an archive whose entries collide on a case-insensitive file system, and one with a reserved name
-  for (auto [name, entries] :
-       {std::pair<std::string, std::vector<fixtures::Entry>>{
-            "case", {{"top/bin/cudnn64_9.dll", fixtures::Kind::file, "MZ a"}, {"top/bin/CUDNN64_9.DLL", fixtures::Kind::file, "MZ b"}}},
-        std::pair<std::string, std::vector<fixtures::Entry>>{"reserved", {{"top/bin/aux.dll", fixtures::Kind::file, "MZ"}}}}) {
-    fs::create_directories(d.path() / name);
-    fs::path zip = d.path() / name / "cudnn-windows-x86_64-9.1.0.70_cuda12-archive.zip";
-    fixtures::write_archive(zip, fixtures::Format::zip, entries);
+  // Archives made here, on Linux, byte for byte as given: entries that collide on a
+  // case-insensitive file system (in ASCII and as Windows' upcase table folds Greek), reserved
+  // names (ASCII and with a superscript digit), and a backslash, which Windows reads as a folder.
+  struct Case {
+    std::string name;
+    std::vector<fixtures::Entry> entries;
+    std::string words;
+  };
+  using fixtures::Kind;
+  const std::vector<Case> cases{
+      {"case", {{"top/bin/cudnn64_9.dll", Kind::file, "MZ a"}, {"top/bin/CUDNN64_9.DLL", Kind::file, "MZ b"}}, "the same name on Windows"},
+      {"greek", {{"top/include/\u03A3.h", Kind::file, "a"}, {"top/include/\u03C2.h", Kind::file, "b"}}, "the same name on Windows"},
+      {"reserved", {{"top/bin/aux.dll", Kind::file, "MZ"}}, "reserved device name"},
+      {"superscript", {{"top/bin/COM\u00B9.dll", Kind::file, "MZ"}}, "reserved device name"},
+      {"backslash", {{"top/bin\\cudnn64_9.dll", Kind::file, "MZ"}}, "backslash"}};
+  for (const auto& c : cases) {
+    ASSERT_TRUE(fixtures::writes_name_verbatim(c.entries[0].path));
+    fs::create_directories(d.path() / c.name);
+    fs::path zip = d.path() / c.name / "cudnn-windows-x86_64-9.1.0.70_cuda12-archive.zip";
+    fixtures::write_archive(zip, fixtures::Format::zip, c.entries);
     auto info = fixtures::info(zip);
-    auto m = d.write(name + ".toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"windows-x86_64", info}},
-                                                              "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn'\n"));
-    WinDir dest(name);
+    auto m = d.write(c.name + ".toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"windows-x86_64", info}},
+                                                                "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn'\n"));
+    WinDir dest(c.name);
     auto s =
-        stackpin_exe({"stage", z_path(m), "--archives", z_path(d.path() / name), "--target", "windows", "--dest", dest.win + "\\cudnn"});
-    EXPECT_NE(s.exit_code, 0) << name << "\n" << show(s);
-    EXPECT_FALSE(fs::exists(dest.unix / "cudnn" / "bin")) << name << "\n" << show(s);
+        stackpin_exe({"stage", z_path(m), "--archives", z_path(d.path() / c.name), "--target", "windows", "--dest", dest.win + "\\cudnn"});
+    EXPECT_NE(s.exit_code, 0) << c.name << "\n" << show(s);
+    EXPECT_TRUE(testing_support::contains(s.err, c.words)) << c.name << "\n" << show(s);
+    EXPECT_FALSE(fs::exists(dest.unix / "cudnn" / "bin")) << c.name << "\n" << show(s);
   }
+}
+
+// The portable unit tests, cross-built (tests/CMakeLists.txt lists them), run as a Windows
+// program: the libraries on Windows' own file system, C runtime, CNG and loader.
+TEST(WindowsBuild, UnitTestsPassAsAWindowsProgram) {
+  SKIP_WITHOUT_WINE();
+  fs::path tests = windows_build() / "tests" / "stackpin_unit_tests.exe";
+  if (!fs::is_regular_file(tests)) GTEST_SKIP() << "no " << tests.string() << " (scripts/build-windows.sh --tests makes it)";
+  auto r = run_windows(tests, {"--gtest_brief=1"});
+  // GoogleTest's own summary lines, bracket-free: ctest reads "[  SKIPPED ]" in this test's output as its skip
+  std::string summary;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);)
+    for (const char* tag : {"[  FAILED  ]", "[  PASSED  ]", "[  SKIPPED ]"})
+      if (line.rfind(tag, 0) == 0) summary += "stackpin_unit_tests.exe " + std::string(tag + 3, 7) + line.substr(12) + "\n";
+  EXPECT_EQ(r.exit_code, 0) << summary << "\n" << r.err;
+  EXPECT_TRUE(testing_support::contains(summary, "PASSED")) << r.out.substr(r.out.size() > 4000 ? r.out.size() - 4000 : 0);
+  std::cout << summary;
 }
 
 TEST(WindowsExe, FetchDownloadsThroughWinHttpIntoLocalAppData) {
