@@ -166,15 +166,19 @@ void add_doctor(CLI::App& app, Context& ctx) {
       cmd->add_option("--windows-root", c->windows_root, "Judge a Windows tree instead of this machine: the local directory C:\\ maps to");
   auto* path = cmd->add_option("--path", c->path, "The Windows PATH value (\"C:\\...;C:\\...\"), machine entries first");
   root->needs(path);
-  path->needs(root);
+  // On Windows these describe the running machine too; elsewhere only a --windows-root tree
+  auto about_a_tree = [&](CLI::Option* opt) {
+    if (!util::host_is_windows()) opt->needs(root);
+  };
+  about_a_tree(path);
   c->user_path_opt =
-      cmd->add_option("--user-path", c->user_path, "The User-scope PATH value: Windows appends it to the machine PATH given with --path")
-          ->needs(root);
+      cmd->add_option("--user-path", c->user_path, "The User-scope PATH value: Windows appends it to the machine PATH given with --path");
+  about_a_tree(c->user_path_opt);
   cmd->add_option("--drive", c->drives, "Map another drive letter: D=DIR (repeatable)")->needs(root);
-  cmd->add_option("--app-dir", c->app_dir, "The application's directory (default: python.exe's with --python)")->needs(root);
-  cmd->add_option("--cwd", c->cwd, "The program's current directory")->needs(root);
-  cmd->add_option("--python", c->python, "python.exe (3.8+) of the environment: also show what Python searches")->needs(root);
-  cmd->add_option("--dll-dir", c->dll_dirs, "A directory the program adds with os.add_dll_directory (repeatable)")->needs(root);
+  about_a_tree(cmd->add_option("--app-dir", c->app_dir, "The application's directory (default: python.exe's with --python)"));
+  about_a_tree(cmd->add_option("--cwd", c->cwd, "The program's current directory"));
+  about_a_tree(cmd->add_option("--python", c->python, "python.exe (3.8+) of the environment: also show what Python searches"));
+  about_a_tree(cmd->add_option("--dll-dir", c->dll_dirs, "A directory the program adds with os.add_dll_directory (repeatable)"));
   cmd->add_option("--env", c->env, "NAME=VALUE for %NAME% in PATH entries beyond Windows' defaults (repeatable)")->needs(root);
   cmd->add_flag("--strict", c->strict, "Treat warnings as failures (exit 1)");
   add_json_flag(cmd, ctx);

@@ -112,11 +112,12 @@ std::string nvml_driver_version() {
 
 namespace probe {
 
-LoaderAnswer load_as_application(const std::string& dll_name, bool python_search) {
+namespace {
+LoaderAnswer load(const std::string& dll_name, DWORD flags) {
   LoaderAnswer a;
   a.supported = true;
   UINT old_mode = SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX);
-  HMODULE h = LoadLibraryExW(detail::wide_name(dll_name).c_str(), nullptr, python_search ? LOAD_LIBRARY_SEARCH_DEFAULT_DIRS : 0);
+  HMODULE h = LoadLibraryExW(detail::wide_name(dll_name).c_str(), nullptr, flags);
   DWORD code = h ? 0 : GetLastError();
   SetErrorMode(old_mode);
   if (!h) {
@@ -131,5 +132,25 @@ LoaderAnswer load_as_application(const std::string& dll_name, bool python_search
   FreeLibrary(h);
   return a;
 }
+}  // namespace
+
+LoaderAnswer load_as_application(const std::string& dll_name) { return load(dll_name, 0); }
+
+LoaderAnswer load_as_python_extension(const std::string& dll_name, const std::vector<std::string>& dirs) {
+  std::vector<DLL_DIRECTORY_COOKIE> added;
+  std::string refused;
+  for (const auto& d : dirs) {
+    if (DLL_DIRECTORY_COOKIE c = AddDllDirectory(detail::wide_name(d).c_str()))
+      added.push_back(c);
+    else
+      refused += (refused.empty() ? "" : ", ") + d + " (" + detail::load_error_text(GetLastError()) + ")";
+  }
+  LoaderAnswer a = load(dll_name, LOAD_LIBRARY_SEARCH_DEFAULT_DIRS);
+  for (auto c : added) RemoveDllDirectory(c);
+  if (!refused.empty()) a.error += (a.error.empty() ? "" : "; ") + std::string("not added as DLL directories: ") + refused;
+  return a;
+}
+
+std::string windows_driver_version() { return detail::nvml_driver_version(); }
 
 }  // namespace probe

@@ -529,6 +529,30 @@ TEST(WindowsExe, DoctorAsksTheRealLoaderAndFindsTheStaleCopyFirst) {
   auto z = findings_for(j, "windows.loader", "zlibwapi.dll");
   ASSERT_EQ(z.size(), 1u) << j.dump(2);
   EXPECT_EQ(z[0]["severity"], "error") << "the loader cannot load a 32-bit DLL into a 64-bit process\n" << z[0].dump(2);
+  // Wine has no nvml.dll: no NVIDIA driver answers, which is a note
+  auto drv = findings_for(j, "windows.driver", "NVIDIA driver");
+  ASSERT_EQ(drv.size(), 1u) << j.dump(2);
+  EXPECT_EQ(drv[0]["severity"], "note") << drv[0].dump(2);
+  EXPECT_TRUE(testing_support::contains(drv[0]["seen"].get<std::string>(), "nvml.dll")) << drv[0].dump(2);
+
+  // As Python 3.8+ loads it, PATH is not searched: neither copy on PATH loads. With the staged
+  // folder added by os.add_dll_directory (--dll-dir), the staged copy does.
+  WinDir py("python");
+  testing_support::write_file(py.unix / "python.exe", "MZ");
+  auto p1 = json::parse(stackpin_exe({"doctor", "--manifest", z_path(w.manifest()), "--python", py.win + "\\python.exe", "--json"}).out,
+                        nullptr, false);
+  ASSERT_FALSE(p1.is_discarded());
+  EXPECT_TRUE(findings_for(p1, "windows.loader.python", "cudnn64_9.dll").empty()) << "nothing loads it from PATH\n" << p1.dump(2);
+  EXPECT_EQ(findings_for(p1, "windows.loader", "cudnn64_9.dll").size(), 1u) << p1.dump(2);
+  auto p2 = json::parse(stackpin_exe({"doctor", "--manifest", z_path(w.manifest()), "--python", py.win + "\\python.exe", "--dll-dir",
+                                      staged + "\\bin", "--json"})
+                            .out,
+                        nullptr, false);
+  ASSERT_FALSE(p2.is_discarded());
+  auto lp = findings_for(p2, "windows.loader.python", "cudnn64_9.dll");
+  ASSERT_EQ(lp.size(), 1u) << p2.dump(2);
+  EXPECT_EQ(lp[0]["severity"], "ok") << lp[0].dump(2);
+  EXPECT_TRUE(testing_support::contains(util_lower(lp[0]["seen"]), "\\cudnn\\bin\\cudnn64_9.dll as python 3.8+ loads it")) << lp[0].dump(2);
 
   // activated, the staged copy comes first, and the loader agrees
   auto a = stackpin_exe({"activate", z_path(w.manifest())});

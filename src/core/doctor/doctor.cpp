@@ -38,7 +38,7 @@ util::Result<model::DoctorReport> doctor(const DoctorOptions& o, const knowledge
   model::DoctorReport report;
   doctor_expectations(o.manifest, kb, report);
   if (o.windows) {
-    SP_TRY(doctor_windows(*o.windows, kb, report));
+    SP_TRY(doctor_windows(*o.windows, kb, report, o.manifest));
   } else {
     util::SystemEnv system_env;
     const util::Env& env = o.env ? *o.env : system_env;

@@ -1,12 +1,12 @@
 // doctor on Linux/WSL2: the OS, WSL and its driver mapping, the driver against what the manifest
-// and each toolkit need, the toolkits and nvcc. The driver minimum is the knowledge base's (KnowledgeBase::driver_minimum), the one
-// `check` and `convtest` use: below the CUDA major's floor an error, below the release's own
-// minimum (or the manifest's pin) a warning, unknown a note.
+// and each toolkit need (the rule doctor on Windows shares: driver_judgement.hpp), the toolkits
+// and nvcc.
 #include "core/doctor/doctor_linux.hpp"
 
 #include <algorithm>
 
 #include "core/check/check.hpp"
+#include "doctor/driver_judgement.hpp"
 #include "doctor/linux/doctor_linux_rules.hpp"
 #include "knowledge/cuda_catalog.hpp"
 #include "model/platform.hpp"
@@ -50,49 +50,18 @@ std::string machine_platforms(const std::string& arch) {
   return "";
 }
 
-// Judges a driver version against the minimum for one CUDA release.
+// Judges a driver version against the minimum for one CUDA release (driver_judgement.hpp).
 void judge_driver(Ctx& c, const Version& have, const std::string& have_text, const Version& cuda, const std::string& why,
                   const std::optional<model::Located<Version>>& pin) {
-  model::Os os = c.r.wsl.wsl ? model::Os::windows : model::Os::linux;
-  model::DriverMinimum dm = c.kb.driver_minimum(cuda, os, pin ? std::optional<Version>(pin->value) : std::nullopt);
-  std::string subject = "NVIDIA driver for " + why;
-  const std::optional<Version>& effective = dm.required;
-  const std::string& effective_text = dm.effective;
-  std::string column = c.r.wsl.wsl ? " (WSL2 uses the Windows driver: NVIDIA's Windows column applies)" : "";
-  if (!effective) {
-    auto& f = c.add("linux.driver", Severity::note, subject);
-    f.seen = have_text;
-    f.expected = "unknown: the knowledge base has no driver minimum for CUDA " + cuda.text();
-    f.fix = "check NVIDIA's CUDA release notes for this release's minimum driver";
-    return;
-  }
-  if (dm.family_floor && have < *dm.family_floor) {
-    auto& f = c.add("linux.driver", Severity::error, subject);
-    f.seen = have_text;
-    f.expected =
-        ">= " + dm.family_floor->text() + " (no CUDA " + std::to_string(cuda.major()) + ".x program runs on an older driver)" + column;
-    f.fix = std::string("upgrade the NVIDIA driver") + (c.r.wsl.wsl ? " on Windows (never inside WSL)" : "") + " to " +
-            (effective ? effective->text() : dm.family_floor->text()) + " or newer";
-    f.source = dm.source;
-    if (pin) c.point_at(f, pin->pos);
-    return;
-  }
-  if (effective && have < *effective) {
-    auto& f = c.add("linux.driver", Severity::warning, subject);
-    f.seen = have_text;
-    f.expected =
-        ">= " + effective_text + (pin ? " (the manifest's [driver] pin)" : " (NVIDIA's minimum for CUDA " + cuda.text() + ")") + column;
-    f.fix = "minor-version compatibility runs most programs from " +
-            (dm.family_floor ? dm.family_floor->text() : std::string("the family floor")) + " on, but PTX JIT and newer APIs need " +
-            effective_text + ": upgrade the driver" + (c.r.wsl.wsl ? " on Windows" : "");
-    f.source = dm.source;
-    if (pin) c.point_at(f, pin->pos);
-    return;
-  }
-  auto& f = c.add("linux.driver", Severity::ok, subject);
+  bool wsl = c.r.wsl.wsl;
+  auto j = doctor::judge_driver(c.kb, wsl ? model::Os::windows : model::Os::linux, wsl, have, cuda,
+                                pin ? std::optional<Version>(pin->value) : std::nullopt);
+  auto& f = c.add("linux.driver", j.severity, "NVIDIA driver for " + why);
   f.seen = have_text;
-  f.expected = ">= " + (effective ? effective_text : dm.family_floor->text()) + column;
-  f.source = dm.source;
+  f.expected = j.expected;
+  f.fix = j.fix;
+  f.source = j.source;
+  if (j.against_pin) c.point_at(f, pin->pos);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "core/doctor/doctor.hpp"
 #include "core/windows/windows_search.hpp"
 #include "doctor/windows/doctor_windows_rules.hpp"
+#include "probe/windows_loader.hpp"
 #include "util/strings.hpp"
 
 namespace core {
@@ -205,10 +206,12 @@ WindowsDoctorOptions live_windows_doctor_options(const util::Env& env, std::stri
   for (const char* name : {"SystemRoot", "windir", "SystemDrive", "ProgramFiles", "ProgramFiles(x86)", "ProgramData", "USERPROFILE",
                            "LOCALAPPDATA", "APPDATA"})
     if (auto v = env.get(name)) o.env[name] = *v;
+  o.driver_version = probe::windows_driver_version();
   return o;
 }
 
-util::Status doctor_windows(const WindowsDoctorOptions& o, const knowledge::KnowledgeBase& kb, model::DoctorReport& report) {
+util::Status doctor_windows(const WindowsDoctorOptions& o, const knowledge::KnowledgeBase& kb, model::DoctorReport& report,
+                            const model::Manifest* manifest) {
   SP_TRY(validate(o));
   WindowsTree tree;
   tree.drives['C'] = o.root;
@@ -255,6 +258,7 @@ util::Status doctor_windows(const WindowsDoctorOptions& o, const knowledge::Know
   winrules::path_entries(c);
   winrules::path_length(c);
   if (o.live) winrules::real_loader(c);
+  if (o.driver_version) winrules::driver(c, *o.driver_version, manifest);
   report.windows = std::move(view);
   return {};
 }

@@ -8,6 +8,7 @@
 #include "core/windows/windows_search.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "model/doctor.hpp"
+#include "model/manifest.hpp"
 #include "model/version.hpp"
 
 namespace core::winrules {
@@ -64,5 +65,8 @@ void conda_envs(Ctx& c, const WindowsTree& tree, const std::string& python);
 // On a live Windows machine: what LoadLibraryExW really loads for each DLL the rules looked up,
 // against the copy the search order predicts (doctor_windows_loader.cpp).
 void real_loader(Ctx& c);
+// On a live Windows machine: the driver nvml.dll reports ("" when none answered) against the
+// minimum for the manifest's CUDA, or its [driver] windows pin (doctor_windows_loader.cpp).
+void driver(Ctx& c, const std::string& version, const model::Manifest* m);
 
 }  // namespace core::winrules

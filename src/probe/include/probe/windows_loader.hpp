@@ -2,6 +2,7 @@
 // What the Windows loader really loads for a DLL name (loader_windows.cpp): the check behind
 // `doctor` on a live Windows machine, beside the search order it predicts from the files.
 #include <string>
+#include <vector>
 
 namespace probe {
 
@@ -14,9 +15,16 @@ struct LoaderAnswer {
 };
 
 // Loads `dll_name` (a bare name, no directory) by the standard search order of a desktop
-// application (LoadLibraryExW without flags) or, with `python_search`, as Python 3.8+ loads an
-// extension module's dependencies (LOAD_LIBRARY_SEARCH_DEFAULT_DIRS), reads back the file that was
-// mapped and unloads it again. No error dialog is shown for a missing dependency.
-LoaderAnswer load_as_application(const std::string& dll_name, bool python_search);
+// application (LoadLibraryExW without flags), reads back the file that was mapped and unloads it
+// again. No error dialog is shown for a missing dependency.
+LoaderAnswer load_as_application(const std::string& dll_name);
+// The same, as Python 3.8+ loads an extension module's dependencies: LOAD_LIBRARY_SEARCH_DEFAULT_DIRS,
+// PATH not searched, with `dirs` (python.exe's folder, the os.add_dll_directory ones) added by
+// AddDllDirectory for this call only. A directory that cannot be added is named in `error`.
+LoaderAnswer load_as_python_extension(const std::string& dll_name, const std::vector<std::string>& dirs);
+
+// The NVIDIA driver version nvml.dll reports (System32, else NVSMI under Program Files), "" when
+// no NVIDIA driver answers; "" off Windows (the Linux machine probe reads it its own way).
+std::string windows_driver_version();
 
 }  // namespace probe

@@ -32,6 +32,7 @@ struct WindowsDoctorOptions {
   std::vector<std::string> dll_dirs;                           // os.add_dll_directory() directories
   std::map<std::string, std::string> env;                      // values for %NAME% beyond the defaults
   bool live = false;                                           // this running Windows machine: also ask its loader
+  std::optional<std::string> driver_version;                   // live: what nvml.dll reports ("" when no driver answers)
 };
 
 // The running Windows machine as WindowsDoctorOptions: C:\ and every other drive that exists as
@@ -56,6 +57,7 @@ util::Result<model::DoctorReport> doctor(const DoctorOptions& options, const kno
 // tell (a [targets.windows] without a DLL directory doctor can derive) into report.findings.
 void doctor_expectations(const model::Manifest* manifest, const knowledge::KnowledgeBase& kb, model::DoctorReport& report);
 // The Windows view and its findings (doctor_windows.cpp). Errors: as doctor().
-util::Status doctor_windows(const WindowsDoctorOptions& options, const knowledge::KnowledgeBase& kb, model::DoctorReport& report);
+util::Status doctor_windows(const WindowsDoctorOptions& options, const knowledge::KnowledgeBase& kb, model::DoctorReport& report,
+                            const model::Manifest* manifest = nullptr);
 
 }  // namespace core
