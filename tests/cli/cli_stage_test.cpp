@@ -3,6 +3,7 @@
 // STACKPIN_TEST_FAULT_AT hook), killed by SIGKILL at random moments, and two runs at once.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <functional>
@@ -572,6 +573,29 @@ TEST(CliStageConcurrency, TwoStagesOnOneFreshDest) {
 TEST(CliStageConcurrency, TwoStagesOnOneCudaMergeDest) {
   World w(k_windows, "cuda-merge");
   two_at_once(w, [](const fs::path& d) { make_fake_cuda_root(d); }, {"--remove-stale"});
+}
+
+// A DEST the user may not write: the error names it and the hint says how to get the rights (here,
+// as a user without them: root drops to nobody through setpriv).
+TEST(CliStage, ADestWithoutWriteAccessSaysHowToGetIt) {
+  std::vector<std::string> as_user;
+  if (::geteuid() == 0) {
+    std::string setpriv = testing_support::tool_path("setpriv");
+    if (setpriv.empty()) GTEST_SKIP() << "running as root without setpriv (util-linux) to run stackpin as another user";
+    as_user = {setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
+  }
+  World w(k_linux);
+  fs::path locked = w.dir.path() / "locked";
+  fs::create_directories(locked);
+  fs::permissions(locked,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  auto args = argv(w.stage(locked / "cudnn"));
+  args.insert(args.begin(), as_user.begin(), as_user.end());
+  auto r = testing_support::run_process(args);
+  EXPECT_EQ(r.exit_code, 1) << show(r);
+  EXPECT_TRUE(testing_support::contains(r.err, "cannot create " + (locked / "cudnn").string())) << show(r);
+  EXPECT_TRUE(testing_support::contains(r.err, "run stackpin as root (sudo)")) << show(r);
+  EXPECT_FALSE(fs::exists(locked / "cudnn"));
 }
 
 }  // namespace

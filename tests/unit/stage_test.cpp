@@ -1389,4 +1389,19 @@ TEST(StageOnWindows, LinuxLayoutIsRefusedByTheWindowsBuild) {
   EXPECT_FALSE(fs::exists(w.dest()));
 }
 
+// A DEST that cannot be written for lack of rights (a cuda-merge into C:\Program Files without an
+// elevated prompt, /usr/local without root) says how to get them, or where to stage instead.
+TEST(StageRefused, WithoutWriteAccessTheHintSaysHowToGetIt) {
+  auto pf = core::write_access_hint("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4", true);
+  EXPECT_NE(pf.find("Program Files are writable by administrators only"), std::string::npos) << pf;
+  EXPECT_NE(pf.find("\"Run as administrator\""), std::string::npos) << pf;
+  EXPECT_NE(pf.find("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4"), std::string::npos) << pf;
+  auto own = core::write_access_hint("D:\\tools\\cudnn", true);
+  EXPECT_EQ(own.find("Program Files"), std::string::npos) << own;
+  EXPECT_NE(own.find("Run as administrator"), std::string::npos) << own;
+  auto lin = core::write_access_hint("/usr/local/cudnn", false);
+  EXPECT_NE(lin.find("sudo"), std::string::npos) << lin;
+  EXPECT_NE(lin.find("--dest"), std::string::npos) << lin;
+}
+
 }  // namespace

@@ -752,6 +752,15 @@ util::Status write_own_files(StageRun& run, const model::Receipt& receipt, bool 
 
 }  // namespace
 
+std::string write_access_hint(const fs::path& dest, bool windows) {
+  if (!windows) return "run stackpin as root (sudo) to write " + dest.string() + ", or choose a DEST you own with --dest";
+  std::string lower = util::to_lower(dest.string());
+  bool protected_dir = lower.find("\\program files") != std::string::npos || lower.find("\\windows\\") != std::string::npos;
+  return std::string(protected_dir ? "folders under C:\\Program Files are writable by administrators only: " : "") +
+         "open PowerShell or cmd with \"Run as administrator\" and run stackpin again to write " + dest.string() +
+         ", or stage the isolated layout into a folder you own (--dest)";
+}
+
 util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const StageOptions& o) {
   SP_TRY_ASSIGN(auto run, resolve(m, kb, o));
   bool own_files_only = false;

@@ -19,9 +19,11 @@
 #include <system_error>
 
 #include "archive/paths.hpp"
+#include "core/provision/stage.hpp"
 #include "crypto/sha256.hpp"
 #include "format/receipt.hpp"
 #include "provision/build_files.hpp"
+#include "util/env.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -37,6 +39,15 @@ std::int64_t mtime_ns(const fs::path& p) {
 
 std::string rel_string(const fs::path& p) { return p.generic_string(); }
 
+namespace {
+util::Error cannot_create(const fs::path& dir, const fs::path& dest, const std::error_code& ec) {
+  util::Error e(util::ErrorCode::io, "cannot create " + dir.string() + ": " + ec.message());
+  if (ec == std::errc::permission_denied || ec == std::errc::operation_not_permitted)
+    e.hints.push_back(write_access_hint(dest, util::host_is_windows()));
+  return e;
+}
+}  // namespace
+
 util::Result<State> State::open(const fs::path& dest, const std::function<void()>& on_wait) {
   State s;
   s.m_dirs.dest = dest;
@@ -45,7 +56,7 @@ util::Result<State> State::open(const fs::path& dest, const std::function<void()
   // make it between the exists() check and ours, and must not have it removed under it.
   if (!fs::exists(dest, ec)) {
     bool made = fs::create_directories(dest, ec);
-    if (ec) return util::Error(util::ErrorCode::io, "cannot create " + dest.string() + ": " + ec.message());
+    if (ec) return cannot_create(dest, dest, ec);
     s.m_created_dest = made;
   } else if (!fs::is_directory(dest, ec)) {
     return util::Error(util::ErrorCode::io, dest.string() + " exists and is not a directory");
@@ -53,7 +64,7 @@ util::Result<State> State::open(const fs::path& dest, const std::function<void()
   if (!fs::exists(s.m_dirs.root(), ec)) {
     bool made = fs::create_directory(s.m_dirs.root(), ec);
     if (ec) {
-      auto err = util::Error(util::ErrorCode::io, "cannot create " + s.m_dirs.root().string() + ": " + ec.message());
+      auto err = cannot_create(s.m_dirs.root(), dest, ec);
       s.discard_created();
       return err;
     }

@@ -51,6 +51,10 @@ struct StageOptions {
 // header version), unsafe (hostile archive), io, conflict (previous staging modified).
 util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const StageOptions& o);
 
+// What to do when DEST cannot be written for lack of rights: on Windows an elevated prompt (a
+// cuda-merge into C:\Program Files\... needs one), elsewhere root or a DEST one owns.
+std::string write_access_hint(const std::filesystem::path& dest, bool windows);
+
 // The receipt of what is staged in `dest`, validated like every state file (every path inside
 // DEST). Errors: not_found (nothing staged there), parse, invalid, unsafe, io.
 util::Result<model::Receipt> staged_receipt(const std::filesystem::path& dest);
