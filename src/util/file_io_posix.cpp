@@ -60,4 +60,6 @@ Status make_hardlink(const std::filesystem::path& existing, const std::filesyste
   return {};
 }
 
+std::filesystem::path absolute_path(const std::filesystem::path& path) { return std::filesystem::absolute(path).lexically_normal(); }
+
 }  // namespace util::io

@@ -129,4 +129,18 @@ Status make_hardlink(const std::filesystem::path& existing, const std::filesyste
   return {};
 }
 
+std::filesystem::path absolute_path(const std::filesystem::path& path) {
+  std::wstring w = path.wstring();
+  if (w.rfind(L"\\\\?\\UNC\\", 0) == 0)
+    w = L"\\\\" + w.substr(8);
+  else if (w.rfind(L"\\\\?\\", 0) == 0 || w.rfind(L"\\??\\", 0) == 0)
+    w = w.substr(4);
+  DWORD n = GetFullPathNameW(w.c_str(), 0, nullptr, nullptr);
+  if (n == 0) return std::filesystem::path(w).lexically_normal();
+  std::wstring full(n, L'\0');
+  n = GetFullPathNameW(w.c_str(), n, full.data(), nullptr);
+  full.resize(n);
+  return std::filesystem::path(full);
+}
+
 }  // namespace util::io

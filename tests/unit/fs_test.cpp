@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "test_support.hpp"
+#include "util/file_io.hpp"
 #include "util/fs.hpp"
 
 TEST(Fs, AtomicWriteReplacesWholeFile) {
@@ -43,4 +44,20 @@ TEST(Fs, TempDirIsRemoved) {
     EXPECT_TRUE(std::filesystem::is_directory(p));
   }
   EXPECT_FALSE(std::filesystem::exists(p));
+}
+
+// A DEST as the user names it, made absolute: dot segments resolved, and on Windows the verbatim
+// forms (\\?\C:\..., \\?\UNC\...) taken in their plain form, which std::filesystem takes apart.
+TEST(Fs, AbsolutePathOfADestAsUsersWriteIt) {
+  namespace fs = std::filesystem;
+  EXPECT_EQ(util::io::absolute_path("rel/x/../y"), (fs::current_path() / "rel" / "y"));
+#ifdef _WIN32
+  EXPECT_EQ(util::io::absolute_path("C:\\a\\..\\b").wstring(), L"C:\\b");
+  EXPECT_EQ(util::io::absolute_path("\\\\?\\C:\\tools\\cudnn").wstring(), L"C:\\tools\\cudnn");
+  EXPECT_TRUE(util::io::absolute_path("\\\\?\\C:\\tools\\cudnn").has_root_name());
+  EXPECT_EQ(util::io::absolute_path("\\\\?\\UNC\\server\\share\\cudnn").wstring(), L"\\\\server\\share\\cudnn");
+  EXPECT_EQ(util::io::absolute_path("\\\\server\\share\\a\\..\\cudnn").wstring(), L"\\\\server\\share\\cudnn");
+#else
+  EXPECT_EQ(util::io::absolute_path("/opt/./cudnn/../cudnn-9"), fs::path("/opt/cudnn-9"));
+#endif
 }

@@ -405,6 +405,33 @@ void delete_user_env(const std::string& name) {
   testing_support::run_process({wine().wine, "reg", "delete", "HKCU\\Environment", "/v", name, "/f"}, wine_env());
 }
 
+// Paths past MAX_PATH (260), given plainly or as \\?\ verbatim paths, and a UNC path: stage,
+// status and unstage work on each (stackpin.exe declares itself long-path aware; Windows also
+// needs LongPathsEnabled, which Wine does not limit).
+TEST(WindowsExe, LongVerbatimAndUncPathsAreStagedAndUnstaged) {
+  SKIP_WITHOUT_WINE();
+  CudnnWorld w;
+  WinDir dest("long");
+  std::string deep = dest.win;
+  for (int i = 0; i < 6; ++i) deep += "\\" + std::string(40, static_cast<char>('a' + i));
+  ASSERT_GT(deep.size() + std::string("\\cudnn\\include\\cudnn_version.h").size(), 260u);
+  for (const std::string& into : {deep + "\\plain", "\\\\?\\" + deep + "\\verbatim", "\\\\localhost\\C$" + deep.substr(2) + "\\unc"}) {
+    SCOPED_TRACE(into);
+    auto s = stackpin_exe({"stage", z_path(w.manifest()), "--archives", z_path(w.archives()), "--target", "windows", "--dest", into});
+    if (into.rfind("\\\\localhost", 0) == 0 && s.exit_code != 0 && testing_support::contains(s.err, "cannot create")) {
+      std::cout << "UNC: Wine has no administrative share C$ here: " << s.err;  // a real Windows has one
+      continue;
+    }
+    ASSERT_EQ(s.exit_code, 0) << show(s);
+    auto st = stackpin_exe({"status", "--dest", into});
+    EXPECT_EQ(st.exit_code, 0) << show(st);
+    auto u = stackpin_exe({"unstage", "--dest", into});
+    EXPECT_EQ(u.exit_code, 0) << show(u);
+  }
+  std::string exe_bytes = testing_support::read_text(exe());
+  EXPECT_TRUE(testing_support::contains(exe_bytes, "longPathAware>true</")) << "no long-path-aware manifest in stackpin.exe";
+}
+
 TEST(WindowsExe, ActivateChangesTheUserEnvironmentAndUndoRestoresIt) {
   SKIP_WITHOUT_WINE();
   CudnnWorld w;

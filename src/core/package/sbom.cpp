@@ -13,6 +13,7 @@
 #include "format/receipt.hpp"
 #include "format/spdx.hpp"
 #include "knowledge/cuda_catalog.hpp"
+#include "util/file_io.hpp"
 #include "util/fs.hpp"
 
 namespace core {
@@ -210,7 +211,7 @@ util::Result<SbomResult> sbom_from_pins(const model::Manifest& m, const knowledg
 }
 
 util::Result<SbomResult> sbom_for_dest(const fs::path& dest_in, const knowledge::KnowledgeBase& kb, const SbomOptions& o) {
-  fs::path dest = fs::absolute(dest_in).lexically_normal();
+  fs::path dest = util::io::absolute_path(dest_in);
   SP_TRY_ASSIGN(auto r, staged_receipt(dest));
   return sbom_of(
       r, dest, kb, o, [](const model::StagedFile& f) { return f.path; }, r.manifest_name + " staged in " + r.dest,

@@ -20,6 +20,7 @@
 #include "core/provision/stage.hpp"
 #include "knowledge/cuda_catalog.hpp"
 #include "probe/program.hpp"
+#include "util/file_io.hpp"
 #include "util/strings.hpp"
 
 namespace core {
@@ -496,7 +497,7 @@ util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge
                                                          : "lib64";
   r.report.dry_run = o.dry_run;
   if (!r.deb) {
-    if (auto dest = model::resolve_dest(o.target, o.dest, m)) r.report.dest = fs::absolute(*dest).lexically_normal().string();
+    if (auto dest = model::resolve_dest(o.target, o.dest, m)) r.report.dest = util::io::absolute_path(*dest).string();
   }
 
   bool ok = archive_step(r, pins) && (r.deb ? deb_steps(r) : stage_steps(r)) && doctor_step(r) && convtest_step(r);

@@ -24,6 +24,7 @@
 #include "provision/layout_plan.hpp"
 #include "provision/state.hpp"
 #include "util/env.hpp"
+#include "util/file_io.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -315,7 +316,7 @@ util::Result<StageRun> resolve(const model::Manifest& m, const knowledge::Knowle
                      " --explain` lists the components for each platform NVIDIA builds them for");
     for (auto& p : pins) units.push_back(Unit{p.pin->component->value, p.pin->component_version, std::move(p), std::nullopt});
   }
-  fs::path dest_abs = fs::absolute(*dest).lexically_normal();
+  fs::path dest_abs = util::io::absolute_path(*dest);
   StageRun run{m, kb, o, dest_abs, model::StateDir{dest_abs}, std::move(units), {}, {}};
   auto& report = run.report;
   report.dest = dest_abs.string();
@@ -818,7 +819,7 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
 }
 
 util::Result<model::Receipt> staged_receipt(const fs::path& dest_in) {
-  fs::path dest = fs::absolute(dest_in).lexically_normal();
+  fs::path dest = util::io::absolute_path(dest_in);
   SP_TRY_ASSIGN(auto r, detail::load_receipt(model::StateDir{dest}));
   if (!r)
     return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
@@ -827,7 +828,7 @@ util::Result<model::Receipt> staged_receipt(const fs::path& dest_in) {
 }
 
 util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::UnstageReport& report) {
-  fs::path dest = fs::absolute(o.dest).lexically_normal();
+  fs::path dest = util::io::absolute_path(o.dest);
   report.dest = dest.string();
   model::StateDir dirs{dest};
   std::error_code ec;
@@ -874,7 +875,7 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
 }
 
 util::Result<model::StatusReport> status(const fs::path& dest_in) {
-  fs::path dest = fs::absolute(dest_in).lexically_normal();
+  fs::path dest = util::io::absolute_path(dest_in);
   model::StatusReport report;
   auto& findings = report.findings;
   report.dest = dest.string();

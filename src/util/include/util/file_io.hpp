@@ -41,4 +41,10 @@ Status make_symlink(const std::string& target, const std::filesystem::path& at);
 // A hard link at `at` to the existing file `existing`. Errors: io.
 Status make_hardlink(const std::filesystem::path& existing, const std::filesystem::path& at);
 
+// `path` made absolute and normal, as a user names a DEST. On Windows a verbatim path
+// (\\?\C:\..., \\?\UNC\server\share\...) is taken in its plain form, which std::filesystem
+// takes apart correctly (stackpin.exe is long-path aware, so nothing is lost), and the rest is
+// resolved by GetFullPathNameW, as Windows itself resolves a relative or drive-relative path.
+std::filesystem::path absolute_path(const std::filesystem::path& path);
+
 }  // namespace util::io
