@@ -524,9 +524,11 @@ util::Status read_entries(const PinnedFile& f, struct archive* a, Extractor& ex,
 #ifdef _WIN32
     // Names are decoded as UTF-8 here (run_stream); one that is not UTF-8 comes back as a warning
     // and an empty name, so the refusal is made from the warning.
-    if (std::string warning = r == ARCHIVE_WARN ? la_error(a) : ""; warning.find("can't be converted") != std::string::npos)
+    std::string warning = r == ARCHIVE_WARN ? la_error(a) : "";
+    bool name = warning.rfind("Pathname", 0) == 0, link = warning.rfind("Linkname", 0) == 0;  // not Uname/Gname: owners are not used
+    if ((name || link) && warning.find("can't be converted") != std::string::npos)
       return Error(ErrorCode::unsafe, "unsafe archive entry " + std::to_string(out.entries.size() + 1) + " of " + f.path().string() +
-                                          ": its " + (warning.rfind("Linkname", 0) == 0 ? "link target" : "name") +
+                                          ": its " + (link ? "link target" : "name") +
                                           " is not valid UTF-8 (another code page?): a receipt cannot record it and it would "
                                           "name a different file on another machine");
 #endif

@@ -131,14 +131,15 @@ Status make_hardlink(const std::filesystem::path& existing, const std::filesyste
 
 std::filesystem::path absolute_path(const std::filesystem::path& path) {
   std::wstring w = path.wstring();
-  if (w.rfind(L"\\\\?\\UNC\\", 0) == 0)
+  auto starts = [&](const wchar_t* prefix) { return _wcsnicmp(w.c_str(), prefix, wcslen(prefix)) == 0; };
+  if (starts(L"\\\\?\\UNC\\") || starts(L"\\??\\UNC\\"))
     w = L"\\\\" + w.substr(8);
-  else if (w.rfind(L"\\\\?\\", 0) == 0 || w.rfind(L"\\??\\", 0) == 0)
+  else if (starts(L"\\\\?\\") || starts(L"\\??\\"))
     w = w.substr(4);
   DWORD n = GetFullPathNameW(w.c_str(), 0, nullptr, nullptr);
-  if (n == 0) return std::filesystem::path(w).lexically_normal();
   std::wstring full(n, L'\0');
-  n = GetFullPathNameW(w.c_str(), n, full.data(), nullptr);
+  if (n > 0) n = GetFullPathNameW(w.c_str(), n, full.data(), nullptr);
+  if (n == 0 || n >= full.size()) return std::filesystem::absolute(std::filesystem::path(w)).lexically_normal();
   full.resize(n);
   return std::filesystem::path(full);
 }

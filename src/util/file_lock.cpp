@@ -24,12 +24,17 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& path, void (*on_
   // The holder may remove the lock file and its folder (unstage leaves no trace) just before this
   // open: the folder is then ours to recreate. The file itself cannot go while this process holds
   // it open (release_and_remove), so the lock taken is on the file at `path`.
+  // A file or folder being deleted refuses opens (EACCES) until its last handle closes: a
+  // finishing run's, or a scanner's; that is waited out for a while too.
   int fd = -1;
   for (int attempt = 0; fd < 0; ++attempt) {
     fd = _wopen(path.c_str(), _O_RDWR | _O_CREAT | _O_NOINHERIT, _S_IREAD | _S_IWRITE);
-    if (fd >= 0 || errno != ENOENT || attempt >= 100) break;
+    if (fd >= 0 || (errno != ENOENT && errno != EACCES) || attempt >= 100) break;
     std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);
+    if (errno == ENOENT)
+      std::filesystem::create_directories(path.parent_path(), ec);
+    else
+      Sleep(20);
   }
   if (fd < 0) return Error(ErrorCode::io, "cannot open lock " + path.string() + ": " + os_error_text(errno));
   HANDLE h = reinterpret_cast<HANDLE>(_get_osfhandle(fd));

@@ -587,8 +587,8 @@ TEST(CliStage, ADestWithoutWriteAccessSaysHowToGetIt) {
   World w(k_linux);
   fs::path locked = w.dir.path() / "locked";
   fs::create_directories(locked);
-  fs::permissions(locked,
-                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);  // 0555: no one but root writes
   auto args = argv(w.stage(locked / "cudnn"));
   args.insert(args.begin(), as_user.begin(), as_user.end());
   auto r = testing_support::run_process(args);

@@ -51,7 +51,7 @@ class Process {
 
  private:
   int m_pid = -1;
-  void* m_handle = nullptr;  // the process handle on Windows
+  [[maybe_unused]] void* m_handle = nullptr;  // the process handle on Windows (unused on POSIX)
   bool m_done = false;
   std::string m_out, m_err;
 };

@@ -755,9 +755,8 @@ util::Status write_own_files(StageRun& run, const model::Receipt& receipt, bool 
 
 std::string write_access_hint(const fs::path& dest, bool windows) {
   if (!windows) return "run stackpin as root (sudo) to write " + dest.string() + ", or choose a DEST you own with --dest";
-  std::string lower = util::to_lower(dest.string());
-  bool protected_dir = lower.find("\\program files") != std::string::npos || lower.find("\\windows\\") != std::string::npos;
-  return std::string(protected_dir ? "folders under C:\\Program Files are writable by administrators only: " : "") +
+  bool program_files = util::to_lower(dest.string()).find("\\program files") != std::string::npos;
+  return std::string(program_files ? "folders under Program Files are writable by administrators only: " : "") +
          "open PowerShell or cmd with \"Run as administrator\" and run stackpin again to write " + dest.string() +
          ", or stage the isolated layout into a folder you own (--dest)";
 }
@@ -801,6 +800,7 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   // the commit, under the journal; a failure rolls back now rather than leaving it to the next
   // command, so DEST is as before and what this run created (DEST/.stackpin, DEST) goes too
   auto rolled_back = [&](util::Error e) {
+    { util::TempDir gone = std::move(unpacked->tmp); }  // its .owner lock is open: Windows keeps the folder while it is
     if (state.recover()) state.discard_created();
     return e;
   };

@@ -89,9 +89,9 @@ util::Result<State> State::open(const fs::path& dest, const std::function<void()
 }
 
 void State::remove_root() {
-  std::error_code ec;
+  std::error_code ec, ignored;  // what cannot be removed stays; the rest still goes
   for (fs::directory_iterator it(m_dirs.root(), ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().filename() != m_dirs.lock().filename()) fs::remove_all(it->path(), ec);
+    if (it->path().filename() != m_dirs.lock().filename()) fs::remove_all(it->path(), ignored);
   if (m_lock) util::FileLock::release_and_remove(std::move(*m_lock), m_dirs.lock());
   m_lock.reset();
   fs::remove(m_dirs.root(), ec);  // only when empty: a run waiting on the lock on Windows keeps it

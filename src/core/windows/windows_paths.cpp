@@ -174,7 +174,11 @@ std::optional<fs::path> find_child_nocase(const fs::path& dir, std::string_view 
     if (n == name) return exact;
     if (names_equal_nocase(n, name)) matches.push_back(n);
   }
-  if (matches.empty()) return std::nullopt;
+  if (matches.empty()) {
+    // Windows: an 8.3 short name (PROGRA~1) or a folder that cannot be listed still opens as given
+    if (util::host_is_windows() && fs::exists(fs::symlink_status(exact, ec))) return exact;
+    return std::nullopt;
+  }
   std::sort(matches.begin(), matches.end());
   return dir / matches.front();
 }

@@ -43,8 +43,9 @@ Status make_hardlink(const std::filesystem::path& existing, const std::filesyste
 
 // `path` made absolute and normal, as a user names a DEST. On Windows a verbatim path
 // (\\?\C:\..., \\?\UNC\server\share\...) is taken in its plain form, which std::filesystem
-// takes apart correctly (stackpin.exe is long-path aware, so nothing is lost), and the rest is
-// resolved by GetFullPathNameW, as Windows itself resolves a relative or drive-relative path.
+// takes apart correctly, and the rest is resolved by GetFullPathNameW, as Windows itself resolves
+// a relative or drive-relative path. The plain form is past MAX_PATH only where Windows has
+// LongPathsEnabled (stackpin.exe declares itself long-path aware).
 std::filesystem::path absolute_path(const std::filesystem::path& path);
 
 }  // namespace util::io
