@@ -838,10 +838,7 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
     if (fs::is_directory(dirs.root(), ec)) {
       auto state = State::open(dest, o.on_lock_wait);
       if (state && state->recover() && !fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec)) {
-        bool only_lock = true;
-        for (auto& e : fs::directory_iterator(dirs.root(), ec))
-          if (e.path().filename() != "lock") only_lock = false;
-        if (only_lock) state->remove_root();
+        state->remove_root_if_only_the_lock();
       }
     }
     if (!fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec))
@@ -867,10 +864,7 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
   }
   // leave no trace: the activation scripts go with the staging, then .stackpin if only the lock is left
   for (const auto& name : activation_names()) fs::remove(dirs.root() / name, ec);
-  bool only_lock = true;
-  for (auto& e : fs::directory_iterator(dirs.root(), ec))
-    if (e.path().filename() != "lock") only_lock = false;
-  if (only_lock) state.remove_root();
+  state.remove_root_if_only_the_lock();
   return report;
 }
 

@@ -97,6 +97,13 @@ void State::remove_root() {
   fs::remove(m_dirs.root(), ec);  // only when empty: a run waiting on the lock on Windows keeps it
 }
 
+void State::remove_root_if_only_the_lock() {
+  std::error_code ec;
+  for (fs::directory_iterator it(m_dirs.root(), ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename() != m_dirs.lock().filename()) return;
+  remove_root();
+}
+
 void State::discard_created() {
   std::error_code ec;
   if (m_created_root) remove_root();

@@ -23,6 +23,8 @@ class State {
   // Removes DEST/.stackpin and everything in it, the lock last (util::FileLock::release_and_remove):
   // the State holds no lock afterwards.
   void remove_root();
+  // remove_root() when DEST/.stackpin holds nothing but the lock (nothing staged, nothing pending).
+  void remove_root_if_only_the_lock();
   // Finishes or rolls back an interrupted operation. Returns what was done ("" when nothing).
   util::Result<std::string> recover();
   util::Result<std::optional<model::Receipt>> read_receipt() const;
