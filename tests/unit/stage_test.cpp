@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -20,6 +21,7 @@
 #include "format/receipt.hpp"
 #include "gen/build_config.hpp"
 #include "knowledge/knowledge_base.hpp"
+#include "probe/files_in_use.hpp"
 #include "test_support.hpp"
 #include "tree.hpp"
 #include "util/env.hpp"
@@ -325,6 +327,41 @@ TEST(StageWindows, IsolatedLayoutKeepsNvidiasDirectories) {
     EXPECT_TRUE(fs::is_regular_file(w.dest() / "include" / "cudnn_version.h"));
     EXPECT_TRUE(fs::is_regular_file(w.dest() / "LICENSE"));
   }
+}
+
+// A staged file another program holds open (here this test, through the C runtime, which opens
+// without sharing delete): on Windows, unstage and a stage of another build are refused before
+// anything changes, naming the file; on Linux an open file never stops a rename or unlink.
+TEST(StageWindows, AFileHeldOpenStopsUnstageOnWindowsOnly) {
+  World w(k_v8_windows);
+  ASSERT_TRUE(w.stage().ok());
+  World v9(k_v9_windows);
+  auto o = v9.options();
+  o.dest = w.dest();
+  auto before = testing_support::snapshot(w.dest(), {});
+  const fs::path held = w.dest() / "include" / "cudnn_version.h";
+  {
+    std::ifstream hold(held, std::ios::binary);
+    ASSERT_TRUE(hold.good());
+    auto held_files = probe::files_in_use({held, w.dest() / "LICENSE", w.dest() / "no-such-file.dll"});
+    model::UnstageReport ur;
+    auto u = core::unstage({w.dest(), false, {}, {}}, ur);
+#ifdef _WIN32
+    ASSERT_EQ(held_files.size(), 1u);
+    EXPECT_EQ(held_files[0].path, held);
+    ASSERT_FALSE(u.ok());
+    expect_error(u.error(), ErrorCode::conflict, {"in use", "include\\cudnn_version.h", "nothing was changed"});
+    EXPECT_FALSE(u.error().hints.empty());
+    auto r = v9.stage(o);
+    ASSERT_FALSE(r.ok());
+    expect_error(r.error(), ErrorCode::conflict, {"cannot stage into", "include\\cudnn_version.h"});
+    EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dest(), {})), "");
+#else
+    EXPECT_TRUE(held_files.empty());
+    EXPECT_TRUE(u.ok()) << u.error().message;
+#endif
+  }
+  EXPECT_TRUE(probe::files_in_use({held}).empty());
 }
 
 TEST(StageWindows, WindowsTargetNeedsDest) {

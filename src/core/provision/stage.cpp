@@ -20,6 +20,7 @@
 #include "gen/build_config.hpp"
 #include "gen/quote.hpp"
 #include "knowledge/cuda_catalog.hpp"
+#include "probe/files_in_use.hpp"
 #include "provision/build_files.hpp"
 #include "provision/layout_plan.hpp"
 #include "provision/state.hpp"
@@ -595,6 +596,47 @@ util::Result<Unpacked> unpack(StageRun& run) {
   return Unpacked{std::move(tmp), std::move(parts)};
 }
 
+// Windows does not let a file another program holds be moved or removed (a cuDNN DLL a running
+// Python has loaded, a .lib an IDE has open): such files are found before the first change, and
+// named with the programs that hold them, rather than met halfway through as a half-replaced tree.
+// `rels` are DEST-relative paths this run would move or remove.
+util::Status refuse_files_in_use(const fs::path& dest, const std::vector<std::string>& rels, const std::string& verb) {
+  std::vector<fs::path> paths;
+  std::map<fs::path, std::string> rel_of;
+  for (const auto& r : rels) {
+    fs::path rel = fs::path(r).make_preferred();
+    if (rel_of.emplace(dest / rel, rel.string()).second) paths.push_back(dest / rel);
+  }
+  auto held = probe::files_in_use(paths);
+  if (held.empty()) return {};
+  std::vector<std::string> files;
+  std::map<unsigned long, std::string> programs;
+  bool unnamed = false;
+  constexpr std::size_t shown = 8;
+  for (const auto& f : held) {
+    std::vector<std::string> by;
+    for (const auto& h : f.holders) {
+      by.push_back(h.process + " (pid " + std::to_string(h.pid) + ")");
+      programs.emplace(h.pid, by.back());
+    }
+    unnamed = unnamed || by.empty();
+    if (files.size() < shown)
+      files.push_back(rel_of[f.path] + ", held by " + (by.empty() ? "a program Windows did not name" : util::join(by, " and ")));
+  }
+  if (held.size() > shown) files.push_back("and " + std::to_string(held.size() - shown) + " more");
+  util::Error e(util::ErrorCode::conflict, "cannot " + verb + " " + dest.string() + ": " + std::to_string(held.size()) +
+                                               " file(s) there are in use, and Windows does not let a file in use be moved or removed: " +
+                                               util::join(files, "; ") + "; nothing was changed");
+  std::vector<std::string> names;
+  for (const auto& [pid, name] : programs) names.push_back(name);
+  if (!names.empty()) e.hints.push_back("close " + util::join(names, ", ") + ", then run stackpin again");
+  if (unnamed)
+    e.hints.push_back(
+        "close the programs that use CUDA or cuDNN from this folder (Python, Jupyter, an IDE, a training run), then run stackpin "
+        "again; Resource Monitor (resmon.exe, CPU tab, Associated Handles) shows which program holds a file");
+  return e;
+}
+
 // Another staging in this DEST is taken away first, restoring what it replaced.
 util::Status take_away(StageRun& run, const model::Receipt& previous) {
   std::error_code ec;
@@ -791,9 +833,19 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
     if (auto s = run.find_archive(); !s) return refused(std::move(s).error());
   auto unpacked = unpack(run);
   if (!unpacked) return refused(std::move(unpacked).error());
-  if (previous) SP_TRY(take_away(run, *previous));
   std::vector<model::PlannedFile> planned;
   for (const auto& part : unpacked->parts) planned.insert(planned.end(), part.files.begin(), part.files.end());
+  {
+    std::vector<std::string> moved;  // what the commit moves aside or removes
+    if (previous)
+      for (const auto& f : previous->files)
+        if (f.type != "removed") moved.push_back(f.path);
+    for (const auto& f : planned) moved.push_back(f.to);
+    if (o.remove_stale && o.target == model::Target::windows)
+      for (auto& rel : find_stale(run.dest, planned)) moved.push_back(std::move(rel));
+    if (auto s = refuse_files_in_use(run.dest, moved, "stage into"); !s) return refused(std::move(s).error());
+  }
+  if (previous) SP_TRY(take_away(run, *previous));
   std::vector<std::string> stale = o.target == model::Target::windows ? find_stale(run.dest, planned) : std::vector<std::string>{};
   run.report.stale = stale;
 
@@ -850,6 +902,10 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
   report.recovered = recovered;
   SP_TRY_ASSIGN(auto receipt, state.read_receipt());
   if (receipt) {
+    std::vector<std::string> removed;
+    for (const auto& f : receipt->files)
+      if (f.type != "removed") removed.push_back(f.path);
+    SP_TRY(refuse_files_in_use(dest, removed, "unstage from"));
     SP_TRY_ASSIGN(auto journal, Journal::begin(dirs, "unstage", o.fault));
     auto s = detail::remove_staged(dirs, *receipt, o.force, report.modified, report.removed, report.restored);
     if (!s) {
