@@ -9,8 +9,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -18,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "fixtures.hpp"
 #include "http_server.hpp"
@@ -701,6 +705,97 @@ TEST(WindowsExe, ReservedAndCollidingNamesAreRefusedBeforeAnythingIsWritten) {
     EXPECT_TRUE(testing_support::contains(s.err, c.words)) << c.name << "\n" << show(s);
     EXPECT_FALSE(fs::exists(dest.unix / "cudnn" / "bin")) << c.name << "\n" << show(s);
   }
+}
+
+// A program holding a file on Wine's C: drive (hold-file.exe, tests/doubles/hold_file.c) until
+// the test ends; `how` is "load" (a DLL loaded as Python loads cuDNN) or "open" (open for reading
+// without sharing delete).
+struct Holder {
+  std::unique_ptr<testing_support::Process> p;
+  Holder(const std::string& how, const std::string& file, const WinDir& dir) {
+    fs::path ready = dir.unix / ("ready-" + how);
+    fs::remove(ready);
+    p = std::make_unique<testing_support::Process>(
+        std::vector<std::string>{wine().wine, (windows_build() / "tests" / "doubles" / "hold-file.exe").string(), how, file,
+                                 dir.win + "\\ready-" + how},
+        wine_env());
+    for (int i = 0; i < 300 && !fs::exists(ready); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!fs::exists(ready)) throw std::runtime_error("hold-file.exe " + how + " " + file + " did not start: " + show(p->wait()));
+  }
+  ~Holder() {
+    p->kill(SIGKILL);
+    p->wait();
+    testing_support::run_process({testing_support::tool_path("wineserver"), "-w"}, wine_env());
+  }
+};
+
+TEST(WindowsExe, FilesInUseAreNamedAndNothingIsChanged) {
+  SKIP_WITHOUT_WINE();
+  fs::path doubles = windows_build() / "tests" / "doubles";
+  if (!fs::is_regular_file(doubles / "hold-file.exe") || !fs::is_regular_file(doubles / "cuda12-cudnn9" / "cudnn64_9.dll"))
+    GTEST_SKIP() << "no hold-file.exe or DLL test doubles in " << doubles << " (build-windows.sh --tests)";
+  // cuDNN 9.1 whose cudnn64_9.dll is a real DLL (the test double), so that a process can load it
+  ScratchDir d;
+  auto entries = fixtures::cudnn_windows_entries("9.1.0.70", 12);
+  for (auto& e : entries)
+    if (e.path.ends_with("/bin/cudnn64_9.dll")) e.data = testing_support::read_text(doubles / "cuda12-cudnn9" / "cudnn64_9.dll");
+  const std::string extra = "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn'\n";
+  auto make = [&](const std::string& name, const std::vector<fixtures::Entry>& es) {
+    fs::create_directories(d.path() / name);
+    fs::path zip = d.path() / name / fixtures::cudnn_archive_name("windows-x86_64", "9.1.0.70", 12);
+    fixtures::write_archive(zip, fixtures::Format::zip, es);
+    return d.write(name + ".toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"windows-x86_64", fixtures::info(zip)}}, extra));
+  };
+  fs::path first = make("first", entries);
+  for (auto& e : entries)
+    if (e.path.ends_with("/LICENSE")) e.data += "\nanother build\n";
+  fs::path second = make("second", entries);
+
+  WinDir dest("in-use");
+  const std::string into = dest.win + "\\cudnn";
+  auto s = stackpin_exe({"stage", z_path(first), "--archives", z_path(d.path() / "first"), "--target", "windows", "--dest", into});
+  ASSERT_EQ(s.exit_code, 0) << show(s);
+  const fs::path tree = dest.unix / "cudnn";
+  const std::string before = testing_support::read_text(tree / ".stackpin" / "receipt.json");
+  auto unchanged = [&](const RunResult& r) {
+    EXPECT_EQ(testing_support::read_text(tree / ".stackpin" / "receipt.json"), before) << show(r);
+    EXPECT_FALSE(fs::exists(tree / ".stackpin" / "journal")) << show(r);
+    auto st = stackpin_exe({"status", "--dest", into});
+    EXPECT_EQ(st.exit_code, 0) << "the staged tree is whole\n" << show(st);
+  };
+  {
+    // a running program has the staged cuDNN loaded: its holder is named, and neither unstage nor
+    // a stage of another build changes a file
+    Holder h("load", into + "\\bin\\cudnn64_9.dll", dest);
+    auto un = stackpin_exe({"unstage", "--dest", into});
+    EXPECT_EQ(un.exit_code, 1) << show(un);
+    EXPECT_TRUE(testing_support::contains(un.err, "in use")) << show(un);
+    EXPECT_TRUE(testing_support::contains(un.err, "bin\\cudnn64_9.dll, held by hold-file.exe (pid ")) << show(un);
+    EXPECT_TRUE(testing_support::contains(un.err, "close hold-file.exe (pid ")) << show(un);
+    EXPECT_TRUE(testing_support::contains(un.err, "nothing was changed")) << show(un);
+    unchanged(un);
+    auto again = stackpin_exe({"stage", z_path(second), "--archives", z_path(d.path() / "second"), "--target", "windows", "--dest", into});
+    EXPECT_EQ(again.exit_code, 1) << show(again);
+    EXPECT_TRUE(testing_support::contains(again.err, "cannot stage into")) << show(again);
+    EXPECT_TRUE(testing_support::contains(again.err, "hold-file.exe (pid ")) << show(again);
+    unchanged(again);
+  }
+  {
+    // a header held open without delete sharing: Windows' Restart Manager names the program; where
+    // it does not answer (Wine), the refusal says that no program was named and how to find it
+    Holder h("open", into + "\\include\\cudnn.h", dest);
+    auto un = stackpin_exe({"unstage", "--dest", into});
+    EXPECT_EQ(un.exit_code, 1) << show(un);
+    EXPECT_TRUE(testing_support::contains(un.err, "include\\cudnn.h, held by ")) << show(un);
+    EXPECT_TRUE(testing_support::contains(un.err, "hold-file.exe") || testing_support::contains(un.err, "Resource Monitor")) << show(un);
+    unchanged(un);
+  }
+  // once the programs have ended, the other build replaces the first, and unstage removes it
+  auto again = stackpin_exe({"stage", z_path(second), "--archives", z_path(d.path() / "second"), "--target", "windows", "--dest", into});
+  EXPECT_EQ(again.exit_code, 0) << show(again);
+  auto un = stackpin_exe({"unstage", "--dest", into});
+  EXPECT_EQ(un.exit_code, 0) << show(un);
+  EXPECT_FALSE(fs::exists(tree / "bin" / "cudnn64_9.dll")) << show(un);
 }
 
 // The portable unit tests, cross-built (tests/CMakeLists.txt lists them), run as a Windows
