@@ -1,11 +1,10 @@
 // Safe extraction of a PinnedFile (pinned_file.cpp: nothing is decoded before the file matches its
 // pin). Tars are read by libarchive with its tar format alone enabled, and no libarchive filter:
-// .xz and .gz are decoded by source.cpp; they are read once, in order, through the second hash
-// (source.hpp). Zips are read by stackpin itself: the central directory first (zip_directory.cpp:
-// bounds, methods, names, and which entries are symlinks, which only the directory says), then
-// every local header against it (zip_reader.cpp), then the entries, admitted in file order on one
-// thread and inflated on several, every byte read through a chunk checked against the keyed tag
-// taken when the file was hashed.
+// .xz and .gz are decoded by source.cpp; they are read once, in order, each chunk checked against
+// the keyed tag taken when the file was hashed (source.hpp). Zips are read by stackpin itself: the central directory first
+// (zip_directory.cpp: bounds, methods, names, and which entries are symlinks, which only the directory says), then every local header
+// against it (zip_reader.cpp), then the entries, admitted in file order on one thread and inflated on several, every byte read through a
+// chunk checked against the keyed tag taken when the file was hashed.
 //
 // Every entry is validated before anything is written: its name (paths.cpp; names that are not
 // valid UTF-8 are refused, since they cannot be recorded in a receipt nor mean the same file on
@@ -74,7 +73,7 @@ struct Fd {
 
 // libarchive's view of the byte source: raw chunks of a tar, or a decoder's output.
 struct StreamClient {
-  detail::HashedReader* reader = nullptr;
+  detail::SealedStream* reader = nullptr;
   detail::Decoder* decoder = nullptr;
   std::string error;
 };
@@ -814,9 +813,8 @@ util::Result<Extracted> run_zip(const PinnedFile& f, const fs::path& into, const
   return out;
 }
 
-// A tar (plain, .gz or .xz): one pass in order, through the second hash.
-util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, const ExtractOptions& opts) {
-  detail::HashedReader reader(f.fd(), f.size());
+// A tar (plain, .gz or .xz): one pass in order, every chunk checked against its seal.
+util::Result<Extracted> read_stream(const PinnedFile& f, detail::SealedStream& reader, const fs::path& into, const ExtractOptions& opts) {
   std::unique_ptr<detail::Decoder> decoder;
   if (f.kind() == ArchiveKind::tar_xz) decoder = std::make_unique<detail::XzDecoder>(reader, opts.decode_threads, opts.xz_memory);
   if (f.kind() == ArchiveKind::tar_gz) decoder = std::make_unique<detail::GzipDecoder>(reader);
@@ -845,7 +843,7 @@ util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, co
   SP_TRY(ex.check_links(out));
   SP_TRY(ex.finish_hashes(out));
   // Read the rest (tar padding; for xz/gz the end of the stream and its
-  // checks), so that the second hash covers every byte of the file.
+  // checks), so that every byte of the file is checked against its seal.
   if (decoder) {
     const void* buf = nullptr;
     long n = 0;
@@ -853,15 +851,23 @@ util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, co
     }
     if (n < 0) return corrupt(f, decoder->error());
   }
-  std::string read_error;
-  if (!reader.finish(out.archive_sha256, out.archive_size, read_error))
-    return Error(ErrorCode::io, "cannot read " + f.path().string() + ": " + read_error);
-  if (out.archive_size != f.size() || out.archive_sha256 != f.sha256())
-    return Error(ErrorCode::conflict, f.path().string() + " changed while it was read (the bytes decoded are not the bytes verified)")
-        .with_hint("another program is writing the archive; nothing was staged");
+  SP_TRY(reader.finish());
+  out.archive_sha256 = f.sha256();  // every chunk decoded was the chunk hashed
+  out.archive_size = f.size();
   SP_TRY(f.unchanged());
   out.bytes_written = ex.bytes();
   ex.progress(true);
+  return out;
+}
+
+util::Result<Extracted> run_stream(const PinnedFile& f, const fs::path& into, const ExtractOptions& opts) {
+  if (!f.sealed()) return Error(ErrorCode::internal, f.path().string() + " was not sealed when it was hashed");
+  detail::SealedStream reader(f);
+  auto out = read_stream(f, reader, into, opts);
+  // a chunk that is not the one hashed ends the stream early: the decoder or libarchive then
+  // reports a truncated archive, which is not what happened
+  if (!out)
+    if (auto why = reader.failure()) return *why;
   return out;
 }
 

@@ -6,8 +6,12 @@
 // and extract.cpp). The format is taken from the first bytes: the name says nothing about what a
 // file holds (a RAR renamed .zip), and formats NVIDIA does not use get an error naming them.
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "archive/extract.hpp"
 #include "util/file_io.hpp"
@@ -74,6 +78,91 @@ std::int64_t pread_full(int fd, char* buf, std::size_t len, std::uint64_t at) {
 bool is_zip_magic(const unsigned char* m) {
   return m[0] == 'P' && m[1] == 'K' && ((m[2] == 3 && m[3] == 4) || (m[2] == 5 && m[3] == 6) || (m[2] == 7 && m[3] == 8));
 }
+
+// The hash pass's reads on a second thread: it reads each chunk (whole chunks, short only at the
+// end of the file) and tags it, while the hashing thread hashes the chunk before it. SHA-256 is then the only work on the hashing thread,
+// which is what bounds how fast an archive is verified. A few chunks are in flight at a time.
+class ChunkReader {
+ public:
+  static constexpr std::size_t k_chunk = PinnedFile::k_seal_chunk;
+  struct Chunk {
+    std::unique_ptr<char[]> buf{new char[k_chunk]};
+    const char* data = nullptr;
+    std::size_t size = 0;
+  };
+  explicit ChunkReader(int fd) : m_fd(fd), m_thread([this] { run(); }) {}
+  ~ChunkReader() {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_quit = true;
+    }
+    m_cv.notify_all();
+    m_thread.join();
+  }
+  ChunkReader(const ChunkReader&) = delete;
+  ChunkReader& operator=(const ChunkReader&) = delete;
+
+  // The next chunk in file order, nullptr at the end of the file or after a read error.
+  const Chunk* next() {
+    std::unique_lock<std::mutex> lock(m_mutex);
+    m_cv.wait(lock, [&] { return m_filled > m_taken || m_end; });
+    if (m_filled == m_taken) return nullptr;
+    return &m_slots[m_taken % k_slots];
+  }
+  // Done with the chunk next() gave.
+  void release() {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      ++m_taken;
+    }
+    m_cv.notify_all();
+  }
+  int error() const { return m_errno; }  // read after next() gave nullptr
+  // The seal and its tags, one per chunk (after the end).
+  std::unique_ptr<crypto::ChunkSeal> take_seal(std::vector<crypto::ChunkSeal::Tag>& tags) {
+    tags = std::move(m_tags);
+    return std::move(m_seal);
+  }
+
+ private:
+  static constexpr std::uint64_t k_slots = 4;
+  void run() {
+    for (std::uint64_t i = 0;; ++i) {
+      {
+        std::unique_lock<std::mutex> lock(m_mutex);
+        m_cv.wait(lock, [&] { return m_filled - m_taken < k_slots || m_quit; });
+        if (m_quit) return;
+      }
+      Chunk& c = m_slots[i % k_slots];
+      std::int64_t n = pread_full(m_fd, c.buf.get(), k_chunk, i * k_chunk);
+      int err = n < 0 ? errno : 0;
+      if (n > 0) {
+        m_tags.push_back(m_seal->tag(i, c.buf.get(), static_cast<std::size_t>(n)));
+        c.data = c.buf.get();
+        c.size = static_cast<std::size_t>(n);
+      }
+      {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        if (n > 0) ++m_filled;
+        m_errno = err;
+        m_end = n <= 0;
+      }
+      m_cv.notify_all();
+      if (n <= 0) return;
+    }
+  }
+
+  int m_fd;
+  std::array<Chunk, k_slots> m_slots;
+  std::unique_ptr<crypto::ChunkSeal> m_seal = std::make_unique<crypto::ChunkSeal>();
+  std::vector<crypto::ChunkSeal::Tag> m_tags;
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::uint64_t m_filled = 0, m_taken = 0;
+  bool m_end = false, m_quit = false;
+  int m_errno = 0;
+  std::thread m_thread;  // last: it starts once the rest is ready
+};
 
 }  // namespace
 
@@ -160,24 +249,19 @@ util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Di
 #ifdef POSIX_FADV_SEQUENTIAL
   (void)::posix_fadvise(p.m_fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
-  // the hash pass, which also keeps the first bytes for the format (and tags a zip's chunks)
-  constexpr std::size_t k_chunk = k_seal_chunk;
-  std::unique_ptr<char[]> buf(new char[k_chunk]);
-  std::unique_ptr<crypto::ChunkSeal> seal;
+  // the hash pass, which also keeps the first bytes for the format (and tags each chunk)
+  ChunkReader reader(p.m_fd);
   std::string head;
   crypto::Sha256 h;
   std::uint64_t at = 0;
-  while (true) {
-    // whole chunks (short only at the end of the file): a zip's tags are taken chunk by chunk
-    std::int64_t n = pread_full(p.m_fd, buf.get(), k_chunk, at);
-    if (n < 0) return Error(ErrorCode::io, "cannot read " + file.string() + ": " + util::os_error_text(errno));
-    if (n == 0) break;
-    if (at == 0 && n >= 4 && is_zip_magic(reinterpret_cast<const unsigned char*>(buf.get()))) seal = std::make_unique<crypto::ChunkSeal>();
-    if (seal) p.m_tags.push_back(seal->tag(at / k_chunk, buf.get(), static_cast<std::size_t>(n)));
-    if (head.size() < 0x8006) head.append(buf.get(), std::min<std::size_t>(static_cast<std::size_t>(n), 0x8006 - head.size()));
-    h.update(buf.get(), static_cast<std::size_t>(n));
-    at += static_cast<std::uint64_t>(n);
+  while (const ChunkReader::Chunk* c = reader.next()) {
+    if (head.size() < 0x8006) head.append(c->data, std::min<std::size_t>(c->size, 0x8006 - head.size()));
+    h.update(c->data, c->size);
+    at += c->size;
+    reader.release();
   }
+  if (reader.error()) return Error(ErrorCode::io, "cannot read " + file.string() + ": " + util::os_error_text(reader.error()));
+  auto seal = reader.take_seal(p.m_tags);
   crypto::Digest got = h.finish();
   if (at != p.m_size) return Error(ErrorCode::conflict, file.string() + " changed size while it was verified");
   if (got != sha256) {

@@ -12,12 +12,12 @@
 
 namespace archive_io::detail {
 
-HashedReader::HashedReader(int fd, std::uint64_t size) : m_fd(fd), m_size(size), m_storage(k_chunks) {
+SealedStream::SealedStream(const PinnedFile& file) : m_file(file), m_storage(k_chunks) {
   for (auto& c : m_storage) m_free.push_back(&c);
   m_thread = std::thread([this] { run(); });
 }
 
-HashedReader::~HashedReader() {
+SealedStream::~SealedStream() {
   {
     std::lock_guard lock(m_mutex);
     m_stop = true;
@@ -26,9 +26,9 @@ HashedReader::~HashedReader() {
   if (m_thread.joinable()) m_thread.join();
 }
 
-void HashedReader::run() {
-  std::uint64_t offset = 0;
-  while (true) {
+void SealedStream::run() {
+  const std::uint64_t chunks = (m_file.size() + k_chunk - 1) / k_chunk;
+  for (std::uint64_t index = 0;; ++index) {
     Chunk* c = nullptr;
     {
       std::unique_lock lock(m_mutex);
@@ -37,34 +37,33 @@ void HashedReader::run() {
       c = m_free.back();
       m_free.pop_back();
     }
-    std::size_t got = 0;
-    int err = 0;
-    // Reads up to the size PinnedFile verified, and one byte past it: a file that grew since is
-    // seen as such (the final comparison of sizes refuses it).
-    std::uint64_t want64 = m_size + 1 - offset;
-    std::size_t want = want64 < k_chunk ? static_cast<std::size_t>(want64) : k_chunk;
-    while (got < want) {
-      std::int64_t n = util::io::read_at(m_fd, c->data.get() + got, want - got, offset + got);
-      if (n < 0) {
-        err = errno;
-        break;
-      }
-      if (n == 0) break;
-      got += static_cast<std::size_t>(n);
+    std::optional<util::Error> error;
+    c->len = 0;
+    if (index < chunks) {
+      auto got = m_file.read_sealed_chunk(index, c->data.get());
+      if (got)
+        c->len = *got;
+      else
+        error = std::move(got).error();
+    } else {
+      // one byte past the size PinnedFile verified: a file that grew since is refused
+      char extra = 0;
+      std::int64_t n = util::io::read_at(m_file.fd(), &extra, 1, m_file.size());
+      if (n < 0)
+        error = util::Error(util::ErrorCode::io, "cannot read " + m_file.path().string() + ": " + util::os_error_text(errno));
+      else if (n > 0)
+        error =
+            util::Error(util::ErrorCode::conflict, m_file.path().string() + " grew while it was read (it was verified, then written to)")
+                .with_hint("another program is writing the archive; nothing was staged");
     }
-    offset += got;
-    c->len = got;
-    if (got) m_hash.update(c->data.get(), got);
     std::lock_guard lock(m_mutex);
-    m_read += got;
-    if (got)
+    if (c->len)
       m_full.push_back(c);
     else
       m_free.push_back(c);
-    if (err) m_errno = err;
-    if (err || got < want || offset > m_size) {
+    if (error || index >= chunks) {
+      m_error = std::move(error);
       m_eof = true;
-      m_digest = m_hash.finish();
       m_cv.notify_all();
       return;
     }
@@ -72,7 +71,7 @@ void HashedReader::run() {
   }
 }
 
-std::pair<const char*, std::size_t> HashedReader::next() {
+std::pair<const char*, std::size_t> SealedStream::next() {
   std::unique_lock lock(m_mutex);
   if (m_current) {
     m_free.push_back(m_current);
@@ -87,18 +86,18 @@ std::pair<const char*, std::size_t> HashedReader::next() {
   return {m_current->data.get(), m_current->len};
 }
 
-bool HashedReader::finish(crypto::Digest& digest, std::uint64_t& bytes, std::string& error) {
+std::optional<util::Error> SealedStream::failure() {
+  std::lock_guard lock(m_mutex);
+  return m_error;
+}
+
+util::Status SealedStream::finish() {
   while (next().first) {
   }
   if (m_thread.joinable()) m_thread.join();
   std::lock_guard lock(m_mutex);
-  digest = m_digest;
-  bytes = m_read;
-  if (m_errno) {
-    error = util::os_error_text(m_errno);
-    return false;
-  }
-  return true;
+  if (m_error) return *m_error;
+  return {};
 }
 
 // ---- Decoder ------------------------------------------------------------------------------------
@@ -175,7 +174,7 @@ long Decoder::read(const void** out) {
 
 // ---- xz -----------------------------------------------------------------------------------------
 
-XzDecoder::XzDecoder(HashedReader& in, unsigned threads, std::uint64_t memory) : Decoder(in) {
+XzDecoder::XzDecoder(SealedStream& in, unsigned threads, std::uint64_t memory) : Decoder(in) {
   lzma_mt mt{};
   mt.flags = LZMA_CONCATENATED;
   unsigned hw = std::thread::hardware_concurrency();
@@ -240,7 +239,7 @@ struct GzipDecoder::State {
   bool started = false;
 };
 
-GzipDecoder::GzipDecoder(HashedReader& in) : Decoder(in), m_state(std::make_unique<State>()) {
+GzipDecoder::GzipDecoder(SealedStream& in) : Decoder(in), m_state(std::make_unique<State>()) {
   // 15 + 16: a gzip wrapper (and only that: no zlib or raw deflate guessed at)
   if (inflateInit2(&m_state->z, 15 + 16) != Z_OK) {
     m_start_error = "cannot start the gzip decoder";

@@ -29,7 +29,7 @@ void write_file(const std::filesystem::path& p, const std::string& content);
 void overwrite_in_place(const std::filesystem::path& p, const std::string& content);
 
 // Whether `message` refuses an archive rewritten in place and given its old modification time
-// back by the hash taken while decoding ("the bytes decoded are not the bytes verified"). On
+// back by the chunk seals checked while decoding ("the bytes decoded are not the bytes verified"). On
 // Windows the identity check before it ("changed while it was read") may see the rewrite first:
 // the time set back is not all of the file's identity there.
 bool refused_as_rewritten(const std::string& message);

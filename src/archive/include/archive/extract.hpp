@@ -69,8 +69,8 @@ const char* to_string(ArchiveKind k);
 // An archive file opened once and proven to be the pinned bytes (its size, then the SHA-256 of
 // every byte) before any decoder sees a byte of it. Extraction reads through this same open
 // descriptor, never the path again, so a file swapped in after the check is not used; the bytes
-// decoded are hashed a second time (tar) or checked chunk by chunk against keyed tags taken in the
-// hash pass (zip, which is read out of order), and a file changed while it is read is refused.
+// decoded are checked chunk by chunk against keyed tags taken in the hash pass, and a file changed
+// while it is read is refused.
 class PinnedFile {
  public:
   // Errors: not_found / io (the file), mismatch (size or SHA-256 differs from the pin; the
@@ -89,14 +89,15 @@ class PinnedFile {
   // For this layer's readers: the open descriptor (read with pread only).
   int fd() const { return m_fd; }
   // Errors: conflict when the file's size, inode or modification time differ from when it was
-  // verified (a cheap early check; the second hash during decoding is the proof).
+  // verified (a cheap early check; the chunks' tags, checked as they are decoded, are the proof).
   util::Status unchanged() const;
 
-  // A zip is read out of order (its directory first, then its entries on several threads), so it
-  // cannot be hashed a second time in order as a tar is: the hash pass also tags each chunk of
-  // k_seal_chunk bytes under a one-use secret key (crypto/chunk_seal.hpp), and the zip reader gets
-  // its bytes only through this call, which checks the chunk against its tag. sealed() says
-  // whether the file has tags (zips only). Errors: io, conflict (the chunk is not the one hashed).
+  // The hash pass also tags each chunk of k_seal_chunk bytes under a one-use secret key
+  // (crypto/chunk_seal.hpp), and the readers get their bytes only through this call, which checks
+  // the chunk against its tag: a tar in order (a second SHA-256 would prove the same at several
+  // times the cost), a zip out of order (its directory first, then its entries on several
+  // threads). sealed() says whether the file has tags (every file PinnedFile::open returns).
+  // Errors: io, conflict (the chunk is not the one hashed).
   static constexpr std::size_t k_seal_chunk = 1 << 20;
   bool sealed() const { return m_seal != nullptr; }
   util::Result<std::size_t> read_sealed_chunk(std::uint64_t index, char* buf) const;
