@@ -144,8 +144,8 @@ int main(int argc, char** argv) {
     if (xz) capped = Measure{tools[tools.size() - 2].name, median(tools[tools.size() - 2].times), tools[tools.size() - 2].rss};
     Measure noop = bench::measure("stackpin stage again (no-op)", std::max(runs, 5), stage_argv);
     // What proving the archive before a decoder sees it costs: the same SHA-256 pass over the
-    // same file, alone (stage runs it first, then decodes while hashing a second time on another
-    // thread, which costs no wall time).
+    // same file, alone (stage runs it first, then decodes, checking each chunk against the keyed
+    // tag taken in that pass).
     std::vector<std::string> verify_argv{stackpin.string(),
                                          "verify",
                                          c.archive.string(),
