@@ -9,8 +9,8 @@
 // cannot be turned into a string at all. This file gives the program UTF-8 versions of those
 // functions and a MB_CUR_MAX that says so, which is what the UCRT does under a UTF-8 locale: with
 // static linking the linker takes them instead of the runtime library's, for the C++ runtime and
-// for stackpin alike. Characters outside the Basic Multilingual Plane (a conversion of one
-// std::mbrtowc call gives one UTF-16 unit) are refused as invalid sequences, not mangled.
+// for stackpin alike. A character outside the Basic Multilingual Plane (an emoji in a folder
+// name) is a surrogate pair in UTF-16, carried across two calls in the conversion state.
 //
 // The definitions live beside prepare_console(), which main() calls, so that the linker always
 // takes this object from the library.
@@ -22,6 +22,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <cwchar>
 
 #include "util/env.hpp"
@@ -32,40 +33,33 @@ namespace {
 constexpr std::size_t k_invalid = static_cast<std::size_t>(-1);
 constexpr std::size_t k_incomplete = static_cast<std::size_t>(-2);
 
-// One UTF-8 sequence of at most `n` bytes at `s` as one UTF-16 unit: the bytes it took (0 for
-// NUL), k_incomplete when `n` ends inside it, k_invalid (errno EILSEQ) when it is not UTF-8 or
-// needs a surrogate pair.
-std::size_t utf8_to_unit(wchar_t* out, const char* s, std::size_t n) {
-  if (n == 0) return k_incomplete;
-  auto b = [&](std::size_t i) { return static_cast<unsigned>(static_cast<unsigned char>(s[i])); };
-  unsigned c = b(0);
-  std::size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 0;
-  if (len == 0 || (len == 2 && c < 0xC2)) {  // a continuation byte, an overlong lead, or four bytes
-    errno = EILSEQ;
-    return k_invalid;
-  }
-  for (std::size_t i = 1; i < len; ++i) {
-    if (i >= n) return k_incomplete;
-    if ((b(i) & 0xC0) != 0x80) {
-      errno = EILSEQ;
-      return k_invalid;
-    }
-  }
-  unsigned v = len == 1 ? c : len == 2 ? (c & 0x1F) << 6 | (b(1) & 0x3F) : (c & 0x0F) << 12 | (b(1) & 0x3F) << 6 | (b(2) & 0x3F);
-  if ((len == 3 && v < 0x800) || (v >= 0xD800 && v <= 0xDFFF)) {  // overlong, or a surrogate's code
-    errno = EILSEQ;
-    return k_invalid;
-  }
-  if (out) *out = static_cast<wchar_t>(v);
-  return v == 0 ? 0 : len;
+std::size_t invalid() {
+  errno = EILSEQ;
+  return k_invalid;
 }
 
-std::size_t unit_to_utf8(char* out, wchar_t wc) {
-  unsigned v = static_cast<unsigned>(wc);
-  if (v >= 0xD800 && v <= 0xDFFF) {  // half of a pair: see the comment at the top
-    errno = EILSEQ;
-    return k_invalid;
+// One UTF-8 sequence of at most `n` bytes at `s`: the bytes it takes (1 to 4) with its code point
+// in `cp`, k_incomplete when `n` ends inside it, k_invalid when it is not UTF-8 (a stray
+// continuation byte, an overlong form, a surrogate's code, past U+10FFFF).
+std::size_t decode(const char* s, std::size_t n, unsigned& cp) {
+  if (n == 0) return k_incomplete;
+  auto b = [&](std::size_t i) { return static_cast<unsigned>(static_cast<unsigned char>(s[i])); };
+  const unsigned c = b(0);
+  const std::size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+  if (len == 0 || (len == 2 && c < 0xC2)) return invalid();
+  for (std::size_t i = 1; i < len; ++i) {
+    if (i >= n) return k_incomplete;
+    if ((b(i) & 0xC0) != 0x80) return invalid();
   }
+  unsigned v = len == 1 ? c : c & (0x7F >> len);
+  for (std::size_t i = 1; i < len; ++i) v = v << 6 | (b(i) & 0x3F);
+  if ((len == 3 && v < 0x800) || (len == 4 && (v < 0x10000 || v > 0x10FFFF)) || (v >= 0xD800 && v <= 0xDFFF)) return invalid();
+  cp = v;
+  return len;
+}
+
+// A code point as UTF-8 into `out` (room for 4): the bytes written.
+std::size_t encode(char* out, unsigned v) {
   if (v < 0x80) {
     out[0] = static_cast<char>(v);
     return 1;
@@ -75,21 +69,65 @@ std::size_t unit_to_utf8(char* out, wchar_t wc) {
     out[1] = static_cast<char>(0x80 | (v & 0x3F));
     return 2;
   }
-  out[0] = static_cast<char>(0xE0 | v >> 12);
-  out[1] = static_cast<char>(0x80 | ((v >> 6) & 0x3F));
-  out[2] = static_cast<char>(0x80 | (v & 0x3F));
-  return 3;
+  if (v < 0x10000) {
+    out[0] = static_cast<char>(0xE0 | v >> 12);
+    out[1] = static_cast<char>(0x80 | ((v >> 6) & 0x3F));
+    out[2] = static_cast<char>(0x80 | (v & 0x3F));
+    return 3;
+  }
+  out[0] = static_cast<char>(0xF0 | v >> 18);
+  out[1] = static_cast<char>(0x80 | ((v >> 12) & 0x3F));
+  out[2] = static_cast<char>(0x80 | ((v >> 6) & 0x3F));
+  out[3] = static_cast<char>(0x80 | (v & 0x3F));
+  return 4;
 }
 
-int utf8_mb_cur_max() { return 3; }
+bool high_surrogate(unsigned u) { return u >= 0xD800 && u <= 0xDBFF; }
+bool low_surrogate(unsigned u) { return u >= 0xDC00 && u <= 0xDFFF; }
+
+// The half of a surrogate pair that one call leaves for the next, in the caller's mbstate_t (zero:
+// none): mbrtowc keeps the low half it still owes, wcrtomb the high half it was given.
+static_assert(sizeof(mbstate_t) >= sizeof(unsigned));
+unsigned pending(const mbstate_t* ps) {
+  unsigned v = 0;
+  std::memcpy(&v, ps, sizeof v);
+  return v;
+}
+void set_pending(mbstate_t* ps, unsigned v) { std::memcpy(ps, &v, sizeof v); }
+
+mbstate_t own_mbrtowc_state{}, own_wcrtomb_state{};  // for callers that pass no state
 
 }  // namespace
 
 extern "C" {
 
-std::size_t mbrtowc(wchar_t* pwc, const char* s, std::size_t n, mbstate_t* /*ps*/) {
-  if (!s) return 0;
-  return utf8_to_unit(pwc, s, n);
+// A character outside the BMP is two UTF-16 units: the first call takes the first three bytes of
+// its four and gives the high surrogate, keeping the low one in the state; the next call takes the
+// fourth byte and gives it. So each call gives one unit for the bytes it takes, as the C++
+// runtime's conversion loop expects.
+std::size_t mbrtowc(wchar_t* pwc, const char* s, std::size_t n, mbstate_t* ps) {
+  if (!ps) ps = &own_mbrtowc_state;
+  if (!s) {
+    set_pending(ps, 0);
+    return 0;
+  }
+  if (unsigned low = pending(ps)) {
+    if (n == 0) return k_incomplete;
+    set_pending(ps, 0);
+    if ((static_cast<unsigned char>(s[0]) & 0xC0) != 0x80) return invalid();
+    if (pwc) *pwc = static_cast<wchar_t>(low);
+    return 1;
+  }
+  unsigned cp = 0;
+  std::size_t k = decode(s, n, cp);
+  if (k == k_invalid || k == k_incomplete) return k;
+  if (cp >= 0x10000) {
+    if (pwc) *pwc = static_cast<wchar_t>(0xD800 + ((cp - 0x10000) >> 10));
+    set_pending(ps, 0xDC00 + ((cp - 0x10000) & 0x3FF));
+    return 3;
+  }
+  if (pwc) *pwc = static_cast<wchar_t>(cp);
+  return cp == 0 ? 0 : k;
 }
 
 std::size_t mbrlen(const char* s, std::size_t n, mbstate_t* ps) { return mbrtowc(nullptr, s, n, ps); }
@@ -98,64 +136,94 @@ std::size_t mbsrtowcs(wchar_t* dst, const char** src, std::size_t len, mbstate_t
   const char* s = *src;
   std::size_t count = 0;
   for (;;) {
-    if (dst && count == len) break;
-    wchar_t wc = 0;
-    std::size_t k = utf8_to_unit(&wc, s, MB_LEN_MAX);
+    unsigned cp = 0;
+    std::size_t k = decode(s, MB_LEN_MAX, cp);
     if (k == k_invalid || k == k_incomplete) {
       if (dst) *src = s;
-      errno = EILSEQ;
-      return k_invalid;
+      return invalid();
     }
-    if (dst) dst[count] = wc;
-    if (k == 0) {
+    const std::size_t units = cp >= 0x10000 ? 2 : 1;
+    if (dst && count + units > len) break;
+    if (dst && units == 2) {
+      dst[count] = static_cast<wchar_t>(0xD800 + ((cp - 0x10000) >> 10));
+      dst[count + 1] = static_cast<wchar_t>(0xDC00 + ((cp - 0x10000) & 0x3FF));
+    } else if (dst) {
+      dst[count] = static_cast<wchar_t>(cp);
+    }
+    if (cp == 0) {
       if (dst) *src = nullptr;
       return count;
     }
     s += k;
-    ++count;
+    count += units;
   }
   *src = s;
   return count;
 }
 
-std::size_t wcrtomb(char* s, wchar_t wc, mbstate_t* /*ps*/) {
+// The other way: a high surrogate gives no bytes and is kept in the state; the low one that
+// follows gives the character's four.
+std::size_t wcrtomb(char* s, wchar_t wc, mbstate_t* ps) {
+  if (!ps) ps = &own_wcrtomb_state;
   char buf[MB_LEN_MAX];
-  return unit_to_utf8(s ? s : buf, s ? wc : L'\0');
+  if (!s) {
+    set_pending(ps, 0);
+    s = buf;
+    wc = L'\0';
+  }
+  const auto u = static_cast<unsigned>(wc);
+  if (unsigned high = pending(ps)) {
+    set_pending(ps, 0);
+    if (!low_surrogate(u)) return invalid();
+    return encode(s, 0x10000 + ((high - 0xD800) << 10) + (u - 0xDC00));
+  }
+  if (high_surrogate(u)) {
+    set_pending(ps, u);
+    return 0;
+  }
+  if (low_surrogate(u)) return invalid();
+  return encode(s, u);
 }
 
 std::size_t wcsrtombs(char* dst, const wchar_t** src, std::size_t len, mbstate_t* /*ps*/) {
   const wchar_t* w = *src;
   std::size_t count = 0;
-  for (;; ++w) {
-    char buf[MB_LEN_MAX];
-    std::size_t k = unit_to_utf8(buf, *w);
-    if (k == k_invalid) {
+  for (;;) {
+    auto u = static_cast<unsigned>(w[0]);
+    std::size_t units = 1;
+    if (high_surrogate(u) && low_surrogate(static_cast<unsigned>(w[1]))) {
+      u = 0x10000 + ((u - 0xD800) << 10) + (static_cast<unsigned>(w[1]) - 0xDC00);
+      units = 2;
+    } else if (high_surrogate(u) || low_surrogate(u)) {
       if (dst) *src = w;
-      return k_invalid;
+      return invalid();
     }
-    if (*w == L'\0') {
+    if (u == 0) {
       if (dst) {
         if (count < len) dst[count] = '\0';
         *src = nullptr;
       }
       return count;
     }
+    char buf[4];
+    std::size_t k = encode(buf, u);
     if (dst) {
       if (count + k > len) break;
-      for (std::size_t i = 0; i < k; ++i) dst[count + i] = buf[i];
+      std::memcpy(dst + count, buf, k);
     }
     count += k;
+    w += units;
   }
   *src = w;
   return count;
 }
 
 // MB_CUR_MAX reads ___mb_cur_max_func() through its import pointer; the C++ runtime sizes its
-// conversion buffers by it, so it must say three bytes per UTF-16 unit.
+// conversion buffers by it. Four: the most one wcrtomb call writes (the low half of a pair).
 // (the C headers declare it imported from msvcrt.dll: here it is defined instead, on purpose)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wattributes"
-int ___mb_cur_max_func(void) { return utf8_mb_cur_max(); }
+int ___mb_cur_max_func(void) { return 4; }
 #pragma GCC diagnostic pop
 int (*__imp____mb_cur_max_func)(void) = &___mb_cur_max_func;
 

@@ -61,3 +61,20 @@ TEST(Fs, AbsolutePathOfADestAsUsersWriteIt) {
   EXPECT_EQ(util::io::absolute_path("/opt/./cudnn/../cudnn-9"), fs::path("/opt/cudnn-9"));
 #endif
 }
+
+// A name outside the Basic Multilingual Plane (an emoji, two UTF-16 units) survives the conversions
+// between std::string and std::filesystem::path both ways, and names a file on disk. On Windows
+// these go through the C runtime's conversions that stackpin supplies (util/console_windows.cpp).
+TEST(Fs, ANameOutsideTheBmpRoundTrips) {
+  const std::string name = "cuDNN \xF0\x9F\x9A\x80 \xE6\xB7\xB1\xF0\x90\x90\x80.h";  // U+1F680, U+6DF1, U+10400
+  const std::filesystem::path p(name);
+  EXPECT_EQ(p.string(), name);
+  EXPECT_EQ(p.u16string(), u"cuDNN \U0001F680 \u6DF1\U00010400.h");
+  EXPECT_EQ(std::filesystem::path(p.u16string()).string(), name);
+  testing_support::ScratchDir d;
+  ASSERT_TRUE(util::write_file_atomic(d.path() / p, "x").ok());
+  std::vector<std::string> seen;
+  for (const auto& e : std::filesystem::directory_iterator(d.path())) seen.push_back(e.path().filename().string());
+  EXPECT_EQ(seen, std::vector<std::string>{name});
+  EXPECT_EQ(util::read_file(d.path() / p).value(), "x");
+}

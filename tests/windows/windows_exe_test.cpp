@@ -370,20 +370,37 @@ TEST(WindowsExe, StageStatusUnstageOnTheCDrive) {
   EXPECT_FALSE(fs::exists(tree / "bin" / "cudnn64_9.dll")) << show(un);
 }
 
-TEST(WindowsExe, StagesIntoAFolderNamedOutsideTheAnsiCodePage) {
+TEST(WindowsExe, StagesNamesOutsideTheAnsiCodePageAndTheBmp) {
   SKIP_WITHOUT_WINE();
-  CudnnWorld w;
+  // a user folder in Chinese with a space, as the seeds' users have, and one with an emoji (a
+  // surrogate pair in UTF-16), and headers named outside the BMP in the archive: the names must
+  // reach the file system as typed, not as the ANSI code page's rendering of them
+  auto entries = fixtures::cudnn_windows_entries("9.1.0.70", 12);
+  const std::string top = entries.front().path.substr(0, entries.front().path.find('/'));
+  for (const char* h : {"\U00010400.h", "\U00010428.h"})  // Deseret capital and small: two names on Windows too
+    entries.push_back({top + "/include/" + h, fixtures::Kind::file, h});
+  ScratchDir d;
+  fs::create_directories(d.path() / "archives");
+  fs::path zip = d.path() / "archives" / fixtures::cudnn_archive_name("windows-x86_64", "9.1.0.70", 12);
+  fixtures::write_archive(zip, fixtures::Format::zip, entries);
+  fs::path m = d.write("stack.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"windows-x86_64", fixtures::info(zip)}},
+                                                              "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn'\n"));
   WinDir dest("unicode");
-  // a user folder in Chinese with a space, as the seeds' users have: the name must reach the file
-  // system as typed, not as the ANSI code page's rendering of it
-  std::string into = dest.win + "\\\u6df1\u5ea6\u5b66\u4e60 cuDNN";
-  auto s = stackpin_exe({"stage", z_path(w.manifest()), "--archives", z_path(w.archives()), "--target", "windows", "--dest", into});
-  ASSERT_EQ(s.exit_code, 0) << show(s);
-  fs::path tree = dest.unix / fs::path(std::string("\u6df1\u5ea6\u5b66\u4e60 cuDNN"));
-  EXPECT_TRUE(fs::is_regular_file(tree / "bin" / "cudnn64_9.dll")) << show(s);
-  EXPECT_TRUE(testing_support::contains(s.out, "\u6df1\u5ea6\u5b66\u4e60")) << show(s);
-  auto st = stackpin_exe({"status", "--dest", into});
-  EXPECT_EQ(st.exit_code, 0) << show(st);
+  for (std::string folder : {"\u6df1\u5ea6\u5b66\u4e60 cuDNN", "cuDNN \U0001F680 \u6df1\u5ea6"}) {
+    std::string into = dest.win + "\\" + folder;
+    auto s = stackpin_exe({"stage", z_path(m), "--archives", z_path(d.path() / "archives"), "--target", "windows", "--dest", into});
+    ASSERT_EQ(s.exit_code, 0) << show(s);
+    fs::path tree = dest.unix / fs::path(folder);
+    EXPECT_TRUE(fs::is_regular_file(tree / "bin" / "cudnn64_9.dll")) << show(s);
+    EXPECT_EQ(testing_support::read_text(tree / "include" / fs::path(std::string("\U00010428.h"))), "\U00010428.h") << show(s);
+    EXPECT_TRUE(testing_support::contains(s.out, folder)) << show(s);
+    auto st = stackpin_exe({"status", "--dest", into});
+    EXPECT_EQ(st.exit_code, 0) << show(st);
+    EXPECT_TRUE(testing_support::contains(st.out, folder)) << show(st);
+    auto un = stackpin_exe({"unstage", "--dest", into});
+    EXPECT_EQ(un.exit_code, 0) << show(un);
+    EXPECT_FALSE(fs::exists(tree / "include" / fs::path(std::string("\U00010400.h")))) << show(un);
+  }
 }
 
 // A value of HKCU\Environment as `wine reg query` prints it: {type, data}; nullopt when absent.
