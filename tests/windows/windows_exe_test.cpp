@@ -341,6 +341,8 @@ TEST(WindowsExe, StageStatusUnstageOnTheCDrive) {
   ASSERT_EQ(s.exit_code, 0) << show(s);
   fs::path tree = dest.unix / "cuDNN v9";
   EXPECT_TRUE(fs::is_regular_file(tree / "bin" / "cudnn64_9.dll")) << show(s);
+  // staged elsewhere than the manifest's prefix: the next steps say to copy it there
+  EXPECT_TRUE(testing_support::contains(s.out, "copy " + into + " to C:\\tools\\cudnn on the Windows machine")) << show(s);
   EXPECT_TRUE(fs::is_regular_file(tree / "include" / "cudnn_version.h"));
   EXPECT_TRUE(fs::is_regular_file(tree / "lib" / "x64" / "cudnn.lib"));
 
@@ -383,8 +385,9 @@ TEST(WindowsExe, StagesNamesOutsideTheAnsiCodePageAndTheBmp) {
   fs::create_directories(d.path() / "archives");
   fs::path zip = d.path() / "archives" / fixtures::cudnn_archive_name("windows-x86_64", "9.1.0.70", 12);
   fixtures::write_archive(zip, fixtures::Format::zip, entries);
+  // no prefix: the tree is staged where it is used
   fs::path m = d.write("stack.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"windows-x86_64", fixtures::info(zip)}},
-                                                              "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn'\n"));
+                                                              "[targets.windows]\nlayout = \"isolated\"\n"));
   WinDir dest("unicode");
   for (std::string folder : {"\u6df1\u5ea6\u5b66\u4e60 cuDNN", "cuDNN \U0001F680 \u6df1\u5ea6"}) {
     std::string into = dest.win + "\\" + folder;
@@ -394,6 +397,9 @@ TEST(WindowsExe, StagesNamesOutsideTheAnsiCodePageAndTheBmp) {
     EXPECT_TRUE(fs::is_regular_file(tree / "bin" / "cudnn64_9.dll")) << show(s);
     EXPECT_EQ(testing_support::read_text(tree / "include" / fs::path(std::string("\U00010428.h"))), "\U00010428.h") << show(s);
     EXPECT_TRUE(testing_support::contains(s.out, folder)) << show(s);
+    // and activated there, with nothing to copy
+    EXPECT_FALSE(testing_support::contains(s.out, "on the Windows machine")) << show(s);
+    EXPECT_TRUE(testing_support::contains(s.out, "activate it, in PowerShell: ")) << show(s);
     auto st = stackpin_exe({"status", "--dest", into});
     EXPECT_EQ(st.exit_code, 0) << show(st);
     EXPECT_TRUE(testing_support::contains(st.out, folder)) << show(st);

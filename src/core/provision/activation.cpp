@@ -5,6 +5,7 @@
 
 #include "core/windows/windows_path_rule.hpp"
 #include "model/contracts.hpp"
+#include "util/strings.hpp"
 
 namespace core {
 
@@ -78,9 +79,15 @@ std::vector<std::string> windows_next_steps(const std::string& dest, const std::
   auto act = gen::run_hints(root + "\\.stackpin\\activate.ps1", true);
   auto chk = gen::run_hints(root + "\\.stackpin\\check-cudnn.ps1", false);
   std::string cmd_script = root + "\\.stackpin\\activate.cmd";
+  // staged where it will be used (stackpin.exe with DEST at the prefix): nothing to copy
+  std::string d = dest;
+  while (d.size() > 3 && (d.back() == '\\' || d.back() == '/')) d.pop_back();
+  const bool in_place = util::to_lower(d) == util::to_lower(root);
   std::vector<std::string> out;
-  out.push_back("copy " + dest + " to " + root + " on the Windows machine (all of it: check-cudnn.ps1 finds a partial copy)");
-  out.push_back("activate it there, in PowerShell: " + act.powershell + " (add -Scope Machine, as administrator, to make it permanent)");
+  if (!in_place)
+    out.push_back("copy " + dest + " to " + root + " on the Windows machine (all of it: check-cudnn.ps1 finds a partial copy)");
+  out.push_back(std::string(in_place ? "activate it" : "activate it there") + ", in PowerShell: " + act.powershell +
+                " (add -Scope Machine, as administrator, to make it permanent)");
   if (cmd_script.find_first_of("\"%") == std::string::npos) out.push_back("or in cmd.exe (this window only): call \"" + cmd_script + "\"");
   out.push_back("check the machine, in PowerShell: " + chk.powershell);
   if (chk.cmd.rfind("(", 0) != 0) out.push_back("  in cmd.exe: " + chk.cmd);
