@@ -102,13 +102,7 @@ int run_activate(const ActivateCli& c, Context& ctx) {
   o.scope = scope;
   o.dry_run = c.dry_run;
   o.undo = c.undo;
-  std::string dest = c.dest;
-  if (dest.empty() && m.windows) {
-    if (m.windows->layout.value == model::WindowsLayout::cuda_merge && m.windows->cuda_path)
-      dest = m.windows->cuda_path->value;
-    else if (m.windows->prefix)
-      dest = m.windows->prefix->value;
-  }
+  std::string dest = c.dest.empty() ? windows_tree_of(m) : c.dest;
   if (dest.empty())
     return fail(ctx, "activate",
                 util::Error(util::ErrorCode::usage, "no tree to activate: give --dest DIR, or a [targets.windows] prefix in the manifest"));

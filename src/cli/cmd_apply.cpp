@@ -7,6 +7,7 @@
 #include "core/verdict.hpp"
 #include "format/json.hpp"
 #include "format/receipt.hpp"
+#include "util/env.hpp"
 #include "util/strings.hpp"
 
 namespace cli {
@@ -71,6 +72,14 @@ int run_apply(const ApplyCli& c, Context& ctx) {
   auto m = load_manifest_for(ctx, c.manifest);
   if (!m) return fail(ctx, "apply", m.error());
   if (!c.dest.empty()) o.dest = c.dest;
+  if (o.target == model::Target::windows && util::host_is_windows()) {
+    // on the Windows machine itself: the tree goes where the manifest says it lives, and doctor and
+    // the conv test judge it there
+    if (!o.dest && !windows_tree_of(*m).empty()) o.dest = windows_tree_of(*m);
+    auto live = live_windows_options(ctx, "", std::nullopt);
+    if (!live) return fail(ctx, "apply", live.error());
+    o.windows_machine = std::move(live).value();
+  }
   o.archives_dir = c.archives;
   o.deb_dir = c.out_dir;
   o.dry_run = c.dry_run;
@@ -117,7 +126,8 @@ void add_apply(CLI::App& app, Context& ctx) {
   cmd->add_option("MANIFEST", c->manifest, "The manifest")->required();
   cmd->add_option("--target", c->target, "windows or linux")->required();
   cmd->add_option("--dest", c->dest,
-                  "DEST: the local folder that becomes the prefix (linux default: [targets.linux] prefix; required for windows)");
+                  "DEST: the local folder that becomes the prefix (linux default: [targets.linux] prefix; windows: required, "
+                  "except on Windows, where it defaults to [targets.windows] prefix, or cuda_path for cuda-merge)");
   cmd->add_option("--archives", c->archives, "A folder holding the archive (searched before the cache and the network)");
   cmd->add_option("--platform", c->platform, "The archive's platform (default: windows-x86_64, or this machine's Linux platform)");
   cmd->add_option("--out-dir", c->out_dir, "layout = \"deb\": where the packages are written (default: the cache's debs/)");

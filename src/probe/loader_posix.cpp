@@ -87,7 +87,7 @@ std::string nvml_driver_version() {
 namespace probe {
 
 // Only the Windows loader is asked: Linux's is judged from the ld.so cache and the trees.
-LoaderAnswer load_as_application(const std::string&) { return {}; }
+LoaderAnswer load_as_application(const std::string&, const std::vector<std::string>&) { return {}; }
 LoaderAnswer load_as_python_extension(const std::string&, const std::vector<std::string>&) { return {}; }
 std::string windows_driver_version() { return {}; }
 

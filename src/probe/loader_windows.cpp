@@ -134,7 +134,19 @@ LoaderAnswer load(const std::string& dll_name, DWORD flags) {
 }
 }  // namespace
 
-LoaderAnswer load_as_application(const std::string& dll_name) { return load(dll_name, 0); }
+LoaderAnswer load_as_application(const std::string& dll_name, const std::vector<std::string>& path_first) {
+  if (path_first.empty()) return load(dll_name, 0);
+  std::wstring old(GetEnvironmentVariableW(L"PATH", nullptr, 0), L'\0');
+  const bool had = !old.empty() && GetEnvironmentVariableW(L"PATH", old.data(), static_cast<DWORD>(old.size())) > 0;
+  if (had) old.resize(wcslen(old.c_str()));
+  std::wstring path;
+  for (const auto& d : path_first) path += detail::wide_name(d) + L";";
+  path += old;
+  SetEnvironmentVariableW(L"PATH", path.c_str());
+  LoaderAnswer a = load(dll_name, 0);
+  SetEnvironmentVariableW(L"PATH", had ? old.c_str() : nullptr);
+  return a;
+}
 
 LoaderAnswer load_as_python_extension(const std::string& dll_name, const std::vector<std::string>& dirs) {
   std::vector<DLL_DIRECTORY_COOKIE> added;

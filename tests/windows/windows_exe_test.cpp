@@ -17,11 +17,13 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "fixtures.hpp"
 #include "http_server.hpp"
@@ -231,6 +233,30 @@ std::string stage_cudnn(const CudnnWorld& w, const WinDir& dest) {
   return into;
 }
 
+// `entries` (cuDNN 9.1.0.70 for CUDA 12) zipped under NVIDIA's name into D/NAME/, and D/NAME.toml
+// pinning it, with `targets` for its [targets.*] tables; returns the manifest.
+fs::path pinned_zip(const ScratchDir& d, const std::string& name, const std::vector<fixtures::Entry>& entries, const std::string& targets) {
+  fs::create_directories(d.path() / name);
+  fs::path zip = d.path() / name / fixtures::cudnn_archive_name("windows-x86_64", "9.1.0.70", 12);
+  fixtures::write_archive(zip, fixtures::Format::zip, entries);
+  return d.write(name + ".toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"windows-x86_64", fixtures::info(zip)}}, targets));
+}
+
+// The folder of the DLL test doubles, or "" when build-windows.sh --tests has not made them.
+fs::path dll_doubles() {
+  fs::path doubles = windows_build() / "tests" / "doubles";
+  return fs::is_regular_file(doubles / "hold-file.exe") && fs::is_regular_file(doubles / "cuda12-cudnn9" / "cudnn64_9.dll") ? doubles
+                                                                                                                            : fs::path();
+}
+
+// cuDNN 9.1 whose cudnn64_9.dll is a real DLL (the test double), so that a process can load it.
+std::vector<fixtures::Entry> cudnn_with_a_real_dll(const fs::path& doubles) {
+  auto entries = fixtures::cudnn_windows_entries("9.1.0.70", 12);
+  for (auto& e : entries)
+    if (e.path.ends_with("/bin/cudnn64_9.dll")) e.data = testing_support::read_text(doubles / "cuda12-cudnn9" / "cudnn64_9.dll");
+  return entries;
+}
+
 // ---- tests --------------------------------------------------------------------------------
 
 TEST(WindowsBuild, ImportsOnlyDllsEveryWindowsHas) {
@@ -382,12 +408,8 @@ TEST(WindowsExe, StagesNamesOutsideTheAnsiCodePageAndTheBmp) {
   for (const char* h : {"\U00010400.h", "\U00010428.h"})  // Deseret capital and small: two names on Windows too
     entries.push_back({top + "/include/" + h, fixtures::Kind::file, h});
   ScratchDir d;
-  fs::create_directories(d.path() / "archives");
-  fs::path zip = d.path() / "archives" / fixtures::cudnn_archive_name("windows-x86_64", "9.1.0.70", 12);
-  fixtures::write_archive(zip, fixtures::Format::zip, entries);
   // no prefix: the tree is staged where it is used
-  fs::path m = d.write("stack.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"windows-x86_64", fixtures::info(zip)}},
-                                                              "[targets.windows]\nlayout = \"isolated\"\n"));
+  fs::path m = pinned_zip(d, "archives", entries, "[targets.windows]\nlayout = \"isolated\"\n");
   WinDir dest("unicode");
   for (std::string folder : {"\u6df1\u5ea6\u5b66\u4e60 cuDNN", "cuDNN \U0001F680 \u6df1\u5ea6"}) {
     std::string into = dest.win + "\\" + folder;
@@ -663,6 +685,52 @@ TEST(WindowsExe, CaptureOfTheLiveMachinePinsTheTreeOnItsPath) {
   EXPECT_EQ(ck.exit_code, 0) << show(ck);
 }
 
+// apply on the Windows machine itself, with DEST the manifest's prefix (its default there): the
+// plan with --dry-run (nothing written), then the whole sequence: the tree staged, doctor asking
+// Wine's loader with the tree's DLL folder first on PATH (as after `stackpin activate`), the conv
+// test skipped for want of a driver; then again, which finds the tree staged and changes nothing.
+TEST(WindowsExe, ApplyProvisionsATreeOnceAndThenChangesNothing) {
+  SKIP_WITHOUT_WINE();
+  const fs::path doubles = dll_doubles();
+  if (doubles.empty()) GTEST_SKIP() << "no DLL test doubles in " << windows_build() << " (build-windows.sh --tests)";
+  ScratchDir d;
+  WinDir dest("apply");
+  const std::string into = dest.win + "\\cudnn";
+  fs::path m =
+      pinned_zip(d, "archives", cudnn_with_a_real_dll(doubles), "[targets.windows]\nlayout = \"isolated\"\nprefix = '" + into + "'\n");
+  auto apply = [&](const std::string& extra) {
+    std::vector<std::string> args{
+        "apply", z_path(m), "--target", "windows", "--archives", z_path(d.path() / "archives"), "--cache-dir", dest.win + "\\cache",
+        "--json"};
+    if (!extra.empty()) args.push_back(extra);
+    auto r = stackpin_exe(args);
+    auto j = json::parse(r.out, nullptr, false);
+    if (j.is_discarded()) throw std::runtime_error("apply printed no JSON: " + show(r));
+    std::map<std::string, json> steps;
+    for (const auto& s : j["report"]["steps"]) steps[s["name"].get<std::string>()] = s;
+    return std::tuple{r, j, steps};
+  };
+  auto [dry, dry_json, dry_steps] = apply("--dry-run");
+  EXPECT_EQ(dry.exit_code, 0) << show(dry);
+  EXPECT_EQ(dry_steps["doctor"]["status"], "planned") << dry_json.dump(2);
+  EXPECT_FALSE(fs::exists(dest.unix / "cudnn")) << show(dry);
+
+  auto [first, j, steps] = apply("");
+  EXPECT_EQ(first.exit_code, 0) << show(first);
+  EXPECT_TRUE(fs::is_regular_file(dest.unix / "cudnn" / "bin" / "cudnn64_9.dll")) << show(first);
+  EXPECT_EQ(steps["doctor"]["status"], "passed") << j.dump(2);
+  EXPECT_TRUE(testing_support::contains(util_lower(steps["doctor"]["detail"]), util_lower(into + "\\bin\\cudnn64_9.dll"))) << j.dump(2);
+  EXPECT_TRUE(testing_support::contains(steps["convtest"]["detail"].get<std::string>(), "no NVIDIA driver")) << j.dump(2);
+  EXPECT_FALSE(testing_support::contains(j["report"]["remaining"].dump(), "copy ")) << j.dump(2);
+  const auto receipt = testing_support::read_text(dest.unix / "cudnn" / ".stackpin" / "receipt.json");
+
+  auto [again, j2, steps2] = apply("");
+  EXPECT_EQ(again.exit_code, 0) << show(again);
+  EXPECT_EQ(j2["report"]["changed"], false) << j2.dump(2);
+  EXPECT_EQ(steps2["doctor"]["status"], "passed") << j2.dump(2);
+  EXPECT_EQ(testing_support::read_text(dest.unix / "cudnn" / ".stackpin" / "receipt.json"), receipt) << show(again);
+}
+
 TEST(WindowsExe, LockGenerateDiffAndConvtestMatchTheLinuxBuild) {
   SKIP_WITHOUT_WINE();
   ScratchDir d;
@@ -763,25 +831,15 @@ struct Holder {
 
 TEST(WindowsExe, FilesInUseAreNamedAndNothingIsChanged) {
   SKIP_WITHOUT_WINE();
-  fs::path doubles = windows_build() / "tests" / "doubles";
-  if (!fs::is_regular_file(doubles / "hold-file.exe") || !fs::is_regular_file(doubles / "cuda12-cudnn9" / "cudnn64_9.dll"))
-    GTEST_SKIP() << "no hold-file.exe or DLL test doubles in " << doubles << " (build-windows.sh --tests)";
-  // cuDNN 9.1 whose cudnn64_9.dll is a real DLL (the test double), so that a process can load it
+  const fs::path doubles = dll_doubles();
+  if (doubles.empty()) GTEST_SKIP() << "no hold-file.exe or DLL test doubles in " << windows_build() << " (build-windows.sh --tests)";
   ScratchDir d;
-  auto entries = fixtures::cudnn_windows_entries("9.1.0.70", 12);
-  for (auto& e : entries)
-    if (e.path.ends_with("/bin/cudnn64_9.dll")) e.data = testing_support::read_text(doubles / "cuda12-cudnn9" / "cudnn64_9.dll");
-  const std::string extra = "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn'\n";
-  auto make = [&](const std::string& name, const std::vector<fixtures::Entry>& es) {
-    fs::create_directories(d.path() / name);
-    fs::path zip = d.path() / name / fixtures::cudnn_archive_name("windows-x86_64", "9.1.0.70", 12);
-    fixtures::write_archive(zip, fixtures::Format::zip, es);
-    return d.write(name + ".toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"windows-x86_64", fixtures::info(zip)}}, extra));
-  };
-  fs::path first = make("first", entries);
+  auto entries = cudnn_with_a_real_dll(doubles);
+  const std::string targets = "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\tools\\cudnn'\n";
+  fs::path first = pinned_zip(d, "first", entries, targets);
   for (auto& e : entries)
     if (e.path.ends_with("/LICENSE")) e.data += "\nanother build\n";
-  fs::path second = make("second", entries);
+  fs::path second = pinned_zip(d, "second", entries, targets);
 
   WinDir dest("in-use");
   const std::string into = dest.win + "\\cudnn";

@@ -302,10 +302,12 @@ bool within(const std::string& path, const fs::path& root) {
   return !rel.empty() && *rel.begin() != "..";
 }
 
-// Doctor findings that judge what apply put in place: the loader's choice of libcudnn, and the
-// copy apply installed (subjects read "cuDNN 9 in DIR").
+// Doctor findings that judge what apply put in place: the loader's choice of libcudnn (on Windows
+// of cudnn64_N.dll, and a stale copy it would load instead), and the copy apply installed
+// (subjects read "cuDNN 9 in DIR").
 bool apply_owns(const model::Finding& f, const fs::path& owned) {
   if (f.rule == "linux.loader") return f.subject.rfind("libcudnn", 0) == 0;
+  if (f.rule == "windows.loader" || f.rule == "windows.cudnn-dll") return util::to_lower(f.subject).rfind("cudnn", 0) == 0;
   if (f.rule.rfind("linux.cudnn", 0) == 0) {
     auto at = f.subject.rfind(" in ");
     return at != std::string::npos && within(f.subject.substr(at + 4), owned);
@@ -313,9 +315,40 @@ bool apply_owns(const model::Finding& f, const fs::path& owned) {
   return false;
 }
 
+// The manifest with its Windows tree where this run put it (DEST, when the manifest names no
+// prefix or another one).
+model::Manifest placed_at_prefix(const Run& r) {
+  model::Manifest placed = r.m;
+  if (placed.windows) {
+    auto& w = *placed.windows;
+    if (w.layout.value == model::WindowsLayout::cuda_merge)
+      w.cuda_path = model::Located<std::string>{r.report.prefix, w.pos};
+    else
+      w.prefix = model::Located<std::string>{r.report.prefix, w.pos};
+  }
+  return placed;
+}
+
+// The doctor of this Windows machine as a program started after `stackpin activate` would see it:
+// the tree's DLL folders first on PATH.
+util::Result<model::DoctorReport> windows_doctor(Run& r) {
+  model::Manifest placed = placed_at_prefix(r);
+  SP_TRY_ASSIGN(auto w, windows_activation(placed, r.kb));
+  WindowsDoctorOptions live = *r.o.windows_machine;
+  std::vector<std::string> first{w.dll_dir};
+  first.insert(first.end(), w.cuda_bin_dirs.begin(), w.cuda_bin_dirs.end());
+  live.path_first = std::move(first);
+  DoctorOptions d;
+  d.manifest = &placed;
+  d.windows = std::move(live);
+  d.env = r.o.env;
+  return core::doctor(d, r.kb);
+}
+
 bool doctor_step(Run& r) {
   auto& s = r.step("doctor");
-  if (r.o.target == model::Target::windows) {
+  const bool windows = r.o.target == model::Target::windows;
+  if (windows && !r.o.windows_machine) {
     s.detail = "doctor judges the machine it runs on: run .stackpin\\check-cudnn.ps1 on the Windows machine";
     return true;
   }
@@ -325,7 +358,9 @@ bool doctor_step(Run& r) {
   }
   if (r.o.dry_run) {
     s.status = StepStatus::planned;
-    s.detail = r.deb ? "doctor of this machine" : "doctor of this machine with the staged lib64 first on LD_LIBRARY_PATH";
+    s.detail = windows ? "doctor of this Windows machine with the tree's DLL folders first on PATH"
+               : r.deb ? "doctor of this machine"
+                       : "doctor of this machine with the staged lib64 first on LD_LIBRARY_PATH";
     return true;
   }
   if (r.tree_elsewhere()) {
@@ -333,16 +368,21 @@ bool doctor_step(Run& r) {
                r.manifest_arg() + "` where it is installed";
     return true;
   }
-  OverlayEnv env(r.o.env);
-  if (!r.deb) {
-    std::string lib = (fs::path(r.report.prefix) / "lib64").string();
-    auto old = env.get("LD_LIBRARY_PATH");
-    env.set("LD_LIBRARY_PATH", old && !old->empty() ? lib + ":" + *old : lib);
+  util::Result<model::DoctorReport> rep = util::Error(ErrorCode::internal, "no doctor report");
+  if (windows) {
+    rep = windows_doctor(r);
+  } else {
+    OverlayEnv env(r.o.env);
+    if (!r.deb) {
+      std::string lib = (fs::path(r.report.prefix) / "lib64").string();
+      auto old = env.get("LD_LIBRARY_PATH");
+      env.set("LD_LIBRARY_PATH", old && !old->empty() ? lib + ":" + *old : lib);
+    }
+    DoctorOptions d;
+    d.manifest = &r.m;
+    d.env = &env;
+    rep = core::doctor(d, r.kb);
   }
-  DoctorOptions d;
-  d.manifest = &r.m;
-  d.env = &env;
-  auto rep = core::doctor(d, r.kb);
   if (!rep) return r.fail(s, rep.error());
   r.doctor = *rep;
   int own_errors = 0, others = 0;
@@ -365,19 +405,25 @@ bool doctor_step(Run& r) {
     return r.fail(s, e);
   }
   s.status = StepStatus::passed;
-  std::string lib = r.m.cudnn ? "libcudnn.so." + std::to_string(r.m.cudnn->version.value.major())
-                              : "libcudart.so." + std::to_string(r.m.cuda->version.value.major());
   s.detail = r.m.cudnn ? "the loader picks the pinned cuDNN" : "no error about what apply put in place";
-  if (rep->machine)
+  if (windows) {
+    for (const auto& f : rep->findings)
+      if (f.rule == "windows.loader" && f.severity == model::Severity::ok && util::to_lower(f.subject).rfind("cudnn", 0) == 0)
+        s.detail = "the loader resolves " + f.subject + " to " + f.seen;
+  } else if (rep->machine) {
+    std::string lib = r.m.cudnn ? "libcudnn.so." + std::to_string(r.m.cudnn->version.value.major())
+                                : "libcudart.so." + std::to_string(r.m.cuda->version.value.major());
     for (const auto& l : rep->machine->loader)
       if (l.soname == lib && l.winner) s.detail = "the loader resolves " + lib + " to " + l.winner->path + " (" + l.winner->via + ")";
+  }
   if (others) s.detail += "; " + std::to_string(others) + " finding(s) about the rest of the machine, listed below";
   return true;
 }
 
 bool convtest_step(Run& r) {
   auto& s = r.step("convtest");
-  if (r.o.target == model::Target::windows) {
+  const bool windows = r.o.target == model::Target::windows;
+  if (windows && !r.o.windows_machine) {
     s.detail = "the conv test runs on the Windows machine (stackpin convtest there)";
     return true;
   }
@@ -399,7 +445,9 @@ bool convtest_step(Run& r) {
                "` where it is installed";
     return true;
   }
-  if (r.doctor && r.doctor->machine && r.doctor->machine->driver.version.empty()) {
+  const bool no_driver = windows ? r.o.windows_machine->driver_version && r.o.windows_machine->driver_version->empty()
+                                 : r.doctor && r.doctor->machine && r.doctor->machine->driver.version.empty();
+  if (no_driver) {
     s.detail = "no NVIDIA driver on this machine, so no GPU to run a convolution on";
     r.report.remaining.push_back("prove the stack on a machine with a GPU: stackpin convtest --manifest " + r.manifest_arg());
     return true;
@@ -407,8 +455,14 @@ bool convtest_step(Run& r) {
   ConvtestOptions c;
   c.manifest = &r.m;
   c.run.quick = true;
-  if (!r.deb)
+  if (windows) {
+    auto w = windows_activation(placed_at_prefix(r), r.kb);
+    if (!w) return r.fail(s, w.error());
+    c.run.cudnn_path = w->dll_dir + "\\" + w->main_dll;
+    c.driver_os = model::Os::windows;
+  } else if (!r.deb) {
     c.run.cudnn_path = (fs::path(r.report.prefix) / "lib64" / ("libcudnn.so." + std::to_string(r.m.cudnn->version.value.major()))).string();
+  }
   if (r.doctor && r.doctor->machine && r.doctor->machine->wsl.wsl) c.driver_os = model::Os::windows;
   auto result = convtest(c, r.kb);
   const auto& rep = result.report;

@@ -219,8 +219,10 @@ util::Status doctor_windows(const WindowsDoctorOptions& o, const knowledge::Know
   tree.vars = windows_default_vars(o.env);
 
   const auto& exp = report.expected;
+  std::string path = util::join(o.path_first, ";");
+  if (!o.path.empty()) path += (path.empty() ? "" : ";") + o.path;
   SearchInputs in;
-  in.path = o.path;
+  in.path = path;
   in.user_path = o.user_path;
   in.cwd = o.cwd;
   in.dll_dirs = o.dll_dirs;
@@ -235,9 +237,9 @@ util::Status doctor_windows(const WindowsDoctorOptions& o, const knowledge::Know
 
   model::WindowsView view;
   for (const auto& [letter, dir] : tree.drives) view.drives.emplace_back(std::string(1, letter) + ":", dir.string());
-  view.path = o.path;
+  view.path = path;
   view.user_path = o.user_path;
-  view.path_length = characters(o.path) + (o.user_path ? 1 + characters(*o.user_path) : 0);
+  view.path_length = characters(path) + (o.user_path ? 1 + characters(*o.user_path) : 0);
   view.app_dir = in.app_dir;
   view.cwd = o.cwd;
   view.python = o.python;
@@ -257,7 +259,7 @@ util::Status doctor_windows(const WindowsDoctorOptions& o, const knowledge::Know
   winrules::conda_envs(c, tree, o.python);
   winrules::path_entries(c);
   winrules::path_length(c);
-  if (o.live) winrules::real_loader(c);
+  if (o.live) winrules::real_loader(c, o.path_first);
   if (o.driver_version) winrules::driver(c, *o.driver_version, manifest);
   report.windows = std::move(view);
   return {};

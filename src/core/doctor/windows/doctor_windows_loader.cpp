@@ -52,12 +52,12 @@ void judge(Ctx& c, const std::string& rule, const model::DllLookup& l, const pro
 
 }  // namespace
 
-void real_loader(Ctx& c) {
+void real_loader(Ctx& c, const std::vector<std::string>& path_first) {
   std::set<std::string> asked;
   std::vector<model::DllLookup> lookups = c.view.desktop.dlls;  // copies: the rules below add none
   for (const auto& l : lookups) {
     if (!asked.insert(util::to_lower(l.name)).second) continue;
-    auto a = probe::load_as_application(l.name);
+    auto a = probe::load_as_application(l.name, path_first);
     if (!a.supported) return;
     judge(c, "windows.loader", l, a, "");
   }

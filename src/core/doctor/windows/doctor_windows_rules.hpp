@@ -64,7 +64,7 @@ void python_dirs(Ctx& c);
 void conda_envs(Ctx& c, const WindowsTree& tree, const std::string& python);
 // On a live Windows machine: what LoadLibraryExW really loads for each DLL the rules looked up,
 // against the copy the search order predicts (doctor_windows_loader.cpp).
-void real_loader(Ctx& c);
+void real_loader(Ctx& c, const std::vector<std::string>& path_first);
 // On a live Windows machine: the driver nvml.dll reports ("" when none answered) against the
 // minimum for the manifest's CUDA, or its [driver] windows pin (doctor_windows_loader.cpp).
 void driver(Ctx& c, const std::string& version, const model::Manifest* m);

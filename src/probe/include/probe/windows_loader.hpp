@@ -16,8 +16,10 @@ struct LoaderAnswer {
 
 // Loads `dll_name` (a bare name, no directory) by the standard search order of a desktop
 // application (LoadLibraryExW without flags), reads back the file that was mapped and unloads it
-// again. No error dialog is shown for a missing dependency.
-LoaderAnswer load_as_application(const std::string& dll_name);
+// again. No error dialog is shown for a missing dependency. `path_first`: folders put first on
+// this process's PATH while the loader searches (a program started after an activation that
+// puts them there), then taken off again.
+LoaderAnswer load_as_application(const std::string& dll_name, const std::vector<std::string>& path_first = {});
 // The same, as Python 3.8+ loads an extension module's dependencies: LOAD_LIBRARY_SEARCH_DEFAULT_DIRS,
 // PATH not searched, with `dirs` (python.exe's folder, the os.add_dll_directory ones) added by
 // AddDllDirectory for this call only. A directory that cannot be added is named in `error`.

@@ -32,7 +32,8 @@ struct WindowsDoctorOptions {
   std::vector<std::string> dll_dirs;                           // os.add_dll_directory() directories
   std::map<std::string, std::string> env;                      // values for %NAME% beyond the defaults
   bool live = false;                                           // this running Windows machine: also ask its loader
-  std::optional<std::string> driver_version;                   // live: what nvml.dll reports ("" when no driver answers)
+  std::vector<std::string> path_first;  // folders a program finds first on PATH after an activation (apply's tree), real loader included
+  std::optional<std::string> driver_version;  // live: what nvml.dll reports ("" when no driver answers)
 };
 
 // The running Windows machine as WindowsDoctorOptions: C:\ and every other drive that exists as

@@ -11,6 +11,7 @@
 
 #include "archive/extract.hpp"
 #include "core/archives/fetch.hpp"
+#include "core/doctor/doctor.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "model/apply.hpp"
 #include "model/contracts.hpp"
@@ -38,7 +39,11 @@ struct ApplyOptions {
   std::string manifest_path;  // as the user gave it, for the hints
   std::string manifest_sha256;
   std::string stackpin_version;
-  const util::Env* env = nullptr;                        // the machine's environment (doctor, PATH for dpkg)
+  const util::Env* env = nullptr;  // the machine's environment (doctor, PATH for dpkg)
+  // This running Windows machine (stackpin.exe sets it, with the registry's PATH values). A
+  // Windows tree staged where it lives (DEST is the prefix) is then judged here by the doctor and
+  // conv test steps, as a Linux tree is, instead of leaving them to the Windows machine.
+  std::optional<WindowsDoctorOptions> windows_machine;
   std::function<void(const std::string& step)> on_step;  // called as each step starts
   std::function<void(const archive_io::Progress&)> progress;
 };
