@@ -409,7 +409,7 @@ bool doctor_step(Run& r) {
   if (windows) {
     for (const auto& f : rep->findings)
       if (f.rule == "windows.loader" && f.severity == model::Severity::ok && util::to_lower(f.subject).rfind("cudnn", 0) == 0)
-        s.detail = "the loader resolves " + f.subject + " to " + f.seen;
+        s.detail = f.subject + ": " + f.seen;  // "...: the Windows loader loads DIR\cudnn64_9.dll, ..."
   } else if (rep->machine) {
     std::string lib = r.m.cudnn ? "libcudnn.so." + std::to_string(r.m.cudnn->version.value.major())
                                 : "libcudart.so." + std::to_string(r.m.cuda->version.value.major());
