@@ -52,19 +52,25 @@ util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m
   return w;
 }
 
+model::Manifest windows_tree_placed_at(const model::Manifest& m, const std::string& root) {
+  model::Manifest placed = m;
+  if (!placed.windows) return placed;
+  auto& w = *placed.windows;
+  if (w.layout.value == model::WindowsLayout::cuda_merge)
+    w.cuda_path = model::Located<std::string>{root, w.pos};
+  else
+    w.prefix = model::Located<std::string>{root, w.pos};
+  return placed;
+}
+
 util::Result<gen::WindowsActivation> windows_activation_at(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
                                                            const std::string& root) {
   if (!model::is_windows_absolute(root))
     return util::Error(util::ErrorCode::usage,
                        "--prefix must be an absolute Windows path (C:\\... or \\\\server\\share\\...), got \"" + root + "\"");
   // the manifest's tree (for its layout), whose prefix or cuda_path may even be missing
-  model::Manifest placed = m;
-  if (!placed.windows) return windows_activation(m, kb);
-  if (placed.windows->layout.value == model::WindowsLayout::cuda_merge)
-    placed.windows->cuda_path = model::Located<std::string>{root, placed.windows->pos};
-  else
-    placed.windows->prefix = model::Located<std::string>{root, placed.windows->pos};
-  auto w = windows_activation(placed, kb);
+  if (!m.windows) return windows_activation(m, kb);
+  auto w = windows_activation(windows_tree_placed_at(m, root), kb);
   if (!w) {
     auto e = std::move(w).error();
     if (e.code == util::ErrorCode::unsupported) e.where.reset();  // about --prefix, not the manifest's line

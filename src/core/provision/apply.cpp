@@ -317,17 +317,7 @@ bool apply_owns(const model::Finding& f, const fs::path& owned) {
 
 // The manifest with its Windows tree where this run put it (DEST, when the manifest names no
 // prefix or another one).
-model::Manifest placed_at_prefix(const Run& r) {
-  model::Manifest placed = r.m;
-  if (placed.windows) {
-    auto& w = *placed.windows;
-    if (w.layout.value == model::WindowsLayout::cuda_merge)
-      w.cuda_path = model::Located<std::string>{r.report.prefix, w.pos};
-    else
-      w.prefix = model::Located<std::string>{r.report.prefix, w.pos};
-  }
-  return placed;
-}
+model::Manifest placed_at_prefix(const Run& r) { return windows_tree_placed_at(r.m, r.report.prefix); }
 
 // The doctor of this Windows machine as a program started after `stackpin activate` would see it:
 // the tree's DLL folders first on PATH.

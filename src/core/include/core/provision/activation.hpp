@@ -19,6 +19,10 @@ util::Result<gen::LinuxActivation> linux_activation(const model::Manifest& m, co
 // unsupported (a cuDNN version whose Windows layout the knowledge base does not know).
 util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m, const knowledge::KnowledgeBase& kb);
 
+// The manifest with its Windows tree at `root`: the CUDA root of a cuda-merge layout, else the
+// prefix (unchanged without [targets.windows]).
+model::Manifest windows_tree_placed_at(const model::Manifest& m, const std::string& root);
+
 // The same tree at `root` instead of the manifest's prefix or cuda_path (`generate activate
 // --prefix`): the layout below it is the manifest's. Errors: those of windows_activation, usage
 // (`root` is not an absolute Windows path), unsupported (a root that cannot be a PATH entry).
