@@ -40,6 +40,17 @@ bool plain(const std::string& s) {
   });
 }
 
+// The build argument that names a wheel index: PIP_INDEX_URL (pip reads it) for PyPI, where no
+// --index-url is given; PYTORCH_INDEX_URL for PyTorch's; WHEEL_INDEX_URL for another; a number
+// after a name already taken.
+std::string index_arg(const std::string& url, const std::vector<std::string>& taken) {
+  if (url.empty()) return "PIP_INDEX_URL";
+  std::string base = url.rfind("https://download.pytorch.org/", 0) == 0 ? "PYTORCH_INDEX_URL" : "WHEEL_INDEX_URL";
+  std::string name = base;
+  for (int n = 2; std::find(taken.begin(), taken.end(), name) != taken.end(); ++n) name = base + "_" + std::to_string(n);
+  return name;
+}
+
 // "# text" lines of at most ~100 columns (words are never split).
 std::string comment(const std::string& text) {
   std::string out, line;
@@ -340,15 +351,28 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
            "\"(manifest: " +
            s.python + ")\" if v == \"" + s.python + "\" else \"- WARNING: the manifest pins " + s.python + "\")'";
     d += "\n";
-    // One pip call per index: PyTorch's wheels come from the index of their CUDA variant.
+    // One pip call per index: PyTorch's wheels come from the index of their CUDA variant. Each
+    // index is a build argument declared just before its step, so that a mirror or proxy of it can
+    // be given without editing the file, and changing one invalidates that step alone.
     std::vector<std::string> indexes;
     for (const auto& f : s.frameworks)
       if (std::find(indexes.begin(), indexes.end(), f.index_url) == indexes.end()) indexes.push_back(f.index_url);
+    std::vector<std::string> args;
     for (const auto& idx : indexes) {
       std::string reqs;
       for (const auto& f : s.frameworks)
         if (f.index_url == idx) reqs += " " + f.pip_requirement;
-      d += "RUN /opt/stackpin-venv/bin/pip install --no-cache-dir" + reqs + (idx.empty() ? "" : " --index-url " + idx) + "\n";
+      std::string arg = index_arg(idx, args);
+      args.push_back(arg);
+      if (idx.empty()) {
+        d += "# PyPI, or the index pip is given: --build-arg PIP_INDEX_URL=https://mirror.example/simple\n";
+        d += "ARG PIP_INDEX_URL\n";
+        d += "RUN /opt/stackpin-venv/bin/pip install --no-cache-dir" + reqs + "\n";
+      } else {
+        d += "# A mirror or proxy of " + comment_safe(idx) + ": --build-arg " + arg + "=https://mirror.example/...\n";
+        d += "ARG " + arg + "=" + idx + "\n";
+        d += "RUN /opt/stackpin-venv/bin/pip install --no-cache-dir" + reqs + " --index-url \"${" + arg + "}\"\n";
+      }
     }
     d += "ENV PATH=/opt/stackpin-venv/bin:${PATH}\n";
   }

@@ -185,12 +185,17 @@ TEST(CliLock, GeneratorsUseTheLockedFrameworkBuilds) {
   write(dir.path() / "stack.lock", lock);
   auto locked = stackpin({"generate", "dockerfile", m.string(), "--locked"});
   ASSERT_EQ(locked.exit_code, 0) << locked.err;
-  EXPECT_NE(locked.out.find("pip install --no-cache-dir torch==2.5.1+cu121 --index-url https://download.pytorch.org/whl/cu121"),
-            std::string::npos)
+  EXPECT_NE(
+      locked.out.find("ARG PYTORCH_INDEX_URL=https://download.pytorch.org/whl/cu121\n"
+                      "RUN /opt/stackpin-venv/bin/pip install --no-cache-dir torch==2.5.1+cu121 --index-url \"${PYTORCH_INDEX_URL}\""),
+      std::string::npos)
       << locked.out;
   auto derived = stackpin({"generate", "dockerfile", m.string()});
   ASSERT_EQ(derived.exit_code, 0) << derived.err;
-  EXPECT_NE(derived.out.find("torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124"), std::string::npos) << derived.out;
+  EXPECT_NE(derived.out.find("ARG PYTORCH_INDEX_URL=https://download.pytorch.org/whl/cu124\n"
+                             "RUN /opt/stackpin-venv/bin/pip install --no-cache-dir torch==2.5.1 --index-url \"${PYTORCH_INDEX_URL}\""),
+            std::string::npos)
+      << derived.out;
 }
 
 }  // namespace

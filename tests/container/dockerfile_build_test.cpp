@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -20,6 +22,7 @@
 
 #include "container.hpp"
 #include "fixtures.hpp"
+#include "http_server.hpp"
 #include "test_support.hpp"
 #include "tree.hpp"
 
@@ -363,6 +366,122 @@ TEST_F(ContainerHermetic, ABakeMatrixOfHermeticImagesBuildsAndRuns) {
   // (the classic builder says "Using cache" per step, BuildKit "CACHED")
   const std::string& second = logs["stack-b-amd64"];
   EXPECT_GE(count(second, "Using cache") + count(second, "CACHED"), 6u) << second;
+}
+
+namespace {
+
+// A stand-in wheel of `name` `version` (pure Python: the package says its version), as PyTorch's
+// index would serve its wheels; these machines cannot reach that index.
+std::string stand_in_wheel(const testing_support::ScratchDir& dir, const std::string& name, const std::string& version) {
+  const std::string info = name + "-" + version + ".dist-info/";
+  std::vector<fixtures::Entry> e = {
+      {name + "/__init__.py", fixtures::Kind::file, "__version__ = \"" + version + "\"\n"},
+      {info + "METADATA", fixtures::Kind::file, "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n"},
+      {info + "WHEEL", fixtures::Kind::file, "Wheel-Version: 1.0\nGenerator: stackpin-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
+      {info + "RECORD", fixtures::Kind::file,
+       name + "/__init__.py,,\n" + info + "METADATA,,\n" + info + "WHEEL,,\n" + info + "RECORD,,\n"}};
+  fs::path out = dir.path() / (name + "-" + version + "-py3-none-any.whl");
+  fixtures::write_archive(out, fixtures::Format::zip, e);
+  return testing_support::read_text(out);
+}
+
+// One build step as the build output reports it: its instruction and whether the cache served it
+// (the classic builder: "Step 3/9 : RUN ..." then " ---> Using cache"; BuildKit's plain output:
+// "#7 [cuda 2/4] RUN ..." then "#7 CACHED").
+struct BuildStep {
+  std::string instruction;
+  bool cached = false;
+};
+
+std::vector<BuildStep> build_steps(const std::string& log) {
+  std::vector<BuildStep> steps;
+  std::map<std::string, std::size_t> by_id;  // BuildKit's "#N"
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Step ", 0) == 0 && line.find(" : ") != std::string::npos) {
+      steps.push_back({line.substr(line.find(" : ") + 3), false});
+    } else if (line.find("---> Using cache") != std::string::npos && !steps.empty()) {
+      steps.back().cached = true;
+    } else if (line.rfind("#", 0) == 0 && line.find(' ') != std::string::npos) {
+      std::string id = line.substr(0, line.find(' ')), rest = line.substr(line.find(' ') + 1);
+      if (rest.rfind("[", 0) == 0 && rest.find("] ") != std::string::npos && !by_id.count(id)) {
+        by_id[id] = steps.size();
+        steps.push_back({rest.substr(rest.find("] ") + 2), false});
+      } else if (rest == "CACHED" && by_id.count(id)) {
+        steps[by_id[id]].cached = true;
+      }
+    }
+  }
+  return steps;
+}
+
+}  // namespace
+
+// A framework pin changed, the image built again: every step of the CUDA and cuDNN stages and the
+// Python environment's comes from the cache, and only the framework's install runs. The wheels
+// come from a local index given as the generated PYTORCH_INDEX_URL build argument (a mirror, as
+// a user behind a proxy gives it), serving stand-in torch wheels of two versions.
+TEST_F(ContainerHermetic, AFrameworkPinChangeRebuildsOnlyTheFrameworkStep) {
+  testing_support::HttpServer index;
+  std::string page = "<!DOCTYPE html>\n<html><body>\n";
+  for (const std::string v : {"2.9.0", "2.10.0"}) {
+    std::string wheel = stand_in_wheel(scratch, "torch", v);
+    std::string file = "torch-" + v + "-py3-none-any.whl";
+    page += "<a href=\"/files/" + file + "#sha256=" + fixtures::info(scratch.path() / file).sha256 + "\">" + file + "</a>\n";
+    index.serve("/files/" + file, wheel);
+  }
+  index.serve("/simple/torch/", page + "</body></html>\n");
+
+  fs::path convtest = testing_support::binary().parent_path() / "stackpin-convtest";
+  Images images;
+  std::map<std::string, std::string> logs;
+  std::map<std::string, double> seconds;
+  for (const std::string v : {"2.9.0", "2.10.0"}) {
+    fs::path m = manifest("stack-torch", "one framework pin changed");
+    testing_support::write_file(m, testing_support::read_text(m) + "\n[frameworks]\ntorch = \"" + v + "\"\n");
+    fs::path context = scratch.path() / ("context-" + v);
+    auto gen = testing_support::stackpin({"generate", "dockerfile", m.string(), "--context", context.string(), "--archives",
+                                          archives.string(), "--convtest", convtest.string()});
+    ASSERT_EQ(gen.exit_code, 0) << gen.out << gen.err;
+    std::string dockerfile = testing_support::read_text(context / "Dockerfile");
+    ASSERT_NE(dockerfile.find("ARG PYTORCH_INDEX_URL=https://download.pytorch.org/whl/cu130\n"), std::string::npos) << dockerfile;
+    std::string tag = "stackpin-test/torch-pin:" + v + "-" + std::to_string(::getpid());
+    images.tags.push_back(tag);
+    // the host's network, where the index listens on 127.0.0.1 (pip trusts a plain-HTTP index there)
+    auto started = std::chrono::steady_clock::now();
+    auto build = ct::docker({"build", "--network", "host", "--build-arg", std::string("BASE_IMAGE=") + ct::k_debian_image, "--build-arg",
+                             "PYTORCH_INDEX_URL=" + index.url("/simple"), "--target", "runtime", "-t", tag, context.string()},
+                            900);
+    ASSERT_EQ(build.exit_code, 0) << v << "\n" << ct::describe(build);
+    logs[v] = output_of(build);
+    seconds[v] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    ct::Options o;
+    o.image = tag;
+    auto version = ct::run(o, {"python", "-c", "import torch; print(torch.__version__)"});
+    EXPECT_EQ(version.out, v + "\n") << ct::describe(version);
+  }
+  EXPECT_EQ(index.requests_for("/files/torch-2.10.0-py3-none-any.whl").size(), 1u);
+
+  // the second build: everything before the framework's install from the cache, the install run
+  auto steps = build_steps(logs["2.10.0"]);
+  auto install =
+      std::find_if(steps.begin(), steps.end(), [](const BuildStep& s) { return s.instruction.find("pip install") != std::string::npos; });
+  ASSERT_NE(install, steps.end()) << logs["2.10.0"];
+  EXPECT_FALSE(install->cached) << install->instruction;
+  std::size_t cached = 0, runs = 0;
+  bool in_stage = false;
+  for (auto s = steps.begin(); s != install; ++s) {
+    // FROM, and an ARG before the first FROM, make no layer: the builder reports no cache for them
+    if (s->instruction.rfind("FROM ", 0) == 0) in_stage = true;
+    if (s->instruction.rfind("FROM ", 0) == 0 || !in_stage) continue;
+    EXPECT_TRUE(s->cached) << "rebuilt although the pin change does not touch it: " << s->instruction;
+    cached += s->cached;
+  }
+  for (const auto& s : steps) runs += s.instruction.rfind("RUN ", 0) == 0 && !s.cached;
+  EXPECT_EQ(runs, 1u) << "only the framework's install runs again\n" << logs["2.10.0"];
+  EXPECT_GE(cached, 8u) << logs["2.10.0"];
+  std::printf("torch 2.9.0 -> 2.10.0: %zu steps from the cache, %zu RUN step run again (the install); builds took %.1f s and %.1f s\n",
+              cached, runs, seconds["2.9.0"], seconds["2.10.0"]);
 }
 
 // An archive swapped in the context after stackpin verified it (same size, one byte changed)

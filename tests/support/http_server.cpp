@@ -236,7 +236,10 @@ void HttpServer::respond(int fd, RecordedRequest& r) {
   }
   record(status);
   std::string part = body.substr(from);
-  std::string h = "HTTP/1.1 " + std::to_string(status) + " " + reason(status) + "\r\nContent-Type: application/octet-stream\r\n" +
+  // a folder's page (a wheel index's /simple/NAME/) is HTML, which pip requires of an index
+  const bool page = !r.path.empty() && r.path.back() == '/';
+  std::string h = "HTTP/1.1 " + std::to_string(status) + " " + reason(status) +
+                  "\r\nContent-Type: " + (page ? "text/html" : "application/octet-stream") + "\r\n" +
                   "Content-Length: " + std::to_string(part.size()) + "\r\nAccept-Ranges: bytes\r\nConnection: close\r\n";
   if (status == 206)
     h +=

@@ -2,7 +2,8 @@
 // A small HTTP/1.1 server on 127.0.0.1 for download tests: files served from memory with Range
 // support, fault modes chosen per path and request number (cut, stall, wrong bytes, 404, a 200
 // that ignores Range, an error status), a log of the requests it got, and proxy behaviour
-// (absolute-URI request lines are served from the same files, by path).
+// (absolute-URI request lines are served from the same files, by path). A path ending in '/' is
+// served as text/html (a wheel index's pages), every other as application/octet-stream.
 //
 // One thread accepts; each connection gets its own thread and is closed after one response.
 #include <condition_variable>

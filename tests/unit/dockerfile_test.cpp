@@ -189,6 +189,46 @@ TEST(Dockerfile, HostileDescriptionStaysInsideItsLabel) {
   EXPECT_NE(r.text.find("ADD https://mirror.example/cudnn/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz "), std::string::npos);
 }
 
+// Each wheel index is a build argument declared just before its pip step (a mirror or proxy given
+// with --build-arg): PYTORCH_INDEX_URL for PyTorch's, PIP_INDEX_URL (which pip reads) for PyPI,
+// WHEEL_INDEX_URL, _2, ... for others; the value is the index the manifest or lock names.
+TEST(Dockerfile, EachWheelIndexIsABuildArgumentBeforeItsStep) {
+  gen::DockerfileSpec spec;
+  spec.base_image = "nvidia/cuda:12.4.1-runtime-ubuntu22.04";
+  spec.prefix = "/opt/cudnn-9.1.0.70";
+  spec.archive_file = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz";
+  auto framework = [](const std::string& req, const std::string& index) {
+    gen::DockerFramework f;
+    f.name = req.substr(0, req.find('='));
+    f.pip_requirement = req;
+    f.index_url = index;
+    return f;
+  };
+  spec.frameworks = {framework("torch==2.5.1", "https://download.pytorch.org/whl/cu124"), framework("tensorflow==2.16.1", ""),
+                     framework("torchvision==0.20.1", "https://download.pytorch.org/whl/cu124"),
+                     framework("a==1", "https://wheels.example/simple"), framework("b==2", "https://other.example/simple")};
+  auto text = gen::render_dockerfile(spec);
+  ASSERT_TRUE(text) << text.error().message;
+  EXPECT_NE(text->find("ARG PYTORCH_INDEX_URL=https://download.pytorch.org/whl/cu124\n"
+                       "RUN /opt/stackpin-venv/bin/pip install --no-cache-dir torch==2.5.1 torchvision==0.20.1 --index-url "
+                       "\"${PYTORCH_INDEX_URL}\"\n"),
+            std::string::npos)
+      << *text;
+  EXPECT_NE(text->find("ARG PIP_INDEX_URL\nRUN /opt/stackpin-venv/bin/pip install --no-cache-dir tensorflow==2.16.1\n"), std::string::npos)
+      << *text;
+  EXPECT_NE(text->find("ARG WHEEL_INDEX_URL=https://wheels.example/simple\n"
+                       "RUN /opt/stackpin-venv/bin/pip install --no-cache-dir a==1 --index-url \"${WHEEL_INDEX_URL}\"\n"),
+            std::string::npos)
+      << *text;
+  EXPECT_NE(text->find("ARG WHEEL_INDEX_URL_2=https://other.example/simple\n"
+                       "RUN /opt/stackpin-venv/bin/pip install --no-cache-dir b==2 --index-url \"${WHEEL_INDEX_URL_2}\"\n"),
+            std::string::npos)
+      << *text;
+  // an index that would not stay one word of the RUN line is refused
+  spec.frameworks.push_back(framework("c==3", "https://x.example/simple;id"));
+  EXPECT_FALSE(gen::render_dockerfile(spec));
+}
+
 TEST(Dockerfile, RefusesWhatItCannotBuild) {
   auto m = format::load_manifest((fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu130-cudnn913.toml").string());
   ASSERT_TRUE(m);

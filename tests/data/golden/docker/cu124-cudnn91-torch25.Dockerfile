@@ -46,7 +46,9 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/* \
     && python3 -m venv /opt/stackpin-venv \
     && /opt/stackpin-venv/bin/python -c 'import sys; v="%d.%d" % sys.version_info[:2]; print("python", v, "(manifest: 3.12)" if v == "3.12" else "- WARNING: the manifest pins 3.12")'
-RUN /opt/stackpin-venv/bin/pip install --no-cache-dir torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124
+# A mirror or proxy of https://download.pytorch.org/whl/cu124: --build-arg PYTORCH_INDEX_URL=https://mirror.example/...
+ARG PYTORCH_INDEX_URL=https://download.pytorch.org/whl/cu124
+RUN /opt/stackpin-venv/bin/pip install --no-cache-dir torch==2.5.1 --index-url "${PYTORCH_INDEX_URL}"
 ENV PATH=/opt/stackpin-venv/bin:${PATH}
 LABEL org.opencontainers.image.title="cu124-cudnn91-torch25-docker" \
       org.opencontainers.image.description="PyTorch 2.5.1 on CUDA 12.4.1 with cuDNN 9.1.0.70, Docker CI (Ubuntu 22.04) and Linux" \
