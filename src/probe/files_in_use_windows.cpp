@@ -22,6 +22,7 @@
 
 #include "probe/files_in_use.hpp"
 #include "util/strings.hpp"
+#include "windows_internal.hpp"
 
 namespace probe {
 
@@ -29,16 +30,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Handle {
-  HANDLE h = INVALID_HANDLE_VALUE;
-  explicit Handle(HANDLE v) : h(v) {}
-  ~Handle() {
-    if (h != INVALID_HANDLE_VALUE && h != nullptr) CloseHandle(h);
-  }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  bool ok() const { return h != INVALID_HANDLE_VALUE && h != nullptr; }
-};
+using windows::Handle;
+using windows::utf8;
 
 constexpr DWORD share_all = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
 
@@ -57,8 +50,6 @@ std::optional<Identity> identity(const wchar_t* path) {
   if (!f.ok() || !GetFileInformationByHandle(f.h, &info)) return std::nullopt;
   return Identity{info.dwVolumeSerialNumber, info.nFileIndexHigh, info.nFileIndexLow};
 }
-
-std::string utf8(const wchar_t* s) { return util::utf16_to_utf8(std::u16string(s, s + wcslen(s))); }
 
 std::wstring lower(std::wstring s) {
   if (!s.empty()) CharLowerBuffW(s.data(), static_cast<DWORD>(s.size()));

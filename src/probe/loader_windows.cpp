@@ -11,6 +11,7 @@
 #include "loader.hpp"
 #include "probe/windows_loader.hpp"
 #include "util/strings.hpp"
+#include "windows_internal.hpp"
 
 namespace probe::detail {
 
@@ -21,14 +22,14 @@ std::wstring wide(std::string_view s) {
   return std::wstring(u.begin(), u.end());
 }
 
-std::string narrow(std::wstring_view s) { return util::utf16_to_utf8(std::u16string(s.begin(), s.end())); }
+using windows::utf8;
 
 std::string module_path(HMODULE h) {
   std::wstring buf(1024, L'\0');
   for (;;) {
     DWORD n = GetModuleFileNameW(h, buf.data(), static_cast<DWORD>(buf.size()));
     if (n == 0) return {};
-    if (n < buf.size()) return narrow(std::wstring_view(buf.data(), n));
+    if (n < buf.size()) return utf8(std::wstring_view(buf.data(), n));
     buf.resize(buf.size() * 2);
   }
 }
@@ -37,7 +38,7 @@ std::string load_error(DWORD code) {
   wchar_t* text = nullptr;
   DWORD n = FormatMessageW(FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr, code, 0,
                            reinterpret_cast<wchar_t*>(&text), 0, nullptr);
-  std::string out = n ? narrow(std::wstring_view(text, n)) : std::string();
+  std::string out = n ? utf8(std::wstring_view(text, n)) : std::string();
   if (text) LocalFree(text);
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' ')) out.pop_back();
   return out + " (Windows error " + std::to_string(code) + ")";

@@ -12,6 +12,7 @@
 #include "probe/program.hpp"
 #include "process.hpp"
 #include "util/strings.hpp"
+#include "windows_internal.hpp"
 
 namespace probe::detail {
 
@@ -54,18 +55,7 @@ void append_quoted(std::wstring& line, const std::wstring& arg) {
   line += L'"';
 }
 
-struct Handle {
-  HANDLE h = nullptr;
-  Handle() = default;
-  explicit Handle(HANDLE v) : h(v == INVALID_HANDLE_VALUE ? nullptr : v) {}
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  ~Handle() { reset(); }
-  void reset() {
-    if (h) CloseHandle(h);
-    h = nullptr;
-  }
-};
+using windows::Handle;
 
 // Reads what the pipe holds now, without blocking. False at the end of the stream.
 bool drain(HANDLE pipe, Captured& c, std::size_t max_output) {
