@@ -99,17 +99,10 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
   files.archives_dir = c.archives;
   files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
   // a context gets the image's SBOM, made from the archives: those it holds, or with --from-url
-  // copies of them in --archives or the cache (`stackpin fetch`) when they are all there
+  // copies of them in --archives or the cache (`stackpin fetch`), else by the build itself
   plan->spec.sbom = !c.context.empty() && needs_archive;
-  if (!c.context.empty() && plan->spec.from_url) {
-    std::string why;
-    files.sbom_text = core::sbom_from_local_archives(*plan, *m, kb, files, why);
-    plan->spec.sbom = files.sbom_text.has_value();
-    if (!files.sbom_text)
-      plan->notes.push_back("no SBOM in the image: " + why);
-    else if (!why.empty())
-      plan->notes.push_back(why);
-  }
+  if (!c.context.empty() && plan->spec.from_url)
+    if (auto note = core::url_image_sbom(*plan, *m, kb, files); !note.empty()) plan->notes.push_back(note);
   auto text = gen::render_dockerfile(plan->spec);
   if (!text) return fail(ctx, "generate", text.error());
   if (c.context.empty()) return emit(ctx, "dockerfile", c.output, *text, plan->notes);
@@ -160,18 +153,21 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   plan->spec.test_stage = false;  // the dev container builds `runtime`
   bool needs_archive = gen::copies_archives(plan->spec);
   plan->spec.sbom = needs_archive;
+  auto sde = source_date_epoch(ctx);
+  if (!sde) return fail(ctx, "generate", sde.error());
+  core::ContextFiles files;
+  files.stackpin_version = STACKPIN_VERSION;
+  files.sbom_created = *sde;
+  files.archives_dir = c.archives;
+  files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
+  // the archive downloaded by the build: the SBOM from a local copy, else written by the build
+  if (plan->spec.from_url)
+    if (auto note = core::url_image_sbom(*plan, *m, kb, files); !note.empty()) plan->notes.push_back(note);
   auto text = gen::render_dockerfile(plan->spec);
   if (!text) return fail(ctx, "generate", text.error());
   auto dir = std::filesystem::path(c.out_dir) / ".devcontainer";
-  auto sde = source_date_epoch(ctx);
-  if (!sde) return fail(ctx, "generate", sde.error());
-  if (needs_archive) {
-    core::ContextFiles files;
-    files.stackpin_version = STACKPIN_VERSION;
-    files.sbom_created = *sde;
-    files.archives_dir = c.archives;
-    files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
-    if (c.archives.empty() && files.cache_dir.empty())
+  if (needs_archive || plan->spec.sbom || plan->spec.sbom_in_build) {
+    if (needs_archive && c.archives.empty() && files.cache_dir.empty())
       return fail(
           ctx, "generate",
           util::Error(util::ErrorCode::usage,
@@ -222,7 +218,7 @@ struct Planned {
   core::DockerPlan plan;
   std::string text;
   std::filesystem::path dir;
-  std::optional<std::string> sbom;  // --from-url: the SBOM made from local copies of the archives
+  std::optional<std::string> sbom, sbom_plan;  // --from-url: the SBOM made from local copies of the archives, or its plan
 };
 struct Matrix {
   std::vector<Planned> planned;
@@ -303,20 +299,14 @@ util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
       }
       if (!plan) return plan.error();
       plan->spec.sbom = gen::copies_archives(plan->spec);
-      std::optional<std::string> sbom;
-      if (plan->spec.from_url) {  // from local copies of the archives, when they are all there
-        core::ContextFiles files;
-        files.archives_dir = c.archives;
-        files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
-        files.stackpin_version = STACKPIN_VERSION;
-        SP_TRY_ASSIGN(files.sbom_created, source_date_epoch(ctx));
-        std::string why;
-        sbom = core::sbom_from_local_archives(*plan, *m, kb, files, why);
-        plan->spec.sbom = sbom.has_value();
-        if (!sbom)
-          notes.push_back(path + " (" + model::to_string(platform) + "): no SBOM in the image: " + why);
-        else if (!why.empty())
-          notes.push_back(path + " (" + model::to_string(platform) + "): " + why);
+      core::ContextFiles sbom;  // --from-url: the SBOM made from local copies of the archives, or its plan
+      if (plan->spec.from_url) {
+        sbom.archives_dir = c.archives;
+        sbom.cache_dir = archive_cache_dir(ctx, c.cache_dir);
+        sbom.stackpin_version = STACKPIN_VERSION;
+        SP_TRY_ASSIGN(sbom.sbom_created, source_date_epoch(ctx));
+        if (auto note = core::url_image_sbom(*plan, *m, kb, sbom); !note.empty())
+          notes.push_back(path + " (" + model::to_string(platform) + "): " + note);
       }
       auto text = gen::render_dockerfile(plan->spec);
       if (!text) {
@@ -338,7 +328,8 @@ util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
       img.devel = plan->spec.hermetic;
       img.test = have_convtest && platform == model::host_linux_platform();
       images.push_back(img);
-      planned.push_back({*m, lock, std::move(*plan), std::move(*text), contexts / name / model::to_string(platform), std::move(sbom)});
+      planned.push_back({*m, lock, std::move(*plan), std::move(*text), contexts / name / model::to_string(platform),
+                         std::move(sbom.sbom_text), std::move(sbom.sbom_plan)});
     }
   }
   if (c.registry.empty()) notes.push_back("no --registry: local image names, and no registry cache shared between builders");
@@ -373,6 +364,7 @@ int run_bake(const BakeCli& c, Context& ctx) {
     files.stackpin_version = STACKPIN_VERSION;
     files.sbom_created = *sde;
     files.sbom_text = p.sbom;
+    files.sbom_plan = p.sbom_plan;
     auto in = core::prepare_context(p.plan, p.m, kb, files);
     if (!in) {
       auto e = in.error();

@@ -18,6 +18,8 @@
 #include "gen/dockerfile.hpp"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "gen/quote.hpp"
 
@@ -82,6 +84,11 @@ const std::string k_need_xz =
 const std::string k_runtime_tree = "/opt/stackpin/runtime";
 const std::string k_devel_tree = "/opt/stackpin/devel";
 const std::string k_cudnn_devel = "/opt/stackpin/cudnn-devel";
+// Stage `cuda`'s record of which component gave each file, for the `sbom` stage.
+const std::string k_owners = "/opt/stackpin/owners";
+// Stage `sbom`: the runtime stage's files from the archives, the writer and its plan, the document.
+const std::string k_sbom_dir = "/opt/stackpin/sbom";
+const std::string k_sbom_document = "/opt/stackpin/sbom.spdx.json";
 
 // Stage `cuda`: every component archive arrives, its size and SHA-256 are checked (all of them,
 // before any is unpacked), and each is laid out as the toolkit's tree the way `stackpin stage` lays
@@ -120,6 +127,7 @@ std::string cuda_stage(const DockerfileSpec& s, const std::string& tmp) {
   d += k_need_xz;
   d += "    T=" + t + "; \\\n";
   d += "    mkdir -p \"$T\"; \\\n";
+  if (s.sbom_in_build) d += "    : > " + k_owners + "; \\\n";
   d += "    for a in";
   for (const auto& a : s.cuda_archives) d += " \\\n        " + a.component + ":" + a.file;
   d += "; do \\\n";
@@ -127,8 +135,17 @@ std::string cuda_stage(const DockerfileSpec& s, const std::string& tmp) {
   d += "      tar -xJf \"${a#*:}\" -C \"u/$c\" --strip-components=1 --no-same-owner; \\\n";
   d += "      for e in \"u/$c\"/*; do \\\n";
   d += "        [ -e \"$e\" ] || continue; n=${e##*/}; [ \"$n\" != lib ] || n=lib64; \\\n";
-  d += "        if [ -d \"$e\" ]; then mkdir -p \"$T/$n\"; cp -a \"$e/.\" \"$T/$n/\"; \\\n";
-  d += "        else mkdir -p \"$T/share/doc/$c\"; cp -a \"$e\" \"$T/share/doc/$c/\"; fi; \\\n";
+  if (s.sbom_in_build) {
+    // "<component><TAB><path in the image>" per file, for the SBOM
+    const std::string in_image = s.cuda_prefix.substr(1);
+    d += "        if [ -d \"$e\" ]; then mkdir -p \"$T/$n\"; cp -a \"$e/.\" \"$T/$n/\"; \\\n";
+    d += "          find \"$e\" -type f -printf \"$c\\t" + in_image + "/$n/%P\\n\" >> " + k_owners + "; \\\n";
+    d += "        else mkdir -p \"$T/share/doc/$c\"; cp -a \"$e\" \"$T/share/doc/$c/\"; \\\n";
+    d += "          printf '%s\\t%s\\n' \"$c\" \"" + in_image + "/share/doc/$c/$n\" >> " + k_owners + "; fi; \\\n";
+  } else {
+    d += "        if [ -d \"$e\" ]; then mkdir -p \"$T/$n\"; cp -a \"$e/.\" \"$T/$n/\"; \\\n";
+    d += "        else mkdir -p \"$T/share/doc/$c\"; cp -a \"$e\" \"$T/share/doc/$c/\"; fi; \\\n";
+  }
   d += "      done; \\\n";
   d += "      rm -rf \"u/$c\"; \\\n";
   d += "    done; \\\n";
@@ -153,12 +170,34 @@ std::string cuda_stage(const DockerfileSpec& s, const std::string& tmp) {
   return d;
 }
 
+// Stage `sbom`, when the archives were not at hand where the Dockerfile was generated: the files the
+// runtime stage receives from them, at their paths in the image, listed with their SHA-1 and
+// SHA-256 by stackpin's SPDX writer, following the plan stackpin made (stackpin/spdx-plan.tsv).
+std::string sbom_stage(const DockerfileSpec& s) {
+  const std::string tree = k_sbom_dir + "/tree";
+  std::string d;
+  d += "# --- sbom: the runtime stage's files from the archives, listed as SPDX 2.3 ---------------------\n";
+  d += "FROM ${BASE_IMAGE} AS sbom\n";
+  if (s.hermetic) {
+    d += "COPY --from=cuda " + k_runtime_tree + "/ " + tree + "/\n";
+    d += "COPY --from=cuda " + k_owners + " " + k_sbom_dir + "/owners\n";
+  }
+  if (!s.apt) d += "COPY --from=cudnn " + s.prefix + "/ " + tree + s.prefix + "/\n";
+  d += "COPY stackpin/spdx-plan.tsv stackpin/spdx-writer.sh " + k_sbom_dir + "/\n";
+  d += "RUN sh " + k_sbom_dir + "/spdx-writer.sh " + k_sbom_dir + "/spdx-plan.tsv " + (s.hermetic ? k_sbom_dir + "/owners" : "/dev/null") +
+       " " + tree + " " + k_sbom_document + "\n\n";
+  return d;
+}
+
 // The runtime image's labels, then (hermetic images) stage `devel`.
 std::string labels_and_devel(const DockerfileSpec& s) {
   std::string d;
   if (s.sbom) {
     d += "# What the image redistributes: every archive, licence and run-time file (SPDX 2.3, stackpin sbom).\n";
     d += "COPY sbom.spdx.json /usr/share/doc/stackpin/sbom.spdx.json\n";
+  } else if (s.sbom_in_build) {
+    d += "# What the image redistributes: every archive, licence and run-time file (SPDX 2.3), listed by stage sbom.\n";
+    d += "COPY --from=sbom " + k_sbom_document + " /usr/share/doc/stackpin/sbom.spdx.json\n";
   }
   d += "LABEL org.opencontainers.image.title=" + dockerfile_quote(s.manifest_name) + " \\\n";
   if (!s.manifest_description.empty())
@@ -179,7 +218,7 @@ std::string labels_and_devel(const DockerfileSpec& s) {
     for (const auto& a : s.cuda_archives)
       d += "      io.stackpin.cuda.archive." + a.component + ".sha256=" + dockerfile_quote(a.sha256) + " \\\n";
   }
-  if (s.sbom) d += "      io.stackpin.sbom=\"/usr/share/doc/stackpin/sbom.spdx.json\" \\\n";
+  if (s.sbom || s.sbom_in_build) d += "      io.stackpin.sbom=\"/usr/share/doc/stackpin/sbom.spdx.json\" \\\n";
   d += "      io.stackpin.cudnn=" + dockerfile_quote(s.cudnn_version);
   if (!s.apt) d += " \\\n      io.stackpin.cudnn.archive.sha256=" + dockerfile_quote(s.archive_sha256);
   d += "\n\n";
@@ -191,7 +230,7 @@ std::string labels_and_devel(const DockerfileSpec& s) {
     d += "COPY --from=cuda " + k_devel_tree + "/ /\n";
     if (!s.include_dev) d += "COPY --from=cudnn " + k_cudnn_devel + "/ /\n";
     d += "ENV LIBRARY_PATH=/usr/local/cuda/lib64/stubs\n";
-    if (s.sbom)  // inherited from runtime: say what it covers
+    if (s.sbom || s.sbom_in_build)  // inherited from runtime: say what it covers
       d += "LABEL io.stackpin.sbom.covers=\"the runtime stage, not the compilers, headers and static libraries devel adds\"\n";
     d += "\n";
   }
@@ -299,6 +338,7 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
     }
     d += "    rm -rf " + tmp + "\n\n";
   }
+  if (s.sbom_in_build) d += sbom_stage(s);
 
   d += "# --- runtime: the image --------------------------------------------------------------------\n";
   d += "FROM ${BASE_IMAGE} AS runtime\n";
@@ -393,6 +433,14 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
   return d;
 }
 
+std::vector<std::pair<std::string_view, std::string_view>> embedded_gen_scripts();  // gen_scripts.cpp, made by cmake/embed.cmake
+
+std::string_view spdx_writer_script() {
+  for (const auto& [name, text] : embedded_gen_scripts())
+    if (name == "spdx-writer.sh") return text;
+  return {};
+}
+
 bool copies_archives(const DockerfileSpec& s) { return (!s.apt || s.hermetic) && !s.from_url; }
 
 std::string render_dockerignore(const DockerfileSpec& s) {
@@ -402,6 +450,7 @@ std::string render_dockerignore(const DockerfileSpec& s) {
   if (!s.apt && !s.from_url) out += "!archives/" + s.archive_file + "\n";
   if (s.test_stage) out += "!stackpin/stackpin-convtest\n";
   if (s.sbom) out += "!sbom.spdx.json\n";
+  if (s.sbom_in_build) out += "!stackpin/spdx-plan.tsv\n!stackpin/spdx-writer.sh\n";
   return out;
 }
 

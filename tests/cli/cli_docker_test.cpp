@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <iostream>
+#include <map>
 
 #include "fixtures.hpp"
 #include "golden.hpp"
@@ -321,9 +322,9 @@ TEST(BakeCli, AMissingArchiveWritesNoContext) {
   EXPECT_TRUE(fs::is_empty(out.parent_path())) << "no context, no bake file";
 }
 
-// --from-url: the Dockerfile downloads the archive, and the image still gets its SBOM when a copy
-// of the archive is at hand (--archives or the cache); without one it says why there is none.
-TEST(DockerCli, FromUrlContextGetsTheSbomFromALocalCopyElseFromThePins) {
+// --from-url: the Dockerfile downloads the archive, and the image gets its SBOM from a copy of the
+// archive when one is at hand (--archives or the cache), else from its own build (stage sbom).
+TEST(DockerCli, FromUrlContextGetsTheSbomFromALocalCopyElseFromTheBuild) {
   DockerSetup s;
   std::string text = read_text(s.manifest);
   text.replace(text.find("file = "), 0, "url = \"https://mirror.example/cudnn/" + s.archive.path.filename().string() + "\"\n");
@@ -344,18 +345,180 @@ TEST(DockerCli, FromUrlContextGetsTheSbomFromALocalCopyElseFromThePins) {
   auto none = stackpin({"generate", "dockerfile", manifest.string(), "--context", bare.string(), "--from-url", "--cache-dir",
                         (s.dir.path() / "empty-cache").string(), "--convtest", s.convtest().string()});
   ASSERT_EQ(none.exit_code, 0) << none.err;
-  // no local copy: the document lists the archive from its pin, without its files
-  EXPECT_NE(none.err.find("the SBOM lists the archives without their files"), std::string::npos) << none.err;
-  ASSERT_TRUE(fs::exists(bare / "sbom.spdx.json"));
-  auto pins = nlohmann::json::parse(read_text(bare / "sbom.spdx.json"));
-  ASSERT_EQ(pins["packages"].size(), 1u);
-  EXPECT_EQ(pins["packages"][0]["checksums"][0]["checksumValue"], s.archive.sha256);
-  EXPECT_EQ(pins["packages"][0]["filesAnalyzed"], false);
-  EXPECT_FALSE(pins.contains("files") && !pins["files"].empty());
-  EXPECT_NE(read_text(bare / "Dockerfile").find("COPY sbom.spdx.json /usr/share/doc/stackpin/sbom.spdx.json"), std::string::npos);
+  // no local copy: the build lists the files it unpacks (stage sbom), following stackpin's plan
+  EXPECT_NE(none.err.find("the image's build lists its files for the SBOM (stage sbom)"), std::string::npos) << none.err;
+  EXPECT_FALSE(fs::exists(bare / "sbom.spdx.json"));
+  EXPECT_EQ(read_text(bare / "stackpin" / "spdx-plan.tsv").rfind("stackpin-spdx-plan 1\n", 0), 0u);
+  EXPECT_EQ(read_text(bare / "stackpin" / "spdx-writer.sh").rfind("#!/bin/sh\n", 0), 0u);
+  std::string in_build = read_text(bare / "Dockerfile");
+  EXPECT_NE(in_build.find("FROM ${BASE_IMAGE} AS sbom\n"), std::string::npos) << in_build;
+  EXPECT_NE(in_build.find("COPY --from=cudnn /opt/cudnn-9.1.0.70/ /opt/stackpin/sbom/tree/opt/cudnn-9.1.0.70/\n"), std::string::npos);
+  EXPECT_NE(in_build.find("spdx-plan.tsv /dev/null /opt/stackpin/sbom/tree "), std::string::npos) << "no CUDA stage, no owners";
+  EXPECT_NE(in_build.find("COPY --from=sbom /opt/stackpin/sbom.spdx.json /usr/share/doc/stackpin/sbom.spdx.json\n"), std::string::npos);
+  EXPECT_EQ(in_build.find("COPY sbom.spdx.json"), std::string::npos);
+  std::string ignore = read_text(bare / ".dockerignore");
+  EXPECT_NE(ignore.find("!stackpin/spdx-plan.tsv\n!stackpin/spdx-writer.sh\n"), std::string::npos) << ignore;
+}
+
+namespace {
+
+// A licence text that exercises every escape of a JSON string: quotes, backslashes, control
+// characters, CRLF, UTF-8 of each length, each kind of ill-formed UTF-8 (RFC 3629), a line
+// longer than any buffer, and an incomplete sequence at the very end, without a line break.
+const std::string k_hostile_licence = std::string("quote \" backslash \\ tab\t bell\a back\b ff\f CR\r\nunit sep\x1f") + " del\x7f\n" +
+                                      "UTF-8: \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\n" +
+                                      "ill-formed: lone \xff, lead \xc3 then ASCII, cut \xe2\x82 here, overlong \xc0\xaf," +
+                                      " surrogate \xed\xa0\x80, above U+10FFFF \xf4\x90\x80\x80, lone continuation \x80\n" +
+                                      "a long line " + std::string(5000, 'x') + "\n" + "end \xe2\x82";
+
+// An archive's entries with its LICENSE replaced.
+std::vector<fixtures::Entry> with_licence(std::vector<fixtures::Entry> e, const std::string& text) {
+  for (auto& x : e)
+    if (x.path.size() > 8 && x.path.compare(x.path.size() - 8, 8, "/LICENSE") == 0) x.data = text;
+  return e;
+}
+
+// The image paths and packages of a document's files ("./usr/..." -> package name, "" for none).
+std::map<std::string, std::string> files_and_packages(const nlohmann::json& doc) {
+  std::map<std::string, std::string> name_of, id_file, out;
+  for (const auto& p : doc["packages"]) name_of[p["SPDXID"]] = p["name"];
+  for (const auto& f : doc["files"]) id_file[f["SPDXID"]] = f["fileName"];
+  for (const auto& f : doc["files"]) out[f["fileName"]] = "";
+  for (const auto& r : doc["relationships"])
+    if (r["relationshipType"] == "CONTAINS") out[id_file[r["relatedSpdxElement"]]] = name_of[r["spdxElementId"]];
+  return out;
+}
+
+}  // namespace
+
+// A hermetic image downloading its archives (--from-url) from a machine that does not have them:
+// stage sbom runs stackpin's SPDX writer on the files the runtime stage receives. Given those
+// files (here: laid out from a staging of the same archives, at the image's paths), the writer
+// gives, byte for byte, the document stackpin writes itself when the archives are at hand: same
+// packages, files, order, SHA-1s, verification codes, namespace and licence texts, including a
+// hostile licence text. The document validates against the SPDX 2.3 schema.
+TEST(DockerCli, TheBuildsSbomWriterGivesTheDocumentStackpinWritesFromTheArchives) {
+  ScratchDir d;
+  fs::path archives = d.path() / "archives";
+  fs::create_directories(archives);
+  std::vector<std::pair<std::string, fixtures::Info>> components;
+  for (const auto& [c, v] :
+       std::vector<std::pair<std::string, std::string>>{{"cuda_cudart", "13.0.96"}, {"libcublas", "13.1.0.3"}, {"cuda_nvrtc", "13.0.88"}}) {
+    fs::path out = archives / fixtures::cuda_component_archive_name(c, "linux-x86_64", v);
+    auto entries = fixtures::cuda_component_entries(c, v);
+    fixtures::write_archive(out, fixtures::Format::tar_xz, c == "cuda_cudart" ? with_licence(entries, k_hostile_licence) : entries);
+    components.emplace_back(c, fixtures::info(out));
+  }
+  fs::path cudnn_file = archives / fixtures::cudnn_archive_name("linux-x86_64", "9.19.0.56", 13);
+  fixtures::write_archive(cudnn_file, fixtures::Format::tar_xz,
+                          with_licence(fixtures::cudnn_linux_entries("9.19.0.56", 13), "cuDNN licence \"fixture\"\r\nno line break"));
+  auto cudnn = fixtures::info(cudnn_file);
+  std::string text = fixtures::local_toolkit_manifest(
+      "13.0.2", {"cuda_cudart", "libcublas", "cuda_nvrtc"}, components,
+      "[cudnn]\nversion = \"9.19.0.56\"\ncuda = 13\n\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" +
+          cudnn_file.filename().string() + "\"\nsha256 = \"" + cudnn.sha256 + "\"\nsize = " + std::to_string(cudnn.size) +
+          "\n\n[targets.docker]\ncuda = \"archive\"\nbase_image = \"debian:bookworm-slim\"\n");
+  for (auto at = text.find("file = "); at != std::string::npos; at = text.find("file = ", at)) {
+    auto name = text.substr(at + 8, text.find('"', at + 8) - at - 8);
+    std::string url = "url = \"https://mirror.example/" + name + "\"\n";
+    text.insert(at, url);
+    at += url.size() + 7;
+  }
+  auto manifest = d.write("stack.toml", text);
+  const std::vector<std::string> epoch = {"SOURCE_DATE_EPOCH=1767225600"};
+
+  // the archives at hand: stackpin writes the document
+  fs::path local = d.path() / "local";
+  auto here = stackpin({"generate", "dockerfile", manifest.string(), "--context", local.string(), "--from-url", "--archives",
+                        archives.string(), "--convtest", (testing_support::binary().parent_path() / "stackpin-convtest").string()},
+                       epoch);
+  ASSERT_EQ(here.exit_code, 0) << here.out << here.err;
+  const std::string expected = read_text(local / "sbom.spdx.json");
+  // not at hand: the build writes it
+  fs::path remote = d.path() / "remote";
+  auto there = stackpin(
+      {"generate", "dockerfile", manifest.string(), "--context", remote.string(), "--from-url", "--cache-dir",
+       (d.path() / "empty-cache").string(), "--convtest", (testing_support::binary().parent_path() / "stackpin-convtest").string()},
+      epoch);
+  ASSERT_EQ(there.exit_code, 0) << there.out << there.err;
+  ASSERT_FALSE(fs::exists(remote / "sbom.spdx.json"));
+  std::string dockerfile = read_text(remote / "Dockerfile");
+  EXPECT_NE(dockerfile.find("COPY --from=cuda /opt/stackpin/owners /opt/stackpin/sbom/owners\n"), std::string::npos) << dockerfile;
+  EXPECT_NE(dockerfile.find("-printf \"$c\\tusr/local/cuda-13.0/$n/%P\\n\" >> /opt/stackpin/owners"), std::string::npos) << dockerfile;
+
+  // the runtime stage's files, at their paths in the image, and which component gave each: the
+  // staged tree's files under the image's prefixes
+  fs::path staged = d.path() / "staged";
+  auto st = stackpin({"stage", manifest.string(), "--archives", archives.string(), "--target", "linux", "--dest", staged.string()});
+  ASSERT_EQ(st.exit_code, 0) << st.out << st.err;
+  auto doc = nlohmann::json::parse(expected);
+  fs::path tree = d.path() / "image";
+  std::string owners;
+  std::size_t cuda_files = 0, cudnn_files = 0;
+  for (const auto& [file, package] : files_and_packages(doc)) {
+    std::string path = file.substr(2);
+    std::string from;
+    for (const std::string prefix : {"opt/cudnn-9.19.0.56/", "usr/local/cuda-13.0/"})
+      if (path.rfind(prefix, 0) == 0) from = path.substr(prefix.size());
+    ASSERT_FALSE(from.empty()) << path;
+    fs::create_directories((tree / path).parent_path());
+    fs::copy_file(staged / from, tree / path);
+    if (!package.empty() && package != "cudnn") owners += package + "\t" + path + "\n";
+    (package == "cudnn" ? cudnn_files : cuda_files) += 1;
+  }
+  EXPECT_GE(cudnn_files, 3u);
+  EXPECT_GE(cuda_files, 6u);
+  d.write("owners", owners);
+
+  fs::path out = d.path() / "written.spdx.json";
+  auto w = testing_support::run_process({"/bin/sh", (remote / "stackpin" / "spdx-writer.sh").string(),
+                                         (remote / "stackpin" / "spdx-plan.tsv").string(), (d.path() / "owners").string(), tree.string(),
+                                         out.string()});
+  ASSERT_EQ(w.exit_code, 0) << w.out << w.err;
+  EXPECT_EQ(read_text(out), expected);
+  // the hostile text survived as JSON: each ill-formed part became one U+FFFD
+  std::string licence;
+  for (const auto& l : doc["hasExtractedLicensingInfos"])
+    if (l["extractedText"].get<std::string>().rfind("quote", 0) == 0) licence = l["extractedText"];
+  EXPECT_NE(licence.find("\xe2\x82\xac \xf0\x9f\x98\x80"), std::string::npos) << licence;
+  EXPECT_NE(licence.find("lone \xef\xbf\xbd, lead \xef\xbf\xbd then"), std::string::npos) << licence;
+  EXPECT_EQ(licence.substr(licence.size() - 7), "end \xef\xbf\xbd");
   std::string skip;
-  auto errors = testing_support::schema_errors("spdx-2.3.json", bare / "sbom.spdx.json", skip);
+  auto errors = testing_support::schema_errors("spdx-2.3.json", out, skip);
   if (skip.empty()) {
     EXPECT_EQ(errors, "");
   }
+}
+
+// The writer refuses what it cannot describe faithfully, and writes nothing then.
+TEST(DockerCli, TheBuildsSbomWriterRefusesATreeOrPlanItCannotDescribe) {
+  DockerSetup s;
+  std::string text = read_text(s.manifest);
+  text.replace(text.find("file = "), 0, "url = \"https://mirror.example/cudnn/" + s.archive.path.filename().string() + "\"\n");
+  auto manifest = s.dir.write("url.toml", text);
+  fs::path ctx = s.dir.path() / "ctx";
+  auto r = stackpin({"generate", "dockerfile", manifest.string(), "--context", ctx.string(), "--from-url", "--cache-dir",
+                     (s.dir.path() / "empty-cache").string(), "--convtest", s.convtest().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  fs::path tree = s.dir.path() / "tree";
+  fs::create_directories(tree / "opt/cudnn-9.1.0.70/lib64");
+  s.dir.write("tree/opt/cudnn-9.1.0.70/lib64/back\\slash.so.9", "x");
+  fs::path out = s.dir.path() / "out.json";
+  auto writer = [&](const fs::path& plan) {
+    return testing_support::run_process(
+        {"/bin/sh", (ctx / "stackpin" / "spdx-writer.sh").string(), plan.string(), "/dev/null", tree.string(), out.string()});
+  };
+  auto odd = writer(ctx / "stackpin" / "spdx-plan.tsv");
+  EXPECT_EQ(odd.exit_code, 1);
+  EXPECT_NE(odd.err.find("a file name with a backslash, tab or line break: ./opt/cudnn-9.1.0.70/lib64/back\\slash.so.9"), std::string::npos)
+      << odd.err;
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove(tree / "opt/cudnn-9.1.0.70/lib64/back\\slash.so.9");
+  auto other = writer(s.dir.write("other.tsv", "something else\n"));
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_NE(other.err.find("is not a plan this writer reads (stackpin-spdx-plan 1)"), std::string::npos) << other.err;
+  EXPECT_FALSE(fs::exists(out));
+  auto fine = writer(ctx / "stackpin" / "spdx-plan.tsv");
+  EXPECT_EQ(fine.exit_code, 0) << fine.err;
+  EXPECT_EQ(nlohmann::json::parse(read_text(out))["packages"][0]["filesAnalyzed"], false) << "an empty tree: no files";
 }

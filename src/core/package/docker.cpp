@@ -302,36 +302,41 @@ util::Result<ContextInputs> prepare_context(const DockerPlan& plan, const model:
     SP_TRY_ASSIGN(auto doc, sbom_for_image(m, kb, s, plan.platform, files.archives_dir, files.cache_dir, so));
     in.sbom = std::move(doc.text);
   }
+  if (s.sbom_in_build && files.sbom_plan) {
+    in.sbom_plan = *files.sbom_plan;
+  } else if (s.sbom_in_build) {
+    SbomOptions so;
+    so.stackpin_version = files.stackpin_version;
+    so.created = files.sbom_created;
+    SP_TRY_ASSIGN(in.sbom_plan, sbom_plan_for_image(m, kb, s, plan.platform, so));
+  }
   return in;
 }
 
-std::optional<std::string> sbom_from_local_archives(const DockerPlan& plan, const model::Manifest& m, const knowledge::KnowledgeBase& kb,
-                                                    const ContextFiles& files, std::string& why) {
-  if (plan.spec.apt && !plan.spec.hermetic) {
-    why = "cuDNN comes from NVIDIA's apt repository";
-    return std::nullopt;
-  }
+std::string url_image_sbom(DockerPlan& plan, const model::Manifest& m, const knowledge::KnowledgeBase& kb, ContextFiles& files) {
+  auto& spec = plan.spec;
+  spec.sbom = spec.sbom_in_build = false;
+  if (spec.apt) return "no SBOM in the image: cuDNN comes from NVIDIA's apt repository";
   SbomOptions so;
   so.stackpin_version = files.stackpin_version;
   so.created = files.sbom_created;
-  // without local copies, the archives alone, as packages without files
-  auto from_pins = [&](const std::string& reason) -> std::optional<std::string> {
-    auto doc = sbom_from_pins(m, kb, plan.spec, plan.platform, so);
-    if (!doc) {
-      why = doc.error().message;
-      return std::nullopt;
-    }
-    why = "the SBOM lists the archives without their files (" + reason + "; `stackpin fetch` puts them in the cache)";
-    return std::move(doc->text);
+  // without local copies, the build lists the files it unpacks, following a plan made here
+  auto in_build = [&](const std::string& reason) -> std::string {
+    auto text = sbom_plan_for_image(m, kb, spec, plan.platform, so);
+    if (!text) return "no SBOM in the image: " + text.error().message;
+    files.sbom_plan = std::move(*text);
+    spec.sbom_in_build = true;
+    return "the image's build lists its files for the SBOM (stage sbom), " + reason;
   };
-  if (files.archives_dir.empty() && files.cache_dir.empty()) return from_pins("no --archives folder or download cache to read them from");
-  auto doc = sbom_for_image(m, kb, plan.spec, plan.platform, files.archives_dir, files.cache_dir, so);
-  if (!doc && doc.error().code == util::ErrorCode::not_found) return from_pins("not every archive is in --archives or the cache");
-  if (!doc) {
-    why = doc.error().message;
-    return std::nullopt;
-  }
-  return std::move(doc->text);
+  if (files.archives_dir.empty() && files.cache_dir.empty())
+    return in_build("with no --archives folder or download cache to read them here");
+  auto doc = sbom_for_image(m, kb, spec, plan.platform, files.archives_dir, files.cache_dir, so);
+  if (!doc && doc.error().code == util::ErrorCode::not_found)
+    return in_build("not every archive being in --archives or the cache (`stackpin fetch` puts them there)");
+  if (!doc) return in_build("a local copy not being usable (" + doc.error().message + ")");
+  files.sbom_text = std::move(doc->text);
+  spec.sbom = true;
+  return {};
 }
 
 util::Status write_context(const DockerPlan& plan, const std::string& dockerfile, const model::Manifest& m,
@@ -378,7 +383,7 @@ util::Status write_prepared_context(const DockerPlan& plan, const std::string& d
   if (ec) return Error(ErrorCode::io, "cannot create " + dir.string() + ": " + ec.message());
   for (const char* sub : {"stackpin", "archives"}) {
     if (std::string(sub) == "archives" && !archive && cuda_archives.empty()) continue;
-    if (std::string(sub) == "stackpin" && !with_convtest) continue;
+    if (std::string(sub) == "stackpin" && !with_convtest && !s.sbom_in_build) continue;
     fs::create_directories(dir / sub, ec);
     if (ec) return Error(ErrorCode::io, "cannot create " + (dir / sub).string() + ": " + ec.message());
   }
@@ -386,6 +391,10 @@ util::Status write_prepared_context(const DockerPlan& plan, const std::string& d
   for (const auto& [from, name] : cuda_archives) SP_TRY(place(from, dir / "archives" / name, false));
   if (with_convtest) SP_TRY(place(files.convtest_binary, dir / "stackpin" / "stackpin-convtest", true));
   if (s.sbom) SP_TRY(util::write_file_atomic(dir / "sbom.spdx.json", in.sbom));
+  if (s.sbom_in_build) {
+    SP_TRY(util::write_file_atomic(dir / "stackpin" / "spdx-plan.tsv", in.sbom_plan));
+    SP_TRY(util::write_file_atomic(dir / "stackpin" / "spdx-writer.sh", std::string(gen::spdx_writer_script())));
+  }
   SP_TRY(util::write_file_atomic(dir / ".dockerignore", gen::render_dockerignore(s)));
   return util::write_file_atomic(dir / "Dockerfile", dockerfile);
 }

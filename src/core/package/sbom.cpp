@@ -57,20 +57,21 @@ std::string cuda_url(const format::CudaComponent* c, const model::ReceiptArchive
 // Where a staged file is in the tree the document describes ("" = not in it).
 using PathMap = std::function<std::string(const model::StagedFile&)>;
 
-// The document of the files of a staging (receipt `r`, staged in `dest`) that `where` keeps, under
-// the paths it gives them.
-util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, const knowledge::KnowledgeBase& kb, const SbomOptions& o,
-                                 const PathMap& where, const std::string& name, const std::string& comment) {
-  SbomResult out;
+// A document's frame: its name, creator and time, and one package per archive of the receipt.
+struct Frame {
   format::SpdxDocument doc;
+  std::map<std::string, std::size_t> by_archive;  // "cudnn", a component's id -> its package
+  std::map<std::string, std::string> license_of;  // the same -> NVIDIA's licence name
+};
+
+Frame frame_of(const model::Receipt& r, const knowledge::KnowledgeBase& kb, const SbomOptions& o, const std::string& name,
+               const std::string& comment) {
+  Frame f;
+  auto& doc = f.doc;
   doc.tool = "stackpin-" + o.stackpin_version;
   doc.created = iso8601(o.created ? *o.created : static_cast<std::int64_t>(std::time(nullptr)));
   doc.name = name;
   doc.comment = comment;
-
-  // the packages, keyed by what the receipt's files name them
-  std::map<std::string, std::size_t> by_archive;
-  std::map<std::string, std::string> license_of;  // archive -> NVIDIA's licence name
   if (!r.archive_file.empty()) {
     format::SpdxPackage p;
     p.id = "SPDXRef-Package-cudnn";
@@ -79,8 +80,8 @@ util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, 
     p.file_name = r.archive_file;
     p.sha256 = r.archive_sha256;
     if (const auto* fact = kb.cudnn_archive_by_sha256(r.archive_sha256)) p.download_location = fact->url;
-    license_of["cudnn"] = "cudnn";  // every cuDNN redistrib manifest of NVIDIA's names it so
-    by_archive["cudnn"] = doc.packages.size();
+    f.license_of["cudnn"] = "cudnn";  // every cuDNN redistrib manifest of NVIDIA's names it so
+    f.by_archive["cudnn"] = doc.packages.size();
     doc.packages.push_back(std::move(p));
   }
   for (const auto& a : r.cuda_archives) {
@@ -92,18 +93,74 @@ util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, 
     p.sha256 = a.sha256;
     const format::CudaComponent* c = cuda_component(r, a.component);
     p.download_location = cuda_url(c, a);
-    if (c && !c->license.empty()) license_of[a.component] = c->license;
-    by_archive[a.component] = doc.packages.size();
+    if (c && !c->license.empty()) f.license_of[a.component] = c->license;
+    f.by_archive[a.component] = doc.packages.size();
     doc.packages.push_back(std::move(p));
   }
+  return f;
+}
 
-  // every staged regular file, proved to be the staged bytes
+// One LicenseRef- per licence NVIDIA names, in the order of the packages that name them, each
+// package declaring its own; returns, per licence, the package whose archive's text it carries
+// (the first to name it). The texts are left for the caller (the text used when the archive
+// carries none is set).
+std::vector<std::string> name_licenses(Frame& f) {
+  std::vector<std::string> source;
+  std::map<std::string, std::size_t> index;
+  for (auto& p : f.doc.packages) {
+    auto l = f.license_of.find(p.name);
+    if (l == f.license_of.end()) continue;
+    auto [it, fresh] = index.emplace(l->second, f.doc.licenses.size());
+    if (fresh) {
+      format::SpdxLicense lic;
+      lic.id = "LicenseRef-NVIDIA-" + format::spdx_id_part(l->second);
+      lic.name = l->second;
+      lic.text = "NVIDIA's redistrib manifest names the licence \"" + l->second + "\"; its text is not in this tree.";
+      f.doc.licenses.push_back(std::move(lic));
+      source.push_back(p.name);
+    }
+    p.license_id = f.doc.licenses[it->second].id;
+  }
+  return source;
+}
+
+// Identifiers stay unique even where two names map to one (spdx_id_part turns '_' into '-').
+void unique_ids(format::SpdxDocument& doc) {
+  std::map<std::string, int> ids;
+  for (auto& p : doc.packages)
+    if (int n = ids[p.id]++; n > 0) p.id += "-" + std::to_string(n + 1);
+}
+
+// The namespace comes from what the document describes (not from where or when it was made), so
+// that the same archives give the same document: the identity lines, then one per file.
+std::vector<std::string> identity_of(const format::SpdxDocument& doc, const model::Receipt& r) {
+  std::vector<std::string> lines = {doc.name, r.manifest_sha256, r.platform};
+  for (const auto& p : doc.packages) lines.push_back(p.name + " " + p.sha256);
+  return lines;
+}
+std::string namespace_prefix(const model::Receipt& r) {
+  return "https://spdx.org/spdxdocs/stackpin/" + format::spdx_id_part(r.manifest_name) + "-";
+}
+
+// The document of the files of a staging (receipt `r`, staged in `dest`) that `where` keeps, under
+// the paths it gives them, in byte order of those paths.
+util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, const knowledge::KnowledgeBase& kb, const SbomOptions& o,
+                                 const PathMap& where, const std::string& name, const std::string& comment) {
+  SbomResult out;
+  Frame frame = frame_of(r, kb, o, name, comment);
+  format::SpdxDocument& doc = frame.doc;
+
+  std::vector<std::pair<std::string, const model::StagedFile*>> kept;
+  for (const auto& f : r.files)
+    if (f.type == "file")
+      if (std::string shown = where(f); !shown.empty()) kept.emplace_back(std::move(shown), &f);
+  std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+
+  // every kept file, proved to be the staged bytes
   std::map<std::string, std::string> license_file;  // archive -> the staged LICENSE it carries
   std::size_t unattributed = 0;
-  for (const auto& f : r.files) {
-    if (f.type != "file") continue;
-    const std::string shown = where(f);
-    if (shown.empty()) continue;
+  for (const auto& [shown, file] : kept) {
+    const model::StagedFile& f = *file;
     fs::path path = dest / f.path;
     SP_TRY_ASSIGN(auto dg, crypto::sha1_and_sha256_of_file(path));
     if (dg.sha256 != f.sha256)
@@ -116,8 +173,8 @@ util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, 
       if (f.path != "version.json" || f.from != "version.json") ++unattributed;  // version.json: stackpin's own, from the manifest
       continue;
     }
-    auto it = by_archive.find(f.archive);
-    if (it == by_archive.end())
+    auto it = frame.by_archive.find(f.archive);
+    if (it == frame.by_archive.end())
       return Error(ErrorCode::invalid, dest.string() + "/.stackpin/receipt.json attributes " + f.path + " to the archive \"" + f.archive +
                                            "\", which it does not list")
           .with_hint("the receipt was edited or damaged: restage the tree with `stackpin stage`");
@@ -125,26 +182,13 @@ util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, 
     if (f.from == "LICENSE" || f.from == "LICENSE.txt") license_file.emplace(f.archive, f.path);
   }
 
-  // one LicenseRef- per licence NVIDIA names, with the text the first archive under it carries
-  std::map<std::string, std::size_t> license_index;
-  for (auto& p : doc.packages) {
-    auto l = license_of.find(p.name);
-    if (l == license_of.end()) continue;
-    auto [it, fresh] = license_index.emplace(l->second, doc.licenses.size());
-    if (fresh) {
-      format::SpdxLicense lic;
-      lic.id = "LicenseRef-NVIDIA-" + format::spdx_id_part(l->second);
-      lic.name = l->second;
-      if (auto lf = license_file.find(p.name); lf != license_file.end()) {
-        SP_TRY_ASSIGN(auto text, util::read_file(dest / lf->second));
-        lic.text = std::move(text);
-      } else {
-        lic.text = "NVIDIA's redistrib manifest names the licence \"" + l->second + "\"; its text is not in this tree.";
-      }
-      doc.licenses.push_back(std::move(lic));
+  // each licence with the text the first archive under it carries
+  auto source = name_licenses(frame);
+  for (std::size_t i = 0; i < doc.licenses.size(); ++i)
+    if (auto lf = license_file.find(source[i]); lf != license_file.end()) {
+      SP_TRY_ASSIGN(auto text, util::read_file(dest / lf->second));
+      doc.licenses[i].text = std::move(text);
     }
-    p.license_id = doc.licenses[it->second].id;
-  }
   // SPDX's verification code: the SHA-1 of the package's files' SHA-1s, sorted and concatenated
   for (auto& p : doc.packages) {
     std::vector<std::string> sums;
@@ -158,33 +202,39 @@ util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, 
     out.notes.push_back(std::to_string(unattributed) +
                         " staged files are attributed to no archive (a receipt of an older stackpin): they are listed, in no package; "
                         "`stackpin unstage` then `stackpin stage` records where each comes from");
-  // identifiers stay unique even where two names map to one (spdx_id_part turns '_' into '-')
-  std::map<std::string, int> ids;
-  for (auto& p : doc.packages)
-    if (int n = ids[p.id]++; n > 0) p.id += "-" + std::to_string(n + 1);
+  unique_ids(doc);
   out.packages = doc.packages.size();
   out.files = doc.files.size();
-  // the namespace from what the document describes (not from where or when it was staged), so
-  // that the same archives give the same document
-  std::string identity = name + "\n" + r.manifest_sha256 + "\n" + r.platform + "\n";
-  for (const auto& p : doc.packages) identity += p.name + " " + p.sha256 + "\n";
+  std::string identity;
+  for (const auto& l : identity_of(doc, r)) identity += l + "\n";
   for (const auto& f : doc.files) identity += f.path + " " + f.sha256 + "\n";
-  doc.namespace_uri = "https://spdx.org/spdxdocs/stackpin/" + format::spdx_id_part(r.manifest_name) + "-" +
-                      crypto::to_hex(crypto::sha256_of(identity)).substr(0, 32);
+  doc.namespace_uri = namespace_prefix(r) + crypto::to_hex(crypto::sha256_of(identity)).substr(0, 32);
   out.text = format::write_spdx(doc);
   return out;
 }
 
 }  // namespace
 
-util::Result<SbomResult> sbom_from_pins(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const gen::DockerfileSpec& spec,
-                                        model::Platform platform, const SbomOptions& o) {
-  // a receipt of the pins alone: the archives it would stage, none of their files
+namespace {
+
+// The runtime image's document: its name and comment, the same whoever writes it.
+std::string image_name(const model::Manifest& m) { return m.name.value + " image (runtime)"; }
+std::string image_comment(const model::Manifest& m, const gen::DockerfileSpec& spec) {
+  return "The runtime image stackpin's Dockerfile builds for the manifest " + m.path + ": the run-time files of NVIDIA's archives" +
+         (spec.hermetic ? " on " + spec.base_image : " on the base image " + spec.base_image + ", whose own files it does not list") + ".";
+}
+
+}  // namespace
+
+util::Result<std::string> sbom_plan_for_image(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const gen::DockerfileSpec& spec,
+                                              model::Platform platform, const SbomOptions& o) {
+  // a receipt of the pins alone: the archives the image's stages unpack, none of their files
   model::Receipt r;
   r.manifest_name = m.name.value;
   r.manifest_sha256 = spec.manifest_sha256;
   r.platform = model::to_string(platform);
-  if (!spec.archive_sha256.empty() && (!spec.apt || spec.hermetic)) {
+  const bool cudnn = !spec.apt && !spec.archive_sha256.empty();
+  if (cudnn) {
     r.cudnn_version = spec.cudnn_version;
     r.archive_file = spec.archive_file;
     r.archive_sha256 = spec.archive_sha256;
@@ -202,12 +252,24 @@ util::Result<SbomResult> sbom_from_pins(const model::Manifest& m, const knowledg
       r.cuda_archives.push_back(std::move(ra));
     }
   }
-  SP_TRY_ASSIGN(auto out, sbom_of(
-                              r, {}, kb, o, [](const model::StagedFile&) { return std::string(); }, m.name.value + " image (runtime)",
-                              "The archives the runtime image stackpin's Dockerfile builds for the manifest " + m.path +
-                                  " downloads and checks by SHA-256 on " + spec.base_image +
-                                  "; their files are not listed: the archives were not read where this document was made."));
-  return out;
+  Frame frame = frame_of(r, kb, o, image_name(m), image_comment(m, spec));
+  format::SpdxPlan plan;
+  for (const auto& p : frame.doc.packages) plan.package_keys.push_back(p.name);
+  // where the image's stages put each archive's licence (sbom_for_image's paths)
+  auto source = name_licenses(frame);
+  const std::string cudnn_dir = spec.prefix.substr(1), cuda_dir = spec.cuda_prefix.empty() ? "" : spec.cuda_prefix.substr(1);
+  for (const auto& from : source) {
+    if (from == "cudnn")
+      plan.license_paths.push_back({cudnn_dir + "/LICENSE"});
+    else
+      plan.license_paths.push_back({cuda_dir + "/share/doc/" + from + "/LICENSE", cuda_dir + "/share/doc/" + from + "/LICENSE.txt"});
+  }
+  if (cudnn) plan.owned_folders.emplace_back(cudnn_dir, "cudnn");
+  unique_ids(frame.doc);
+  plan.identity = identity_of(frame.doc, r);
+  plan.namespace_prefix = namespace_prefix(r);
+  plan.doc = std::move(frame.doc);
+  return format::write_spdx_plan(plan);
 }
 
 util::Result<SbomResult> sbom_for_dest(const fs::path& dest_in, const knowledge::KnowledgeBase& kb, const SbomOptions& o) {
@@ -236,6 +298,7 @@ util::Result<SbomResult> sbom_for_image(const model::Manifest& m, const knowledg
   so.platform = platform;
   so.dest = tmp.path() / "tree";
   so.stackpin_version = o.stackpin_version;
+  so.manifest_sha256 = spec.manifest_sha256;  // part of the document's namespace
   model::Manifest staged = m;
   if (!spec.hermetic && staged.cuda) staged.cuda->components.clear();  // the base image brings the toolkit
   SP_TRY(stage(staged, kb, so));
@@ -260,11 +323,7 @@ util::Result<SbomResult> sbom_for_image(const model::Manifest& m, const knowledg
     bool kept = runtime_library(f) || f.path.rfind("share/doc/", 0) == 0;
     return kept ? spec.cuda_prefix.substr(1) + "/" + f.path : std::string();
   };
-  return sbom_of(
-      r, *so.dest, kb, o, where, m.name.value + " image (runtime)",
-      "The runtime image stackpin's Dockerfile builds for the manifest " + m.path + ": the run-time files of NVIDIA's archives" +
-          (spec.hermetic ? " on " + spec.base_image : " on the base image " + spec.base_image + ", whose own files it does not list") +
-          ".");
+  return sbom_of(r, *so.dest, kb, o, where, image_name(m), image_comment(m, spec));
 }
 
 }  // namespace core

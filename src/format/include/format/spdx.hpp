@@ -3,7 +3,10 @@
 // document always gives the same bytes.
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "util/result.hpp"
 
 namespace format {
 
@@ -43,6 +46,26 @@ struct SpdxDocument {
 // files carry SHA1 and SHA256, packages their archive's SHA256 and download location, licences are
 // LicenseRef- entries with NVIDIA's names and texts, and the tool is the creator.
 std::string write_spdx(const SpdxDocument& d);
+
+// What an image build needs to write the document itself, with the files its runtime stage
+// receives (src/gen/spdx-writer.sh reads it): the document without files, where each licence's
+// text may be, which folder belongs to which package, and how the namespace is made. The writer
+// gives the bytes write_spdx gives for the same document with those files in path order.
+struct SpdxPlan {
+  SpdxDocument doc;                                     // packages without files; licences with the text used when none is found
+  std::vector<std::string> package_keys;                // per package: the name the build's records of files use ("cudnn", "cuda_cudart")
+  std::vector<std::vector<std::string>> license_paths;  // per licence: where its text may be in the image, in order
+  std::vector<std::pair<std::string, std::string>> owned_folders;  // a folder in the image -> the key of the package owning it
+  // documentNamespace: namespace_prefix + the first 32 hex digits of the SHA-256 of the identity
+  // lines, then "<path> <sha256>" per file, each line ending with '\n'
+  std::string namespace_prefix;
+  std::vector<std::string> identity;
+};
+
+// The plan as spdx-writer.sh reads it: a version line, then tab-separated records whose strings
+// are JSON as write_spdx writes them. Errors: invalid (a key, path, prefix or identity line with
+// a tab or line break, which the records cannot carry).
+util::Result<std::string> write_spdx_plan(const SpdxPlan& plan);
 
 // An SPDX identifier's tail from any name: letters, digits, '.' and '-' kept, everything else '-'.
 std::string spdx_id_part(const std::string& name);

@@ -4,6 +4,7 @@
 // from, which cuDNN frameworks load); the same spec always gives the same bytes.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/result.hpp"
@@ -59,6 +60,10 @@ struct DockerfileSpec {
   // The context holds sbom.spdx.json (the runtime stage's SPDX document), copied to
   // /usr/share/doc/stackpin/ after the frameworks (it carries its creation time) and labelled.
   bool sbom = false;
+  // Or the archives were not at hand (--from-url): the context holds stackpin/spdx-plan.tsv and
+  // stackpin/spdx-writer.sh, and stage `sbom` writes the document from the files the runtime stage
+  // receives (stage `cuda` records which component gave each file).
+  bool sbom_in_build = false;
 };
 
 // The Dockerfile: in a hermetic spec, stage `cuda` checks every component archive's size and
@@ -74,6 +79,9 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s);
 // Whether the Dockerfile copies archives from its build context (archives/): the cuDNN archive
 // unless cuDNN comes from apt, the CUDA components' in a hermetic image, none with --from-url.
 bool copies_archives(const DockerfileSpec& s);
+
+// stackpin's SPDX writer (src/gen/spdx-writer.sh), which stage `sbom` runs.
+std::string_view spdx_writer_script();
 
 // An allow-list .dockerignore: everything is excluded but what the Dockerfile copies.
 std::string render_dockerignore(const DockerfileSpec& s);

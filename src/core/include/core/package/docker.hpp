@@ -46,15 +46,16 @@ struct ContextFiles {
   // for sbom.spdx.json, when the plan's spec asks for it (core::sbom_for_image)
   std::string stackpin_version;
   std::optional<std::int64_t> sbom_created;  // SOURCE_DATE_EPOCH; now when absent
-  std::optional<std::string> sbom_text;      // made already (sbom_from_local_archives): used as is
+  std::optional<std::string> sbom_text;      // made already (url_image_sbom): used as is
+  std::optional<std::string> sbom_plan;      // for stage sbom (url_image_sbom): used as is
 };
 
-// The image's SBOM for a plan whose Dockerfile downloads the archives (--from-url), made from
-// copies of them in files.archives_dir or files.cache_dir, else from the pins alone (packages
-// without files, `why` says so); nullopt, with `why`, when cuDNN comes from apt or a local copy is
-// not the pinned archive.
-std::optional<std::string> sbom_from_local_archives(const DockerPlan& plan, const model::Manifest& m, const knowledge::KnowledgeBase& kb,
-                                                    const ContextFiles& files, std::string& why);
+// The SBOM of an image whose Dockerfile downloads the archives (--from-url): made here when copies
+// of them are in files.archives_dir or files.cache_dir (files.sbom_text, spec.sbom), else planned
+// for the build's `sbom` stage to write from the files it unpacks, the same document
+// (files.sbom_plan, spec.sbom_in_build); none when cuDNN comes from apt. Returns what the user
+// should read about it ("" = nothing).
+std::string url_image_sbom(DockerPlan& plan, const model::Manifest& m, const knowledge::KnowledgeBase& kb, ContextFiles& files);
 
 // What a build context copies, found and verified: the cuDNN archive, the CUDA component archives
 // (each with its name in the context), whether the conv test goes in.
@@ -62,7 +63,8 @@ struct ContextInputs {
   std::optional<std::filesystem::path> archive;
   std::vector<std::pair<std::filesystem::path, std::string>> cuda_archives;
   bool convtest = false;
-  std::string sbom;  // the SPDX document, when the spec asks for one
+  std::string sbom;       // the SPDX document, when the spec asks for one
+  std::string sbom_plan;  // its plan, when the build writes it (spec.sbom_in_build)
 };
 // Finds every archive the context needs and proves each by size and SHA-256, writing nothing.
 // Errors: not_found (archive, convtest binary), mismatch (hash/size), io.

@@ -28,7 +28,8 @@ struct SbomResult {
 // One package per archive the receipt lists (cuDNN's and each CUDA component's: NVIDIA's download
 // URL from stackpin's copies of the redistrib manifests, the archive's SHA-256, NVIDIA's licence
 // name as a LicenseRef- with the licence text the archive carries), one file per staged regular
-// file with its SHA-1 and SHA-256, read from DEST and proved equal to the receipt's SHA-256 first.
+// file with its SHA-1 and SHA-256 (in byte order of its path), read from DEST and proved equal to
+// the receipt's SHA-256 first.
 // Errors: those of staged_receipt (nothing staged, a receipt that does not validate), mismatch (a
 // staged file changed since staging: the document would describe other bytes), invalid (a receipt
 // that attributes a file to an archive it does not list), io.
@@ -45,11 +46,11 @@ util::Result<SbomResult> sbom_for_image(const model::Manifest& m, const knowledg
                                         model::Platform platform, const std::filesystem::path& archives_dir,
                                         const std::filesystem::path& cache_dir, const SbomOptions& o);
 
-// The document of an image whose archives are not at hand (--from-url without local copies): one
-// package per archive the Dockerfile downloads, with NVIDIA's URL, the pinned SHA-256 and NVIDIA's
-// licence name, and no files (filesAnalyzed false: the build checks each archive's SHA-256, but
-// nothing here read their contents). Errors: none beyond internal ones.
-util::Result<SbomResult> sbom_from_pins(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const gen::DockerfileSpec& spec,
-                                        model::Platform platform, const SbomOptions& o);
+// The plan of the document an image build writes itself (--from-url, the archives not at hand):
+// what src/gen/spdx-writer.sh, run in the Dockerfile's `sbom` stage, needs to write the document
+// sbom_for_image writes from local copies of the archives, byte for byte, from the files the
+// runtime stage receives. Errors: invalid (a value the plan cannot carry).
+util::Result<std::string> sbom_plan_for_image(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const gen::DockerfileSpec& spec,
+                                              model::Platform platform, const SbomOptions& o);
 
 }  // namespace core
