@@ -229,10 +229,34 @@ class ContainerHermetic : public ::testing::Test {
 
 std::string output_of(const testing_support::RunResult& r) { return r.out + r.err; }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
+// One build step as the build output reports it: its instruction and whether the cache served it
+// (the classic builder: "Step 3/9 : RUN ..." then " ---> Using cache"; BuildKit's plain output:
+// "#7 [cuda 2/4] RUN ..." then "#7 CACHED").
+struct BuildStep {
+  std::string instruction;
+  bool cached = false;
+};
+
+std::vector<BuildStep> build_steps(const std::string& log) {
+  std::vector<BuildStep> steps;
+  std::map<std::string, std::size_t> by_id;  // BuildKit's "#N"
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Step ", 0) == 0 && line.find(" : ") != std::string::npos) {
+      steps.push_back({line.substr(line.find(" : ") + 3), false});
+    } else if (line.find("---> Using cache") != std::string::npos && !steps.empty()) {
+      steps.back().cached = true;
+    } else if (line.rfind("#", 0) == 0 && line.find(' ') != std::string::npos) {
+      std::string id = line.substr(0, line.find(' ')), rest = line.substr(line.find(' ') + 1);
+      if (rest.rfind("[", 0) == 0 && rest.find("] ") != std::string::npos && !by_id.count(id)) {
+        by_id[id] = steps.size();
+        steps.push_back({rest.substr(rest.find("] ") + 2), false});
+      } else if (rest == "CACHED" && by_id.count(id)) {
+        steps[by_id[id]].cached = true;
+      }
+    }
+  }
+  return steps;
 }
 
 }  // namespace
@@ -362,10 +386,22 @@ TEST_F(ContainerHermetic, ABakeMatrixOfHermeticImagesBuildsAndRuns) {
   EXPECT_EQ(nvcc.exit_code, 0) << ct::describe(nvcc);
   EXPECT_NE(nvcc.out.find("Cuda compilation tools"), std::string::npos) << nvcc.out;
 
-  // stack-b differs from stack-a in its labels only: its build reuses every CUDA and cuDNN layer
-  // (the classic builder says "Using cache" per step, BuildKit "CACHED")
+  // stack-b differs from stack-a in its labels and SBOM only: its build reuses every step of the
+  // CUDA and cuDNN stages and the runtime stage's up to the SBOM's copy
   const std::string& second = logs["stack-b-amd64"];
-  EXPECT_GE(count(second, "Using cache") + count(second, "CACHED"), 6u) << second;
+  auto steps = build_steps(second);
+  auto sbom_step =
+      std::find_if(steps.begin(), steps.end(), [](const BuildStep& s) { return s.instruction.rfind("COPY sbom.spdx.json", 0) == 0; });
+  ASSERT_NE(sbom_step, steps.end()) << second;
+  std::size_t cached = 0;
+  bool in_stage = false;
+  for (auto s = steps.begin(); s != sbom_step; ++s) {
+    if (s->instruction.rfind("FROM ", 0) == 0) in_stage = true;
+    if (s->instruction.rfind("FROM ", 0) == 0 || !in_stage) continue;  // no layer, no cache to report
+    EXPECT_TRUE(s->cached) << "stack-b rebuilt a step it shares with stack-a: " << s->instruction;
+    cached += s->cached;
+  }
+  EXPECT_GE(cached, 8u) << second;
 }
 
 namespace {
@@ -383,36 +419,6 @@ std::string stand_in_wheel(const testing_support::ScratchDir& dir, const std::st
   fs::path out = dir.path() / (name + "-" + version + "-py3-none-any.whl");
   fixtures::write_archive(out, fixtures::Format::zip, e);
   return testing_support::read_text(out);
-}
-
-// One build step as the build output reports it: its instruction and whether the cache served it
-// (the classic builder: "Step 3/9 : RUN ..." then " ---> Using cache"; BuildKit's plain output:
-// "#7 [cuda 2/4] RUN ..." then "#7 CACHED").
-struct BuildStep {
-  std::string instruction;
-  bool cached = false;
-};
-
-std::vector<BuildStep> build_steps(const std::string& log) {
-  std::vector<BuildStep> steps;
-  std::map<std::string, std::size_t> by_id;  // BuildKit's "#N"
-  std::istringstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("Step ", 0) == 0 && line.find(" : ") != std::string::npos) {
-      steps.push_back({line.substr(line.find(" : ") + 3), false});
-    } else if (line.find("---> Using cache") != std::string::npos && !steps.empty()) {
-      steps.back().cached = true;
-    } else if (line.rfind("#", 0) == 0 && line.find(' ') != std::string::npos) {
-      std::string id = line.substr(0, line.find(' ')), rest = line.substr(line.find(' ') + 1);
-      if (rest.rfind("[", 0) == 0 && rest.find("] ") != std::string::npos && !by_id.count(id)) {
-        by_id[id] = steps.size();
-        steps.push_back({rest.substr(rest.find("] ") + 2), false});
-      } else if (rest == "CACHED" && by_id.count(id)) {
-        steps[by_id[id]].cached = true;
-      }
-    }
-  }
-  return steps;
 }
 
 }  // namespace
@@ -482,6 +488,66 @@ TEST_F(ContainerHermetic, AFrameworkPinChangeRebuildsOnlyTheFrameworkStep) {
   EXPECT_GE(cached, 8u) << logs["2.10.0"];
   std::printf("torch 2.9.0 -> 2.10.0: %zu steps from the cache, %zu RUN step run again (the install); builds took %.1f s and %.1f s\n",
               cached, runs, seconds["2.9.0"], seconds["2.10.0"]);
+}
+
+// An image whose archives the build downloads (--from-url) from a machine that does not have
+// them: its SBOM is written by the build (stage sbom) from the files the runtime stage receives,
+// and is the document stackpin writes itself when the archives are at hand, byte for byte. The
+// archives are served by a local HTTP server standing in for NVIDIA's (the engine's ADD fetches
+// them).
+TEST_F(ContainerHermetic, AnImageDownloadingItsArchivesWritesTheSameSbomInItsBuild) {
+  testing_support::HttpServer mirror;
+  fs::path m = manifest("stack-url", "archives downloaded by the build");
+  std::string text = testing_support::read_text(m);
+  for (auto at = text.find("file = \""); at != std::string::npos; at = text.find("file = \"", at)) {
+    std::string name = text.substr(at + 8, text.find('"', at + 8) - at - 8);
+    mirror.serve("/redist/" + name, testing_support::read_text(archives / name));
+    std::string url = "url = \"" + mirror.url("/redist/" + name) + "\"\n";
+    text.insert(at, url);
+    at += url.size() + 8;
+  }
+  testing_support::write_file(m, text);
+  const std::vector<std::string> epoch = {"SOURCE_DATE_EPOCH=1767225600"};
+  const std::string convtest = (testing_support::binary().parent_path() / "stackpin-convtest").string();
+  fs::path here = scratch.path() / "with-archives", there = scratch.path() / "without";
+  auto local = testing_support::stackpin({"generate", "dockerfile", m.string(), "--context", here.string(), "--from-url", "--archives",
+                                          archives.string(), "--convtest", convtest},
+                                         epoch);
+  ASSERT_EQ(local.exit_code, 0) << local.out << local.err;
+  auto gen = testing_support::stackpin({"generate", "dockerfile", m.string(), "--context", there.string(), "--from-url", "--cache-dir",
+                                        (scratch.path() / "empty-cache").string(), "--convtest", convtest},
+                                       epoch);
+  ASSERT_EQ(gen.exit_code, 0) << gen.out << gen.err;
+  ASSERT_TRUE(fs::exists(there / "stackpin" / "spdx-plan.tsv")) << gen.err;
+  ASSERT_FALSE(fs::exists(there / "archives"));
+
+  Images images;
+  const std::string tag = "stackpin-test/from-url:" + std::to_string(::getpid());
+  images.tags = {tag};
+  auto build = ct::docker({"build", "--target", "runtime", "-t", tag, there.string()}, 900);
+  ASSERT_EQ(build.exit_code, 0) << ct::describe(build);
+  EXPECT_EQ(mirror.requests_for("/redist/" + cudnn.path.filename().string()).size(), 1u);
+  ct::Options o;
+  o.image = tag;
+  auto sbom = ct::run(o, {"cat", "/usr/share/doc/stackpin/sbom.spdx.json"});
+  ASSERT_EQ(sbom.exit_code, 0) << ct::describe(sbom);
+  EXPECT_EQ(sbom.out, testing_support::read_text(here / "sbom.spdx.json"))
+      << "the build's document differs from the one stackpin writes from the archives";
+  auto doc = json::parse(sbom.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << sbom.out.substr(0, 400);
+  EXPECT_EQ(doc["packages"].size(), components.size() + 1);
+  EXPECT_GE(doc["files"].size(), 8u);
+  fs::path sbom_file = scratch.path() / "built-sbom.json";
+  testing_support::write_file(sbom_file, sbom.out);
+  std::string skip;
+  auto schema = testing_support::schema_errors("spdx-2.3.json", sbom_file, skip);
+  if (skip.empty()) {
+    EXPECT_EQ(schema, "");
+  }
+  auto inspect = ct::docker({"image", "inspect", "--format", "{{json .Config.Labels}}", tag}, 60);
+  EXPECT_EQ(json::parse(inspect.out)["io.stackpin.sbom"], "/usr/share/doc/stackpin/sbom.spdx.json") << inspect.out;
+  std::printf("the build wrote the SBOM of %zu files, %zu packages, byte for byte stackpin's\n", doc["files"].size(),
+              doc["packages"].size());
 }
 
 // An archive swapped in the context after stackpin verified it (same size, one byte changed)
