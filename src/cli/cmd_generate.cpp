@@ -28,6 +28,16 @@ namespace cli {
 
 namespace {
 
+// Where a build context's archives are found, and what its SBOM says of stackpin and of when.
+util::Result<core::ContextFiles> context_files_for(Context& ctx, const std::string& archives, const std::string& cache_dir) {
+  core::ContextFiles files;
+  files.archives_dir = archives;
+  files.cache_dir = archive_cache_dir(ctx, cache_dir);
+  files.stackpin_version = STACKPIN_VERSION;
+  SP_TRY_ASSIGN(files.sbom_created, source_date_epoch(ctx));
+  return files;
+}
+
 struct GenCli {
   std::string manifest, shell = "sh", prefix, output, dest;
 };
@@ -91,13 +101,9 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
   auto plan = core::plan_dockerfile(*m, kb, o);
   if (!plan) return fail(ctx, "generate", plan.error());
   bool needs_archive = gen::copies_archives(plan->spec);
-  auto sde = source_date_epoch(ctx);
-  if (!sde) return fail(ctx, "generate", sde.error());
-  core::ContextFiles files;
-  files.stackpin_version = STACKPIN_VERSION;
-  files.sbom_created = *sde;
-  files.archives_dir = c.archives;
-  files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
+  auto made = context_files_for(ctx, c.archives, c.cache_dir);
+  if (!made) return fail(ctx, "generate", made.error());
+  core::ContextFiles& files = *made;
   // a context gets the image's SBOM, made from the archives: those it holds, or with --from-url
   // copies of them in --archives or the cache (`stackpin fetch`), else by the build itself
   plan->spec.sbom = !c.context.empty() && needs_archive;
@@ -153,13 +159,9 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   plan->spec.test_stage = false;  // the dev container builds `runtime`
   bool needs_archive = gen::copies_archives(plan->spec);
   plan->spec.sbom = needs_archive;
-  auto sde = source_date_epoch(ctx);
-  if (!sde) return fail(ctx, "generate", sde.error());
-  core::ContextFiles files;
-  files.stackpin_version = STACKPIN_VERSION;
-  files.sbom_created = *sde;
-  files.archives_dir = c.archives;
-  files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
+  auto made = context_files_for(ctx, c.archives, c.cache_dir);
+  if (!made) return fail(ctx, "generate", made.error());
+  core::ContextFiles& files = *made;
   // the archive downloaded by the build: the SBOM from a local copy, else written by the build
   if (plan->spec.from_url)
     if (auto note = core::url_image_sbom(*plan, *m, kb, files); !note.empty()) plan->notes.push_back(note);
@@ -218,7 +220,7 @@ struct Planned {
   core::DockerPlan plan;
   std::string text;
   std::filesystem::path dir;
-  std::optional<std::string> sbom, sbom_plan;  // --from-url: the SBOM made from local copies of the archives, or its plan
+  core::ContextFiles files;  // where its archives are; with --from-url, its SBOM or the SBOM's plan
 };
 struct Matrix {
   std::vector<Planned> planned;
@@ -299,15 +301,10 @@ util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
       }
       if (!plan) return plan.error();
       plan->spec.sbom = gen::copies_archives(plan->spec);
-      core::ContextFiles sbom;  // --from-url: the SBOM made from local copies of the archives, or its plan
-      if (plan->spec.from_url) {
-        sbom.archives_dir = c.archives;
-        sbom.cache_dir = archive_cache_dir(ctx, c.cache_dir);
-        sbom.stackpin_version = STACKPIN_VERSION;
-        SP_TRY_ASSIGN(sbom.sbom_created, source_date_epoch(ctx));
-        if (auto note = core::url_image_sbom(*plan, *m, kb, sbom); !note.empty())
+      SP_TRY_ASSIGN(auto files, context_files_for(ctx, c.archives, c.cache_dir));
+      if (plan->spec.from_url)  // the SBOM made from local copies of the archives, or its plan
+        if (auto note = core::url_image_sbom(*plan, *m, kb, files); !note.empty())
           notes.push_back(path + " (" + model::to_string(platform) + "): " + note);
-      }
       auto text = gen::render_dockerfile(plan->spec);
       if (!text) {
         auto e = text.error();
@@ -328,8 +325,7 @@ util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
       img.devel = plan->spec.hermetic;
       img.test = have_convtest && platform == model::host_linux_platform();
       images.push_back(img);
-      planned.push_back({*m, lock, std::move(*plan), std::move(*text), contexts / name / model::to_string(platform),
-                         std::move(sbom.sbom_text), std::move(sbom.sbom_plan)});
+      planned.push_back({*m, lock, std::move(*plan), std::move(*text), contexts / name / model::to_string(platform), std::move(files)});
     }
   }
   if (c.registry.empty()) notes.push_back("no --registry: local image names, and no registry cache shared between builders");
@@ -346,13 +342,9 @@ int run_bake(const BakeCli& c, Context& ctx) {
   if (!bake) return fail(ctx, "generate", bake.error());
 
   // every context's archives found and verified first, so that a missing or wrong one writes nothing
-  auto sde = source_date_epoch(ctx);
-  if (!sde) return fail(ctx, "generate", sde.error());
   std::vector<std::pair<core::ContextFiles, core::ContextInputs>> inputs;
   for (const auto& p : planned) {
-    core::ContextFiles files;
-    files.archives_dir = c.archives;
-    files.cache_dir = archive_cache_dir(ctx, c.cache_dir);
+    core::ContextFiles files = p.files;
     bool needs_archive = gen::copies_archives(p.plan.spec);
     if (needs_archive && c.archives.empty() && files.cache_dir.empty())
       return fail(ctx, "generate",
@@ -361,10 +353,6 @@ int run_bake(const BakeCli& c, Context& ctx) {
                               "`stackpin fetch`), or --from-url"));
     files.convtest_optional = true;
     if (!convtest.empty() && p.plan.platform == model::host_linux_platform()) files.convtest_binary = convtest;
-    files.stackpin_version = STACKPIN_VERSION;
-    files.sbom_created = *sde;
-    files.sbom_text = p.sbom;
-    files.sbom_plan = p.sbom_plan;
     auto in = core::prepare_context(p.plan, p.m, kb, files);
     if (!in) {
       auto e = in.error();

@@ -32,6 +32,12 @@ struct DockerSetup {
     manifest = dir.write("stack.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", archive}}));
   }
   fs::path convtest() const { return testing_support::binary().parent_path() / "stackpin-convtest"; }
+  // the manifest with the archive's url (a mirror's), for --from-url
+  fs::path url_manifest() const {
+    std::string text = read_text(manifest);
+    text.replace(text.find("file = "), 0, "url = \"https://mirror.example/cudnn/" + archive.path.filename().string() + "\"\n");
+    return dir.write("url.toml", text);
+  }
 };
 
 }  // namespace
@@ -129,12 +135,11 @@ TEST(DockerCli, RefusalsLeaveNoContext) {
 TEST(DockerCli, DevcontainerAsksForTheGpu) {
   DockerSetup s;
   // An archive with a URL: the devcontainer's Dockerfile downloads it at build time.
-  std::string text = read_text(s.manifest);
-  text.replace(text.find("file = "), 0, "url = \"https://mirror.example/cudnn/" + s.archive.path.filename().string() + "\"\n");
-  auto manifest = s.dir.write("url.toml", text);
+  auto manifest = s.url_manifest();
   fs::path repo = s.dir.path() / "repo";
   fs::create_directories(repo);
-  auto r = stackpin({"generate", "devcontainer", manifest.string(), "--out-dir", repo.string()});
+  auto r = stackpin({"generate", "devcontainer", manifest.string(), "--out-dir", repo.string()},
+                    {"STACKPIN_CACHE_DIR=" + (s.dir.path() / "cache").string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto doc = nlohmann::json::parse(read_text(repo / ".devcontainer/devcontainer.json"));
   EXPECT_EQ(doc["name"], "fixture");
@@ -146,6 +151,12 @@ TEST(DockerCli, DevcontainerAsksForTheGpu) {
   EXPECT_EQ(doc["containerEnv"]["STACKPIN_MANIFEST"], "url.toml");
   std::string dockerfile = read_text(repo / ".devcontainer/Dockerfile");
   EXPECT_NE(dockerfile.find("ADD https://mirror.example/cudnn/"), std::string::npos) << dockerfile;
+  // no copy of the archive here: the build writes the image's SBOM
+  EXPECT_NE(dockerfile.find("COPY --from=sbom /opt/stackpin/sbom.spdx.json /usr/share/doc/stackpin/sbom.spdx.json"), std::string::npos)
+      << dockerfile;
+  EXPECT_TRUE(fs::exists(repo / ".devcontainer/stackpin/spdx-plan.tsv"));
+  EXPECT_TRUE(fs::exists(repo / ".devcontainer/stackpin/spdx-writer.sh"));
+  EXPECT_FALSE(fs::exists(repo / ".devcontainer/stackpin/stackpin-convtest")) << "a dev container builds its runtime target only";
   // Without a URL the archive must be given, and is put beside the Dockerfile, verified.
   fs::path repo2 = s.dir.path() / "repo2";
   auto no_url = stackpin({"generate", "devcontainer", s.manifest.string(), "--out-dir", repo2.string()},
@@ -326,9 +337,7 @@ TEST(BakeCli, AMissingArchiveWritesNoContext) {
 // archive when one is at hand (--archives or the cache), else from its own build (stage sbom).
 TEST(DockerCli, FromUrlContextGetsTheSbomFromALocalCopyElseFromTheBuild) {
   DockerSetup s;
-  std::string text = read_text(s.manifest);
-  text.replace(text.find("file = "), 0, "url = \"https://mirror.example/cudnn/" + s.archive.path.filename().string() + "\"\n");
-  auto manifest = s.dir.write("url.toml", text);
+  auto manifest = s.url_manifest();
   fs::path ctx = s.dir.path() / "ctx";
   auto r = stackpin({"generate", "dockerfile", manifest.string(), "--context", ctx.string(), "--from-url", "--archives",
                      s.archives.string(), "--convtest", s.convtest().string()});
@@ -493,9 +502,7 @@ TEST(DockerCli, TheBuildsSbomWriterGivesTheDocumentStackpinWritesFromTheArchives
 // The writer refuses what it cannot describe faithfully, and writes nothing then.
 TEST(DockerCli, TheBuildsSbomWriterRefusesATreeOrPlanItCannotDescribe) {
   DockerSetup s;
-  std::string text = read_text(s.manifest);
-  text.replace(text.find("file = "), 0, "url = \"https://mirror.example/cudnn/" + s.archive.path.filename().string() + "\"\n");
-  auto manifest = s.dir.write("url.toml", text);
+  auto manifest = s.url_manifest();
   fs::path ctx = s.dir.path() / "ctx";
   auto r = stackpin({"generate", "dockerfile", manifest.string(), "--context", ctx.string(), "--from-url", "--cache-dir",
                      (s.dir.path() / "empty-cache").string(), "--convtest", s.convtest().string()});

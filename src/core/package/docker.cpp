@@ -261,6 +261,15 @@ util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowled
   return plan;
 }
 
+namespace {
+SbomOptions sbom_options(const ContextFiles& files) {
+  SbomOptions so;
+  so.stackpin_version = files.stackpin_version;
+  so.created = files.sbom_created;
+  return so;
+}
+}  // namespace
+
 util::Result<ContextInputs> prepare_context(const DockerPlan& plan, const model::Manifest& m, const knowledge::KnowledgeBase& kb,
                                             const ContextFiles& files) {
   std::error_code ec;
@@ -296,19 +305,13 @@ util::Result<ContextInputs> prepare_context(const DockerPlan& plan, const model:
   if (s.sbom && files.sbom_text) {
     in.sbom = *files.sbom_text;
   } else if (s.sbom) {
-    SbomOptions so;
-    so.stackpin_version = files.stackpin_version;
-    so.created = files.sbom_created;
-    SP_TRY_ASSIGN(auto doc, sbom_for_image(m, kb, s, plan.platform, files.archives_dir, files.cache_dir, so));
+    SP_TRY_ASSIGN(auto doc, sbom_for_image(m, kb, s, plan.platform, files.archives_dir, files.cache_dir, sbom_options(files)));
     in.sbom = std::move(doc.text);
   }
   if (s.sbom_in_build && files.sbom_plan) {
     in.sbom_plan = *files.sbom_plan;
   } else if (s.sbom_in_build) {
-    SbomOptions so;
-    so.stackpin_version = files.stackpin_version;
-    so.created = files.sbom_created;
-    SP_TRY_ASSIGN(in.sbom_plan, sbom_plan_for_image(m, kb, s, plan.platform, so));
+    SP_TRY_ASSIGN(in.sbom_plan, sbom_plan_for_image(m, kb, s, plan.platform, sbom_options(files)));
   }
   return in;
 }
@@ -317,9 +320,7 @@ std::string url_image_sbom(DockerPlan& plan, const model::Manifest& m, const kno
   auto& spec = plan.spec;
   spec.sbom = spec.sbom_in_build = false;
   if (spec.apt) return "no SBOM in the image: cuDNN comes from NVIDIA's apt repository";
-  SbomOptions so;
-  so.stackpin_version = files.stackpin_version;
-  so.created = files.sbom_created;
+  const SbomOptions so = sbom_options(files);
   // without local copies, the build lists the files it unpacks, following a plan made here
   auto in_build = [&](const std::string& reason) -> std::string {
     auto text = sbom_plan_for_image(m, kb, spec, plan.platform, so);
