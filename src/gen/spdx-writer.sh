@@ -40,8 +40,11 @@ trap 'rm -rf "$work"' EXIT
 odd=$(cd "$tree" && find . -type f \( -name '*\\*' -o -name "*$nl*" -o -name "*$tab*" \) | head -n 1)
 [ -z "$odd" ] || fail "a file name with a backslash, tab or line break: $odd"
 
-(cd "$tree" && find . -type f -exec sha1sum {} +) > "$work/sha1"
-(cd "$tree" && find . -type f -exec sha256sum {} +) > "$work/sha256"
+# the two digests at once (two passes over the files, on two CPUs where the builder has them)
+(cd "$tree" && find . -type f -exec sha1sum {} +) > "$work/sha1" &
+sha1=$!
+(cd "$tree" && find . -type f -exec sha256sum {} +) > "$work/sha256" || fail "cannot hash the files under $tree"
+wait "$sha1" || fail "cannot hash the files under $tree"
 
 # path, SHA-1, SHA-256, archive: one line per file, in byte order of the path
 awk -F "$tab" '
