@@ -135,17 +135,13 @@ std::string cuda_stage(const DockerfileSpec& s, const std::string& tmp) {
   d += "      tar -xJf \"${a#*:}\" -C \"u/$c\" --strip-components=1 --no-same-owner; \\\n";
   d += "      for e in \"u/$c\"/*; do \\\n";
   d += "        [ -e \"$e\" ] || continue; n=${e##*/}; [ \"$n\" != lib ] || n=lib64; \\\n";
-  if (s.sbom_in_build) {
-    // "<component><TAB><path in the image>" per file, for the SBOM
-    const std::string in_image = s.cuda_prefix.substr(1);
-    d += "        if [ -d \"$e\" ]; then mkdir -p \"$T/$n\"; cp -a \"$e/.\" \"$T/$n/\"; \\\n";
-    d += "          find \"$e\" -type f -printf \"$c\\t" + in_image + "/$n/%P\\n\" >> " + k_owners + "; \\\n";
-    d += "        else mkdir -p \"$T/share/doc/$c\"; cp -a \"$e\" \"$T/share/doc/$c/\"; \\\n";
-    d += "          printf '%s\\t%s\\n' \"$c\" \"" + in_image + "/share/doc/$c/$n\" >> " + k_owners + "; fi; \\\n";
-  } else {
-    d += "        if [ -d \"$e\" ]; then mkdir -p \"$T/$n\"; cp -a \"$e/.\" \"$T/$n/\"; \\\n";
-    d += "        else mkdir -p \"$T/share/doc/$c\"; cp -a \"$e\" \"$T/share/doc/$c/\"; fi; \\\n";
-  }
+  // with an SBOM to write in the build: "<component><TAB><path in the image>" per file it copies
+  const std::string in_image = s.cuda_prefix.substr(1);
+  d += "        if [ -d \"$e\" ]; then mkdir -p \"$T/$n\"; cp -a \"$e/.\" \"$T/$n/\";";
+  if (s.sbom_in_build) d += " \\\n          find \"$e\" -type f -printf \"$c\\t" + in_image + "/$n/%P\\n\" >> " + k_owners + ";";
+  d += " \\\n        else mkdir -p \"$T/share/doc/$c\"; cp -a \"$e\" \"$T/share/doc/$c/\";";
+  if (s.sbom_in_build) d += " \\\n          printf '%s\\t%s\\n' \"$c\" \"" + in_image + "/share/doc/$c/$n\" >> " + k_owners + ";";
+  d += " fi; \\\n";
   d += "      done; \\\n";
   d += "      rm -rf \"u/$c\"; \\\n";
   d += "    done; \\\n";

@@ -47,8 +47,9 @@ sha1=$!
 wait "$sha1" || fail "cannot hash the files under $tree"
 
 # path, SHA-1, SHA-256, archive: one line per file, in byte order of the path
+# (through files, not pipes: sh has no pipefail, and a failed step must stop the writer)
 awk -F "$tab" '
-  FILENAME == ARGV[1] { if ($1 == "owner") prefix[++np] = $2; if ($1 == "owner") key[np] = $3; next }
+  FILENAME == ARGV[1] { if ($1 == "owner") { prefix[++np] = $2; key[np] = $3 } next }
   FILENAME == ARGV[2] { owner[$2] = $1; next }
   FILENAME == ARGV[3] { sha1[substr($0, 45)] = substr($0, 1, 40); next }
   {
@@ -56,7 +57,8 @@ awk -F "$tab" '
     if (p in owner) o = owner[p]
     else for (i = 1; i <= np; i++) if (substr(p, 1, length(prefix[i]) + 1) == prefix[i] "/") { o = key[i]; break }
     print p "\t" sha1[p] "\t" substr($0, 1, 64) "\t" o
-  }' "$plan" "$owners" "$work/sha1" "$work/sha256" | sort -t "$tab" -k 1,1 > "$work/files"
+  }' "$plan" "$owners" "$work/sha1" "$work/sha256" > "$work/joined"
+sort -t "$tab" -k 1,1 "$work/joined" > "$work/files"
 
 # each package's verification code (SPDX 2.3, 7.9: the SHA-1 of its files' sorted SHA-1s)
 : > "$work/codes"

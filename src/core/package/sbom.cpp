@@ -213,10 +213,6 @@ util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, 
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // The runtime image's document: its name and comment, the same whoever writes it.
 std::string image_name(const model::Manifest& m) { return m.name.value + " image (runtime)"; }
 std::string image_comment(const model::Manifest& m, const gen::DockerfileSpec& spec) {
