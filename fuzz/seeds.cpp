@@ -178,7 +178,7 @@ void machine_inputs() {
     if (!ec && fs::file_size(p, ec) < (1u << 20)) put("elf", fs::path(f).filename().string(), slurp(p));
   }
   for (const char* stem : {"cudnn", "cudnn_ops"}) {
-    fs::path p = fs::path(STACKPIN_DOUBLES_DIR) / "stems" / (std::string("lib") + stem + ".so.9.1.0");
+    fs::path p = testing_support::doubles_dir() / "stems" / (std::string("lib") + stem + ".so.9.1.0");
     if (fs::is_regular_file(p, ec)) put("elf", p.filename().string(), slurp(p));
   }
   // minimal PE headers: x64, x86 (an x86 zlibwapi.dll is a classic), arm64

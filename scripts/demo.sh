@@ -7,8 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --tools
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSTACKPIN_BUILD_TESTS=OFF >/dev/null
-cmake --build build -j"$(nproc)"
+# the same build folder and settings as scripts/test.sh (the `default` preset): the tests that run
+# after the demo reuse what it compiled
+scripts/configure.sh default
+cmake --build build -j"$(nproc)" --target stackpin stackpin-convtest
 sp=./build/src/stackpin
 demo=build/demo
 echo

@@ -38,8 +38,7 @@ done
 
 scripts/install-deps.sh --tools --sanitize >/dev/null
 build="build-sanitize"
-CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTACKPIN_BUILD_TESTS=ON \
-  -DSTACKPIN_SANITIZE=ON -DSTACKPIN_FUZZ=ON >/dev/null
+scripts/configure.sh sanitize
 names=()
 for t in "${targets[@]}"; do names+=("stackpin_fuzz_$t"); done
 cmake --build "$build" -j"$(nproc)" --target stackpin_fuzz_seeds "${names[@]}"

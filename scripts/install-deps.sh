@@ -21,6 +21,7 @@ set -euo pipefail
 
 build_pkgs=(
   build-essential cmake pkg-config
+  ninja-build ccache lld  # the presets' generator, the compiler cache, the linker (cmake/build_speed.cmake)
   libarchive-dev liblzma-dev zlib1g-dev libssl-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libcurl4-openssl-dev libgtest-dev libgmock-dev libisal-dev
   dpkg-dev  # dpkg-source, for apt-get source (scripts/build-liblzma.sh)
@@ -30,7 +31,7 @@ tool_pkgs=(shellcheck groff-base xz-utils unzip zip python3 python3-yaml nodejs 
 # with its runtime libraries (ASan, UBSan, LSan, libFuzzer)
 sanitize_pkgs=(clang libclang-rt-dev)
 # scripts/lint.sh: the formatter, the static checker and the shell checker (Debian 12's: clang 14)
-lint_pkgs=(clang-format clang-tidy shellcheck)
+lint_pkgs=(clang-format clang-tidy shellcheck python3)
 
 want=("${build_pkgs[@]}")
 for arg in "$@"; do

@@ -2,10 +2,14 @@
 # Installs what stackpin needs (Debian packages), builds it with its tests, and runs the whole
 # suite under CTest. Extra arguments go to ctest (e.g. -L unit).
 #
-#   scripts/test.sh [CTEST ARGS...]             the g++ build in build/
-#   scripts/test.sh --sanitize [CTEST ARGS...]  a clang build in build-sanitize/ with
-#        AddressSanitizer, UndefinedBehaviorSanitizer and LeakSanitizer (a finding fails the test);
-#        the same build holds the fuzz targets that scripts/fuzz.sh runs
+#   scripts/test.sh [CTEST ARGS...]             the g++ build in build/ (CMake preset `default`)
+#   scripts/test.sh --sanitize [CTEST ARGS...]  a clang build in build-sanitize/ (preset `sanitize`)
+#        with AddressSanitizer, UndefinedBehaviorSanitizer and LeakSanitizer (a finding fails the
+#        test); it builds only the unit and cli test programs, and the fuzz targets that
+#        scripts/fuzz.sh runs
+#
+# Both compile through ccache (~/.cache/stackpin/ccache). With CI=true (as .ci/run runs), warnings
+# are errors and debug information is line tables only (cmake/build_speed.cmake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build
@@ -13,14 +17,13 @@ if [[ ${1:-} == --sanitize ]]; then
   shift
   scripts/install-deps.sh --tools --sanitize
   build="build-sanitize"
-  CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTACKPIN_BUILD_TESTS=ON \
-    -DSTACKPIN_SANITIZE=ON -DSTACKPIN_FUZZ=ON >/dev/null
+  scripts/configure.sh sanitize
   # leaks are errors; a UBSan report aborts the test that hit it
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 else
   scripts/install-deps.sh --tools
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTACKPIN_BUILD_TESTS=ON >/dev/null
+  scripts/configure.sh default
 fi
 cmake --build "$build" -j"$(nproc)"
 

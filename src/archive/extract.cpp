@@ -34,6 +34,7 @@
 
 #include "file_writer.hpp"
 #include "source.hpp"
+#include "unsafe_entry.hpp"
 #include "utf8_locale.hpp"
 #include "util/file_io.hpp"
 #include "util/fs.hpp"
@@ -91,12 +92,6 @@ la_ssize_t stream_read(struct archive*, void* data, const void** buf) {
   auto [p, len] = c->reader->next();
   *buf = p;
   return static_cast<la_ssize_t>(len);
-}
-
-Error unsafe(const std::string& name, const std::string& why) {
-  Error e(ErrorCode::unsafe, "unsafe archive entry \"" + util::printable(name) + "\": " + why);
-  e.hints.push_back("the archive is not NVIDIA's original or was tampered with; nothing was staged");
-  return e;
 }
 
 Error too_big(std::uint64_t bound, const std::string& rel, const std::string& how) {
@@ -198,14 +193,14 @@ util::Status Extractor::ensure_parents(const std::vector<std::string>& parts, co
     prefix += (i ? "/" : "") + parts[i];
     auto it = m_entries.find(prefix);
     if (it != m_entries.end() && it->second.type != EntryType::dir)
-      return unsafe(name, "its parent \"" + prefix + "\" is a " + to_string(it->second.type) +
-                              (it->second.type == EntryType::symlink ? " (writing through a link)" : ""));
+      return detail::unsafe_entry(name, "its parent \"" + prefix + "\" is a " + to_string(it->second.type) +
+                                            (it->second.type == EntryType::symlink ? " (writing through a link)" : ""));
     if (it == m_entries.end()) {
       // an implicit directory: claim it so that a later file or link of that name is a conflict
       auto key = collision_key(prefix, m_opts.rules);
       auto k = m_keys.find(key);
       if (k != m_keys.end() && k->second != prefix)
-        return unsafe(name, "\"" + prefix + "\" and \"" + k->second + "\" are the same name on Windows");
+        return detail::unsafe_entry(name, "\"" + prefix + "\" and \"" + k->second + "\" are the same name on Windows");
       m_entries[prefix] = Known{EntryType::dir, {}};
       m_keys[key] = prefix;
     }
@@ -329,8 +324,8 @@ util::Result<bool> Extractor::admit(const std::string& name, Entry& e, std::vect
     auto prev = m_entries.at(k->second);
     bool both_dirs = prev.type == EntryType::dir && e.type == EntryType::dir && k->second == rel;
     if (!both_dirs) {
-      if (k->second == rel) return unsafe(name, "duplicate entry (the archive holds \"" + rel + "\" twice)");
-      return unsafe(name, "\"" + rel + "\" and \"" + k->second + "\" are the same name on Windows");
+      if (k->second == rel) return detail::unsafe_entry(name, "duplicate entry (the archive holds \"" + rel + "\" twice)");
+      return detail::unsafe_entry(name, "\"" + rel + "\" and \"" + k->second + "\" are the same name on Windows");
     }
     return false;
   }
@@ -352,15 +347,16 @@ util::Status Extractor::make_dir(Entry& e) {
 
 util::Status Extractor::make_symlink(const std::string& name, const std::vector<std::string>& parts, Entry& e,
                                      const std::optional<std::string>& target) {
-  if (m_opts.rules == NameRules::windows) return unsafe(name, "symbolic link in a tree for Windows (a copied Windows tree cannot hold it)");
-  if (!target) return unsafe(name, "its link target is not valid UTF-8");
+  if (m_opts.rules == NameRules::windows)
+    return detail::unsafe_entry(name, "symbolic link in a tree for Windows (a copied Windows tree cannot hold it)");
+  if (!target) return detail::unsafe_entry(name, "its link target is not valid UTF-8");
   e.link = *target;
-  if (e.link.empty()) return unsafe(name, "symlink with an empty target");
+  if (e.link.empty()) return detail::unsafe_entry(name, "symlink with an empty target");
   for (char c : e.link)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return unsafe(name, "control character in the link target");
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return detail::unsafe_entry(name, "control character in the link target");
   std::vector<std::string> dir(parts.begin(), parts.end() - 1);
   if (!resolve_link_lexically(dir, e.link))
-    return unsafe(name, "symlink to \"" + util::printable(e.link) + "\" points outside the archive");
+    return detail::unsafe_entry(name, "symlink to \"" + util::printable(e.link) + "\" points outside the archive");
   m_entries[e.path].link = e.link;
   fs::path p = m_into / fs::path(e.path);
   if (!m_list_only) SP_TRY(util::io::make_symlink(e.link, p));
@@ -372,9 +368,9 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
   const char* raw = archive_entry_pathname(ae);
   auto decoded = utf8_of(archive_entry_pathname_utf8(ae), raw);
   if (!decoded)
-    return unsafe(raw ? raw : "",
-                  "its name is not valid UTF-8 (another code page?): a receipt cannot record it and it would name "
-                  "a different file on another machine");
+    return detail::unsafe_entry(raw ? raw : "",
+                                "its name is not valid UTF-8 (another code page?): a receipt cannot record it and it would name "
+                                "a different file on another machine");
   std::string name = *decoded;
 
   Entry e;
@@ -391,13 +387,13 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
   else if (type == AE_IFLNK)
     e.type = EntryType::symlink;
   else if (type == AE_IFCHR || type == AE_IFBLK)
-    return unsafe(name, "device file");
+    return detail::unsafe_entry(name, "device file");
   else if (type == AE_IFIFO)
-    return unsafe(name, "FIFO (named pipe)");
+    return detail::unsafe_entry(name, "FIFO (named pipe)");
   else if (type == AE_IFSOCK)
-    return unsafe(name, "socket");
+    return detail::unsafe_entry(name, "socket");
   else
-    return unsafe(name, "unknown entry type");
+    return detail::unsafe_entry(name, "unknown entry type");
   std::vector<std::string> parts;
   SP_TRY_ASSIGN(bool fresh, admit(name, e, parts, out));
   if (!fresh) return {};  // a directory the archive names twice
@@ -413,13 +409,14 @@ util::Status Extractor::entry(struct archive* a, struct archive_entry* ae, Extra
       break;
     case EntryType::hardlink: {
       auto target_name = utf8_of(archive_entry_hardlink_utf8(ae), hardlink);
-      if (!target_name) return unsafe(name, "its hardlink target is not valid UTF-8");
+      if (!target_name) return detail::unsafe_entry(name, "its hardlink target is not valid UTF-8");
       auto target = split_entry_path(*target_name, m_opts.rules);
-      if (!target) return unsafe(name, "hardlink to \"" + util::printable(*target_name) + "\" is not a path inside the archive");
+      if (!target)
+        return detail::unsafe_entry(name, "hardlink to \"" + util::printable(*target_name) + "\" is not a path inside the archive");
       std::string t = join_path(*target);
       auto it = m_entries.find(t);
       if (it == m_entries.end() || it->second.type != EntryType::file)
-        return unsafe(name, "hardlink to \"" + t + "\", which is not an earlier regular file of the archive");
+        return detail::unsafe_entry(name, "hardlink to \"" + t + "\", which is not an earlier regular file of the archive");
       e.link = t;
       const Entry* src = nullptr;
       for (const auto& x : out.entries)
@@ -495,7 +492,8 @@ util::Status Extractor::check_links(const Extracted& out) const {
     auto parts = util::split(e.path, '/');
     std::vector<std::string> dir(parts.begin(), parts.end() - 1);
     if (!resolves_inside(dir, e.link, 0))
-      return unsafe(e.path, "symlink to \"" + util::printable(e.link) + "\" leaves the archive through another symlink (or loops)");
+      return detail::unsafe_entry(e.path,
+                                  "symlink to \"" + util::printable(e.link) + "\" leaves the archive through another symlink (or loops)");
   }
   return {};
 }
@@ -699,7 +697,7 @@ util::Result<Extracted> run_zip(const PinnedFile& f, const fs::path& into, const
     std::optional<std::string> link;
     if (z.is_symlink()) {
       // a zip symlink's data are its target
-      if (z.uncompressed > 4095) return unsafe(z.name, "symlink target longer than 4095 bytes");
+      if (z.uncompressed > 4095) return detail::unsafe_entry(z.name, "symlink target longer than 4095 bytes");
       link.emplace();
       SP_TRY(first.decode(z, data_at[i], [&](const unsigned char* p, std::size_t n) -> util::Status {
         link->append(reinterpret_cast<const char*>(p), n);

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "unsafe_entry.hpp"
 #include "util/strings.hpp"
 
 namespace archive_io {
@@ -67,43 +68,38 @@ const char* best_fit_hazard(std::uint32_t cp) {
   }
 }
 
-util::Error unsafe(std::string_view name, const std::string& why) {
-  util::Error e(util::ErrorCode::unsafe, "unsafe archive entry \"" + util::printable(name) + "\": " + why);
-  e.hints.push_back("the archive is not NVIDIA's original or was tampered with; nothing was staged");
-  return e;
-}
-
 }  // namespace
 
 util::Result<std::vector<std::string>> split_entry_path(std::string_view name, NameRules rules) {
-  if (name.empty()) return unsafe(name, "empty name");
+  if (name.empty()) return detail::unsafe_entry(name, "empty name");
   for (char c : name) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return unsafe(name, "control character in the name");
-    if (c == '\\') return unsafe(name, "backslash in the name (a path separator on Windows)");
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return detail::unsafe_entry(name, "control character in the name");
+    if (c == '\\') return detail::unsafe_entry(name, "backslash in the name (a path separator on Windows)");
   }
-  if (name.front() == '/') return unsafe(name, "absolute path");
-  if (name.size() >= 2 && name[1] == ':') return unsafe(name, "drive-letter path");
+  if (name.front() == '/') return detail::unsafe_entry(name, "absolute path");
+  if (name.size() >= 2 && name[1] == ':') return detail::unsafe_entry(name, "drive-letter path");
   std::vector<std::string> parts;
   for (auto& part : util::split(name, '/')) {
     if (part.empty() || part == ".") continue;
-    if (part == "..") return unsafe(name, "\"..\" component (would escape the destination)");
+    if (part == "..") return detail::unsafe_entry(name, "\"..\" component (would escape the destination)");
     if (rules == NameRules::windows) {
-      if (reserved_windows_name(part)) return unsafe(name, "\"" + part + "\" is a reserved device name on Windows");
-      if (part.back() == '.' || part.back() == ' ') return unsafe(name, "\"" + part + "\" ends in a dot or space, which Windows strips");
+      if (reserved_windows_name(part)) return detail::unsafe_entry(name, "\"" + part + "\" is a reserved device name on Windows");
+      if (part.back() == '.' || part.back() == ' ')
+        return detail::unsafe_entry(name, "\"" + part + "\" ends in a dot or space, which Windows strips");
       if (part.find_first_of("<>:\"|?*") != std::string::npos)
-        return unsafe(name, "\"" + part + "\" contains a character Windows does not allow in file names");
+        return detail::unsafe_entry(name, "\"" + part + "\" contains a character Windows does not allow in file names");
       for (std::string_view rest = part; !rest.empty();) {
         std::size_t n = util::utf8_sequence_length(rest);
-        if (n == 0) return unsafe(name, "the name is not valid UTF-8");
+        if (n == 0) return detail::unsafe_entry(name, "the name is not valid UTF-8");
         if (const char* why = best_fit_hazard(static_cast<std::uint32_t>(util::utf8_code_point(rest, n))))
-          return unsafe(name,
-                        "\"" + part + "\" contains " + why + ", which can turn into a path character when the tree is copied on Windows");
+          return detail::unsafe_entry(
+              name, "\"" + part + "\" contains " + why + ", which can turn into a path character when the tree is copied on Windows");
         rest.remove_prefix(n);
       }
     }
     parts.push_back(std::move(part));
   }
-  if (parts.empty()) return unsafe(name, "names no file");
+  if (parts.empty()) return detail::unsafe_entry(name, "names no file");
   return parts;
 }
 
@@ -141,5 +137,13 @@ std::optional<std::vector<std::string>> resolve_link_lexically(const std::vector
   }
   return out;
 }
+
+namespace detail {
+util::Error unsafe_entry(std::string_view name, const std::string& why) {
+  util::Error e(util::ErrorCode::unsafe, "unsafe archive entry \"" + util::printable(name) + "\": " + why);
+  e.hints.push_back("the archive is not NVIDIA's original or was tampered with; nothing was staged");
+  return e;
+}
+}  // namespace detail
 
 }  // namespace archive_io

@@ -70,7 +70,7 @@ void emit(Context& ctx, const model::ActivationReport& r) {
 
 // Linux and WSL2: the profile.d snippet and the ld.so.conf.d entry (machine), or a snippet sourced
 // from ~/.profile (user).
-int run_linux(const ActivateCli& c, const model::Manifest& m, util::EnvScope scope, Context& ctx) {
+Outcome run_linux(const ActivateCli& c, const model::Manifest& m, util::EnvScope scope, Context& ctx) {
   core::LinuxActivateOptions o;
   o.scope = scope;
   o.dry_run = c.dry_run;
@@ -81,21 +81,20 @@ int run_linux(const ActivateCli& c, const model::Manifest& m, util::EnvScope sco
   std::string dest = c.dest;
   if (dest.empty() && m.linux && m.linux->prefix) dest = m.linux->prefix->value;
   if (dest.empty())
-    return fail(ctx, "activate",
-                util::Error(util::ErrorCode::usage, "no tree to activate: give --dest DIR, or a [targets.linux] prefix in the manifest"));
+    return util::Error(util::ErrorCode::usage, "no tree to activate: give --dest DIR, or a [targets.linux] prefix in the manifest");
   o.state = dest;
   auto r = core::activate_linux(m, o);
-  if (!r) return fail(ctx, "activate", r.error());
+  if (!r) return r.error();
   emit(ctx, *r);
   return k_exit_ok;
 }
 
-int run_activate(const ActivateCli& c, Context& ctx) {
+Outcome run_activate(const ActivateCli& c, Context& ctx) {
   util::EnvScope scope = c.scope == "machine" ? util::EnvScope::machine : util::EnvScope::user;
   if (c.scope != "user" && c.scope != "machine")
-    return fail(ctx, "activate", util::Error(util::ErrorCode::usage, "--scope must be user or machine, not \"" + c.scope + "\""));
+    return util::Error(util::ErrorCode::usage, "--scope must be user or machine, not \"" + c.scope + "\"");
   auto loaded = load_manifest_for(ctx, c.manifest);
-  if (!loaded) return fail(ctx, "activate", loaded.error());
+  if (!loaded) return loaded.error();
   const model::Manifest& m = *loaded;
   if (!util::host_is_windows()) return run_linux(c, m, scope, ctx);
   core::ActivateOptions o;
@@ -104,24 +103,23 @@ int run_activate(const ActivateCli& c, Context& ctx) {
   o.undo = c.undo;
   std::string dest = c.dest.empty() ? windows_tree_of(m) : c.dest;
   if (dest.empty())
-    return fail(ctx, "activate",
-                util::Error(util::ErrorCode::usage, "no tree to activate: give --dest DIR, or a [targets.windows] prefix in the manifest"));
+    return util::Error(util::ErrorCode::usage, "no tree to activate: give --dest DIR, or a [targets.windows] prefix in the manifest");
   o.root = c.dest.empty() ? std::string() : dest;
   o.state = std::filesystem::path(dest);
   auto store = util::system_persistent_env();
-  if (!store) return fail(ctx, "activate", store.error());
+  if (!store) return store.error();
   auto env = util::SystemEnv();
   auto current = (*store)->get(scope, "Path");
   core::WindowsTree tree = core::live_windows_tree(env, current && *current ? (*current)->value : "");
   auto r = core::activate_windows(m, knowledge::KnowledgeBase::embedded(), tree, **store, o);
-  if (!r) return fail(ctx, "activate", r.error());
+  if (!r) return r.error();
   emit(ctx, *r);
   return k_exit_ok;
 }
 
 }  // namespace
 
-void add_activate(CLI::App& app, Context& ctx) {
+void add_activate(Command& app, Context& ctx) {
   auto c = std::make_shared<ActivateCli>();
   auto* cmd =
       app.add_subcommand("activate",

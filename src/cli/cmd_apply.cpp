@@ -3,7 +3,7 @@
 #include <ostream>
 
 #include "commands.hpp"
-#include "core/provision/apply.hpp"
+#include "core/apply/apply.hpp"
 #include "core/verdict.hpp"
 #include "format/json.hpp"
 #include "format/receipt.hpp"
@@ -55,29 +55,29 @@ void print_apply(std::ostream& os, const model::ApplyReport& r, const Style& st)
   }
 }
 
-int run_apply(const ApplyCli& c, Context& ctx) {
+Outcome run_apply(const ApplyCli& c, Context& ctx) {
   core::ApplyOptions o;
   auto target = model::parse_target(c.target);
   if (!target || (*target != model::Target::windows && *target != model::Target::linux))
-    return fail(ctx, "apply", util::Error(util::ErrorCode::usage, "--target must be windows or linux"));
+    return util::Error(util::ErrorCode::usage, "--target must be windows or linux");
   o.target = *target;
   if (!c.platform.empty()) {
     auto p = parse_platform_option(c.platform);
-    if (!p) return fail(ctx, "apply", p.error());
+    if (!p) return p.error();
     o.platform = *p;
   }
   auto fetch = fetch_options_for(ctx, c.fetch);
-  if (!fetch) return fail(ctx, "apply", fetch.error());
+  if (!fetch) return fetch.error();
   o.fetch = std::move(*fetch);
   auto m = load_manifest_for(ctx, c.manifest);
-  if (!m) return fail(ctx, "apply", m.error());
+  if (!m) return m.error();
   if (!c.dest.empty()) o.dest = c.dest;
   if (o.target == model::Target::windows && util::host_is_windows()) {
     // on the Windows machine itself: the tree goes where the manifest says it lives, and doctor and
     // the conv test judge it there
     if (!o.dest && !windows_tree_of(*m).empty()) o.dest = windows_tree_of(*m);
     auto live = live_windows_options(ctx, "", std::nullopt);
-    if (!live) return fail(ctx, "apply", live.error());
+    if (!live) return live.error();
     o.windows_machine = std::move(live).value();
   }
   o.archives_dir = c.archives;
@@ -90,7 +90,7 @@ int run_apply(const ApplyCli& c, Context& ctx) {
   o.doctor = !c.no_doctor;
   o.convtest = !c.no_convtest;
   o.manifest_path = c.manifest;
-  o.manifest_sha256 = sha256_of_file(c.manifest);
+  o.manifest_sha256 = m->sha256;
   o.stackpin_version = STACKPIN_VERSION;
   o.env = &ctx.io.env;
   if (!ctx.json && ctx.io.err_is_tty) o.on_step = [&ctx](const std::string& step) { ctx.io.err << "==> " << step << "\n" << std::flush; };
@@ -98,7 +98,7 @@ int run_apply(const ApplyCli& c, Context& ctx) {
     o.progress = [p](const archive_io::Progress& pr) { p(pr.archive_bytes, pr.archive_total, pr.files); };
 
   auto r = core::apply(*m, knowledge::KnowledgeBase::embedded(), o);
-  if (!r) return fail(ctx, "apply", r.error());
+  if (!r) return r.error();
   const auto& findings = r->findings;
   const model::ApplyStep* failed = r->failed_step();
   const util::Error* error = failed && failed->error ? &*failed->error : nullptr;
@@ -118,7 +118,7 @@ int run_apply(const ApplyCli& c, Context& ctx) {
 
 }  // namespace
 
-void add_apply(CLI::App& app, Context& ctx) {
+void add_apply(Command& app, Context& ctx) {
   auto c = std::make_shared<ApplyCli>();
   auto* cmd = app.add_subcommand("apply",
                                  "Provision this machine (or a Windows tree) from a manifest: fetch, verify, stage or install, "
@@ -134,7 +134,7 @@ void add_apply(CLI::App& app, Context& ctx) {
   cmd->add_flag("--force", c->force, "As stage --force: replace a previous staging even where its files were modified");
   cmd->add_flag("--remove-stale", c->remove_stale, "As stage --remove-stale: move other cuDNN DLLs in the tree to .stackpin/backup/");
   cmd->add_option("--max-unpacked", c->max_unpacked, "Refuse archives that expand past BYTES (default 16x the archive)");
-  cmd->add_option("--decoder-memory", c->decoder_memory, "As stage --decoder-memory (MiB)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--decoder-memory", c->decoder_memory, "As stage --decoder-memory (MiB)")->check_range(1, 1 << 20);
   cmd->add_flag("--dry-run", c->dry_run, "Print the plan; change nothing and download nothing");
   cmd->add_flag("--no-doctor", c->no_doctor, "Skip the doctor step");
   cmd->add_flag("--no-convtest", c->no_convtest, "Skip the convolution test");

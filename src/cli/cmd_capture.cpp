@@ -20,10 +20,10 @@ struct CaptureCli {
   std::string windows_root, path, user_path, python;
   std::string linux_root;
   std::vector<std::string> drives;
-  CLI::Option* user_path_opt = nullptr;
+  Option* user_path_opt = nullptr;
 };
 
-int run_capture(const CaptureCli& c, Context& ctx) {
+Outcome run_capture(const CaptureCli& c, Context& ctx) {
   const auto& kb = knowledge::KnowledgeBase::embedded();
   core::CaptureOptions o;
   o.name = c.name;
@@ -35,21 +35,20 @@ int run_capture(const CaptureCli& c, Context& ctx) {
     if (c.user_path_opt && c.user_path_opt->count()) w.user_path = c.user_path;
     w.python = c.python;
     auto drives = parse_drives(c.drives);
-    if (!drives) return fail(ctx, "capture", drives.error());
+    if (!drives) return drives.error();
     w.drives = std::move(drives).value();
     cap = core::capture_windows(w, kb, o);
   } else if (util::host_is_windows() && c.linux_root.empty()) {
     // this Windows machine, as doctor sees it: the registry's PATH values, its drives
     auto live = live_windows_options(ctx, "", std::nullopt);
-    if (!live) return fail(ctx, "capture", live.error());
+    if (!live) return live.error();
     auto w = std::move(live).value();
     w.python = c.python;
     cap = core::capture_windows(w, kb, o);
   } else {
     if (!c.python.empty())
-      return fail(ctx, "capture",
-                  util::Error(util::ErrorCode::usage, "--python is for a Windows machine: with --windows-root, or on Windows itself")
-                      .with_hint("on Linux, --site-packages DIR says which Python environment's frameworks to pin"));
+      return util::Error(util::ErrorCode::usage, "--python is for a Windows machine: with --windows-root, or on Windows itself")
+          .with_hint("on Linux, --site-packages DIR says which Python environment's frameworks to pin");
     auto options = core::linux_machine_options(ctx.io.env, kb, nullptr);
     if (!c.site_packages.empty()) options.site_packages = c.site_packages;
     if (!c.linux_root.empty()) {
@@ -57,9 +56,8 @@ int run_capture(const CaptureCli& c, Context& ctx) {
       // programs and driver say nothing about it.
       std::error_code ec;
       if (!std::filesystem::is_directory(c.linux_root, ec))
-        return fail(ctx, "capture",
-                    util::Error(util::ErrorCode::usage, "--root " + c.linux_root + " is not a directory")
-                        .with_hint("give the folder that holds the machine's /usr and /etc (e.g. an unpacked `docker export`)"));
+        return util::Error(util::ErrorCode::usage, "--root " + c.linux_root + " is not a directory")
+            .with_hint("give the folder that holds the machine's /usr and /etc (e.g. an unpacked `docker export`)");
       options.root = c.linux_root;
       options.env = nullptr;
       options.run_programs = false;
@@ -68,11 +66,11 @@ int run_capture(const CaptureCli& c, Context& ctx) {
     auto machine = probe::inspect_machine(options);
     cap = core::capture(machine, kb, o);
   }
-  if (!cap) return fail(ctx, "capture", cap.error());
+  if (!cap) return cap.error();
   std::string text = gen::render_manifest(cap->spec);
   bool to_stdout = c.output.empty() || c.output == "-";
   if (!to_stdout) {
-    if (auto s = util::write_file_atomic(c.output, text); !s) return fail(ctx, "capture", s.error());
+    if (auto s = util::write_file_atomic(c.output, text); !s) return s.error();
   }
   if (ctx.json) {
     std::vector<model::Finding> findings;
@@ -94,7 +92,7 @@ int run_capture(const CaptureCli& c, Context& ctx) {
 
 }  // namespace
 
-void add_capture(CLI::App& app, Context& ctx) {
+void add_capture(Command& app, Context& ctx) {
   auto c = std::make_shared<CaptureCli>();
   auto* cmd = app.add_subcommand("capture", "Write this machine's GPU stack as a manifest a teammate can reproduce");
   cmd->add_option("-o", c->output, "Write to FILE instead of stdout");

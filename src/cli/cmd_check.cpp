@@ -100,7 +100,7 @@ void render_explain(std::ostream& os, const model::CheckReport& r, const Style& 
   }
 }
 
-int run_check(const CheckOptions& o, Context& ctx) {
+Outcome run_check(const CheckOptions& o, Context& ctx) {
   const auto& kb = knowledge::KnowledgeBase::embedded();
   std::vector<model::CheckReport> reports;
   std::vector<model::Finding> all_findings;
@@ -141,7 +141,7 @@ int run_check(const CheckOptions& o, Context& ctx) {
 
 }  // namespace
 
-void add_check(CLI::App& app, Context& ctx) {
+void add_check(Command& app, Context& ctx) {
   auto opts = std::make_shared<CheckOptions>();
   auto* cmd = app.add_subcommand("check", "Judge manifests against stackpin's compatibility knowledge");
   cmd->add_option("MANIFEST", opts->manifests, "Manifest file(s) to check")->required();

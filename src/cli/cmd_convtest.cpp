@@ -17,12 +17,12 @@ struct ConvCli {
   bool quick = false, verbose = false;
 };
 
-int run_convtest_cmd(const ConvCli& c, Context& ctx) {
+Outcome run_convtest_cmd(const ConvCli& c, Context& ctx) {
   core::ConvtestOptions o;
   std::optional<model::Manifest> m;
   if (!c.manifest.empty()) {
     auto loaded = format::load_manifest(c.manifest);
-    if (!loaded) return fail(ctx, "convtest", loaded.error());
+    if (!loaded) return loaded.error();
     m = std::move(loaded).value();
     o.manifest = &*m;
   }
@@ -44,7 +44,7 @@ int run_convtest_cmd(const ConvCli& c, Context& ctx) {
 
 }  // namespace
 
-void add_convtest(CLI::App& app, Context& ctx) {
+void add_convtest(Command& app, Context& ctx) {
   auto c = std::make_shared<ConvCli>();
   auto* cmd = app.add_subcommand("convtest", "Load CUDA and cuDNN as an application would and run real convolutions on every GPU");
   cmd->add_option("--manifest", c->manifest, "Compare what is loaded with this manifest's pins (cuDNN, CUDA major, driver minimum)");
@@ -55,7 +55,7 @@ void add_convtest(CLI::App& app, Context& ctx) {
   cmd->add_option("--expect-driver", c->expect_driver, "Fail when the NVIDIA driver is older than this");
   cmd->add_option("--device", c->device, "Only this GPU");
   cmd->add_option("--framework", c->framework, "Also run a convolution through torch, tensorflow or onnxruntime in --python")
-      ->check(CLI::IsMember({"torch", "tensorflow", "onnxruntime"}));
+      ->check_member({"torch", "tensorflow", "onnxruntime"});
   cmd->add_option("--python", c->python, "The Python interpreter of the framework's environment (default python3)");
   cmd->add_flag("--quick", c->quick, "One shape per operation and type");
   cmd->add_flag("--verbose", c->verbose, "One line per algorithm run");

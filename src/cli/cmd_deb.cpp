@@ -70,9 +70,9 @@ void print_deb(std::ostream& os, const model::DebReport& r, const Style& st) {
   }
 }
 
-int run_deb(const DebCli& c, Context& ctx) {
+Outcome run_deb(const DebCli& c, Context& ctx) {
   auto m = load_manifest_for(ctx, c.manifest);
-  if (!m) return fail(ctx, "deb", m.error());
+  if (!m) return m.error();
   core::DebOptions o;
   o.archives_dir = c.archives;
   o.cache_dir = archive_cache_dir(ctx, c.cache_dir);
@@ -89,22 +89,22 @@ int run_deb(const DebCli& c, Context& ctx) {
   else if (c.compression == "none")
     o.compression = archive_io::Compression::none;
   else
-    return fail(ctx, "deb", util::Error(util::ErrorCode::usage, "--compression must be xz, gzip or none"));
+    return util::Error(util::ErrorCode::usage, "--compression must be xz, gzip or none");
   if (!c.platform.empty()) {
     o.platform = model::parse_platform(c.platform);
-    if (!o.platform) return fail(ctx, "deb", util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
+    if (!o.platform) return util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa");
   }
   auto sde = source_date_epoch(ctx);
-  if (!sde) return fail(ctx, "deb", sde.error());
+  if (!sde) return sde.error();
   if (*sde) o.source_date_epoch = **sde;
   o.max_unpacked = c.max_unpacked;
   o.dry_run = c.dry_run;
-  o.manifest_sha256 = sha256_of_file(c.manifest);
+  o.manifest_sha256 = m->sha256;
   o.stackpin_version = STACKPIN_VERSION;
   if (auto p = progress_printer(ctx, "packaging"))
     o.progress = [p](const archive_io::Progress& pr) { p(pr.archive_bytes, pr.archive_total, pr.files); };
   auto r = core::build_debs(*m, knowledge::KnowledgeBase::embedded(), o);
-  if (!r) return fail(ctx, "deb", r.error());
+  if (!r) return r.error();
   if (ctx.json)
     ctx.io.out << format::envelope("deb", true, {}, format::to_json(*r), nullptr);
   else if (r->dry_run)
@@ -116,7 +116,7 @@ int run_deb(const DebCli& c, Context& ctx) {
 
 }  // namespace
 
-void add_deb(CLI::App& app, Context& ctx) {
+void add_deb(Command& app, Context& ctx) {
   auto c = std::make_shared<DebCli>();
   auto* cmd = app.add_subcommand(
       "deb", "Build Debian packages (runtime and -dev) from the verified cuDNN archive and the [cuda] components' archives");

@@ -92,12 +92,12 @@ void render_diff(std::ostream& os, const model::DiffReport& r, bool strict, cons
   os << "\n";
 }
 
-int run_diff(const DiffOptions& o, Context& ctx) {
+Outcome run_diff(const DiffOptions& o, Context& ctx) {
   auto a = format::load_manifest(o.a);
   auto b = format::load_manifest(o.b);
   if (!a || !b) {
     const util::Error& first = !a ? a.error() : b.error();
-    if (ctx.json) return fail(ctx, "diff", first);
+    if (ctx.json) return first;
     if (!a) render_error(ctx.io.err, a.error(), ctx.err_style);
     if (!b) render_error(ctx.io.err, b.error(), ctx.err_style);
     return exit_code_for(first);
@@ -113,7 +113,7 @@ int run_diff(const DiffOptions& o, Context& ctx) {
 
 }  // namespace
 
-void add_diff(CLI::App& app, Context& ctx) {
+void add_diff(Command& app, Context& ctx) {
   auto opts = std::make_shared<DiffOptions>();
   auto* cmd = app.add_subcommand("diff", "Compare two manifests or captures and weigh every difference");
   cmd->add_option("A", opts->a, "The first manifest or capture")->required();

@@ -20,7 +20,7 @@ struct DoctorCli {
   std::string manifest, windows_root, path, user_path, app_dir, cwd, python;
   std::vector<std::string> drives, dll_dirs, env, site_packages;
   bool strict = false;
-  CLI::Option* user_path_opt = nullptr;
+  Option* user_path_opt = nullptr;
 };
 
 // "D=DIR" / "NAME=VALUE" -> the two sides; nullopt without '=' or with an empty left side.
@@ -99,12 +99,12 @@ void render_text(std::ostream& os, const DoctorCli& o, const model::DoctorReport
   os << "\n" << summary(v.counts) << (v.by_strict ? " (--strict: warnings fail)" : "") << "\n";
 }
 
-int run_doctor(const DoctorCli& o, Context& ctx) {
+Outcome run_doctor(const DoctorCli& o, Context& ctx) {
   const auto& kb = knowledge::KnowledgeBase::embedded();
   std::optional<model::Manifest> manifest;
   if (!o.manifest.empty()) {
     auto m = format::load_manifest(o.manifest);
-    if (!m) return fail(ctx, "doctor", m.error());
+    if (!m) return m.error();
     manifest = std::move(m).value();
   }
   core::DoctorOptions opts;
@@ -121,14 +121,13 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
     w.python = o.python;
     w.dll_dirs = o.dll_dirs;
     auto drives = parse_drives(o.drives);
-    if (!drives) return fail(ctx, "doctor", drives.error());
+    if (!drives) return drives.error();
     w.drives = std::move(drives).value();
     for (const auto& e : o.env) {
       auto kv = split_assignment(e);
       if (!kv)
-        return fail(ctx, "doctor",
-                    util::Error(util::ErrorCode::usage, "--env " + e + ": expected NAME=VALUE")
-                        .with_hint("e.g. --env CUDA_PATH=\"C:\\CUDA\\v12.4\""));
+        return util::Error(util::ErrorCode::usage, "--env " + e + ": expected NAME=VALUE")
+            .with_hint("e.g. --env CUDA_PATH=\"C:\\CUDA\\v12.4\"");
       w.env[kv->first] = kv->second;
     }
     opts.windows = std::move(w);
@@ -137,7 +136,7 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
     std::optional<std::string> user_path;
     if (o.user_path_opt && o.user_path_opt->count()) user_path = o.user_path;
     auto live = live_windows_options(ctx, o.path, user_path);
-    if (!live) return fail(ctx, "doctor", live.error());
+    if (!live) return live.error();
     auto w = std::move(live).value();
     w.app_dir = o.app_dir;
     if (!o.cwd.empty()) w.cwd = o.cwd;
@@ -146,7 +145,7 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
     opts.windows = std::move(w);
   }
   auto report = core::doctor(opts, kb);
-  if (!report) return fail(ctx, "doctor", report.error());
+  if (!report) return report.error();
   auto v = core::verdict(report->findings, o.strict);
   if (ctx.json)
     ctx.io.out << format::envelope("doctor", !v.failed, report->findings, format::to_json(*report), nullptr);
@@ -157,7 +156,7 @@ int run_doctor(const DoctorCli& o, Context& ctx) {
 
 }  // namespace
 
-void add_doctor(CLI::App& app, Context& ctx) {
+void add_doctor(Command& app, Context& ctx) {
   auto c = std::make_shared<DoctorCli>();
   auto* cmd = app.add_subcommand("doctor", "Find what breaks a GPU stack: which cuDNN a program really loads, stale copies, missing DLLs");
   cmd->add_option("--site-packages", c->site_packages, "Linux: read installed frameworks from this site-packages (default: python3's)");
@@ -167,7 +166,7 @@ void add_doctor(CLI::App& app, Context& ctx) {
   auto* path = cmd->add_option("--path", c->path, "The Windows PATH value (\"C:\\...;C:\\...\"), machine entries first");
   root->needs(path);
   // On Windows these describe the running machine too; elsewhere only a --windows-root tree
-  auto about_a_tree = [&](CLI::Option* opt) {
+  auto about_a_tree = [&](Option* opt) {
     if (!util::host_is_windows()) opt->needs(root);
   };
   about_a_tree(path);

@@ -32,19 +32,19 @@ void print_report(std::ostream& os, const model::FetchReport& r, const Style& st
   }
 }
 
-int run_fetch(const FetchCli& c, Context& ctx) {
+Outcome run_fetch(const FetchCli& c, Context& ctx) {
   auto o = fetch_options_for(ctx, c.fetch);
-  if (!o) return fail(ctx, "fetch", o.error());
+  if (!o) return o.error();
   if (!c.platform.empty()) {
     auto p = parse_platform_option(c.platform);
-    if (!p) return fail(ctx, "fetch", p.error());
+    if (!p) return p.error();
     o->platform = *p;
   }
   auto m = load_manifest_for(ctx, c.manifest);
-  if (!m) return fail(ctx, "fetch", m.error());
+  if (!m) return m.error();
 
   auto r = core::fetch(*m, knowledge::KnowledgeBase::embedded(), *o);
-  if (!r) return fail(ctx, "fetch", r.error());
+  if (!r) return r.error();
   const auto& findings = r->findings;
   const util::Error* first = nullptr;
   std::size_t failed = 0;
@@ -70,7 +70,7 @@ int run_fetch(const FetchCli& c, Context& ctx) {
 
 }  // namespace
 
-void add_fetch(CLI::App& app, Context& ctx) {
+void add_fetch(Command& app, Context& ctx) {
   auto c = std::make_shared<FetchCli>();
   auto* cmd = app.add_subcommand("fetch", "Download the pinned archives into the cache, verified by size and SHA-256");
   cmd->add_option("MANIFEST", c->manifest, "The manifest")->required();

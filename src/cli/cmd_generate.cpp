@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <map>
-#include <regex>
 #include "commands.hpp"
 #include "format/json.hpp"
 
+#include "core/layout/activation.hpp"
+#include "core/package/bake.hpp"
 #include "core/package/conda.hpp"
 #include "core/package/docker.hpp"
-#include "core/provision/activation.hpp"
 #include "core/provision/stage.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/activate.hpp"
@@ -57,7 +57,7 @@ struct Generated {
   std::vector<std::string> files;   // or the files it wrote into a folder
   std::string summary;              // text mode: printed on stdout after `files` were written
 };
-int finish(Context& ctx, Generated g);
+Outcome finish(Context& ctx, Generated g);
 
 // The files under a folder a kind filled (a build context, .devcontainer/), sorted.
 std::vector<std::string> context_files(const std::filesystem::path& dir) {
@@ -70,7 +70,7 @@ std::vector<std::string> context_files(const std::filesystem::path& dir) {
   return out;
 }
 // A kind that writes one file.
-int emit(Context& ctx, const std::string& kind, const std::string& output, std::string text, std::vector<std::string> notes = {}) {
+Outcome emit(Context& ctx, const std::string& kind, const std::string& output, std::string text, std::vector<std::string> notes = {}) {
   Generated g;
   g.kind = kind;
   g.output = output;
@@ -84,25 +84,25 @@ struct DockerCli {
   bool from_url = false, dev = false;
 };
 
-int run_dockerfile(const DockerCli& c, Context& ctx) {
+Outcome run_dockerfile(const DockerCli& c, Context& ctx) {
   std::optional<model::Lock> lock;
   auto m = load_manifest_for(ctx, c.manifest, &lock);
-  if (!m) return fail(ctx, "generate", m.error());
+  if (!m) return m.error();
   core::DockerOptions o;
   if (lock) o.lock = &*lock;
   auto platform = model::parse_platform(c.platform);
-  if (!platform) return fail(ctx, "generate", util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
+  if (!platform) return util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa");
   o.platform = *platform;
   o.from_url = c.from_url;
   o.include_dev = c.dev;
   o.manifest_file = std::filesystem::path(c.manifest).filename().string();
-  o.manifest_sha256 = sha256_of_file(c.manifest);
+  o.manifest_sha256 = m->sha256;
   const auto& kb = knowledge::KnowledgeBase::embedded();
   auto plan = core::plan_dockerfile(*m, kb, o);
-  if (!plan) return fail(ctx, "generate", plan.error());
+  if (!plan) return plan.error();
   bool needs_archive = gen::copies_archives(plan->spec);
   auto made = context_files_for(ctx, c.archives, c.cache_dir);
-  if (!made) return fail(ctx, "generate", made.error());
+  if (!made) return made.error();
   core::ContextFiles& files = *made;
   // a context gets the image's SBOM, made from the archives: those it holds, or with --from-url
   // copies of them in --archives or the cache (`stackpin fetch`), else by the build itself
@@ -110,19 +110,18 @@ int run_dockerfile(const DockerCli& c, Context& ctx) {
   if (!c.context.empty() && plan->spec.from_url)
     if (auto note = core::url_image_sbom(*plan, *m, kb, files); !note.empty()) plan->notes.push_back(note);
   auto text = gen::render_dockerfile(plan->spec);
-  if (!text) return fail(ctx, "generate", text.error());
+  if (!text) return text.error();
   if (c.context.empty()) return emit(ctx, "dockerfile", c.output, *text, plan->notes);
   if (needs_archive && c.archives.empty() && files.cache_dir.empty())
-    return fail(ctx, "generate",
-                util::Error(util::ErrorCode::usage,
-                            "--context needs --archives DIR (where the pinned archive is), a download cache "
-                            "(--cache-dir, filled by `stackpin fetch`), or --from-url"));
+    return util::Error(util::ErrorCode::usage,
+                       "--context needs --archives DIR (where the pinned archive is), a download cache "
+                       "(--cache-dir, filled by `stackpin fetch`), or --from-url");
   if (!c.convtest.empty()) {
     files.convtest_binary = c.convtest;
   } else if (auto self = util::executable_path()) {
     files.convtest_binary = self->parent_path() / "stackpin-convtest";
   }
-  if (auto st = core::write_context(*plan, *text, *m, kb, files, c.context); !st) return fail(ctx, "generate", st.error());
+  if (auto st = core::write_context(*plan, *text, *m, kb, files, c.context); !st) return st.error();
   Generated g;
   g.kind = "dockerfile";
   g.notes = plan->notes;
@@ -140,33 +139,33 @@ struct DevcontainerCli {
 // .devcontainer/{devcontainer.json, Dockerfile}: the archive is downloaded from its URL during the
 // build when the manifest has one (a repository should not carry an 800 MB archive), else copied
 // from .devcontainer/archives/, verified, like a --context build.
-int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
+Outcome run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   std::optional<model::Lock> lock;
   auto m = load_manifest_for(ctx, c.manifest, &lock);
-  if (!m) return fail(ctx, "generate", m.error());
+  if (!m) return m.error();
   core::DockerOptions o;
   if (lock) o.lock = &*lock;
   auto platform = model::parse_platform(c.platform);
-  if (!platform) return fail(ctx, "generate", util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa"));
+  if (!platform) return util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa");
   o.platform = *platform;
   const auto* pin = m->archive_for(o.platform);
   o.from_url = pin && pin->url && (pin->url->value.rfind("https://", 0) == 0 || pin->url->value.rfind("http://", 0) == 0);
   o.manifest_file = std::filesystem::path(c.manifest).filename().string();
-  o.manifest_sha256 = sha256_of_file(c.manifest);
+  o.manifest_sha256 = m->sha256;
   const auto& kb = knowledge::KnowledgeBase::embedded();
   auto plan = core::plan_dockerfile(*m, kb, o);
-  if (!plan) return fail(ctx, "generate", plan.error());
+  if (!plan) return plan.error();
   plan->spec.test_stage = false;  // the dev container builds `runtime`
   bool needs_archive = gen::copies_archives(plan->spec);
   plan->spec.sbom = needs_archive;
   auto made = context_files_for(ctx, c.archives, c.cache_dir);
-  if (!made) return fail(ctx, "generate", made.error());
+  if (!made) return made.error();
   core::ContextFiles& files = *made;
   // the archive downloaded by the build: the SBOM from a local copy, else written by the build
   if (plan->spec.from_url)
     if (auto note = core::url_image_sbom(*plan, *m, kb, files); !note.empty()) plan->notes.push_back(note);
   auto text = gen::render_dockerfile(plan->spec);
-  if (!text) return fail(ctx, "generate", text.error());
+  if (!text) return text.error();
   auto dir = std::filesystem::path(c.out_dir) / ".devcontainer";
   if (needs_archive || plan->spec.sbom || plan->spec.sbom_in_build) {
     if (needs_archive && c.archives.empty() && files.cache_dir.empty())
@@ -175,15 +174,14 @@ int run_devcontainer(const DevcontainerCli& c, Context& ctx) {
           util::Error(util::ErrorCode::usage,
                       "the manifest's archive has no url: pass --archives DIR (or --cache-dir) so it can be put into " + dir.string()));
     files.convtest_optional = true;  // the devcontainer builds the runtime target only: no conv test in its context
-    if (auto st = core::write_context(*plan, *text, *m, kb, files, dir); !st) return fail(ctx, "generate", st.error());
+    if (auto st = core::write_context(*plan, *text, *m, kb, files, dir); !st) return st.error();
   } else {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec) return fail(ctx, "generate", util::Error(util::ErrorCode::io, "cannot create " + dir.string() + ": " + ec.message()));
-    if (auto st = util::write_file_atomic(dir / "Dockerfile", *text); !st) return fail(ctx, "generate", st.error());
+    if (ec) return util::Error(util::ErrorCode::io, "cannot create " + dir.string() + ": " + ec.message());
+    if (auto st = util::write_file_atomic(dir / "Dockerfile", *text); !st) return st.error();
   }
-  if (auto st = util::write_file_atomic(dir / "devcontainer.json", gen::render_devcontainer(plan->spec)); !st)
-    return fail(ctx, "generate", st.error());
+  if (auto st = util::write_file_atomic(dir / "devcontainer.json", gen::render_devcontainer(plan->spec)); !st) return st.error();
   Generated g;
   g.kind = "devcontainer";
   g.notes = plan->notes;
@@ -199,147 +197,40 @@ struct BakeCli {
   bool from_url = false;
 };
 
-// The bake target's platform and tag suffix for a stackpin platform.
-std::pair<std::string, std::string> oci_platform(model::Platform p) {
-  return p == model::Platform::linux_sbsa ? std::pair<std::string, std::string>{"linux/arm64", "arm64"}
-                                          : std::pair<std::string, std::string>{"linux/amd64", "amd64"};
-}
-
-// docker-bake.json and, beside it, one verified build context per manifest and platform
-// (contexts/<name>/<platform>/). Everything is planned and rendered before anything is written.
-// A bake target's name for a manifest's: bake takes letters, digits, '_' and '-' only.
-std::string target_of(std::string name) {
-  std::replace(name.begin(), name.end(), '.', '_');
-  return name;
-}
-
-// One image of a matrix: its manifest, plan, rendered Dockerfile and where its context goes.
-struct Planned {
-  model::Manifest m;
-  std::optional<model::Lock> lock;
-  core::DockerPlan plan;
-  std::string text;
-  std::filesystem::path dir;
-  core::ContextFiles files;  // where its archives are; with --from-url, its SBOM or the SBOM's plan
-};
-struct Matrix {
-  std::vector<Planned> planned;
-  std::vector<gen::BakeImage> images;  // in the same order
-  std::vector<std::string> notes;
-  std::filesystem::path convtest;  // for the -test targets of the host's architecture ("" = none)
-};
-
-// Every manifest for every platform asked for (both, where the archives exist, by default), each
-// planned and rendered; nothing is written. Errors: usage (--lock with several manifests, a
-// platform that is not an image's, contexts outside the bake file's folder), and those of loading
-// and planning a manifest.
-util::Result<Matrix> plan_matrix(const BakeCli& c, Context& ctx) {
-  namespace fs = std::filesystem;
-  const auto& kb = knowledge::KnowledgeBase::embedded();
+// The bake matrix of the command's manifests (core::plan_bake_matrix), each loaded as every
+// command loads a manifest. Errors: usage (--lock with several manifests), those of
+// context_files_for and core::plan_bake_matrix.
+util::Result<core::BakeMatrix> plan_matrix(const BakeCli& c, Context& ctx) {
   if (c.manifests.size() > 1 && !ctx.lock.file.empty())
     return util::Error(util::ErrorCode::usage,
                        "--lock FILE names one lock, and " + std::to_string(c.manifests.size()) + " manifests were given")
         .with_hint("use --locked: each manifest is taken as the lock beside it pins it");
-  std::vector<model::Platform> platforms;
-  for (const auto& p : c.platforms) {
-    auto parsed = model::parse_platform(p);
-    if (!parsed || (*parsed != model::Platform::linux_x86_64 && *parsed != model::Platform::linux_sbsa))
-      return util::Error(util::ErrorCode::usage, "--platform " + p + ": images are linux-x86_64 or linux-sbsa");
-    platforms.push_back(*parsed);
-  }
-  const bool all_platforms = platforms.empty();
-  if (all_platforms) platforms = {model::Platform::linux_x86_64, model::Platform::linux_sbsa};
-  fs::path bake_dir = fs::path(c.output).parent_path();
-  fs::path contexts = c.context_dir.empty() ? bake_dir / "contexts" : fs::path(c.context_dir);
-  std::error_code ec;
-  fs::path rel_root = fs::relative(fs::absolute(contexts, ec), fs::absolute(bake_dir.empty() ? "." : bake_dir, ec), ec);
-  if (ec || rel_root.empty() || *rel_root.begin() == "..")
-    return util::Error(util::ErrorCode::usage, "--context-dir " + contexts.string() + " is not inside the bake file's folder")
-        .with_hint("bake resolves each context from the folder it runs in: keep the contexts beside docker-bake.json");
-  fs::path convtest = c.convtest;
-  if (convtest.empty())
-    if (auto self = util::executable_path()) convtest = self->parent_path() / "stackpin-convtest";
-  const bool have_convtest = fs::is_regular_file(convtest, ec);
-
-  Matrix x;
-  if (have_convtest) x.convtest = convtest;
-  auto& planned = x.planned;
-  auto& images = x.images;
-  auto& notes = x.notes;
-  std::map<std::string, std::string> names;  // image name -> the manifest that takes it
-  for (const auto& path : c.manifests) {
-    std::optional<model::Lock> lock;
-    auto m = load_manifest_for(ctx, path, &lock);
-    if (!m) return m.error();
-    const std::string& name = m->name.value;
-    // Docker's grammar for a repository path component (the image's name is the lowercased one)
-    static const std::regex k_component("^[a-z0-9]+((\\.|_|__|-+)[a-z0-9]+)*$");
-    const std::string lower = util::to_lower(name);
-    if (!std::regex_match(lower, k_component))
-      return util::Error(util::ErrorCode::invalid,
-                         "the manifest's name \"" + util::printable(name, 80) + "\" cannot name an image or a bake target")
-          .at(m->locate(m->name.pos))
-          .with_hint(
-              "use letters and digits separated by single '.', '_' or '-' (as Docker names images): it becomes the image's "
-              "name and its targets'");
-    if (auto [it, fresh] = names.emplace(lower, path); !fresh)
-      return util::Error(util::ErrorCode::invalid,
-                         path + " and " + it->second + " would both be the image " + lower + " (image names are lowercase)")
-          .at(m->locate(m->name.pos))
-          .with_hint("give the manifests different names (the `name` key)");
-    for (auto platform : platforms) {
-      core::DockerOptions o;
-      if (lock) o.lock = &*lock;
-      o.platform = platform;
-      o.from_url = c.from_url;
-      o.manifest_file = fs::path(path).filename().string();
-      o.manifest_sha256 = sha256_of_file(path);
-      auto plan = core::plan_dockerfile(*m, kb, o);
-      if (!plan && all_platforms && platform != model::Platform::linux_x86_64) {
-        notes.push_back(path + ": no " + model::to_string(platform) + " image (" + plan.error().message + ")");
-        continue;
-      }
-      if (!plan) return plan.error();
-      plan->spec.sbom = gen::copies_archives(plan->spec);
-      SP_TRY_ASSIGN(auto files, context_files_for(ctx, c.archives, c.cache_dir));
-      if (plan->spec.from_url)  // the SBOM made from local copies of the archives, or its plan
-        if (auto note = core::url_image_sbom(*plan, *m, kb, files); !note.empty())
-          notes.push_back(path + " (" + model::to_string(platform) + "): " + note);
-      auto text = gen::render_dockerfile(plan->spec);
-      if (!text) {
-        auto e = text.error();
-        e.message = path + ": " + e.message;
-        return e;
-      }
-      for (const auto& n : plan->notes)  // said once per manifest, not once per platform
-        if (std::find(notes.begin(), notes.end(), path + ": " + n) == notes.end()) notes.push_back(path + ": " + n);
-      auto [oci, arch] = oci_platform(platform);
-      gen::BakeImage img;
-      img.name = target_of(name) + "-" + arch;
-      img.context = (rel_root / name / model::to_string(platform)).generic_string();
-      img.platform = oci;
-      img.base_image = plan->spec.base_image;
-      img.image = (c.registry.empty() ? "" : c.registry + "/") + util::to_lower(name);
-      img.tag = arch;
-      if (!c.registry.empty()) img.cache_ref = c.registry + "/" + util::to_lower(name) + ":buildcache-" + arch;
-      img.devel = plan->spec.hermetic;
-      img.test = have_convtest && platform == model::host_linux_platform();
-      images.push_back(img);
-      planned.push_back({*m, lock, std::move(*plan), std::move(*text), contexts / name / model::to_string(platform), std::move(files)});
-    }
-  }
-  if (c.registry.empty()) notes.push_back("no --registry: local image names, and no registry cache shared between builders");
-  if (!have_convtest) notes.push_back("no stackpin-convtest at " + convtest.string() + ": no -test targets");
-  return x;
+  core::BakeMatrixOptions o;
+  o.manifests = c.manifests;
+  o.platforms = c.platforms;
+  o.output = c.output;
+  o.context_dir = c.context_dir;
+  o.registry = c.registry;
+  o.from_url = c.from_url;
+  o.convtest = c.convtest;
+  if (o.convtest.empty())
+    if (auto self = util::executable_path()) o.convtest = self->parent_path() / "stackpin-convtest";
+  SP_TRY_ASSIGN(o.files, context_files_for(ctx, c.archives, c.cache_dir));
+  o.load = [&ctx](const std::string& path) -> util::Result<core::BakeManifest> {
+    core::BakeManifest b;
+    SP_TRY_ASSIGN(b.manifest, load_manifest_for(ctx, path, &b.lock));
+    return b;
+  };
+  return core::plan_bake_matrix(o, knowledge::KnowledgeBase::embedded());
 }
 
-int run_bake(const BakeCli& c, Context& ctx) {
+Outcome run_bake(const BakeCli& c, Context& ctx) {
   const auto& kb = knowledge::KnowledgeBase::embedded();
   auto matrix = plan_matrix(c, ctx);
-  if (!matrix) return fail(ctx, "generate", matrix.error());
+  if (!matrix) return matrix.error();
   auto& [planned, images, notes, convtest] = *matrix;
   auto bake = gen::render_bake(images);
-  if (!bake) return fail(ctx, "generate", bake.error());
+  if (!bake) return bake.error();
 
   // every context's archives found and verified first, so that a missing or wrong one writes nothing
   std::vector<std::pair<core::ContextFiles, core::ContextInputs>> inputs;
@@ -347,23 +238,22 @@ int run_bake(const BakeCli& c, Context& ctx) {
     core::ContextFiles files = p.files;
     bool needs_archive = gen::copies_archives(p.plan.spec);
     if (needs_archive && c.archives.empty() && files.cache_dir.empty())
-      return fail(ctx, "generate",
-                  util::Error(util::ErrorCode::usage,
-                              "the contexts need the pinned archives: --archives DIR, a download cache (--cache-dir, filled by "
-                              "`stackpin fetch`), or --from-url"));
+      return util::Error(util::ErrorCode::usage,
+                         "the contexts need the pinned archives: --archives DIR, a download cache (--cache-dir, filled by "
+                         "`stackpin fetch`), or --from-url");
     files.convtest_optional = true;
     if (!convtest.empty() && p.plan.platform == model::host_linux_platform()) files.convtest_binary = convtest;
     auto in = core::prepare_context(p.plan, p.m, kb, files);
     if (!in) {
       auto e = in.error();
       e.message = p.m.path + " (" + model::to_string(p.plan.platform) + "): " + e.message;
-      return fail(ctx, "generate", e);
+      return e;
     }
     inputs.emplace_back(std::move(files), std::move(*in));
   }
   for (std::size_t i = 0; i < planned.size(); ++i)
     if (auto st = core::write_prepared_context(planned[i].plan, planned[i].text, inputs[i].second, inputs[i].first, planned[i].dir); !st)
-      return fail(ctx, "generate", st.error());
+      return st.error();
   Generated g;
   g.kind = "bake";
   g.output = c.output;
@@ -381,13 +271,13 @@ struct CiCli {
 
 // The CI definition for the matrix a `generate bake` with the same manifests, platforms and
 // registry writes (--bake names that bake file); nothing but the definition is written.
-int run_ci(CiCli c, Context& ctx) {
+Outcome run_ci(CiCli c, Context& ctx) {
   namespace fs = std::filesystem;
-  if (c.github == c.gitlab) return fail(ctx, "generate", util::Error(util::ErrorCode::usage, "give one of --github and --gitlab"));
+  if (c.github == c.gitlab) return util::Error(util::ErrorCode::usage, "give one of --github and --gitlab");
   // planning looks for no archive (only writing a context does), so the images are those of the bake
   // file with or without --from-url
   auto matrix = plan_matrix(c.matrix, ctx);
-  if (!matrix) return fail(ctx, "generate", matrix.error());
+  if (!matrix) return matrix.error();
   gen::CiSpec spec;
   for (const auto& m : c.matrix.manifests) spec.manifests.push_back(fs::path(m).filename().string());
   fs::path bake(c.matrix.output);
@@ -403,7 +293,7 @@ int run_ci(CiCli c, Context& ctx) {
     if (i.test) spec.tests.push_back({i.name + "-test", i.image + ":" + i.tag + "-test", matrix->planned[n].plan.spec.gpu_archs});
   }
   auto text = c.github ? gen::render_github_workflow(spec) : gen::render_gitlab_pipeline(spec);
-  if (!text) return fail(ctx, "generate", text.error());
+  if (!text) return text.error();
   std::vector<std::string> notes;
   for (const auto& n : matrix->notes)
     if (n.find("no --registry") != std::string::npos)
@@ -411,12 +301,12 @@ int run_ci(CiCli c, Context& ctx) {
   return emit(ctx, "ci", c.output, *text, notes);
 }
 
-int finish(Context& ctx, Generated g) {
+Outcome finish(Context& ctx, Generated g) {
   bool to_stdout = g.output.empty() || g.output == "-";
   std::vector<format::GeneratedFile> written;
   if (g.text) {
     if (!to_stdout) {
-      if (auto s = util::write_file_atomic(g.output, *g.text); !s) return fail(ctx, "generate", s.error());
+      if (auto s = util::write_file_atomic(g.output, *g.text); !s) return s.error();
     }
     written.push_back({to_stdout ? "-" : g.output, g.text->size(), to_stdout ? g.text : std::nullopt});
   }
@@ -440,22 +330,22 @@ int finish(Context& ctx, Generated g) {
   return k_exit_ok;
 }
 
-int run_conda(const GenCli& c, Context& ctx) {
+Outcome run_conda(const GenCli& c, Context& ctx) {
   std::optional<model::Lock> lock;
   auto m = load_manifest_for(ctx, c.manifest, &lock);
-  if (!m) return fail(ctx, "generate", m.error());
+  if (!m) return m.error();
   core::CondaOptions o;
   if (lock) o.lock = &*lock;
   o.manifest_file = std::filesystem::path(c.manifest).filename().string();
-  o.manifest_sha256 = sha256_of_file(c.manifest);
+  o.manifest_sha256 = m->sha256;
   auto plan = core::plan_conda(*m, knowledge::KnowledgeBase::embedded(), o);
-  if (!plan) return fail(ctx, "generate", plan.error());
+  if (!plan) return plan.error();
   return emit(ctx, "conda", c.output, gen::render_environment_yml(plan->spec), plan->notes);
 }
 
 // A kind rendered from the Linux activation (the manifest and --prefix, see activation_for()):
 // profile-d and ldconfig.
-void add_linux_kind(CLI::App* gen_cmd, Context& ctx, const std::string& name, const std::string& help,
+void add_linux_kind(Command* gen_cmd, Context& ctx, const std::string& name, const std::string& help,
                     std::function<util::Result<std::string>(const gen::LinuxActivation&)> render) {
   auto c = std::make_shared<GenCli>();
   auto* cmd = gen_cmd->add_subcommand(name, help);
@@ -463,11 +353,11 @@ void add_linux_kind(CLI::App* gen_cmd, Context& ctx, const std::string& name, co
   cmd->add_option("--prefix", c->prefix, "Where the staged tree lives (default: [targets.linux] prefix)");
   cmd->add_option("-o", c->output, "Write to FILE instead of stdout");
   cmd->callback([c, &ctx, render, name] {
-    ctx.action = [c, &ctx, render, name] {
+    ctx.action = [c, &ctx, render, name]() -> Outcome {
       auto act_for = activation_for(*c, ctx);
-      if (!act_for) return fail(ctx, "generate", act_for.error());
+      if (!act_for) return act_for.error();
       auto text = render(*act_for);
-      if (!text) return fail(ctx, "generate", text.error());
+      if (!text) return text.error();
       return emit(ctx, name, c->output, *text);
     };
   });
@@ -475,7 +365,7 @@ void add_linux_kind(CLI::App* gen_cmd, Context& ctx, const std::string& name, co
 
 }  // namespace
 
-void add_generate(CLI::App& app, Context& ctx) {
+void add_generate(Command& app, Context& ctx) {
   auto* gen_cmd = app.add_subcommand("generate", "Generate files from a manifest");
   gen_cmd->require_subcommand(1);
   // --locked may also follow the kind and its manifest: `generate dockerfile M --locked`.
@@ -486,26 +376,26 @@ void add_generate(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<GenCli>();
   auto* act = gen_cmd->add_subcommand("activate", "An activation script that puts the staged cuDNN first on the loader path");
   act->add_option("MANIFEST", a->manifest, "The manifest")->required();
-  act->add_option("--shell", a->shell, "sh (Linux/WSL2), powershell or cmd (Windows)")->check(CLI::IsMember({"sh", "powershell", "cmd"}));
+  act->add_option("--shell", a->shell, "sh (Linux/WSL2), powershell or cmd (Windows)")->check_member({"sh", "powershell", "cmd"});
   act->add_option("--prefix", a->prefix,
                   "Where the staged tree lives (default: the manifest's [targets.linux] prefix; for powershell and cmd, [targets.windows] "
                   "prefix or, for cuda-merge, cuda_path)");
   act->add_option("-o", a->output, "Write to FILE instead of stdout");
   act->callback([a, &ctx] {
-    ctx.action = [a, &ctx] {
+    ctx.action = [a, &ctx]() -> Outcome {
       if (a->shell != "sh") {
         auto m = load_manifest_for(ctx, a->manifest);
-        if (!m) return fail(ctx, "generate", m.error());
+        if (!m) return m.error();
         const auto& kb = knowledge::KnowledgeBase::embedded();
         auto w = a->prefix.empty() ? core::windows_activation(*m, kb) : core::windows_activation_at(*m, kb, a->prefix);
-        if (!w) return fail(ctx, "generate", w.error());
+        if (!w) return w.error();
         if (a->shell == "powershell") return emit(ctx, "activate", a->output, gen::render_activate_ps1(*w));
         auto text = gen::render_activate_cmd(*w);
-        if (!text) return fail(ctx, "generate", text.error());
+        if (!text) return text.error();
         return emit(ctx, "activate", a->output, *text);
       }
       auto act_for = activation_for(*a, ctx);
-      if (!act_for) return fail(ctx, "generate", act_for.error());
+      if (!act_for) return act_for.error();
       return emit(ctx, "activate", a->output, gen::render_activate_sh(*act_for));
     };
   });
@@ -520,15 +410,15 @@ void add_generate(CLI::App& app, Context& ctx) {
                   "A tree staged with `stackpin stage`: its receipt gives the SHA-256 of every file, which the script checks");
   chk->add_option("-o", w->output, "Write to FILE instead of stdout");
   chk->callback([w, &ctx] {
-    ctx.action = [w, &ctx] {
+    ctx.action = [w, &ctx]() -> Outcome {
       auto m = load_manifest_for(ctx, w->manifest);
-      if (!m) return fail(ctx, "generate", m.error());
+      if (!m) return m.error();
       const auto& kb = knowledge::KnowledgeBase::embedded();
       auto a = w->prefix.empty() ? core::windows_activation(*m, kb) : core::windows_activation_at(*m, kb, w->prefix);
-      if (!a) return fail(ctx, "generate", a.error());
+      if (!a) return a.error();
       if (!w->dest.empty()) {
         auto r = core::staged_receipt(w->dest);
-        if (!r) return fail(ctx, "generate", r.error());
+        if (!r) return r.error();
         for (const auto& f : r->files) {
           if (f.type != "file") continue;
           std::string path = f.path;

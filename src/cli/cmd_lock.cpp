@@ -45,12 +45,11 @@ void print_lock(std::ostream& os, const model::Lock& l, const std::string& path,
   if (!l.base_image.empty()) os << "  image     " << l.base_image << (l.base_digest.empty() ? "" : "@" + l.base_digest) << "\n";
 }
 
-int run_lock(const LockCli& c, Context& ctx) {
+Outcome run_lock(const LockCli& c, Context& ctx) {
   if (c.output == "-" && (c.check || ctx.json))
-    return fail(ctx, "lock",
-                util::Error(util::ErrorCode::usage, "-o - prints the lock itself: it cannot be combined with --check or --json"));
+    return util::Error(util::ErrorCode::usage, "-o - prints the lock itself: it cannot be combined with --check or --json");
   auto m = format::load_manifest(c.manifest);
-  if (!m) return fail(ctx, "lock", m.error());
+  if (!m) return m.error();
   fs::path out = c.output.empty() || c.output == "-" ? core::default_lock_path(c.manifest) : fs::path(c.output);
   core::LockOptions o;
   o.generated_by = std::string("stackpin ") + STACKPIN_VERSION;
@@ -59,15 +58,15 @@ int run_lock(const LockCli& c, Context& ctx) {
   o.manifest_file = rel.empty() ? fs::path(c.manifest).filename().generic_string() : rel.generic_string();
   for (const auto& r : c.redistribs) {
     auto text = util::read_file(r);
-    if (!text) return fail(ctx, "lock", std::move(text).error().with_context("reading redistrib file " + r));
+    if (!text) return std::move(text).error().with_context("reading redistrib file " + r);
     if (format::redistrib_product(*text) == format::RedistribProduct::cuda) {
       auto parsed = format::parse_cuda_redistrib(*text, r);
-      if (!parsed) return fail(ctx, "lock", parsed.error());
+      if (!parsed) return parsed.error();
       o.cuda_redistribs.push_back(std::move(*parsed));
       continue;
     }
     auto parsed = format::parse_redistrib(*text, r);
-    if (!parsed) return fail(ctx, "lock", parsed.error());
+    if (!parsed) return parsed.error();
     o.redistribs.push_back(std::move(*parsed));
   }
   // The lock being replaced, when there is a readable one: its pins of releases the knowledge base
@@ -79,13 +78,13 @@ int run_lock(const LockCli& c, Context& ctx) {
     if (parsed)
       previous = std::move(*parsed);
     else if (c.check)
-      return fail(ctx, "lock", parsed.error());
+      return parsed.error();
   } else if (c.check) {
-    return fail(ctx, "lock", std::move(old_text).error().with_context("checking the lock of " + c.manifest));
+    return std::move(old_text).error().with_context("checking the lock of " + c.manifest);
   }
   if (previous) o.previous = &*previous;
   auto outcome = core::make_lock(*m, knowledge::KnowledgeBase::embedded(), o);
-  if (!outcome) return fail(ctx, "lock", outcome.error());
+  if (!outcome) return outcome.error();
   std::string text = format::render_lock(outcome->lock);
   if (c.output == "-") {
     ctx.io.out << text;
@@ -99,11 +98,11 @@ int run_lock(const LockCli& c, Context& ctx) {
                                                    std::to_string(differences.size()) + " value(s) differently");
       e.hints = differences;
       e.hints.push_back("run `stackpin lock " + gen::sh_quote(c.manifest) + "` and commit the result");
-      return fail(ctx, "lock", e);
+      return e;
     }
     changed = false;
   } else if (changed) {
-    if (auto st = util::write_file_atomic(out, text); !st) return fail(ctx, "lock", st.error());
+    if (auto st = util::write_file_atomic(out, text); !st) return st.error();
   }
   if (ctx.json) {
     ctx.io.out << format::envelope("lock", true, outcome->findings, format::to_json(outcome->lock, out.string(), changed), nullptr);
@@ -116,7 +115,7 @@ int run_lock(const LockCli& c, Context& ctx) {
 
 }  // namespace
 
-void add_lock(CLI::App& app, Context& ctx) {
+void add_lock(Command& app, Context& ctx) {
   auto c = std::make_shared<LockCli>();
   auto* cmd =
       app.add_subcommand("lock", "Pin everything the manifest leaves open into a lock file beside it (archives, drivers, exact builds)");

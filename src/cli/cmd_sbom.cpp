@@ -15,17 +15,17 @@ struct SbomCli {
   std::string dest, output;
 };
 
-int run_sbom(const SbomCli& c, Context& ctx) {
+Outcome run_sbom(const SbomCli& c, Context& ctx) {
   core::SbomOptions o;
   o.stackpin_version = STACKPIN_VERSION;
   auto sde = source_date_epoch(ctx);
-  if (!sde) return fail(ctx, "sbom", sde.error());
+  if (!sde) return sde.error();
   o.created = *sde;
   auto r = core::sbom_for_dest(c.dest, knowledge::KnowledgeBase::embedded(), o);
-  if (!r) return fail(ctx, "sbom", r.error());
+  if (!r) return r.error();
   const bool to_stdout = c.output.empty() || c.output == "-";
   if (!to_stdout)
-    if (auto st = util::write_file_atomic(c.output, r->text); !st) return fail(ctx, "sbom", st.error());
+    if (auto st = util::write_file_atomic(c.output, r->text); !st) return st.error();
   if (ctx.json) {
     ctx.io.out << format::envelope("sbom", true, {},
                                    format::sbom_json(to_stdout ? "-" : c.output, r->packages, r->files, r->notes,
@@ -45,7 +45,7 @@ int run_sbom(const SbomCli& c, Context& ctx) {
 
 }  // namespace
 
-void add_sbom(CLI::App& app, Context& ctx) {
+void add_sbom(Command& app, Context& ctx) {
   auto c = std::make_shared<SbomCli>();
   auto* cmd = app.add_subcommand("sbom", "The SPDX 2.3 document of a staged tree: every NVIDIA archive, licence and file with its hashes");
   cmd->add_option("--dest", c->dest, "The staged tree")->required();

@@ -65,20 +65,20 @@ void print_stage(std::ostream& os, const model::StageReport& r, const Style& st)
   }
 }
 
-int run_stage(const StageCli& c, Context& ctx) {
+Outcome run_stage(const StageCli& c, Context& ctx) {
   auto m = load_manifest_for(ctx, c.manifest);
-  if (!m) return fail(ctx, "stage", m.error());
+  if (!m) return m.error();
   core::StageOptions o;
   o.archives_dir = c.archives;
   o.cache_dir = archive_cache_dir(ctx, c.cache_dir);
   auto target = model::parse_target(c.target);
   if (!target || (*target != model::Target::windows && *target != model::Target::linux))
-    return fail(ctx, "stage", util::Error(util::ErrorCode::usage, "--target must be windows or linux"));
+    return util::Error(util::ErrorCode::usage, "--target must be windows or linux");
   o.target = *target;
   if (!c.dest.empty()) o.dest = c.dest;
   if (!c.platform.empty()) {
     auto p = parse_platform_option(c.platform);
-    if (!p) return fail(ctx, "stage", p.error());
+    if (!p) return p.error();
     o.platform = *p;
   }
   o.dry_run = c.dry_run;
@@ -86,7 +86,7 @@ int run_stage(const StageCli& c, Context& ctx) {
   o.force = c.force;
   o.max_unpacked = c.max_unpacked;
   if (c.decoder_memory) o.decoder_memory = *c.decoder_memory << 20;
-  o.manifest_sha256 = sha256_of_file(c.manifest);
+  o.manifest_sha256 = m->sha256;
   o.stackpin_version = STACKPIN_VERSION;
   if (auto p = progress_printer(ctx, "staging"))
     o.progress = [p](const archive_io::Progress& pr) { p(pr.archive_bytes, pr.archive_total, pr.files); };
@@ -94,7 +94,7 @@ int run_stage(const StageCli& c, Context& ctx) {
     o.on_lock_wait = [&ctx] { ctx.io.err << "waiting for another stackpin run on this destination...\n"; };
   o.fault = fault_hook(ctx);
   auto r = core::stage(*m, knowledge::KnowledgeBase::embedded(), o);
-  if (!r) return fail(ctx, "stage", r.error());
+  if (!r) return r.error();
   if (ctx.json)
     ctx.io.out << format::envelope("stage", true, {}, format::to_json(*r), nullptr);
   else
@@ -102,7 +102,7 @@ int run_stage(const StageCli& c, Context& ctx) {
   return k_exit_ok;
 }
 
-int run_unstage(const std::string& dest, bool force, Context& ctx) {
+Outcome run_unstage(const std::string& dest, bool force, Context& ctx) {
   const bool json = ctx.json;
   core::UnstageOptions o;
   o.dest = dest;
@@ -115,7 +115,7 @@ int run_unstage(const std::string& dest, bool force, Context& ctx) {
       ctx.io.out << format::envelope("unstage", false, {}, format::to_json(report), &r.error());
       return exit_code_for(r.error());
     }
-    return fail(ctx, "unstage", r.error());
+    return r.error();
   }
   if (json) {
     ctx.io.out << format::envelope("unstage", true, {}, format::to_json(*r), nullptr);
@@ -127,10 +127,10 @@ int run_unstage(const std::string& dest, bool force, Context& ctx) {
   return k_exit_ok;
 }
 
-int run_status(const std::string& dest, Context& ctx) {
+Outcome run_status(const std::string& dest, Context& ctx) {
   const bool json = ctx.json;
   auto r = core::status(dest);
-  if (!r) return fail(ctx, "status", r.error());
+  if (!r) return r.error();
   const auto& findings = r->findings;
   bool ok = !core::verdict(findings, false).failed;
   if (json) {
@@ -144,9 +144,10 @@ int run_status(const std::string& dest, Context& ctx) {
 
 }  // namespace
 
-void add_stage(CLI::App& app, Context& ctx) {
+void add_stage(Command& app, Context& ctx) {
   auto c = std::make_shared<StageCli>();
-  auto* cmd = app.add_subcommand("stage", "Verify the pinned cuDNN archive and stage it into a Windows or Linux layout");
+  auto* cmd =
+      app.add_subcommand("stage", "Verify the pinned archives (cuDNN, [cuda] components) and stage them into a Windows or Linux layout");
   cmd->add_option("MANIFEST", c->manifest, "The manifest")->required();
   cmd->add_option("--archives", c->archives, "Folder holding the downloaded archives (default: only the download cache)");
   cmd->add_option("--cache-dir", c->cache_dir, "The download cache `stackpin fetch` fills, searched after --archives");
@@ -159,7 +160,7 @@ void add_stage(CLI::App& app, Context& ctx) {
   cmd->add_option("--max-unpacked", c->max_unpacked, "Refuse archives that expand past BYTES (default 16x the archive)");
   cmd->add_option("--decoder-memory", c->decoder_memory,
                   "MiB the xz decoder may use to decode on several threads (default 128; 24 or less: one thread, about 10 MiB)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->check_range(1, 1 << 20);
   add_json_flag(cmd, ctx);
   add_lock_options(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_stage(*c, ctx); }; });

@@ -21,28 +21,27 @@ struct VerifyOptions {
   std::optional<std::uint64_t> size;
 };
 
-int run_verify(const VerifyOptions& o, Context& ctx) {
+Outcome run_verify(const VerifyOptions& o, Context& ctx) {
   util::Result<model::VerifyReport> report = util::Error(util::ErrorCode::internal, "not run");
   if (!o.sha256.empty()) {
     report = core::verify_file(o.target, o.sha256, o.size);
   } else {
     std::string cache = archive_cache_dir(ctx, o.cache_dir);
     if (o.archives.empty() && cache.empty())
-      return fail(ctx, "verify",
-                  util::Error(util::ErrorCode::usage,
-                              "verify MANIFEST needs --archives DIR or a download cache (--cache-dir), "
-                              "or verify FILE --sha256 HEX"));
+      return util::Error(util::ErrorCode::usage,
+                         "verify MANIFEST needs --archives DIR or a download cache (--cache-dir), "
+                         "or verify FILE --sha256 HEX");
     std::optional<model::Platform> platform;
     if (!o.platform.empty()) {
       auto p = parse_platform_option(o.platform);
-      if (!p) return fail(ctx, "verify", p.error());
+      if (!p) return p.error();
       platform = *p;
     }
     auto m = load_manifest_for(ctx, o.target);
-    if (!m) return fail(ctx, "verify", m.error());
+    if (!m) return m.error();
     report = core::verify_manifest(*m, o.archives, platform, knowledge::KnowledgeBase::embedded(), cache);
   }
-  if (!report) return fail(ctx, "verify", report.error());
+  if (!report) return report.error();
   const auto& findings = report->findings;
   bool ok = !core::verdict(findings, false).failed;
   if (ctx.json) {
@@ -57,7 +56,7 @@ int run_verify(const VerifyOptions& o, Context& ctx) {
 
 }  // namespace
 
-void add_verify(CLI::App& app, Context& ctx) {
+void add_verify(Command& app, Context& ctx) {
   auto o = std::make_shared<VerifyOptions>();
   auto* cmd = app.add_subcommand("verify", "Check archives against their pinned SHA-256 and size (changes nothing)");
   cmd->add_option("MANIFEST_OR_FILE", o->target, "A manifest, or one file with --sha256")->required();

@@ -7,7 +7,6 @@
 #include <cctype>
 #include "core/archives/cache.hpp"
 #include "core/archives/lock.hpp"
-#include "crypto/sha256.hpp"
 #include "format/config_reader.hpp"
 #include "format/json.hpp"
 #include "format/lock_file.hpp"
@@ -89,16 +88,11 @@ util::Result<core::WindowsDoctorOptions> live_windows_options(Context& ctx, cons
   return core::live_windows_doctor_options(ctx.io.env, machine_path, user_path);
 }
 
-std::string sha256_of_file(const std::string& path) {
-  auto h = crypto::hash_file(path);
-  return h ? crypto::to_hex(h->digest) : std::string();
-}
-
-void add_json_flag(CLI::App* cmd, Context& ctx) {
+void add_json_flag(Command* cmd, Context& ctx) {
   cmd->add_flag("--json", ctx.json, "Print one JSON document on stdout and nothing else there");
 }
 
-void add_lock_options(CLI::App* cmd, Context& ctx) {
+void add_lock_options(Command* cmd, Context& ctx) {
   cmd->add_flag("--locked", ctx.lock.locked,
                 "Use the lock file beside the manifest (NAME.lock); refuse when the manifest and the lock disagree");
   cmd->add_option("--lock", ctx.lock.file, "Use this lock file (implies --locked)");
@@ -110,7 +104,7 @@ util::Result<model::Manifest> load_manifest_for(Context& ctx, const std::string&
   return std::move(loaded.manifest);
 }
 
-void add_fetch_options(CLI::App* cmd, FetchFlags& f) {
+void add_fetch_options(Command* cmd, FetchFlags& f) {
   cmd->add_option("--cache-dir", f.cache_dir,
                   "The download cache (default: $STACKPIN_CACHE_DIR, else $XDG_CACHE_HOME/stackpin, else ~/.cache/stackpin)");
   cmd->add_option("--mirror", f.mirrors,

@@ -1,8 +1,6 @@
 #pragma once
-// Registration of the subcommands. Each cmd_<name>.cpp adds its CLI11 subcommand; the parse
-// callback stores the action, which run() executes after parsing succeeded.
-#include <CLI/CLI.hpp>
-
+// Registration of the subcommands. Each cmd_<name>.cpp declares its subcommand through options.hpp;
+// the parse callback stores the action, which run() executes after parsing succeeded.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -13,6 +11,7 @@
 #include "core/doctor/doctor.hpp"
 #include "model/lock.hpp"
 #include "model/manifest.hpp"
+#include "options.hpp"
 #include "render.hpp"
 
 // The build defines it (src/CMakeLists.txt, from project(VERSION)); without it there is no version to print.
@@ -22,13 +21,18 @@
 
 namespace cli {
 
+// What a command's run function returns: its exit code, or the error that ends it. run() renders
+// such an error (fail) and turns it into the exit code: the one place that does, for every command.
+using Outcome = util::Result<int>;
+
 struct Context {
   Io& io;
   Style out_style;
   Style err_style;
-  std::function<int()> action;
-  core::LockChoice lock;  // --locked / --lock FILE, for the commands that honour a lock file
-  bool json = false;      // --json, for every command (add_json_flag)
+  std::function<Outcome()> action;  // the parsed command's run function, bound to its options
+  core::LockChoice lock;            // --locked / --lock FILE, for the commands that honour a lock file
+  bool json = false;                // --json, for every command (add_json_flag)
+  Registry registry;                // the Command and Option objects of this run
 };
 
 // What `stackpin --help` opens and closes with (the man page says the same).
@@ -40,23 +44,24 @@ inline constexpr const char* k_exit_codes_footer =
 // Every command and global option on `app` (run() parses with it; the man page is written from it).
 void define_commands(CLI::App& app, Context& ctx);
 
-void add_check(CLI::App& app, Context& ctx);
-void add_verify(CLI::App& app, Context& ctx);
-void add_stage(CLI::App& app, Context& ctx);
-void add_deb(CLI::App& app, Context& ctx);
-void add_sbom(CLI::App& app, Context& ctx);
-void add_convtest(CLI::App& app, Context& ctx);
-void add_generate(CLI::App& app, Context& ctx);
-void add_diff(CLI::App& app, Context& ctx);
-void add_doctor(CLI::App& app, Context& ctx);
-void add_capture(CLI::App& app, Context& ctx);
-void add_lock(CLI::App& app, Context& ctx);
-void add_fetch(CLI::App& app, Context& ctx);
-void add_apply(CLI::App& app, Context& ctx);
-void add_activate(CLI::App& app, Context& ctx);
+void add_check(Command& app, Context& ctx);
+void add_verify(Command& app, Context& ctx);
+void add_stage(Command& app, Context& ctx);
+void add_deb(Command& app, Context& ctx);
+void add_sbom(Command& app, Context& ctx);
+void add_convtest(Command& app, Context& ctx);
+void add_generate(Command& app, Context& ctx);
+void add_diff(Command& app, Context& ctx);
+void add_doctor(Command& app, Context& ctx);
+void add_capture(Command& app, Context& ctx);
+void add_lock(Command& app, Context& ctx);
+void add_fetch(Command& app, Context& ctx);
+void add_apply(Command& app, Context& ctx);
+void add_activate(Command& app, Context& ctx);
 
 // Helpers shared by the commands (commands.cpp).
-// Renders `e` (text on stderr, or the --json envelope on stdout) and returns its exit code.
+// Renders `e` (text on stderr, or the --json envelope on stdout) and returns its exit code; run()
+// calls it for the error a command returns.
 int fail(Context& ctx, const std::string& command, const util::Error& e);
 // A progress line on stderr when it is a terminal and --json is off; empty function otherwise.
 std::function<void(std::uint64_t done, std::uint64_t total, std::uint64_t files)> progress_printer(Context& ctx, const std::string& what);
@@ -68,7 +73,6 @@ std::function<void(const std::string& file, std::uint64_t done, std::uint64_t to
 std::string archive_cache_dir(Context& ctx, const std::string& flag);
 // Calls the fault hook of STACKPIN_TEST_FAULT_AT (tests kill a run at a chosen journal record).
 std::function<void(int)> fault_hook(Context& ctx);
-std::string sha256_of_file(const std::string& path);
 // SOURCE_DATE_EPOCH, when set: the time reproducible outputs carry. Errors: usage (not a number of
 // seconds since 1970).
 util::Result<std::optional<std::int64_t>> source_date_epoch(Context& ctx);
@@ -94,7 +98,7 @@ struct FetchFlags {
   std::uint64_t stall_timeout_s = 60;
 };
 // Adds --cache-dir, --mirror, --offline, --verify-cached, --retries, --retry-delay-ms, --stall-timeout.
-void add_fetch_options(CLI::App* cmd, FetchFlags& f);
+void add_fetch_options(Command* cmd, FetchFlags& f);
 // core::FetchOptions from the flags: the cache from --cache-dir or the environment, the mirrors
 // from --mirror or the settings file, download progress on a terminal. Errors: usage (bad
 // values), not_found (no cache directory can be told), those of reading the settings file.
@@ -102,9 +106,9 @@ util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlag
 // --platform's value, or a usage error naming the accepted ones.
 util::Result<model::Platform> parse_platform_option(const std::string& text);
 // Adds --json to a command, bound to ctx.json: fail() and every report follow it.
-void add_json_flag(CLI::App* cmd, Context& ctx);
+void add_json_flag(Command* cmd, Context& ctx);
 // Adds --locked and --lock FILE to a command (bound to ctx.lock).
-void add_lock_options(CLI::App* cmd, Context& ctx);
+void add_lock_options(Command* cmd, Context& ctx);
 // The manifest as commands that provision see it: with --locked, its lock applied (drift refused,
 // archives, hashes and sizes from the lock); otherwise NVIDIA's archives from the knowledge base
 // filled in for a manifest that names only the cuDNN version. `lock`, when given, receives the

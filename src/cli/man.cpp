@@ -2,6 +2,8 @@
 // two cannot disagree: every command, subcommand, option and positional with its help text.
 #include "cli/man.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <ostream>
 #include <sstream>
 

@@ -1,6 +1,8 @@
 // The entry point behind main(): global options, --version, and dispatch to the named command.
 #include "cli/run.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <exception>
 #include <map>
 #include <ostream>
@@ -90,20 +92,21 @@ void define_commands(CLI::App& app, Context& ctx) {
   app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
   app.footer(k_exit_codes_footer);
-  add_check(app, ctx);
-  add_verify(app, ctx);
-  add_stage(app, ctx);
-  add_deb(app, ctx);
-  add_sbom(app, ctx);
-  add_convtest(app, ctx);
-  add_generate(app, ctx);
-  add_diff(app, ctx);
-  add_doctor(app, ctx);
-  add_capture(app, ctx);
-  add_lock(app, ctx);
-  add_fetch(app, ctx);
-  add_apply(app, ctx);
-  add_activate(app, ctx);
+  Command& root = *ctx.registry.command(&app);
+  add_check(root, ctx);
+  add_verify(root, ctx);
+  add_stage(root, ctx);
+  add_deb(root, ctx);
+  add_sbom(root, ctx);
+  add_convtest(root, ctx);
+  add_generate(root, ctx);
+  add_diff(root, ctx);
+  add_doctor(root, ctx);
+  add_capture(root, ctx);
+  add_lock(root, ctx);
+  add_fetch(root, ctx);
+  add_apply(root, ctx);
+  add_activate(root, ctx);
   name_option_values(app);
 }
 
@@ -125,8 +128,11 @@ int run(const std::vector<std::string>& args, Io& io) {
     return k_exit_usage;
   }
   if (!ctx.action) return k_exit_usage;
+  std::string command;  // the envelope's "command": the top-level subcommand that was parsed
+  for (const CLI::App* sub : app.get_subcommands()) command = sub->get_name();
   try {
-    return ctx.action();
+    auto outcome = ctx.action();
+    return outcome ? *outcome : fail(ctx, command, outcome.error());
   } catch (const std::exception& e) {
     util::Error err(util::ErrorCode::internal, std::string("internal error: ") + e.what());
     err.hints.push_back("this is a bug in stackpin; please report it with the command you ran");

@@ -20,11 +20,6 @@ std::string JsonDoc::dump(int indent) const { return m_impl->value.dump(indent, 
 
 namespace {
 json location_json(const util::SourceLocation& loc) { return json{{"file", loc.file}, {"line", loc.line}, {"column", loc.column}}; }
-JsonDoc wrap(json v) {
-  JsonDoc d;
-  d.impl().value = std::move(v);
-  return d;
-}
 }  // namespace
 
 JsonDoc to_json(const model::Finding& f) {

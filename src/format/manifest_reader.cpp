@@ -433,7 +433,7 @@ util::Result<model::Manifest> parse_manifest(std::string_view text, const std::s
   return m;
 }
 
-util::Result<model::Manifest> load_manifest(const std::filesystem::path& path) {
+util::Result<model::Manifest> load_manifest(const std::filesystem::path& path, std::string* bytes) {
   auto text = util::read_file(path);
   if (!text) {
     auto e = std::move(text).error();
@@ -441,7 +441,9 @@ util::Result<model::Manifest> load_manifest(const std::filesystem::path& path) {
     if (e.code == util::ErrorCode::not_found) e.hints.push_back("give the path of a stackpin manifest (.toml); examples are in manifests/");
     return e;
   }
-  return parse_manifest(*text, path.string());
+  auto m = parse_manifest(*text, path.string());
+  if (bytes) *bytes = std::move(*text);
+  return m;
 }
 
 }  // namespace format

@@ -9,14 +9,6 @@ namespace format {
 
 using nlohmann::json;
 
-namespace {
-JsonDoc wrap(json v) {
-  JsonDoc d;
-  d.impl().value = std::move(v);
-  return d;
-}
-}  // namespace
-
 std::string write_receipt(const model::Receipt& r) {
   json files = json::array();
   for (const auto& f : r.files) {

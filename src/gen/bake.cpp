@@ -26,15 +26,6 @@ bool tag_name(const std::string& s) {
   return !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == std::string::npos;
 }
 
-// A path, platform, image reference or tag: no blanks, quotes, commas (cache entries are
-// comma-separated key=value lists), or control characters.
-bool plain(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' || c == '/' ||
-           c == ':' || c == '@';
-  });
-}
-
 struct Target {
   std::string name, stage, tag;
   const BakeImage* image;
@@ -76,11 +67,11 @@ util::Result<std::string> render_bake(const std::vector<BakeImage>& images) {
   std::set<std::string> seen;
   for (const auto& i : images) {
     if (!target_name(i.name)) return refuse("the target name", i.name);
-    if (!plain(i.context) || i.context.front() == '/') return refuse("the context", i.context);
+    if (!plain_reference(i.context) || i.context.front() == '/') return refuse("the context", i.context);
     for (const auto* v : {&i.platform, &i.base_image, &i.image})
-      if (!plain(*v)) return refuse("the value", *v);
+      if (!plain_reference(*v)) return refuse("the value", *v);
     if (!tag_name(i.tag)) return refuse("the tag", i.tag);
-    if (!i.cache_ref.empty() && !plain(i.cache_ref)) return refuse("the cache reference", i.cache_ref);
+    if (!i.cache_ref.empty() && !plain_reference(i.cache_ref)) return refuse("the cache reference", i.cache_ref);
     targets.push_back({i.name, "runtime", i.tag, &i});
     if (i.devel) targets.push_back({i.name + "-devel", "devel", i.tag + "-devel", &i});
     if (i.test) targets.push_back({i.name + "-test", "test", i.tag + "-test", &i});

@@ -14,33 +14,25 @@ namespace gen {
 
 namespace {
 
-// A name, label, path or image reference: no blanks, quotes, shell or YAML specials.
-bool plain(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' || c == '/' ||
-           c == ':' || c == '@';
-  });
-}
-
 util::Status validate(const CiSpec& s) {
   auto refuse = [](const std::string& what, const std::string& v) {
     return util::Error(util::ErrorCode::invalid, what + " \"" + comment_safe(v) + "\" cannot be written into a CI definition")
         .with_hint("use letters, digits and . _ - / : @ only");
   };
-  if (!plain(s.bake_dir) || s.bake_dir.front() == '/' || s.bake_dir.find("..") != std::string::npos)
+  if (!plain_reference(s.bake_dir) || s.bake_dir.front() == '/' || s.bake_dir.find("..") != std::string::npos)
     return refuse("the bake file's folder", s.bake_dir);
-  if (!plain(s.bake_file)) return refuse("the bake file", s.bake_file);
-  if (!s.registry.empty() && !plain(s.registry)) return refuse("the registry", s.registry);
+  if (!plain_reference(s.bake_file)) return refuse("the bake file", s.bake_file);
+  if (!s.registry.empty() && !plain_reference(s.registry)) return refuse("the registry", s.registry);
   if (s.runner_labels.empty())
     return util::Error(util::ErrorCode::invalid, "the GPU runners need at least one label").with_hint("give --runner-label");
   for (const auto& l : s.runner_labels)
-    if (!plain(l)) return refuse("the runner label", l);
+    if (!plain_reference(l)) return refuse("the runner label", l);
   if (s.tests.empty())
     return util::Error(util::ErrorCode::invalid, "the matrix has no test target: nothing would run on a GPU")
         .with_hint("the -test targets need stackpin-convtest next to stackpin (or --convtest) and a linux-x86_64 image");
   static const std::regex k_cc("^[0-9]{1,2}\\.[0-9]$");
   for (const auto& t : s.tests) {
-    if (!plain(t.target) || !plain(t.image)) return refuse("the test target", t.target + " " + t.image);
+    if (!plain_reference(t.target) || !plain_reference(t.image)) return refuse("the test target", t.target + " " + t.image);
     for (const auto& a : t.gpu_archs)
       if (!std::regex_match(a, k_cc)) return refuse("the compute capability", a);
   }

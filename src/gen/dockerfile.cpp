@@ -35,7 +35,7 @@ bool plain_name(const std::string& s) {
 }
 
 // An image reference, path or URL: no blanks, quotes, shell operators, globs or expansions.
-bool plain(const std::string& s) {
+bool plain_argument(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '+' || c == '-' ||
            c == '/' || c == ':' || c == '@' || c == '=' || c == '%' || c == '~' || c == ',';
@@ -239,17 +239,17 @@ util::Status validate(const DockerfileSpec& s) {
     return util::Error(util::ErrorCode::invalid, what + " \"" + comment_safe(v) + "\" cannot be written into a Dockerfile")
         .with_hint("use a value of letters, digits and . _ + - / : @ = % ~ , only (no blanks, quotes, shell operators or globs)");
   };
-  if (!plain(s.base_image)) return refuse("the base image", s.base_image);
-  if (!plain(s.prefix) || s.prefix.front() != '/') return refuse("the image path", s.prefix);
+  if (!plain_argument(s.base_image)) return refuse("the base image", s.base_image);
+  if (!plain_argument(s.prefix) || s.prefix.front() != '/') return refuse("the image path", s.prefix);
   if (!s.apt) {
     if (!plain_name(s.archive_file)) return refuse("the archive name", s.archive_file);
-    if (s.from_url && !plain(s.archive_url)) return refuse("the archive URL", s.archive_url);
+    if (s.from_url && !plain_argument(s.archive_url)) return refuse("the archive URL", s.archive_url);
     if (!plain_name(s.archive_lib_dir)) return refuse("the archive's library directory", s.archive_lib_dir);
-  } else if (!plain(s.apt_package) || (!s.apt_package_dev.empty() && !plain(s.apt_package_dev))) {
+  } else if (!plain_argument(s.apt_package) || (!s.apt_package_dev.empty() && !plain_argument(s.apt_package_dev))) {
     return refuse("the apt package", s.apt_package);
   }
   if (s.hermetic) {
-    if (!plain(s.cuda_prefix) || s.cuda_prefix.rfind("/usr/local/", 0) != 0 || s.cuda_prefix.find('/', 11) != std::string::npos)
+    if (!plain_argument(s.cuda_prefix) || s.cuda_prefix.rfind("/usr/local/", 0) != 0 || s.cuda_prefix.find('/', 11) != std::string::npos)
       return refuse("the toolkit's path", s.cuda_prefix);
     if (s.cuda_archives.empty())
       return util::Error(util::ErrorCode::invalid, "a hermetic image needs the archives of its CUDA components")
@@ -257,7 +257,7 @@ util::Status validate(const DockerfileSpec& s) {
     for (const auto& a : s.cuda_archives) {
       if (!plain_name(a.component)) return refuse("the component name", a.component);
       if (!plain_name(a.file)) return refuse("the archive name", a.file);
-      if (s.from_url && !plain(a.url)) return refuse("the archive URL", a.url);
+      if (s.from_url && !plain_argument(a.url)) return refuse("the archive URL", a.url);
       if (a.sha256.size() != 64 || !plain_name(a.sha256)) return refuse("the SHA-256", a.sha256);
     }
     for (const auto& l : s.version_json)
@@ -270,7 +270,7 @@ util::Status validate(const DockerfileSpec& s) {
       return refuse("NVIDIA_REQUIRE_CUDA", s.require_cuda);
   }
   for (const auto& f : s.frameworks)
-    if (!plain(f.pip_requirement) || (!f.index_url.empty() && !plain(f.index_url)))
+    if (!plain_argument(f.pip_requirement) || (!f.index_url.empty() && !plain_argument(f.index_url)))
       return refuse("the framework requirement", f.pip_requirement);
 
   return {};

@@ -1,6 +1,7 @@
 // Quoting a string for each language stackpin writes: POSIX sh, PowerShell, Python, CMake, JSON, YAML.
 #include "gen/quote.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <utility>
@@ -8,6 +9,13 @@
 #include "util/strings.hpp"
 
 namespace gen {
+
+bool plain_reference(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' || c == '/' ||
+           c == ':' || c == '@';
+  });
+}
 
 std::string sh_quote(std::string_view s) {
   std::string out = "'";

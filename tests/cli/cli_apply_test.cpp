@@ -37,7 +37,7 @@ struct World {
   explicit World(const std::string& layout = "lib64") {
     fs::path made = dir.path() / "made";
     fs::create_directories(made);
-    archive = fixtures::make_cudnn_linux_elf(made, fs::path(STACKPIN_DOUBLES_DIR) / "stems");
+    archive = fixtures::make_cudnn_linux_elf(made, testing_support::doubles_dir() / "stems");
     server.serve(k_path, testing_support::read_text(archive.path));
     text =
         "schema = 1\nname = \"apply-fixture\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.1.0.70\"\n"
@@ -237,7 +237,7 @@ TEST(CliApply, ProvisionsTheToolkitWithCudnnAndASecondRunChangesNothing) {
               server.url(path) + "\"\nsha256 = \"" + inf.sha256 + "\"\nsize = " + std::to_string(inf.size) + "\n";
     }
     if (with_cudnn) {
-      auto cudnn = fixtures::make_cudnn_linux_elf(archives, fs::path(STACKPIN_DOUBLES_DIR) / "stems");  // 9.1.0.70 for CUDA 12
+      auto cudnn = fixtures::make_cudnn_linux_elf(archives, testing_support::doubles_dir() / "stems");  // 9.1.0.70 for CUDA 12
       text +=
           "\n[cudnn]\nversion = \"9.1.0.70\"\ncuda = 12\n\n[[cudnn.archives]]\nplatform = \"linux-x86_64\"\norigin = \"local\"\nfile = \"" +
           cudnn.path.filename().string() + "\"\nsha256 = \"" + cudnn.sha256 + "\"\nsize = " + std::to_string(cudnn.size) + "\n";

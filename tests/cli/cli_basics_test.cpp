@@ -19,7 +19,7 @@ TEST(CliBasics, VersionNamesTheKnowledge) {
   auto r = stackpin({"--version"});
   EXPECT_EQ(r.exit_code, 0);
   // The version is the project's (CMakeLists.txt), passed to the test as it is to the binary.
-  EXPECT_EQ(r.out.rfind(std::string("stackpin ") + STACKPIN_PROJECT_VERSION + " (knowledge: ", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind(std::string("stackpin ") + testing_support::project_version() + " (knowledge: ", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("cuDNN archives"), std::string::npos);
 }
 

@@ -60,7 +60,7 @@ struct World {
     const std::string platform = host_platform(), version = "9.1.0.70";
     auto entries = fixtures::cudnn_linux_entries(version, 12, {}, platform);
     const std::string top = "cudnn-" + platform + "-" + version + "_cuda12-archive";
-    const fs::path library = fs::path(STACKPIN_DOUBLES_DIR) / "cuda12-cudnn9" / "libcudnn.so.9";
+    const fs::path library = testing_support::doubles_dir() / "cuda12-cudnn9" / "libcudnn.so.9";
     int replaced = 0;
     for (auto& e : entries) {
       if (e.path == top + "/lib/libcudnn.so.9.1.0") e.data = testing_support::read_text(library), ++replaced;

@@ -34,7 +34,7 @@ TEST(CaptureCli, CaptureThenStageReproducesAStagedTree) {
   ScratchDir dir;
   fs::path archives = dir.path() / "archives", first = dir.path() / "machine-a/cudnn", second = dir.path() / "machine-b/cudnn";
   fs::create_directories(archives);
-  auto archive = fixtures::make_cudnn_linux_elf(archives, fs::path(STACKPIN_DOUBLES_DIR) / "stems");
+  auto archive = fixtures::make_cudnn_linux_elf(archives, testing_support::doubles_dir() / "stems");
   auto manifest = dir.write("stack.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", archive}}));
   auto staged = stackpin({"stage", manifest.string(), "--archives", archives.string(), "--target", "linux", "--dest", first.string()});
   ASSERT_EQ(staged.exit_code, 0) << staged.out << staged.err;

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string doubles(const char* sub) { return (fs::path(STACKPIN_DOUBLES_DIR) / sub).string(); }
+std::string doubles(const char* sub) { return (testing_support::doubles_dir() / sub).string(); }
 std::string standalone() { return (testing_support::binary().parent_path() / "stackpin-convtest").string(); }
 
 testing_support::RunResult run_with_doubles(const std::vector<std::string>& args, std::vector<std::string> env = {},

@@ -146,7 +146,7 @@ TEST(CliLock, RedistribPinsAReleaseNewerThanTheKnowledgeBase) {
   EXPECT_EQ(without.exit_code, 1);
   EXPECT_NE(without.err.find("--redistrib"), std::string::npos) << without.err;
   EXPECT_FALSE(fs::exists(dir.path() / "stack.lock"));
-  fs::path file = fs::path(STACKPIN_SOURCE_DIR) / "tests/data/redistrib/redistrib_9.12.0.json";
+  fs::path file = testing_support::source_dir() / "tests/data/redistrib/redistrib_9.12.0.json";
   auto with = stackpin({"lock", m.string(), "--redistrib", file.string()});
   ASSERT_EQ(with.exit_code, 0) << with.err;
   std::string lock = read(dir.path() / "stack.lock");
@@ -158,13 +158,13 @@ TEST(CliLock, RedistribPinsAReleaseNewerThanTheKnowledgeBase) {
   EXPECT_NE(relock.out.find("unchanged"), std::string::npos) << relock.out;
   EXPECT_EQ(stackpin({"lock", "--check", m.string()}).exit_code, 0);
   auto wrong =
-      stackpin({"lock", m.string(), "--redistrib", (fs::path(STACKPIN_SOURCE_DIR) / "tests/data/redistrib/redistrib_9.1.0.json").string()});
+      stackpin({"lock", m.string(), "--redistrib", (testing_support::source_dir() / "tests/data/redistrib/redistrib_9.1.0.json").string()});
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_NE(wrong.err.find("stack.toml:6:"), std::string::npos) << wrong.err;
 }
 
 TEST(CliLock, TheExampleLockIsUpToDate) {
-  fs::path m = fs::path(STACKPIN_SOURCE_DIR) / "manifests" / "cu124-cudnn91-minimal.toml";
+  fs::path m = testing_support::source_dir() / "manifests" / "cu124-cudnn91-minimal.toml";
   auto r = stackpin({"lock", "--check", m.string()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err << "\nrun: stackpin lock manifests/cu124-cudnn91-minimal.toml";
   EXPECT_NE(r.out.find("up to date"), std::string::npos) << r.out;
@@ -206,14 +206,14 @@ TEST(CliLock, PinsToolkitComponentsAndTakesNvidiasCudaFile) {
   write(m,
         "schema = 1\nname = \"toolkit\"\n\n[cuda]\nversion = \"12.4.1\"\ncomponents = [\"runtime\"]\n\n[targets.windows]\nlayout = "
         "\"isolated\"\nprefix = 'C:\\tools\\cuda'\n");
-  fs::path file = fs::path(STACKPIN_SOURCE_DIR) / "data/redist/cuda/redistrib_12.4.1.json";
+  fs::path file = testing_support::source_dir() / "data/redist/cuda/redistrib_12.4.1.json";
   auto r = stackpin({"lock", m.string(), "--redistrib", file.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("toolkit   3 component archives for windows-x86_64"), std::string::npos) << r.out;
   std::string lock = read(dir.path() / "toolkit.lock");
   EXPECT_NE(lock.find("component = \"cuda_cudart\"\nversion = \"12.4.127\"\nplatform = \"windows-x86_64\""), std::string::npos) << lock;
   // a CUDA file of another release is refused, naming both releases, and the lock is left as it was
-  fs::path other = fs::path(STACKPIN_SOURCE_DIR) / "data/redist/cuda/redistrib_12.4.0.json";
+  fs::path other = testing_support::source_dir() / "data/redist/cuda/redistrib_12.4.0.json";
   auto refused = stackpin({"lock", m.string(), "--redistrib", other.string()});
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_NE(refused.err.find("for CUDA 12.4.0, but the manifest pins 12.4.1"), std::string::npos) << refused.err;

@@ -122,9 +122,9 @@ TEST(ManPage, IsCleanRoffThatManRenders) {
 }
 
 TEST(ManPage, TheBuildWroteThisPage) {
-  std::ifstream in(STACKPIN_MAN_PAGE, std::ios::binary);
-  ASSERT_TRUE(in) << STACKPIN_MAN_PAGE << " is missing: the default build target writes it";
+  std::ifstream in(testing_support::man_page(), std::ios::binary);
+  ASSERT_TRUE(in) << testing_support::man_page().string() << " is missing: the default build target writes it";
   std::stringstream built;
   built << in.rdbuf();
-  EXPECT_EQ(built.str(), page()) << STACKPIN_MAN_PAGE << " is stale";
+  EXPECT_EQ(built.str(), page()) << testing_support::man_page().string() << " is stale";
 }

@@ -33,7 +33,7 @@ struct Box {
   explicit Box(const std::string& targets) {
     fs::path archives = dir.path() / "archives";
     fs::create_directories(archives);
-    auto archive = fixtures::make_cudnn_linux_elf(archives, fs::path(STACKPIN_DOUBLES_DIR) / "stems");
+    auto archive = fixtures::make_cudnn_linux_elf(archives, testing_support::doubles_dir() / "stems");
     dir.write("stack.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", archive}}, targets));
     ct::Options o;
     o.image = ct::k_stackpin_runtime_image;

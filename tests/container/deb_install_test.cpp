@@ -19,7 +19,7 @@ TEST(ContainerDeb, DpkgInstallsTheLibrariesAndRemovesEveryFile) {
   testing_support::ScratchDir dir;
   fs::path archives = dir.path() / "archives", out = dir.path() / "debs";
   fs::create_directories(archives);
-  auto archive = fixtures::make_cudnn_linux_elf(archives, fs::path(STACKPIN_DOUBLES_DIR) / "stems");
+  auto archive = fixtures::make_cudnn_linux_elf(archives, testing_support::doubles_dir() / "stems");
   auto manifest = dir.write("stack.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", archive}}));
   auto built = testing_support::stackpin({"deb", manifest.string(), "--archives", archives.string(), "--out-dir", out.string()});
   ASSERT_EQ(built.exit_code, 0) << built.out << built.err;

@@ -37,7 +37,7 @@ const std::string k_top = "cudnn-linux-x86_64-9.19.0.56_cuda13-archive/";
 
 fixtures::Info make_archive(const fs::path& dir) {
   fs::path real = "/usr/local/cuda/lib64/libcudnn.so.9";
-  fs::path lib = fs::exists(real) ? real : fs::path(STACKPIN_DOUBLES_DIR) / "cuda12-cudnn9/libcudnn.so.9";
+  fs::path lib = fs::exists(real) ? real : testing_support::doubles_dir() / "cuda12-cudnn9/libcudnn.so.9";
   std::vector<fixtures::Entry> e = {
       {k_top, fixtures::Kind::dir}, {k_top + "include/", fixtures::Kind::dir}, {k_top + "lib/", fixtures::Kind::dir}};
   e.push_back({k_top + "LICENSE", fixtures::Kind::file, "test license\n"});

@@ -14,10 +14,6 @@
 namespace testing_support {
 namespace fs = std::filesystem;
 
-fs::path source_dir() { return STACKPIN_SOURCE_DIR; }
-fs::path shared_dir() { return STACKPIN_SHARED_DIR; }
-fs::path binary() { return STACKPIN_BINARY; }
-
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;

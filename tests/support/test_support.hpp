@@ -18,9 +18,16 @@
 
 namespace testing_support {
 
+// Where this build's files are. tests/CMakeLists.txt writes them into one generated source
+// (build_paths.cpp), so that no other test object's compile command names the checkout and a
+// second clone reuses the compiler cache's objects.
 std::filesystem::path source_dir();
 std::filesystem::path shared_dir();
 std::filesystem::path binary();
+std::filesystem::path doubles_dir();        // the CUDA runtime and cuDNN test doubles (tests/doubles)
+std::filesystem::path man_page();           // stackpin.1 as the default target writes it
+std::filesystem::path windows_build_dir();  // the Windows build the windows tests run
+std::string project_version();              // project(VERSION) of CMakeLists.txt
 
 struct RunResult {
   int exit_code = -1;

@@ -75,7 +75,7 @@ std::string hints(const util::Error& e) {
 // --- golden files -----------------------------------------------------------------------------
 
 TEST(CondaEnv, Cu121Torch21MatchesGolden) {
-  auto p = plan_file(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu121-cudnn895-torch21.toml");
+  auto p = plan_file(testing_support::source_dir() / "manifests/cu121-cudnn895-torch21.toml");
   ASSERT_TRUE(p) << p.error().message;
   expect_golden(gen::render_environment_yml(p->spec), "cu121-cudnn895-torch21.environment.yml");
   // conda-forge never published 8.9.5.30: [targets.conda] cudnn 8.9.7.29 is what the env gets
@@ -91,7 +91,7 @@ TEST(CondaEnv, Cu121Torch21MatchesGolden) {
 }
 
 TEST(CondaEnv, Cu118MatchesGolden) {
-  auto p = plan_file(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu118-cudnn880-win.toml");
+  auto p = plan_file(testing_support::source_dir() / "manifests/cu118-cudnn880-win.toml");
   ASSERT_TRUE(p) << p.error().message;
   auto text = gen::render_environment_yml(p->spec);
   expect_golden(text, "cu118-cudnn880-win.environment.yml");
@@ -102,7 +102,7 @@ TEST(CondaEnv, Cu118MatchesGolden) {
 }
 
 TEST(CondaEnv, Cu130Torch29MatchesGolden) {
-  auto p = plan_file(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu130-cudnn913.toml");
+  auto p = plan_file(testing_support::source_dir() / "manifests/cu130-cudnn913.toml");
   ASSERT_TRUE(p) << p.error().message;
   expect_golden(gen::render_environment_yml(p->spec), "cu130-cudnn913.environment.yml");
   EXPECT_EQ(specs(p->spec.dependencies), (std::vector<std::string>{"python=3.12", "cuda-version=13.0", "cudnn=9.13.0.50"}));
@@ -110,7 +110,7 @@ TEST(CondaEnv, Cu130Torch29MatchesGolden) {
 }
 
 TEST(CondaEnv, Cu124TorchAndOnnxRuntimeMatchesGolden) {
-  auto p = plan_file(fs::path(STACKPIN_SOURCE_DIR) / "tests/data/conda/cu124-torch25-ort120.toml");
+  auto p = plan_file(testing_support::source_dir() / "tests/data/conda/cu124-torch25-ort120.toml");
   ASSERT_TRUE(p) << p.error().message;
   expect_golden(gen::render_environment_yml(p->spec), "cu124-torch25-ort120.environment.yml");
   EXPECT_EQ(specs(p->spec.dependencies), (std::vector<std::string>{"python=3.12", "cuda-version=12.4", "cudnn=9.2.1.18"}));
@@ -121,7 +121,7 @@ TEST(CondaEnv, Cu124TorchAndOnnxRuntimeMatchesGolden) {
 }
 
 TEST(CondaEnv, HostileValuesStayQuotedAndOnOneLine) {
-  auto path = fs::path(STACKPIN_SOURCE_DIR) / "tests/data/conda/hostile.toml";
+  auto path = testing_support::source_dir() / "tests/data/conda/hostile.toml";
   auto p = plan_file(path);
   ASSERT_TRUE(p) << p.error().message;
   auto text = gen::render_environment_yml(p->spec);
@@ -148,7 +148,7 @@ TEST(CondaEnv, HostileValuesStayQuotedAndOnOneLine) {
 TEST(CondaEnv, SameManifestGivesSameBytes) {
   // Two processes with a different clock zone, locale and working directory: nothing of the run
   // leaks into the file.
-  std::string manifest = (fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu121-cudnn895-torch21.toml").string();
+  std::string manifest = (testing_support::source_dir() / "manifests/cu121-cudnn895-torch21.toml").string();
   auto a = testing_support::stackpin({"generate", "conda", manifest}, {"TZ=UTC", "LC_ALL=C"});
   auto b = testing_support::stackpin({"generate", "conda", manifest}, {"TZ=Asia/Shanghai", "LC_ALL=C.UTF-8", "HOME=/nonexistent"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
@@ -194,7 +194,7 @@ TEST(CondaEnv, OlderTorchVariantOfTheSameMajorIsANote) {
 // --- refusals ---------------------------------------------------------------------------------
 
 TEST(CondaRefuses, CudnnCondaForgeDoesNotPublish) {
-  auto r = plan_file(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-docker.toml");
+  auto r = plan_file(testing_support::source_dir() / "manifests/cu124-cudnn91-torch25-docker.toml");
   expect_refused(r, {"conda-forge does not publish cudnn 9.1.0.70"}, 28);
   EXPECT_NE(hints(r.error()).find("[targets.conda] cudnn = \"9.2.1.18\""), std::string::npos) << hints(r.error());
 }

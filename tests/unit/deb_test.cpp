@@ -14,7 +14,7 @@
 namespace fs = std::filesystem;
 
 TEST(Elf, ReadsTheLoaderFactsOfARealBinary) {
-  auto info = probe::read_elf(STACKPIN_BINARY);
+  auto info = probe::read_elf(testing_support::binary().string());
   ASSERT_TRUE(info) << info.error().message;
   EXPECT_TRUE(info->is64);
 #if defined(__x86_64__)
@@ -48,7 +48,7 @@ TEST(Elf, RefusesWhatIsNotAnElfFileOrIsTruncated) {
   EXPECT_EQ(r.error().code, util::ErrorCode::invalid);
   EXPECT_FALSE(probe::is_elf(text));
 
-  std::ifstream in(STACKPIN_BINARY, std::ios::binary);
+  std::ifstream in(testing_support::binary(), std::ios::binary);
   std::string head(4096, '\0');
   in.read(head.data(), 4096);
   auto cut = dir.write("truncated.so", head);

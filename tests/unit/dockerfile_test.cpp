@@ -44,7 +44,7 @@ void expect_golden(const std::string& text, const std::string& name) { testing_s
 }  // namespace
 
 TEST(Dockerfile, ArchiveModeWithTorchMatchesGolden) {
-  auto r = render(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-docker.toml");
+  auto r = render(testing_support::source_dir() / "manifests/cu124-cudnn91-torch25-docker.toml");
   expect_golden(r.text, "cu124-cudnn91-torch25.Dockerfile");
   expect_golden(gen::render_dockerignore(r.plan.spec), "cu124-cudnn91-torch25.dockerignore");
   // the decisions behind it
@@ -75,7 +75,7 @@ Rendered render_hermetic(const fs::path& manifest, core::DockerOptions o = {}) {
 }
 
 TEST(Dockerfile, HermeticImageFromTheComponentArchivesMatchesGolden) {
-  const fs::path manifest = fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-hermetic.toml";
+  const fs::path manifest = testing_support::source_dir() / "manifests/cu124-cudnn91-torch25-hermetic.toml";
   auto r = render_hermetic(manifest);
   expect_golden(r.text, "cu124-cudnn91-torch25-hermetic.Dockerfile");
   expect_golden(gen::render_dockerignore(r.plan.spec), "cu124-cudnn91-torch25-hermetic.dockerignore");
@@ -105,7 +105,7 @@ TEST(Dockerfile, HermeticImageFromTheComponentArchivesMatchesGolden) {
 TEST(Dockerfile, HermeticImageDownloadsFromNvidiaWithFromUrl) {
   core::DockerOptions o;
   o.from_url = true;
-  auto r = render_hermetic(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-hermetic.toml", o);
+  auto r = render_hermetic(testing_support::source_dir() / "manifests/cu124-cudnn91-torch25-hermetic.toml", o);
   for (const auto& a : r.plan.spec.cuda_archives) {
     EXPECT_EQ(a.url.rfind("https://developer.download.nvidia.com/compute/cuda/redist/" + a.component + "/linux-x86_64/", 0), 0u) << a.url;
     EXPECT_NE(r.text.find("ADD " + a.url + " /tmp/stackpin/" + a.file + "\n"), std::string::npos) << a.component;
@@ -118,7 +118,7 @@ TEST(Dockerfile, HermeticImageDownloadsFromNvidiaWithFromUrl) {
 // Docker reuses every CUDA and cuDNN layer (the container test shows the build doing so).
 TEST(Dockerfile, AFrameworkPinChangesOnlyTheFrameworkLayerAndLater) {
   testing_support::ScratchDir d;
-  std::string text = testing_support::read_text(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-hermetic.toml");
+  std::string text = testing_support::read_text(testing_support::source_dir() / "manifests/cu124-cudnn91-torch25-hermetic.toml");
   auto a = render_hermetic(d.write("a.toml", text));
   std::string changed = text;
   changed.replace(changed.find("torch = \"2.5.1\""), 15, "torch = \"2.5.0\"");
@@ -136,7 +136,7 @@ TEST(Dockerfile, AFrameworkPinChangesOnlyTheFrameworkLayerAndLater) {
 
 TEST(Dockerfile, HermeticRefusals) {
   testing_support::ScratchDir d;
-  std::string text = testing_support::read_text(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-hermetic.toml");
+  std::string text = testing_support::read_text(testing_support::source_dir() / "manifests/cu124-cudnn91-torch25-hermetic.toml");
   std::string none = text;
   none.erase(none.find("components = [\"torch\"]\n"), 23);
   auto m = format::load_manifest(d.write("none.toml", none).string());
@@ -156,7 +156,7 @@ TEST(Dockerfile, HermeticRefusals) {
 
 TEST(Dockerfile, SameManifestGivesSameBytes) {
   // Two processes with a different clock zone, locale and home: nothing of the run leaks in.
-  std::string manifest = (fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-docker.toml").string();
+  std::string manifest = (testing_support::source_dir() / "manifests/cu124-cudnn91-torch25-docker.toml").string();
   auto a = testing_support::stackpin({"generate", "dockerfile", manifest}, {"TZ=UTC", "LC_ALL=C"});
   auto b = testing_support::stackpin({"generate", "dockerfile", manifest}, {"TZ=Asia/Shanghai", "LC_ALL=C.UTF-8", "HOME=/nonexistent"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
@@ -166,7 +166,7 @@ TEST(Dockerfile, SameManifestGivesSameBytes) {
 }
 
 TEST(Dockerfile, AptModeWithDigestPinnedBaseMatchesGolden) {
-  auto r = render(fs::path(STACKPIN_SOURCE_DIR) / "tests/data/docker/apt-digest.toml");
+  auto r = render(testing_support::source_dir() / "tests/data/docker/apt-digest.toml");
   expect_golden(r.text, "apt-digest.Dockerfile");
   // NVIDIA's own pin for 12.2.2 images (knowledge base), the runtime tag of the same CUDA release.
   EXPECT_EQ(r.plan.spec.apt_package, "libcudnn8=8.9.6.50-1+cuda12.2");
@@ -179,7 +179,7 @@ TEST(Dockerfile, AptModeWithDigestPinnedBaseMatchesGolden) {
 TEST(Dockerfile, HostileDescriptionStaysInsideItsLabel) {
   core::DockerOptions o;
   o.from_url = true;
-  auto r = render(fs::path(STACKPIN_SOURCE_DIR) / "tests/data/docker/hostile.toml", o);
+  auto r = render(testing_support::source_dir() / "tests/data/docker/hostile.toml", o);
   expect_golden(r.text, "hostile.Dockerfile");
   EXPECT_NE(
       r.text.find("org.opencontainers.image.description=\"team \\\"gpu\\\" \\$HOME `id` C:\\\\Program Files\\\\x caf\u00e9 RUN rm -rf /\""),
@@ -230,7 +230,7 @@ TEST(Dockerfile, EachWheelIndexIsABuildArgumentBeforeItsStep) {
 }
 
 TEST(Dockerfile, RefusesWhatItCannotBuild) {
-  auto m = format::load_manifest((fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu130-cudnn913.toml").string());
+  auto m = format::load_manifest((testing_support::source_dir() / "manifests/cu130-cudnn913.toml").string());
   ASSERT_TRUE(m);
   core::DockerOptions o;
   auto plan = core::plan_dockerfile(*m, kb(), o);
@@ -265,8 +265,8 @@ TEST(Dockerfile, RefusesWhatItCannotBuild) {
 
 TEST(Dockerfile, TheImageIsLabelledWithTheGpuArchitecturesItWasCheckedAgainst) {
   testing_support::ScratchDir d;
-  std::string text = testing_support::read_text(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-docker.toml");
-  auto plain = render(fs::path(STACKPIN_SOURCE_DIR) / "manifests/cu124-cudnn91-torch25-docker.toml");
+  std::string text = testing_support::read_text(testing_support::source_dir() / "manifests/cu124-cudnn91-torch25-docker.toml");
+  auto plain = render(testing_support::source_dir() / "manifests/cu124-cudnn91-torch25-docker.toml");
   EXPECT_EQ(plain.text.find("io.stackpin.gpu.arch"), std::string::npos);
   auto p = d.write("gpus.toml", text + "\n[gpus]\narch = [\"8.0\", \"9.0\"]\nmodels = [\"RTX 4090\"]\n");
   auto r = render(p);

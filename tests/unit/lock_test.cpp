@@ -41,7 +41,7 @@ model::Manifest parse(const std::string& text, const std::string& path = "m.toml
 }
 
 format::RedistribRelease redistrib(const std::string& name) {
-  fs::path p = fs::path(STACKPIN_SOURCE_DIR) / "tests/data/redistrib" / name;
+  fs::path p = testing_support::source_dir() / "tests/data/redistrib" / name;
   auto text = util::read_file(p);
   EXPECT_TRUE(text.ok()) << p;
   auto r = format::parse_redistrib(*text, p.string());

@@ -120,7 +120,7 @@ Printed ldconfig_print(const std::string& ldconfig, const fs::path& cache) {
 TEST(LdCache, ParsesWhatLdconfigWritesLikeLdconfigPrintsIt) {
   std::string ldconfig = which("ldconfig");
   if (ldconfig.empty()) GTEST_SKIP() << "ldconfig is not installed";
-  fs::path doubles = STACKPIN_DOUBLES_DIR;
+  fs::path doubles = testing_support::doubles_dir();
   if (!fs::exists(doubles / "cuda12-cudnn9" / "libcudnn.so.9.19.0")) GTEST_SKIP() << "test doubles not built in " << doubles;
   testing_support::ScratchDir scratch;
   Root root(scratch.path() / "root");

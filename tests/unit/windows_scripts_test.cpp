@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/provision/activation.hpp"
+#include "core/layout/activation.hpp"
 #include "core/windows/windows_path_rule.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/activate_windows.hpp"

@@ -39,7 +39,7 @@ using testing_support::show;
 
 fs::path windows_build() {
   const char* v = std::getenv("STACKPIN_WINDOWS_BUILD");
-  return v && *v ? fs::path(v) : fs::path(STACKPIN_WINDOWS_BUILD_DIR);
+  return v && *v ? fs::path(v) : testing_support::windows_build_dir();
 }
 fs::path exe() { return windows_build() / "stackpin.exe"; }
 fs::path convtest_exe() { return windows_build() / "stackpin-convtest.exe"; }

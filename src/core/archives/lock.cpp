@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/check/check.hpp"
+#include "crypto/sha256.hpp"
 #include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
 #include "util/strings.hpp"
@@ -615,15 +616,18 @@ void use_locked_builds(model::CheckReport& report, const model::Lock& lock) {
 }
 
 util::Result<LoadedManifest> load_manifest(const std::string& path, const LockChoice& choice, const knowledge::KnowledgeBase& kb) {
-  SP_TRY_ASSIGN(auto m, format::load_manifest(path));
+  std::string bytes;
+  SP_TRY_ASSIGN(auto m, format::load_manifest(path, &bytes));
+  m.sha256 = crypto::to_hex(crypto::sha256_of(bytes));
   LoadedManifest out;
   if (!choice.locked && choice.file.empty()) {
     out.manifest = resolve_archives(m, kb);
-    return out;
+  } else {
+    SP_TRY_ASSIGN(auto lock, format::load_lock(choice.file.empty() ? default_lock_path(path) : std::filesystem::path(choice.file)));
+    SP_TRY_ASSIGN(out.manifest, apply_lock(m, lock));
+    out.lock = std::move(lock);
   }
-  SP_TRY_ASSIGN(auto lock, format::load_lock(choice.file.empty() ? default_lock_path(path) : std::filesystem::path(choice.file)));
-  SP_TRY_ASSIGN(out.manifest, apply_lock(m, lock));
-  out.lock = std::move(lock);
+  out.manifest.sha256 = m.sha256;
   return out;
 }
 

@@ -36,12 +36,6 @@ const model::CudnnCopy* loader_cudnn(const model::MachineReport& m, std::string&
   return nullptr;
 }
 
-std::string safe_name(std::string s) {
-  for (char& c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '-';
-  return s;
-}
-
 // The toolkit's components (its version.json) that NVIDIA's manifest of the release ships for this
 // platform, so that `apply` stages the same toolkit from NVIDIA's archives; the rest is said in
 // notes: components NVIDIA does not publish as archives (the driver, installers' extras), and
@@ -149,9 +143,9 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
     if (auto tv = model::Version::parse(toolkit->version)) cuda_major = static_cast<int>(tv->major());
   }
 
-  s.name = o.name.empty()
-               ? safe_name("captured-" + (m.os.id.empty() ? std::string("linux") : m.os.id + m.os.version_id) + "-cudnn" + cudnn->prefix(3))
-               : o.name;
+  s.name = o.name.empty() ? detail::safe_name("captured-" + (m.os.id.empty() ? std::string("linux") : m.os.id + m.os.version_id) +
+                                              "-cudnn" + cudnn->prefix(3))
+                          : o.name;
   s.description = "Captured by stackpin capture from " + (m.os.pretty_name.empty() ? std::string("a Linux machine") : m.os.pretty_name);
   s.header = {"Written by `stackpin capture`: this machine's GPU stack, for a teammate to reproduce with `stackpin stage`.",
               "Check it with `stackpin check`; compare two machines with `stackpin diff`."};

@@ -1,11 +1,18 @@
 // The exact build and the archive pin, decided once for capture (Linux) and capture --windows-root.
 #include "capture/capture_pins.hpp"
 
+#include <cctype>
 #include <set>
 
 #include "util/strings.hpp"
 
 namespace core::detail {
+
+std::string safe_name(std::string s) {
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '-';
+  return s;
+}
 
 util::Result<model::Version> only_build(const knowledge::KnowledgeBase& kb, const model::Version& three, model::Platform platform,
                                         int cuda_major, const std::string& where) {

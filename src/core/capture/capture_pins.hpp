@@ -23,4 +23,7 @@ util::Result<model::Version> only_build(const knowledge::KnowledgeBase& kb, cons
 void add_archive_pin(Capture& cap, const knowledge::KnowledgeBase& kb, const std::optional<model::Receipt>& receipt,
                      const model::Version& cudnn, int cuda_major, model::Platform platform, const std::string& receipt_place);
 
+// `s` as a manifest name: every character other than letters, digits, '.', '_' and '-' becomes '-'.
+std::string safe_name(std::string s);
+
 }  // namespace core::detail

@@ -50,12 +50,6 @@ std::string toolkit_release(const WindowsTree& tree, const std::string& root) {
   return v && *v ? **v : "";
 }
 
-std::string safe_name(std::string s) {
-  for (char& c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '-';
-  return s;
-}
-
 // The Windows machine as capture sees it: its tree and the DLL search order of its PATH.
 struct WindowsMachine {
   WindowsTree tree;
@@ -215,7 +209,7 @@ util::Result<Capture> capture_windows(const WindowsDoctorOptions& o, const knowl
                  " NVIDIA published (knowledge base)";
   }
 
-  s.name = co.name.empty() ? safe_name("captured-windows-cudnn" + tree.three.text()) : co.name;
+  s.name = co.name.empty() ? detail::safe_name("captured-windows-cudnn" + tree.three.text()) : co.name;
   s.description = "Captured by stackpin capture from the Windows tree at " + o.root.string();
   s.header = {"Written by `stackpin capture --windows-root`: a Windows machine's GPU stack, for a teammate to reproduce",
               "with `stackpin apply --target windows` (or stage). Check it with `stackpin check`."};

@@ -3,7 +3,7 @@
 #include "gen/quote.hpp"
 
 #include "core/doctor/doctor_linux.hpp"
-#include "core/provision/activation.hpp"
+#include "core/layout/activation.hpp"
 
 namespace core {
 

@@ -1,7 +1,7 @@
 // The driver rule every doctor shares (driver_judgement.hpp).
 #include "doctor/driver_judgement.hpp"
 
-namespace core::doctor {
+namespace core::doctor_rules {
 
 using model::Severity;
 
@@ -42,4 +42,4 @@ DriverJudgement judge_driver(const knowledge::KnowledgeBase& kb, model::Os os, b
   return j;
 }
 
-}  // namespace core::doctor
+}  // namespace core::doctor_rules

@@ -10,7 +10,7 @@
 #include "model/finding.hpp"
 #include "model/version.hpp"
 
-namespace core::doctor {
+namespace core::doctor_rules {
 
 struct DriverJudgement {
   model::Severity severity = model::Severity::note;
@@ -22,4 +22,4 @@ struct DriverJudgement {
 DriverJudgement judge_driver(const knowledge::KnowledgeBase& kb, model::Os os, bool wsl, const model::Version& have,
                              const model::Version& cuda, const std::optional<model::Version>& pin);
 
-}  // namespace core::doctor
+}  // namespace core::doctor_rules

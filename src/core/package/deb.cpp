@@ -36,12 +36,12 @@
 #include <set>
 
 #include "core/archives/verify.hpp"
+#include "core/layout/layout_plan.hpp"
 #include "crypto/sha256.hpp"
 #include "gen/build_config.hpp"
 #include "gen/deb_control.hpp"
 #include "package/deb_parts.hpp"
 #include "probe/elf.hpp"
-#include "provision/layout_plan.hpp"
 #include "util/file_lock.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"

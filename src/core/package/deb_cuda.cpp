@@ -29,10 +29,10 @@
 #include <map>
 #include <set>
 
+#include "core/layout/layout_plan.hpp"
 #include "core/provision/stage.hpp"
 #include "knowledge/cuda_catalog.hpp"
 #include "package/deb_parts.hpp"
-#include "provision/layout_plan.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 

@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <set>
 
-#include "core/provision/activation.hpp"
+#include "core/layout/activation.hpp"
 #include "core/windows/windows_path_rule.hpp"
 #include "format/activation.hpp"
 #include "gen/activate_windows.hpp"

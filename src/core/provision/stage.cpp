@@ -12,7 +12,8 @@
 #include "core/provision/stage.hpp"
 
 #include "core/archives/verify.hpp"
-#include "core/provision/activation.hpp"
+#include "core/layout/activation.hpp"
+#include "core/layout/layout_plan.hpp"
 #include "crypto/sha256.hpp"
 #include "format/receipt.hpp"
 #include "gen/activate.hpp"
@@ -20,9 +21,8 @@
 #include "gen/build_config.hpp"
 #include "gen/quote.hpp"
 #include "knowledge/cuda_catalog.hpp"
-#include "probe/files_in_use.hpp"
 #include "provision/build_files.hpp"
-#include "provision/layout_plan.hpp"
+#include "provision/staging.hpp"
 #include "provision/state.hpp"
 #include "util/env.hpp"
 #include "util/file_io.hpp"
@@ -95,11 +95,6 @@ struct Activation {
   std::vector<std::pair<std::string, std::string>> files;  // name in .stackpin -> content
   std::string note;
 };
-
-const std::vector<std::string>& activation_names() {
-  static const std::vector<std::string> k_names{"activate.sh", "activate.ps1", "activate.cmd", "check-cudnn.ps1"};
-  return k_names;
-}
 
 Activation activation_for(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const model::Receipt& r) {
   Activation out;
@@ -261,15 +256,6 @@ struct StageRun {
   }
   bool have_archives() const {
     return std::all_of(units.begin(), units.end(), [](const Unit& u) { return u.archive.has_value(); });
-  }
-  // What the receipt of a staging says it holds, for messages: "cuDNN 9.1.0.70", "CUDA 12.4.1 (4 components)".
-  static std::string what(const model::Receipt& r) {
-    std::vector<std::string> parts;
-    if (!r.cudnn_version.empty()) parts.push_back("cuDNN " + r.cudnn_version);
-    if (!r.cuda_version.empty())
-      parts.push_back("CUDA " + r.cuda_version + " (" + std::to_string(r.cuda_archives.size()) + " component" +
-                      (r.cuda_archives.size() == 1 ? "" : "s") + ")");
-    return util::join(parts, " and ");
   }
 };
 
@@ -596,47 +582,6 @@ util::Result<Unpacked> unpack(StageRun& run) {
   return Unpacked{std::move(tmp), std::move(parts)};
 }
 
-// Windows does not let a file another program holds be moved or removed (a cuDNN DLL a running
-// Python has loaded, a .lib an IDE has open): such files are found before the first change, and
-// named with the programs that hold them, rather than met halfway through as a half-replaced tree.
-// `rels` are DEST-relative paths this run would move or remove.
-util::Status refuse_files_in_use(const fs::path& dest, const std::vector<std::string>& rels, const std::string& verb) {
-  std::vector<fs::path> paths;
-  std::map<fs::path, std::string> rel_of;
-  for (const auto& r : rels) {
-    fs::path rel = fs::path(r).make_preferred();
-    if (rel_of.emplace(dest / rel, rel.string()).second) paths.push_back(dest / rel);
-  }
-  auto held = probe::files_in_use(paths);
-  if (held.empty()) return {};
-  std::vector<std::string> files;
-  std::map<unsigned long, std::string> programs;
-  bool unnamed = false;
-  constexpr std::size_t shown = 8;
-  for (const auto& f : held) {
-    std::vector<std::string> by;
-    for (const auto& h : f.holders) {
-      by.push_back(h.process + " (pid " + std::to_string(h.pid) + ")");
-      programs.emplace(h.pid, by.back());
-    }
-    unnamed = unnamed || by.empty();
-    if (files.size() < shown)
-      files.push_back(rel_of[f.path] + ", held by " + (by.empty() ? "a program Windows did not name" : util::join(by, " and ")));
-  }
-  if (held.size() > shown) files.push_back("and " + std::to_string(held.size() - shown) + " more");
-  util::Error e(util::ErrorCode::conflict, "cannot " + verb + " " + dest.string() + ": " + std::to_string(held.size()) +
-                                               " file(s) there are in use, and Windows does not let a file in use be moved or removed: " +
-                                               util::join(files, "; ") + "; nothing was changed");
-  std::vector<std::string> names;
-  for (const auto& [pid, name] : programs) names.push_back(name);
-  if (!names.empty()) e.hints.push_back("close " + util::join(names, ", ") + ", then run stackpin again");
-  if (unnamed)
-    e.hints.push_back(
-        "close the programs that use CUDA or cuDNN from this folder (Python, Jupyter, an IDE, a training run), then run stackpin "
-        "again; Resource Monitor (resmon.exe, CPU tab, Associated Handles) shows which program holds a file");
-  return e;
-}
-
 // Another staging in this DEST is taken away first, restoring what it replaced.
 util::Status take_away(StageRun& run, const model::Receipt& previous) {
   std::error_code ec;
@@ -647,7 +592,7 @@ util::Status take_away(StageRun& run, const model::Receipt& previous) {
   if (!s) {
     fs::remove(run.dirs.journal(), ec);
     auto e = std::move(s).error();
-    e.message = "cannot replace the " + StageRun::what(previous) + " staged in " + run.dest.string() + ": " + e.message;
+    e.message = "cannot replace the " + detail::staged_what(previous) + " staged in " + run.dest.string() + ": " + e.message;
     return e;
   }
   fs::remove(run.dirs.receipt(), ec);
@@ -843,7 +788,7 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
     for (const auto& f : planned) moved.push_back(f.to);
     if (o.remove_stale && o.target == model::Target::windows)
       for (auto& rel : find_stale(run.dest, planned)) moved.push_back(std::move(rel));
-    if (auto s = refuse_files_in_use(run.dest, moved, "stage into"); !s) return refused(std::move(s).error());
+    if (auto s = detail::refuse_files_in_use(run.dest, moved, "stage into"); !s) return refused(std::move(s).error());
   }
   if (previous) SP_TRY(take_away(run, *previous));
   std::vector<std::string> stale = o.target == model::Target::windows ? find_stale(run.dest, planned) : std::vector<std::string>{};
@@ -868,139 +813,6 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
   fs::remove(run.dirs.journal(), ec);
   SP_TRY(write_own_files(run, *receipt, true));
   return run.report;
-}
-
-util::Result<model::Receipt> staged_receipt(const fs::path& dest_in) {
-  fs::path dest = util::io::absolute_path(dest_in);
-  SP_TRY_ASSIGN(auto r, detail::load_receipt(model::StateDir{dest}));
-  if (!r)
-    return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
-        .with_hint("stage the tree first: stackpin stage MANIFEST --target windows --dest " + gen::sh_quote(dest.string()));
-  return std::move(*r);
-}
-
-util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::UnstageReport& report) {
-  fs::path dest = util::io::absolute_path(o.dest);
-  report.dest = dest.string();
-  model::StateDir dirs{dest};
-  std::error_code ec;
-  if (!fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec)) {
-    // A stage killed before its journal existed leaves only .stackpin/ (the lock, an extraction
-    // directory): nothing was staged, but that is not to stay behind either.
-    if (fs::is_directory(dirs.root(), ec)) {
-      auto state = State::open(dest, o.on_lock_wait);
-      if (state && state->recover() && !fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec)) {
-        state->remove_root_if_only_the_lock();
-      }
-    }
-    if (!fs::exists(dirs.receipt(), ec) && !fs::exists(dirs.journal(), ec))
-      return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)")
-          .with_hint("unstage removes only what `stackpin stage` put there");
-  }
-  SP_TRY_ASSIGN(auto state, State::open(dest, o.on_lock_wait));
-  SP_TRY_ASSIGN(auto recovered, state.recover());
-  report.recovered = recovered;
-  SP_TRY_ASSIGN(auto receipt, state.read_receipt());
-  if (receipt) {
-    std::vector<std::string> removed;
-    for (const auto& f : receipt->files)
-      if (f.type != "removed") removed.push_back(f.path);
-    SP_TRY(refuse_files_in_use(dest, removed, "unstage from"));
-    SP_TRY_ASSIGN(auto journal, Journal::begin(dirs, "unstage", o.fault));
-    auto s = detail::remove_staged(dirs, *receipt, o.force, report.modified, report.removed, report.restored);
-    if (!s) {
-      journal.close();
-      if (!report.modified.empty()) fs::remove(dirs.journal(), ec);  // refused before touching anything
-      return std::move(s).error();
-    }
-    SP_TRY(journal.record("done"));
-    journal.close();
-    fs::remove(dirs.receipt(), ec);
-    fs::remove(dirs.journal(), ec);
-  }
-  // leave no trace: the activation scripts go with the staging, then .stackpin if only the lock is left
-  for (const auto& name : activation_names()) fs::remove(dirs.root() / name, ec);
-  state.remove_root_if_only_the_lock();
-  return report;
-}
-
-util::Result<model::StatusReport> status(const fs::path& dest_in) {
-  fs::path dest = util::io::absolute_path(dest_in);
-  model::StatusReport report;
-  auto& findings = report.findings;
-  report.dest = dest.string();
-  model::StateDir dirs{dest};
-  std::error_code ec;
-  if (fs::exists(dirs.journal(), ec)) {
-    report.pending = "an interrupted stage or unstage; the next stage/unstage finishes or rolls it back";
-    auto& f = model::add_finding(findings, "status.pending", model::Severity::warning, dirs.journal().string());
-    f.seen = report.pending;
-    f.fix = "run `stackpin stage` again (or `stackpin unstage`)";
-  }
-  if (!fs::exists(dirs.receipt(), ec)) {
-    util::Error e(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)");
-    // after a run killed before its commit there is no receipt yet, only its journal: say so
-    if (!report.pending.empty()) e.hints.push_back(".stackpin/journal is left by " + report.pending);
-    return e;
-  }
-  SP_TRY_ASSIGN(auto loaded, detail::load_receipt(dirs));
-  if (!loaded) return util::Error(util::ErrorCode::not_found, "nothing staged in " + dest.string() + " (no .stackpin/receipt.json)");
-  const auto& r = loaded;
-  report.cudnn_version = r->cudnn_version;
-  report.archive_file = r->archive_file;
-  report.cuda_version = r->cuda_version;
-  for (const auto& a : r->cuda_archives) report.cuda_components.push_back(a.component + " " + a.version);
-  report.target = r->target;
-  report.layout = r->layout;
-  std::uint64_t drift = 0;
-  for (const auto& f : r->files) {
-    if (f.type == "removed") continue;
-    ++report.files;
-    fs::path p = dest / f.path;
-    auto st = fs::symlink_status(p, ec);
-    struct {
-      std::string rule, seen, expected, fix;
-    } d;
-    if (!fs::exists(st)) {
-      d.rule = "status.missing";
-      d.seen = "missing";
-      d.expected = f.type == "symlink" ? "symlink to " + f.link : f.sha256;
-      d.fix = "restage with `stackpin stage` (it restores the receipt's files)";
-    } else if (f.type == "symlink") {
-      if (!fs::is_symlink(st)) {
-        d.rule = "status.type";
-        d.seen = "not a symlink";
-        d.expected = "symlink to " + f.link;
-      } else if (auto t = fs::read_symlink(p, ec).string(); t != f.link) {
-        d.rule = "status.modified";
-        d.seen = "symlink to " + t;
-        d.expected = "symlink to " + f.link;
-      }
-    } else if (!fs::is_regular_file(st)) {
-      d.rule = "status.type";
-      d.seen = fs::is_symlink(st) ? "a symlink" : "not a regular file";
-      d.expected = "the staged file";
-    } else {
-      auto h = crypto::hash_file(p);
-      std::string actual = h ? crypto::to_hex(h->digest) : "unreadable";
-      if (actual != f.sha256) {
-        d.rule = "status.modified";
-        d.seen = "sha256 " + actual + (h ? ", " + std::to_string(h->size) + " bytes" : "");
-        d.expected = "sha256 " + f.sha256 + ", " + std::to_string(f.size) + " bytes";
-      }
-    }
-    if (!d.rule.empty()) {
-      auto& x = model::add_finding(findings, d.rule, model::Severity::error, f.path);
-      x.seen = d.seen;
-      x.expected = d.expected;
-      x.fix = d.fix.empty() ? "something changed this file after staging; `stackpin stage --force` restages it" : d.fix;
-      ++drift;
-    }
-  }
-  auto& ok = model::add_finding(findings, "status.intact", drift ? model::Severity::note : model::Severity::ok, dest.string());
-  ok.seen = std::to_string(report.files - drift) + " of " + std::to_string(report.files) + " staged files match the receipt (" +
-            StageRun::what(*r) + (r->archive_file.empty() ? "" : ", " + r->archive_file) + ")";
-  return report;
 }
 
 }  // namespace core

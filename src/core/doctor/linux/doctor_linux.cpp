@@ -13,7 +13,7 @@
 
 namespace core {
 
-namespace doctor {
+namespace doctor_rules {
 
 using model::Severity;
 using model::Version;
@@ -54,8 +54,8 @@ std::string machine_platforms(const std::string& arch) {
 void judge_driver(Ctx& c, const Version& have, const std::string& have_text, const Version& cuda, const std::string& why,
                   const std::optional<model::Located<Version>>& pin) {
   bool wsl = c.r.wsl.wsl;
-  auto j = doctor::judge_driver(c.kb, wsl ? model::Os::windows : model::Os::linux, wsl, have, cuda,
-                                pin ? std::optional<Version>(pin->value) : std::nullopt);
+  auto j = doctor_rules::judge_driver(c.kb, wsl ? model::Os::windows : model::Os::linux, wsl, have, cuda,
+                                      pin ? std::optional<Version>(pin->value) : std::nullopt);
   auto& f = c.add("linux.driver", j.severity, "NVIDIA driver for " + why);
   f.seen = have_text;
   f.expected = j.expected;
@@ -364,7 +364,7 @@ void nvcc(Ctx& c) {
     }
 }
 
-}  // namespace doctor
+}  // namespace doctor_rules
 
 probe::MachineOptions linux_machine_options(const util::Env& env, const knowledge::KnowledgeBase& kb, const model::Manifest* manifest) {
   probe::MachineOptions o;
@@ -382,19 +382,19 @@ probe::MachineOptions linux_machine_options(const util::Env& env, const knowledg
 std::vector<model::Finding> doctor_linux(const model::MachineReport& report, const model::Manifest* manifest,
                                          const knowledge::KnowledgeBase& kb) {
   std::vector<model::Finding> out;
-  doctor::Ctx c{report, manifest, kb, out};
-  doctor::os(c);
-  doctor::wsl(c);
-  doctor::driver(c);
-  doctor::gpus(c);
-  doctor::toolkits(c);
-  doctor::toolkit_components(c);
-  doctor::nvcc(c);
-  doctor::cudnn_copies(c);
-  doctor::loader(c);
-  doctor::ld_library_path(c);
-  doctor::conda(c);
-  doctor::frameworks(c);
+  doctor_rules::Ctx c{report, manifest, kb, out};
+  doctor_rules::os(c);
+  doctor_rules::wsl(c);
+  doctor_rules::driver(c);
+  doctor_rules::gpus(c);
+  doctor_rules::toolkits(c);
+  doctor_rules::toolkit_components(c);
+  doctor_rules::nvcc(c);
+  doctor_rules::cudnn_copies(c);
+  doctor_rules::loader(c);
+  doctor_rules::ld_library_path(c);
+  doctor_rules::conda(c);
+  doctor_rules::frameworks(c);
   return out;
 }
 

@@ -6,7 +6,7 @@
 #include "core/doctor/doctor_linux.hpp"
 #include "doctor/linux/doctor_linux_rules.hpp"
 
-namespace core::doctor {
+namespace core::doctor_rules {
 
 using model::Severity;
 using model::Version;
@@ -233,4 +233,4 @@ void ld_library_path(Ctx& c) {
   }
 }
 
-}  // namespace core::doctor
+}  // namespace core::doctor_rules

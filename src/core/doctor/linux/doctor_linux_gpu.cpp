@@ -8,7 +8,7 @@
 #include "doctor/linux/doctor_linux_rules.hpp"
 #include "util/strings.hpp"
 
-namespace core::doctor {
+namespace core::doctor_rules {
 
 using model::Severity;
 using model::Version;
@@ -165,4 +165,4 @@ void gpus(Ctx& c) {
   }
 }
 
-}  // namespace core::doctor
+}  // namespace core::doctor_rules

@@ -3,7 +3,7 @@
 // (torch/lib, or the nvidia-cudnn wheel torch depends on) against the pin.
 #include "doctor/linux/doctor_linux_rules.hpp"
 
-namespace core::doctor {
+namespace core::doctor_rules {
 
 using model::Severity;
 using model::Version;
@@ -129,4 +129,4 @@ void frameworks(Ctx& c) {
   }
 }
 
-}  // namespace core::doctor
+}  // namespace core::doctor_rules

@@ -9,7 +9,7 @@
 #include "model/machine.hpp"
 #include "model/manifest.hpp"
 
-namespace core::doctor {
+namespace core::doctor_rules {
 
 struct Ctx {
   const model::MachineReport& r;
@@ -47,4 +47,4 @@ void cudnn_copies(Ctx& c);
 void loader(Ctx& c);
 void ld_library_path(Ctx& c);
 
-}  // namespace core::doctor
+}  // namespace core::doctor_rules

@@ -93,7 +93,7 @@ void driver(Ctx& c, const std::string& version, const model::Manifest* m) {
   }
   std::optional<model::Located<model::Version>> pin;
   if (m && m->driver) pin = m->driver->windows;
-  auto j = doctor::judge_driver(c.kb, model::Os::windows, false, *have, *c.cuda, pin ? std::optional(pin->value) : std::nullopt);
+  auto j = doctor_rules::judge_driver(c.kb, model::Os::windows, false, *have, *c.cuda, pin ? std::optional(pin->value) : std::nullopt);
   auto& f = c.add("windows.driver", j.severity, "NVIDIA driver for the manifest's CUDA " + c.cuda->text());
   f.seen = have_text;
   f.expected = j.expected;

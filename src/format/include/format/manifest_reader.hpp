@@ -15,7 +15,8 @@ namespace format {
 // syntax of each key is judged here; whether the stack makes sense is `check`'s job.
 util::Result<model::Manifest> parse_manifest(std::string_view text, const std::string& path);
 
-// Reads and parses a manifest file. Errors: those of parse_manifest, not_found, io.
-util::Result<model::Manifest> load_manifest(const std::filesystem::path& path);
+// Reads and parses a manifest file; `bytes`, when given, receives what was read (the manifest's
+// SHA-256 is taken of exactly those bytes). Errors: those of parse_manifest, not_found, io.
+util::Result<model::Manifest> load_manifest(const std::filesystem::path& path, std::string* bytes = nullptr);
 
 }  // namespace format

@@ -13,6 +13,11 @@
 
 namespace gen {
 
+// A path, platform, image reference, tag, name or label that needs no quoting anywhere a generator
+// writes one (shells, YAML, HCL and JSON values, cache entries' comma-separated key=value lists):
+// only ASCII letters and digits and . _ - / : @, and not empty.
+bool plain_reference(std::string_view s);
+
 // 'it'\''s' : safe for any byte string.
 std::string sh_quote(std::string_view s);
 // 'it''s' : safe for any string (no expansion of $ or `); the typographic single quotes that

@@ -122,6 +122,7 @@ struct GpuPins {
 struct Manifest {
   std::string path;                // the file it was read from ("<stdin>" or a test name otherwise)
   std::vector<std::string> lines;  // the file's lines, for excerpts in findings and errors
+  std::string sha256;              // of the bytes it was parsed from (core::load_manifest); "" when not known
   Located<int> schema;
   Located<std::string> name;
   std::optional<Located<std::string>> description;

@@ -90,7 +90,7 @@ struct LoadedManifest {
   model::Manifest manifest;
   std::optional<model::Lock> lock;  // the lock it was taken with
 };
-// Reads the manifest and applies the choice. Errors: those of format::load_manifest,
+// Reads the manifest (its sha256 taken of the bytes parsed) and applies the choice. Errors: those of format::load_manifest,
 // format::load_lock and apply_lock.
 util::Result<LoadedManifest> load_manifest(const std::string& path, const LockChoice& choice, const knowledge::KnowledgeBase& kb);
 

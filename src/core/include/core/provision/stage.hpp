@@ -1,11 +1,13 @@
 #pragma once
-// Area core/provision: putting a verified stack onto a machine or a tree. layout_plan.cpp maps an
-// archive onto a target's layout, state.cpp keeps DEST/.stackpin (lock, journal, receipt),
-// stage.cpp moves files in and out all or nothing, build_files.cpp writes the CMake and pkg-config
-// files, activation.hpp derives what the activation scripts need, apply.hpp runs every step.
+// Area core/provision: putting a verified stack onto a machine or a tree, above core/archives and
+// core/layout (docs/architecture.md gives the order of the areas). state.cpp keeps DEST/.stackpin
+// (lock, journal, receipt); stage.cpp, unstage.cpp and status.cpp are the three commands, sharing
+// staging.cpp; build_files.cpp writes the CMake and pkg-config files; activate.hpp makes a staged
+// tree the one programs use.
 //
-// `stackpin stage`, `unstage` and `status`: put a verified cuDNN archive's files where a target
-// needs them, all or nothing, and take exactly those files away again.
+// `stackpin stage`, `unstage` and `status`: put the verified archives' files (cuDNN's and the
+// `[cuda] components`') where a target needs them, all or nothing, and take exactly those files
+// away again.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -39,7 +41,7 @@ struct StageOptions {
   std::function<void(int)> fault;  // tests: called before every journal record with its number
 };
 
-// Stages the manifest's archive for the target into DEST (see model/contracts.hpp). Reads the
+// Stages the manifest's archives (cuDNN's and the toolkit components') for the target into DEST (see model/contracts.hpp). Reads the
 // archive once, extracts it into DEST/.stackpin/tmp-*, checks size and SHA-256 against the pin
 // and the files against the knowledge base's layout for this cuDNN version, then moves the files
 // into place under a journal, keeps what they replace in DEST/.stackpin/backup/ and writes the

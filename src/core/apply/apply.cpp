@@ -5,9 +5,9 @@
 // the activation script would (the staged lib64 first on LD_LIBRARY_PATH) and only what apply put
 // in place can fail the run: apply does not install toolkits or drivers, so findings about those
 // become the "remaining" list rather than a failure of a provisioning that did its part.
-#include "core/provision/apply.hpp"
+#include "core/apply/apply.hpp"
 
-#include "core/provision/activation.hpp"
+#include "core/layout/activation.hpp"
 #include "gen/quote.hpp"
 
 #include <map>

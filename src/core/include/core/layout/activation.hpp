@@ -1,5 +1,6 @@
 #pragma once
-// What the activation scripts need, derived once from a manifest and the knowledge base.
+// Area core/layout (layout_plan.hpp): what the activation scripts need, derived once from a
+// manifest and the knowledge base.
 #include "gen/activate.hpp"
 #include "gen/activate_windows.hpp"
 #include "knowledge/knowledge_base.hpp"

@@ -1,4 +1,7 @@
 #pragma once
+// Area core/apply, the top of core: it orchestrates the others (archives, provision, package,
+// doctor, convtest) and nothing in core includes it.
+//
 // `stackpin apply`: provision a machine from a manifest in one command: the archive (from a
 // folder, the cache or the network), verified; staged (or packaged and installed for
 // layout = "deb"); the activation scripts; then doctor and, where a GPU exists, the conv test.

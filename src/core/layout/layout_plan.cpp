@@ -6,7 +6,7 @@
 // seeds). Targets then decide where each directory goes: Linux renames lib/ to lib64/ and keeps
 // the so-name symlink chain; a Windows prefix keeps NVIDIA's layout; a CUDA merge puts DLLs in
 // the toolkit's bin\ (bin\x64\ from CUDA 13), import libraries in lib\x64\ and headers in include\.
-#include "provision/layout_plan.hpp"
+#include "core/layout/layout_plan.hpp"
 
 #include <algorithm>
 #include <functional>

@@ -1,5 +1,5 @@
 // What the activation scripts need from a manifest and a staged DEST: the Windows DLL list, prefixes, the PATH rule.
-#include "core/provision/activation.hpp"
+#include "core/layout/activation.hpp"
 
 #include <algorithm>
 

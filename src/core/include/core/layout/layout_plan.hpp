@@ -1,5 +1,8 @@
 #pragma once
-// Maps an extracted NVIDIA archive's entries onto a target's layout (layout_plan.cpp).
+// Area core/layout: what a target's tree looks like, for every area that writes or judges one
+// (provision, package, doctor sit above it). layout_plan.cpp maps an extracted NVIDIA archive's
+// entries onto a target's layout; activation.hpp derives where a tree's libraries are for the
+// activation scripts.
 #include <filesystem>
 #include <string>
 #include <vector>
