@@ -117,7 +117,7 @@ TEST(CliApply, DryRunDownloadsAndWritesNothing) {
   World w;
   auto r = w.apply({"--dry-run"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("plan"), std::string::npos);
+  EXPECT_NE(r.out.find("plan"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(w.server.url(k_path)), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("nothing changed"), std::string::npos) << r.out;
   EXPECT_TRUE(w.server.requests().empty());
@@ -214,7 +214,7 @@ TEST(CliApply, WindowsTreeIsStagedAndTheRestIsLeftForTheWindowsMachine) {
   // the windows target needs DEST
   auto no_dest = stackpin({"apply", (dir.path() / "win.toml").string(), "--target", "windows"}, env);
   EXPECT_EQ(no_dest.exit_code, 2) << no_dest.err;
-  EXPECT_NE(no_dest.err.find("--dest is required"), std::string::npos);
+  EXPECT_NE(no_dest.err.find("--dest is required"), std::string::npos) << no_dest.err;
 }
 
 // The toolkit with cuDNN: cuDNN's archive in --archives, the components fetched from the loopback

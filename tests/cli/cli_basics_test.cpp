@@ -11,8 +11,8 @@ using testing_support::stackpin;
 TEST(CliBasics, HelpListsCommandsAndExitCodes) {
   auto r = stackpin({"--help"});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("check"), std::string::npos);
-  EXPECT_NE(r.out.find("Exit codes"), std::string::npos);
+  EXPECT_NE(r.out.find("check"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Exit codes"), std::string::npos) << r.out;
 }
 
 TEST(CliBasics, VersionNamesTheKnowledge) {
@@ -20,13 +20,13 @@ TEST(CliBasics, VersionNamesTheKnowledge) {
   EXPECT_EQ(r.exit_code, 0);
   // The version is the project's (CMakeLists.txt), passed to the test as it is to the binary.
   EXPECT_EQ(r.out.rfind(std::string("stackpin ") + testing_support::project_version() + " (knowledge: ", 0), 0u) << r.out;
-  EXPECT_NE(r.out.find("cuDNN archives"), std::string::npos);
+  EXPECT_NE(r.out.find("cuDNN archives"), std::string::npos) << r.out;
 }
 
 TEST(CliBasics, NoCommandIsAUsageError) {
   auto r = stackpin({});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("--help"), std::string::npos);
+  EXPECT_NE(r.err.find("--help"), std::string::npos) << r.err;
 }
 
 TEST(CliBasics, UnknownCommandOrOptionIsAUsageError) {
@@ -40,6 +40,6 @@ TEST(CliBasics, RunsInProcess) {
   util::MapEnv env;
   cli::Io io{out, err, env};
   EXPECT_EQ(cli::run({"--version"}, io), 0);
-  EXPECT_NE(out.str().find("stackpin"), std::string::npos);
+  EXPECT_NE(out.str().find("stackpin"), std::string::npos) << out.str();
   EXPECT_EQ(cli::run({"check"}, io), 2);
 }

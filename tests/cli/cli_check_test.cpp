@@ -121,5 +121,5 @@ TEST(CliCheck, JsonErrorFindingIsNotOk) {
 
 TEST(CliCheck, NoColorWhenNotATerminal) {
   auto r = stackpin({"check", example("cu121-cudnn895-torch21.toml")});
-  EXPECT_EQ(r.out.find("\033["), std::string::npos);
+  EXPECT_EQ(r.out.find("\033["), std::string::npos) << r.out;
 }

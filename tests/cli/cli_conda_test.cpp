@@ -61,7 +61,7 @@ TEST(CliConda, ToStdoutWithTheManifestsHash) {
   EXPECT_NE(r.out.find("\n      - torch==2.1.0+cu121\n"), std::string::npos) << r.out;
   // the decisions a user should read go to stderr, never into the YAML on stdout
   EXPECT_NE(r.err.find("note: the conda environment gets cuDNN 8.9.7.29"), std::string::npos) << r.err;
-  EXPECT_EQ(r.out.find("note:"), std::string::npos);
+  EXPECT_EQ(r.out.find("note:"), std::string::npos) << r.out;
 }
 
 TEST(CliConda, ToAFile) {

@@ -54,7 +54,8 @@ TEST(CliConvtest, AllAlgorithmsPassOnTheDoubles) {
   EXPECT_EQ(rep["runtime_version"], "12.8");
   EXPECT_EQ(rep["gpus"][0]["name"], "stackpin test double GPU");
   EXPECT_EQ(rep["gpus"][0]["compute_capability"], "8.0");
-  EXPECT_NE(rep["cudnn"]["path"].get<std::string>().find("cuda12-cudnn9/libcudnn.so.9"), std::string::npos);
+  EXPECT_NE(rep["cudnn"]["path"].get<std::string>().find("cuda12-cudnn9/libcudnn.so.9"), std::string::npos)
+      << rep["cudnn"]["path"].get<std::string>();
   std::set<std::string> ops, types;
   std::set<int> algos;
   for (const auto& c : rep["cases"]) {
@@ -116,7 +117,8 @@ TEST(CliConvtest, NoGpuIsExitThreeWithTheReason) {
   auto r = run_with_doubles({"--json"}, {"STACKPIN_FAKE_CUDA_DEVICES=0"});
   EXPECT_EQ(r.exit_code, 3) << r.out;
   auto j = json::parse(r.out);
-  EXPECT_NE(j["report"]["nothing_to_run"].get<std::string>().find("no CUDA-capable GPU"), std::string::npos);
+  EXPECT_NE(j["report"]["nothing_to_run"].get<std::string>().find("no CUDA-capable GPU"), std::string::npos)
+      << j["report"]["nothing_to_run"].get<std::string>();
   auto d = run_with_doubles({}, {"STACKPIN_FAKE_CUDA_DRIVER=0"});
   EXPECT_EQ(d.exit_code, 3);
   EXPECT_NE(d.out.find("driver is missing"), std::string::npos) << d.out;
@@ -221,7 +223,8 @@ TEST(CliConvtestFramework, ReportsTheCudnnTheFrameworkReallyLoaded) {
   EXPECT_EQ(fw["cudnn_version"], "8.9.7");
   EXPECT_TRUE(fw["ran"].get<bool>());
   ASSERT_FALSE(fw["loaded_cudnn"].empty());
-  EXPECT_NE(fw["loaded_cudnn"][0].get<std::string>().find("cudnn8/libcudnn.so.8"), std::string::npos);
+  EXPECT_NE(fw["loaded_cudnn"][0].get<std::string>().find("cudnn8/libcudnn.so.8"), std::string::npos)
+      << fw["loaded_cudnn"][0].get<std::string>();
   EXPECT_TRUE(has(j["findings"], "convtest.framework-cudnn", "warning", "brings its own cuDNN")) << j["findings"].dump(1);
   EXPECT_TRUE(has(j["findings"], "convtest.framework-conv", "ok"));
 }

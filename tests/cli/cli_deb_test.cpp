@@ -77,7 +77,7 @@ TEST(DebCli, BuildsARuntimeAndADevPackageThatDpkgDebReads) {
   auto r = s.deb();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("stackpin-libcudnn9-cuda-12 9.1.0.70-1+cuda12 amd64 (runtime"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("sudo dpkg -i"), std::string::npos);
+  EXPECT_NE(r.out.find("sudo dpkg -i"), std::string::npos) << r.out;
   ASSERT_TRUE(fs::exists(s.runtime()));
   ASSERT_TRUE(fs::exists(s.dev()));
 
@@ -88,8 +88,8 @@ TEST(DebCli, BuildsARuntimeAndADevPackageThatDpkgDebReads) {
   EXPECT_EQ(depends.rfind("libc6 (>= 2.", 0), 0u) << depends;
   EXPECT_EQ(depends.find("libstdc++"), std::string::npos) << depends;
   EXPECT_EQ(field(s.runtime(), "Recommends"), "cuda-cudart-12-4 | libcudart12, libcublas-12-4 | libcublaslt12");
-  EXPECT_NE(field(s.runtime(), "Conflicts").find("libcudnn9-cuda-12"), std::string::npos);
-  EXPECT_NE(field(s.runtime(), "Replaces").find("libcudnn9-cuda-12"), std::string::npos);
+  EXPECT_NE(field(s.runtime(), "Conflicts").find("libcudnn9-cuda-12"), std::string::npos) << field(s.runtime(), "Conflicts");
+  EXPECT_NE(field(s.runtime(), "Replaces").find("libcudnn9-cuda-12"), std::string::npos) << field(s.runtime(), "Replaces");
   EXPECT_EQ(field(s.runtime(), "Provides"), "libcudnn9-cuda-12 (= 9.1.0.70-1), stackpin-libcudnn9");
   EXPECT_EQ(field(s.dev(), "Depends"), "stackpin-libcudnn9-cuda-12 (= 9.1.0.70-1+cuda12)");
 
@@ -120,7 +120,7 @@ TEST(DebCli, BuildsARuntimeAndADevPackageThatDpkgDebReads) {
   s.dir.write("md5sums", md5.out);
   auto check = run_process({testing_support::tool_path("md5sum"), "-c", (s.dir.path() / "md5sums").string()}, {}, x);
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
-  EXPECT_NE(md5.out.find("usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.0"), std::string::npos);
+  EXPECT_NE(md5.out.find("usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.0"), std::string::npos) << md5.out;
 }
 
 TEST(DebCli, LintianFindsNothingUnexplained) {
@@ -182,7 +182,7 @@ TEST(DebCli, SameArchiveAndManifestGiveTheSameBytes) {
   EXPECT_EQ(testing_support::read_text(s.runtime()), sde1);
   if (testing_support::have_tool("dpkg-deb")) {
     auto r = run_process({testing_support::tool_path("dpkg-deb"), "--contents", s.runtime().string()});
-    EXPECT_NE(r.out.find("root/root"), std::string::npos);
+    EXPECT_NE(r.out.find("root/root"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("2023-11-14 22:13"), std::string::npos) << r.out;
   }
 }
@@ -357,8 +357,8 @@ TEST(DebCli, JsonReportListsBothPackages) {
   auto r = s.deb({"--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"command\": \"deb\""), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\"role\": \"runtime\""), std::string::npos);
-  EXPECT_NE(r.out.find("\"role\": \"dev\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"role\": \"runtime\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"role\": \"dev\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"libcudnn_ops.so.9\""), std::string::npos) << "SONAMEs are reported";
   EXPECT_TRUE(r.err.empty()) << r.err;
 }

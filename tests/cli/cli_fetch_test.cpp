@@ -112,7 +112,7 @@ TEST(CliFetch, NotFoundExitsOneWithoutRetrying) {
   auto j = json::parse(r.out);
   EXPECT_EQ(j["ok"], false);
   EXPECT_EQ(j["error"]["code"], "not_found");
-  EXPECT_NE(j["error"]["message"].get<std::string>().find("HTTP 404"), std::string::npos);
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("HTTP 404"), std::string::npos) << j["error"]["message"].get<std::string>();
   EXPECT_EQ(j["findings"][0]["rule"], "fetch.not_found");
   EXPECT_EQ(w.server.requests().size(), 1u);
 }

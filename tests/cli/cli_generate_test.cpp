@@ -18,7 +18,7 @@ TEST(CliGenerate, ActivateToStdoutAndToAFile) {
   auto w = stackpin({"generate", "activate", example("cu124-cudnn91-torch25-docker.toml"), "--prefix", "/opt/cudnn", "-o", out.string()});
   EXPECT_EQ(w.exit_code, 0) << w.err;
   EXPECT_TRUE(w.out.empty());
-  EXPECT_NE(testing_support::read_text(out).find("stackpin_cudnn_root='/opt/cudnn'"), std::string::npos);
+  EXPECT_NE(testing_support::read_text(out).find("stackpin_cudnn_root='/opt/cudnn'"), std::string::npos) << testing_support::read_text(out);
 }
 
 TEST(CliGenerate, UsageAndMissingPrefix) {
@@ -36,7 +36,7 @@ TEST(CliGenerate, UsageAndMissingPrefix) {
 TEST(CliGenerate, Ldconfig) {
   auto r = stackpin({"generate", "ldconfig", example("cu124-cudnn91-torch25-docker.toml")});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("/usr/local/cudnn-9.1.0/lib64\n"), std::string::npos);
+  EXPECT_NE(r.out.find("/usr/local/cudnn-9.1.0/lib64\n"), std::string::npos) << r.out;
   auto bad = stackpin({"generate", "ldconfig", example("cu124-cudnn91-torch25-docker.toml"), "--prefix", "/opt/with space"});
   EXPECT_EQ(bad.exit_code, 1);
 }
@@ -45,7 +45,7 @@ TEST(CliGenerate, WindowsScriptsFollowTheLayout) {
   // cuda-merge: the CUDA root's bin (the second seed's stack)
   auto r = stackpin({"generate", "activate", "--shell", "powershell", example("cu121-cudnn895-torch21.toml")});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("$CudnnBin = 'C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.1\\bin'"), std::string::npos);
+  EXPECT_NE(r.out.find("$CudnnBin = 'C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.1\\bin'"), std::string::npos) << r.out;
   // CUDA 13 keeps DLLs in bin\x64; the isolated cuDNN 9.13 keeps its own in bin
   auto c = stackpin({"generate", "activate", "--shell", "cmd", example("cu130-cudnn913.toml")});
   EXPECT_EQ(c.exit_code, 0) << c.err;
@@ -69,7 +69,7 @@ TEST(CliGenerate, WindowsScriptsHonourPrefix) {
   }
   auto chk = stackpin({"generate", "windows-check", "--prefix", prefix, example("cu118-cudnn880-win.toml")});
   EXPECT_EQ(chk.exit_code, 0) << chk.err;
-  EXPECT_NE(chk.out.find("$CudnnBin = 'D:\\Users\\Jos\xC3\xA9 O''Brien\\cudnn v8\\bin'"), std::string::npos);
+  EXPECT_NE(chk.out.find("$CudnnBin = 'D:\\Users\\Jos\xC3\xA9 O''Brien\\cudnn v8\\bin'"), std::string::npos) << chk.out;
   EXPECT_NE(chk.err.find("without --dest"), std::string::npos) << chk.err;
   // a prefix that cannot be a PATH entry, or is not a Windows path
   for (const std::string bad : {"D:\\a;b", "relative\\dir", "/opt/cudnn"}) {

@@ -51,12 +51,12 @@ TEST(CliLock, StageWithTheLockGivesTheSameReceiptAsWithout) {
   Stack s;
   auto lock = stackpin({"lock", s.manifest.string()});
   ASSERT_EQ(lock.exit_code, 0) << lock.err;
-  EXPECT_NE(lock.out.find("locked"), std::string::npos);
+  EXPECT_NE(lock.out.find("locked"), std::string::npos) << lock.out;
   ASSERT_TRUE(fs::exists(s.dir.path() / "m.lock"));
-  EXPECT_NE(read(s.dir.path() / "m.lock").find("manifest = \"m.toml\""), std::string::npos);
+  EXPECT_NE(read(s.dir.path() / "m.lock").find("manifest = \"m.toml\""), std::string::npos) << read(s.dir.path() / "m.lock");
   auto again = stackpin({"lock", s.manifest.string()});
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_NE(again.out.find("unchanged"), std::string::npos);
+  EXPECT_NE(again.out.find("unchanged"), std::string::npos) << again.out;
 
   fs::path plain = s.dir.path() / "plain", locked = s.dir.path() / "locked";
   auto a = stackpin({"stage", s.manifest.string(), "--archives", s.archives.string(), "--target", "linux", "--dest", plain.string()});
@@ -150,8 +150,8 @@ TEST(CliLock, RedistribPinsAReleaseNewerThanTheKnowledgeBase) {
   auto with = stackpin({"lock", m.string(), "--redistrib", file.string()});
   ASSERT_EQ(with.exit_code, 0) << with.err;
   std::string lock = read(dir.path() / "stack.lock");
-  EXPECT_NE(lock.find("sha256 = \"21fad1b3a8a3db018868184b2082bd492633ae5101752432d655782bd108b19e\""), std::string::npos);
-  EXPECT_NE(lock.find("NVIDIA redistrib_9.12.0.json (released 2025-08-07)"), std::string::npos);
+  EXPECT_NE(lock.find("sha256 = \"21fad1b3a8a3db018868184b2082bd492633ae5101752432d655782bd108b19e\""), std::string::npos) << lock;
+  EXPECT_NE(lock.find("NVIDIA redistrib_9.12.0.json (released 2025-08-07)"), std::string::npos) << lock;
   // the redistrib file is needed once: re-locking and --check keep the pins it gave
   auto relock = stackpin({"lock", m.string()});
   ASSERT_EQ(relock.exit_code, 0) << relock.err;
@@ -220,5 +220,5 @@ TEST(CliLock, PinsToolkitComponentsAndTakesNvidiasCudaFile) {
   EXPECT_EQ(read(dir.path() / "toolkit.lock"), lock);
   auto json = stackpin({"lock", "--check", m.string(), "--json"});
   EXPECT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_NE(json.out.find("\"cuda_archives\""), std::string::npos);
+  EXPECT_NE(json.out.find("\"cuda_archives\""), std::string::npos) << json.out;
 }

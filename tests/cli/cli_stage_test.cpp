@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -426,30 +427,76 @@ TEST(CliStageCrash, UnstageKilledAtEveryJournalRecordIsFinishedByTheNextOne) {
 
 // ---- SIGKILL at random moments -------------------------------------------------------------------
 
+// A moment of a stage run, as its progress shows it in DEST: the extraction holds `files` files
+// under .stackpin/tmp-*, or the journal holds `records` records. The kills land there, whatever
+// the machine's speed, instead of after a time measured on a first run.
+struct Moment {
+  std::size_t files = 0;    // > 0: during the extraction
+  std::size_t records = 0;  // > 0: once the journal has this many records
+  std::string text() const {
+    return files ? "with " + std::to_string(files) + " file(s) extracted" : "at journal record " + std::to_string(records);
+  }
+};
+
+bool reached(const fs::path& dest, const Moment& m) {
+  std::error_code ec;
+  const fs::path state = dest / ".stackpin";
+  if (m.files) {
+    std::size_t n = 0;
+    for (fs::directory_iterator d(state, ec), end; !ec && d != end; d.increment(ec))
+      if (d->path().filename().string().rfind("tmp-", 0) == 0)
+        for (fs::recursive_directory_iterator f(d->path(), ec), fend; !ec && f != fend; f.increment(ec))
+          if (f->is_regular_file(ec)) ++n;
+    return n >= m.files;
+  }
+  std::ifstream in(state / "journal", std::ios::binary);
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  return lines >= m.records;
+}
+
+// Kills `p` with SIGKILL once the run reaches `m` in `dest`; a run that ends first is left alone.
+// The run's own progress is polled (every 100 us): nothing waits a fixed time.
+void kill_at(testing_support::Process& p, const fs::path& dest, const Moment& m) {
+  while (p.running()) {
+    if (reached(dest, m)) {
+      p.kill(SIGKILL);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+// A random moment of a run that stages `files` files: a third during the extraction, the rest in
+// the journal (about two records a file, and a few of its own).
+Moment random_moment(std::mt19937& rng, std::size_t files) {
+  Moment m;
+  if (std::uniform_int_distribution<int>(0, 2)(rng) == 0)
+    m.files = std::uniform_int_distribution<std::size_t>(1, files)(rng);
+  else
+    m.records = std::uniform_int_distribution<std::size_t>(1, 2 * files + 6)(rng);
+  return m;
+}
+
 TEST(CliStageCrash, SigkillAtRandomMomentsThenStageSucceeds) {
   World w(k_linux, "isolated", 2u << 20);  // 13 files of 2 MiB: the kill lands in the extraction too
   ScratchDir work;
   auto ref = work.path() / "reference";
-  auto t0 = std::chrono::steady_clock::now();
   auto clean = stackpin(w.stage(ref));
-  auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
   ASSERT_EQ(clean.exit_code, 0) << show(clean);
   const Tree reference = staged_tree(ref);
   unsigned seed = testing_support::test_seed();
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<long> delay(0, took.count() * 11 / 10);
   // At least six kills, and on until two have landed mid-run (the killed run had changed DEST but
   // not finished); a run killed before it touched DEST proves nothing about recovery.
   int mid_run = 0;
   for (int i = 0; i < 16 && (i < 6 || mid_run < 2); ++i) {
-    long us = delay(rng);
-    SCOPED_TRACE("seed " + std::to_string(seed) + ", kill after " + std::to_string(us) + " us of a " + std::to_string(took.count()) +
-                 " us run");
+    Moment moment = random_moment(rng, reference.size());
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", killed " + moment.text());
     auto dest = work.path() / ("k" + std::to_string(i));
     {
       testing_support::Process p(argv(w.stage(dest)));
-      std::this_thread::sleep_for(std::chrono::microseconds(us));
-      p.kill(SIGKILL);
+      kill_at(p, dest, moment);
       auto r = p.wait();
       EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 128 + SIGKILL) << show(r);
       if (r.exit_code == 128 + SIGKILL && fs::exists(dest) && testing_support::snapshot(dest) != Tree{}) ++mid_run;
@@ -472,25 +519,21 @@ TEST(CliStageCrash, SigkillDuringACudaMergeThenUnstageRestoresTheOriginal) {
   const Tree original = testing_support::snapshot(original_dir);
   auto ref = work.path() / "reference";
   make_fake_cuda_root(ref);
-  auto t0 = std::chrono::steady_clock::now();
   auto clean = stackpin(w.stage(ref, {"--remove-stale"}));
-  auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
   ASSERT_EQ(clean.exit_code, 0) << show(clean);
+  const std::size_t staged = staged_tree(ref).size();
   unsigned seed = testing_support::test_seed();
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<long> delay(0, took.count() * 11 / 10);
   // On until a kill has landed mid-run: the toolkit tree changed, then restored by unstage.
   int mid_run = 0;
   for (int i = 0; i < 16 && (i < 4 || mid_run < 1); ++i) {
-    long us = delay(rng);
-    SCOPED_TRACE("seed " + std::to_string(seed) + ", kill after " + std::to_string(us) + " us of a " + std::to_string(took.count()) +
-                 " us run");
+    Moment moment = random_moment(rng, staged);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", killed " + moment.text());
     auto dest = work.path() / ("k" + std::to_string(i));
     make_fake_cuda_root(dest);
     {
       testing_support::Process p(argv(w.stage(dest, {"--remove-stale"})));
-      std::this_thread::sleep_for(std::chrono::microseconds(us));
-      p.kill(SIGKILL);
+      kill_at(p, dest, moment);
       auto r = p.wait();
       if (r.exit_code == 128 + SIGKILL && testing_support::snapshot(dest) != original) ++mid_run;
     }

@@ -281,16 +281,16 @@ TEST(CliStageToolkit, StagesTheWindowsToolkitInTheInstallersLayout) {
     first += ")";
     auto ps1 = slurp(dest / ".stackpin/activate.ps1");
     EXPECT_NE(ps1.find("$CudaPath = '" + root + "'\n"), std::string::npos) << ps1;
-    EXPECT_NE(ps1.find("$CudaPathVar = '" + var + "'\n"), std::string::npos);
+    EXPECT_NE(ps1.find("$CudaPathVar = '" + var + "'\n"), std::string::npos) << ps1;
     EXPECT_NE(ps1.find("$FirstDirs = " + first + "\n"), std::string::npos) << ps1.substr(0, 2000);
     auto cmd = slurp(dest / ".stackpin/activate.cmd");
     EXPECT_NE(cmd.find("set \"CUDA_PATH=" + root + "\"\r\n"), std::string::npos) << cmd;
-    EXPECT_NE(cmd.find("set \"" + var + "=" + root + "\"\r\n"), std::string::npos);
+    EXPECT_NE(cmd.find("set \"" + var + "=" + root + "\"\r\n"), std::string::npos) << cmd;
     EXPECT_EQ(cmd.find("CUDNN_PATH") != std::string::npos, c.cudnn) << "CUDNN_PATH only where the tree holds cuDNN";
     for (const auto& b : c.bins) EXPECT_NE(cmd.find("set \"STACKPIN_DIR=" + root + "\\" + b + "\"\r\n"), std::string::npos) << b;
     auto check = slurp(dest / ".stackpin/check-cudnn.ps1");
-    EXPECT_NE(check.find("$ToolkitHere = $true"), std::string::npos);
-    EXPECT_NE(check.find("$CudaBins = " + first), std::string::npos);
+    EXPECT_NE(check.find("$ToolkitHere = $true"), std::string::npos) << check;
+    EXPECT_NE(check.find("$CudaBins = " + first), std::string::npos) << check;
     EXPECT_NE(check.find("lib\\x64\\cudart.lib"), std::string::npos) << "the check script hashes every staged file";
 
     auto again = stackpin({"stage", (dir.path() / "stack.toml").string(), "--archives", (dir.path() / "archives").string(), "--target",

@@ -112,7 +112,7 @@ TEST_F(ToolkitBuild, TheStagedNvccCompilesAndLinksAgainstTheStagedCudartAndCudnn
   fs::path dest = stage(work.path());
   ASSERT_TRUE(fs::exists(dest / "bin" / "nvcc"));
   EXPECT_TRUE(fs::exists(dest / "nvvm" / "libdevice"));
-  EXPECT_NE(slurp(dest / "version.json").find("\"libnvvm\" : {"), std::string::npos);
+  EXPECT_NE(slurp(dest / "version.json").find("\"libnvvm\" : {"), std::string::npos) << slurp(dest / "version.json");
   testing_support::write_file(work.path() / "t.cu", k_program);
   // nothing from /usr/local/cuda on the way: the staged nvcc finds its own include/, lib64/ and nvvm/
   std::vector<std::string> env{"PATH=" + (dest / "bin").string() + ":/usr/bin:/bin", "LD_LIBRARY_PATH=" + (dest / "lib64").string()};
@@ -198,16 +198,16 @@ TEST_F(ToolkitBuild, DebPackagesGiveACudaHomeWhoseNvccBuildsAgainstThePackagedCu
   // libraries are not executable; the tools are
   EXPECT_EQ(fs::status(lib / "libcudart.so.13").permissions() & fs::perms::owner_exec, fs::perms::none);
   EXPECT_NE(fs::status(home / "bin" / "nvcc").permissions() & fs::perms::owner_exec, fs::perms::none);
-  EXPECT_NE(slurp(home / "version.json").find("\"cuda_cudart\""), std::string::npos);
+  EXPECT_NE(slurp(home / "version.json").find("\"cuda_cudart\""), std::string::npos) << slurp(home / "version.json");
 
   auto field = [&](const std::string& deb, const std::string& name) {
     auto f = testing_support::run_process({testing_support::tool_path("dpkg-deb"), "-f", (out / deb).string(), name});
     return f.out;
   };
-  EXPECT_NE(field(names[0], "Provides").find("libcudart13"), std::string::npos);
-  EXPECT_NE(field(names[0], "Conflicts").find("stackpin-cuda-runtime-13"), std::string::npos);
-  EXPECT_NE(field(names[1], "Depends").find("stackpin-cuda-runtime-13-0 (= 13.0.2-1)"), std::string::npos);
-  EXPECT_NE(field(names[2], "Recommends").find("stackpin-cuda-runtime-13-0 | "), std::string::npos);
+  EXPECT_NE(field(names[0], "Provides").find("libcudart13"), std::string::npos) << field(names[0], "Provides");
+  EXPECT_NE(field(names[0], "Conflicts").find("stackpin-cuda-runtime-13"), std::string::npos) << field(names[0], "Conflicts");
+  EXPECT_NE(field(names[1], "Depends").find("stackpin-cuda-runtime-13-0 (= 13.0.2-1)"), std::string::npos) << field(names[1], "Depends");
+  EXPECT_NE(field(names[2], "Recommends").find("stackpin-cuda-runtime-13-0 | "), std::string::npos) << field(names[2], "Recommends");
 
   // the packaged nvcc finds its include/, lib64/ and nvvm/ from its own folder
   testing_support::write_file(work.path() / "t.cu", k_program);

@@ -81,6 +81,14 @@ void Process::kill(int signal) {
   if (!m_done && m_pid > 0) ::kill(m_pid, signal);
 }
 
+bool Process::running() {
+  if (m_done || m_pid <= 0) return false;
+  siginfo_t info{};
+  // WNOWAIT: the exit is seen but not collected, so wait() still reaps it and reads its status
+  if (waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return false;
+  return info.si_pid == 0;
+}
+
 RunResult Process::wait() {
   RunResult r;
   if (m_done) throw std::runtime_error("Process::wait called twice");

@@ -140,6 +140,8 @@ void Process::kill(int signal) {
   if (!m_done && m_handle) TerminateProcess(m_handle, static_cast<UINT>(128 + signal));
 }
 
+bool Process::running() { return !m_done && m_handle && WaitForSingleObject(m_handle, 0) == WAIT_TIMEOUT; }
+
 RunResult Process::wait() {
   if (m_done) throw std::runtime_error("Process::wait called twice");
   WaitForSingleObject(m_handle, INFINITE);

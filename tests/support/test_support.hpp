@@ -54,6 +54,8 @@ class Process {
   Process& operator=(const Process&) = delete;
   int pid() const { return m_pid; }
   void kill(int signal);
+  // Whether it has not exited yet (it stays waitable either way).
+  bool running();
   RunResult wait();  // exit_code is 128 + signal for a killed process
 
  private:

@@ -122,7 +122,7 @@ TEST(Activate, UndoLeavesWhatTheUserChangedSince) {
   EXPECT_EQ(w.get("CUDNN_PATH"), "D:\\mine");
   EXPECT_EQ(w.get("Path"), "D:\\bin") << "only the entry stackpin added goes";
   ASSERT_EQ(u->left_alone.size(), 1u);
-  EXPECT_NE(u->left_alone[0].find("CUDNN_PATH"), std::string::npos);
+  EXPECT_NE(u->left_alone[0].find("CUDNN_PATH"), std::string::npos) << u->left_alone[0];
 }
 
 TEST(Activate, NeedsAStagedTreeAndSaysWhatToDoWithoutElevation) {
@@ -132,7 +132,7 @@ TEST(Activate, NeedsAStagedTreeAndSaysWhatToDoWithoutElevation) {
   auto none = w.run(o);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, util::ErrorCode::not_found);
-  EXPECT_NE(none.error().hints.at(0).find("stackpin stage"), std::string::npos);
+  EXPECT_NE(none.error().hints.at(0).find("stackpin stage"), std::string::npos) << none.error().hints.at(0);
 
   w.store.machine_denied = true;
   auto denied = w.run(w.options(EnvScope::machine));

@@ -164,7 +164,7 @@ TEST(BuildConfig, HostileValuesStayLiteral) {
   auto cmake = gen::render_cmake_config(h);
   EXPECT_NE(cmake.find("set(_cudnn_prefix \"/opt/it's a \\$HOME `id` \\\"q\\\" #x \\\\ \xc3\xbc dir\")\n"), std::string::npos) << cmake;
   // a line break in the manifest name cannot end the header comment and become code
-  EXPECT_EQ(cmake.find("\nline"), std::string::npos);
+  EXPECT_EQ(cmake.find("\nline"), std::string::npos) << cmake;
   auto pc = *gen::render_pkg_config(h);
   EXPECT_NE(pc.find("\nprefix=/opt/it\\'s\\ a\\ \\$HOME\\ \\`id\\`\\ \\\"q\\\"\\ \\#x\\ \\\\\\ \xc3\xbc\\ dir\n"), std::string::npos) << pc;
   EXPECT_NE(pc.find("\nlibdir=${prefix}/lib/x86_64-linux-gnu\n"), std::string::npos) << pc;

@@ -175,7 +175,7 @@ TEST(CheckRules, MissingKeysAreErrorsOfTheCommand) {
   auto r = core::check_manifest(*m, knowledge::KnowledgeBase::embedded());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, util::ErrorCode::invalid);
-  EXPECT_NE(r.error().message.find("cudnn.version"), std::string::npos);
+  EXPECT_NE(r.error().message.find("cudnn.version"), std::string::npos) << r.error().message;
   // Without [cuda], nothing tells which CUDA build of cuDNN is meant.
   auto m2 = format::parse_manifest("schema = 1\nname = \"x\"\n[cudnn]\nversion = \"8.9.5.30\"\n", "m.toml");
   ASSERT_TRUE(m2.ok());

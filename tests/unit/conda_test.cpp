@@ -98,7 +98,7 @@ TEST(CondaEnv, Cu118MatchesGolden) {
   EXPECT_EQ(specs(p->spec.dependencies), (std::vector<std::string>{"cuda-version=11.8", "cudnn=8.8.0.121"}));
   EXPECT_TRUE(p->spec.pip.empty());
   EXPECT_NE(text.find("cudatoolkit"), std::string::npos) << "CUDA 11's toolkit package is explained";
-  EXPECT_EQ(text.find("- pip"), std::string::npos);
+  EXPECT_EQ(text.find("- pip"), std::string::npos) << text;
 }
 
 TEST(CondaEnv, Cu130Torch29MatchesGolden) {
@@ -128,7 +128,7 @@ TEST(CondaEnv, HostileValuesStayQuotedAndOnOneLine) {
   expect_golden(text, "hostile.environment.yml");
   auto m = format::load_manifest(path);
   ASSERT_TRUE(m);
-  EXPECT_NE(text.find("# description: " + gen::yaml_quote(m->description->value) + "\n"), std::string::npos);
+  EXPECT_NE(text.find("# description: " + gen::yaml_quote(m->description->value) + "\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  - \"my: chan #1 \\\"q\\\" \xC3\xBC\"\n"), std::string::npos) << text;
   // no raw line break of any kind inside a value: every line is a comment, a key or a list item
   std::size_t start = 0;
@@ -138,9 +138,9 @@ TEST(CondaEnv, HostileValuesStayQuotedAndOnOneLine) {
     EXPECT_TRUE(line.rfind("#", 0) == 0 || line.rfind("  ", 0) == 0 || line.rfind("name:", 0) == 0 || line == "channels:" ||
                 line == "dependencies:")
         << "unexpected line: " << line;
-    EXPECT_EQ(line.find('\r'), std::string::npos);
-    EXPECT_EQ(line.find("\xE2\x80\xA8"), std::string::npos);
-    EXPECT_EQ(line.find("\xC2\x85"), std::string::npos);
+    EXPECT_EQ(line.find('\r'), std::string::npos) << line;
+    EXPECT_EQ(line.find("\xE2\x80\xA8"), std::string::npos) << line;
+    EXPECT_EQ(line.find("\xC2\x85"), std::string::npos) << line;
     start = end + 1;
   }
 }

@@ -117,5 +117,5 @@ TEST(CudaRedistrib, MalformedFilesAreRefusedByTheirJsonPath) {
 TEST(CudaRedistrib, TheCudnnReaderSendsACudaFileAway) {
   auto r = format::parse_redistrib(R"({"release_label": "12.4.1", "cuda_cudart": {"version": "12.4.127"}})", "r.json");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("no \"cudnn\" component"), std::string::npos);
+  EXPECT_NE(r.error().message.find("no \"cudnn\" component"), std::string::npos) << r.error().message;
 }

@@ -167,7 +167,7 @@ TEST(Diff, CudnnMajorMinorPatchAndBuild) {
   auto major = diff(k_base, with("version = \"8.9.5.30\"", "version = \"9.1.0.70\""));
   expect_weight(major, "cudnn.version", DiffWeight::breaking);
   EXPECT_EQ(major.findings.at(0).rule, "diff.cudnn");
-  EXPECT_NE(major.findings.at(0).fix.find("libcudnn.so.8 vs libcudnn.so.9"), std::string::npos);
+  EXPECT_NE(major.findings.at(0).fix.find("libcudnn.so.8 vs libcudnn.so.9"), std::string::npos) << major.findings.at(0).fix;
   EXPECT_EQ(major.findings.at(0).where->line, 10);
 
   expect_weight(diff(k_base, with("version = \"8.9.5.30\"", "version = \"8.8.0.121\"")), "cudnn.version", DiffWeight::likely_breaking);
@@ -181,13 +181,13 @@ TEST(Diff, CudnnMajorMinorPatchAndBuild) {
   EXPECT_NE(why.find("8905"), std::string::npos) << why;
   // cuDNN 9 encodes its integer version differently
   auto nine = diff(with("version = \"8.9.5.30\"", "version = \"9.1.0.70\""), with("version = \"8.9.5.30\"", "version = \"9.1.0.69\""));
-  EXPECT_NE(find_row(nine, "cudnn.version")->reason.find("90100"), std::string::npos);
+  EXPECT_NE(find_row(nine, "cudnn.version")->reason.find("90100"), std::string::npos) << find_row(nine, "cudnn.version")->reason;
 }
 
 TEST(Diff, CudnnBuildForAnotherCudaMajorIsBreaking) {
   auto r = diff(k_base, with("cuda = 12", "cuda = 11"));
   expect_weight(r, "cudnn.cuda", DiffWeight::breaking);
-  EXPECT_NE(r.findings.at(0).fix.find("CUDNN_STATUS_NOT_INITIALIZED"), std::string::npos);
+  EXPECT_NE(r.findings.at(0).fix.find("CUDNN_STATUS_NOT_INITIALIZED"), std::string::npos) << r.findings.at(0).fix;
   // left out, the build is the toolkit's major: the same build as writing it
   auto implied = diff(k_base, with("cuda = 12\n", ""));
   expect_weight(implied, "cudnn.cuda", DiffWeight::same);
@@ -222,7 +222,8 @@ TEST(Diff, ArchiveHashDiffersIsLikelyBreakingAndTheSizeFollows) {
 TEST(Diff, ArchiveSizeAloneDiffersIsLikelyBreaking) {
   auto r = diff(k_base, with("size = 100", "size = 200"));
   expect_weight(r, "cudnn.archives[linux-x86_64].size", DiffWeight::likely_breaking);
-  EXPECT_NE(find_row(r, "cudnn.archives[linux-x86_64].size")->reason.find("one side's size is wrong"), std::string::npos);
+  EXPECT_NE(find_row(r, "cudnn.archives[linux-x86_64].size")->reason.find("one side's size is wrong"), std::string::npos)
+      << find_row(r, "cudnn.archives[linux-x86_64].size")->reason;
 }
 
 TEST(Diff, ArchiveUrlOrOriginWithTheSameHashIsCompatible) {
@@ -258,7 +259,8 @@ TEST(Diff, NvidiaArchiveWithoutPinnedHashIsComparedWithNvidiasPublishedOne) {
   auto r = diff(unpinned, pinned);
   expect_weight(r, "cudnn.archives[linux-x86_64].sha256", DiffWeight::same, false);
   expect_weight(r, "cudnn.archives[linux-x86_64].size", DiffWeight::same, true);
-  EXPECT_NE(find_row(r, "cudnn.archives[linux-x86_64].sha256")->a->find("from the knowledge base"), std::string::npos);
+  EXPECT_NE(find_row(r, "cudnn.archives[linux-x86_64].sha256")->a->find("from the knowledge base"), std::string::npos)
+      << *find_row(r, "cudnn.archives[linux-x86_64].sha256")->a;
 }
 
 TEST(Diff, DriverMinimumsThatDifferAreLikelyBreaking) {
@@ -276,7 +278,7 @@ TEST(Diff, DerivedDriverMinimumMeetsAPinnedOne) {
   auto r = diff(derived, k_base);
   expect_weight(r, "driver.linux", DiffWeight::same, false);
   expect_weight(r, "driver.windows", DiffWeight::same, true);
-  EXPECT_NE(find_row(r, "driver.linux")->a->find("derived from CUDA 12.1.1"), std::string::npos);
+  EXPECT_NE(find_row(r, "driver.linux")->a->find("derived from CUDA 12.1.1"), std::string::npos) << *find_row(r, "driver.linux")->a;
 }
 
 TEST(Diff, FrameworkMajorMinorPatchAndOneSide) {
@@ -299,7 +301,7 @@ TEST(Diff, FrameworkMajorMinorPatchAndOneSide) {
 TEST(Diff, PythonMinorIsBreakingPatchCompatibleOneSideLikely) {
   auto minor = diff(k_base, with("version = \"3.10\"", "version = \"3.12\""));
   expect_weight(minor, "python.version", DiffWeight::breaking);
-  EXPECT_NE(minor.findings.at(0).fix.find("cp310 vs cp312"), std::string::npos);
+  EXPECT_NE(minor.findings.at(0).fix.find("cp310 vs cp312"), std::string::npos) << minor.findings.at(0).fix;
   expect_weight(diff(k_base, with("version = \"3.10\"", "version = \"3.10.12\"")), "python.version", DiffWeight::compatible);
   expect_weight(diff(k_base, with("[python]\nversion = \"3.10\"\n", "")), "python.version", DiffWeight::likely_breaking);
 }
@@ -338,7 +340,7 @@ TEST(Diff, CondaTarget) {
   auto a = with("cudnn = \"8.9.7.29\"\n", "");
   auto r = diff(a, with("cudnn = \"8.9.7.29\"", "cudnn = \"8.9.5.30\""));
   expect_weight(r, "targets.conda.cudnn", DiffWeight::same);
-  EXPECT_NE(find_row(r, "targets.conda.cudnn")->a->find("= [cudnn] version"), std::string::npos);
+  EXPECT_NE(find_row(r, "targets.conda.cudnn")->a->find("= [cudnn] version"), std::string::npos) << *find_row(r, "targets.conda.cudnn")->a;
 }
 
 TEST(Diff, TargetOnOneSideOnlyIsCompatible) {

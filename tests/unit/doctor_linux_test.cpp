@@ -248,7 +248,7 @@ TEST(DoctorLinux, Wsl2WithAStrayLinuxLibcuda) {
   EXPECT_EQ(stray.severity, Severity::error) << describe(fs);
   has(stray.seen, k_multiarch + "/libcuda.so.1 -> " + k_multiarch + "/libcuda.so.550.54.15");
   has(stray.fix, "remove the Linux NVIDIA driver packages inside WSL");
-  EXPECT_EQ(stray.seen.find("it is the one the loader picks"), std::string::npos);
+  EXPECT_EQ(stray.seen.find("it is the one the loader picks"), std::string::npos) << stray.seen;
 
   // the stray copy first on LD_LIBRARY_PATH wins: said so
   mc.env.set("LD_LIBRARY_PATH", k_multiarch);

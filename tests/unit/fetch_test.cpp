@@ -222,7 +222,7 @@ TEST_F(Fetch, WrongBytesAreRefusedAndNothingIsLeft) {
   for (auto& c : wrong) c = static_cast<char>(~static_cast<unsigned char>(c));
   EXPECT_NE(msg.find("got " + hex(wrong)), std::string::npos) << msg;
   ASSERT_FALSE(a.error->hints.empty());
-  EXPECT_NE(a.error->hints[0].find("proxy"), std::string::npos);
+  EXPECT_NE(a.error->hints[0].find("proxy"), std::string::npos) << a.error->hints[0];
   EXPECT_EQ(server.requests_for(k_path).size(), 1u);  // not retried
   EXPECT_TRUE(nothing_left());
   EXPECT_EQ(findings.at(0).rule, "fetch.mismatch");
@@ -351,7 +351,7 @@ TEST_F(Fetch, NotEnoughSpaceIsRefusedBeforeDownloading) {
   EXPECT_NE(a.error->message.find("not enough free space"), std::string::npos) << a.error->message;
   EXPECT_NE(a.error->message.find("2097152 bytes"), std::string::npos) << a.error->message;
   ASSERT_FALSE(a.error->hints.empty());
-  EXPECT_NE(a.error->hints[0].find("--cache-dir"), std::string::npos);
+  EXPECT_NE(a.error->hints[0].find("--cache-dir"), std::string::npos) << a.error->hints[0];
   EXPECT_TRUE(empty);
   EXPECT_TRUE(server.requests().empty());
 }
@@ -403,7 +403,7 @@ TEST_F(Fetch, RefusesAPinWithoutSizeAtItsLocation) {
   findings = testing_support::findings_of(r);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::invalid);
-  EXPECT_NE(r.error().message.find("no size pinned"), std::string::npos);
+  EXPECT_NE(r.error().message.find("no size pinned"), std::string::npos) << r.error().message;
   ASSERT_TRUE(r.error().where);
   EXPECT_EQ(r.error().where->line, 8);
 }
@@ -432,7 +432,7 @@ TEST(FetchPieces, DefaultCacheDirAndConfigPath) {
   auto none = core::default_cache_dir(util::MapEnv{});
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().code, ErrorCode::not_found);
-  EXPECT_NE(none.error().hints.at(0).find("--cache-dir"), std::string::npos);
+  EXPECT_NE(none.error().hints.at(0).find("--cache-dir"), std::string::npos) << none.error().hints.at(0);
 }
 
 TEST(FetchPieces, ConfigFileMirrorsAndErrors) {
@@ -474,9 +474,10 @@ TEST_F(Fetch, ArchiveTakingCommandsFindTheCachedArchive) {
   auto missing = core::find_pinned_archive(*p, scratch.path() / "empty", by_content, scratch.path() / "other-cache");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, ErrorCode::not_found);
-  EXPECT_NE(missing.error().message.find((scratch.path() / "empty").string()), std::string::npos);
-  EXPECT_NE(missing.error().message.find("download cache " + (scratch.path() / "other-cache").string()), std::string::npos);
-  EXPECT_NE(missing.error().hints.at(0).find("stackpin fetch MANIFEST"), std::string::npos);
+  EXPECT_NE(missing.error().message.find((scratch.path() / "empty").string()), std::string::npos) << missing.error().message;
+  EXPECT_NE(missing.error().message.find("download cache " + (scratch.path() / "other-cache").string()), std::string::npos)
+      << missing.error().message;
+  EXPECT_NE(missing.error().hints.at(0).find("stackpin fetch MANIFEST"), std::string::npos) << missing.error().hints.at(0);
 
   auto v = core::verify_manifest(m, {}, std::nullopt, knowledge::KnowledgeBase::embedded(), cache);
   ASSERT_TRUE(v);

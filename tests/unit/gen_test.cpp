@@ -106,7 +106,7 @@ TEST(ActivateSh, EmptyLoaderPathGetsOnlyTheCudnnDirectory) {
 TEST(LdSoConf, ListsTheLibraryDirectoryAndRefusesWhatItCannotHold) {
   auto text = gen::render_ld_so_conf(activation("/usr/local/cudnn-9.1.0"));
   ASSERT_TRUE(text.ok());
-  EXPECT_NE(text->find("\n/usr/local/cudnn-9.1.0/lib64\n"), std::string::npos);
+  EXPECT_NE(text->find("\n/usr/local/cudnn-9.1.0/lib64\n"), std::string::npos) << *text;
   auto bad = gen::render_ld_so_conf(activation("/opt/with space"));
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, util::ErrorCode::unsupported);
@@ -132,21 +132,21 @@ gen::WindowsActivation windows(const std::string& root) {
 TEST(ActivatePs1, HostileRootIsALiteralPowerShellString) {
   auto text = gen::render_activate_ps1(windows("C:\\it's $env:X `n \xc3\xbc dir"));
   EXPECT_NE(text.find("$CudnnRoot = 'C:\\it''s $env:X `n \xc3\xbc dir'\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("$CudnnBin = 'C:\\it''s $env:X `n \xc3\xbc dir\\bin'\n"), std::string::npos);
-  EXPECT_NE(text.find("$CudaPathVar = 'CUDA_PATH_V11_8'"), std::string::npos);
+  EXPECT_NE(text.find("$CudnnBin = 'C:\\it''s $env:X `n \xc3\xbc dir\\bin'\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("$CudaPathVar = 'CUDA_PATH_V11_8'"), std::string::npos) << text;
   // a line break in a value cannot end the header comment and become code
   auto nl = gen::render_activate_ps1(windows("C:\\x\nRemove-Item C:\\"));
-  EXPECT_EQ(nl.find("\nRemove-Item C:\\\n"), std::string::npos);
+  EXPECT_EQ(nl.find("\nRemove-Item C:\\\n"), std::string::npos) << nl;
 }
 
 TEST(ActivatePs1, KeepsTheRegistryTypeAndNeverUsesSetx) {
   auto text = gen::render_activate_ps1(windows("C:\\tools\\cudnn\\v8.8.0"));
-  EXPECT_NE(text.find("GetValue('Path', '', 'DoNotExpandEnvironmentNames')"), std::string::npos);
-  EXPECT_NE(text.find("-Type $Kind"), std::string::npos);
-  EXPECT_NE(text.find("SendMessageTimeout"), std::string::npos);
-  EXPECT_NE(text.find("SupportsShouldProcess"), std::string::npos);
-  EXPECT_NE(text.find("os.add_dll_directory"), std::string::npos);
-  EXPECT_EQ(text.find("setx "), std::string::npos);
+  EXPECT_NE(text.find("GetValue('Path', '', 'DoNotExpandEnvironmentNames')"), std::string::npos) << text;
+  EXPECT_NE(text.find("-Type $Kind"), std::string::npos) << text;
+  EXPECT_NE(text.find("SendMessageTimeout"), std::string::npos) << text;
+  EXPECT_NE(text.find("SupportsShouldProcess"), std::string::npos) << text;
+  EXPECT_NE(text.find("os.add_dll_directory"), std::string::npos) << text;
+  EXPECT_EQ(text.find("setx "), std::string::npos) << text;
 }
 
 TEST(ActivateCmd, QuotesPercentAndRefusesDoubleQuotes) {
@@ -165,7 +165,7 @@ TEST(ActivateWindows, MatchGoldenFilesOfTheFirstSeedsStack) {
   auto c = testing_support::stackpin(
       {"generate", "activate", "--shell", "cmd", (testing_support::source_dir() / "manifests" / "cu118-cudnn880-win.toml").string()});
   testing_support::expect_golden(c.out, "activate-cu118-cudnn880-win.cmd");
-  EXPECT_NE(r.out.find("$CudnnBin = 'C:\\tools\\cudnn\\v8.8.0\\bin'"), std::string::npos);
+  EXPECT_NE(r.out.find("$CudnnBin = 'C:\\tools\\cudnn\\v8.8.0\\bin'"), std::string::npos) << r.out;
 }
 
 TEST(CheckPs1, EmbedsTheManifestsFactsAndMatchesTheGoldenFile) {
@@ -175,15 +175,15 @@ TEST(CheckPs1, EmbedsTheManifestsFactsAndMatchesTheGoldenFile) {
   testing_support::expect_golden(r.out, "check-cu118-cudnn880-win.ps1");
   // 8.8.0: import library in lib\x64 (not lib, as the seed's own script assumed), zlibwapi needed,
   // NVIDIA's Windows minimum for CUDA 11.8 (not the seed's 522.25)
-  EXPECT_NE(r.out.find("$ImportLib = 'C:\\tools\\cudnn\\v8.8.0\\lib\\x64\\cudnn.lib'"), std::string::npos);
-  EXPECT_NE(r.out.find("$NeedZlib = $true"), std::string::npos);
-  EXPECT_NE(r.out.find("$MinDriver = '520.06'"), std::string::npos);
-  EXPECT_NE(r.out.find("vcruntime140_1.dll"), std::string::npos);
-  EXPECT_NE(r.out.find("exit 1"), std::string::npos);
+  EXPECT_NE(r.out.find("$ImportLib = 'C:\\tools\\cudnn\\v8.8.0\\lib\\x64\\cudnn.lib'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("$NeedZlib = $true"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("$MinDriver = '520.06'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vcruntime140_1.dll"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("exit 1"), std::string::npos) << r.out;
   // cuDNN 9.13 for CUDA 13: no zlibwapi, the 580 branch floor
   auto v9 = testing_support::stackpin(
       {"generate", "windows-check", (testing_support::source_dir() / "manifests" / "cu130-cudnn913.toml").string()});
-  EXPECT_NE(v9.out.find("$NeedZlib = $false"), std::string::npos);
-  EXPECT_NE(v9.out.find("$MinDriver = '580'"), std::string::npos);
-  EXPECT_NE(v9.out.find("$MainDll = 'cudnn64_9.dll'"), std::string::npos);
+  EXPECT_NE(v9.out.find("$NeedZlib = $false"), std::string::npos) << v9.out;
+  EXPECT_NE(v9.out.find("$MinDriver = '580'"), std::string::npos) << v9.out;
+  EXPECT_NE(v9.out.find("$MainDll = 'cudnn64_9.dll'"), std::string::npos) << v9.out;
 }

@@ -158,5 +158,5 @@ TEST(Knowledge, DataWithoutSourceIsRefused) {
     if (name == "drivers.toml") text = no_source;
   auto r = KnowledgeBase::from_files(files);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("family[1].source"), std::string::npos);
+  EXPECT_NE(r.error().message.find("family[1].source"), std::string::npos) << r.error().message;
 }

@@ -80,7 +80,7 @@ TEST(LockCuda, PinsEveryComponentsArchiveFromNvidiasManifest) {
     EXPECT_EQ(cudart->url, "https://developer.download.nvidia.com/compute/cuda/redist/cuda_cudart/linux-x86_64/" + cudart->file);
     EXPECT_EQ(cudart->md5, "5c452d73cb03a42c1711f8655fa2fb8a");
   }
-  EXPECT_NE(cudart->source.find("redistrib_12.4.1.json"), std::string::npos);
+  EXPECT_NE(cudart->source.find("redistrib_12.4.1.json"), std::string::npos) << cudart->source;
   EXPECT_EQ(l.inputs.at("cuda.components").value, "runtime, cufft");
   EXPECT_NE(l.cuda_archive_for("libcufft", model::host_linux_platform()), nullptr);
 }
@@ -194,7 +194,7 @@ TEST(LockCuda, AReleaseWithoutAManifestIsPinnedFromNvidiasFile) {
   auto none = lock(m, o);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, ErrorCode::not_found);
-  EXPECT_NE(none.error().hints.front().find("redistrib_12.4.1.json"), std::string::npos);
+  EXPECT_NE(none.error().hints.front().find("redistrib_12.4.1.json"), std::string::npos) << none.error().hints.front();
   ASSERT_TRUE(none.error().where);
   EXPECT_EQ(none.error().where->line, 5);
 
@@ -232,7 +232,7 @@ TEST(LockCuda, AReleaseWithoutAManifestIsPinnedFromNvidiasFile) {
   auto mismatch = lock(m, tampered);
   ASSERT_FALSE(mismatch.ok());
   EXPECT_EQ(mismatch.error().code, ErrorCode::mismatch);
-  EXPECT_NE(mismatch.error().message.find("disagree"), std::string::npos);
+  EXPECT_NE(mismatch.error().message.find("disagree"), std::string::npos) << mismatch.error().message;
 }
 
 TEST(LockCuda, ComponentsNvidiaDoesNotShipForATargetAreRefused) {

@@ -140,11 +140,11 @@ TEST(Lock, ParseErrorsNameTheLine) {
       "platform = \"linux-x86_64\"\norigin = \"nvidia\"\nfile = \"f.tar.xz\"\nsha256 = \"abc\"\nsize = 1\n",
       "x.lock");
   ASSERT_FALSE(bad_hash.ok());
-  EXPECT_NE(bad_hash.error().message.find("sha256"), std::string::npos);
+  EXPECT_NE(bad_hash.error().message.find("sha256"), std::string::npos) << bad_hash.error().message;
   EXPECT_EQ(bad_hash.error().where->line, 11);
   auto future = format::parse_lock("schema = 2\nmanifest = \"m.toml\"\nname = \"n\"\n", "x.lock");
   ASSERT_FALSE(future.ok());
-  EXPECT_NE(future.error().message.find("schema 2"), std::string::npos);
+  EXPECT_NE(future.error().message.find("schema 2"), std::string::npos) << future.error().message;
 }
 
 TEST(Redistrib, PerVariantFileGivesTheSamePinsAsTheKnowledgeBase) {
@@ -172,8 +172,8 @@ TEST(Redistrib, PerVariantFileGivesTheSamePinsAsTheKnowledgeBase) {
     EXPECT_EQ(with.archives[i].sha256, without.archives[i].sha256);
     EXPECT_EQ(with.archives[i].size, without.archives[i].size);
     EXPECT_EQ(with.archives[i].url, without.archives[i].url);
-    EXPECT_NE(with.archives[i].source.find("redistrib_9.1.0.json (released 2024-04-12)"), std::string::npos);
-    EXPECT_NE(with.archives[i].source.find("knowledge base"), std::string::npos);
+    EXPECT_NE(with.archives[i].source.find("redistrib_9.1.0.json (released 2024-04-12)"), std::string::npos) << with.archives[i].source;
+    EXPECT_NE(with.archives[i].source.find("knowledge base"), std::string::npos) << with.archives[i].source;
   }
 }
 
@@ -202,7 +202,7 @@ TEST(Redistrib, CompletesAReleaseTheKnowledgeBaseListsWithoutSizes) {
   auto none = core::make_lock(m, kb(), o);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, ErrorCode::not_found);
-  EXPECT_NE(none.error().hints.front().find("redistrib_9.12.0.json"), std::string::npos);
+  EXPECT_NE(none.error().hints.front().find("redistrib_9.12.0.json"), std::string::npos) << none.error().hints.front();
   auto lock = lock_of(m, {redistrib("redistrib_9.12.0.json")});
   ASSERT_EQ(lock.archives.size(), 4u);
   const auto* linux = lock.archive_for(model::Platform::linux_x86_64);
@@ -230,8 +230,8 @@ TEST(Redistrib, DisagreeingWithTheKnowledgeBaseLocksNothing) {
   auto out = core::make_lock(parse(k_version_only), kb(), o);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error().code, ErrorCode::mismatch);
-  EXPECT_NE(out.error().message.find("disagree"), std::string::npos);
-  EXPECT_NE(out.error().message.find("linux-x86_64"), std::string::npos);
+  EXPECT_NE(out.error().message.find("disagree"), std::string::npos) << out.error().message;
+  EXPECT_NE(out.error().message.find("linux-x86_64"), std::string::npos) << out.error().message;
 }
 
 TEST(Redistrib, ForAnotherVersionIsRefusedAtTheManifestLine) {
@@ -240,7 +240,7 @@ TEST(Redistrib, ForAnotherVersionIsRefusedAtTheManifestLine) {
   auto out = core::make_lock(parse(k_version_only), kb(), o);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error().code, ErrorCode::invalid);
-  EXPECT_NE(out.error().message.find("9.12.0.46"), std::string::npos);
+  EXPECT_NE(out.error().message.find("9.12.0.46"), std::string::npos) << out.error().message;
   ASSERT_TRUE(out.error().where);
   EXPECT_EQ(out.error().where->line, 8);
 }
@@ -252,7 +252,7 @@ TEST(Redistrib, MalformedFilesAreRefusedClearly) {
   EXPECT_NE(not_json.error().message.find("r.json:2:"), std::string::npos) << not_json.error().message;
   auto cuda_only = format::parse_redistrib(R"({"release_label": "12.4.1", "cuda_cudart": {"version": "12.4.127"}})", "r.json");
   ASSERT_FALSE(cuda_only.ok());
-  EXPECT_NE(cuda_only.error().message.find("no \"cudnn\" component"), std::string::npos);
+  EXPECT_NE(cuda_only.error().message.find("no \"cudnn\" component"), std::string::npos) << cuda_only.error().message;
   auto bad_sha = format::parse_redistrib(
       R"({"cudnn": {"version": "9.1.0.70", "linux-x86_64": {"cuda12": {"relative_path": "cudnn/x_cuda12-archive.tar.xz", "sha256": "12", "size": "5"}}}})",
       "r.json");
@@ -263,13 +263,13 @@ TEST(Redistrib, MalformedFilesAreRefusedClearly) {
           std::string(64, 'a') + R"(", "size": "5"}}})",
       "r.json");
   ASSERT_FALSE(no_variant.ok());
-  EXPECT_NE(no_variant.error().message.find("which CUDA major"), std::string::npos);
+  EXPECT_NE(no_variant.error().message.find("which CUDA major"), std::string::npos) << no_variant.error().message;
   auto escape = format::parse_redistrib(
       R"({"cudnn": {"version": "9.1.0.70", "linux-x86_64": {"cuda12": {"relative_path": "../../x_cuda12-archive.tar.xz", "sha256": ")" +
           std::string(64, 'a') + R"(", "size": "5"}}}})",
       "r.json");
   ASSERT_FALSE(escape.ok());
-  EXPECT_NE(escape.error().message.find("relative_path"), std::string::npos);
+  EXPECT_NE(escape.error().message.find("relative_path"), std::string::npos) << escape.error().message;
 }
 
 TEST(Lock, DriftNamesEveryDifferenceAndItsLine) {
@@ -288,14 +288,14 @@ TEST(Lock, DriftNamesEveryDifferenceAndItsLine) {
   auto applied = core::apply_lock(m, lock);
   ASSERT_FALSE(applied.ok());
   EXPECT_EQ(applied.error().code, ErrorCode::mismatch);
-  EXPECT_NE(applied.error().message.find("disagree on 2 value(s)"), std::string::npos);
+  EXPECT_NE(applied.error().message.find("disagree on 2 value(s)"), std::string::npos) << applied.error().message;
   ASSERT_TRUE(applied.error().where);
   EXPECT_EQ(applied.error().where->line, 11);  // torch = "2.5.0"
   bool named = false;
   for (const auto& h : applied.error().hints)
     named |= h.find("frameworks.torch: the manifest says \"2.5.0\", the lock \"2.5.1\"") != std::string::npos;
   EXPECT_TRUE(named);
-  EXPECT_NE(applied.error().hints.back().find("stackpin lock"), std::string::npos);
+  EXPECT_NE(applied.error().hints.back().find("stackpin lock"), std::string::npos) << applied.error().hints.back();
 }
 
 TEST(Lock, CommentsAndKeyOrderAreNotDrift) {
@@ -330,7 +330,7 @@ TEST(Lock, AppliedLockAddsImpliedArchivesThatVerifyOnlyWhenPresent) {
   findings = testing_support::findings_of(v);
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.error().code, ErrorCode::not_found);
-  EXPECT_NE(v.error().hints.front().find("stackpin fetch"), std::string::npos);
+  EXPECT_NE(v.error().hints.front().find("stackpin fetch"), std::string::npos) << v.error().hints.front();
 }
 
 TEST(Lock, ResolveFillsOnlyWhatTheManifestLeavesOut) {

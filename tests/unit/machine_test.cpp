@@ -207,9 +207,10 @@ TEST(LdCache, EveryTruncationIsAnErrorNeverACrash) {
     ASSERT_FALSE(r.ok()) << "a cache cut to " << n << " of " << bytes.size() << " bytes was accepted";
     EXPECT_EQ(r.error().code, util::ErrorCode::parse);
   }
-  EXPECT_NE(probe::parse_ld_cache(bytes.substr(0, 47)).error().message.find("truncated"), std::string::npos);
-  EXPECT_NE(probe::parse_ld_cache(bytes.substr(0, 60)).error().message.find("truncated: the header announces 3 entries"),
-            std::string::npos);
+  EXPECT_NE(probe::parse_ld_cache(bytes.substr(0, 47)).error().message.find("truncated"), std::string::npos)
+      << probe::parse_ld_cache(bytes.substr(0, 47)).error().message;
+  EXPECT_NE(probe::parse_ld_cache(bytes.substr(0, 60)).error().message.find("truncated: the header announces 3 entries"), std::string::npos)
+      << probe::parse_ld_cache(bytes.substr(0, 60)).error().message;
 }
 
 TEST(LdCache, HostileValuesAreClearErrors) {
@@ -220,41 +221,42 @@ TEST(LdCache, HostileValuesAreClearErrors) {
     return probe::parse_ld_cache(b);
   };
   auto message = [](const util::Result<probe::LdCache>& r) { return r.ok() ? std::string("(accepted)") : r.error().message; };
-  EXPECT_NE(message(with(20, 0xffffffffu)).find("announces 4294967295 entries"), std::string::npos);
-  EXPECT_NE(message(with(52, 0x7fffffffu)).find("outside the file"), std::string::npos);          // key offset
-  EXPECT_NE(message(with(56, 0xfffffff0u)).find("outside the file"), std::string::npos);          // value offset
-  EXPECT_NE(message(with(24, 0x7fffffffu)).find("string table"), std::string::npos);              // len_strings
-  EXPECT_NE(message(with(64, 5)).find("refers to glibc-hwcaps name 5 of 1"), std::string::npos);  // hwcap index
-  EXPECT_NE(message(with(32, 0xfffffff0u)).find("extension directory"), std::string::npos);
+  EXPECT_NE(message(with(20, 0xffffffffu)).find("announces 4294967295 entries"), std::string::npos) << message(with(20, 0xffffffffu));
+  EXPECT_NE(message(with(52, 0x7fffffffu)).find("outside the file"), std::string::npos) << message(with(52, 0x7fffffffu));  // key offset
+  EXPECT_NE(message(with(56, 0xfffffff0u)).find("outside the file"), std::string::npos) << message(with(56, 0xfffffff0u));  // value offset
+  EXPECT_NE(message(with(24, 0x7fffffffu)).find("string table"), std::string::npos) << message(with(24, 0x7fffffffu));      // len_strings
+  EXPECT_NE(message(with(64, 5)).find("refers to glibc-hwcaps name 5 of 1"), std::string::npos) << message(with(64, 5));    // hwcap index
+  EXPECT_NE(message(with(32, 0xfffffff0u)).find("extension directory"), std::string::npos) << message(with(32, 0xfffffff0u));
   {
     std::string b = good;
     b[28] = 3;
-    EXPECT_NE(message(probe::parse_ld_cache(b)).find("big-endian"), std::string::npos);
+    EXPECT_NE(message(probe::parse_ld_cache(b)).find("big-endian"), std::string::npos) << message(probe::parse_ld_cache(b));
   }
   {
     std::string b = good;
     b[0] = 'X';
-    EXPECT_NE(message(probe::parse_ld_cache(b)).find("not an ld.so cache"), std::string::npos);
+    EXPECT_NE(message(probe::parse_ld_cache(b)).find("not an ld.so cache"), std::string::npos) << message(probe::parse_ld_cache(b));
   }
   {
     std::string b = good + "ABC";  // a name that runs to the end of the file without its NUL
     auto end = static_cast<std::uint32_t>(good.size());
     std::memcpy(&b[52], &end, 4);
-    EXPECT_NE(message(probe::parse_ld_cache(b)).find("runs past the end of the file (no NUL)"), std::string::npos);
+    EXPECT_NE(message(probe::parse_ld_cache(b)).find("runs past the end of the file (no NUL)"), std::string::npos)
+        << message(probe::parse_ld_cache(b));
   }
   {
     std::string old = "ld.so-1.7.0";
     old += '\0';
     std::uint32_t n = 0;
     old.append(reinterpret_cast<const char*>(&n), 4);
-    EXPECT_NE(message(probe::parse_ld_cache(old)).find("old libc5-only format"), std::string::npos);
+    EXPECT_NE(message(probe::parse_ld_cache(old)).find("old libc5-only format"), std::string::npos) << message(probe::parse_ld_cache(old));
     // the compat format: the old table, then the new cache 8-byte aligned
     std::string compat = old + std::string((8 - old.size() % 8) % 8, '\0') + good;
     auto r = probe::parse_ld_cache(compat);
     ASSERT_TRUE(r.ok()) << message(r);
     EXPECT_EQ(r->entries.at(0).value, "/usr/lib/libcudnn.so.9");
   }
-  EXPECT_NE(message(probe::parse_ld_cache("")).find("truncated: 0 bytes"), std::string::npos);
+  EXPECT_NE(message(probe::parse_ld_cache("")).find("truncated: 0 bytes"), std::string::npos) << message(probe::parse_ld_cache(""));
 }
 
 TEST(LdCache, RandomCorruptionNeverCrashes) {
@@ -336,7 +338,7 @@ TEST(Machine, WithoutCacheTheDefaultDirectoriesAnswerAndAStaleEntryIsNamed) {
   ASSERT_TRUE(s.winner);
   EXPECT_EQ(s.winner->path, "/usr/lib/libcudnn.so.9");
   ASSERT_EQ(s.notes.size(), 1u);
-  EXPECT_NE(s.notes[0].find("stale cache"), std::string::npos);
+  EXPECT_NE(s.notes[0].find("stale cache"), std::string::npos) << s.notes[0];
 }
 
 TEST(Machine, ALibraryOfAnotherElfClassIsSkippedLikeTheLoaderDoes) {
@@ -354,7 +356,7 @@ TEST(Machine, ALibraryOfAnotherElfClassIsSkippedLikeTheLoaderDoes) {
   ASSERT_TRUE(l.winner);
   EXPECT_EQ(l.winner->path, "/opt/cuda/lib64/libcudart.so.12");
   ASSERT_EQ(l.notes.size(), 1u);
-  EXPECT_NE(l.notes[0].find("32-bit ELF, the loader skips it"), std::string::npos);
+  EXPECT_NE(l.notes[0].find("32-bit ELF, the loader skips it"), std::string::npos) << l.notes[0];
 }
 
 TEST(Machine, MissingAndRelativeLdLibraryPathEntries) {
@@ -607,7 +609,7 @@ TEST(Machine, DriverFromProcAndNothingElseAskedInTests) {
   auto r = fx.inspect();
   EXPECT_EQ(r.driver.version, "535.104.05");
   EXPECT_EQ(r.driver.source, model::DriverSource::proc);
-  EXPECT_NE(r.driver.detail.find("Kernel Module  535.104.05"), std::string::npos);
+  EXPECT_NE(r.driver.detail.find("Kernel Module  535.104.05"), std::string::npos) << r.driver.detail;
 
   fx.root.remove("/proc/driver/nvidia/version");
   r = fx.inspect();
@@ -659,7 +661,7 @@ TEST(Machine, CondaEnvironmentPackages) {
   EXPECT_EQ(r.conda->cuda_version, "12.4");  // from the file name when the record is unreadable
   EXPECT_EQ(r.conda->packages.size(), 3u);
   ASSERT_EQ(r.conda->problems.size(), 1u);
-  EXPECT_NE(r.conda->problems[0].find("not JSON"), std::string::npos);
+  EXPECT_NE(r.conda->problems[0].find("not JSON"), std::string::npos) << r.conda->problems[0];
   const auto* c = copy_in(r, prefix + "/lib", 8);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->kind, model::CudnnKind::conda);

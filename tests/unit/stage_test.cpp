@@ -286,7 +286,8 @@ TEST(StageLinux, Lib64LayoutKeepsTheSoNameChain) {
     // written for where the tree lives on the target machine, the manifest's prefix
     EXPECT_NE(testing_support::read_text(w.dest() / ".stackpin" / "activate.sh")
                   .find("stackpin_cudnn_root='/usr/local/cudnn-" + spec.version + "'"),
-              std::string::npos);
+              std::string::npos)
+        << testing_support::read_text(w.dest() / ".stackpin" / "activate.sh");
     ASSERT_EQ(r->activation.size(), 1u);
   }
 }
@@ -1317,7 +1318,8 @@ TEST(VerifyManifest, FindsARenamedArchiveByContent) {
   EXPECT_TRUE(r->archives[0].found_by_content);
   EXPECT_EQ(r->archives[0].path, renamed.string());
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].seen.find("found under another name than " + w.info.path.filename().string()), std::string::npos);
+  EXPECT_NE(findings[0].seen.find("found under another name than " + w.info.path.filename().string()), std::string::npos)
+      << findings[0].seen;
   // and stage finds it the same way
   auto s = w.stage();
   ASSERT_TRUE(s.ok()) << s.error().message;

@@ -112,7 +112,7 @@ TEST(WindowsScripts, AToolkitTreePutsItsBinDirectoriesFirst) {
   ASSERT_EQ(dirs.size(), 2u) << "cuDNN 9.13 keeps its DLLs in bin\\, the toolkit's own bin: named once";
   EXPECT_EQ(dirs[0], "D:\\CUDA\\v13.0\\bin");
   auto ps1 = gen::render_activate_ps1(w);
-  EXPECT_NE(ps1.find("$FirstDirs = @('D:\\CUDA\\v13.0\\bin', 'D:\\CUDA\\v13.0\\bin\\x64')"), std::string::npos);
+  EXPECT_NE(ps1.find("$FirstDirs = @('D:\\CUDA\\v13.0\\bin', 'D:\\CUDA\\v13.0\\bin\\x64')"), std::string::npos) << ps1;
   std::string python =
       "import os; os.add_dll_directory(" + gen::py_quote(dirs[0]) + "); os.add_dll_directory(" + gen::py_quote(dirs[1]) + ")";
   EXPECT_NE(ps1.find("$PythonLine = " + gen::ps_quote(python)), std::string::npos) << ps1;
@@ -124,7 +124,7 @@ TEST(WindowsScripts, AToolkitTreePutsItsBinDirectoriesFirst) {
   ASSERT_NE(x64, std::string::npos);
   ASSERT_NE(bin, std::string::npos);
   EXPECT_LT(x64, bin);
-  EXPECT_NE(cmd->find("set \"CUDA_PATH_V13_0=D:\\CUDA\\v13.0\""), std::string::npos);
+  EXPECT_NE(cmd->find("set \"CUDA_PATH_V13_0=D:\\CUDA\\v13.0\""), std::string::npos) << *cmd;
 }
 
 TEST(WindowsScripts, EveryGeneratedScriptPassesTheLint) {
@@ -238,7 +238,7 @@ TEST(WindowsScripts, ThePathRuleInTheScriptIsTheCxxRule) {
     return s + ")";
   };
   EXPECT_NE(text.find("$CudnnPatterns = " + list(core::cudnn_dll_patterns())), std::string::npos) << text;
-  EXPECT_NE(text.find("$ToolkitPatterns = " + list(core::toolkit_dll_patterns())), std::string::npos);
+  EXPECT_NE(text.find("$ToolkitPatterns = " + list(core::toolkit_dll_patterns())), std::string::npos) << text;
   for (const char* kind : {"'cudnn-only'", "'toolkit-with-cudnn'"}) EXPECT_NE(text.find(kind), std::string::npos) << kind;
 }
 

@@ -355,7 +355,7 @@ TEST(DoctorWindows, CudaBinBeforeCudnnWithoutCudnnIsAWarning) {
   EXPECT_EQ(model::count(r.findings).errors, 0) << dump(r);
   const auto* f = finding(r, "windows.cuda-bin-order", Severity::warning, "cuDNN directory " + h.bin);
   ASSERT_TRUE(f) << dump(r);
-  EXPECT_NE(f->seen.find("holds no cuDNN now"), std::string::npos);
+  EXPECT_NE(f->seen.find("holds no cuDNN now"), std::string::npos) << f->seen;
 }
 
 TEST(DoctorWindows, StaleCudnn7LaterOnPathIsAWarning) {
@@ -366,7 +366,7 @@ TEST(DoctorWindows, StaleCudnn7LaterOnPathIsAWarning) {
   EXPECT_EQ(model::count(r.findings).errors, 0) << dump(r);
   const auto* f = finding(r, "windows.stale-dll", Severity::warning, "C:\\tools\\cudnn\\v7.6.5\\bin\\cudnn64_7.dll");
   ASSERT_TRUE(f) << dump(r);
-  EXPECT_NE(f->seen.find("programs built for cuDNN 7"), std::string::npos);
+  EXPECT_NE(f->seen.find("programs built for cuDNN 7"), std::string::npos) << f->seen;
   EXPECT_TRUE(finding(r, "windows.cudnn-dll", Severity::ok, "cudnn64_8.dll"));
   EXPECT_TRUE(lookup(r.windows->desktop, "cudnn64_7.dll"));
 }
@@ -436,7 +436,7 @@ TEST(DoctorWindows, ZlibwapiJudgedByVersionAndMachine) {
     auto r = doctor(h.w, path("C:\\zlib32;" + h.bin + ";" + h.cuda124), &m);
     const auto* f = finding(r, "windows.zlibwapi", Severity::error);
     ASSERT_TRUE(f) << dump(r);
-    EXPECT_NE(f->seen.find("32-bit"), std::string::npos);
+    EXPECT_NE(f->seen.find("32-bit"), std::string::npos) << f->seen;
   }
   {
     ScratchDir s;  // cuDNN 9.13: zlib is linked in since 9.2
@@ -472,7 +472,7 @@ TEST(DoctorWindows, VcRuntimePresentOrMissing) {
   EXPECT_EQ(vc[0]->subject, "msvcp140.dll");
   EXPECT_EQ(vc[0]->severity, Severity::error);
   EXPECT_EQ(vc[1]->subject, "vcruntime140_1.dll");
-  EXPECT_NE(vc[0]->fix.find("Visual C++ 2015-2022 Redistributable (x64)"), std::string::npos);
+  EXPECT_NE(vc[0]->fix.find("Visual C++ 2015-2022 Redistributable (x64)"), std::string::npos) << vc[0]->fix;
   EXPECT_EQ(lookup(r.windows->desktop, "vcruntime140.dll")->winner()->windows_path, "C:\\Windows\\System32\\vcruntime140.dll");
 }
 
@@ -489,9 +489,9 @@ TEST(DoctorWindows, PythonDoesNotSearchPath) {
   EXPECT_EQ(r.windows->desktop.dirs.front().windows_path, "C:\\Python310");  // python.exe's directory is the application's
   const auto* f = finding(r, "windows.python-dll-dirs", Severity::error);
   ASSERT_TRUE(f) << dump(r);
-  EXPECT_NE(f->seen.find("does not search PATH"), std::string::npos);
+  EXPECT_NE(f->seen.find("does not search PATH"), std::string::npos) << f->seen;
   EXPECT_NE(f->fix.find("os.add_dll_directory(r'" + h.bin + "')"), std::string::npos) << f->fix;
-  EXPECT_NE(f->fix.find(".pth"), std::string::npos);
+  EXPECT_NE(f->fix.find(".pth"), std::string::npos) << f->fix;
 
   o.dll_dirs = {h.bin};
   auto fixed = doctor(h.w, o, &m);
@@ -520,7 +520,7 @@ TEST(DoctorWindows, UserScopeEntryComesAfterMachineCuda) {
   const auto* scope = finding(r, "windows.path-scope", Severity::warning, "cuDNN directory " + bin);
   ASSERT_TRUE(scope) << dump(r);
   EXPECT_NE(scope->seen.find("CUDA 12.4"), std::string::npos) << scope->seen;
-  EXPECT_NE(scope->fix.find("-Scope Machine"), std::string::npos);
+  EXPECT_NE(scope->fix.find("-Scope Machine"), std::string::npos) << scope->fix;
   EXPECT_TRUE(finding(r, "windows.cudnn-dll", Severity::error, "cudnn64_8.dll")) << dump(r);
   EXPECT_EQ(lookup(r.windows->desktop, "cudnn64_8.dll")->winner()->windows_path, cuda118 + "\\cudnn64_8.dll");
 }
@@ -586,7 +586,7 @@ TEST(DoctorWindows, PathEntriesThatCannotHelp) {
   EXPECT_TRUE(finding(r, "windows.path-unmapped", Severity::note, "PATH entry 4")) << dump(r);
   const auto* d = finding(r, "windows.path-unmapped", Severity::note, "PATH entry 5");
   ASSERT_TRUE(d) << dump(r);
-  EXPECT_NE(d->fix.find("--drive D=DIR"), std::string::npos);
+  EXPECT_NE(d->fix.find("--drive D=DIR"), std::string::npos) << d->fix;
   EXPECT_TRUE(finding(r, "windows.path-variable", Severity::note, "PATH entry 6")) << dump(r);
   EXPECT_TRUE(finding(r, "windows.path-duplicate", Severity::note, "PATH entry 8")) << dump(r);
   // the quoted entry is not searched: no cuDNN is found at all
@@ -675,7 +675,7 @@ TEST(DoctorWindows, UsageErrors) {
   auto r = core::doctor(d, kb());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, util::ErrorCode::usage);
-  EXPECT_NE(r.error().message.find("--windows-root"), std::string::npos);
+  EXPECT_NE(r.error().message.find("--windows-root"), std::string::npos) << r.error().message;
   o.root = s.path();
   o.app_dir = "app\\dir";
   d.windows = o;
