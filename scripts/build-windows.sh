@@ -173,7 +173,11 @@ else
   echo "build-windows: dependencies from $prefix"
 fi
 
-cmake -S "$root" -B "$build_dir" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/mingw-w64.cmake" \
+# Ninja, like the Linux presets; a folder configured earlier with Makefiles is reconfigured
+if [[ -f $build_dir/CMakeCache.txt ]] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$build_dir/CMakeCache.txt"; then
+  rm -rf "${build_dir:?}/CMakeCache.txt" "${build_dir:?}/CMakeFiles"
+fi
+cmake -G Ninja -S "$root" -B "$build_dir" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/mingw-w64.cmake" \
   -DSTACKPIN_WINDOWS_DEPS="$prefix" -DCMAKE_BUILD_TYPE=Release -DSTACKPIN_BUILD_TESTS=$tests \
   -DCMAKE_RUNTIME_OUTPUT_DIRECTORY="$build_dir" >/dev/null
 cmake --build "$build_dir" -j"$jobs"

@@ -26,6 +26,7 @@ namespace cli {
 using Outcome = util::Result<int>;
 
 struct Context {
+  Context(Io& io_, Style out, Style err) : io(io_), out_style(out), err_style(err) {}
   Io& io;
   Style out_style;
   Style err_style;

@@ -91,7 +91,7 @@ void write_man_page(std::ostream& out) {
   std::ostringstream sink;
   util::MapEnv env;
   Io io{sink, sink, env, false, false};
-  Context ctx{io, Style{false}, Style{false}, {}};
+  Context ctx(io, Style{false}, Style{false});
   CLI::App app{k_summary, "stackpin"};
   define_commands(app, ctx);
 

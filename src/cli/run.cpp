@@ -112,7 +112,7 @@ void define_commands(CLI::App& app, Context& ctx) {
 
 int run(const std::vector<std::string>& args, Io& io) {
   bool no_color = io.env.get("NO_COLOR").has_value();
-  Context ctx{io, Style{io.out_is_tty && !no_color}, Style{io.err_is_tty && !no_color}, {}};
+  Context ctx(io, Style{io.out_is_tty && !no_color}, Style{io.err_is_tty && !no_color});
 
   CLI::App app{k_summary, "stackpin"};
   define_commands(app, ctx);

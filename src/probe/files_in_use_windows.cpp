@@ -30,13 +30,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using windows::Handle;
 using windows::utf8;
 
 constexpr DWORD share_all = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
 
 bool held(const fs::path& p) {
-  Handle f(CreateFileW(p.c_str(), DELETE | FILE_WRITE_DATA, share_all, nullptr, OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, nullptr));
+  windows::Handle f(
+      CreateFileW(p.c_str(), DELETE | FILE_WRITE_DATA, share_all, nullptr, OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, nullptr));
   if (f.ok()) return false;
   DWORD e = GetLastError();
   return e == ERROR_SHARING_VIOLATION || e == ERROR_LOCK_VIOLATION || e == ERROR_USER_MAPPED_FILE;
@@ -45,7 +45,7 @@ bool held(const fs::path& p) {
 using Identity = std::tuple<DWORD, DWORD, DWORD>;  // volume serial, file index high, low
 
 std::optional<Identity> identity(const wchar_t* path) {
-  Handle f(CreateFileW(path, FILE_READ_ATTRIBUTES, share_all, nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr));
+  windows::Handle f(CreateFileW(path, FILE_READ_ATTRIBUTES, share_all, nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr));
   BY_HANDLE_FILE_INFORMATION info;
   if (!f.ok() || !GetFileInformationByHandle(f.h, &info)) return std::nullopt;
   return Identity{info.dwVolumeSerialNumber, info.nFileIndexHigh, info.nFileIndexLow};
@@ -58,7 +58,7 @@ std::wstring lower(std::wstring s) {
 
 std::map<DWORD, std::string> process_names() {
   std::map<DWORD, std::string> names;
-  Handle snap(CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0));
+  windows::Handle snap(CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0));
   if (!snap.ok()) return names;
   PROCESSENTRY32W pe{};
   pe.dwSize = sizeof pe;
@@ -104,7 +104,7 @@ void scan_modules(std::vector<FileInUse>& unnamed, const std::map<DWORD, std::st
   for (const auto& f : unnamed) want.emplace_back(lower(f.path.filename().wstring()), identity(f.path.c_str()));
   for (const auto& [pid, process] : names) {
     if (pid == 0) continue;
-    Handle snap(CreateToolhelp32Snapshot(TH32CS_SNAPMODULE, pid));
+    windows::Handle snap(CreateToolhelp32Snapshot(TH32CS_SNAPMODULE, pid));
     if (!snap.ok() && GetLastError() == ERROR_BAD_LENGTH) snap.h = CreateToolhelp32Snapshot(TH32CS_SNAPMODULE, pid);  // retry once
     if (!snap.ok()) continue;  // exited, protected or another session's: not ours to inspect
     MODULEENTRY32W me{};

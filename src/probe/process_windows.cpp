@@ -55,8 +55,6 @@ void append_quoted(std::wstring& line, const std::wstring& arg) {
   line += L'"';
 }
 
-using windows::Handle;
-
 // Reads what the pipe holds now, without blocking. False at the end of the stream.
 bool drain(HANDLE pipe, Captured& c, std::size_t max_output) {
   char buf[4096];
@@ -84,10 +82,10 @@ Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std:
     c.error = "pipe: " + os_error(GetLastError());
     return c;
   }
-  Handle read_end(rd), write_end(wr);
+  windows::Handle read_end(rd), write_end(wr);
   SetHandleInformation(rd, HANDLE_FLAG_INHERIT, 0);
-  Handle null_in(CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &inherit, OPEN_EXISTING, 0, nullptr));
-  Handle null_err(
+  windows::Handle null_in(CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &inherit, OPEN_EXISTING, 0, nullptr));
+  windows::Handle null_err(
       merge_stderr ? nullptr : CreateFileW(L"NUL", GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, &inherit, OPEN_EXISTING, 0, nullptr));
 
   STARTUPINFOW si{};
@@ -102,7 +100,7 @@ Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std:
     append_quoted(line, wide(argv[i]));
   }
   std::wstring exe = wide(argv[0]);
-  Handle job(CreateJobObjectW(nullptr, nullptr));
+  windows::Handle job(CreateJobObjectW(nullptr, nullptr));
   if (job.h) {
     JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits{};
     limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
@@ -113,7 +111,7 @@ Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std:
     c.error = argv[0] + ": " + os_error(GetLastError());
     return c;
   }
-  Handle process(pi.hProcess), thread(pi.hThread);
+  windows::Handle process(pi.hProcess), thread(pi.hThread);
   if (job.h) AssignProcessToJobObject(job.h, pi.hProcess);
   ResumeThread(pi.hThread);
   write_end.reset();  // the child holds the only write end now: its exit ends the stream

@@ -559,7 +559,13 @@ static void convolve(const geom *g, float *const b[3], int o, int algo) {
  * nothing is checked. */
 #ifdef _WIN32
 static void *loaded_cudart(void) { return (void *)GetModuleHandleA("cudart64_12.dll"); }
-static void *cudart_symbol(void *lib, const char *name) { return (void *)GetProcAddress((HMODULE)lib, name); }
+static void *cudart_symbol(void *lib, const char *name) {
+    /* ISO C has no cast from a function pointer to void *: copy its bytes, as dlsym's callers do */
+    FARPROC f = GetProcAddress((HMODULE)lib, name);
+    void *p = NULL;
+    memcpy(&p, &f, sizeof p);
+    return p;
+}
 static void release_cudart(void *lib) { (void)lib; /* GetModuleHandle takes no reference */ }
 #else
 static void *loaded_cudart(void) { return dlopen("libcudart.so.12", RTLD_NOW | RTLD_NOLOAD); }
