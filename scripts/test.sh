@@ -25,8 +25,6 @@ else
   scripts/install-deps.sh --tools
   scripts/configure.sh default
 fi
-cmake --build "$build" -j"$(nproc)"
-
 # Do ctest's arguments select the label $1 (-L/--label-regex, -LE/--label-exclude)?
 wants_label() {
   local label=$1 sel='' excl=''
@@ -41,6 +39,25 @@ wants_label() {
   [[ -z $sel || $label =~ $sel ]] && [[ -z $excl || ! $label =~ $excl ]]
 }
 wants_containers() { wants_label container "$@"; }
+# The container tests need a Docker engine and the local images: start dockerd unless an engine
+# answers (stopped again on exit, unless another run still uses it) and build the images once.
+# Without them those tests skip, saying why, and the rest of the suite runs. The images (a
+# debootstrap download, the first time) are prepared in the background while the code compiles.
+images_pid=
+if wants_containers "$@"; then
+  engine=$PWD/scripts/container-engine.sh
+  if "$engine" start --holder $$; then
+    trap '"$engine" stop --holder $$' EXIT
+    images_log=$(mktemp)
+    ("$engine" images >"$images_log" 2>&1) &
+    images_pid=$!
+  else
+    echo "test.sh: no container engine could be started; the container tests will skip"
+  fi
+fi
+
+cmake --build "$build" -j"$(nproc)"
+
 # The windows tests run stackpin.exe under Wine: cross-build it (mingw-w64, its libraries from
 # Debian's source packages, cached outside the checkout) with the DLL test doubles. Without it
 # those tests skip, saying why, and the rest of the suite runs.
@@ -51,27 +68,24 @@ if [[ $build == build ]] && wants_label windows "$@"; then
     echo "test.sh: the Windows build failed; the windows tests will skip"
   fi
 fi
-# The container tests need a Docker engine and the local images: start dockerd unless an engine
-# answers (stopped again on exit, unless another run still uses it) and build the images once.
-# Without them those tests skip, saying why, and the rest of the suite runs.
-if wants_containers "$@"; then
-  engine=$PWD/scripts/container-engine.sh
-  if "$engine" start --holder $$; then
-    trap '"$engine" stop --holder $$' EXIT
-    "$engine" images || echo "test.sh: a test image could not be built; the container tests that need it will skip"
-    # the Dev Containers CLI (npm, pinned), which reads and builds the generated devcontainer.json
-    devcontainer_cli_version=0.89.0
-    npm_dir=${STACKPIN_NPM_CACHE:-/var/cache/stackpin-npm}
-    cli=$npm_dir/node_modules/.bin/devcontainer
-    if [[ ! -x $cli || $("$cli" --version 2>/dev/null) != "$devcontainer_cli_version" ]]; then
-      mkdir -p "$npm_dir"
-      npm install --no-audit --no-fund --prefix "$npm_dir" "@devcontainers/cli@$devcontainer_cli_version" >/dev/null 2>&1 ||
-        echo "test.sh: npm could not install @devcontainers/cli; its container test will skip"
-    fi
-    [[ -x $cli ]] && export STACKPIN_DEVCONTAINER_CLI=$cli
+if [[ -n $images_pid ]]; then
+  if ! wait "$images_pid"; then
+    cat "$images_log"
+    echo "test.sh: a test image could not be built; the container tests that need it will skip"
   else
-    echo "test.sh: no container engine could be started; the container tests will skip"
+    cat "$images_log"
   fi
+  rm -f "$images_log"
+  # the Dev Containers CLI (npm, pinned), which reads and builds the generated devcontainer.json
+  devcontainer_cli_version=0.89.0
+  npm_dir=${STACKPIN_NPM_CACHE:-/var/cache/stackpin-npm}
+  cli=$npm_dir/node_modules/.bin/devcontainer
+  if [[ ! -x $cli || $("$cli" --version 2>/dev/null) != "$devcontainer_cli_version" ]]; then
+    mkdir -p "$npm_dir"
+    npm install --no-audit --no-fund --prefix "$npm_dir" "@devcontainers/cli@$devcontainer_cli_version" >/dev/null 2>&1 ||
+      echo "test.sh: npm could not install @devcontainers/cli; its container test will skip"
+  fi
+  [[ -x $cli ]] && export STACKPIN_DEVCONTAINER_CLI=$cli
 fi
 cd "$build"
 ctest --output-on-failure -j"$(nproc)" "$@"
