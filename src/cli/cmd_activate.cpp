@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "core/layout/dest.hpp"
 #include "core/provision/activate.hpp"
 #include "format/activation.hpp"
 #include "util/env.hpp"
@@ -101,7 +102,7 @@ Outcome run_activate(const ActivateCli& c, Context& ctx) {
   o.scope = scope;
   o.dry_run = c.dry_run;
   o.undo = c.undo;
-  std::string dest = c.dest.empty() ? windows_tree_of(m) : c.dest;
+  std::string dest = c.dest.empty() ? core::manifest_tree(model::Target::windows, m) : c.dest;
   if (dest.empty())
     return util::Error(util::ErrorCode::usage, "no tree to activate: give --dest DIR, or a [targets.windows] prefix in the manifest");
   o.root = c.dest.empty() ? std::string() : dest;

@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "core/apply/apply.hpp"
+#include "core/layout/dest.hpp"
 #include "core/verdict.hpp"
 #include "format/json.hpp"
 #include "format/receipt.hpp"
@@ -75,7 +76,7 @@ Outcome run_apply(const ApplyCli& c, Context& ctx) {
   if (o.target == model::Target::windows && util::host_is_windows()) {
     // on the Windows machine itself: the tree goes where the manifest says it lives, and doctor and
     // the conv test judge it there
-    if (!o.dest && !windows_tree_of(*m).empty()) o.dest = windows_tree_of(*m);
+    if (!o.dest && !core::manifest_tree(model::Target::windows, *m).empty()) o.dest = core::manifest_tree(model::Target::windows, *m);
     auto live = live_windows_options(ctx, "", std::nullopt);
     if (!live) return live.error();
     o.windows_machine = std::move(live).value();

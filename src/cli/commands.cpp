@@ -70,12 +70,6 @@ std::function<void(int)> fault_hook(Context& ctx) {
   };
 }
 
-std::string windows_tree_of(const model::Manifest& m) {
-  if (!m.windows) return "";
-  if (m.windows->layout.value == model::WindowsLayout::cuda_merge) return m.windows->cuda_path ? m.windows->cuda_path->value : "";
-  return m.windows->prefix ? m.windows->prefix->value : "";
-}
-
 util::Result<core::WindowsDoctorOptions> live_windows_options(Context& ctx, const std::string& path, std::optional<std::string> user_path) {
   std::string machine_path = path;
   if (path.empty()) {

@@ -78,10 +78,6 @@ std::function<void(int)> fault_hook(Context& ctx);
 // seconds since 1970).
 util::Result<std::optional<std::int64_t>> source_date_epoch(Context& ctx);
 
-// Where a manifest's Windows tree lives: the CUDA root of a cuda-merge layout, else the prefix;
-// "" when it names neither (the DEST stackpin.exe's activate and apply default to).
-std::string windows_tree_of(const model::Manifest& m);
-
 // This Windows machine for doctor and capture: the Path values `path`/`user_path` when given,
 // else the registry's Machine and User values. Errors: those of reading the registry.
 util::Result<core::WindowsDoctorOptions> live_windows_options(Context& ctx, const std::string& path, std::optional<std::string> user_path);

@@ -23,11 +23,8 @@ const char* to_string(Target t) {
 
 Platform default_platform(Target target, Platform host) { return target == Target::windows ? Platform::windows_x86_64 : host; }
 
-std::optional<std::filesystem::path> resolve_dest(Target target, const std::optional<std::filesystem::path>& dest_option,
-                                                  const Manifest& manifest) {
-  if (dest_option) return dest_option;
-  if (target == Target::linux && manifest.linux && manifest.linux->prefix) return std::filesystem::path(manifest.linux->prefix->value);
-  return std::nullopt;
+std::string cudnn_library_name(int major, bool windows) {
+  return windows ? "cudnn64_" + std::to_string(major) + ".dll" : "libcudnn.so." + std::to_string(major);
 }
 
 bool is_windows_absolute(const std::string& p) {

@@ -3,6 +3,7 @@
 // application being debugged), and the file the loader really mapped is read back from the link
 // map, because "which libcudnn did it load?" is the question the seeds could not answer.
 #include "loader.hpp"
+#include "model/contracts.hpp"
 #include "probe/windows_loader.hpp"
 
 #include <dlfcn.h>
@@ -50,7 +51,7 @@ Loaded open_library(const std::string& what, const std::string& path, const std:
   return out;
 }
 
-std::vector<std::string> cudnn_library_names() { return {"libcudnn.so.9", "libcudnn.so.8"}; }
+std::vector<std::string> cudnn_library_names() { return {model::cudnn_library_name(9, false), model::cudnn_library_name(8, false)}; }
 
 std::vector<std::string> cudart_library_names(int preferred_major) {
   std::vector<std::string> runtimes{"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"};

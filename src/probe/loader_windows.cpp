@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "loader.hpp"
+#include "model/contracts.hpp"
 #include "probe/windows_loader.hpp"
 #include "util/strings.hpp"
 #include "windows_internal.hpp"
@@ -76,7 +77,7 @@ Loaded open_library(const std::string& what, const std::string& path, const std:
   return out;
 }
 
-std::vector<std::string> cudnn_library_names() { return {"cudnn64_9.dll", "cudnn64_8.dll"}; }
+std::vector<std::string> cudnn_library_names() { return {model::cudnn_library_name(9, true), model::cudnn_library_name(8, true)}; }
 
 std::vector<std::string> cudart_library_names(int preferred_major) {
   std::vector<std::string> runtimes{"cudart64_13.dll", "cudart64_12.dll", "cudart64_110.dll"};

@@ -19,6 +19,7 @@
 #include "format/receipt.hpp"
 #include "machine_cudnn_records.hpp"
 #include "machine_internal.hpp"
+#include "model/contracts.hpp"
 #include "model/version.hpp"
 #include "util/strings.hpp"
 
@@ -108,7 +109,7 @@ std::set<std::string> read_libraries(MachineCtx& c, const std::string& dir, int 
 // libcudnn file beside it.
 void read_library_version(MachineCtx& c, const std::string& dir, int major, const std::vector<std::string>& names, model::CudnnCopy& cp) {
   std::string m = std::to_string(major);
-  std::string main_soname = "libcudnn.so." + m;
+  std::string main_soname = model::cudnn_library_name(major, false);
   if (auto target = c.fs.resolve(join(dir, main_soname))) {
     auto tl = parse_lib_name(base_name(*target));
     if (tl && !tl->version.empty()) {
@@ -132,7 +133,7 @@ void read_library_version(MachineCtx& c, const std::string& dir, int major, cons
 // metadata or dpkg; a verified wheel also gives the library version the file names do not.
 void read_package_record(MachineCtx& c, const std::string& dir, int major, const std::vector<std::pair<std::string, std::string>>& dpkg,
                          model::CudnnCopy& cp) {
-  std::string main_soname = "libcudnn.so." + std::to_string(major);
+  std::string main_soname = model::cudnn_library_name(major, false);
   std::vector<std::string> wheel_places = {join(parent(dir), "dist-info"), parent(dir)};
   if (cp.kind == model::CudnnKind::pip_wheel) wheel_places.insert(wheel_places.begin(), parent(parent(parent(dir))));
   for (const auto& t : c.r.toolkits)

@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "model/contracts.hpp"
 #include "model/version.hpp"
 #include "util/strings.hpp"
 
@@ -21,7 +22,7 @@ bool under(const std::string& path, const std::string& dir) {
 }
 
 std::optional<WheelMatch> find_wheel(const MachineCtx& c, const std::string& dir, int major, const std::vector<std::string>& places) {
-  std::string soname = "libcudnn.so." + std::to_string(major);
+  std::string soname = model::cudnn_library_name(major, false);
   auto actual = c.fs.file_size(join(dir, soname));
   for (const auto& place : places) {
     for (const auto& name : c.fs.list(place)) {

@@ -58,6 +58,7 @@ TEST(Version, DecodesBothCudnnEncodings) {
   EXPECT_FALSE(model::decode_cudnn_version(0).has_value());
 }
 
+#include "core/layout/dest.hpp"
 #include "model/contracts.hpp"
 
 TEST(Contracts, DestAndStateDir) {
@@ -65,9 +66,19 @@ TEST(Contracts, DestAndStateDir) {
   model::LinuxTarget lt;
   lt.prefix = model::Located<std::string>{"/usr/local/cudnn-9.1.0", {}};
   m.linux = lt;
-  EXPECT_EQ(model::resolve_dest(model::Target::linux, std::nullopt, m)->string(), "/usr/local/cudnn-9.1.0");
-  EXPECT_EQ(model::resolve_dest(model::Target::linux, std::filesystem::path("/tmp/d"), m)->string(), "/tmp/d");
-  EXPECT_FALSE(model::resolve_dest(model::Target::windows, std::nullopt, m).has_value());
+  EXPECT_EQ(core::default_dest(model::Target::linux, std::nullopt, m)->string(), "/usr/local/cudnn-9.1.0");
+  EXPECT_EQ(core::default_dest(model::Target::linux, std::filesystem::path("/tmp/d"), m)->string(), "/tmp/d");
+  EXPECT_FALSE(core::default_dest(model::Target::windows, std::nullopt, m).has_value());
+  EXPECT_EQ(core::manifest_tree(model::Target::linux, m), "/usr/local/cudnn-9.1.0");
+  EXPECT_EQ(core::manifest_tree(model::Target::windows, m), "");  // no [targets.windows]
+  model::WindowsTarget wt;
+  wt.layout = model::Located<model::WindowsLayout>{model::WindowsLayout::cuda_merge, {}};
+  wt.prefix = model::Located<std::string>{"C:\\tools\\cudnn", {}};
+  wt.cuda_path = model::Located<std::string>{"C:\\CUDA\\v12.4", {}};
+  m.windows = wt;
+  EXPECT_EQ(core::manifest_tree(model::Target::windows, m), "C:\\CUDA\\v12.4");  // cuda-merge: the CUDA root
+  m.windows->layout.value = model::WindowsLayout::isolated;
+  EXPECT_EQ(core::manifest_tree(model::Target::windows, m), "C:\\tools\\cudnn");  // isolated: its own prefix
   model::StateDir s{"/tmp/d"};
   EXPECT_EQ(s.receipt().generic_string(), "/tmp/d/.stackpin/receipt.json");
   EXPECT_EQ(s.journal().generic_string(), "/tmp/d/.stackpin/journal");

@@ -8,6 +8,7 @@
 #include "core/apply/apply.hpp"
 
 #include "core/layout/activation.hpp"
+#include "core/layout/dest.hpp"
 #include "gen/quote.hpp"
 
 #include <map>
@@ -19,6 +20,7 @@
 #include "core/package/deb.hpp"
 #include "core/provision/stage.hpp"
 #include "knowledge/cuda_catalog.hpp"
+#include "model/contracts.hpp"
 #include "probe/program.hpp"
 #include "util/file_io.hpp"
 #include "util/strings.hpp"
@@ -198,7 +200,7 @@ bool stage_steps(Run& r) {
   so.stackpin_version = r.o.stackpin_version;
   so.progress = r.o.progress;
   if (r.o.dry_run && r.pending) {
-    auto dest = model::resolve_dest(r.o.target, r.o.dest, r.m);
+    auto dest = default_dest(r.o.target, r.o.dest, r.m);
     s.status = StepStatus::planned;
     s.detail = "stage " + r.what() + " into " + (dest ? dest->string() : "DEST") + " once the archives are downloaded";
     auto& a = r.step("activation");
@@ -401,7 +403,7 @@ bool doctor_step(Run& r) {
       if (f.rule == "windows.loader" && f.severity == model::Severity::ok && util::to_lower(f.subject).rfind("cudnn", 0) == 0)
         s.detail = f.subject + ": " + f.seen;  // "...: the Windows loader loads DIR\cudnn64_9.dll, ..."
   } else if (rep->machine) {
-    std::string lib = r.m.cudnn ? "libcudnn.so." + std::to_string(r.m.cudnn->version.value.major())
+    std::string lib = r.m.cudnn ? model::cudnn_library_name(r.m.cudnn->version.value.major(), false)
                                 : "libcudart.so." + std::to_string(r.m.cuda->version.value.major());
     for (const auto& l : rep->machine->loader)
       if (l.soname == lib && l.winner) s.detail = "the loader resolves " + lib + " to " + l.winner->path + " (" + l.winner->via + ")";
@@ -451,7 +453,7 @@ bool convtest_step(Run& r) {
     c.run.cudnn_path = w->dll_dir + "\\" + w->main_dll;
     c.driver_os = model::Os::windows;
   } else if (!r.deb) {
-    c.run.cudnn_path = (fs::path(r.report.prefix) / "lib64" / ("libcudnn.so." + std::to_string(r.m.cudnn->version.value.major()))).string();
+    c.run.cudnn_path = (fs::path(r.report.prefix) / "lib64" / model::cudnn_library_name(r.m.cudnn->version.value.major(), false)).string();
   }
   if (r.doctor && r.doctor->machine && r.doctor->machine->wsl.wsl) c.driver_os = model::Os::windows;
   auto result = convtest(c, r.kb);
@@ -509,7 +511,7 @@ util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge
   if (o.target == model::Target::windows && !o.dest)
     return Error(ErrorCode::usage, "--dest is required for --target windows")
         .with_hint("the Windows tree is built here and copied to the Windows machine: --dest ./cudnn-windows");
-  if (!r.deb && !model::resolve_dest(o.target, o.dest, m))
+  if (!r.deb && !default_dest(o.target, o.dest, m))
     return Error(ErrorCode::usage, "no --dest and no [targets.linux] prefix in " + m.path)
         .with_hint("pass --dest DIR or set prefix in [targets.linux]");
   if (r.deb && toolkit)
@@ -541,7 +543,7 @@ util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge
                                                          : "lib64";
   r.report.dry_run = o.dry_run;
   if (!r.deb) {
-    if (auto dest = model::resolve_dest(o.target, o.dest, m)) r.report.dest = util::io::absolute_path(*dest).string();
+    if (auto dest = default_dest(o.target, o.dest, m)) r.report.dest = util::io::absolute_path(*dest).string();
   }
 
   bool ok = archive_step(r, pins) && (r.deb ? deb_steps(r) : stage_steps(r)) && doctor_step(r) && convtest_step(r);

@@ -9,6 +9,7 @@
 #include "capture/capture_pins.hpp"
 #include "format/receipt.hpp"
 #include "knowledge/cuda_catalog.hpp"
+#include "model/contracts.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -20,7 +21,7 @@ using util::ErrorCode;
 namespace {
 
 const model::CudnnCopy* loader_cudnn(const model::MachineReport& m, std::string& via) {
-  for (const char* soname : {"libcudnn.so.9", "libcudnn.so.8"}) {
+  for (const std::string& soname : {model::cudnn_library_name(9, false), model::cudnn_library_name(8, false)}) {
     for (const auto& r : m.loader) {
       if (r.soname != soname || !r.winner) continue;
       std::string dir = fs::path(r.winner->real_path).parent_path().string();

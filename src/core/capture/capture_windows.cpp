@@ -18,6 +18,7 @@
 #include "core/windows/windows_search.hpp"
 #include "format/json.hpp"
 #include "format/receipt.hpp"
+#include "model/contracts.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -77,7 +78,7 @@ util::Result<WindowsMachine> open_machine(const WindowsDoctorOptions& o) {
 util::Result<model::DllCopy> running_cudnn(const WindowsMachine& w, const WindowsDoctorOptions& o, Capture& cap) {
   std::optional<model::DllCopy> winner;
   for (int major : {9, 8, 7}) {
-    auto l = find_dll(w.order, "cudnn64_" + std::to_string(major) + ".dll", "capture");
+    auto l = find_dll(w.order, model::cudnn_library_name(major, true), "capture");
     if (!l.winner()) continue;
     if (!winner)
       winner = *l.winner();

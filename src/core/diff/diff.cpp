@@ -16,6 +16,7 @@
 #include <set>
 
 #include "diff/diff_rows.hpp"
+#include "model/contracts.hpp"
 
 namespace core {
 namespace diff_detail {
@@ -74,10 +75,10 @@ void weigh_cudnn(Differ& d, const std::string& rule, const std::string& group, c
   switch (*i) {
     case 0:
       return d.add(rule, group, component, sa, sb, DiffWeight::breaking,
-                   "cuDNN " + num(va.major()) + " and " + num(vb.major()) +
-                       " are different majors: the libraries have other names (libcudnn.so." + num(va.major()) + " vs libcudnn.so." +
-                       num(vb.major()) + ", cudnn64_" + num(va.major()) + ".dll vs cudnn64_" + num(vb.major()) +
-                       ".dll) and another API, so software built for one does not load the other");
+                   "cuDNN " + num(va.major()) + " and " + num(vb.major()) + " are different majors: the libraries have other names (" +
+                       model::cudnn_library_name(va.major(), false) + " vs " + model::cudnn_library_name(vb.major(), false) + ", " +
+                       model::cudnn_library_name(va.major(), true) + " vs " + model::cudnn_library_name(vb.major(), true) +
+                       ") and another API, so software built for one does not load the other");
     case 1:
       return d.add(rule, group, component, sa, sb, DiffWeight::likely_breaking,
                    "another cuDNN minor (" + va.prefix(2) + " vs " + vb.prefix(2) +

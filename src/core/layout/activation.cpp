@@ -131,7 +131,7 @@ gen::WindowsActivation windows_activation_for_tree(const model::Manifest& m, con
   if (m.cuda) w.cuda_version = m.cuda->version.value.prefix(2);
   if (m.cudnn) {
     const auto* contents = kb.cudnn_contents(static_cast<int>(m.cudnn->version.value.major()));
-    w.main_dll = contents ? contents->main_dll : "cudnn64_" + std::to_string(m.cudnn->version.value.major()) + ".dll";
+    w.main_dll = contents ? contents->main_dll : model::cudnn_library_name(m.cudnn->version.value.major(), true);
     w.zlibwapi_needed = kb.zlibwapi_needed(m.cudnn->version.value);
     w.header_version = m.cudnn->version.value.prefix(3);
     if (contents) w.dlls = contents->windows_dlls;

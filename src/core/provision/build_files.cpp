@@ -12,6 +12,7 @@
 #include <optional>
 #include <system_error>
 
+#include "model/contracts.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -129,8 +130,8 @@ gen::BuildConfig build_config_for(const model::Receipt& r) {
   for (const auto& p : names) {
     std::string n = util::to_lower(name_of(p));
     if (n == "cudnn.h") c.include_dir = parent_of(p);
-    if (!windows && n == "libcudnn.so." + maj) c.lib_dir = parent_of(p);
-    if (windows && n == "cudnn64_" + maj + ".dll") c.bin_dir = parent_of(p);
+    if (!windows && n == model::cudnn_library_name(c.cudnn_major, false)) c.lib_dir = parent_of(p);
+    if (windows && n == model::cudnn_library_name(c.cudnn_major, true)) c.bin_dir = parent_of(p);
     if (windows && n == "cudnn.lib") c.lib_dir = parent_of(p);
   }
   if (c.lib_dir.empty() || (windows && c.bin_dir.empty())) return c;  // no main library: no libraries

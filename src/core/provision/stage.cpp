@@ -13,6 +13,7 @@
 
 #include "core/archives/verify.hpp"
 #include "core/layout/activation.hpp"
+#include "core/layout/dest.hpp"
 #include "core/layout/layout_plan.hpp"
 #include "crypto/sha256.hpp"
 #include "format/receipt.hpp"
@@ -274,7 +275,7 @@ util::Result<StageRun> resolve(const model::Manifest& m, const knowledge::Knowle
   if (!m.cudnn && !toolkit)
     return util::Error(util::ErrorCode::invalid, m.path + " pins neither [cudnn] nor [cuda] components")
         .with_hint("add [cudnn] version, or [cuda] components = [\"runtime\"] to stage the toolkit");
-  auto dest = model::resolve_dest(o.target, o.dest, m);
+  auto dest = default_dest(o.target, o.dest, m);
   if (!dest) {
     if (o.target == model::Target::windows)
       return util::Error(util::ErrorCode::usage, "--dest is required for --target windows")

@@ -2,6 +2,7 @@
 // manifest, or against the system when there is none) and the cuDNN a framework brings along
 // (torch/lib, or the nvidia-cudnn wheel torch depends on) against the pin.
 #include "doctor/linux/doctor_linux_rules.hpp"
+#include "model/contracts.hpp"
 
 namespace core::doctor_rules {
 
@@ -64,7 +65,7 @@ void conda(Ctx& c) {
     } else if (v) {
       // against the cuDNN the system loader finds outside the environment
       for (const auto& l : c.r.loader) {
-        if (l.soname != "libcudnn.so." + std::to_string(v->major()) || !l.winner) continue;
+        if (l.soname != model::cudnn_library_name(v->major(), false) || !l.winner) continue;
         const auto* cp = copy_of(c.r, l.winner->real_path);
         if (!cp || cp->kind == model::CudnnKind::conda) continue;
         auto sv = Version::parse(copy_version(*cp));

@@ -15,6 +15,7 @@
 #include "core/windows/windows_path_rule.hpp"
 #include "core/windows/windows_search.hpp"
 #include "doctor/windows/doctor_windows_rules.hpp"
+#include "model/contracts.hpp"
 #include "util/strings.hpp"
 
 namespace core::winrules {
@@ -95,7 +96,7 @@ std::string stale_fix(const Judge& j, const model::DllCopy& x) {
 
 void judge_major(Ctx& c, int major) {
   auto& order = c.view.desktop;
-  std::string name = "cudnn64_" + std::to_string(major) + ".dll";
+  std::string name = model::cudnn_library_name(major, true);
   bool pinned_major = c.pinned && static_cast<int>(c.pinned->major()) == major;
   std::string why =
       pinned_major ? "cuDNN " + c.pinned->text() + " (manifest)" : "cuDNN " + std::to_string(major) + " found in the search order";

@@ -10,6 +10,7 @@
 
 #include "core/windows/windows_search.hpp"
 #include "doctor/windows/doctor_windows_rules.hpp"
+#include "model/contracts.hpp"
 #include "util/strings.hpp"
 
 namespace core::winrules {
@@ -142,7 +143,7 @@ void python_dirs(Ctx& c) {
                     "')` into the environment's site-packages "
                     "(activate.ps1 prints it); a framework that brings its own cuDNN (PyTorch's wheels) loads that one instead";
   for (int major : c.majors) {
-    std::string name = "cudnn64_" + std::to_string(major) + ".dll";
+    std::string name = model::cudnn_library_name(major, true);
     auto l = find_dll(po, name, "cuDNN " + std::to_string(major) + " for Python extension modules");
     bool pinned_major = c.pinned && static_cast<int>(c.pinned->major()) == major;
     if (l.copies.empty()) {

@@ -30,10 +30,10 @@ const char* to_string(Target t);
 // --platform default: windows-x86_64 for the windows target, the host's platform otherwise.
 Platform default_platform(Target target, Platform host);
 
-// The DEST a command uses: --dest when given; for the linux target the manifest's prefix;
-// nullopt when neither applies (the windows target always needs --dest).
-std::optional<std::filesystem::path> resolve_dest(Target target, const std::optional<std::filesystem::path>& dest_option,
-                                                  const Manifest& manifest);
+// The cuDNN library an application loads for cuDNN `major`: "cudnn64_9.dll" on Windows,
+// "libcudnn.so.9" elsewhere. The one spelling of the rule, for every layer that looks for it
+// (probe reads machines, core lays out, judges and captures trees).
+std::string cudnn_library_name(int major, bool windows);
 
 // An absolute Windows path: a drive letter with a separator (C:\ or C:/) or a UNC path (\\server).
 bool is_windows_absolute(const std::string& path);
