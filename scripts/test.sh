@@ -47,8 +47,9 @@ images_pid=
 if wants_containers "$@"; then
   engine=$PWD/scripts/container-engine.sh
   if "$engine" start --holder $$; then
-    trap '"$engine" stop --holder $$' EXIT
     images_log=$(mktemp)
+    # a failed build ends the run: the image job is stopped before the engine it uses
+    trap '{ [[ -n $images_pid ]] && kill "$images_pid" 2>/dev/null && wait "$images_pid"; } || true; rm -f "$images_log"; "$engine" stop --holder $$' EXIT
     ("$engine" images >"$images_log" 2>&1) &
     images_pid=$!
   else
@@ -76,6 +77,7 @@ if [[ -n $images_pid ]]; then
     cat "$images_log"
   fi
   rm -f "$images_log"
+  images_pid=
   # the Dev Containers CLI (npm, pinned), which reads and builds the generated devcontainer.json
   devcontainer_cli_version=0.89.0
   npm_dir=${STACKPIN_NPM_CACHE:-/var/cache/stackpin-npm}

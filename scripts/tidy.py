@@ -16,6 +16,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -37,7 +38,8 @@ def common_key(root):
     h.update(run(["clang-tidy", "--version"]).stdout.encode())
     with open(os.path.join(root, ".clang-tidy"), "rb") as f:
         h.update(f.read())
-    headers = run(["git", "-C", root, "ls-files", "src/*.hpp", "src/*.h", "src/*.inc"]).stdout.split()
+    headers = run(["git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard", "src/*.hpp", "src/*.h",
+                   "src/*.inc"]).stdout.split()
     for rel in sorted(headers):
         h.update(rel.encode() + b"\0")
         with open(os.path.join(root, rel), "rb") as f:
@@ -76,8 +78,13 @@ def main():
 
     def tidy(rel):
         # -Wno-error: a CI build's -Werror must not turn the compiler's own warnings into tidy errors
-        out = run(["clang-tidy", "-p", build, "--quiet", "--extra-arg=-Wno-error", rel]).stdout
-        return out.replace(root, PLACEHOLDER)
+        r = run(["clang-tidy", "-p", build, "--quiet", "--extra-arg=-Wno-error", rel])
+        out = r.stdout.replace(root, PLACEHOLDER)
+        # a run that was killed, or failed without a finding to show for it, is no result: it is
+        # reported as an error and not kept, so the next run checks the file again
+        if r.returncode < 0 or (r.returncode != 0 and not re.search(r"(warning|error): ", out)):
+            return f"{PLACEHOLDER}/{rel}:1:1: error: clang-tidy exited with {r.returncode} and no finding\n{out}", False
+        return out, True
 
     keys = {rel: key_of(rel) for rel in files}
     results, misses = {}, []
@@ -89,8 +96,10 @@ def main():
         else:
             misses.append(rel)
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        for rel, out in zip(misses, pool.map(tidy, misses)):
+        for rel, (out, keep) in zip(misses, pool.map(tidy, misses)):
             results[rel] = out
+            if not keep:
+                continue
             tmp = os.path.join(cache, f".{keys[rel]}.{os.getpid()}")
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write(out)

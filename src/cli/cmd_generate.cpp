@@ -169,10 +169,8 @@ Outcome run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   auto dir = std::filesystem::path(c.out_dir) / ".devcontainer";
   if (needs_archive || plan->spec.sbom || plan->spec.sbom_in_build) {
     if (needs_archive && c.archives.empty() && files.cache_dir.empty())
-      return fail(
-          ctx, "generate",
-          util::Error(util::ErrorCode::usage,
-                      "the manifest's archive has no url: pass --archives DIR (or --cache-dir) so it can be put into " + dir.string()));
+      return util::Error(util::ErrorCode::usage,
+                         "the manifest's archive has no url: pass --archives DIR (or --cache-dir) so it can be put into " + dir.string());
     files.convtest_optional = true;  // the devcontainer builds the runtime target only: no conv test in its context
     if (auto st = core::write_context(*plan, *text, *m, kb, files, dir); !st) return st.error();
   } else {
