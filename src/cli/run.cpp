@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <exception>
+#include <functional>
 #include <map>
 #include <ostream>
 
@@ -89,7 +90,8 @@ std::string version_text() {
 }  // namespace
 
 void define_commands(CLI::App& app, Context& ctx) {
-  app.set_version_flag("--version", version_text());
+  // computed when asked for: the knowledge base it counts is parsed by the commands that need it
+  app.set_version_flag("--version", std::function<std::string()>(version_text));
   app.require_subcommand(1);
   app.footer(k_exit_codes_footer);
   Command& root = *ctx.registry.command(&app);

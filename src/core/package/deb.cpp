@@ -347,11 +347,8 @@ util::Status replace_together(const Writing& w, std::vector<model::DebPackage>& 
   return {};
 }
 
-}  // namespace deb_parts
-
+// the run's steps, private to this file
 namespace {
-
-using namespace deb_parts;
 
 constexpr const char* k_homepage = "https://developer.nvidia.com/cudnn";
 
@@ -687,8 +684,10 @@ util::Status documents(DebRun& run) {
 }
 
 }  // namespace
+}  // namespace deb_parts
 
 util::Result<model::DebReport> build_debs(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const DebOptions& o) {
+  using namespace deb_parts;
   model::Platform platform{};
   std::string maintainer;
   SP_TRY(check_inputs(m, o, platform, maintainer));
