@@ -67,7 +67,7 @@ endif()
 # one checkout; these batches include their members by paths relative to the build folder, so a
 # second clone still hits the compiler cache. Generated sources (the embedded data) stay apart, and
 # so do the files listed in STACKPIN_UNITY_APART (src/CMakeLists.txt says why).
-# Each file must also compile alone (clang-tidy, which scripts/lint.sh runs per file, proves it).
+# Each file must also compile alone: a developer's build (no CI) compiles every file on its own.
 option(STACKPIN_UNITY "Compile each layer's sources in batches" ${STACKPIN_CI})
 set(STACKPIN_UNITY_BATCH 8 CACHE STRING "Sources per unity batch")
 

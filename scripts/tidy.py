@@ -3,10 +3,13 @@
 
     scripts/tidy.py BUILD_DIR FILE...
 
+A FILE may be a unity batch (cmake/build_speed.cmake), which includes its member sources: clang-tidy
+then parses the headers once for all of them and reports findings in the members.
+
 Prints clang-tidy's output for every file (from the cache or from a new run) on stdout, and on
 stderr how many results came from the cache. scripts/lint.sh reads the findings from the output.
 
-A result is reused only when nothing it depends on changed: the file's bytes, its compile command,
+A result is reused only when nothing it depends on changed: the file's bytes (a batch's: its members'), its compile command,
 clang-tidy's version, .clang-tidy, every header and include file of the project, and the versions
 of the Debian packages whose headers the sources include. The checkout's own path is taken out of
 the key and of the stored output, so a second clone reuses the results of the first. The cache is
@@ -73,7 +76,14 @@ def main():
         h = hashlib.sha256(common.encode())
         h.update(command.replace(root, PLACEHOLDER).replace(os.path.abspath(build), PLACEHOLDER + "/build").encode())
         with open(rel, "rb") as src:
-            h.update(src.read())
+            text = src.read()
+        h.update(text)
+        # a unity batch (cmake/build_speed.cmake) is its members: their bytes are the key too
+        for member in re.findall(rb'^#include "([^"]+\.cpp)"', text, re.M):
+            path = os.path.normpath(os.path.join(os.path.dirname(rel), member.decode()))
+            h.update(os.path.relpath(path, root).encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(f.read())
         return h.hexdigest()
 
     def tidy(rel):
