@@ -3,6 +3,7 @@
 # Debian's packages and source packages only.
 #
 #   scripts/build-windows.sh [--tests] [--no-zip] [BUILD_DIR]     (default BUILD_DIR: build-windows)
+#   scripts/build-windows.sh --deps      only the cross-built libraries, into their cache (below)
 #
 # Leaves BUILD_DIR/stackpin.exe, BUILD_DIR/stackpin-convtest.exe and the release zip
 # BUILD_DIR/stackpin-<version>-windows-x86_64.zip (the exe, the licence texts of what it links and
@@ -29,11 +30,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=build-windows
 tests=OFF
 make_zip=1
+deps_only=0
 for arg in "$@"; do
   case $arg in
     --tests) tests=ON ;;
     --no-zip) make_zip=0 ;;
-    -*) echo "build-windows: unknown option $arg (--tests, --no-zip)" >&2; exit 2 ;;
+    --deps) deps_only=1 ;;
+    -*) echo "build-windows: unknown option $arg (--tests, --no-zip, --deps)" >&2; exit 2 ;;
     *) build_dir=$arg ;;
   esac
 done
@@ -172,6 +175,7 @@ if [[ ! -f $prefix/VERSIONS ]]; then
 else
   echo "build-windows: dependencies from $prefix"
 fi
+if ((deps_only)); then exit 0; fi
 
 # Ninja, like the Linux presets; a folder configured earlier with Makefiles is reconfigured
 if [[ -f $build_dir/CMakeCache.txt ]] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$build_dir/CMakeCache.txt"; then

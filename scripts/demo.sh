@@ -7,8 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --tools
-# the same build folder and settings as scripts/test.sh (the `default` preset): the tests that run
-# after the demo reuse what it compiled
+# the release build (the `default` preset, g++, build/), which `scripts/test.sh --gcc` completes
+# with the tests; `scripts/test.sh` tests on the sanitizer build in build-sanitize/
 scripts/configure.sh default
 cmake --build build -j"$(nproc)" --target stackpin stackpin-convtest
 sp=./build/src/stackpin

@@ -11,7 +11,7 @@
 #
 # A crash or sanitizer report leaves its input in DIR/artifacts/ and fails the run; put the input
 # into tests/data/fuzz/<target>/ with the fix, and the normal suite replays it from then on.
-# Builds in build-sanitize/ (the same build as `scripts/test.sh --sanitize`).
+# Builds in build-sanitize/ (the same build as `scripts/test.sh`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=60

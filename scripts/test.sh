@@ -2,28 +2,32 @@
 # Installs what stackpin needs (Debian packages), builds it with its tests, and runs the whole
 # suite under CTest. Extra arguments go to ctest (e.g. -L unit).
 #
-#   scripts/test.sh [CTEST ARGS...]             the g++ build in build/ (CMake preset `default`)
-#   scripts/test.sh --sanitize [CTEST ARGS...]  a clang build in build-sanitize/ (preset `sanitize`)
-#        with AddressSanitizer, UndefinedBehaviorSanitizer and LeakSanitizer (a finding fails the
-#        test); it builds only the unit and cli test programs, and the fuzz targets that
-#        scripts/fuzz.sh runs
+#   scripts/test.sh [CTEST ARGS...]        clang with AddressSanitizer, UndefinedBehaviorSanitizer
+#        and LeakSanitizer in build-sanitize/ (CMake preset `sanitize`): every label runs under the
+#        sanitizers (a finding fails its test), and the fuzz targets scripts/fuzz.sh runs are built
+#        from the same objects. This is the README's test command and CI's (.ci/run).
+#   scripts/test.sh --gcc [CTEST ARGS...]  the g++ build in build/ (preset `default`), the one
+#        scripts/demo.sh builds, without sanitizers
 #
 # Both compile through ccache (~/.cache/stackpin/ccache). With CI=true (as .ci/run runs), warnings
-# are errors and debug information is line tables only (cmake/build_speed.cmake).
+# are errors, debug information is line tables only and each layer compiles in unity batches
+# (cmake/build_speed.cmake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=build
-if [[ ${1:-} == --sanitize ]]; then
-  shift
+build="build-sanitize"
+case ${1:-} in
+  --gcc) shift; build=build ;;
+  --sanitize) shift ;;  # the default; kept for the command lines that name it
+esac
+if [[ $build == build ]]; then
+  scripts/install-deps.sh --tools
+  scripts/configure.sh default
+else
   scripts/install-deps.sh --tools --sanitize
-  build="build-sanitize"
   scripts/configure.sh sanitize
   # leaks are errors; a UBSan report aborts the test that hit it
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-else
-  scripts/install-deps.sh --tools
-  scripts/configure.sh default
 fi
 # Do ctest's arguments select the label $1 (-L/--label-regex, -LE/--label-exclude)?
 wants_label() {
@@ -43,18 +47,35 @@ wants_containers() { wants_label container "$@"; }
 # answers (stopped again on exit, unless another run still uses it) and build the images once.
 # Without them those tests skip, saying why, and the rest of the suite runs. The images (a
 # debootstrap download, the first time) are prepared in the background while the code compiles.
-images_pid=
+images_pid="" windows_pid="" engine="" images_log="" windows_log=""
+# a failed build ends the run: the background jobs are stopped (the image job before the engine
+# it uses), and the engine is left to the runs that still hold it
+cleanup() {
+  local pid
+  for pid in "$images_pid" "$windows_pid"; do
+    if [[ -n $pid ]]; then kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; fi
+  done
+  rm -f "$images_log" "$windows_log"
+  if [[ -n $engine ]]; then "$engine" stop --holder $$; fi
+  return 0
+}
+trap cleanup EXIT
 if wants_containers "$@"; then
-  engine=$PWD/scripts/container-engine.sh
-  if "$engine" start --holder $$; then
+  if "$PWD/scripts/container-engine.sh" start --holder $$; then
+    engine=$PWD/scripts/container-engine.sh
     images_log=$(mktemp)
-    # a failed build ends the run: the image job is stopped before the engine it uses
-    trap '{ [[ -n $images_pid ]] && kill "$images_pid" 2>/dev/null && wait "$images_pid"; } || true; rm -f "$images_log"; "$engine" stop --holder $$' EXIT
     ("$engine" images >"$images_log" 2>&1) &
     images_pid=$!
   else
     echo "test.sh: no container engine could be started; the container tests will skip"
   fi
+fi
+# The Windows cross-build's libraries (built from Debian's source packages once, then cached)
+# are made in the background too: their configure scripts leave a core free most of the time.
+if wants_label windows "$@"; then
+  windows_log=$(mktemp)
+  (scripts/build-windows.sh --deps >"$windows_log" 2>&1) &
+  windows_pid=$!
 fi
 
 cmake --build "$build" -j"$(nproc)"
@@ -62,7 +83,10 @@ cmake --build "$build" -j"$(nproc)"
 # The windows tests run stackpin.exe under Wine: cross-build it (mingw-w64, its libraries from
 # Debian's source packages, cached outside the checkout) with the DLL test doubles. Without it
 # those tests skip, saying why, and the rest of the suite runs.
-if [[ $build == build ]] && wants_label windows "$@"; then
+if [[ -n $windows_pid ]]; then
+  wait "$windows_pid" || true  # a failure shows again, with its reason, in the build below
+  windows_pid=
+  cat "$windows_log"
   if scripts/build-windows.sh --tests; then
     export STACKPIN_WINDOWS_BUILD=$PWD/build-windows
   else
