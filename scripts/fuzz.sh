@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs stackpin's fuzz targets with libFuzzer under AddressSanitizer and UndefinedBehaviorSanitizer
-# (docs/robustness.md), and prints the executions of each and in total.
+# (docs/robustness.md), as many at once as there are cores, and prints the executions of each and
+# in total.
 #
 #   scripts/fuzz.sh [--seconds N] [--corpus DIR] [TARGET...]
 #
@@ -23,7 +24,7 @@ while (($#)); do
     --seconds) seconds=$2; shift ;;
     --corpus) corpus=$2; shift ;;
     --list) list=1 ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
   esac
@@ -50,20 +51,38 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export STACKPIN_FUZZ_ARTIFACTS=$corpus/artifacts
 
+# one libFuzzer process per core at a time: a target uses one core
+jobs=$(nproc 2>/dev/null || echo 2)
+run_target() {
+  local t=$1 dict=() rc
+  mkdir -p "$corpus/$t"
+  if [[ -d $seeds/$t ]]; then cp -n "$seeds/$t"/* "$corpus/$t"/ 2>/dev/null || true; fi
+  [[ -f fuzz/dict/$t.dict ]] && dict=(-dict="fuzz/dict/$t.dict")
+  set +e
+  "$build/fuzz/stackpin_fuzz_$t" -max_total_time="$seconds" -print_final_stats=1 -timeout=20 -rss_limit_mb=2048 \
+    -max_len=1048576 -artifact_prefix="$corpus/artifacts/$t-" "${dict[@]}" "$corpus/$t" >"$corpus/$t.log" 2>&1
+  rc=$?
+  set -e
+  echo "$rc" >"$corpus/$t.rc"
+}
+running=0
+for t in "${targets[@]}"; do
+  rm -f "$corpus/$t.rc"
+  run_target "$t" &
+  running=$((running + 1))
+  if ((running >= jobs)); then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait
+
 total=0
 failed=()
 printf '%-15s %12s %10s %8s  %s\n' target executions 'exec/s' corpus result
 for t in "${targets[@]}"; do
-  mkdir -p "$corpus/$t"
-  if [[ -d $seeds/$t ]]; then cp -n "$seeds/$t"/* "$corpus/$t"/ 2>/dev/null || true; fi
-  dict=()
-  [[ -f fuzz/dict/$t.dict ]] && dict=(-dict="fuzz/dict/$t.dict")
   log=$corpus/$t.log
-  set +e
-  "$build/fuzz/stackpin_fuzz_$t" -max_total_time="$seconds" -print_final_stats=1 -timeout=20 -rss_limit_mb=2048 \
-    -max_len=1048576 -artifact_prefix="$corpus/artifacts/$t-" "${dict[@]}" "$corpus/$t" >"$log" 2>&1
-  rc=$?
-  set -e
+  rc=$(cat "$corpus/$t.rc" 2>/dev/null || echo 1)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   files=$(find "$corpus/$t" -type f | wc -l)
