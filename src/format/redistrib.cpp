@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <regex>
 
 #include "util/strings.hpp"
@@ -121,21 +122,49 @@ util::Result<CudaComponent> read_component(const std::string& id, const json& va
   auto v = model::Version::parse(c.version_text);
   if (!v) return invalid_cuda(path, id + ".version", "is missing or not a version such as \"12.4.127\"");
   c.version = *v;
-  for (const auto& [key, archive] : value.items()) {
-    if (!archive.is_object()) continue;  // name, license, license_path, version
-    std::string where = id + "." + key;
+  // a component built per CUDA release lists its variants; each platform then holds one archive
+  // per variant, keyed "cuda<variant>" (cuDNN's files nest the same way)
+  std::vector<std::string> variants;
+  if (value.contains("cuda_variant")) {
+    const json& list = value["cuda_variant"];
+    static const std::regex k_variant(R"(\d{1,3}(\.\d{1,3})?)");
+    if (!list.is_array() || list.empty() || list.size() > 16)
+      return invalid_cuda(path, id + ".cuda_variant", "is not a list of CUDA releases such as [\"13.1\"]");
+    for (const auto& v : list) {
+      if (!v.is_string() || !std::regex_match(v.get<std::string>(), k_variant))
+        return invalid_cuda(path, id + ".cuda_variant", "has an entry that is not a CUDA release such as \"13.1\"");
+      variants.push_back("cuda" + v.get<std::string>());
+    }
+  }
+  auto add = [&](const std::string& key, const std::string& variant, const json& archive, const std::string& where) -> util::Result<void> {
     SP_TRY_ASSIGN(auto pin, read_pin(archive, path, where, "CUDA"));
     // every archive of a component lies in that component's folder of the redist tree
     if (pin.relative_path.rfind(id + "/", 0) != 0)
       return invalid_cuda(path, where + ".relative_path", "(" + pin.relative_path + ") is not inside the component's folder " + id + "/");
     CudaComponentArchive a;
     a.platform_key = key;
+    a.variant = variant;
     a.platform = model::parse_platform(key);
     a.relative_path = pin.relative_path;
     a.sha256 = pin.sha256;
     a.md5 = pin.md5;
     a.size = pin.size;
     c.archives.push_back(std::move(a));
+    return {};
+  };
+  for (const auto& [key, archive] : value.items()) {
+    if (!archive.is_object()) continue;  // name, license, license_path, version, cuda_variant
+    std::string where = id + "." + key;
+    if (variants.empty() || archive.contains("relative_path")) {
+      SP_TRY(add(key, "", archive, where));
+      continue;
+    }
+    for (const auto& [variant, nested] : archive.items()) {
+      if (std::find(variants.begin(), variants.end(), variant) == variants.end())
+        return invalid_cuda(path, where + "." + variant.substr(0, 40), "is not one of the component's cuda_variant entries");
+      if (!nested.is_object()) return invalid_cuda(path, where + "." + variant, "is not an archive object");
+      SP_TRY(add(key, variant, nested, where + "." + variant));
+    }
   }
   return c;
 }

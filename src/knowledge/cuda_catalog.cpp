@@ -158,11 +158,19 @@ ComponentResolution resolve_components(const format::CudaRedistribRelease& relea
         {index, prefix + c.id + " is not shipped for " + plat + " in " + what + " (NVIDIA builds it for " + platforms_of(c) + ")",
          "components of " + what + " for " + plat + ": " + shipped_for(release, platform)});
   };
+  // a name is NVIDIA's component key, or that key without its "cuda_" or "lib" prefix; a set's
+  // members are looked up the same way, so "cccl" is cuda_cccl before CUDA 13.3 and cccl after
+  auto lookup = [&](const std::string& name) {
+    const format::CudaComponent* c = find_component(release, name);
+    if (!c) c = find_component(release, "cuda_" + name);
+    if (!c) c = find_component(release, "lib" + name);
+    return c;
+  };
   for (std::size_t i = 0; i < names.size(); ++i) {
     const std::string& name = names[i];
     if (const model::CudaComponentSet* s = component_set(sets, name, cuda_major)) {
       for (const auto& id : s->components) {
-        const format::CudaComponent* c = find_component(release, id);
+        const format::CudaComponent* c = lookup(id);
         if (!c)
           out.problems.push_back({i, "set \"" + name + "\" needs " + id + ", which " + what + " does not have",
                                   "list the components yourself; " + what + " has: " + shipped_for(release, platform)});
@@ -172,14 +180,12 @@ ComponentResolution resolve_components(const format::CudaRedistribRelease& relea
           take(*c, i, name);
       }
       for (const auto& id : s->optional) {
-        const format::CudaComponent* c = find_component(release, id);
+        const format::CudaComponent* c = lookup(id);
         if (c && archive_for(*c, platform)) take(*c, i, name);
       }
       continue;
     }
-    const format::CudaComponent* c = find_component(release, name);
-    if (!c) c = find_component(release, "cuda_" + name);
-    if (!c) c = find_component(release, "lib" + name);
+    const format::CudaComponent* c = lookup(name);
     if (!c) {
       std::string sets_text = set_names(sets, cuda_major);
       out.problems.push_back({i, "\"" + name + "\" is not a component of " + what,

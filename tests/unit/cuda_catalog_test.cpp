@@ -54,9 +54,9 @@ TEST(CudaCatalog, EmbedsEveryManifestOfDataRedistVerbatim) {
   const auto& cat = CudaCatalog::embedded();
   auto releases = cat.releases();
   ASSERT_EQ(releases.size(), files.size());
-  EXPECT_EQ(releases.size(), 37u);
+  EXPECT_EQ(releases.size(), 50u);
   EXPECT_EQ(releases.front().text(), "11.4.2");
-  EXPECT_EQ(releases.back().text(), "13.0.2");
+  EXPECT_EQ(releases.back().text(), "13.4.2");
   EXPECT_TRUE(std::is_sorted(releases.begin(), releases.end()));
   for (const auto& v : releases) {
     std::string name = "redistrib_" + v.text() + ".json";
@@ -149,6 +149,52 @@ TEST(CudaCatalog, SetsFollowTheReleaseMajorAndPlatform) {
   auto torch12 = ids(resolve("12.8.1", Platform::linux_x86_64, {"torch"}));
   EXPECT_TRUE(has(torch12, "libnvjitlink") && has(torch12, "libcufile"));
   EXPECT_FALSE(has(ids(resolve("12.8.1", Platform::windows_x86_64, {"torch"})), "libcufile"));
+}
+
+// NVIDIA renamed CCCL's component (cuda_cccl up to 13.2, cccl from 13.3): the devel set names it
+// as a user would, and follows the release's own key.
+TEST(CudaCatalog, TheDevelSetFollowsTheCcclRename) {
+  auto before = ids(resolve("13.2.2", Platform::linux_x86_64, {"devel"}));
+  EXPECT_TRUE(has(before, "cuda_cccl")) << testing::PrintToString(before);
+  auto after = resolve("13.3.0", Platform::linux_x86_64, {"devel"});
+  EXPECT_TRUE(after.problems.empty()) << after.problems.front().message;
+  EXPECT_TRUE(has(ids(after), "cccl") && !has(ids(after), "cuda_cccl")) << testing::PrintToString(ids(after));
+  for (const auto& c : after.components)
+    if (c.component->id == "cccl") EXPECT_EQ(c.component->version.text(), "13.3.3.3.1");
+  // the user's own spellings reach it too
+  auto named = resolve("13.4.2", Platform::windows_x86_64, {"cccl", "cudart"});
+  EXPECT_TRUE(named.problems.empty()) << named.problems.front().message;
+  EXPECT_EQ(ids(named), (std::vector<std::string>{"cccl", "cuda_cudart"}));
+}
+
+// cuda_compat from 13.1 is built per CUDA release: one archive per variant under each platform.
+TEST(CudaCatalog, ComponentsBuiltPerCudaVariantAreRead) {
+  const auto& r = release("13.1.0");
+  const format::CudaComponent* compat = nullptr;
+  for (const auto& c : r.components)
+    if (c.id == "cuda_compat") compat = &c;
+  ASSERT_NE(compat, nullptr);
+  EXPECT_EQ(compat->version.text(), "590.44.01");
+  const auto* a = knowledge::archive_for(*compat, Platform::linux_x86_64);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->variant, "cuda13.1");
+  EXPECT_EQ(a->relative_path, "cuda_compat/linux-x86_64/cuda_compat-linux-x86_64-590.44.01_cuda13.1-archive.tar.xz");
+  EXPECT_EQ(a->sha256.size(), 64u);
+  EXPECT_GT(a->size, 0u);
+}
+
+// Windows on Arm (13.4.x) is listed under its own key; stackpin does not provision it yet.
+TEST(CudaCatalog, WindowsOnArmArchivesAreListedUnderTheirKey) {
+  const auto& r = release("13.4.1");
+  int arm = 0;
+  for (const auto& c : r.components)
+    for (const auto& a : c.archives)
+      if (a.platform_key == "windows-arm64") {
+        ++arm;
+        EXPECT_FALSE(a.platform.has_value());
+        EXPECT_EQ(a.relative_path.rfind(c.id + "/windows-arm64/", 0), 0u) << a.relative_path;
+      }
+  EXPECT_EQ(arm, 34);
 }
 
 TEST(CudaCatalog, NamesAliasesAndDuplicates) {

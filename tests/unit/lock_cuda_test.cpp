@@ -85,6 +85,38 @@ TEST(LockCuda, PinsEveryComponentsArchiveFromNvidiasManifest) {
   EXPECT_NE(l.cuda_archive_for("libcufft", model::host_linux_platform()), nullptr);
 }
 
+// The releases users run today lock without any file of theirs: every pin is NVIDIA's own, byte
+// for byte from the release's manifest (13.2.1: cuda_cccl; 13.4.2: cccl, no driver components).
+TEST(LockCuda, TodaysReleasesLockFromTheEmbeddedManifests) {
+  for (const std::string release : {"12.9.2", "13.2.1", "13.4.2"}) {
+    SCOPED_TRACE(release);
+    std::string text = k_toolkit;
+    text.replace(text.find("12.4.1"), 6, release);
+    const std::string sets = "\"runtime\", \"cufft\"";
+    text.replace(text.find(sets), sets.size(), "\"devel\", \"cufft\"");
+    auto out = lock(parse(text));
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    const auto& l = out->lock;
+    EXPECT_EQ(l.cuda, release);
+    const auto nvidia = nvidia_file(release);
+    std::size_t checked = 0;
+    for (const auto& c : nvidia.components)
+      for (const auto& a : c.archives) {
+        if (a.platform != model::host_linux_platform()) continue;
+        const auto* pin = l.cuda_archive_for(c.id, *a.platform);
+        if (!pin) continue;  // a component the sets do not bring
+        EXPECT_EQ(pin->sha256, a.sha256) << c.id;
+        EXPECT_EQ(pin->size, a.size) << c.id;
+        EXPECT_EQ(pin->md5, a.md5) << c.id;
+        EXPECT_EQ(pin->url, "https://developer.download.nvidia.com/compute/cuda/redist/" + a.relative_path) << c.id;
+        ++checked;
+      }
+    EXPECT_GE(checked, 6u);  // devel (cudart, cuBLAS, NVRTC, nvcc, CCCL, ...) and cuFFT
+    bool cccl = l.cuda_archive_for("cccl", model::host_linux_platform()) || l.cuda_archive_for("cuda_cccl", model::host_linux_platform());
+    EXPECT_TRUE(cccl) << "CCCL under either of NVIDIA's names";
+  }
+}
+
 TEST(LockCuda, RoundTripsThroughTheLockFile) {
   auto out = lock(parse(k_toolkit));
   ASSERT_TRUE(out.ok());

@@ -45,9 +45,11 @@ struct RedistribRelease {
 util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std::string& path);
 
 // One archive of a CUDA component, under the platform key NVIDIA gives it ("linux-x86_64",
-// "linux-ppc64le", "linux-all").
+// "linux-ppc64le", "linux-all"). A component NVIDIA builds per CUDA release (cuda_compat from 13.1:
+// a "cuda_variant" list, and one archive per variant under each platform) names its variant.
 struct CudaComponentArchive {
   std::string platform_key;
+  std::string variant;                      // "cuda13.1" for a variant build; empty for the others
   std::optional<model::Platform> platform;  // set for the platforms stackpin provisions
   std::string relative_path;                // relative to NVIDIA's cuda/redist/ base URL
   std::string sha256, md5;
