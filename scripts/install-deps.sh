@@ -27,7 +27,7 @@ build_pkgs=(
   dpkg-dev  # dpkg-source, for apt-get source (scripts/build-liblzma.sh)
 )
 tool_pkgs=(shellcheck groff-base xz-utils unzip zip python3 python3-yaml nodejs node-ajv node-js-yaml lintian fakeroot docker.io cgroupfs-mount debootstrap wine wine64)
-# the sanitizer build and the fuzz targets (scripts/test.sh --sanitize, scripts/fuzz.sh): clang
+# the sanitizer build the tests and fuzz targets run on (scripts/test.sh, scripts/fuzz.sh): clang
 # with its runtime libraries (ASan, UBSan, LSan, libFuzzer)
 sanitize_pkgs=(clang libclang-rt-dev)
 # scripts/lint.sh: the formatter, the static checker and the shell checker (Debian 12's: clang 14)

@@ -44,7 +44,7 @@ scripts/configure.sh lint
 # Windows platform files (*_windows.cpp, *_cng.cpp, download_winhttp.cpp) are not among them; the
 # Windows build compiles them with the same warnings (scripts/build-windows.sh).
 mapfile -t units < <(python3 - build-lint "$PWD" <<'PY'
-import json, os, re, sys
+import json, os, sys
 build, root = sys.argv[1], sys.argv[2]
 for e in json.load(open(os.path.join(build, "compile_commands.json"))):
     f = os.path.normpath(os.path.join(e["directory"], e["file"]))
