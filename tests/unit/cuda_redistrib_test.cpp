@@ -112,6 +112,24 @@ TEST(CudaRedistrib, MalformedFilesAreRefusedByTheirJsonPath) {
   refused(R"({"cuda_cudart": {"version": "12.4.127", "linux-x86_64": )" + archive("libcublas/x.tar.xz", sha('a'), "5") + "}}",
           "not inside the component's folder cuda_cudart/");
   refused(R"({"Cuda Cudart": {"version": "12.4.127"}})", "is not a component name");
+  // components built per CUDA release (cuda_compat from 13.1): the variant list and what hangs off it
+  const std::string compat = R"({"cuda_compat": {"version": "590.44.01", )";
+  const std::string variant_archive = archive("cuda_compat/x_cuda13.1.tar.xz", sha('a'), "5");
+  refused(compat + R"("cuda_variant": "13.1", "linux-x86_64": {"cuda13.1": )" + variant_archive + "}}}", "cuda_compat.cuda_variant");
+  refused(compat + R"("cuda_variant": [], "linux-x86_64": {"cuda13.1": )" + variant_archive + "}}}", "cuda_compat.cuda_variant");
+  refused(compat + R"("cuda_variant": ["13.1; rm -rf /"], "linux-x86_64": {"cuda13.1": )" + variant_archive + "}}}",
+          "cuda_compat.cuda_variant");
+  refused(compat + R"("cuda_variant": ["13.1"], "linux-x86_64": {"cuda13.2": )" + variant_archive + "}}}",
+          "cuda_compat.linux-x86_64.cuda13.2");
+  refused(compat + R"("cuda_variant": ["13.1"], "linux-x86_64": {"cuda13.1": "x"}}})", "is not an archive object");
+  refused(compat + R"("cuda_variant": ["13.1"], "linux-x86_64": {"cuda13.1": )" + archive("libcublas/x.tar.xz", sha('a'), "5") + "}}}",
+          "not inside the component's folder cuda_compat/");
+  auto nested = format::parse_cuda_redistrib(
+      compat + R"("cuda_variant": ["13.1"], "linux-x86_64": {"cuda13.1": )" + variant_archive + "}}}", "r.json");
+  ASSERT_TRUE(nested.ok()) << nested.error().message;
+  ASSERT_EQ(nested->components.at(0).archives.size(), 1u);
+  EXPECT_EQ(nested->components[0].archives[0].variant, "cuda13.1");
+  EXPECT_EQ(nested->components[0].archives[0].platform_key, "linux-x86_64");
 }
 
 TEST(CudaRedistrib, TheCudnnReaderSendsACudaFileAway) {
