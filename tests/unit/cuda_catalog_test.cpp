@@ -159,8 +159,11 @@ TEST(CudaCatalog, TheDevelSetFollowsTheCcclRename) {
   auto after = resolve("13.3.0", Platform::linux_x86_64, {"devel"});
   EXPECT_TRUE(after.problems.empty()) << after.problems.front().message;
   EXPECT_TRUE(has(ids(after), "cccl") && !has(ids(after), "cuda_cccl")) << testing::PrintToString(ids(after));
-  for (const auto& c : after.components)
-    if (c.component->id == "cccl") EXPECT_EQ(c.component->version.text(), "13.3.3.3.1");
+  for (const auto& c : after.components) {
+    if (c.component->id == "cccl") {
+      EXPECT_EQ(c.component->version.text(), "13.3.3.3.1");
+    }
+  }
   // the user's own spellings reach it too
   auto named = resolve("13.4.2", Platform::windows_x86_64, {"cccl", "cudart"});
   EXPECT_TRUE(named.problems.empty()) << named.problems.front().message;
