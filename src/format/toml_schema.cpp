@@ -199,6 +199,10 @@ void TableReader::finish() {
     std::string best;
     std::size_t best_d = 3;
     for (const auto& known : m_known) {
+      // the distance is at least the difference in length: a long unknown key (a 5 MB one from a
+      // hostile file) costs nothing instead of its length times every known key's
+      const std::size_t gap = key.size() > known.size() ? key.size() - known.size() : known.size() - key.size();
+      if (gap >= best_d) continue;
       auto d = edit_distance(key, known);
       if (d < best_d) {
         best_d = d;
