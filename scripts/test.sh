@@ -123,8 +123,11 @@ if [[ -n $images_pid ]]; then
   [[ -x $cli ]] && export STACKPIN_DEVCONTAINER_CLI=$cli
 fi
 cd "$build"
+# Two tests per core: many of them wait (on Docker builds, Wine, their loopback servers, fsync)
+# for much of their time, and one per core left a third of the cores idle. STACKPIN_TEST_JOBS
+# sets another number.
 rc=0
-ctest --output-on-failure -j"$(nproc)" "$@" || rc=$?
+ctest --output-on-failure -j"${STACKPIN_TEST_JOBS:-$(($(nproc) * 2))}" "$@" || rc=$?
 if [[ -n $windows_broken ]]; then
   echo "$windows_broken" >&2
   rc=1
