@@ -57,6 +57,18 @@ TEST(Knowledge, ReleaseWithoutARowUsesTheNearestEarlierOne) {
   EXPECT_EQ(kb().driver_minimum(v("12.7.0"), Os::linux).effective, "525.60.13");
 }
 
+// 13.2.2's own row (NVIDIA's table, added by hand): not 13.2.1's lower floor through the fallback.
+TEST(Knowledge, Cuda1322HasItsOwnDriverFloorAndNoWindowsMinimum) {
+  const auto* r = kb().driver_release(v("13.2.2"));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->cuda.text(), "13.2.2");
+  EXPECT_EQ(kb().driver_minimum(v("13.2.2"), Os::linux).effective, "595.71.05");
+  auto win = kb().driver_minimum(v("13.2.2"), Os::windows);
+  EXPECT_TRUE(win.release_na);
+  EXPECT_EQ(win.effective, "580");
+  EXPECT_TRUE(kb().driver_minimum(v("13.2.1"), Os::windows).release_na);
+}
+
 TEST(Knowledge, UnknownCudaMajorIsUnknownNotInvented) {
   auto d = kb().driver_minimum(v("10.2.89"), Os::linux);
   EXPECT_EQ(d.effective, "unknown");
