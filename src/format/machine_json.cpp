@@ -20,6 +20,8 @@ JsonDoc to_json(const model::MachineReport& r) {
   for (const auto& t : r.toolkits) {
     json components = json::array();
     for (const auto& c : t.components) components.push_back({{"id", c.id}, {"name", c.name}, {"version", c.version}});
+    json wheels = json::array();
+    for (const auto& w : t.wheels) wheels.push_back({{"distribution", w.id}, {"dist_info", w.name}, {"version", w.version}});
     toolkits.push_back({{"root", t.root},
                         {"aliases", t.aliases},
                         {"version", t.version},
@@ -27,7 +29,8 @@ JsonDoc to_json(const model::MachineReport& r) {
                         {"version_detail", t.version_detail},
                         {"cuda_h_version", t.cuda_h_version},
                         {"is_default", t.is_default},
-                        {"components", components}});
+                        {"components", components},
+                        {"wheels", wheels}});
   }
   json cudnn = json::array();
   for (const auto& c : r.cudnn)

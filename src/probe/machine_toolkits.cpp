@@ -63,6 +63,29 @@ std::optional<std::pair<std::string, std::string>> runtime_wheel(const MachineCt
   return std::nullopt;
 }
 
+// NVIDIA's pip wheels beside a toolkit assembled from them (the same folders runtime_wheel reads):
+// the distribution ("nvidia-cuda-nvcc") and the version its dist-info records. Which toolkit
+// component each one is, and which release they make up, is the knowledge base's to say.
+void read_wheels(const MachineCtx& c, model::ToolkitInfo& t) {
+  std::vector<std::string> dirs = {join(t.root, "dist-info"), t.root};
+  if (base_name(parent(t.root)) == "nvidia") dirs.push_back(parent(parent(t.root)));
+  for (const auto& d : dirs) {
+    for (const auto& name : c.fs.list(d)) {
+      auto nv = split_dist_info_name(name);
+      if (!nv || nv->first.rfind("nvidia-", 0) != 0) continue;
+      if (std::any_of(t.wheels.begin(), t.wheels.end(), [&](const model::ToolkitComponent& w) { return w.id == nv->first; })) continue;
+      std::string version = nv->second;
+      if (auto text = c.fs.read(join(join(d, name), "METADATA"), 256 * 1024)) {
+        auto h = read_metadata_headers(*text);
+        if (h.count("Version")) version = h["Version"];
+      }
+      if (!model::Version::parse(version)) continue;
+      t.wheels.push_back({nv->first, join(d, name), version});
+    }
+  }
+  std::sort(t.wheels.begin(), t.wheels.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+}
+
 void read_version(const MachineCtx& c, model::ToolkitInfo& t) {
   std::string h_where;
   t.cuda_h_version = cuda_h_version(c, t.root, &h_where);
@@ -129,6 +152,7 @@ void inspect_toolkits(MachineCtx& c) {
       t.root = *root;
       t.is_default = default_root && *default_root == *root;
       read_version(c, t);
+      if (t.version_source == model::ToolkitVersionSource::pip_wheel) read_wheels(c, t);
       c.r.toolkits.push_back(std::move(t));
       it = std::prev(c.r.toolkits.end());
     }

@@ -149,6 +149,45 @@ TEST(Capture, TheToolkitsComponentsAreWrittenForApply) {
   EXPECT_NE(notes.find("stackpin has no NVIDIA manifest of CUDA 12.7.0"), std::string::npos) << notes;
 }
 
+// A toolkit assembled from NVIDIA's pip wheels (as /usr/local/cuda is on the development machine)
+// says only 13.0 through its runtime wheel; its wheels' versions are those of exactly one release.
+TEST(Capture, AToolkitOfPipWheelsIsPinnedToTheReleaseItsWheelsAre) {
+  auto m = machine_with("/usr/lib/x86_64-linux-gnu", "8.9.7", "8.9.7.29");
+  auto& t = m.toolkits[0];
+  t.root = "/usr/local/cuda";
+  t.version = "13.0";
+  t.version_source = model::ToolkitVersionSource::pip_wheel;
+  t.wheels = {{"nvidia-cublas", "", "13.1.0.3"},      {"nvidia-cuda-cccl", "", "13.0.85"},
+              {"nvidia-cuda-nvcc", "", "13.0.88"},    {"nvidia-cuda-profiler-api", "", "13.0.85"},
+              {"nvidia-cuda-runtime", "", "13.0.96"}, {"nvidia-cudnn-cu13", "", "9.19.0.56"},
+              {"nvidia-nvtx", "", "13.0.85"},         {"nvidia-nvvm", "", "13.0.88"}};
+  auto cap = core::capture(m, kb(), {});
+  ASSERT_TRUE(cap) << cap.error().message;
+  EXPECT_EQ(cap->spec.cuda, "13.0.2");
+  EXPECT_EQ(cap->spec.cuda_components,
+            (std::vector<std::string>{"libcublas", "cuda_cccl", "cuda_nvcc", "cuda_profiler_api", "cuda_cudart", "cuda_nvtx", "libnvvm"}));
+  EXPECT_NE(cap->spec.cuda_components_comment.find("pip wheels"), std::string::npos) << cap->spec.cuda_components_comment;
+
+  // without cuBLAS, 13.0.2 and 13.0.3 fit alike: nothing chosen for the user
+  t.wheels.erase(t.wheels.begin());
+  auto two = core::capture(m, kb(), {});
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->spec.cuda, "13.0");
+  EXPECT_TRUE(two->spec.cuda_components.empty());
+  std::string notes;
+  for (const auto& n : two->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("fit CUDA 13.0.2 and 13.0.3 alike"), std::string::npos) << notes;
+
+  // a wheel of no release (upgraded alone): the runtime wheel's major.minor stays, said in a note
+  t.wheels.push_back({"nvidia-cublas", "", "13.9.9.9"});
+  auto none = core::capture(m, kb(), {});
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->spec.cuda, "13.0");
+  notes.clear();
+  for (const auto& n : none->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("match no single release of CUDA 13.0"), std::string::npos) << notes;
+}
+
 TEST(Capture, TheMachinesGpusBecomeTheManifestsGpus) {
   auto m = machine_with("/usr/lib/x86_64-linux-gnu", "8.9.7", "8.9.7.29");
   m.gpus = {{0, "NVIDIA H100 80GB HBM3", "9.0"}, {1, "NVIDIA H100 80GB HBM3", "9.0"}, {2, "NVIDIA L4", "8.9"}};

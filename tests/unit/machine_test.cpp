@@ -570,6 +570,8 @@ TEST(Machine, ToolkitVersionsFromEachRecord) {
   fx.root.file("/opt/cuda-only-header/include/cuda.h", "/* */\n#define CUDA_VERSION 11080\n");
   fx.root.file("/opt/wheels/include/cuda.h", "#define CUDA_VERSION 13000\n");
   fx.root.dist_info("/opt/wheels/dist-info", "nvidia-cuda-runtime", "13.0.96");
+  fx.root.dist_info("/opt/wheels/dist-info", "nvidia-cuda-nvcc", "13.0.88");
+  fx.root.dist_info("/opt/wheels/dist-info", "not-nvidia", "1.0");
   fx.root.file("/opt/wheels/bin/nvcc", "#!/bin/sh\n");
   fx.root.link("/usr/local/cuda", "/usr/local/cuda-12.4");  // absolute: resolved inside the root
   fx.env.set("CUDA_HOME", "/opt/cuda-only-header");
@@ -594,6 +596,12 @@ TEST(Machine, ToolkitVersionsFromEachRecord) {
   EXPECT_EQ(w->version, "13.0");
   EXPECT_EQ(w->version_source, model::ToolkitVersionSource::pip_wheel);
   EXPECT_NE(w->version_detail.find("nvidia-cuda-runtime 13.0.96"), std::string::npos) << w->version_detail;
+  // its NVIDIA wheels, for capture to tell the release by (the knowledge base's to map)
+  ASSERT_EQ(w->wheels.size(), 2u);
+  EXPECT_EQ(w->wheels[0].id, "nvidia-cuda-nvcc");
+  EXPECT_EQ(w->wheels[0].version, "13.0.88");
+  EXPECT_EQ(w->wheels[1].id, "nvidia-cuda-runtime");
+  EXPECT_TRUE(v11->wheels.empty());
   ASSERT_TRUE(r.nvcc);
   EXPECT_EQ(r.nvcc->path, "/opt/wheels/bin/nvcc");
   EXPECT_EQ(r.nvcc->toolkit_root, "/opt/wheels");

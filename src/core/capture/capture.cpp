@@ -41,7 +41,7 @@ const model::CudnnCopy* loader_cudnn(const model::MachineReport& m, std::string&
 // platform, so that `apply` stages the same toolkit from NVIDIA's archives; the rest is said in
 // notes: components NVIDIA does not publish as archives (the driver, installers' extras), and
 // versions that are not the release's (a library replaced by hand).
-void add_toolkit_components(Capture& cap, const model::ToolkitInfo& t, model::Platform platform) {
+void add_toolkit_components(Capture& cap, const model::ToolkitInfo& t, model::Platform platform, const std::string& listed_by) {
   if (t.components.empty()) return;
   auto v = model::Version::parse(t.version);
   auto release =
@@ -69,9 +69,9 @@ void add_toolkit_components(Capture& cap, const model::ToolkitInfo& t, model::Pl
     cap.spec.cuda_components.push_back(c.id);
   }
   if (cap.spec.cuda_components.empty()) return;
-  cap.spec.cuda_components_comment =
-      "the toolkit's components (" + t.root +
-      "/version.json) that NVIDIA publishes as archives: `stackpin apply` stages them; remove this line to keep using an installed toolkit";
+  cap.spec.cuda_components_comment = "the toolkit's components (" + listed_by +
+                                     ") that NVIDIA publishes as archives: `stackpin apply` stages them; remove this line to keep "
+                                     "using an installed toolkit";
   if (!not_archived.empty())
     cap.notes.push_back("not in NVIDIA's archives of CUDA " + t.version + " for " + model::to_string(platform) +
                         ", so left out of [cuda] components: " + util::join(not_archived, ", "));
@@ -82,6 +82,71 @@ void add_toolkit_components(Capture& cap, const model::ToolkitInfo& t, model::Pl
   if (!other_version.empty())
     cap.notes.push_back("components whose version is not CUDA " + t.version +
                         "'s (the archives stage the release's): " + util::join(other_version, ", "));
+}
+
+// The component of NVIDIA's manifest that a pip wheel of the toolkit is ("nvidia-cuda-nvcc" ->
+// cuda_nvcc, "nvidia-cublas" -> libcublas, "nvidia-nvtx" -> cuda_nvtx, "nvidia-cuda-cccl" ->
+// cuda_cccl or, from 13.3, cccl); nullptr for the wheels that are not toolkit components (cuDNN, NCCL).
+const format::CudaComponent* component_of_wheel(const format::CudaRedistribRelease& r, const std::string& distribution) {
+  if (distribution.rfind("nvidia-", 0) != 0) return nullptr;
+  std::string rest = distribution.substr(7);
+  std::replace(rest.begin(), rest.end(), '-', '_');
+  std::vector<std::string> ids;
+  if (rest == "cuda_runtime")
+    ids = {"cuda_cudart"};
+  else if (rest.rfind("cuda_", 0) == 0)
+    ids = {rest, rest.substr(5)};
+  else
+    ids = {"lib" + rest, "cuda_" + rest};
+  for (const auto& id : ids)
+    if (const auto* c = knowledge::find_component(r, id)) return c;
+  return nullptr;
+}
+
+// A toolkit assembled from NVIDIA's pip wheels tells only its major.minor: the runtime wheel's
+// version is cudart's, not the release's. The release is the one of NVIDIA's manifests whose
+// components carry every wheel's version (13.0.2 and 13.0.3 share cudart 13.0.96; cuBLAS tells
+// them apart). Found, it is pinned with the wheels as [cuda] components, as version.json's are;
+// otherwise major.minor stays, with a note naming what matched.
+void refine_wheel_toolkit(Capture& cap, model::ToolkitInfo& t) {
+  auto minor = model::Version::parse(t.version);
+  if (!minor || minor->size() != 2 || t.wheels.empty()) return;
+  const auto& catalog = knowledge::CudaCatalog::embedded();
+  std::vector<model::Version> same;
+  std::vector<std::pair<model::Version, std::vector<model::ToolkitComponent>>> fits;
+  for (const auto& v : catalog.releases()) {
+    if (v.major() != minor->major() || v.minor() != minor->minor()) continue;
+    auto r = catalog.release(v);
+    if (!r || !*r) continue;
+    same.push_back(v);
+    std::vector<model::ToolkitComponent> components;
+    bool fit = true, runtime = false;
+    for (const auto& w : t.wheels) {
+      const format::CudaComponent* c = component_of_wheel(**r, w.id);
+      if (!c) continue;
+      if (c->version_text != w.version) fit = false;
+      if (c->id == "cuda_cudart") runtime = true;
+      components.push_back({c->id, c->name, w.version});
+    }
+    if (fit && runtime) fits.emplace_back(v, std::move(components));
+  }
+  if (fits.size() == 1) {
+    t.version = fits.front().first.text();
+    t.components = std::move(fits.front().second);
+    t.version_detail += "; every toolkit wheel's version is NVIDIA's CUDA " + t.version + "'s";
+    return;
+  }
+  std::vector<std::string> names;
+  for (const auto& [v, c] : fits) names.push_back(v.text());
+  if (same.empty())
+    cap.notes.push_back("no NVIDIA manifest of a CUDA " + t.version +
+                        " release is known to stackpin: [cuda] version is the runtime wheel's " + t.version);
+  else if (fits.empty())
+    cap.notes.push_back("the toolkit's pip wheels at " + t.root + " match no single release of CUDA " + t.version +
+                        " in NVIDIA's manifests (a wheel upgraded alone?): [cuda] version stays " + t.version);
+  else
+    cap.notes.push_back("the toolkit's pip wheels at " + t.root + " fit CUDA " + util::join(names, " and ") +
+                        " alike: [cuda] version stays " + t.version + "; pin the release you mean");
 }
 
 }  // namespace
@@ -151,9 +216,15 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
   s.header = {"Written by `stackpin capture`: this machine's GPU stack, for a teammate to reproduce with `stackpin stage`.",
               "Check it with `stackpin check`; compare two machines with `stackpin diff`."};
   if (toolkit && !toolkit->version.empty()) {
-    s.cuda = toolkit->version;
-    s.cuda_comment = "the CUDA toolkit at " + toolkit->root + " (" + model::to_string(toolkit->version_source) + ")";
-    add_toolkit_components(cap, *toolkit, platform);
+    model::ToolkitInfo t = *toolkit;
+    std::string listed_by = t.root + "/version.json";
+    if (t.version_source == model::ToolkitVersionSource::pip_wheel) {
+      refine_wheel_toolkit(cap, t);
+      listed_by = "its NVIDIA pip wheels' dist-info";
+    }
+    s.cuda = t.version;
+    s.cuda_comment = "the CUDA toolkit at " + t.root + " (" + model::to_string(t.version_source) + ")";
+    add_toolkit_components(cap, t, platform, listed_by);
   } else {
     cap.notes.push_back("no CUDA toolkit found: [cuda] left out (frameworks' wheels may bring their own runtime)");
   }

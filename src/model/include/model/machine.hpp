@@ -54,6 +54,9 @@ struct ToolkitInfo {
   std::string cuda_h_version;                // from include/cuda.h when present, to cross-check the version files
   bool is_default = false;                   // /usr/local/cuda points here
   std::vector<ToolkitComponent> components;  // from version.json (NVIDIA's installers, stackpin stage); empty without one
+  // a toolkit assembled from NVIDIA's pip wheels (version from the runtime wheel): each nvidia-*
+  // wheel's distribution ("nvidia-cuda-nvcc"), its dist-info folder and its version
+  std::vector<ToolkitComponent> wheels;
 };
 
 struct NvccInfo {
