@@ -1,10 +1,11 @@
-// stackpin lock MANIFEST [-o FILE] [--redistrib FILE.json ...] [--check] [--json]
+// stackpin lock MANIFEST [-o FILE] [--redistrib FILE.json ...] [--cache-dir DIR] [--offline] [--check] [--json]
 #include <map>
 #include <optional>
 #include <ostream>
 
 #include "commands.hpp"
 #include "core/archives/lock.hpp"
+#include "core/archives/nvidia_manifests.hpp"
 #include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/quote.hpp"
@@ -18,8 +19,38 @@ namespace fs = std::filesystem;
 struct LockCli {
   std::string manifest, output;
   std::vector<std::string> redistribs;
-  bool check = false;
+  std::string cache_dir;
+  bool check = false, offline = false;
 };
+
+// The pinned CUDA release when neither stackpin's own manifests nor a --redistrib file describe
+// it: NVIDIA's manifest of it, from the download cache or the network (nvidia_manifests.hpp), added
+// to the lock's inputs with where it was read and its SHA-256. Offline without a cached copy,
+// nothing is added and the lock keeps what the previous lock pinned, or says what to do.
+util::Status add_nvidia_manifest(const model::Manifest& m, const LockCli& c, Context& ctx, core::LockOptions& o) {
+  if (!m.cuda) return {};
+  const model::Version& v = m.cuda->version.value;
+  if (v.size() != 3) return {};  // check refuses it, with its reason
+  auto embedded = o.cuda_catalog->release(v);
+  if (!embedded || *embedded) return {};  // stackpin's own (one that does not parse is make_lock's error)
+  for (const auto& r : o.cuda_redistribs)
+    if (r.release_label == v.text() || knowledge::CudaCatalog::release_of_file(r.path) == v) return {};
+  core::NvidiaManifestOptions n;
+  n.env = &ctx.io.env;
+  n.cache_dir = archive_cache_dir(ctx, c.cache_dir);
+  n.offline = c.offline;
+  auto got = core::nvidia_cuda_manifest(v, n);
+  if (!got) {
+    if (c.offline && got.error().code == util::ErrorCode::not_found) return {};
+    return std::move(got).error().at(m.locate(m.cuda->version.pos));
+  }
+  got->release.path = got->url;
+  o.redistrib_sources[got->url] = "NVIDIA redistrib_" + v.text() + ".json" +
+                                  (got->release.release_date.empty() ? "" : " (released " + got->release.release_date + ")") +
+                                  ", read from " + got->url + " (sha256 " + got->sha256 + ")";
+  o.cuda_redistribs.push_back(std::move(got->release));
+  return {};
+}
 
 void print_lock(std::ostream& os, const model::Lock& l, const std::string& path, bool changed, bool check, const Style& st) {
   if (check) {
@@ -83,6 +114,7 @@ Outcome run_lock(const LockCli& c, Context& ctx) {
     return std::move(old_text).error().with_context("checking the lock of " + c.manifest);
   }
   if (previous) o.previous = &*previous;
+  if (auto st = add_nvidia_manifest(*m, c, ctx, o); !st) return st.error();
   auto outcome = core::make_lock(*m, knowledge::KnowledgeBase::embedded(), o);
   if (!outcome) return outcome.error();
   std::string text = format::render_lock(outcome->lock);
@@ -123,6 +155,9 @@ void add_lock(Command& app, Context& ctx) {
   cmd->add_option("-o,--output", c->output, "Where to write the lock (default: beside the manifest, NAME.lock; - = stdout)");
   cmd->add_option("--redistrib", c->redistribs,
                   "NVIDIA's redistrib_<version>.json of cuDNN or of CUDA: pin archives newer than the knowledge base with NVIDIA's hashes");
+  cmd->add_option("--cache-dir", c->cache_dir,
+                  "Where NVIDIA's manifests read for releases newer than stackpin's are kept (default: the download cache)");
+  cmd->add_flag("--offline", c->offline, "Read no NVIDIA manifest from the network: stackpin's own, --redistrib files and the cache only");
   cmd->add_flag("--check", c->check, "Write nothing; fail (exit 1) when the lock is missing or would pin anything differently");
   add_json_flag(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_lock(*c, ctx); }; });

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fixtures.hpp"
+#include "http_server.hpp"
 #include "test_support.hpp"
 #include "util/fs.hpp"
 
@@ -221,4 +222,78 @@ TEST(CliLock, PinsToolkitComponentsAndTakesNvidiasCudaFile) {
   auto json = stackpin({"lock", "--check", m.string(), "--json"});
   EXPECT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"cuda_archives\""), std::string::npos) << json.out;
+}
+
+// A CUDA release newer than stackpin's own manifests: `lock` reads NVIDIA's manifest of it from
+// STACKPIN_NVIDIA_BASE (a loopback mirror here), validates it, keeps it in the cache and names the
+// URL and SHA-256 it pinned from; offline it uses only that cache.
+TEST(CliLock, ReadsNvidiasManifestOfANewerReleaseAndKeepsItInTheCache) {
+  ScratchDir dir;
+  testing_support::HttpServer server;
+  // NVIDIA's 13.4.2 manifest, as the manifest of a release stackpin does not carry
+  std::string body = read(testing_support::source_dir() / "data/redist/cuda/redistrib_13.4.2.json");
+  const std::string label = "\"release_label\": \"13.4.2\"";
+  ASSERT_NE(body.find(label), std::string::npos);
+  body.replace(body.find(label), label.size(), "\"release_label\": \"13.9.0\"");
+  write(dir.path() / "served.json", body);
+  const std::string sha = fixtures::info(dir.path() / "served.json").sha256;
+  const std::string path = "/mirror/cuda/redist/redistrib_13.9.0.json";
+  server.serve(path, body);
+  fs::path m = dir.path() / "new.toml";
+  write(m, "schema = 1\nname = \"new\"\n\n[cuda]\nversion = \"13.9.0\"\ncomponents = [\"runtime\"]\n");
+  const fs::path cache = dir.path() / "cache";
+  const std::vector<std::string> env = {"STACKPIN_NVIDIA_BASE=" + server.url("/mirror"), "STACKPIN_CACHE_DIR=" + cache.string()};
+
+  // offline, with nothing cached: nothing read, nothing written, and the way out said
+  auto offline = stackpin({"lock", m.string(), "--offline"}, env);
+  EXPECT_EQ(offline.exit_code, 1) << offline.err;
+  EXPECT_NE(offline.err.find("no NVIDIA manifest for CUDA 13.9.0"), std::string::npos) << offline.err;
+  EXPECT_TRUE(server.requests_for(path).empty());
+  EXPECT_FALSE(fs::exists(dir.path() / "new.lock"));
+
+  auto r = stackpin({"lock", m.string()}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string lock = read(dir.path() / "new.lock");
+  EXPECT_NE(lock.find("component = \"cuda_cudart\"\nversion = \"13.4.92\"\nplatform = \"linux-x86_64\""), std::string::npos) << lock;
+  EXPECT_NE(lock.find("read from " + server.url(path) + " (sha256 " + sha + ")"), std::string::npos) << lock;
+  EXPECT_EQ(read(cache / "nvidia/cuda/redistrib_13.9.0.json"), body);
+  EXPECT_EQ(server.requests_for(path).size(), 1u);
+
+  // from the cache: no request, the same lock, offline too
+  server.fault(path, {testing_support::Fault::Kind::not_found});
+  auto again = stackpin({"lock", m.string()}, env);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("unchanged"), std::string::npos) << again.out;
+  auto cached_offline = stackpin({"lock", m.string(), "--offline", "--check"}, env);
+  EXPECT_EQ(cached_offline.exit_code, 0) << cached_offline.err;
+  EXPECT_EQ(server.requests_for(path).size(), 1u);
+  EXPECT_EQ(read(dir.path() / "new.lock"), lock);
+}
+
+// What the mirror answers is untrusted: another release's manifest, bytes that are no manifest and
+// a 404 are refused, naming the URL, and nothing is cached or written.
+TEST(CliLock, ANvidiaManifestThatIsNotTheReleasesIsRefused) {
+  ScratchDir dir;
+  testing_support::HttpServer server;
+  const fs::path cache = dir.path() / "cache";
+  const std::vector<std::string> env = {"STACKPIN_NVIDIA_BASE=" + server.url("/"), "STACKPIN_CACHE_DIR=" + cache.string()};
+  auto lock_of = [&](const std::string& release) {
+    fs::path m = dir.path() / ("m-" + release + ".toml");
+    write(m, "schema = 1\nname = \"m\"\n\n[cuda]\nversion = \"" + release + "\"\ncomponents = [\"runtime\"]\n");
+    return stackpin({"lock", m.string()}, env);
+  };
+  // NVIDIA's 13.4.2 manifest, served as 13.9.1's
+  server.serve("/cuda/redist/redistrib_13.9.1.json", read(testing_support::source_dir() / "data/redist/cuda/redistrib_13.4.2.json"));
+  auto other = lock_of("13.9.1");
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_NE(other.err.find("is not NVIDIA's manifest of CUDA 13.9.1: it says release_label \"13.4.2\""), std::string::npos) << other.err;
+  server.serve("/cuda/redist/redistrib_13.9.2.json", "<html>a captive portal</html>");
+  auto garbage = lock_of("13.9.2");
+  EXPECT_EQ(garbage.exit_code, 1);
+  EXPECT_NE(garbage.err.find(server.url("/cuda/redist/redistrib_13.9.2.json")), std::string::npos) << garbage.err;
+  auto missing = lock_of("13.9.3");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("--redistrib"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(cache / "nvidia/cuda"));
+  for (const char* release : {"13.9.1", "13.9.2", "13.9.3"}) EXPECT_FALSE(fs::exists(dir.path() / (std::string("m-") + release + ".lock")));
 }

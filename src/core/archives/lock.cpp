@@ -120,7 +120,10 @@ util::Result<const format::CudaRedistribRelease*> cuda_release(const model::Mani
           .with_hint("give redistrib_" + v.text() + ".json from " + knowledge::CudaCatalog::k_base_url);
     if (!release) {
       release = &r;
-      source = "NVIDIA " + util::basename_of(r.path) + (r.release_date.empty() ? "" : " (released " + r.release_date + ")");
+      auto named = o.redistrib_sources.find(r.path);
+      source = named != o.redistrib_sources.end()
+                   ? named->second
+                   : "NVIDIA " + util::basename_of(r.path) + (r.release_date.empty() ? "" : " (released " + r.release_date + ")");
       continue;
     }
     for (const auto& theirs : r.components)
@@ -158,8 +161,8 @@ util::Status lock_cuda(const model::Manifest& m, const knowledge::KnowledgeBase&
     }
     return Error(ErrorCode::not_found, "stackpin has no NVIDIA manifest for CUDA " + v.text() + " and no --redistrib file was given for it")
         .at(m.locate(m.cuda->version.pos))
-        .with_hint("download " + std::string(knowledge::CudaCatalog::k_base_url) + "redistrib_" + v.text() +
-                   ".json and pass it with --redistrib");
+        .with_hint("`stackpin lock` reads it from NVIDIA when it is not --offline (STACKPIN_NVIDIA_BASE names a mirror); or download " +
+                   std::string(knowledge::CudaCatalog::k_base_url) + "redistrib_" + v.text() + ".json and pass it with --redistrib");
   }
   auto resolved = resolve_cuda_components(m, *release, kb.facts().cuda_sets, source);
   std::set<model::Platform> incomplete;

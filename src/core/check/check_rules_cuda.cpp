@@ -163,12 +163,12 @@ void cuda_components(Ctx& c) {
     return;
   }
   if (!*release) {
-    // No manifest for this release here: `lock --redistrib` with NVIDIA's file completes the pins.
+    // No manifest for this release here: `lock` reads NVIDIA's (or takes it with --redistrib).
     auto& f = c.add("cuda.release", Severity::warning, "CUDA " + release_text, pin.version.pos);
     f.seen = "stackpin has no NVIDIA manifest for CUDA " + release_text + " (it has " + releases_text(c.cuda_catalog.releases()) + ")";
     f.expected = "NVIDIA's redistrib_" + release_text + ".json";
-    f.fix = "download " + std::string(knowledge::CudaCatalog::k_base_url) + "redistrib_" + release_text +
-            ".json and run `stackpin lock MANIFEST --redistrib redistrib_" + release_text + ".json`";
+    f.fix = "`stackpin lock MANIFEST` reads " + std::string(knowledge::CudaCatalog::k_base_url) + "redistrib_" + release_text +
+            ".json and pins its archives (offline: download it and pass it with --redistrib)";
     return;
   }
   auto resolved = resolve_cuda_components(c.m, **release, c.kb.facts().cuda_sets, c.cuda_catalog.source_of(pin.version.value));

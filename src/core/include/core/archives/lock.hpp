@@ -41,6 +41,9 @@ struct LockOptions {
   // NVIDIA's CUDA manifests given with --redistrib: for a release stackpin has none of, or to
   // cross-check the one it has.
   std::vector<format::CudaRedistribRelease> cuda_redistribs;
+  // How the lock names the source of a manifest in cuda_redistribs, by its path, when it is not a
+  // local file: "NVIDIA redistrib_13.5.0.json, read from URL (sha256 HEX)".
+  std::map<std::string, std::string> redistrib_sources;
   const knowledge::CudaCatalog* cuda_catalog = &knowledge::CudaCatalog::embedded();
   // The lock being replaced: its archive pins (with their recorded source) are kept for platforms
   // no other source knows, so that re-locking without the --redistrib file that pinned a release
