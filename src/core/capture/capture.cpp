@@ -112,18 +112,28 @@ void refine_wheel_toolkit(Capture& cap, model::ToolkitInfo& t) {
   auto minor = model::Version::parse(t.version);
   if (!minor || minor->size() != 2 || t.wheels.empty()) return;
   const auto& catalog = knowledge::CudaCatalog::embedded();
-  std::vector<model::Version> same;
-  std::vector<std::pair<model::Version, std::vector<model::ToolkitComponent>>> fits;
+  std::vector<std::pair<model::Version, const format::CudaRedistribRelease*>> same;
   for (const auto& v : catalog.releases()) {
     if (v.major() != minor->major() || v.minor() != minor->minor()) continue;
     auto r = catalog.release(v);
-    if (!r || !*r) continue;
-    same.push_back(v);
+    if (r && *r) same.emplace_back(v, *r);
+  }
+  // the wheels that are toolkit components in some release of this major.minor: a release that
+  // lacks one of them is not the one the wheels make up
+  std::set<std::string> components_somewhere;
+  for (const auto& [v, r] : same)
+    for (const auto& w : t.wheels)
+      if (component_of_wheel(*r, w.id)) components_somewhere.insert(w.id);
+  std::vector<std::pair<model::Version, std::vector<model::ToolkitComponent>>> fits;
+  for (const auto& [v, r] : same) {
     std::vector<model::ToolkitComponent> components;
     bool fit = true, runtime = false;
     for (const auto& w : t.wheels) {
-      const format::CudaComponent* c = component_of_wheel(**r, w.id);
-      if (!c) continue;
+      const format::CudaComponent* c = component_of_wheel(*r, w.id);
+      if (!c) {
+        if (components_somewhere.count(w.id)) fit = false;
+        continue;
+      }
       if (c->version_text != w.version) fit = false;
       if (c->id == "cuda_cudart") runtime = true;
       components.push_back({c->id, c->name, w.version});
