@@ -319,14 +319,11 @@ class Transfer {
   }
 
   net::Request request_for(const std::string& url) const {
-    net::Request req;
-    req.url = url;
+    net::Request req = request_through_env(url, m_o.env);
     req.offset = m_file.size();
     req.connect_timeout_s = m_o.connect_timeout_s;
     req.stall_timeout_s = m_o.stall_timeout_s;
     req.user_agent = m_o.user_agent;
-    req.proxy = proxy_for(url, m_o.env);
-    if (m_o.env) req.no_proxy = m_o.env->get("no_proxy").value_or(m_o.env->get("NO_PROXY").value_or(""));
     return req;
   }
 
@@ -462,6 +459,14 @@ class Transfer {
 };
 
 }  // namespace
+
+net::Request request_through_env(const std::string& url, const util::Env* env) {
+  net::Request req;
+  req.url = url;
+  req.proxy = proxy_for(url, env);
+  if (env) req.no_proxy = env->get("no_proxy").value_or(env->get("NO_PROXY").value_or(""));
+  return req;
+}
 
 util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out) {
   return Transfer(job, o, out).run();

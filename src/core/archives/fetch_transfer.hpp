@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/archives/fetch.hpp"
+#include "net/download.hpp"
 
 namespace core::detail {
 
@@ -22,5 +23,9 @@ struct TransferJob {
 // (HTTP 404/410 or a missing file:// on every URL), io (network failures after the retries, TLS,
 // not enough free space — checked before anything is written — or a write failing: disk full).
 util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out);
+
+// A request for `url` through the proxy the environment names for it (proxy_for), with its
+// no_proxy (else NO_PROXY) list; no environment, no proxy.
+net::Request request_through_env(const std::string& url, const util::Env* env);
 
 }  // namespace core::detail

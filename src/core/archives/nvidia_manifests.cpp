@@ -4,7 +4,7 @@
 
 #include <system_error>
 
-#include "core/archives/fetch.hpp"
+#include "archives/fetch_transfer.hpp"
 #include "crypto/sha256.hpp"
 #include "net/download.hpp"
 #include "util/fs.hpp"
@@ -66,10 +66,6 @@ util::Result<FetchedManifest> nvidia_cuda_manifest(const model::Version& release
 
   std::string body;
   bool too_large = false;
-  net::Request req;
-  req.url = url;
-  req.proxy = proxy_for(url, o.env);
-  if (o.env) req.no_proxy = o.env->get("no_proxy").value_or(o.env->get("NO_PROXY").value_or(""));
   net::Sink sink;
   sink.start = [&](const net::Response& head) {
     too_large = head.length && *head.length > k_max_manifest_bytes;
@@ -83,7 +79,7 @@ util::Result<FetchedManifest> nvidia_cuda_manifest(const model::Version& release
     body.append(data, size);
     return true;
   };
-  auto got = net::download(req, sink);
+  auto got = net::download(detail::request_through_env(url, o.env), sink);
   if (too_large)
     return Error(ErrorCode::invalid,
                  url + " is larger than " + std::to_string(k_max_manifest_bytes >> 20) + " MiB: not one of NVIDIA's manifests")
