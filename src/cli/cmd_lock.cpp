@@ -23,8 +23,8 @@ struct LockCli {
   bool check = false, offline = false;
 };
 
-// The pinned CUDA release when neither stackpin's own manifests nor a --redistrib file describe
-// it: NVIDIA's manifest of it, from the download cache or the network (nvidia_manifests.hpp), added
+// The pinned CUDA release when neither stackpin's own manifests nor a --redistrib file of CUDA
+// describe it: NVIDIA's manifest of it, from the download cache or the network (nvidia_manifests.hpp), added
 // to the lock's inputs with where it was read and its SHA-256. Offline without a cached copy,
 // nothing is added and the lock keeps what the previous lock pinned, or says what to do.
 util::Status add_nvidia_manifest(const model::Manifest& m, const LockCli& c, Context& ctx, core::LockOptions& o) {
@@ -32,9 +32,8 @@ util::Status add_nvidia_manifest(const model::Manifest& m, const LockCli& c, Con
   const model::Version& v = m.cuda->version.value;
   if (v.size() != 3) return {};  // check refuses it, with its reason
   auto embedded = o.cuda_catalog->release(v);
-  if (!embedded || *embedded) return {};  // stackpin's own (one that does not parse is make_lock's error)
-  for (const auto& r : o.cuda_redistribs)
-    if (r.release_label == v.text() || knowledge::CudaCatalog::release_of_file(r.path) == v) return {};
+  if (!embedded || *embedded) return {};      // stackpin's own (one that does not parse is make_lock's error)
+  if (!o.cuda_redistribs.empty()) return {};  // the user's own file; make_lock refuses one of another release
   core::NvidiaManifestOptions n;
   n.env = &ctx.io.env;
   n.cache_dir = archive_cache_dir(ctx, c.cache_dir);
