@@ -21,7 +21,7 @@ JsonDoc to_json(const model::MachineReport& r) {
     json components = json::array();
     for (const auto& c : t.components) components.push_back({{"id", c.id}, {"name", c.name}, {"version", c.version}});
     json wheels = json::array();
-    for (const auto& w : t.wheels) wheels.push_back({{"distribution", w.id}, {"dist_info", w.name}, {"version", w.version}});
+    for (const auto& w : t.wheels) wheels.push_back({{"distribution", w.distribution}, {"dist_info", w.dist_info}, {"version", w.version}});
     toolkits.push_back({{"root", t.root},
                         {"aliases", t.aliases},
                         {"version", t.version},

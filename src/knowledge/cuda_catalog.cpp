@@ -119,6 +119,13 @@ const format::CudaComponent* find_component(const format::CudaRedistribRelease& 
   return nullptr;
 }
 
+const format::CudaComponent* find_component_named(const format::CudaRedistribRelease& r, const std::string& name) {
+  const format::CudaComponent* c = find_component(r, name);
+  if (!c) c = find_component(r, "cuda_" + name);
+  if (!c) c = find_component(r, "lib" + name);
+  return c;
+}
+
 namespace {
 
 std::string platforms_of(const format::CudaComponent& c) {
@@ -158,19 +165,12 @@ ComponentResolution resolve_components(const format::CudaRedistribRelease& relea
         {index, prefix + c.id + " is not shipped for " + plat + " in " + what + " (NVIDIA builds it for " + platforms_of(c) + ")",
          "components of " + what + " for " + plat + ": " + shipped_for(release, platform)});
   };
-  // a name is NVIDIA's component key, or that key without its "cuda_" or "lib" prefix; a set's
-  // members are looked up the same way, so "cccl" is cuda_cccl before CUDA 13.3 and cccl after
-  auto lookup = [&](const std::string& name) {
-    const format::CudaComponent* c = find_component(release, name);
-    if (!c) c = find_component(release, "cuda_" + name);
-    if (!c) c = find_component(release, "lib" + name);
-    return c;
-  };
   for (std::size_t i = 0; i < names.size(); ++i) {
     const std::string& name = names[i];
     if (const model::CudaComponentSet* s = component_set(sets, name, cuda_major)) {
       for (const auto& id : s->components) {
-        const format::CudaComponent* c = lookup(id);
+        // a set's members are looked up as names are: "cccl" is cuda_cccl before CUDA 13.3, cccl after
+        const format::CudaComponent* c = find_component_named(release, id);
         if (!c)
           out.problems.push_back({i, "set \"" + name + "\" needs " + id + ", which " + what + " does not have",
                                   "list the components yourself; " + what + " has: " + shipped_for(release, platform)});
@@ -180,12 +180,12 @@ ComponentResolution resolve_components(const format::CudaRedistribRelease& relea
           take(*c, i, name);
       }
       for (const auto& id : s->optional) {
-        const format::CudaComponent* c = lookup(id);
+        const format::CudaComponent* c = find_component_named(release, id);
         if (c && archive_for(*c, platform)) take(*c, i, name);
       }
       continue;
     }
-    const format::CudaComponent* c = lookup(name);
+    const format::CudaComponent* c = find_component_named(release, name);
     if (!c) {
       std::string sets_text = set_names(sets, cuda_major);
       out.problems.push_back({i, "\"" + name + "\" is not a component of " + what,

@@ -42,48 +42,32 @@ std::string cuda_h_version(const MachineCtx& c, const std::string& root, std::st
   return {};
 }
 
-// The nvidia-cuda-runtime wheel's dist-info that belongs to this toolkit, as {version, where}.
-std::optional<std::pair<std::string, std::string>> runtime_wheel(const MachineCtx& c, const std::string& root) {
+// NVIDIA's pip wheels beside a toolkit assembled from them (dist-info/, the root, and for
+// site-packages/nvidia/cu13 the site-packages folder), each distribution once, first found first:
+// the version its METADATA records, else its folder name's.
+struct NvidiaWheel {
+  std::string distribution, dist_info, version;
+  bool metadata_read = false;
+};
+std::vector<NvidiaWheel> nvidia_wheels(const MachineCtx& c, const std::string& root) {
   std::vector<std::string> dirs = {join(root, "dist-info"), root};
   if (base_name(parent(root)) == "nvidia") dirs.push_back(parent(parent(root)));  // site-packages/nvidia/cu13
-  for (const auto& d : dirs) {
-    for (const auto& name : c.fs.list(d)) {
-      auto nv = split_dist_info_name(name);
-      if (!nv || nv->first.rfind("nvidia-cuda-runtime", 0) != 0) continue;
-      std::string meta = join(join(d, name), "METADATA");
-      std::string version = nv->second;
-      if (auto text = c.fs.read(meta, 256 * 1024)) {
-        auto h = read_metadata_headers(*text);
-        if (h.count("Version")) version = h["Version"];
-        return std::make_pair(version, nv->first + " " + version + " (" + meta + ")");
-      }
-      return std::make_pair(version, nv->first + " " + version + " (" + join(d, name) + ")");
-    }
-  }
-  return std::nullopt;
-}
-
-// NVIDIA's pip wheels beside a toolkit assembled from them (the same folders runtime_wheel reads):
-// the distribution ("nvidia-cuda-nvcc") and the version its dist-info records. Which toolkit
-// component each one is, and which release they make up, is the knowledge base's to say.
-void read_wheels(const MachineCtx& c, model::ToolkitInfo& t) {
-  std::vector<std::string> dirs = {join(t.root, "dist-info"), t.root};
-  if (base_name(parent(t.root)) == "nvidia") dirs.push_back(parent(parent(t.root)));
+  std::vector<NvidiaWheel> out;
   for (const auto& d : dirs) {
     for (const auto& name : c.fs.list(d)) {
       auto nv = split_dist_info_name(name);
       if (!nv || nv->first.rfind("nvidia-", 0) != 0) continue;
-      if (std::any_of(t.wheels.begin(), t.wheels.end(), [&](const model::ToolkitComponent& w) { return w.id == nv->first; })) continue;
-      std::string version = nv->second;
-      if (auto text = c.fs.read(join(join(d, name), "METADATA"), 256 * 1024)) {
+      if (std::any_of(out.begin(), out.end(), [&](const NvidiaWheel& w) { return w.distribution == nv->first; })) continue;
+      NvidiaWheel w{nv->first, join(d, name), nv->second};
+      if (auto text = c.fs.read(join(w.dist_info, "METADATA"), 256 * 1024)) {
         auto h = read_metadata_headers(*text);
-        if (h.count("Version")) version = h["Version"];
+        if (h.count("Version")) w.version = h["Version"];
+        w.metadata_read = true;
       }
-      if (!model::Version::parse(version)) continue;
-      t.wheels.push_back({nv->first, join(d, name), version});
+      out.push_back(std::move(w));
     }
   }
-  std::sort(t.wheels.begin(), t.wheels.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return out;
 }
 
 void read_version(const MachineCtx& c, model::ToolkitInfo& t) {
@@ -110,12 +94,21 @@ void read_version(const MachineCtx& c, model::ToolkitInfo& t) {
       return;
     }
   }
-  if (auto w = runtime_wheel(c, t.root)) {
-    auto v = model::Version::parse(w->first);
+  // the nvidia-cuda-runtime wheel's version is cudart's: only major.minor name the release; the
+  // wheels are kept, for capture to tell the release by (the knowledge base's to map)
+  auto wheels = nvidia_wheels(c, t.root);
+  auto runtime =
+      std::find_if(wheels.begin(), wheels.end(), [](const NvidiaWheel& w) { return w.distribution.rfind("nvidia-cuda-runtime", 0) == 0; });
+  if (runtime != wheels.end()) {
+    auto v = model::Version::parse(runtime->version);
     if (v) {
-      t.version = v->prefix(2);  // the runtime component's version: only major.minor name the release
+      t.version = v->prefix(2);
       t.version_source = model::ToolkitVersionSource::pip_wheel;
-      t.version_detail = w->second;
+      t.version_detail = runtime->distribution + " " + runtime->version + " (" +
+                         (runtime->metadata_read ? join(runtime->dist_info, "METADATA") : runtime->dist_info) + ")";
+      for (auto& w : wheels)
+        if (model::Version::parse(w.version)) t.wheels.push_back({std::move(w.distribution), std::move(w.dist_info), std::move(w.version)});
+      std::sort(t.wheels.begin(), t.wheels.end(), [](const auto& a, const auto& b) { return a.distribution < b.distribution; });
       return;
     }
   }
@@ -152,7 +145,6 @@ void inspect_toolkits(MachineCtx& c) {
       t.root = *root;
       t.is_default = default_root && *default_root == *root;
       read_version(c, t);
-      if (t.version_source == model::ToolkitVersionSource::pip_wheel) read_wheels(c, t);
       c.r.toolkits.push_back(std::move(t));
       it = std::prev(c.r.toolkits.end());
     }

@@ -598,9 +598,9 @@ TEST(Machine, ToolkitVersionsFromEachRecord) {
   EXPECT_NE(w->version_detail.find("nvidia-cuda-runtime 13.0.96"), std::string::npos) << w->version_detail;
   // its NVIDIA wheels, for capture to tell the release by (the knowledge base's to map)
   ASSERT_EQ(w->wheels.size(), 2u);
-  EXPECT_EQ(w->wheels[0].id, "nvidia-cuda-nvcc");
+  EXPECT_EQ(w->wheels[0].distribution, "nvidia-cuda-nvcc");
   EXPECT_EQ(w->wheels[0].version, "13.0.88");
-  EXPECT_EQ(w->wheels[1].id, "nvidia-cuda-runtime");
+  EXPECT_EQ(w->wheels[1].distribution, "nvidia-cuda-runtime");
   EXPECT_TRUE(v11->wheels.empty());
   ASSERT_TRUE(r.nvcc);
   EXPECT_EQ(r.nvcc->path, "/opt/wheels/bin/nvcc");

@@ -84,23 +84,17 @@ void add_toolkit_components(Capture& cap, const model::ToolkitInfo& t, model::Pl
                         "'s (the archives stage the release's): " + util::join(other_version, ", "));
 }
 
-// The component of NVIDIA's manifest that a pip wheel of the toolkit is ("nvidia-cuda-nvcc" ->
-// cuda_nvcc, "nvidia-cublas" -> libcublas, "nvidia-nvtx" -> cuda_nvtx, "nvidia-cuda-cccl" ->
-// cuda_cccl or, from 13.3, cccl); nullptr for the wheels that are not toolkit components (cuDNN, NCCL).
+// The component of NVIDIA's manifest that a pip wheel of the toolkit is: the wheel's name without
+// "nvidia-" (and "cuda-"), looked up as a component name ("nvidia-cuda-nvcc" -> cuda_nvcc,
+// "nvidia-cublas" -> libcublas, "nvidia-nvtx" -> cuda_nvtx, "nvidia-cuda-cccl" -> cuda_cccl or,
+// from 13.3, cccl); the runtime wheel is cudart's. nullptr for the wheels that are not toolkit
+// components (cuDNN, NCCL).
 const format::CudaComponent* component_of_wheel(const format::CudaRedistribRelease& r, const std::string& distribution) {
   if (distribution.rfind("nvidia-", 0) != 0) return nullptr;
-  std::string rest = distribution.substr(7);
-  std::replace(rest.begin(), rest.end(), '-', '_');
-  std::vector<std::string> ids;
-  if (rest == "cuda_runtime")
-    ids = {"cuda_cudart"};
-  else if (rest.rfind("cuda_", 0) == 0)
-    ids = {rest, rest.substr(5)};
-  else
-    ids = {"lib" + rest, "cuda_" + rest};
-  for (const auto& id : ids)
-    if (const auto* c = knowledge::find_component(r, id)) return c;
-  return nullptr;
+  std::string name = distribution.substr(7);
+  std::replace(name.begin(), name.end(), '-', '_');
+  if (name.rfind("cuda_", 0) == 0) name.erase(0, 5);
+  return knowledge::find_component_named(r, name == "runtime" ? "cudart" : name);
 }
 
 // A toolkit assembled from NVIDIA's pip wheels tells only its major.minor: the runtime wheel's
@@ -123,15 +117,15 @@ void refine_wheel_toolkit(Capture& cap, model::ToolkitInfo& t) {
   std::set<std::string> components_somewhere;
   for (const auto& [v, r] : same)
     for (const auto& w : t.wheels)
-      if (component_of_wheel(*r, w.id)) components_somewhere.insert(w.id);
+      if (component_of_wheel(*r, w.distribution)) components_somewhere.insert(w.distribution);
   std::vector<std::pair<model::Version, std::vector<model::ToolkitComponent>>> fits;
   for (const auto& [v, r] : same) {
     std::vector<model::ToolkitComponent> components;
     bool fit = true, runtime = false;
     for (const auto& w : t.wheels) {
-      const format::CudaComponent* c = component_of_wheel(*r, w.id);
+      const format::CudaComponent* c = component_of_wheel(*r, w.distribution);
       if (!c) {
-        if (components_somewhere.count(w.id)) fit = false;
+        if (components_somewhere.count(w.distribution)) fit = false;
         continue;
       }
       if (c->version_text != w.version) fit = false;

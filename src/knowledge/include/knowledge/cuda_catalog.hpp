@@ -85,6 +85,9 @@ ComponentResolution resolve_components(const format::CudaRedistribRelease& relea
 
 // The component NVIDIA's manifest names `id` ("cuda_cudart"), nullptr when the release has none.
 const format::CudaComponent* find_component(const format::CudaRedistribRelease& release, std::string_view id);
+// The component a name means: NVIDIA's key, or that key without its "cuda_" or "lib" prefix
+// ("nvcc" -> cuda_nvcc, "cublas" -> libcublas); nullptr when the release has none.
+const format::CudaComponent* find_component_named(const format::CudaRedistribRelease& release, const std::string& name);
 
 // The platform's archive of a component, nullptr when NVIDIA does not ship it there.
 const format::CudaComponentArchive* archive_for(const format::CudaComponent& c, model::Platform platform);

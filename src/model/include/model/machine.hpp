@@ -45,6 +45,13 @@ struct ToolkitComponent {
   std::string id, name, version;
 };
 
+// One of NVIDIA's pip wheels a toolkit is assembled from.
+struct ToolkitWheel {
+  std::string distribution;  // "nvidia-cuda-nvcc"
+  std::string dist_info;     // its dist-info folder
+  std::string version;       // METADATA's Version, else the folder name's
+};
+
 struct ToolkitInfo {
   std::string root;                  // the toolkit directory, symlinks resolved
   std::vector<std::string> aliases;  // how it was found: "/usr/local/cuda", "CUDA_HOME", "nvcc on PATH"
@@ -54,9 +61,9 @@ struct ToolkitInfo {
   std::string cuda_h_version;                // from include/cuda.h when present, to cross-check the version files
   bool is_default = false;                   // /usr/local/cuda points here
   std::vector<ToolkitComponent> components;  // from version.json (NVIDIA's installers, stackpin stage); empty without one
-  // a toolkit assembled from NVIDIA's pip wheels (version from the runtime wheel): each nvidia-*
-  // wheel's distribution ("nvidia-cuda-nvcc"), its dist-info folder and its version
-  std::vector<ToolkitComponent> wheels;
+  // a toolkit assembled from NVIDIA's pip wheels (version from the runtime wheel): its nvidia-*
+  // wheels, by distribution
+  std::vector<ToolkitWheel> wheels;
 };
 
 struct NvccInfo {
