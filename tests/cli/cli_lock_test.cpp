@@ -270,8 +270,9 @@ TEST(CliLock, ReadsNvidiasManifestOfANewerReleaseAndKeepsItInTheCache) {
   EXPECT_EQ(read(dir.path() / "new.lock"), lock);
 }
 
-// What the mirror answers is untrusted: another release's manifest, bytes that are no manifest and
-// a 404 are refused, naming the URL, and nothing is cached or written.
+// What the mirror answers is untrusted: another release's manifest, bytes that are no manifest, a
+// body larger than any manifest and a 404 are refused, naming the URL, and nothing is cached or
+// written.
 TEST(CliLock, ANvidiaManifestThatIsNotTheReleasesIsRefused) {
   ScratchDir dir;
   testing_support::HttpServer server;
@@ -291,9 +292,15 @@ TEST(CliLock, ANvidiaManifestThatIsNotTheReleasesIsRefused) {
   auto garbage = lock_of("13.9.2");
   EXPECT_EQ(garbage.exit_code, 1);
   EXPECT_NE(garbage.err.find(server.url("/cuda/redist/redistrib_13.9.2.json")), std::string::npos) << garbage.err;
+  // more than a manifest can be: cut at 16 MiB, not read to the end
+  server.serve("/cuda/redist/redistrib_13.9.4.json", std::string((16u << 20) + 1, ' '));
+  auto huge = lock_of("13.9.4");
+  EXPECT_EQ(huge.exit_code, 1);
+  EXPECT_NE(huge.err.find("is larger than 16 MiB"), std::string::npos) << huge.err;
   auto missing = lock_of("13.9.3");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("--redistrib"), std::string::npos) << missing.err;
   EXPECT_FALSE(fs::exists(cache / "nvidia/cuda"));
-  for (const char* release : {"13.9.1", "13.9.2", "13.9.3"}) EXPECT_FALSE(fs::exists(dir.path() / (std::string("m-") + release + ".lock")));
+  for (const char* release : {"13.9.1", "13.9.2", "13.9.3", "13.9.4"})
+    EXPECT_FALSE(fs::exists(dir.path() / (std::string("m-") + release + ".lock")));
 }
