@@ -56,7 +56,6 @@ util::Result<FetchedManifest> nvidia_cuda_manifest(const model::Version& release
       auto from = util::read_file(fs::path(cached.string() + ".url"));
       out.url = from ? *from : url;
       out.sha256 = crypto::to_hex(crypto::sha256_of(*text));
-      out.from_cache = true;
       return out;
     }
   }

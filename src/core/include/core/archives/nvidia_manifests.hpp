@@ -31,7 +31,6 @@ struct FetchedManifest {
   format::CudaRedistribRelease release;
   std::string url;     // where it was read from (the cached copy keeps the URL it came from)
   std::string sha256;  // of its bytes
-  bool from_cache = false;
 };
 
 // NVIDIA's redistrib_<release>.json of CUDA `release`: the cached copy, else downloaded (at most
