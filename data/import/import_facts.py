@@ -39,9 +39,19 @@ DEFAULT_FACTS = REPO_ROOT / ".." / "shared" / "data" / "gpu-stack-facts.toml"
 DEFAULT_OUT = REPO_ROOT / "data" / "knowledge"
 # NVIDIA's cuDNN redistrib manifests, verbatim (data/redist/README.md says where they come from).
 REDIST_CUDNN = REPO_ROOT / "data" / "redist" / "cudnn"
-REDIST_ORIGIN = ("github:nixos-cuda/cuda-legacy pkgs/development/cuda-modules/_cuda/manifests/cudnn/{file}"
-                 "@9856d70acc3e2ae9081930b33d946326e07f1482 (verbatim copy of NVIDIA "
+REDIST_ORIGIN = ("{repo} pkgs/development/cuda-modules/_cuda/manifests/cudnn/{file}"
+                 "@{commit} (verbatim copy of NVIDIA "
                  "https://developer.download.nvidia.com/compute/cudnn/redist/{file}; kept as data/redist/cudnn/{file})")
+# Where each copy came from (data/README.md has the same table): the first batch (8.5.0 to 9.14.0)
+# from one commit of github:nixos-cuda/cuda-legacy, the later files from the commits named here.
+REDIST_FIRST_BATCH = ("github:nixos-cuda/cuda-legacy", "9856d70acc3e2ae9081930b33d946326e07f1482")
+REDIST_COPIES = {
+    "9.12.0": ("github:NixOS/nixpkgs", "7ca5c1cad759034d0c157203171cbe3c2f0024fa"),
+    **{v: ("github:nixos-cuda/cuda-legacy", "fec6a96f5e7a706696e8788ee881cf70791a53a1")
+       for v in ("9.15.0", "9.15.1", "9.16.0", "9.17.0", "9.17.1", "9.18.0", "9.18.1", "9.19.0", "9.19.1", "9.20.0")},
+    "9.22.0": ("github:NixOS/nixpkgs", "55d5788ba119d2eebd029c1997baef6db81d9372"),
+    "9.27.0": ("github:NixOS/nixpkgs", "d193d740367941580a13d7627236592b45a7c1d9"),
+}
 # Platforms stackpin provisions; NVIDIA's files also list linux-ppc64le, which it does not.
 PLATFORMS = ("linux-x86_64", "linux-sbsa", "linux-aarch64", "windows-x86_64")
 
@@ -54,6 +64,7 @@ SKIP_FLAG_KEYS = ("dropped", "placeholder", "skip")
 SKIP_TEXT_RE = re.compile(r"\b(placeholder|dropped)\b", re.IGNORECASE)
 
 SKIPPED: list[str] = []  # facts deliberately not imported, with the reason
+SKIPPED_PLATFORMS: dict[str, list[str]] = {}  # platform of NVIDIA's cuDNN files not provisioned -> releases
 
 
 class ImportError_(Exception):
@@ -223,6 +234,28 @@ def emit_document(doc: dict, comments: list[str]) -> str:
 # --------------------------------------------------------------------------- drivers.toml
 
 
+HAND_ADDED = "added by hand"
+OUT_DIR: pathlib.Path = DEFAULT_OUT  # set by main(): where the files the importer rewrites are
+
+
+def keep_hand_added(rows: list[dict], fname: str, table: str, key: str) -> list[dict]:
+    """Rows of the file being rewritten that were added or corrected by hand (a source saying
+    "added by hand", data/README.md) survive a re-run: each replaces the generated row with the same
+    key, or is added."""
+    path = OUT_DIR / fname
+    if not path.is_file():
+        return rows
+    try:
+        old = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        fail(f"{path}: cannot keep its rows added by hand: {exc}")
+    kept = {r[key]: r for r in old.get(table, [])
+            if isinstance(r, dict) and any(HAND_ADDED in s for s in r.get("source", []) if isinstance(s, str))}
+    for k, r in kept.items():
+        warn(f"{fname}: keeping the [[{table}]] {key} = {k!r} added by hand")
+    return [kept.pop(r[key], r) for r in rows] + list(kept.values())
+
+
 def build_drivers(f: dict) -> tuple[dict, list[str]]:
     notes = get(f, "cuda", "driver_minimums_notes")
     mvc = get(notes, "minor_version_compatibility")
@@ -294,6 +327,7 @@ def build_drivers(f: dict) -> tuple[dict, list[str]]:
         rel["source"] = as_list(row["source"], f"driver_minimums.{cuda}.source")
         put(rel, "note", join_notes(row.get("note"), row.get("discrepancy"), row.get("windows_note")))
         releases.append(rel)
+    releases = keep_hand_added(releases, "drivers.toml", "release", "cuda")
     releases.sort(key=lambda r: vkey(r["cuda"]))
 
     SKIPPED.append("cuda.driver_minimums.*.meson_linux/meson_windows: only used through the facts' "
@@ -410,15 +444,21 @@ def redist_archives(path: pathlib.Path):
         if not isinstance(entry, dict):
             continue
         if platform not in PLATFORMS:
+            if platform.startswith(("linux-", "windows-")):
+                SKIPPED_PLATFORMS.setdefault(platform, []).append(version)
             continue
-        variants = [entry] if "relative_path" in entry else [v for k, v in entry.items() if re.fullmatch(r"cuda\d+", k)]
+        # flat (one archive), nested (one per "cudaNN" key), or both at once (9.27.0's windows-arm64)
+        variants = ([entry] if "relative_path" in entry else []) + [
+            v for k, v in entry.items() if isinstance(v, dict) and re.fullmatch(r"cuda\d+", k)]
         if not variants:
             fail(f"{path.name}: cudnn.{platform} has neither relative_path nor cudaNN variants")
         for v in variants:
             rel = v.get("relative_path")
             file = rel.rsplit("/", 1)[-1] if isinstance(rel, str) else ""
             fm = re.fullmatch(r"cudnn-(.+)-([0-9.]+)_cuda(\d+)-archive\.(tar\.xz|zip)", file)
-            if not fm or fm.group(1) != platform or fm.group(2) != version:
+            # one file may hold two builds of the release: 9.15.0 is 9.15.0.57 for CUDA 12 and
+            # 9.15.0.58 for CUDA 13; the archive's own name gives its build
+            if not fm or fm.group(1) != platform or vkey(fm.group(2))[:3] != vkey(version)[:3]:
                 fail(f"{path.name}: cudnn.{platform}: relative_path {rel!r} is not cudnn-{platform}-{version}_cudaNN-archive")
             sha, md5, size = v.get("sha256"), v.get("md5"), v.get("size")
             if not isinstance(sha, str) or not SHA256_RE.fullmatch(sha):
@@ -427,7 +467,7 @@ def redist_archives(path: pathlib.Path):
                 fail(f"{path.name}: cudnn.{platform}: md5 {md5!r} is not 32 lowercase hex")
             if not isinstance(size, str) or not size.isdigit() or int(size) <= 0:
                 fail(f"{path.name}: cudnn.{platform}: size {size!r} is not a positive number (NVIDIA writes it as a string)")
-            yield version, int(fm.group(3)), platform, rel, sha, md5, int(size), doc.get("release_date")
+            yield fm.group(2), int(fm.group(3)), platform, rel, sha, md5, int(size), doc.get("release_date")
 
 
 def merge_redistribs(archives: list, base_url: str, seen_sha: dict) -> None:
@@ -438,7 +478,11 @@ def merge_redistribs(archives: list, base_url: str, seen_sha: dict) -> None:
     by_key = {(a["version"], a["cuda"], a["platform"]): a for a in archives}
     added = filled = 0
     for path in sorted(REDIST_CUDNN.glob("redistrib_*.json"), key=lambda p: vkey(p.name[10:-5])):
-        origin = REDIST_ORIGIN.format(file=path.name)
+        release = path.name[len("redistrib_"):-len(".json")]
+        repo, commit = REDIST_COPIES.get(release, REDIST_FIRST_BATCH)
+        if release not in REDIST_COPIES and vkey(release) > vkey("9.14.0"):
+            fail(f"{path.name}: no origin recorded for this copy: add it to REDIST_COPIES and data/README.md")
+        origin = REDIST_ORIGIN.format(repo=repo, commit=commit, file=path.name)
         for version, cuda, platform, rel, sha, md5, size, released in redist_archives(path):
             where = f"{path.name}: {platform} cuda{cuda}"
             a = by_key.get((version, cuda, platform))
@@ -467,6 +511,9 @@ def merge_redistribs(archives: list, base_url: str, seen_sha: dict) -> None:
             by_key[(version, cuda, platform)] = a
             added += 1
     print(f"redistrib manifests: {added} archives added, {filled} completed with size/md5", file=sys.stderr)
+    for platform, releases in sorted(SKIPPED_PLATFORMS.items()):
+        SKIPPED.append(f"cuDNN archives for {platform} (a platform stackpin does not provision) in "
+                       f"{len(releases)} of NVIDIA's files: {releases[0]} to {releases[-1]}")
 
 
 # --------------------------------------------------------------------------- cudnn-layouts.toml
@@ -911,7 +958,10 @@ def main(argv: list[str]) -> int:
         print(f"import_facts: ERROR: cannot read {facts_path}: {exc}", file=sys.stderr)
         return 1
 
+    global OUT_DIR
+    OUT_DIR = out_dir
     SKIPPED.clear()
+    SKIPPED_PLATFORMS.clear()
     try:
         outputs = []
         for fname, builder in BUILDERS:

@@ -224,18 +224,28 @@ util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std:
       if (value.contains("relative_path") || key.rfind("linux-", 0) == 0 || key.rfind("windows-", 0) == 0) r.skipped.push_back(key);
       continue;
     }
-    if (value.contains("relative_path")) {
+    // flat (one archive), nested (one per "cudaNN" key), or both at once (9.27.0's windows-arm64)
+    const bool flat = value.contains("relative_path");
+    const std::size_t first = r.archives.size();
+    if (flat) {
       SP_TRY_ASSIGN(auto a, read_archive(value, path, where, *platform, 0));
       r.archives.push_back(std::move(a));
-      continue;
     }
     for (const auto& [variant, archive] : value.items()) {
+      if (flat && !archive.is_object()) continue;  // the flat archive's own fields
       static const std::regex k_key(R"(cuda(\d{1,3}))");
       std::smatch m;
-      if (!std::regex_match(variant, m, k_key)) return invalid(path, where + "." + variant, "is not a CUDA variant key such as \"cuda12\"");
+      if (!std::regex_match(variant, m, k_key))
+        return invalid(path, where + "." + variant.substr(0, 40), "is not a CUDA variant key such as \"cuda12\"");
       SP_TRY_ASSIGN(auto a, read_archive(archive, path, where + "." + variant, *platform, std::stoi(m[1].str())));
       r.archives.push_back(std::move(a));
     }
+    for (std::size_t i = first; i < r.archives.size(); ++i)
+      for (std::size_t j = first; j < i; ++j)
+        if (r.archives[i].cuda == r.archives[j].cuda)
+          return invalid(path, where,
+                         "lists two archives for CUDA " + std::to_string(r.archives[i].cuda) + " (" + r.archives[j].relative_path +
+                             " and " + r.archives[i].relative_path + "): stackpin cannot tell which one NVIDIA means");
   }
   if (r.archives.empty()) return invalid(path, "cudnn", "lists no archive for linux-x86_64, linux-sbsa, linux-aarch64 or windows-x86_64");
   return r;

@@ -141,18 +141,35 @@ TEST(CliLock, RedistribPinsAReleaseNewerThanTheKnowledgeBase) {
   ScratchDir dir;
   fs::path m = dir.path() / "stack.toml";
   std::string text = k_version_only;
-  text.replace(text.find("9.1.0.70"), 8, "9.12.0.46");
+  text.replace(text.find("9.1.0.70"), 8, "9.98.0.12");
   write(m, text);
   auto without = stackpin({"lock", m.string()});
   EXPECT_EQ(without.exit_code, 1);
   EXPECT_NE(without.err.find("--redistrib"), std::string::npos) << without.err;
   EXPECT_FALSE(fs::exists(dir.path() / "stack.lock"));
-  fs::path file = testing_support::source_dir() / "tests/data/redistrib/redistrib_9.12.0.json";
+  // NVIDIA's manifest of a release no knowledge base can know, as the test makes it
+  json doc = {{"release_date", "2027-03-02"}, {"release_label", "9.98.0"}, {"release_product", "cudnn"}};
+  doc["cudnn"] = {{"name", "NVIDIA CUDA Deep Neural Network library"}, {"version", "9.98.0.12"}, {"cuda_variant", {"12", "13"}}};
+  char digit = 'a';
+  for (const std::string platform : {"linux-x86_64", "linux-sbsa", "windows-x86_64"})
+    for (const int cuda : {12, 13}) {
+      std::string ext = platform.rfind("windows", 0) == 0 ? "zip" : "tar.xz";
+      doc["cudnn"][platform]["cuda" + std::to_string(cuda)] = {
+          {"relative_path", "cudnn/" + platform + "/cudnn-" + platform + "-9.98.0.12_cuda" + std::to_string(cuda) + "-archive." + ext},
+          {"sha256", std::string(63, '1') + digit++},
+          {"md5", std::string(32, '2')},
+          {"size", std::to_string(900000000 + cuda)}};
+    }
+  fs::path file = dir.path() / "redistrib_9.98.0.json";
+  write(file, doc.dump(2));
   auto with = stackpin({"lock", m.string(), "--redistrib", file.string()});
   ASSERT_EQ(with.exit_code, 0) << with.err;
   std::string lock = read(dir.path() / "stack.lock");
-  EXPECT_NE(lock.find("sha256 = \"21fad1b3a8a3db018868184b2082bd492633ae5101752432d655782bd108b19e\""), std::string::npos) << lock;
-  EXPECT_NE(lock.find("NVIDIA redistrib_9.12.0.json (released 2025-08-07)"), std::string::npos) << lock;
+  // [cuda] 12.4.1: the cuda12 builds (a, c, e)
+  EXPECT_NE(lock.find("sha256 = \"" + std::string(63, '1') + "a\""), std::string::npos) << lock;
+  EXPECT_NE(lock.find("size = 900000012"), std::string::npos) << lock;
+  EXPECT_EQ(lock.find(std::string(63, '1') + "b"), std::string::npos) << lock;
+  EXPECT_NE(lock.find("NVIDIA redistrib_9.98.0.json (released 2027-03-02)"), std::string::npos) << lock;
   // the redistrib file is needed once: re-locking and --check keep the pins it gave
   auto relock = stackpin({"lock", m.string()});
   ASSERT_EQ(relock.exit_code, 0) << relock.err;

@@ -241,8 +241,12 @@ TEST(CudnnRedistribs, AgreeWithTheKnowledgeBase) {
     ASSERT_TRUE(r.ok()) << r.error().message;
     ++files;
     for (const auto& a : r->archives) {
-      const model::CudnnArchiveFact* f = kb.cudnn_archive(r->version, a.cuda, a.platform);
+      // by file name: one of NVIDIA's files can hold two builds (9.15.0.57 for CUDA 12, 9.15.0.58 for 13)
+      const model::CudnnArchiveFact* f = kb.cudnn_archive_by_file(util::basename_of(a.relative_path));
       ASSERT_NE(f, nullptr) << e.path() << " " << model::to_string(a.platform) << " cuda" << a.cuda;
+      EXPECT_EQ(f->cuda, a.cuda);
+      EXPECT_EQ(f->platform, a.platform);
+      EXPECT_EQ(f->version.major(), r->version.major());
       EXPECT_EQ(f->sha256, a.sha256);
       ASSERT_TRUE(f->size.has_value());
       EXPECT_EQ(*f->size, a.size);
@@ -251,10 +255,17 @@ TEST(CudnnRedistribs, AgreeWithTheKnowledgeBase) {
       ++archives;
     }
   }
-  EXPECT_EQ(files, 35);
-  EXPECT_GT(archives, 200);
+  EXPECT_EQ(files, 48);
+  EXPECT_GT(archives, 300);
   // releases the facts lacked, filled from NVIDIA's files
   for (const char* v : {"9.10.2.21", "8.9.2.26", "9.5.0.50", "8.6.0.163"})
     EXPECT_FALSE(kb.cudnn_archives(*model::Version::parse(v)).empty()) << v;
   EXPECT_NE(kb.cudnn_archive(*model::Version::parse("9.10.2.21"), 12, Platform::linux_aarch64), nullptr);
+  // the two builds of 9.15.0, each under its own version
+  const auto* b57 = kb.cudnn_archive(*model::Version::parse("9.15.0.57"), 12, Platform::linux_x86_64);
+  const auto* b58 = kb.cudnn_archive(*model::Version::parse("9.15.0.58"), 13, Platform::linux_x86_64);
+  ASSERT_NE(b57, nullptr);
+  ASSERT_NE(b58, nullptr);
+  EXPECT_TRUE(b57->size.has_value());
+  EXPECT_EQ(kb.cudnn_archive(*model::Version::parse("9.15.0.57"), 13, Platform::linux_x86_64), nullptr);
 }

@@ -556,9 +556,10 @@ TEST_F(Fetch, ARangeTheServerRefusesDropsThePartialOnce) {
 }
 
 TEST_F(Fetch, NothingPinnedForTheTargetsIsAClearError) {
-  // a Windows-only manifest whose archives are all implied by the lock or the knowledge base
+  // a Windows-only manifest whose archives are all implied by the lock or the knowledge base, of a
+  // release the knowledge base knows only for Linux (an excerpt of NVIDIA's manifest)
   auto m = format::parse_manifest(
-      "schema = 1\nname = \"x\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.27.0.42\"\n"
+      "schema = 1\nname = \"x\"\n[cuda]\nversion = \"12.4.1\"\n[cudnn]\nversion = \"9.24.0.43\"\n"
       "[targets.windows]\nlayout = \"isolated\"\nprefix = 'C:\\cudnn'\n",
       "w.toml");
   ASSERT_TRUE(m);

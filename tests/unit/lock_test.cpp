@@ -2,7 +2,11 @@
 // trip, drift, and what --locked makes of a manifest.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/archives/lock.hpp"
@@ -57,6 +61,31 @@ model::Lock lock_of(const model::Manifest& m, std::vector<format::RedistribRelea
   auto out = core::make_lock(m, kb(), o);
   EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message);
   return out->lock;
+}
+
+// A release the knowledge base lists with NVIDIA's hashes but without sizes (no copy of NVIDIA's
+// manifest was found for it), and that manifest as the test makes it: the knowledge base's
+// hashes, sizes of the test's own.
+const std::string k_sizeless = "9.23.0.39";
+
+format::RedistribRelease sized_redistrib() {
+  auto v = model::Version::parse(k_sizeless).value();
+  std::map<std::string, std::string> platforms;  // platform -> its "cudaNN" entries
+  std::uint64_t size = 845000000;
+  for (const auto* a : kb().cudnn_archives(v)) {
+    std::string key = model::to_string(a->platform);
+    std::string& entry = platforms[key];
+    entry += std::string(entry.empty() ? "" : ",\n") + "      \"cuda" + std::to_string(a->cuda) + "\": {\"relative_path\": \"cudnn/" + key +
+             "/" + a->file + "\", \"sha256\": \"" + a->sha256 + "\", \"md5\": \"" + std::string(32, '0') + "\", \"size\": \"" +
+             std::to_string(size++) + "\"}";
+  }
+  std::string text = "{\n  \"release_date\": \"2026-01-20\",\n  \"release_label\": \"9.23.0\",\n  \"cudnn\": {\n    \"version\": \"" +
+                     k_sizeless + "\",\n    \"cuda_variant\": [\"12\", \"13\"]";
+  for (const auto& [key, entries] : platforms) text += ",\n    \"" + key + "\": {\n" + entries + "\n    }";
+  text += "\n  }\n}\n";
+  auto r = format::parse_redistrib(text, "redistrib_9.23.0.json");
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message) << text;
+  return *r;
 }
 
 TEST(Lock, DefaultPathIsBesideTheManifest) {
@@ -191,34 +220,61 @@ TEST(Redistrib, OneVariantFileTakesTheCudaMajorFromTheFileName) {
 }
 
 TEST(Redistrib, CompletesAReleaseTheKnowledgeBaseListsWithoutSizes) {
-  auto v = model::Version::parse("9.12.0.46").value();
-  // The knowledge base lists 9.12.0.46 with NVIDIA's hashes but not its sizes, which NVIDIA's manifest has.
+  auto v = model::Version::parse(k_sizeless).value();
+  ASSERT_EQ(kb().cudnn_archives(v).size(), 6u);
   for (const auto* a : kb().cudnn_archives(v)) ASSERT_FALSE(a->size.has_value()) << "the test needs a release without sizes: " << a->file;
   std::string text = k_version_only;
-  text.replace(text.find("9.1.0.70"), 8, "9.12.0.46");
+  text.replace(text.find("9.1.0.70"), 8, k_sizeless);
   auto m = parse(text);
   core::LockOptions o;
   o.manifest_file = "m.toml";
   auto none = core::make_lock(m, kb(), o);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, ErrorCode::not_found);
-  EXPECT_NE(none.error().hints.front().find("redistrib_9.12.0.json"), std::string::npos) << none.error().hints.front();
-  auto lock = lock_of(m, {redistrib("redistrib_9.12.0.json")});
-  ASSERT_EQ(lock.archives.size(), 4u);
+  EXPECT_NE(none.error().hints.front().find("redistrib_9.23.0.json"), std::string::npos) << none.error().hints.front();
+  auto redistrib = sized_redistrib();
+  auto lock = lock_of(m, {redistrib});
+  ASSERT_EQ(lock.archives.size(), 3u);  // NVIDIA builds 9.23.0 for linux-x86_64, linux-sbsa and windows-x86_64
   const auto* linux = lock.archive_for(model::Platform::linux_x86_64);
   ASSERT_NE(linux, nullptr);
-  EXPECT_EQ(linux->sha256, "21fad1b3a8a3db018868184b2082bd492633ae5101752432d655782bd108b19e");
-  EXPECT_EQ(linux->size, 845538764u);
+  const auto* fact = kb().cudnn_archive(v, 12, model::Platform::linux_x86_64);
+  ASSERT_NE(fact, nullptr);
+  EXPECT_EQ(linux->sha256, "7d2c5dd94a0bd0692b7c3234084cbef0a026c7d8e0276ea38d157cb7d0507ede");
+  std::uint64_t size = 0;
+  for (const auto& a : redistrib.archives)
+    if (a.cuda == 12 && a.platform == model::Platform::linux_x86_64) size = a.size;
+  ASSERT_NE(size, 0u);
+  EXPECT_EQ(linux->size, size);
   EXPECT_EQ(
       linux->url,
-      "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-9.12.0.46_cuda12-archive.tar.xz");
+      "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-9.23.0.39_cuda12-archive.tar.xz");
   // --locked then pins it for stage, fetch and the rest
   auto applied = core::apply_lock(m, lock);
   ASSERT_TRUE(applied.ok()) << applied.error().message;
   auto pinned = core::pinned_archive(*applied, model::Platform::linux_x86_64, kb());
   ASSERT_TRUE(pinned.ok()) << pinned.error().message;
   EXPECT_EQ(pinned->expect.sha256, linux->sha256);
-  EXPECT_EQ(pinned->expect.size.value(), 845538764u);
+  EXPECT_EQ(pinned->expect.size.value(), size);
+}
+
+// 9.27.0's windows-arm64 entry holds a cuda13 archive and, beside it, a flat one: stackpin does
+// not provision that platform, and says so; the other platforms read as usual.
+TEST(Redistrib, NvidiasMixedEntryOfAnotherPlatformIsSkippedAndNamed) {
+  auto r = redistrib("redistrib_9.27.0.json");
+  EXPECT_EQ(r.archives.size(), 6u);
+  EXPECT_NE(std::find(r.skipped.begin(), r.skipped.end(), "windows-arm64"), r.skipped.end());
+  // the same shape on a platform stackpin provisions: both archives for CUDA 13 is refused
+  auto text = util::read_file(testing_support::source_dir() / "tests/data/redistrib/redistrib_9.27.0.json");
+  ASSERT_TRUE(text.ok());
+  auto doc = nlohmann::json::parse(*text);
+  auto entry = doc["cudnn"]["windows-arm64"];
+  entry["relative_path"] = "cudnn/windows-x86_64/cudnn-windows-x86_64-9.27.0.42_cuda13.4-archive.zip";
+  entry["cuda13"]["relative_path"] = "cudnn/windows-x86_64/cudnn-windows-x86_64-9.27.0.42_cuda13-archive.zip";
+  doc["cudnn"]["windows-x86_64"] = entry;
+  auto refused = format::parse_redistrib(doc.dump(), "mixed.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("two archives for CUDA 13"), std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("cudnn.windows-x86_64"), std::string::npos) << refused.error().message;
 }
 
 TEST(Redistrib, DisagreeingWithTheKnowledgeBaseLocksNothing) {
@@ -340,9 +396,9 @@ TEST(Lock, ResolveFillsOnlyWhatTheManifestLeavesOut) {
   auto pinned = core::pinned_archive(r, model::Platform::windows_x86_64, kb());
   ASSERT_TRUE(pinned.ok());
   EXPECT_EQ(pinned->expect.file, "cudnn-windows-x86_64-9.1.0.70_cuda12-archive.zip");
-  // a manifest with a newer-than-knowledge version stays as it is
+  // a release the knowledge base lists without sizes stays as it is
   std::string text = k_version_only;
-  text.replace(text.find("9.1.0.70"), 8, "9.12.0.46");
+  text.replace(text.find("9.1.0.70"), 8, k_sizeless);
   EXPECT_TRUE(core::resolve_archives(parse(text), kb()).cudnn->archives.empty());
 }
 
@@ -365,9 +421,9 @@ TEST(Lock, DifferencesIgnoreWhoMadeItAndTheSources) {
 
 TEST(Lock, RelockingKeepsPinsNoOtherSourceKnows) {
   std::string text = k_version_only;
-  text.replace(text.find("9.1.0.70"), 8, "9.12.0.46");
+  text.replace(text.find("9.1.0.70"), 8, k_sizeless);
   auto m = parse(text);
-  auto first = lock_of(m, {redistrib("redistrib_9.12.0.json")});
+  auto first = lock_of(m, {sized_redistrib()});
   core::LockOptions o;
   o.previous = &first;
   auto again = core::make_lock(m, kb(), o);
