@@ -181,8 +181,14 @@ if ((deps_only)); then exit 0; fi
 if [[ -f $build_dir/CMakeCache.txt ]] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$build_dir/CMakeCache.txt"; then
   rm -rf "${build_dir:?}/CMakeCache.txt" "${build_dir:?}/CMakeFiles"
 fi
+# CI (CI=true, as .ci/run runs) compiles at -O1: its tests run the same code, and a cold build takes
+# two thirds of the time of -O3 (202 s against 300 s on 2 cores). The zip a user builds is -O3. Both
+# are set each time, so that a folder configured one way and built the other gets the right one.
+opt=-O3
+[[ ${CI:-} =~ ^(1|[Tt][Rr][Uu][Ee]|[Yy][Ee][Ss]|[Oo][Nn])$ ]] && opt=-O1
 cmake -G Ninja -S "$root" -B "$build_dir" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/mingw-w64.cmake" \
   -DSTACKPIN_WINDOWS_DEPS="$prefix" -DCMAKE_BUILD_TYPE=Release -DSTACKPIN_BUILD_TESTS=$tests \
+  -DCMAKE_CXX_FLAGS_RELEASE="$opt -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="$opt -DNDEBUG" \
   -DCMAKE_RUNTIME_OUTPUT_DIRECTORY="$build_dir" >/dev/null
 cmake --build "$build_dir" -j"$jobs"
 
