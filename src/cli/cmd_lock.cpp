@@ -23,6 +23,16 @@ struct LockCli {
   bool check = false, offline = false;
 };
 
+// Where NVIDIA's manifests are read from, and kept.
+util::Result<core::NvidiaManifestOptions> nvidia_options(Context& ctx, const LockCli& c) {
+  core::NvidiaManifestOptions n;
+  n.env = &ctx.io.env;
+  SP_TRY_ASSIGN(n.base, nvidia_base_setting(ctx));
+  n.cache_dir = archive_cache_dir(ctx, c.cache_dir);
+  n.offline = c.offline;
+  return n;
+}
+
 // The pinned CUDA release when neither stackpin's own manifests nor a --redistrib file of CUDA
 // describe it: NVIDIA's manifest of it, from the download cache or the network (nvidia_manifests.hpp), added
 // to the lock's inputs with where it was read and its SHA-256. Offline without a cached copy,
@@ -34,10 +44,7 @@ util::Status add_nvidia_manifest(const model::Manifest& m, const LockCli& c, Con
   auto embedded = o.cuda_catalog->release(v);
   if (!embedded || *embedded) return {};      // stackpin's own (one that does not parse is make_lock's error)
   if (!o.cuda_redistribs.empty()) return {};  // the user's own file; make_lock refuses one of another release
-  core::NvidiaManifestOptions n;
-  n.env = &ctx.io.env;
-  n.cache_dir = archive_cache_dir(ctx, c.cache_dir);
-  n.offline = c.offline;
+  SP_TRY_ASSIGN(auto n, nvidia_options(ctx, c));
   auto got = core::nvidia_cuda_manifest(v, n);
   if (!got) {
     if (c.offline && got.error().code == util::ErrorCode::not_found) return {};
@@ -48,6 +55,27 @@ util::Status add_nvidia_manifest(const model::Manifest& m, const LockCli& c, Con
                                   (got->release.release_date.empty() ? "" : " (released " + got->release.release_date + ")") +
                                   ", read from " + got->url + " (sha256 " + got->sha256 + ")";
   o.cuda_redistribs.push_back(std::move(got->release));
+  return {};
+}
+
+// The pinned cuDNN build when the knowledge base lacks it, or its sizes, for the manifest's CUDA
+// major and no --redistrib file of cuDNN was given: NVIDIA's manifest of its release, read the
+// same way. Offline without a cached copy, nothing is added (make_lock keeps the previous lock's
+// pins, or says what to do).
+util::Status add_nvidia_cudnn_manifest(const model::Manifest& m, const LockCli& c, Context& ctx, core::LockOptions& o) {
+  auto release = core::cudnn_manifest_needed(m, knowledge::KnowledgeBase::embedded(), o);
+  if (!release) return {};
+  SP_TRY_ASSIGN(auto n, nvidia_options(ctx, c));
+  auto got = core::nvidia_cudnn_manifest(*release, n);
+  if (!got) {
+    if (c.offline && got.error().code == util::ErrorCode::not_found) return {};
+    return std::move(got).error().at(m.locate(m.cudnn->version.pos));
+  }
+  got->release.path = got->url;
+  o.redistrib_sources[got->url] = "NVIDIA redistrib_" + release->text() + ".json" +
+                                  (got->release.release_date.empty() ? "" : " (released " + got->release.release_date + ")") +
+                                  ", read from " + got->url + " (sha256 " + got->sha256 + ")";
+  o.redistribs.push_back(std::move(got->release));
   return {};
 }
 
@@ -114,6 +142,7 @@ Outcome run_lock(const LockCli& c, Context& ctx) {
   }
   if (previous) o.previous = &*previous;
   if (auto st = add_nvidia_manifest(*m, c, ctx, o); !st) return st.error();
+  if (auto st = add_nvidia_cudnn_manifest(*m, c, ctx, o); !st) return st.error();
   auto outcome = core::make_lock(*m, knowledge::KnowledgeBase::embedded(), o);
   if (!outcome) return outcome.error();
   std::string text = format::render_lock(outcome->lock);

@@ -59,6 +59,18 @@ std::string archive_cache_dir(Context& ctx, const std::string& flag) {
   return d ? d->string() : std::string();
 }
 
+util::Result<std::optional<format::UserConfig>> user_config(Context& ctx) {
+  auto path = core::user_config_path(ctx.io.env);
+  if (!path) return std::optional<format::UserConfig>();
+  return format::load_user_config(*path);
+}
+
+util::Result<std::string> nvidia_base_setting(Context& ctx) {
+  if (auto b = ctx.io.env.get("STACKPIN_NVIDIA_BASE"); b && !b->empty()) return *b;
+  SP_TRY_ASSIGN(auto cfg, user_config(ctx));
+  return cfg ? cfg->nvidia_base : std::string();
+}
+
 std::function<void(int)> fault_hook(Context& ctx) {
   auto at = ctx.io.env.get("STACKPIN_TEST_FAULT_AT");
   if (!at) return {};
@@ -104,7 +116,9 @@ void add_fetch_options(Command* cmd, FetchFlags& f) {
   cmd->add_option("--mirror", f.mirrors,
                   "A copy of NVIDIA's cuDNN redist tree (http(s):// or file://) used instead of "
                   "https://developer.download.nvidia.com/compute/cudnn/redist/; repeatable, tried in order. With a "
-                  "mirror (here or [fetch] mirrors in config.toml) NVIDIA's server is not contacted")
+                  "mirror (here or [fetch] mirrors in config.toml) NVIDIA's server is not contacted; without one, "
+                  "STACKPIN_NVIDIA_BASE or [nvidia] base in config.toml may name a copy of NVIDIA's whole "
+                  "https://developer.download.nvidia.com/compute/ tree")
       ->allow_extra_args(false);
   cmd->add_flag("--offline", f.offline, "Use the cache only; say what is missing and download nothing");
   cmd->add_flag("--verify-cached", f.verify_cached, "Re-hash archives already in the cache (a corrupt one is downloaded again)");
@@ -114,7 +128,8 @@ void add_fetch_options(Command* cmd, FetchFlags& f) {
   cmd->add_option("--stall-timeout", f.stall_timeout_s, "Seconds without data before a transfer is retried")->capture_default_str();
   cmd->footer(
       "The settings file ($STACKPIN_CONFIG, else $XDG_CONFIG_HOME/stackpin/config.toml, else "
-      "~/.config/stackpin/config.toml) may hold [fetch] mirrors = [\"URL\", ...]; --mirror replaces them. "
+      "~/.config/stackpin/config.toml) may hold [fetch] mirrors = [\"URL\", ...] (--mirror replaces them) and "
+      "[nvidia] base = \"URL\". "
       "Proxies: http_proxy, https_proxy, no_proxy and ALL_PROXY are honoured.");
 }
 
@@ -128,13 +143,15 @@ util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlag
     SP_TRY_ASSIGN(auto d, core::default_cache_dir(ctx.io.env));
     o.cache_dir = d;
   }
+  SP_TRY_ASSIGN(auto cfg, user_config(ctx));
   o.mirrors = f.mirrors;  // the command line, else the settings file
-  if (o.mirrors.empty()) {
-    if (auto path = core::user_config_path(ctx.io.env)) {
-      SP_TRY_ASSIGN(auto cfg, format::load_user_config(*path));
-      if (cfg) o.mirrors = (cfg)->mirrors;
-    }
-  }
+  if (o.mirrors.empty() && cfg) o.mirrors = cfg->mirrors;
+  // without mirrors, NVIDIA's archives come from the copy of its tree STACKPIN_NVIDIA_BASE or
+  // [nvidia] base names
+  if (auto b = ctx.io.env.get("STACKPIN_NVIDIA_BASE"); b && !b->empty())
+    o.nvidia_base = *b;
+  else if (cfg)
+    o.nvidia_base = cfg->nvidia_base;
   o.offline = f.offline;
   o.verify_cached = f.verify_cached;
   o.retries = f.retries;

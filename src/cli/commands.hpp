@@ -9,6 +9,7 @@
 #include "core/archives/fetch.hpp"
 #include "core/archives/lock.hpp"
 #include "core/doctor/doctor.hpp"
+#include "format/config_reader.hpp"
 #include "model/lock.hpp"
 #include "model/manifest.hpp"
 #include "options.hpp"
@@ -72,6 +73,12 @@ std::function<void(const std::string& file, std::uint64_t done, std::uint64_t to
 // The download cache the archive-taking commands also search: `flag` (--cache-dir) when given,
 // else the default one of the environment (core::default_cache_dir); "" when none can be told.
 std::string archive_cache_dir(Context& ctx, const std::string& flag);
+// The settings file (core::user_config_path), when there is one. Errors: those of reading it.
+util::Result<std::optional<format::UserConfig>> user_config(Context& ctx);
+// Where NVIDIA's tree is read from for manifests and archives: STACKPIN_NVIDIA_BASE, else the
+// settings file's [nvidia] base; "" when neither names one (NVIDIA's own). Errors: those of
+// reading the settings file.
+util::Result<std::string> nvidia_base_setting(Context& ctx);
 // Calls the fault hook of STACKPIN_TEST_FAULT_AT (tests kill a run at a chosen journal record).
 std::function<void(int)> fault_hook(Context& ctx);
 // SOURCE_DATE_EPOCH, when set: the time reproducible outputs carry. Errors: usage (not a number of

@@ -1,4 +1,4 @@
-// Reads the settings file (mirror URL, cache directory) with the same strictness as a manifest.
+// Reads the settings file ([fetch] mirrors, [nvidia] base) with the same strictness as a manifest.
 #include "format/config_reader.hpp"
 
 #include <system_error>
@@ -42,6 +42,20 @@ util::Result<UserConfig> parse_user_config(std::string_view text, const std::str
       }
     }
     f.finish();
+  }
+  if (const toml::table* t = top.subtable("nvidia")) {
+    TableReader n(*t, "nvidia", diag);
+    if (const toml::node* base = n.get("base")) {
+      if (!base->is_string() || !has_scheme(base->as_string()->get()))
+        diag.error(base->source(),
+                   "`nvidia.base` must be a URL such as \"https://artifactory.example.org/nvidia/compute/\" or "
+                   "\"file:///srv/nvidia/compute/\"",
+                   "it names a copy of NVIDIA's https://developer.download.nvidia.com/compute/ tree, with cuda/redist/ and "
+                   "cudnn/redist/ below it");
+      else
+        c.nvidia_base = base->as_string()->get();
+    }
+    n.finish();
   }
   top.finish();
   if (diag.any()) return diag.first();

@@ -54,6 +54,32 @@ struct World {
   }
 };
 
+// A copy of NVIDIA's whole tree, named once (the settings file's [nvidia] base, or
+// STACKPIN_NVIDIA_BASE, which wins), serves NVIDIA's archives in NVIDIA's place.
+TEST(CliFetch, ACopyOfNvidiasTreeNamedOnceServesItsArchives) {
+  World w;
+  const std::string bytes = testing_support::read_text(w.info.path);
+  w.server.serve("/copy/cudnn/redist/" + w.rel, bytes);
+  w.server.serve("/env-copy/cudnn/redist/" + w.rel, bytes);
+  fs::path m = w.manifest(k_nvidia + w.rel);
+  fs::path config = w.dir.write("config.toml", "[nvidia]\nbase = \"" + w.server.url("/copy") + "\"\n");
+  auto r = stackpin({"fetch", m.string(), "--retries", "0"}, w.env({"STACKPIN_CONFIG=" + config.string()}));
+  ASSERT_EQ(r.exit_code, 0) << show(r);
+  EXPECT_EQ(w.server.requests_for("/copy/cudnn/redist/" + w.rel).size(), 1u);
+  fs::remove_all(w.cache());
+  auto env = stackpin({"fetch", m.string(), "--retries", "0"},
+                      w.env({"STACKPIN_CONFIG=" + config.string(), "STACKPIN_NVIDIA_BASE=" + w.server.url("/env-copy/")}));
+  ASSERT_EQ(env.exit_code, 0) << show(env);
+  EXPECT_EQ(w.server.requests_for("/env-copy/cudnn/redist/" + w.rel).size(), 1u);
+  EXPECT_EQ(w.server.requests_for("/copy/cudnn/redist/" + w.rel).size(), 1u);
+  // a base that is no URL is the settings file's error, with its line
+  w.dir.write("config.toml", "# site\n[nvidia]\nbase = \"/srv/nvidia\"\n");
+  auto bad = stackpin({"fetch", m.string()}, w.env({"STACKPIN_CONFIG=" + config.string()}));
+  EXPECT_EQ(bad.exit_code, 1) << show(bad);
+  EXPECT_NE(bad.err.find("config.toml:3"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("`nvidia.base` must be a URL"), std::string::npos) << bad.err;
+}
+
 TEST(CliFetch, FetchThenStageFromTheCache) {
   World w;
   auto m = w.manifest(w.server.url("/redist/" + w.rel)).string();

@@ -137,17 +137,10 @@ TEST(CliLock, VersionOnlyManifestLocksNvidiasArchives) {
   EXPECT_NE(v.err.find("stackpin fetch"), std::string::npos) << v.err;
 }
 
-TEST(CliLock, RedistribPinsAReleaseNewerThanTheKnowledgeBase) {
-  ScratchDir dir;
-  fs::path m = dir.path() / "stack.toml";
-  std::string text = k_version_only;
-  text.replace(text.find("9.1.0.70"), 8, "9.98.0.12");
-  write(m, text);
-  auto without = stackpin({"lock", m.string()});
-  EXPECT_EQ(without.exit_code, 1);
-  EXPECT_NE(without.err.find("--redistrib"), std::string::npos) << without.err;
-  EXPECT_FALSE(fs::exists(dir.path() / "stack.lock"));
-  // NVIDIA's manifest of a release no knowledge base can know, as the test makes it
+// NVIDIA's cuDNN manifest of a release no knowledge base can know (9.98.0.12), as the test makes
+// it: three platforms, CUDA 12 and 13 each; the hashes end in a to f, the sizes are 900000000 plus
+// the CUDA major.
+std::string made_cudnn_manifest() {
   json doc = {{"release_date", "2027-03-02"}, {"release_label", "9.98.0"}, {"release_product", "cudnn"}};
   doc["cudnn"] = {{"name", "NVIDIA CUDA Deep Neural Network library"}, {"version", "9.98.0.12"}, {"cuda_variant", {"12", "13"}}};
   char digit = 'a';
@@ -160,8 +153,21 @@ TEST(CliLock, RedistribPinsAReleaseNewerThanTheKnowledgeBase) {
           {"md5", std::string(32, '2')},
           {"size", std::to_string(900000000 + cuda)}};
     }
+  return doc.dump(2);
+}
+
+TEST(CliLock, RedistribPinsAReleaseNewerThanTheKnowledgeBase) {
+  ScratchDir dir;
+  fs::path m = dir.path() / "stack.toml";
+  std::string text = k_version_only;
+  text.replace(text.find("9.1.0.70"), 8, "9.98.0.12");
+  write(m, text);
+  auto without = stackpin({"lock", m.string(), "--offline"});
+  EXPECT_EQ(without.exit_code, 1);
+  EXPECT_NE(without.err.find("--redistrib"), std::string::npos) << without.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "stack.lock"));
   fs::path file = dir.path() / "redistrib_9.98.0.json";
-  write(file, doc.dump(2));
+  write(file, made_cudnn_manifest());
   auto with = stackpin({"lock", m.string(), "--redistrib", file.string()});
   ASSERT_EQ(with.exit_code, 0) << with.err;
   std::string lock = read(dir.path() / "stack.lock");
@@ -285,6 +291,64 @@ TEST(CliLock, ReadsNvidiasManifestOfANewerReleaseAndKeepsItInTheCache) {
   EXPECT_EQ(cached_offline.exit_code, 0) << cached_offline.err;
   EXPECT_EQ(server.requests_for(path).size(), 1u);
   EXPECT_EQ(read(dir.path() / "new.lock"), lock);
+}
+
+// A cuDNN release the knowledge base cannot know is locked from NVIDIA's manifest of it, read from
+// the copy of NVIDIA's tree the settings file names ([nvidia] base), kept in the cache and named
+// in the lock with its URL and SHA-256; re-locking and --offline read nothing more.
+TEST(CliLock, ReadsNvidiasCudnnManifestFromTheCopyTheSettingsFileNames) {
+  ScratchDir dir;
+  testing_support::HttpServer server;
+  const std::string body = made_cudnn_manifest(), path = "/copy/cudnn/redist/redistrib_9.98.0.json";
+  server.serve(path, body);
+  write(dir.path() / "served.json", body);
+  const std::string sha = fixtures::info(dir.path() / "served.json").sha256;
+  fs::path config = dir.path() / "config.toml";
+  write(config, "[nvidia]\nbase = \"" + server.url("/copy") + "\"\n");
+  const fs::path cache = dir.path() / "cache";
+  const std::vector<std::string> env = {"STACKPIN_CONFIG=" + config.string(), "STACKPIN_CACHE_DIR=" + cache.string(), "no_proxy=127.0.0.1",
+                                        "NO_PROXY=127.0.0.1"};
+  fs::path m = dir.path() / "stack.toml";
+  std::string text = k_version_only;
+  text.replace(text.find("9.1.0.70"), 8, "9.98.0.12");
+  write(m, text);
+
+  // offline with nothing cached: nothing read or written, and the file it needs named
+  auto offline = stackpin({"lock", m.string(), "--offline"}, env);
+  EXPECT_EQ(offline.exit_code, 1) << offline.err;
+  EXPECT_NE(offline.err.find("redistrib_9.98.0.json"), std::string::npos) << offline.err;
+  EXPECT_TRUE(server.requests_for(path).empty());
+  EXPECT_FALSE(fs::exists(dir.path() / "stack.lock"));
+
+  auto r = stackpin({"lock", m.string()}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string lock = read(dir.path() / "stack.lock");
+  EXPECT_NE(lock.find("sha256 = \"" + std::string(63, '1') + "a\""), std::string::npos) << lock;
+  EXPECT_NE(lock.find("NVIDIA redistrib_9.98.0.json (released 2027-03-02), read from " + server.url(path) + " (sha256 " + sha + ")"),
+            std::string::npos)
+      << lock;
+  EXPECT_EQ(read(cache / "nvidia/cudnn/redistrib_9.98.0.json"), body);
+  EXPECT_EQ(server.requests_for(path).size(), 1u);
+
+  auto again = stackpin({"lock", m.string()}, env);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("unchanged"), std::string::npos) << again.out;
+  fs::remove(dir.path() / "stack.lock");
+  auto cached = stackpin({"lock", m.string(), "--offline"}, env);
+  EXPECT_EQ(cached.exit_code, 0) << cached.err;
+  EXPECT_EQ(read(dir.path() / "stack.lock"), lock);
+  EXPECT_EQ(server.requests_for(path).size(), 1u);
+
+  // another release's file at that name is refused, and nothing is cached
+  server.serve("/copy/cudnn/redist/redistrib_9.99.0.json", body);
+  std::string other = text;
+  other.replace(other.find("9.98.0.12"), 9, "9.99.0.1");
+  write(dir.path() / "other.toml", other);
+  auto refused = stackpin({"lock", (dir.path() / "other.toml").string()}, env);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("is not NVIDIA's manifest of cuDNN 9.99.0: it lists cuDNN 9.98.0.12"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(cache / "nvidia/cudnn/redistrib_9.99.0.json"));
+  EXPECT_FALSE(fs::exists(dir.path() / "other.lock"));
 }
 
 // What the mirror answers is untrusted: another release's manifest, bytes that are no manifest, a

@@ -453,6 +453,15 @@ TEST(FetchPieces, ConfigFileMirrorsAndErrors) {
   EXPECT_EQ(syntax.error().code, ErrorCode::invalid);
   ASSERT_TRUE(syntax.error().where);
   EXPECT_EQ(syntax.error().where->line, 1);
+  auto base = format::parse_user_config("[nvidia]\nbase = \"https://artifactory.example.org/nvidia/compute/\"\n", "config.toml");
+  ASSERT_TRUE(base) << base.error().message;
+  EXPECT_EQ(base->nvidia_base, "https://artifactory.example.org/nvidia/compute/");
+  auto no_url = format::parse_user_config("[nvidia]\nbase = 3\n", "config.toml");
+  ASSERT_FALSE(no_url);
+  EXPECT_EQ(no_url.error().where->line, 2);
+  auto unknown_key = format::parse_user_config("[nvidia]\nbases = \"https://x/\"\n", "config.toml");
+  ASSERT_FALSE(unknown_key);
+  EXPECT_EQ(unknown_key.error().where->line, 2);
   auto absent = format::load_user_config("/nonexistent/stackpin/config.toml");
   ASSERT_TRUE(absent);
   EXPECT_FALSE(*absent);

@@ -277,6 +277,21 @@ TEST(Redistrib, NvidiasMixedEntryOfAnotherPlatformIsSkippedAndNamed) {
   EXPECT_NE(refused.error().message.find("cudnn.windows-x86_64"), std::string::npos) << refused.error().message;
 }
 
+TEST(Redistrib, AHashTheKnowledgeBaseKnowsWithoutASizeMustStillAgree) {
+  std::string text = k_version_only;
+  text.replace(text.find("9.1.0.70"), 8, k_sizeless);
+  auto r = sized_redistrib();
+  for (auto& a : r.archives)
+    if (a.platform == model::Platform::windows_x86_64 && a.cuda == 12) a.sha256 = std::string(64, 'e');
+  core::LockOptions o;
+  o.redistribs = {r};
+  auto out = core::make_lock(parse(text), kb(), o);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().code, ErrorCode::mismatch);
+  EXPECT_NE(out.error().message.find("windows-x86_64 archive of cuDNN 9.23.0.39"), std::string::npos) << out.error().message;
+  EXPECT_NE(out.error().message.find(std::string(64, 'e')), std::string::npos) << out.error().message;
+}
+
 TEST(Redistrib, DisagreeingWithTheKnowledgeBaseLocksNothing) {
   auto r = redistrib("redistrib_9.1.0.json");
   for (auto& a : r.archives)

@@ -9,6 +9,7 @@
 
 #include "archives/fetch_transfer.hpp"
 #include "core/archives/cache.hpp"
+#include "core/archives/nvidia_manifests.hpp"
 #include "core/archives/verify.hpp"
 #include "crypto/sha256.hpp"
 #include "knowledge/cuda_catalog.hpp"
@@ -31,6 +32,14 @@ std::vector<std::string> candidate_urls(const std::string& url, const std::vecto
 }
 
 namespace {
+
+// Where an archive of NVIDIA's is read: the mirrors of its redist folder `base`, else the copy of
+// NVIDIA's whole tree, else NVIDIA. Other URLs as they are.
+std::vector<std::string> urls_for(const std::string& url, const FetchOptions& o, const std::string& base) {
+  if (!o.mirrors.empty()) return candidate_urls(url, o.mirrors, base);
+  if (!o.nvidia_base.empty()) return candidate_urls(url, {o.nvidia_base}, k_nvidia_base);
+  return {url};
+}
 
 // The URL of a pin: its own, else (origin = "nvidia") NVIDIA's from the knowledge base.
 std::string url_of(const model::Manifest& m, const model::ArchivePin& pin, const knowledge::KnowledgeBase& kb) {
@@ -119,7 +128,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
                                              pin.component->value + " from")
             .at(m.locate(pin.pos))
             .with_hint("add url = \"...\" to this [[cuda.archives]] entry");
-      j.transfer.urls = candidate_urls(pin.url->value, o.mirrors, knowledge::CudaCatalog::k_base_url);
+      j.transfer.urls = urls_for(pin.url->value, o, knowledge::CudaCatalog::k_base_url);
       jobs.push_back(std::move(j));
     }
   }
@@ -139,7 +148,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
       return Error(ErrorCode::invalid, "the archive's file name '" + j.transfer.file + "' cannot name a file in the cache")
           .at(m.locate(pin.pos))
           .with_hint("set file = \"NAME\" in this [[cudnn.archives]] entry");
-    j.transfer.urls = candidate_urls(url, o.mirrors, kb.facts().cudnn_base_url);
+    j.transfer.urls = urls_for(url, o, kb.facts().cudnn_base_url);
     jobs.push_back(std::move(j));
   }
   if (jobs.empty()) {

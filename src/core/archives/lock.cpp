@@ -327,6 +327,30 @@ model::Manifest resolve_archives(const model::Manifest& m, const knowledge::Know
   return r;
 }
 
+namespace {
+
+// How a lock names a cuDNN redistrib file: read from NVIDIA, its URL and SHA-256; else its name.
+std::string redistrib_source(const LockOptions& o, const format::RedistribRelease& r) {
+  auto named = o.redistrib_sources.find(r.path);
+  if (named != o.redistrib_sources.end()) return named->second;
+  return "NVIDIA " + util::basename_of(r.path) + (r.release_date.empty() ? "" : " (released " + r.release_date + ")");
+}
+
+// A knowledge-base archive with a hash but no size gives no pin, but what a redistrib file says of
+// the same archive must have its hash.
+util::Status agree_with_hash_only(const model::CudnnArchiveFact& f, const std::map<model::Platform, Candidate>& known,
+                                  const model::Version& version, const model::Manifest& m, const std::string& base) {
+  auto it = known.find(f.platform);
+  if (it == known.end() || it->second.sha256 == f.sha256) return {};
+  return Error(ErrorCode::mismatch, "the " + std::string(model::to_string(f.platform)) + " archive of cuDNN " + version.text() + ": " +
+                                        util::join(it->second.sources, "; ") + " gives sha256 " + it->second.sha256 +
+                                        ", the knowledge base " + f.sha256)
+      .at(m.locate(m.cudnn->version.pos))
+      .with_hint("one of them is not NVIDIA's: check where the redistrib file came from (" + base + ")");
+}
+
+}  // namespace
+
 util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o) {
   SP_TRY_ASSIGN(auto report, check_manifest(m, kb, *o.cuda_catalog));
   auto first_error = std::find_if(report.findings.begin(), report.findings.end(),
@@ -385,23 +409,28 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
     return {};
   };
   for (const auto& r : o.redistribs) {
-    if (r.version != version)
+    // one file may hold two builds of its release (9.15.0: .57 for CUDA 12, .58 for CUDA 13): an
+    // archive's file name says its build
+    const std::string build = "-" + version.text() + "_cuda";
+    auto of_build = [&](const format::RedistribArchive& a) { return a.relative_path.find(build) != std::string::npos; };
+    const bool has_build = std::any_of(r.archives.begin(), r.archives.end(), of_build);
+    if (r.version != version && !(r.version.prefix(3) == version.prefix(3) && has_build))
       return Error(ErrorCode::invalid,
                    r.path + " is NVIDIA's redistrib file for cuDNN " + r.version.text() + ", but the manifest pins " + version.text())
           .at(m.locate(m.cudnn->version.pos))
           .with_hint("give redistrib_" + version.prefix(3) + ".json");
     for (const auto& a : r.archives) {
-      if (a.cuda != major) continue;
-      Candidate c{base + a.relative_path,
-                  a.sha256,
-                  a.md5,
-                  a.size,
-                  {"NVIDIA " + util::basename_of(r.path) + (r.release_date.empty() ? "" : " (released " + r.release_date + ")")}};
+      if (a.cuda != major || (r.version != version && !of_build(a))) continue;
+      Candidate c{base + a.relative_path, a.sha256, a.md5, a.size, {redistrib_source(o, r)}};
       SP_TRY(offer(a.platform, std::move(c)));
     }
   }
   for (const model::CudnnArchiveFact* f : kb.cudnn_archives(version)) {
-    if (f->cuda != major || !f->size) continue;
+    if (f->cuda != major) continue;
+    if (!f->size) {  // no candidate of its own, but a redistrib file must still agree with its hash
+      SP_TRY(agree_with_hash_only(*f, known, version, m, base));
+      continue;
+    }
     Candidate c{f->url, f->sha256, f->md5, *f->size, {"knowledge base: " + knowledge::first_source(f->source)}};
     SP_TRY(offer(f->platform, std::move(c)));
   }
@@ -469,6 +498,24 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
         .with_hint("download NVIDIA's redistrib_" + version.prefix(3) + ".json from " + base + " and pass it with --redistrib")
         .with_hint("or pin the archives yourself with [[cudnn.archives]] entries");
   return out;
+}
+
+std::optional<model::Version> cudnn_manifest_needed(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o) {
+  if (!m.cudnn || !o.redistribs.empty()) return std::nullopt;
+  const model::Version& version = m.cudnn->version.value;
+  if (version.size() != 4) return std::nullopt;  // check refuses it, with its reason
+  const int major = cudnn_cuda_major(m);
+  // re-locking keeps what the lock being replaced pinned of this build
+  if (o.previous && o.previous->cudnn == version.text() && o.previous->cudnn_cuda == major && !o.previous->archives.empty())
+    return std::nullopt;
+  bool any = false, sizeless = false;
+  for (const model::CudnnArchiveFact* f : kb.cudnn_archives(version)) {
+    if (f->cuda != major) continue;
+    any = true;
+    sizeless = sizeless || !f->size;
+  }
+  if (any && !sizeless) return std::nullopt;
+  return model::Version::parse(version.prefix(3));
 }
 
 std::vector<model::LockDrift> lock_drift(const model::Manifest& m, const model::Lock& lock) {

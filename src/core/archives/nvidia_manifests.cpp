@@ -1,7 +1,8 @@
-// NVIDIA's CUDA manifests read when a command needs a release stackpin has no copy of
-// (nvidia_manifests.hpp): the cache first, then one download, validated before it is kept.
+// NVIDIA's CUDA and cuDNN manifests read when a command needs a release stackpin has no complete
+// copy of (nvidia_manifests.hpp): the cache first, then one download, validated before it is kept.
 #include "core/archives/nvidia_manifests.hpp"
 
+#include <optional>
 #include <system_error>
 
 #include "archives/fetch_transfer.hpp"
@@ -18,49 +19,55 @@ namespace {
 
 constexpr std::uint64_t k_max_manifest_bytes = 16u << 20;  // NVIDIA's largest CUDA manifest is under 1 MiB
 
+const char* const k_base_hint = "STACKPIN_NVIDIA_BASE or [nvidia] base in the settings file must name a copy of NVIDIA's tree";
+
 // The text must be NVIDIA's CUDA manifest of `release`; `where` names it in errors.
-util::Result<format::CudaRedistribRelease> accept_manifest(const std::string& text, const model::Version& release,
-                                                           const std::string& where) {
+util::Result<format::CudaRedistribRelease> accept_cuda(const std::string& text, const model::Version& release, const std::string& where) {
   auto parsed = format::parse_cuda_redistrib(text, where);
   if (!parsed) return parsed.error();
   if (parsed->release_label != release.text())
     return Error(ErrorCode::invalid, where + " is not NVIDIA's manifest of CUDA " + release.text() + ": it says release_label \"" +
                                          parsed->release_label + "\"")
-        .with_hint("STACKPIN_NVIDIA_BASE must name a mirror of " + std::string(k_nvidia_base) + " (the folder above cuda/redist/)");
+        .with_hint(std::string(k_base_hint) + " (" + k_nvidia_base + ", the folder above cuda/redist/)");
   return parsed;
 }
 
-}  // namespace
-
-std::string nvidia_cuda_redist_url(const util::Env* env) {
-  std::string base = k_nvidia_base;
-  if (env)
-    if (auto b = env->get("STACKPIN_NVIDIA_BASE"); b && !b->empty()) base = *b;
-  if (base.back() != '/') base += '/';
-  return base + "cuda/redist/";
+// The text must be NVIDIA's cuDNN manifest of `release` (three parts): its cudnn.version begins
+// with them (the file of 9.15.0 says 9.15.0.57).
+util::Result<format::RedistribRelease> accept_cudnn(const std::string& text, const model::Version& release, const std::string& where) {
+  auto parsed = format::parse_redistrib(text, where);
+  if (!parsed) return parsed.error();
+  if (parsed->version.prefix(3) != release.text())
+    return Error(ErrorCode::invalid,
+                 where + " is not NVIDIA's manifest of cuDNN " + release.text() + ": it lists cuDNN " + parsed->version.text())
+        .with_hint(std::string(k_base_hint) + " (" + k_nvidia_base + ", the folder above cudnn/redist/)");
+  return parsed;
 }
 
-util::Result<FetchedManifest> nvidia_cuda_manifest(const model::Version& release, const NvidiaManifestOptions& o) {
-  const std::string name = "redistrib_" + release.text() + ".json";
-  const std::string url = nvidia_cuda_redist_url(o.env) + name;
-  const fs::path cached = o.cache_dir.empty() ? fs::path() : o.cache_dir / "nvidia" / "cuda" / name;
-  FetchedManifest out;
-  if (!cached.empty()) {
-    std::error_code ec;
-    if (fs::is_regular_file(cached, ec)) {
-      auto text = util::read_file(cached);
-      if (!text) return std::move(text).error().with_context("reading the cached NVIDIA manifest");
-      auto parsed = accept_manifest(*text, release, cached.string());
-      if (!parsed) return std::move(parsed).error().with_hint("remove " + cached.string() + " to read NVIDIA's manifest again");
-      out.release = std::move(*parsed);
-      auto from = util::read_file(fs::path(cached.string() + ".url"));
-      out.url = from ? *from : url;
-      out.sha256 = crypto::to_hex(crypto::sha256_of(*text));
-      return out;
-    }
+struct Raw {
+  std::string text, url, sha256;
+};
+
+// PRODUCT's redistrib_RELEASE.json, from the cache or downloaded; `accept` validates it before
+// it is used or kept.
+template <typename Accept>
+util::Result<Raw> read_manifest(const std::string& product, const std::string& label, const std::string& release,
+                                const NvidiaManifestOptions& o, Accept accept) {
+  const std::string name = "redistrib_" + release + ".json";
+  const std::string url = nvidia_base(o) + product + "/redist/" + name;
+  const fs::path cached = o.cache_dir.empty() ? fs::path() : o.cache_dir / "nvidia" / product / name;
+  std::error_code ec;
+  if (!cached.empty() && fs::is_regular_file(cached, ec)) {
+    auto text = util::read_file(cached);
+    if (!text) return std::move(text).error().with_context("reading the cached NVIDIA manifest");
+    if (auto st = accept(*text, cached.string()); !st)
+      return std::move(st).error().with_hint("remove " + cached.string() + " to read NVIDIA's manifest again");
+    auto from = util::read_file(fs::path(cached.string() + ".url"));
+    std::string sha = crypto::to_hex(crypto::sha256_of(*text));
+    return Raw{std::move(*text), from ? *from : url, std::move(sha)};
   }
   if (o.offline)
-    return Error(ErrorCode::not_found, "stackpin has no NVIDIA manifest of CUDA " + release.text() + " and runs offline")
+    return Error(ErrorCode::not_found, "stackpin has no NVIDIA manifest of " + label + " " + release + " and runs offline")
         .with_hint("run once without --offline to keep " + url + " in the cache, or pass that file with --redistrib");
 
   std::string body;
@@ -82,25 +89,55 @@ util::Result<FetchedManifest> nvidia_cuda_manifest(const model::Version& release
   if (too_large)
     return Error(ErrorCode::invalid,
                  url + " is larger than " + std::to_string(k_max_manifest_bytes >> 20) + " MiB: not one of NVIDIA's manifests")
-        .with_hint("check STACKPIN_NVIDIA_BASE, or pass NVIDIA's file with --redistrib");
+        .with_hint("check STACKPIN_NVIDIA_BASE or [nvidia] base, or pass NVIDIA's file with --redistrib");
   if (!got)
     return std::move(got)
         .error()
-        .with_context("reading NVIDIA's manifest of CUDA " + release.text())
-        .with_hint("pass " + name + " with --redistrib, or point STACKPIN_NVIDIA_BASE at a mirror of " + std::string(k_nvidia_base));
-  auto parsed = accept_manifest(body, release, url);
-  if (!parsed) return parsed.error();
-  out.release = std::move(*parsed);
-  out.url = url;
-  out.sha256 = crypto::to_hex(crypto::sha256_of(body));
+        .with_context("reading NVIDIA's manifest of " + label + " " + release)
+        .with_hint("pass " + name + " with --redistrib, or point STACKPIN_NVIDIA_BASE or [nvidia] base at a copy of " +
+                   std::string(k_nvidia_base));
+  if (auto st = accept(body, url); !st) return st.error();
   if (!cached.empty()) {
-    std::error_code ec;
     fs::create_directories(cached.parent_path(), ec);
     if (ec) return Error(ErrorCode::io, "cannot create " + cached.parent_path().string() + ": " + ec.message());
     if (auto st = util::write_file_atomic(fs::path(cached.string() + ".url"), url); !st) return st.error();
     if (auto st = util::write_file_atomic(cached, body); !st) return st.error();
   }
-  return out;
+  std::string sha = crypto::to_hex(crypto::sha256_of(body));
+  return Raw{std::move(body), url, std::move(sha)};
+}
+
+}  // namespace
+
+std::string nvidia_base(const NvidiaManifestOptions& o) {
+  std::string base = k_nvidia_base;
+  if (!o.base.empty()) base = o.base;
+  if (o.env)
+    if (auto b = o.env->get("STACKPIN_NVIDIA_BASE"); b && !b->empty()) base = *b;
+  if (base.back() != '/') base += '/';
+  return base;
+}
+
+util::Result<FetchedManifest> nvidia_cuda_manifest(const model::Version& release, const NvidiaManifestOptions& o) {
+  std::optional<format::CudaRedistribRelease> parsed;
+  auto accept = [&](const std::string& text, const std::string& where) -> util::Status {
+    SP_TRY_ASSIGN(auto r, accept_cuda(text, release, where));
+    parsed = std::move(r);
+    return {};
+  };
+  SP_TRY_ASSIGN(auto raw, read_manifest("cuda", "CUDA", release.text(), o, accept));
+  return FetchedManifest{std::move(*parsed), std::move(raw.url), std::move(raw.sha256)};
+}
+
+util::Result<FetchedCudnnManifest> nvidia_cudnn_manifest(const model::Version& release, const NvidiaManifestOptions& o) {
+  std::optional<format::RedistribRelease> parsed;
+  auto accept = [&](const std::string& text, const std::string& where) -> util::Status {
+    SP_TRY_ASSIGN(auto r, accept_cudnn(text, release, where));
+    parsed = std::move(r);
+    return {};
+  };
+  SP_TRY_ASSIGN(auto raw, read_manifest("cudnn", "cuDNN", release.text(), o, accept));
+  return FetchedCudnnManifest{std::move(*parsed), std::move(raw.url), std::move(raw.sha256)};
 }
 
 }  // namespace core

@@ -38,6 +38,10 @@ struct FetchOptions {
   // order; when set, NVIDIA's server is not contacted for URLs under that base. Other URLs are
   // fetched as they are.
   std::vector<std::string> mirrors;
+  // Without mirrors: a copy of NVIDIA's whole https://developer.download.nvidia.com/compute/ tree
+  // (STACKPIN_NVIDIA_BASE or [nvidia] base) that NVIDIA's URLs of CUDA and cuDNN archives are read
+  // from instead; "" = NVIDIA's own.
+  std::string nvidia_base;
   // Only the archives with these SHA-256 (empty: every archive chosen as above): what `apply`
   // did not find in its --archives folder.
   std::vector<std::string> only_sha256;

@@ -41,8 +41,8 @@ struct LockOptions {
   // NVIDIA's CUDA manifests given with --redistrib: for a release stackpin has none of, or to
   // cross-check the one it has.
   std::vector<format::CudaRedistribRelease> cuda_redistribs;
-  // How the lock names the source of a manifest in cuda_redistribs, by its path, when it is not a
-  // local file: "NVIDIA redistrib_13.5.0.json, read from URL (sha256 HEX)".
+  // How the lock names the source of a manifest in cuda_redistribs or redistribs, by its path, when
+  // it is not a local file: "NVIDIA redistrib_13.5.0.json, read from URL (sha256 HEX)".
   std::map<std::string, std::string> redistrib_sources;
   const knowledge::CudaCatalog* cuda_catalog = &knowledge::CudaCatalog::embedded();
   // The lock being replaced: its archive pins (with their recorded source) are kept for platforms
@@ -63,6 +63,11 @@ struct LockOutcome {
 // redistrib file for another cuDNN version), mismatch (a redistrib file and the knowledge base, or
 // the manifest, give different hashes or sizes for one archive).
 util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o);
+
+// The cuDNN release ("9.23.0") whose NVIDIA manifest the lock of `m` needs: the knowledge base
+// lists no archive of the pinned build for its CUDA major, or one without a size, and `o` has no
+// cuDNN redistrib file nor a previous lock pinning that build. nullopt when nothing is missing.
+std::optional<model::Version> cudnn_manifest_needed(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o);
 
 // Every key on which the manifest and the lock disagree (empty = in agreement).
 std::vector<model::LockDrift> lock_drift(const model::Manifest& m, const model::Lock& lock);

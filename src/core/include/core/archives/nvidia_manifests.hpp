@@ -1,8 +1,11 @@
 #pragma once
-// NVIDIA's redistrib manifests of CUDA releases newer than stackpin's own copies: read from NVIDIA
-// (or the mirror STACKPIN_NVIDIA_BASE names) when a command needs one, parsed as untrusted input
-// like any other, and kept in the download cache so that later runs read them without the network:
-//   CACHE/nvidia/cuda/redistrib_<release>.json   a manifest that parsed and names its release
+// NVIDIA's redistrib manifests of releases stackpin has no complete copy of (CUDA toolkits newer
+// than its own files, cuDNN releases the knowledge base lists without sizes or not at all): read
+// from NVIDIA, or from the copy of NVIDIA's tree that STACKPIN_NVIDIA_BASE or the settings file's
+// [nvidia] base names, when a command needs one; parsed as untrusted input like any other, and kept
+// in the download cache so that later runs read them without the network:
+//   CACHE/nvidia/cuda/redistrib_<release>.json    a manifest that parsed and names its release
+//   CACHE/nvidia/cudnn/redistrib_<release>.json   (each with a .url file: where it was read from)
 #include <filesystem>
 #include <string>
 
@@ -13,19 +16,19 @@
 
 namespace core {
 
-// NVIDIA's download root the redistrib folders are under; STACKPIN_NVIDIA_BASE replaces it (a
-// mirror of the same tree: cuda/redist/, cudnn/redist/).
+// NVIDIA's download root the redistrib folders are under (cuda/redist/, cudnn/redist/).
 inline constexpr const char* k_nvidia_base = "https://developer.download.nvidia.com/compute/";
 
 struct NvidiaManifestOptions {
   const util::Env* env = nullptr;   // STACKPIN_NVIDIA_BASE and the proxy variables; nullptr: neither
+  std::string base;                 // [nvidia] base of the settings file ("" = none)
   std::filesystem::path cache_dir;  // "" = no cache: read from the network every time
   bool offline = false;             // the cache only
 };
 
-// The folder NVIDIA's CUDA manifests are in: STACKPIN_NVIDIA_BASE (a '/' added when it lacks one)
-// or NVIDIA's root, then "cuda/redist/".
-std::string nvidia_cuda_redist_url(const util::Env* env);
+// Where NVIDIA's tree is read from, ending in '/': STACKPIN_NVIDIA_BASE, else [nvidia] base, else
+// NVIDIA's own root.
+std::string nvidia_base(const NvidiaManifestOptions& o);
 
 struct FetchedManifest {
   format::CudaRedistribRelease release;
@@ -33,10 +36,18 @@ struct FetchedManifest {
   std::string sha256;  // of its bytes
 };
 
-// NVIDIA's redistrib_<release>.json of CUDA `release`: the cached copy, else downloaded (at most
-// 16 MiB) and cached. Either must parse and be the manifest of `release`.
+struct FetchedCudnnManifest {
+  format::RedistribRelease release;
+  std::string url;
+  std::string sha256;
+};
+
+// NVIDIA's redistrib_<release>.json of CUDA `release` (BASE/cuda/redist/), or of cuDNN `release`
+// (three parts, "9.23.0": BASE/cudnn/redist/): the cached copy, else downloaded (at most 16 MiB)
+// and cached. Either must parse and be the manifest of `release`.
 // Errors: not_found (HTTP 404, or offline without a cached copy), io (the network, the cache),
 // invalid (not NVIDIA's manifest of that release, or larger than a manifest can be).
 util::Result<FetchedManifest> nvidia_cuda_manifest(const model::Version& release, const NvidiaManifestOptions& o);
+util::Result<FetchedCudnnManifest> nvidia_cudnn_manifest(const model::Version& release, const NvidiaManifestOptions& o);
 
 }  // namespace core
