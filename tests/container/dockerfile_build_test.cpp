@@ -273,11 +273,13 @@ TEST_F(ContainerHermetic, ABakeMatrixOfHermeticImagesBuildsAndRuns) {
   fs::path out = scratch.path() / "matrix";
   fs::create_directories(out);
   fs::path convtest = testing_support::binary().parent_path() / "stackpin-convtest";
+  // linux-x86_64 only: the toolkit's archives are this machine's, and the knowledge base would
+  // pin NVIDIA's linux-sbsa archives of the same releases, which --archives does not hold
   auto gen = testing_support::stackpin({"generate", "bake", a.string(), b.string(), "-o", (out / "docker-bake.json").string(), "--archives",
-                                        archives.string(), "--convtest", convtest.string(), "--registry", "registry.example/ci"});
+                                        archives.string(), "--convtest", convtest.string(), "--registry", "registry.example/ci",
+                                        "--platform", "linux-x86_64"});
   ASSERT_EQ(gen.exit_code, 0) << gen.out << gen.err;
-  // no linux-sbsa archives are pinned: those images are left out, and said so
-  EXPECT_NE(gen.err.find("no linux-sbsa image"), std::string::npos) << gen.err;
+  EXPECT_EQ(gen.err.find("linux-sbsa"), std::string::npos) << gen.err;
 
   auto bake = json::parse(testing_support::read_text(out / "docker-bake.json"));
   ASSERT_TRUE(bake.is_object());
