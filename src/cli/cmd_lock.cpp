@@ -27,10 +27,21 @@ struct LockCli {
 util::Result<core::NvidiaManifestOptions> nvidia_options(Context& ctx, const LockCli& c) {
   core::NvidiaManifestOptions n;
   n.env = &ctx.io.env;
-  SP_TRY_ASSIGN(n.base, nvidia_base_setting(ctx));
+  SP_TRY_ASSIGN(auto cfg, user_config(ctx));
+  if (cfg) n.base = cfg->nvidia_base;  // STACKPIN_NVIDIA_BASE wins (core::nvidia_base)
   n.cache_dir = archive_cache_dir(ctx, c.cache_dir);
   n.offline = c.offline;
   return n;
+}
+
+// How the lock names NVIDIA's manifest of `release` read from NVIDIA (or the cache): its file, release date, URL and
+// SHA-256, under the URL it now carries as its path.
+template <typename Release>
+void name_read_manifest(core::Fetched<Release>& got, const model::Version& release, core::LockOptions& o) {
+  got.release.path = got.url;
+  o.redistrib_sources[got.url] = "NVIDIA redistrib_" + release.text() + ".json" +
+                                 (got.release.release_date.empty() ? "" : " (released " + got.release.release_date + ")") + ", read from " +
+                                 got.url + " (sha256 " + got.sha256 + ")";
 }
 
 // The pinned CUDA release when neither stackpin's own manifests nor a --redistrib file of CUDA
@@ -50,10 +61,7 @@ util::Status add_nvidia_manifest(const model::Manifest& m, const LockCli& c, Con
     if (c.offline && got.error().code == util::ErrorCode::not_found) return {};
     return std::move(got).error().at(m.locate(m.cuda->version.pos));
   }
-  got->release.path = got->url;
-  o.redistrib_sources[got->url] = "NVIDIA redistrib_" + v.text() + ".json" +
-                                  (got->release.release_date.empty() ? "" : " (released " + got->release.release_date + ")") +
-                                  ", read from " + got->url + " (sha256 " + got->sha256 + ")";
+  name_read_manifest(*got, v, o);
   o.cuda_redistribs.push_back(std::move(got->release));
   return {};
 }
@@ -71,10 +79,7 @@ util::Status add_nvidia_cudnn_manifest(const model::Manifest& m, const LockCli& 
     if (c.offline && got.error().code == util::ErrorCode::not_found) return {};
     return std::move(got).error().at(m.locate(m.cudnn->version.pos));
   }
-  got->release.path = got->url;
-  o.redistrib_sources[got->url] = "NVIDIA redistrib_" + release->text() + ".json" +
-                                  (got->release.release_date.empty() ? "" : " (released " + got->release.release_date + ")") +
-                                  ", read from " + got->url + " (sha256 " + got->sha256 + ")";
+  name_read_manifest(*got, *release, o);
   o.redistribs.push_back(std::move(got->release));
   return {};
 }

@@ -65,12 +65,6 @@ util::Result<std::optional<format::UserConfig>> user_config(Context& ctx) {
   return format::load_user_config(*path);
 }
 
-util::Result<std::string> nvidia_base_setting(Context& ctx) {
-  if (auto b = ctx.io.env.get("STACKPIN_NVIDIA_BASE"); b && !b->empty()) return *b;
-  SP_TRY_ASSIGN(auto cfg, user_config(ctx));
-  return cfg ? cfg->nvidia_base : std::string();
-}
-
 std::function<void(int)> fault_hook(Context& ctx) {
   auto at = ctx.io.env.get("STACKPIN_TEST_FAULT_AT");
   if (!at) return {};
@@ -146,12 +140,9 @@ util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlag
   SP_TRY_ASSIGN(auto cfg, user_config(ctx));
   o.mirrors = f.mirrors;  // the command line, else the settings file
   if (o.mirrors.empty() && cfg) o.mirrors = cfg->mirrors;
-  // without mirrors, NVIDIA's archives come from the copy of its tree STACKPIN_NVIDIA_BASE or
-  // [nvidia] base names
-  if (auto b = ctx.io.env.get("STACKPIN_NVIDIA_BASE"); b && !b->empty())
-    o.nvidia_base = *b;
-  else if (cfg)
-    o.nvidia_base = cfg->nvidia_base;
+  // without mirrors, NVIDIA's archives come from the copy of its tree [nvidia] base names
+  // (STACKPIN_NVIDIA_BASE wins: core::nvidia_base)
+  if (cfg) o.nvidia_base = cfg->nvidia_base;
   o.offline = f.offline;
   o.verify_cached = f.verify_cached;
   o.retries = f.retries;

@@ -75,10 +75,6 @@ std::function<void(const std::string& file, std::uint64_t done, std::uint64_t to
 std::string archive_cache_dir(Context& ctx, const std::string& flag);
 // The settings file (core::user_config_path), when there is one. Errors: those of reading it.
 util::Result<std::optional<format::UserConfig>> user_config(Context& ctx);
-// Where NVIDIA's tree is read from for manifests and archives: STACKPIN_NVIDIA_BASE, else the
-// settings file's [nvidia] base; "" when neither names one (NVIDIA's own). Errors: those of
-// reading the settings file.
-util::Result<std::string> nvidia_base_setting(Context& ctx);
 // Calls the fault hook of STACKPIN_TEST_FAULT_AT (tests kill a run at a chosen journal record).
 std::function<void(int)> fault_hook(Context& ctx);
 // SOURCE_DATE_EPOCH, when set: the time reproducible outputs carry. Errors: usage (not a number of

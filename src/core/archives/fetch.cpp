@@ -33,12 +33,11 @@ std::vector<std::string> candidate_urls(const std::string& url, const std::vecto
 
 namespace {
 
-// Where an archive of NVIDIA's is read: the mirrors of its redist folder `base`, else the copy of
-// NVIDIA's whole tree, else NVIDIA. Other URLs as they are.
-std::vector<std::string> urls_for(const std::string& url, const FetchOptions& o, const std::string& base) {
+// Where an archive of NVIDIA's is read: the mirrors of its redist folder `base`, else `tree` (where
+// NVIDIA's whole tree is read from, core::nvidia_base). Other URLs as they are.
+std::vector<std::string> urls_for(const std::string& url, const FetchOptions& o, const std::string& base, const std::string& tree) {
   if (!o.mirrors.empty()) return candidate_urls(url, o.mirrors, base);
-  if (!o.nvidia_base.empty()) return candidate_urls(url, {o.nvidia_base}, k_nvidia_base);
-  return {url};
+  return candidate_urls(url, {tree}, k_nvidia_base);
 }
 
 // The URL of a pin: its own, else (origin = "nvidia") NVIDIA's from the knowledge base.
@@ -88,6 +87,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
     return Error(ErrorCode::invalid, m.path + " pins no [[cudnn.archives]] and no CUDA component archive to fetch")
         .with_hint("add one [[cudnn.archives]] entry per platform, or [cuda] components to fetch the toolkit's archives");
   if (o.cache_dir.empty()) return Error(ErrorCode::usage, "no cache directory given").with_hint("give one with --cache-dir DIR");
+  const std::string tree = nvidia_base(o.env, o.nvidia_base);
 
   // Everything is checked before the first byte moves.
   struct Job {
@@ -128,7 +128,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
                                              pin.component->value + " from")
             .at(m.locate(pin.pos))
             .with_hint("add url = \"...\" to this [[cuda.archives]] entry");
-      j.transfer.urls = urls_for(pin.url->value, o, knowledge::CudaCatalog::k_base_url);
+      j.transfer.urls = urls_for(pin.url->value, o, knowledge::CudaCatalog::k_base_url, tree);
       jobs.push_back(std::move(j));
     }
   }
@@ -148,7 +148,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
       return Error(ErrorCode::invalid, "the archive's file name '" + j.transfer.file + "' cannot name a file in the cache")
           .at(m.locate(pin.pos))
           .with_hint("set file = \"NAME\" in this [[cudnn.archives]] entry");
-    j.transfer.urls = urls_for(url, o, kb.facts().cudnn_base_url);
+    j.transfer.urls = urls_for(url, o, kb.facts().cudnn_base_url, tree);
     jobs.push_back(std::move(j));
   }
   if (jobs.empty()) {

@@ -102,6 +102,14 @@ model::ArchivePin implied_pin(model::Pos at, model::Platform platform, model::Or
   return a;
 }
 
+// How a lock names a redistrib file (CUDA's or cuDNN's): read from NVIDIA, its URL and SHA-256
+// (LockOptions::redistrib_sources); else its name and release date.
+std::string redistrib_source(const LockOptions& o, const std::string& path, const std::string& release_date) {
+  auto named = o.redistrib_sources.find(path);
+  if (named != o.redistrib_sources.end()) return named->second;
+  return "NVIDIA " + util::basename_of(path) + (release_date.empty() ? "" : " (released " + release_date + ")");
+}
+
 // NVIDIA's manifest of the pinned CUDA release: stackpin's own and the --redistrib files, which
 // must agree with it where both describe an archive. nullptr (and no error) when none describes it.
 util::Result<const format::CudaRedistribRelease*> cuda_release(const model::Manifest& m, const LockOptions& o, std::string& source) {
@@ -120,10 +128,7 @@ util::Result<const format::CudaRedistribRelease*> cuda_release(const model::Mani
           .with_hint("give redistrib_" + v.text() + ".json from " + knowledge::CudaCatalog::k_base_url);
     if (!release) {
       release = &r;
-      auto named = o.redistrib_sources.find(r.path);
-      source = named != o.redistrib_sources.end()
-                   ? named->second
-                   : "NVIDIA " + util::basename_of(r.path) + (r.release_date.empty() ? "" : " (released " + r.release_date + ")");
+      source = redistrib_source(o, r.path, r.release_date);
       continue;
     }
     for (const auto& theirs : r.components)
@@ -329,13 +334,6 @@ model::Manifest resolve_archives(const model::Manifest& m, const knowledge::Know
 
 namespace {
 
-// How a lock names a cuDNN redistrib file: read from NVIDIA, its URL and SHA-256; else its name.
-std::string redistrib_source(const LockOptions& o, const format::RedistribRelease& r) {
-  auto named = o.redistrib_sources.find(r.path);
-  if (named != o.redistrib_sources.end()) return named->second;
-  return "NVIDIA " + util::basename_of(r.path) + (r.release_date.empty() ? "" : " (released " + r.release_date + ")");
-}
-
 // A knowledge-base archive with a hash but no size gives no pin, but what a redistrib file says of
 // the same archive must have its hash.
 util::Status agree_with_hash_only(const model::CudnnArchiveFact& f, const std::map<model::Platform, Candidate>& known,
@@ -421,7 +419,7 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
           .with_hint("give redistrib_" + version.prefix(3) + ".json");
     for (const auto& a : r.archives) {
       if (a.cuda != major || (r.version != version && !of_build(a))) continue;
-      Candidate c{base + a.relative_path, a.sha256, a.md5, a.size, {redistrib_source(o, r)}};
+      Candidate c{base + a.relative_path, a.sha256, a.md5, a.size, {redistrib_source(o, r.path, r.release_date)}};
       SP_TRY(offer(a.platform, std::move(c)));
     }
   }

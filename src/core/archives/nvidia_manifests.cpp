@@ -2,7 +2,6 @@
 // copy of (nvidia_manifests.hpp): the cache first, then one download, validated before it is kept.
 #include "core/archives/nvidia_manifests.hpp"
 
-#include <optional>
 #include <system_error>
 
 #include "archives/fetch_transfer.hpp"
@@ -44,27 +43,22 @@ util::Result<format::RedistribRelease> accept_cudnn(const std::string& text, con
   return parsed;
 }
 
-struct Raw {
-  std::string text, url, sha256;
-};
-
-// PRODUCT's redistrib_RELEASE.json, from the cache or downloaded; `accept` validates it before
-// it is used or kept.
-template <typename Accept>
-util::Result<Raw> read_manifest(const std::string& product, const std::string& label, const std::string& release,
-                                const NvidiaManifestOptions& o, Accept accept) {
+// PRODUCT's redistrib_RELEASE.json, from the cache or downloaded; `accept(text, where)` parses and
+// validates it before it is used or kept.
+template <typename Release, typename Accept>
+util::Result<Fetched<Release>> read_manifest(const std::string& product, const std::string& label, const std::string& release,
+                                             const NvidiaManifestOptions& o, Accept accept) {
   const std::string name = "redistrib_" + release + ".json";
-  const std::string url = nvidia_base(o) + product + "/redist/" + name;
+  const std::string url = nvidia_base(o.env, o.base) + product + "/redist/" + name;
   const fs::path cached = o.cache_dir.empty() ? fs::path() : o.cache_dir / "nvidia" / product / name;
   std::error_code ec;
   if (!cached.empty() && fs::is_regular_file(cached, ec)) {
     auto text = util::read_file(cached);
     if (!text) return std::move(text).error().with_context("reading the cached NVIDIA manifest");
-    if (auto st = accept(*text, cached.string()); !st)
-      return std::move(st).error().with_hint("remove " + cached.string() + " to read NVIDIA's manifest again");
+    auto parsed = accept(*text, cached.string());
+    if (!parsed) return std::move(parsed).error().with_hint("remove " + cached.string() + " to read NVIDIA's manifest again");
     auto from = util::read_file(fs::path(cached.string() + ".url"));
-    std::string sha = crypto::to_hex(crypto::sha256_of(*text));
-    return Raw{std::move(*text), from ? *from : url, std::move(sha)};
+    return Fetched<Release>{std::move(*parsed), from ? *from : url, crypto::to_hex(crypto::sha256_of(*text))};
   }
   if (o.offline)
     return Error(ErrorCode::not_found, "stackpin has no NVIDIA manifest of " + label + " " + release + " and runs offline")
@@ -96,48 +90,37 @@ util::Result<Raw> read_manifest(const std::string& product, const std::string& l
         .with_context("reading NVIDIA's manifest of " + label + " " + release)
         .with_hint("pass " + name + " with --redistrib, or point STACKPIN_NVIDIA_BASE or [nvidia] base at a copy of " +
                    std::string(k_nvidia_base));
-  if (auto st = accept(body, url); !st) return st.error();
+  auto parsed = accept(body, url);
+  if (!parsed) return parsed.error();
   if (!cached.empty()) {
     fs::create_directories(cached.parent_path(), ec);
     if (ec) return Error(ErrorCode::io, "cannot create " + cached.parent_path().string() + ": " + ec.message());
     if (auto st = util::write_file_atomic(fs::path(cached.string() + ".url"), url); !st) return st.error();
     if (auto st = util::write_file_atomic(cached, body); !st) return st.error();
   }
-  std::string sha = crypto::to_hex(crypto::sha256_of(body));
-  return Raw{std::move(body), url, std::move(sha)};
+  return Fetched<Release>{std::move(*parsed), url, crypto::to_hex(crypto::sha256_of(body))};
 }
 
 }  // namespace
 
-std::string nvidia_base(const NvidiaManifestOptions& o) {
-  std::string base = k_nvidia_base;
-  if (!o.base.empty()) base = o.base;
-  if (o.env)
-    if (auto b = o.env->get("STACKPIN_NVIDIA_BASE"); b && !b->empty()) base = *b;
+std::string nvidia_base(const util::Env* env, const std::string& configured) {
+  std::string base = configured.empty() ? k_nvidia_base : configured;
+  if (env)
+    if (auto b = env->get("STACKPIN_NVIDIA_BASE"); b && !b->empty()) base = *b;
   if (base.back() != '/') base += '/';
   return base;
 }
 
 util::Result<FetchedManifest> nvidia_cuda_manifest(const model::Version& release, const NvidiaManifestOptions& o) {
-  std::optional<format::CudaRedistribRelease> parsed;
-  auto accept = [&](const std::string& text, const std::string& where) -> util::Status {
-    SP_TRY_ASSIGN(auto r, accept_cuda(text, release, where));
-    parsed = std::move(r);
-    return {};
-  };
-  SP_TRY_ASSIGN(auto raw, read_manifest("cuda", "CUDA", release.text(), o, accept));
-  return FetchedManifest{std::move(*parsed), std::move(raw.url), std::move(raw.sha256)};
+  return read_manifest<format::CudaRedistribRelease>(
+      "cuda", "CUDA", release.text(), o,
+      [&](const std::string& text, const std::string& where) { return accept_cuda(text, release, where); });
 }
 
 util::Result<FetchedCudnnManifest> nvidia_cudnn_manifest(const model::Version& release, const NvidiaManifestOptions& o) {
-  std::optional<format::RedistribRelease> parsed;
-  auto accept = [&](const std::string& text, const std::string& where) -> util::Status {
-    SP_TRY_ASSIGN(auto r, accept_cudnn(text, release, where));
-    parsed = std::move(r);
-    return {};
-  };
-  SP_TRY_ASSIGN(auto raw, read_manifest("cudnn", "cuDNN", release.text(), o, accept));
-  return FetchedCudnnManifest{std::move(*parsed), std::move(raw.url), std::move(raw.sha256)};
+  return read_manifest<format::RedistribRelease>(
+      "cudnn", "cuDNN", release.text(), o,
+      [&](const std::string& text, const std::string& where) { return accept_cudnn(text, release, where); });
 }
 
 }  // namespace core

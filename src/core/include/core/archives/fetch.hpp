@@ -38,9 +38,9 @@ struct FetchOptions {
   // order; when set, NVIDIA's server is not contacted for URLs under that base. Other URLs are
   // fetched as they are.
   std::vector<std::string> mirrors;
-  // Without mirrors: a copy of NVIDIA's whole https://developer.download.nvidia.com/compute/ tree
-  // (STACKPIN_NVIDIA_BASE or [nvidia] base) that NVIDIA's URLs of CUDA and cuDNN archives are read
-  // from instead; "" = NVIDIA's own.
+  // Without mirrors: the settings file's [nvidia] base, a copy of NVIDIA's whole
+  // https://developer.download.nvidia.com/compute/ tree that NVIDIA's URLs of CUDA and cuDNN
+  // archives are read from instead; STACKPIN_NVIDIA_BASE in `env` wins (core::nvidia_base).
   std::string nvidia_base;
   // Only the archives with these SHA-256 (empty: every archive chosen as above): what `apply`
   // did not find in its --archives folder.

@@ -26,21 +26,19 @@ struct NvidiaManifestOptions {
   bool offline = false;             // the cache only
 };
 
-// Where NVIDIA's tree is read from, ending in '/': STACKPIN_NVIDIA_BASE, else [nvidia] base, else
-// NVIDIA's own root.
-std::string nvidia_base(const NvidiaManifestOptions& o);
+// Where NVIDIA's tree is read from, ending in '/': STACKPIN_NVIDIA_BASE of `env`, else
+// `configured` (the settings file's [nvidia] base), else NVIDIA's own root. The one rule for
+// manifests and archives.
+std::string nvidia_base(const util::Env* env, const std::string& configured);
 
-struct FetchedManifest {
-  format::CudaRedistribRelease release;
+template <typename Release>
+struct Fetched {
+  Release release;
   std::string url;     // where it was read from (the cached copy keeps the URL it came from)
   std::string sha256;  // of its bytes
 };
-
-struct FetchedCudnnManifest {
-  format::RedistribRelease release;
-  std::string url;
-  std::string sha256;
-};
+using FetchedManifest = Fetched<format::CudaRedistribRelease>;
+using FetchedCudnnManifest = Fetched<format::RedistribRelease>;
 
 // NVIDIA's redistrib_<release>.json of CUDA `release` (BASE/cuda/redist/), or of cuDNN `release`
 // (three parts, "9.23.0": BASE/cudnn/redist/): the cached copy, else downloaded (at most 16 MiB)
