@@ -436,6 +436,13 @@ void read_gpus(TableReader& top, model::Facts& f) {
     g.source = sources(r);
     f.gpu_models.push_back(std::move(g));
   });
+  each(top, "ptx", [&](TableReader& r) {
+    model::PtxIsaRelease x;
+    x.isa = ver(r, "isa", 2, 2);
+    x.cuda = ver(r, "cuda", 2, 2);
+    x.source = sources(r);
+    f.ptx_isa.push_back(std::move(x));
+  });
 }
 
 // The platform of a framework build's row: linux-x86_64, linux-sbsa (aarch64 wheels) or windows-x86_64.

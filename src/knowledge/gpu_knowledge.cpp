@@ -54,6 +54,19 @@ const model::GpuArch* KnowledgeBase::gpu_arch(const Version& cc) const {
   return nullptr;
 }
 
+const model::PtxIsaRelease* KnowledgeBase::ptx_isa(const Version& isa) const {
+  for (const auto& x : m_facts.ptx_isa)
+    if (x.isa == isa) return &x;
+  return nullptr;
+}
+
+const model::PtxIsaRelease* KnowledgeBase::newest_ptx_isa() const {
+  const model::PtxIsaRelease* best = nullptr;
+  for (const auto& x : m_facts.ptx_isa)
+    if (!best || best->isa < x.isa) best = &x;
+  return best;
+}
+
 std::vector<const model::GpuModel*> KnowledgeBase::gpu_models(std::string_view name) const {
   const std::string key = gpu_key(name);
   std::vector<const model::GpuModel*> out;

@@ -288,6 +288,22 @@ TEST_F(GpuFacts, TorchWheelsBesideReleaseMdAreInTheirExcerpts) {
   EXPECT_GE(rows, 5);
 }
 
+TEST_F(GpuFacts, EveryPtxIsaReleaseIsInItsExcerpt) {
+  ASSERT_GE(f.ptx_isa.size(), 20u);
+  for (const auto& x : f.ptx_isa) {
+    const std::string row = "ptx " + x.isa.text();
+    expect_sources(x.source, row);
+    // "9.1": (13, 1),
+    std::regex re("\"" + esc(x.isa.text()) + "\": \\(" + std::to_string(x.cuda.major()) + ", " + std::to_string(x.cuda.minor()) + "\\)");
+    EXPECT_TRUE(cited(x.source, re)) << row << " -> CUDA " << x.cuda.text();
+  }
+  const auto& kb = knowledge::KnowledgeBase::embedded();
+  ASSERT_NE(kb.ptx_isa(*Version::parse("8.6")), nullptr);
+  EXPECT_EQ(kb.ptx_isa(*Version::parse("8.6"))->cuda, Version::parse("12.7"));  // ISA 8.6 came with CUDA 12.7
+  EXPECT_EQ(kb.ptx_isa(*Version::parse("9.9")), nullptr);
+  EXPECT_EQ(kb.newest_ptx_isa()->isa, Version::parse("9.1"));
+}
+
 TEST(GpuKernels, NativeBinaryCompatiblePtxOrNone) {
   auto v = [](const char* s) { return *Version::parse(s); };
   using knowledge::KernelFit;

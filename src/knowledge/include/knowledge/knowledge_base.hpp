@@ -103,6 +103,11 @@ class KnowledgeBase {
   const model::FrameworkArchs* framework_archs(const std::string& framework, const model::Version& release, int cuda_major,
                                                model::Platform p) const;
 
+  // The first CUDA release whose driver loads PTX of ISA `isa`; nullptr when the table does not
+  // know it (newer than its newest row: see newest_ptx_isa).
+  const model::PtxIsaRelease* ptx_isa(const model::Version& isa) const;
+  const model::PtxIsaRelease* newest_ptx_isa() const;
+
   // --- conda and containers --------------------------------------------------------------
   const model::CondaCudnn* conda_forge_cudnn(const model::Version& version) const;
   const model::DockerTag* docker_tag(std::string_view tag) const;

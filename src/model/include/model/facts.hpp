@@ -149,6 +149,13 @@ struct GpuArch {
   Sources source;
 };
 
+// A PTX ISA version and the first CUDA release whose driver loads it (NVIDIA's PTX release history).
+struct PtxIsaRelease {
+  Version isa;   // "9.1"
+  Version cuda;  // "13.1"
+  Sources source;
+};
+
 struct GpuModel {
   std::string name;                  // as the driver reports it, where a source shows that
   std::vector<std::string> aliases;  // short names users write ("RTX 4090", "H100")
@@ -239,6 +246,7 @@ struct Facts {
   std::vector<CudaComponentSet> cuda_sets;
   std::vector<GpuArch> gpu_archs;
   std::vector<GpuModel> gpu_models;
+  std::vector<PtxIsaRelease> ptx_isa;
   std::vector<CudnnArchSupport> cudnn_arch;
   std::vector<NvccArchs> nvcc_archs;
   std::vector<TorchArchs> torch_archs;
