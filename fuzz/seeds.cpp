@@ -177,6 +177,11 @@ void machine_inputs() {
     fs::path p = fs::canonical(f, ec);
     if (!ec && fs::file_size(p, ec) < (1u << 20)) put("elf", fs::path(f).filename().string(), slurp(p));
   }
+  // fatbin: small libraries with GPU code where the machine has them, else its ELF files
+  for (const char* f : {"/usr/local/cuda/lib64/libcufftw.so.12", "/usr/local/cuda/lib64/libnvblas.so.13", "/bin/true"}) {
+    fs::path p = fs::canonical(f, ec);
+    if (!ec && fs::file_size(p, ec) < (2u << 20)) put("fatbin", fs::path(f).filename().string(), slurp(p));
+  }
   for (const char* stem : {"cudnn", "cudnn_ops"}) {
     fs::path p = testing_support::doubles_dir() / "stems" / (std::string("lib") + stem + ".so.9.1.0");
     if (fs::is_regular_file(p, ec)) put("elf", p.filename().string(), slurp(p));

@@ -54,6 +54,7 @@ void add_sbom(Command& app, Context& ctx);
 void add_convtest(Command& app, Context& ctx);
 void add_generate(Command& app, Context& ctx);
 void add_diff(Command& app, Context& ctx);
+void add_inspect(Command& app, Context& ctx);
 void add_doctor(Command& app, Context& ctx);
 void add_capture(Command& app, Context& ctx);
 void add_lock(Command& app, Context& ctx);

@@ -103,6 +103,7 @@ void define_commands(CLI::App& app, Context& ctx) {
   add_convtest(root, ctx);
   add_generate(root, ctx);
   add_diff(root, ctx);
+  add_inspect(root, ctx);
   add_doctor(root, ctx);
   add_capture(root, ctx);
   add_lock(root, ctx);

@@ -15,6 +15,7 @@
 #include "model/doctor.hpp"
 #include "model/fetch.hpp"
 #include "model/finding.hpp"
+#include "model/kernels.hpp"
 #include "model/machine.hpp"
 #include "util/result.hpp"
 
@@ -53,6 +54,11 @@ JsonDoc to_json(const model::MachineReport& r);
 // {"cache_dir", "offline", "mirrors", "archives": [{platform, file, url, tried, path, sha256, size,
 // status, attempts, bytes_downloaded, error|null}]} (fetch_json.cpp).
 JsonDoc to_json(const model::FetchReport& r);
+// {"gpus", "files_seen", "archives": [{path, sha256, size, pinned_by, libraries}], "libraries":
+// [{path, archive, format, size, containers, sections, sass, ptx, targets: [{name, kind, arch,
+// variant, images, stored_bytes, uncompressed_bytes, compressed, ptx_isa}], gpus: [{gpu, fit, via,
+// ptx_isa, jit_cuda, jit_cuda_at_least, jit_driver, ptx_bytes}]}]} (inspect_json.cpp).
+JsonDoc to_json(const model::InspectReport& r);
 JsonDoc empty_object();
 
 // One file `generate` wrote: its path ("-" for stdout), size, and its text when it went to stdout

@@ -1,0 +1,470 @@
+// Fatbin reader: where a library's containers are (fatbin_container.cpp reads one). They live in
+// the section nvcc made for them (.nv_fatbin in a shared object, __nv_relfatbin in an object file,
+// .nv_fatb in a PE file), back to back with zero padding; that section is walked strictly, and
+// anything that does not frame exactly is refused. A shared object also lists its containers in a
+// wrapper table (.nvFatBinSegment: 24-byte records, magic 0x466243B1, then the container's
+// address); those are read all at once, in rounds of batched reads, and the rest of the section
+// is then walked as above so that the table is only ever a shortcut. Libraries that load their own
+// modules at run time (cuFFT) keep further containers in ordinary data sections; those are
+// searched for the magic, on a second thread, and a candidate counts only when it frames exactly
+// (the search then jumps over it, so payloads are not read). Only headers are read: on a 234 MiB
+// cuDNN library, about 5,400 of them.
+#include "probe/fatbin.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <system_error>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "batch_read.hpp"
+#include "fatbin_container.hpp"
+#include "fatbin_source.hpp"
+#include "util/file_io.hpp"
+
+namespace probe {
+
+namespace {
+
+using detail::ByteSource;
+using detail::ContainerParse;
+using detail::fat_le;
+using detail::FatEntry;
+using detail::FileSource;
+using detail::hex_offset;
+using detail::k_container_magic;
+using detail::k_flag_family;
+using detail::k_flag_lz4;
+using detail::k_flag_specific;
+using detail::k_flag_zstd;
+using detail::MemorySource;
+
+enum class Role { fatbin, search, wrappers };
+
+struct CodeSection {
+  std::string name;
+  std::uint64_t offset = 0, size = 0;
+  std::uint64_t addr = 0;  // ELF: where it is loaded (the fatbin wrappers point there)
+  Role role = Role::search;
+  bool wide = true;  // wrappers: ELF64's 24-byte records (ELF32's are 16)
+  std::uint64_t end() const { return offset + size; }
+};
+
+class FatbinBytes {
+ public:
+  FatbinBytes(ByteSource& src, const std::string& name) : m_src(src), m_name(name) {}
+
+  util::Error bad(const std::string& why) const { return util::Error(util::ErrorCode::invalid, m_name + ": " + why); }
+  bool fits(std::uint64_t off, std::uint64_t n) const { return off <= m_src.size() && n <= m_src.size() - off; }
+  std::uint64_t size() const { return m_src.size(); }
+  // A little-endian number at `off` (inside the file); 0 when it cannot be read (the source
+  // remembers why, and read_gpu_code reports that instead of the result).
+  std::uint64_t u(std::uint64_t off, int bytes) const {
+    const char* p = m_src.at(off, static_cast<std::size_t>(bytes));
+    return p ? fat_le(std::string_view(p, static_cast<std::size_t>(bytes)), 0, bytes) : 0;
+  }
+  // `n` bytes at `off` as text ("" when they cannot be read).
+  std::string text(std::uint64_t off, std::size_t n) const {
+    const char* p = m_src.at(off, n);
+    return p ? std::string(p, n) : std::string();
+  }
+
+  // The container at `off`, which must end by `limit`, read header by header: its entries
+  // appended to `out`, its size returned.
+  util::Result<std::uint64_t> container(std::uint64_t off, std::uint64_t limit, const std::string& where,
+                                        std::vector<FatEntry>& out) const {
+    ContainerParse c(off, limit, m_name, where);
+    while (!c.finished()) {
+      const char* p = m_src.at(c.next(), c.need());
+      if (!p) return m_src.error() ? *m_src.error() : bad("unreadable");
+      c.feed(p, c.next(), c.need());
+    }
+    if (c.error()) return *c.error();
+    out.insert(out.end(), c.entries().begin(), c.entries().end());
+    return c.end() - off;
+  }
+
+  // The containers of [from, to) of a fatbin section, one after the other with zero padding.
+  util::Status walk_range(const CodeSection& s, std::uint64_t from, std::uint64_t to, std::vector<FatEntry>& out,
+                          std::uint64_t& containers) const {
+    for (std::uint64_t p = from; p < to;) {
+      if (u(p, 1) == 0) {  // padding: zeros up to the next container or the end
+        ++p;
+        continue;
+      }
+      if (to - p < 4 || u(p, 4) != k_container_magic)
+        return bad("unexpected bytes at offset " + hex_offset(p) + " of " + s.name + " (neither padding nor a fatbin container)");
+      SP_TRY_ASSIGN(auto n, container(p, to, s.name, out));
+      ++containers;
+      p += n;
+    }
+    return {};
+  }
+
+  // Reads the containers cs[begin, end) from `src`, 256 at a time: one header of each per round,
+  // each round's reads in one batch (and one small buffer, reused).
+  util::Status read_listed(ByteSource& src, std::vector<ContainerParse>& cs, std::size_t begin, std::size_t end) const {
+    constexpr std::size_t k_group = 256;
+    std::vector<char> arena;
+    std::vector<detail::ReadRequest> reqs;
+    std::vector<std::size_t> active;
+    for (std::size_t group = begin; group < end; group += k_group) {
+      SP_TRY(read_group(src, cs, group, std::min(end, group + k_group), arena, reqs, active));
+    }
+    return {};
+  }
+
+  util::Status read_group(ByteSource& src, std::vector<ContainerParse>& cs, std::size_t begin, std::size_t end, std::vector<char>& arena,
+                          std::vector<detail::ReadRequest>& reqs, std::vector<std::size_t>& active) const {
+    constexpr std::size_t k_window = 512;  // a header and, often, the next ones of small kernels
+    for (;;) {
+      active.clear();
+      for (std::size_t i = begin; i < end; ++i)
+        if (!cs[i].finished()) active.push_back(i);
+      if (active.empty()) return {};
+      arena.resize(active.size() * k_window);
+      reqs.assign(active.size(), {});
+      for (std::size_t k = 0; k < active.size(); ++k) {
+        const auto& c = cs[active[k]];
+        reqs[k] = {c.next(), static_cast<std::size_t>(std::min<std::uint64_t>(k_window, size() - c.next())), arena.data() + k * k_window,
+                   0};
+      }
+      src.read_many(reqs);
+      for (std::size_t k = 0; k < active.size(); ++k) {
+        auto& c = cs[active[k]];
+        if (reqs[k].result < static_cast<std::int64_t>(c.need()))
+          return util::Error(util::ErrorCode::io, "cannot read " + m_name + " (it changed or shrank while it was read)");
+        c.feed(reqs[k].into, c.next(), static_cast<std::size_t>(reqs[k].result));
+      }
+    }
+  }
+
+  // Every container of a fatbin section. The containers the wrapper table lists (`starts`) are
+  // read all at once, one header of each per round and each round's reads in one batch; then
+  // what lies between them is walked one by one as above, so that the section is covered exactly
+  // as the plain walk would cover it (a container the table does not list is still read, garbage
+  // still refused, and two listed containers that overlap are an error).
+  util::Status walk(const CodeSection& s, const std::vector<std::uint64_t>& starts, std::vector<FatEntry>& out, std::uint64_t& containers,
+                    ByteSource* helper) const {
+    std::vector<ContainerParse> cs;
+    cs.reserve(starts.size());
+    for (auto start : starts) cs.emplace_back(start, s.end(), m_name, s.name);
+    // a large table is read in two halves, the first on a second thread with its own source
+    const std::size_t half = helper && cs.size() >= 64 ? cs.size() / 2 : 0;
+    util::Status first;
+    std::thread t;
+    if (half) t = std::thread([&] { first = read_listed(*helper, cs, 0, half); });
+    util::Status second = read_listed(m_src, cs, half, cs.size());
+    if (t.joinable()) t.join();
+    SP_TRY(std::move(first));
+    SP_TRY(std::move(second));
+    std::uint64_t pos = s.offset;
+    for (auto& c : cs) {
+      if (c.error()) return *c.error();
+      if (c.start() < pos)
+        return bad("fatbin containers overlap at offset " + hex_offset(c.start()) + " of " + s.name +
+                   " (the wrapper table lists one inside another)");
+      SP_TRY(walk_range(s, pos, c.start(), out, containers));
+      out.insert(out.end(), c.entries().begin(), c.entries().end());
+      ++containers;
+      pos = c.end();
+    }
+    return walk_range(s, pos, s.end(), out, containers);
+  }
+
+  // Containers inside an ordinary data section: only those that frame exactly count. nvcc aligns
+  // every container to 8 bytes in the file, so only those offsets are looked at (one load per 8
+  // bytes), and the search jumps over each container it accepts.
+  void search(const CodeSection& s, std::vector<FatEntry>& out, std::uint64_t& containers) const {
+    static const char magic[4] = {'\x50', '\xed', '\x55', '\xba'};
+    // Read in chunks that start small after a container (the next one usually follows at once)
+    // and double while nothing is found, up to 64 KiB (a buffer the allocator keeps: a larger one
+    // is mapped afresh, and its page faults cost more than the extra reads).
+    constexpr std::uint64_t k_first_chunk = 4096, k_max_chunk = 256 << 10;
+    const std::uint64_t end = s.offset + s.size;
+    std::vector<FatEntry> found;
+    std::uint64_t p = (s.offset + 7) & ~std::uint64_t{7}, chunk_size = k_first_chunk;
+    while (p + 16 <= end) {
+      const std::uint64_t len = std::min(chunk_size, end - p) & ~std::uint64_t{7};
+      const char* chunk = m_src.at(p, static_cast<std::size_t>(len));
+      if (!chunk) return;
+      std::uint64_t hit = len;
+      for (std::uint64_t i = 0; i + 4 <= len; i += 8)
+        if (std::memcmp(chunk + i, magic, 4) == 0) {
+          hit = i;
+          break;
+        }
+      if (hit == len) {
+        p += len;
+        chunk_size = std::min(chunk_size * 2, k_max_chunk);
+        continue;
+      }
+      chunk_size = k_first_chunk;
+      found.clear();
+      auto n = container(p + hit, end, s.name, found);  // moves the window: `chunk` is read again
+      if (n) {
+        out.insert(out.end(), found.begin(), found.end());
+        ++containers;
+        p = (p + hit + *n + 7) & ~std::uint64_t{7};
+      } else {
+        p += hit + 8;
+      }
+    }
+  }
+
+ private:
+  ByteSource& m_src;
+  const std::string& m_name;
+};
+
+// Sections the toolchain fills with its own tables (unwind data, relocated pointers, the fatbin
+// wrappers), never with constant data such as a fatbin container.
+bool may_hold_containers(std::string_view name) {
+  for (std::string_view own : {".eh_frame", ".gcc_except_table", ".got", ".data.rel.ro", ".nvFatBinSegment", ".tdata", ".init_array",
+                               ".fini_array", ".ctors", ".dtors", ".dynamic", ".note", ".gnu"})
+    if (name.substr(0, own.size()) == own) return false;
+  return true;
+}
+
+util::Result<std::vector<CodeSection>> elf_sections(const FatbinBytes& r, const std::string& name) {
+  if (r.size() < 52) return r.bad("too short for an ELF header");
+  if (r.u(5, 1) != 1) return util::Error(util::ErrorCode::unsupported, name + " is a big-endian ELF file");
+  const bool is64 = r.u(4, 1) == 2;
+  if (r.u(4, 1) != 1 && !is64) return r.bad("unknown ELF class");
+  if (is64 && r.size() < 64) return r.bad("too short for an ELF header");
+  std::uint64_t shoff = is64 ? r.u(40, 8) : r.u(32, 4);
+  std::uint64_t shentsize = r.u(is64 ? 58 : 46, 2), shnum = r.u(is64 ? 60 : 48, 2), shstrndx = r.u(is64 ? 62 : 50, 2);
+  if (shoff == 0) return util::Error(util::ErrorCode::unsupported, name + " has no section headers, so its GPU code cannot be located");
+  if (shentsize < (is64 ? 64u : 40u)) return r.bad("ELF section header entries too small");
+  if (!r.fits(shoff, shentsize)) return r.bad("the ELF section header table lies outside the file (truncated?)");
+  if (shnum == 0) shnum = is64 ? r.u(shoff + 32, 8) : r.u(shoff + 20, 4);  // extended numbering: sh_size of entry 0
+  if (shstrndx == 0xffff) shstrndx = r.u(shoff + (is64 ? 40 : 24), 4);     // extended: sh_link of entry 0
+  if (shnum > r.size() / shentsize || !r.fits(shoff, shnum * shentsize))
+    return r.bad("the ELF section header table lies outside the file (truncated?)");
+  if (shstrndx >= shnum) return r.bad("the section name table index is out of range");
+  struct Raw {
+    std::uint64_t name, type, flags, addr, offset, size;
+  };
+  auto raw = [&](std::uint64_t i) {
+    std::uint64_t h = shoff + i * shentsize;
+    if (is64) return Raw{r.u(h, 4), r.u(h + 4, 4), r.u(h + 8, 8), r.u(h + 16, 8), r.u(h + 24, 8), r.u(h + 32, 8)};
+    return Raw{r.u(h, 4), r.u(h + 4, 4), r.u(h + 8, 4), r.u(h + 12, 4), r.u(h + 16, 4), r.u(h + 20, 4)};
+  };
+  const Raw names = raw(shstrndx);
+  if (!r.fits(names.offset, names.size)) return r.bad("the section name table lies outside the file (truncated?)");
+  if (names.size > (16u << 20)) return r.bad("the section name table is implausibly large");
+  const std::string names_text = r.text(names.offset, static_cast<std::size_t>(names.size));
+  std::vector<CodeSection> out;
+  constexpr std::uint64_t k_progbits = 1, k_alloc = 2, k_exec = 4;
+  for (std::uint64_t i = 1; i < shnum; ++i) {
+    Raw s = raw(i);
+    if (s.type != k_progbits || s.size == 0) continue;
+    if (s.name >= names.size) return r.bad("section " + std::to_string(i) + " has a name outside the name table");
+    std::string_view all = std::string_view(names_text).substr(static_cast<std::size_t>(s.name));
+    std::string sname(all.substr(0, all.find('\0')));
+    Role role = sname == ".nv_fatbin" || sname == "__nv_relfatbin" ? Role::fatbin
+                : sname == ".nvFatBinSegment"                      ? Role::wrappers
+                                                                   : Role::search;
+    if (role == Role::search && (!(s.flags & k_alloc) || (s.flags & k_exec) || !may_hold_containers(sname))) continue;
+    if (!r.fits(s.offset, s.size)) return r.bad("section " + sname + " lies outside the file (truncated?)");
+    out.push_back({sname, s.offset, s.size, s.addr, role, is64});
+  }
+  return out;
+}
+
+util::Result<std::vector<CodeSection>> pe_sections(const FatbinBytes& r) {
+  if (!r.fits(0x3c, 4)) return r.bad("too short for a PE file");
+  std::uint64_t pe = r.u(0x3c, 4);
+  if (!r.fits(pe, 24) || r.text(pe, 4) != std::string_view("PE\0\0", 4))
+    return r.bad("an MZ file without a PE header (not a Windows DLL or program)");
+  std::uint64_t count = r.u(pe + 6, 2), optional_size = r.u(pe + 20, 2);
+  std::uint64_t table = pe + 24 + optional_size;
+  if (!r.fits(table, count * 40)) return r.bad("the PE section table lies outside the file (truncated?)");
+  constexpr std::uint64_t k_code = 0x20, k_data = 0x40, k_execute = 0x20000000;
+  std::vector<CodeSection> out;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint64_t h = table + i * 40;
+    std::string sname = r.text(h, 8);
+    sname = sname.substr(0, sname.find('\0'));
+    std::uint64_t virtual_size = r.u(h + 8, 4), raw_size = r.u(h + 16, 4), offset = r.u(h + 20, 4), flags = r.u(h + 36, 4);
+    std::uint64_t size = virtual_size ? std::min(virtual_size, raw_size) : raw_size;
+    if (size == 0) continue;
+    const bool fatbin = sname == ".nv_fatb";
+    if (!fatbin && (!(flags & k_data) || (flags & (k_code | k_execute)))) continue;
+    if (!r.fits(offset, size)) return r.bad("section " + sname + " lies outside the file (truncated?)");
+    out.push_back({sname, offset, size, 0, fatbin ? Role::fatbin : Role::search, true});
+  }
+  return out;
+}
+
+// Entries summed per target with plain integers first (a cuDNN library has thousands), then
+// turned into the model's values once per target.
+void add_entries(model::LibraryKernels& lib, const std::vector<FatEntry>& entries) {
+  struct Sum {
+    std::uint64_t images = 0, stored = 0, uncompressed = 0, lz4 = 0, zstd = 0;
+    std::uint32_t isa = 0;  // major << 16 | minor, the newest
+  };
+  std::map<std::tuple<int, std::uint32_t, int, std::uint16_t>, Sum> sums;
+  for (const auto& e : entries) {
+    int kind = e.kind == 2 ? 0 : e.kind == 1 ? 1 : e.kind == 8 ? 2 : 3;  // the order of model::CodeKind
+    int variant = (e.flags & k_flag_specific) ? 1 : (e.flags & k_flag_family) ? 2 : 0;
+    auto& x = sums[{kind, e.arch, variant, kind == 3 ? e.kind : std::uint16_t{0}}];
+    ++x.images;
+    x.stored += e.stored;
+    x.uncompressed += e.uncompressed;
+    x.zstd += (e.flags & k_flag_zstd) ? 1 : 0;
+    x.lz4 += (e.flags & k_flag_zstd) ? 0 : (e.flags & k_flag_lz4) ? 1 : 0;
+    if (kind == 1) x.isa = std::max(x.isa, std::uint32_t{e.ptx_major} << 16 | e.ptx_minor);
+  }
+  std::map<model::GpuTarget, model::TargetImages> by;
+  for (auto& t : lib.targets) by[t.target] = t;
+  for (const auto& [key, x] : sums) {
+    const auto& [kind, arch, variant, raw] = key;
+    model::GpuTarget t;
+    t.kind = static_cast<model::CodeKind>(kind);
+    t.raw_kind = raw;
+    t.arch = *model::Version::parse(std::to_string(arch / 10) + "." + std::to_string(arch % 10));
+    t.variant = static_cast<model::ArchVariant>(variant);
+    auto& ti = by[t];
+    ti.target = t;
+    ti.images += x.images;
+    ti.stored_bytes += x.stored;
+    ti.uncompressed_bytes += x.uncompressed;
+    ti.lz4 += x.lz4;
+    ti.zstd += x.zstd;
+    if (kind == 1) {
+      auto isa = model::Version::parse(std::to_string(x.isa >> 16) + "." + std::to_string(x.isa & 0xffff));
+      if (isa && (!ti.ptx_isa || *ti.ptx_isa < *isa)) ti.ptx_isa = isa;
+    }
+  }
+  lib.targets.clear();
+  for (auto& [_, t] : by) lib.targets.push_back(std::move(t));
+}
+
+}  // namespace
+
+bool looks_like_binary(std::string_view head) {
+  return head.substr(0, 4) == std::string_view(
+                                  "\x7f"
+                                  "ELF",
+                                  4) ||
+         head.substr(0, 2) == "MZ";
+}
+
+namespace {
+
+// The containers the wrapper tables list inside fatbin section `s`, as sorted file offsets.
+std::vector<std::uint64_t> listed_starts(const FatbinBytes& r, const std::vector<CodeSection>& sections, const CodeSection& s) {
+  constexpr std::uint64_t k_wrapper_magic = 0x466243B1;
+  std::vector<std::uint64_t> out;
+  if (s.addr == 0) return out;
+  for (const auto& w : sections) {
+    if (w.role != Role::wrappers || w.size > (64u << 20)) continue;
+    const std::size_t record = w.wide ? 24 : 16, pointer = w.wide ? 8 : 4;
+    const std::string t = r.text(w.offset, static_cast<std::size_t>(w.size));
+    for (std::size_t i = 0; i + record <= t.size(); i += record) {
+      if (fat_le(t, i, 4) != k_wrapper_magic) continue;
+      const std::uint64_t addr = fat_le(t, i + 8, static_cast<int>(pointer));
+      if (addr >= s.addr && addr - s.addr < s.size) out.push_back(s.offset + (addr - s.addr));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+util::Result<model::LibraryKernels> read_from(ByteSource& src, const std::string& name) {
+  FatbinBytes r(src, name);
+  model::LibraryKernels lib;
+  lib.path = name;
+  lib.file_size = src.size();
+  std::vector<CodeSection> sections;
+  const std::string head = r.text(0, static_cast<std::size_t>(std::min<std::uint64_t>(4, src.size())));
+  if (head == std::string_view("\x7f"
+                               "ELF",
+                               4)) {
+    lib.format = "ELF";
+    SP_TRY_ASSIGN(sections, elf_sections(r, name));
+  } else if (head.substr(0, 2) == "MZ") {
+    lib.format = "PE";
+    SP_TRY_ASSIGN(sections, pe_sections(r));
+  } else {
+    if (src.error()) return *src.error();
+    return r.bad("not an ELF or PE file");
+  }
+  std::sort(sections.begin(), sections.end(), [](const CodeSection& a, const CodeSection& b) { return a.offset < b.offset; });
+  for (std::size_t i = 1; i < sections.size(); ++i)
+    if (sections[i].offset < sections[i - 1].offset + sections[i - 1].size)
+      return util::Error(util::ErrorCode::invalid,
+                         name + ": sections " + sections[i - 1].name + " and " + sections[i].name + " overlap in the file");
+  // the data sections are searched on another thread (its own window over the same file) while
+  // this one walks the fatbin sections, whose listed containers are read on two threads
+  std::vector<std::vector<FatEntry>> found(sections.size());
+  std::vector<std::uint64_t> counts(sections.size(), 0);
+  std::vector<std::size_t> searched;
+  for (std::size_t i = 0; i < sections.size(); ++i)
+    if (sections[i].role == Role::search) searched.push_back(i);
+  auto search_all = [&](ByteSource& source) {
+    FatbinBytes b(source, name);
+    for (auto i : searched) b.search(sections[i], found[i], counts[i]);
+  };
+  std::unique_ptr<ByteSource> second = searched.empty() || std::thread::hardware_concurrency() < 2 ? nullptr : src.another();
+  std::thread searcher;
+  if (second) searcher = std::thread([&] { search_all(*second); });
+  std::unique_ptr<ByteSource> walk_helper = std::thread::hardware_concurrency() < 2 ? nullptr : src.another();
+  util::Status walked;
+  for (std::size_t i = 0; i < sections.size() && walked; ++i)
+    if (sections[i].role == Role::fatbin)
+      walked = r.walk(sections[i], listed_starts(r, sections, sections[i]), found[i], counts[i], walk_helper.get());
+  if (searcher.joinable())
+    searcher.join();
+  else if (walked)
+    search_all(src);
+  if (src.error()) return *src.error();
+  if (second && second->error()) return *second->error();
+  if (walk_helper && walk_helper->error()) return *walk_helper->error();
+  SP_TRY(std::move(walked));
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    if (counts[i] == 0) continue;
+    lib.containers += counts[i];
+    if (std::find(lib.sections.begin(), lib.sections.end(), sections[i].name) == lib.sections.end())
+      lib.sections.push_back(sections[i].name);
+    add_entries(lib, found[i]);
+  }
+  if (src.error()) return *src.error();
+  return lib;
+}
+
+}  // namespace
+
+util::Result<model::LibraryKernels> read_gpu_code(std::string_view bytes, const std::string& name) {
+  MemorySource src(bytes);
+  return read_from(src, name);
+}
+
+util::Result<model::LibraryKernels> read_gpu_code(const std::filesystem::path& path) {
+  int fd = util::io::open_read(path);
+  if (fd < 0) {
+    int e = errno;
+    return util::Error(e == ENOENT ? util::ErrorCode::not_found : util::ErrorCode::io,
+                       "cannot read " + path.string() + ": " + std::generic_category().message(e));
+  }
+  util::io::FileInfo info;
+  if (util::io::stat_fd(fd, info) != 0 || !info.regular) {
+    util::io::close(fd);
+    return util::Error(util::ErrorCode::io, "cannot read " + path.string() + ": not a regular file");
+  }
+  auto r = [&] {
+    FileSource src(fd, info.size, path.string());
+    return read_from(src, path.string());
+  }();
+  util::io::close(fd);
+  return r;
+}
+
+}  // namespace probe
