@@ -108,6 +108,21 @@ void judge_cudnn(Ctx& c, const Gpu& g, model::GpuCheck& out) {
   bool nearest = false;
   const auto* row = c.kb.cudnn_arch_support(c.cudnn, c.cudnn_cuda, &nearest);
   const std::string who = "cuDNN " + c.cudnn.text() + " for CUDA " + std::to_string(c.cudnn_cuda);
+  // CUDA 13.0 removed library and offline-compilation support for the older architectures
+  // (nvcc's removed_since list): a CUDA 13 build carries no code for them, whatever its matrix says
+  if (const auto* n = c.cudnn_cuda >= 13 ? c.kb.nvcc_archs(*Version::parse(std::to_string(c.cudnn_cuda) + ".0")) : nullptr;
+      n && std::find(n->removed_since.begin(), n->removed_since.end(), g.cc) != n->removed_since.end()) {
+    auto& f = c.add("gpu.cudnn", Severity::error, subject_of(c, g), g.pos);
+    f.seen = who + ": CUDA " + n->cuda.text() + " removed library and offline-compilation support for " + g.cc.text() + " (no CUDA " +
+             std::to_string(c.cudnn_cuda) + " library carries code for it)";
+    f.expected = "a CUDA " + std::to_string(c.cudnn_cuda - 1) + " stack, or a GPU of compute capability " +
+                 (n->sass.empty() ? std::string("newer") : n->sass.front().text() + " or newer");
+    f.fix = "pin CUDA " + std::to_string(c.cudnn_cuda - 1) + ".x and cuDNN for CUDA " + std::to_string(c.cudnn_cuda - 1) +
+            "; `stackpin inspect` shows the architectures a library carries";
+    f.source = "CUDA " + n->cuda.text() + " release notes, deprecated architectures; " + knowledge::first_source(n->source);
+    out.cudnn = "unsupported";
+    return;
+  }
   if (!row) {
     auto& f = c.add("gpu.cudnn", Severity::note, subject_of(c, g), g.pos);
     f.seen = "the knowledge base has no support matrix for " + who;
