@@ -1,5 +1,6 @@
 // The fatbin reader (inspect: the GPU code of a library) on arbitrary bytes, in memory and through
-// a file as the command reads it: the two must agree, and what is reported lies inside the input.
+// a file as the command reads it, and without its wrapper-table shortcut: all must agree, and what
+// is reported lies inside the input.
 #include "probe/fatbin.hpp"
 #include "fuzz_support.hpp"
 
@@ -22,6 +23,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(stored <= size, "payloads larger than the file");
     FUZZ_CHECK(mem->containers * 80 <= size || mem->containers == 0, "more containers than fit in the file");
     FUZZ_CHECK(file->targets.size() == mem->targets.size(), "memory and file readers found different targets");
+    // the wrapper table is a shortcut: the plain walk accepts what it accepts, and finds the same
+    auto plain = probe::read_gpu_code(bytes, "lib.so", false);
+    FUZZ_CHECK(static_cast<bool>(plain), "accepted with the wrapper table, refused without it");
+    FUZZ_CHECK(plain->containers == mem->containers && plain->targets.size() == mem->targets.size(),
+               "the wrapper table changed what was found");
   }
   return 0;
 }

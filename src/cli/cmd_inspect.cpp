@@ -24,7 +24,7 @@ struct InspectCli {
 
 // "8.6", "sm_86" / "compute_86" / "86", or a GPU name the knowledge base knows ("RTX 4090").
 util::Result<model::Version> gpu_of(const std::string& text, const knowledge::KnowledgeBase& kb) {
-  if (auto v = model::Version::parse(text); v && v->size() == 2) return *v;
+  if (auto v = model::Version::parse(text); v && v->size() == 2 && v->minor() <= 9) return *v;
   if (auto t = model::parse_gpu_target(text)) return t->arch;
   if (auto t = model::parse_gpu_target("sm_" + text)) return t->arch;
   std::set<model::Version> ccs;

@@ -113,8 +113,12 @@ struct BatchReader::Ring {
       const unsigned to_submit = n - submitted;
       long r = ::syscall(__NR_io_uring_enter, fd, to_submit, n - done, IORING_ENTER_GETEVENTS, nullptr, 0);
       if (r < 0) {
-        if (errno == EINTR || errno == EAGAIN || errno == EBUSY) continue;
-        if (submitted == 0) return false;  // nothing went in: the caller reads them itself
+        const int e = errno;
+        if (submitted == 0 && e != EINTR) return false;  // nothing went in: the caller reads them itself
+        if (e == EINTR || e == EAGAIN || e == EBUSY) {
+          done += reap(reqs);  // make room, then wait again
+          continue;
+        }
         // Reads are in flight into the caller's buffers: returning now would let them land in
         // freed memory. The kernel does not fail a wait for submitted reads; if it ever did,
         // this is a bug to stop at.
@@ -122,15 +126,21 @@ struct BatchReader::Ring {
       } else {
         submitted += static_cast<unsigned>(r);
       }
-      unsigned head = *cq_head;
-      const unsigned ctail = __atomic_load_n(cq_tail, __ATOMIC_ACQUIRE);
-      for (; head != ctail; ++head, ++done) {
-        const io_uring_cqe& c = cqes[head & *cq_mask];
-        reqs[static_cast<std::size_t>(c.user_data)].result = c.res;
-      }
-      __atomic_store_n(cq_head, head, __ATOMIC_RELEASE);
+      done += reap(reqs);
     }
     return true;
+  }
+
+  // Takes every completion the kernel has posted; returns how many.
+  unsigned reap(std::vector<ReadRequest>& reqs) {
+    unsigned head = *cq_head, n = 0;
+    const unsigned ctail = __atomic_load_n(cq_tail, __ATOMIC_ACQUIRE);
+    for (; head != ctail; ++head, ++n) {
+      const io_uring_cqe& c = cqes[head & *cq_mask];
+      reqs[static_cast<std::size_t>(c.user_data)].result = c.res;
+    }
+    __atomic_store_n(cq_head, head, __ATOMIC_RELEASE);
+    return n;
   }
 };
 
@@ -151,7 +161,15 @@ void BatchReader::read(std::vector<ReadRequest>& requests) {
       m_ring.reset();  // refused: every later read goes one by one
       break;
     }
+    // a kernel before 5.6 takes the ring but not IORING_OP_READ: every read comes back EINVAL
+    const bool unsupported =
+        std::all_of(requests.begin() + static_cast<std::ptrdiff_t>(first), requests.begin() + static_cast<std::ptrdiff_t>(first + n),
+                    [](const ReadRequest& r) { return r.result == -EINVAL; });
     first += n;
+    if (unsupported) {
+      m_ring.reset();
+      break;
+    }
   }
   for (std::size_t i = 0; i < requests.size(); ++i) {
     ReadRequest& r = requests[i];

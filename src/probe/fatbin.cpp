@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,6 +57,38 @@ struct CodeSection {
   std::uint64_t end() const { return offset + size; }
 };
 
+// Runs `beside` on a second thread (when given) while `here` runs on this one, and always joins
+// it. An exception on either side is rethrown here after the join; a thread that cannot be
+// started runs `beside` here after `here`.
+void run_beside(const std::function<void()>& beside, const std::function<void()>& here) {
+  std::exception_ptr failed;
+  std::thread t;
+  if (beside) {
+    try {
+      t = std::thread([&] {
+        try {
+          beside();
+        } catch (...) {
+          failed = std::current_exception();
+        }
+      });
+    } catch (const std::system_error&) {
+      // no thread to be had (a pids limit): both run here
+    }
+  }
+  try {
+    here();
+  } catch (...) {
+    if (t.joinable()) t.join();
+    throw;
+  }
+  if (t.joinable())
+    t.join();
+  else if (beside)
+    beside();
+  if (failed) std::rethrow_exception(failed);
+}
+
 class FatbinBytes {
  public:
   FatbinBytes(ByteSource& src, const std::string& name) : m_src(src), m_name(name) {}
@@ -74,12 +108,18 @@ class FatbinBytes {
     return p ? std::string(p, n) : std::string();
   }
 
-  // The container at `off`, which must end by `limit`, read header by header: its entries
-  // appended to `out`, its size returned.
-  util::Result<std::uint64_t> container(std::uint64_t off, std::uint64_t limit, const std::string& where,
-                                        std::vector<FatEntry>& out) const {
-    ContainerParse c(off, limit, m_name, where);
+  // "file offset 0x1a2b (.nv_fatbin+0x40)"
+  static std::string where(const CodeSection& s, std::uint64_t at) {
+    return "file offset " + hex_offset(at) + " (" + s.name + "+" + hex_offset(at - s.offset) + ")";
+  }
+
+  // The container at `off` of section `s`, which must end by `limit`, read header by header: its
+  // entries appended to `out`, its size returned. `reached`: the furthest header looked at.
+  util::Result<std::uint64_t> container(std::uint64_t off, std::uint64_t limit, const CodeSection& s, std::vector<FatEntry>& out,
+                                        std::uint64_t* reached = nullptr) const {
+    ContainerParse c(off, limit, m_name, s.name, s.offset);
     while (!c.finished()) {
+      if (reached) *reached = c.next();
       const char* p = m_src.at(c.next(), c.need());
       if (!p) return m_src.error() ? *m_src.error() : bad("unreadable");
       c.feed(p, c.next(), c.need());
@@ -93,13 +133,15 @@ class FatbinBytes {
   util::Status walk_range(const CodeSection& s, std::uint64_t from, std::uint64_t to, std::vector<FatEntry>& out,
                           std::uint64_t& containers) const {
     for (std::uint64_t p = from; p < to;) {
-      if (u(p, 1) == 0) {  // padding: zeros up to the next container or the end
+      const std::uint64_t byte = u(p, 1);
+      if (m_src.error()) return *m_src.error();  // a failed read is not padding
+      if (byte == 0) {                           // padding: zeros up to the next container or the end
         ++p;
         continue;
       }
       if (to - p < 4 || u(p, 4) != k_container_magic)
-        return bad("unexpected bytes at offset " + hex_offset(p) + " of " + s.name + " (neither padding nor a fatbin container)");
-      SP_TRY_ASSIGN(auto n, container(p, to, s.name, out));
+        return bad("unexpected bytes at " + where(s, p) + " (neither padding nor a fatbin container)");
+      SP_TRY_ASSIGN(auto n, container(p, to, s, out));
       ++containers;
       p += n;
     }
@@ -137,9 +179,13 @@ class FatbinBytes {
       src.read_many(reqs);
       for (std::size_t k = 0; k < active.size(); ++k) {
         auto& c = cs[active[k]];
+        if (reqs[k].result < 0)
+          return util::Error(util::ErrorCode::io, "cannot read " + m_name + " at file offset " + hex_offset(reqs[k].offset) + ": " +
+                                                      std::generic_category().message(static_cast<int>(-reqs[k].result)));
         if (reqs[k].result < static_cast<std::int64_t>(c.need()))
           return util::Error(util::ErrorCode::io, "cannot read " + m_name + " (it changed or shrank while it was read)");
         c.feed(reqs[k].into, c.next(), static_cast<std::size_t>(reqs[k].result));
+        if (c.error()) return *c.error();  // the first bad container ends the walk
       }
     }
   }
@@ -153,22 +199,23 @@ class FatbinBytes {
                     ByteSource* helper) const {
     std::vector<ContainerParse> cs;
     cs.reserve(starts.size());
-    for (auto start : starts) cs.emplace_back(start, s.end(), m_name, s.name);
+    // each listed container must end before the next listed one starts: listed ranges are
+    // disjoint, so no byte is parsed twice whatever the table says
+    for (std::size_t k = 0; k < starts.size(); ++k)
+      cs.emplace_back(starts[k], k + 1 < starts.size() ? starts[k + 1] : s.end(), m_name, s.name, s.offset);
     // a large table is read in two halves, the first on a second thread with its own source
     const std::size_t half = helper && cs.size() >= 64 ? cs.size() / 2 : 0;
-    util::Status first;
-    std::thread t;
-    if (half) t = std::thread([&] { first = read_listed(*helper, cs, 0, half); });
-    util::Status second = read_listed(m_src, cs, half, cs.size());
-    if (t.joinable()) t.join();
+    util::Status first, second;
+    std::function<void()> beside;
+    if (half) beside = [&] { first = read_listed(*helper, cs, 0, half); };
+    run_beside(beside, [&] { second = read_listed(m_src, cs, half, cs.size()); });
     SP_TRY(std::move(first));
     SP_TRY(std::move(second));
     std::uint64_t pos = s.offset;
     for (auto& c : cs) {
       if (c.error()) return *c.error();
       if (c.start() < pos)
-        return bad("fatbin containers overlap at offset " + hex_offset(c.start()) + " of " + s.name +
-                   " (the wrapper table lists one inside another)");
+        return bad("fatbin containers overlap at " + where(s, c.start()) + " (the wrapper table lists one inside another)");
       SP_TRY(walk_range(s, pos, c.start(), out, containers));
       out.insert(out.end(), c.entries().begin(), c.entries().end());
       ++containers;
@@ -206,13 +253,16 @@ class FatbinBytes {
       }
       chunk_size = k_first_chunk;
       found.clear();
-      auto n = container(p + hit, end, s.name, found);  // moves the window: `chunk` is read again
+      std::uint64_t reached = p + hit;
+      auto n = container(p + hit, end, s, found, &reached);  // moves the window: `chunk` is read again
       if (n) {
         out.insert(out.end(), found.begin(), found.end());
         ++containers;
         p = (p + hit + *n + 7) & ~std::uint64_t{7};
       } else {
-        p += hit + 8;
+        // past every header the failed candidate looked at: candidates nested inside one another
+        // would otherwise be parsed over and over
+        p = std::max(p + hit + 8, (reached + 7) & ~std::uint64_t{7});
       }
     }
   }
@@ -259,6 +309,7 @@ util::Result<std::vector<CodeSection>> elf_sections(const FatbinBytes& r, const 
   if (!r.fits(names.offset, names.size)) return r.bad("the section name table lies outside the file (truncated?)");
   if (names.size > (16u << 20)) return r.bad("the section name table is implausibly large");
   const std::string names_text = r.text(names.offset, static_cast<std::size_t>(names.size));
+  if (names_text.size() != names.size) return r.bad("the section name table cannot be read");
   std::vector<CodeSection> out;
   constexpr std::uint64_t k_progbits = 1, k_alloc = 2, k_exec = 4;
   for (std::uint64_t i = 1; i < shnum; ++i) {
@@ -378,7 +429,7 @@ std::vector<std::uint64_t> listed_starts(const FatbinBytes& r, const std::vector
   return out;
 }
 
-util::Result<model::LibraryKernels> read_from(ByteSource& src, const std::string& name) {
+util::Result<model::LibraryKernels> read_from(ByteSource& src, const std::string& name, bool use_wrapper_table = true) {
   FatbinBytes r(src, name);
   model::LibraryKernels lib;
   lib.path = name;
@@ -413,18 +464,19 @@ util::Result<model::LibraryKernels> read_from(ByteSource& src, const std::string
     FatbinBytes b(source, name);
     for (auto i : searched) b.search(sections[i], found[i], counts[i]);
   };
-  std::unique_ptr<ByteSource> second = searched.empty() || std::thread::hardware_concurrency() < 2 ? nullptr : src.another();
-  std::thread searcher;
-  if (second) searcher = std::thread([&] { search_all(*second); });
-  std::unique_ptr<ByteSource> walk_helper = std::thread::hardware_concurrency() < 2 ? nullptr : src.another();
+  const bool threads = std::thread::hardware_concurrency() >= 2;
+  std::unique_ptr<ByteSource> second = searched.empty() || !threads ? nullptr : src.another();
+  std::unique_ptr<ByteSource> walk_helper = threads ? src.another() : nullptr;
   util::Status walked;
-  for (std::size_t i = 0; i < sections.size() && walked; ++i)
-    if (sections[i].role == Role::fatbin)
-      walked = r.walk(sections[i], listed_starts(r, sections, sections[i]), found[i], counts[i], walk_helper.get());
-  if (searcher.joinable())
-    searcher.join();
-  else if (walked)
-    search_all(src);
+  std::function<void()> beside;
+  if (second) beside = [&] { search_all(*second); };
+  run_beside(beside, [&] {
+    for (std::size_t i = 0; i < sections.size() && walked; ++i)
+      if (sections[i].role == Role::fatbin)
+        walked = r.walk(sections[i], use_wrapper_table ? listed_starts(r, sections, sections[i]) : std::vector<std::uint64_t>(), found[i],
+                        counts[i], walk_helper.get());
+  });
+  if (!second && walked) search_all(src);
   if (src.error()) return *src.error();
   if (second && second->error()) return *second->error();
   if (walk_helper && walk_helper->error()) return *walk_helper->error();
@@ -442,9 +494,9 @@ util::Result<model::LibraryKernels> read_from(ByteSource& src, const std::string
 
 }  // namespace
 
-util::Result<model::LibraryKernels> read_gpu_code(std::string_view bytes, const std::string& name) {
+util::Result<model::LibraryKernels> read_gpu_code(std::string_view bytes, const std::string& name, bool use_wrapper_table) {
   MemorySource src(bytes);
-  return read_from(src, name);
+  return read_from(src, name, use_wrapper_table);
 }
 
 util::Result<model::LibraryKernels> read_gpu_code(const std::filesystem::path& path) {

@@ -11,6 +11,8 @@
 // container, and headers have a minimum (so the walk always advances) and a maximum size.
 #include "fatbin_container.hpp"
 
+#include <algorithm>
+
 namespace probe::detail {
 
 std::uint64_t fat_le(std::string_view b, std::size_t off, int bytes) {
@@ -29,13 +31,16 @@ std::string hex_offset(std::uint64_t v) {
   return "0x" + s;
 }
 
-ContainerParse::ContainerParse(std::uint64_t start, std::uint64_t limit, const std::string& file, const std::string& section)
-    : m_start(start), m_limit(limit), m_next(start), m_file(file), m_section(section) {
+ContainerParse::ContainerParse(std::uint64_t start, std::uint64_t limit, const std::string& file, const std::string& section,
+                               std::uint64_t section_start)
+    : m_start(start), m_limit(limit), m_next(start), m_section_start(section_start), m_file(file), m_section(section) {
   if (limit < start || limit - start < k_container_header) fail("fatbin container header truncated", start);
 }
 
 void ContainerParse::fail(const std::string& why, std::uint64_t at) {
-  if (!m_error) m_error = util::Error(util::ErrorCode::invalid, m_file + ": " + why + " at offset " + hex_offset(at) + " of " + m_section);
+  if (!m_error)
+    m_error = util::Error(util::ErrorCode::invalid, m_file + ": " + why + " at file offset " + hex_offset(at) + " (" + m_section + "+" +
+                                                        hex_offset(at - m_section_start) + ")");
 }
 
 void ContainerParse::header(std::string_view c) {
@@ -77,7 +82,8 @@ void ContainerParse::entry(std::string_view h, std::uint64_t p) {
   e.ptx_major = static_cast<std::uint16_t>(fat_le(h, 26, 2));
   e.stored = payload;
   if (fat_le(h, 16, 4) > payload) return fail("fatbin entry says its compressed payload is larger than the space it has", p);
-  e.uncompressed = (e.flags & (k_flag_lz4 | k_flag_zstd)) ? fat_le(h, 56, 8) : payload;
+  // the stated uncompressed size is only reported: bounded so that sums of it cannot wrap
+  e.uncompressed = (e.flags & (k_flag_lz4 | k_flag_zstd)) ? std::min<std::uint64_t>(fat_le(h, 56, 8), std::uint64_t{1} << 40) : payload;
   if (e.arch == 0 || e.arch > 9999) return fail("fatbin entry names architecture " + std::to_string(e.arch), p);
   m_entries.push_back(e);
   m_next = p + entry_header + payload;

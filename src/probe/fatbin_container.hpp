@@ -31,9 +31,10 @@ struct FatEntry {
 
 class ContainerParse {
  public:
-  // The container that starts at `start` and must end by `limit` (its section's end). `file` and
-  // `section` name it in errors.
-  ContainerParse(std::uint64_t start, std::uint64_t limit, const std::string& file, const std::string& section);
+  // The container that starts at `start` and must end by `limit` (its section's end, or the next
+  // listed container). `file` and `section` (which starts at `section_start`) name it in errors.
+  ContainerParse(std::uint64_t start, std::uint64_t limit, const std::string& file, const std::string& section,
+                 std::uint64_t section_start);
   bool finished() const { return m_done || m_error.has_value(); }
   // The offset of the next header and its size, while not finished.
   std::uint64_t next() const { return m_next; }
@@ -50,7 +51,7 @@ class ContainerParse {
   void fail(const std::string& why, std::uint64_t at);
   void header(std::string_view h);
   void entry(std::string_view h, std::uint64_t p);
-  std::uint64_t m_start, m_limit, m_end = 0, m_next;
+  std::uint64_t m_start, m_limit, m_end = 0, m_next, m_section_start;
   bool m_header_done = false, m_done = false;
   const std::string& m_file;
   const std::string& m_section;

@@ -209,7 +209,7 @@ TEST_F(CliInspect, BadInputGetsAClearErrorNamingIt) {
   auto direct = stackpin({"inspect", (d.path() / "tree/libbroken.so").string()});
   EXPECT_EQ(direct.exit_code, 1) << direct.err;
   EXPECT_TRUE(contains(direct.err, "libbroken.so: fatbin container claims")) << direct.err;
-  EXPECT_TRUE(contains(direct.err, "at offset 0x")) << direct.err;
+  EXPECT_TRUE(contains(direct.err, "at file offset 0x")) << direct.err;
   EXPECT_TRUE(contains(direct.err, "truncated")) << direct.err;
   auto tree = inspect_json({(d.path() / "tree").string()}, 1);
   ASSERT_EQ(tree["findings"].size(), 1u) << tree.dump(2);

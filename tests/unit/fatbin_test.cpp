@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -223,14 +226,75 @@ TEST(Fatbin, TheWrapperTableIsAShortcutThatNeverHidesOrInventsAContainer) {
   outer.replace(16 + 64, inner.size(), inner);
   auto inside =
       probe::read_gpu_code(elf({{".nv_fatbin", outer}, {".nvFatBinSegment", wrappers({a_addr, a_addr + 16 + 64}), 1, 3}}), "lib.so");
-  ASSERT_FALSE(inside);
-  EXPECT_NE(inside.error().message.find("overlap"), std::string::npos) << inside.error().message;
+  ASSERT_FALSE(inside);  // the outer one runs past the start of the inner one
+  EXPECT_NE(inside.error().message.find("remain"), std::string::npos) << inside.error().message;
   // garbage between listed containers is still refused
   std::string dirty = a + "garbage!" + b;
   auto refused =
       probe::read_gpu_code(elf({{".nv_fatbin", dirty}, {".nvFatBinSegment", wrappers({a_addr, a_addr + a.size() + 8}), 1, 3}}), "lib.so");
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("unexpected bytes"), std::string::npos) << refused.error().message;
+}
+
+// A container whose entries' payloads each hold a container header that claims the rest of the
+// chain: every 8-aligned candidate frames for a while, and the last entry (architecture 0) makes
+// each of them fail at the very end. `starts` receives the inner headers' offsets in the string.
+std::string nested_chain(std::size_t n, std::vector<std::uint64_t>* starts = nullptr) {
+  std::string body;
+  for (std::size_t i = 0; i < n; ++i) {
+    Image e{2, i + 1 == n ? 0u : 86u, 0x11};
+    e.payload = 16;
+    body += entry(e);
+  }
+  std::string c;
+  put(c, 0, 0xBA55ED50, 4);
+  put(c, 4, 1, 2);
+  put(c, 6, 16, 2);
+  put(c, 8, body.size(), 8);
+  c += body;
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    const std::size_t at = 16 + i * 80 + 64;  // entry i's payload
+    put(c, at, 0xBA55ED50, 4);
+    put(c, at + 4, 1, 2);
+    put(c, at + 6, 16, 2);
+    put(c, at + 8, c.size() - (at + 16), 8);
+    if (starts) starts->push_back(at);
+  }
+  return c;
+}
+
+TEST(Fatbin, TheWrapperTableAgreesWithThePlainWalkOnTheRealCudnn) {
+  const char* path = "/usr/local/cuda/lib64/libcudnn_cnn.so.9";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) GTEST_SKIP() << "no " << path << " on this machine";
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto listed = probe::read_gpu_code(bytes, path), plain = probe::read_gpu_code(bytes, path, false);
+  auto file = probe::read_gpu_code(std::filesystem::path(path));
+  ASSERT_TRUE(listed && plain && file);
+  EXPECT_GT(listed->containers, 0u);
+  EXPECT_EQ(listed->containers, plain->containers);
+  EXPECT_EQ(names(*listed), names(*plain));
+  EXPECT_EQ(names(*listed), names(*file));
+  for (std::size_t i = 0; i < listed->targets.size(); ++i) EXPECT_EQ(listed->targets[i].images, plain->targets[i].images);
+}
+
+TEST(Fatbin, NestedCandidatesAreReadOnceNotOverAndOver) {
+  // in a data section: each failed candidate is skipped past everything it looked at
+  std::string chain = nested_chain(4000);
+  auto r = probe::read_gpu_code(elf({{".nv_fatbin", container({{2, 80, 0x11}})}, {".rodata", chain}}), "lib.so");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->containers, 1u);  // nothing in .rodata frames exactly
+  // in a fatbin section, with every nested header listed in the wrapper table: each listed
+  // container must end before the next listed one, so the first one fails at once
+  std::vector<std::uint64_t> inner;
+  std::string section = nested_chain(4000, &inner);
+  std::string layout = elf({{".nv_fatbin", section}, {".nvFatBinSegment", wrappers(std::vector<std::uint64_t>(inner.size(), 0)), 1, 3}});
+  const std::uint64_t base = offset_of(layout, section.substr(0, 64)) + k_base;
+  std::vector<std::uint64_t> addrs{base};
+  for (auto at : inner) addrs.push_back(base + at);
+  auto listed = probe::read_gpu_code(elf({{".nv_fatbin", section}, {".nvFatBinSegment", wrappers(addrs), 1, 3}}), "lib.so");
+  ASSERT_FALSE(listed);
+  EXPECT_NE(listed.error().message.find("remain"), std::string::npos) << listed.error().message;
 }
 
 TEST(Fatbin, FindsContainersInDataSectionsAndIgnoresMagicThatDoesNotFrame) {

@@ -80,7 +80,14 @@ struct Walk {
         continue;
       }
       if (*kind != FileKind::binary) continue;
-      if (auto st = library(f, shown, archive); !st) unreadable(shown, st.error());
+      if (auto st = library(f, shown, archive); !st) {
+        if (st.error().code == util::ErrorCode::unsupported) {  // big-endian, no section headers: nothing to judge
+          auto& x = model::add_finding(report.findings, "inspect.skipped", model::Severity::note, shown);
+          x.seen = st.error().message;
+          continue;
+        }
+        unreadable(shown, st.error());
+      }
     }
     return {};
   }
@@ -139,6 +146,7 @@ std::string target_list(const model::LibraryKernels& k) {
 }
 
 std::string mib(std::uint64_t bytes) {
+  if (bytes < (1u << 20)) return std::to_string((bytes + 1023) / 1024) + " KiB";
   auto tenths = (bytes * 10 + (1u << 19)) >> 20;
   return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " MiB";
 }
@@ -158,8 +166,13 @@ void add_jit_driver(model::GpuFit& f, const InspectOptions& o, const knowledge::
     x = newest;
     f.jit_cuda_at_least = true;
   }
-  f.jit_cuda = x->cuda;
-  if (const auto* r = kb.driver_release(x->cuda)) f.jit_driver = o.driver_os == model::Os::windows ? r->windows : r->linux;
+  // the first toolkit release of that CUDA version or later (ISA 8.6 came with CUDA 12.7, which
+  // NVIDIA never shipped as a toolkit: its driver is 12.8.0's; ISA 7.0's is 11.0.1's)
+  const model::DriverRelease* first = nullptr;
+  for (const auto& r : kb.facts().driver_releases)
+    if (!(r.cuda < x->cuda) && (!first || r.cuda < first->cuda)) first = &r;
+  f.jit_cuda = first && first->cuda.prefix(2) != x->cuda.prefix(2) ? first->cuda : x->cuda;
+  if (first) f.jit_driver = o.driver_os == model::Os::windows ? first->windows : first->linux;
 }
 
 void judge(model::InspectReport& r, const InspectOptions& o, const knowledge::KnowledgeBase& kb) {
@@ -194,10 +207,13 @@ void judge(model::InspectReport& r, const InspectOptions& o, const knowledge::Kn
                                            (f.jit_driver ? " (" + f.jit_driver->text() + " or newer)" : "")
                                      : "a driver new enough for its PTX ISA";
       bool too_old = o.driver && f.jit_driver && *o.driver < *f.jit_driver;
+      const bool unknown_minimum = o.driver && !f.jit_driver;
       auto& x = model::add_finding(r.findings, too_old ? "kernels.ptx-too-new" : "kernels.jit",
                                    too_old ? model::Severity::error : model::Severity::warning, subject);
       x.seen = "no SASS for " + gpu.text() + "; PTX " + f.via + isa + (o.driver ? ", driver " + o.driver->text() : "");
-      x.expected = needs + " compiles it at first use";
+      x.expected =
+          needs + " compiles it at first use" +
+          (unknown_minimum ? " (stackpin knows no minimum driver for it, so --driver " + o.driver->text() + " was not judged)" : "");
       x.fix = too_old ? "update the driver to " + (f.jit_driver ? f.jit_driver->text() : std::string("a newer one")) +
                             " or newer, or use a build with SASS for " + gpu.text()
                       : "the first load compiles " + mib(f.ptx_bytes) +

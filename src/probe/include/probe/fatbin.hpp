@@ -19,7 +19,10 @@ bool looks_like_binary(std::string_view head);
 // call it. A file without GPU code gives an empty target list. Errors: invalid (not ELF/PE,
 // truncated tables, or a container in a fatbin section that is truncated, oversized, overlaps
 // another, or whose entries would not advance), unsupported (big-endian ELF, no section headers).
-util::Result<model::LibraryKernels> read_gpu_code(std::string_view bytes, const std::string& name);
+// `use_wrapper_table` false ignores the table of containers a shared object carries and walks its
+// fatbin section container by container: the table is only a shortcut, so what either way
+// accepts must be the same (the fuzz target compares them).
+util::Result<model::LibraryKernels> read_gpu_code(std::string_view bytes, const std::string& name, bool use_wrapper_table = true);
 // The same for a file, read by small reads at the headers (the payloads are skipped). Errors: as
 // above, and not_found / io for the file itself.
 util::Result<model::LibraryKernels> read_gpu_code(const std::filesystem::path& path);
