@@ -26,6 +26,7 @@
 
 #include "batch_read.hpp"
 #include "fatbin_container.hpp"
+#include "fatbin_sections.hpp"
 #include "fatbin_source.hpp"
 #include "util/file_io.hpp"
 
@@ -33,8 +34,11 @@ namespace probe {
 
 namespace {
 
+using detail::ByteReader;
 using detail::ByteSource;
+using detail::CodeSection;
 using detail::ContainerParse;
+using detail::elf_sections;
 using detail::fat_le;
 using detail::FatEntry;
 using detail::FileSource;
@@ -44,18 +48,10 @@ using detail::k_flag_family;
 using detail::k_flag_lz4;
 using detail::k_flag_specific;
 using detail::k_flag_zstd;
+using detail::listed_starts;
 using detail::MemorySource;
-
-enum class Role { fatbin, search, wrappers };
-
-struct CodeSection {
-  std::string name;
-  std::uint64_t offset = 0, size = 0;
-  std::uint64_t addr = 0;  // ELF: where it is loaded (the fatbin wrappers point there)
-  Role role = Role::search;
-  bool wide = true;  // wrappers: ELF64's 24-byte records (ELF32's are 16)
-  std::uint64_t end() const { return offset + size; }
-};
+using detail::pe_sections;
+using detail::Role;
 
 // Runs `beside` on a second thread (when given) while `here` runs on this one, and always joins
 // it. An exception on either side is rethrown here after the join; a thread that cannot be
@@ -89,24 +85,9 @@ void run_beside(const std::function<void()>& beside, const std::function<void()>
   if (failed) std::rethrow_exception(failed);
 }
 
-class FatbinBytes {
+class FatbinBytes : public ByteReader {
  public:
-  FatbinBytes(ByteSource& src, const std::string& name) : m_src(src), m_name(name) {}
-
-  util::Error bad(const std::string& why) const { return util::Error(util::ErrorCode::invalid, m_name + ": " + why); }
-  bool fits(std::uint64_t off, std::uint64_t n) const { return off <= m_src.size() && n <= m_src.size() - off; }
-  std::uint64_t size() const { return m_src.size(); }
-  // A little-endian number at `off` (inside the file); 0 when it cannot be read (the source
-  // remembers why, and read_gpu_code reports that instead of the result).
-  std::uint64_t u(std::uint64_t off, int bytes) const {
-    const char* p = m_src.at(off, static_cast<std::size_t>(bytes));
-    return p ? fat_le(std::string_view(p, static_cast<std::size_t>(bytes)), 0, bytes) : 0;
-  }
-  // `n` bytes at `off` as text ("" when they cannot be read).
-  std::string text(std::uint64_t off, std::size_t n) const {
-    const char* p = m_src.at(off, n);
-    return p ? std::string(p, n) : std::string();
-  }
+  FatbinBytes(ByteSource& src, const std::string& name) : ByteReader(src, name) {}
 
   // "file offset 0x1a2b (.nv_fatbin+0x40)"
   static std::string where(const CodeSection& s, std::uint64_t at) {
@@ -266,92 +247,7 @@ class FatbinBytes {
       }
     }
   }
-
- private:
-  ByteSource& m_src;
-  const std::string& m_name;
 };
-
-// Sections the toolchain fills with its own tables (unwind data, relocated pointers, the fatbin
-// wrappers), never with constant data such as a fatbin container.
-bool may_hold_containers(std::string_view name) {
-  for (std::string_view own : {".eh_frame", ".gcc_except_table", ".got", ".data.rel.ro", ".nvFatBinSegment", ".tdata", ".init_array",
-                               ".fini_array", ".ctors", ".dtors", ".dynamic", ".note", ".gnu"})
-    if (name.substr(0, own.size()) == own) return false;
-  return true;
-}
-
-util::Result<std::vector<CodeSection>> elf_sections(const FatbinBytes& r, const std::string& name) {
-  if (r.size() < 52) return r.bad("too short for an ELF header");
-  if (r.u(5, 1) != 1) return util::Error(util::ErrorCode::unsupported, name + " is a big-endian ELF file");
-  const bool is64 = r.u(4, 1) == 2;
-  if (r.u(4, 1) != 1 && !is64) return r.bad("unknown ELF class");
-  if (is64 && r.size() < 64) return r.bad("too short for an ELF header");
-  std::uint64_t shoff = is64 ? r.u(40, 8) : r.u(32, 4);
-  std::uint64_t shentsize = r.u(is64 ? 58 : 46, 2), shnum = r.u(is64 ? 60 : 48, 2), shstrndx = r.u(is64 ? 62 : 50, 2);
-  if (shoff == 0) return util::Error(util::ErrorCode::unsupported, name + " has no section headers, so its GPU code cannot be located");
-  if (shentsize < (is64 ? 64u : 40u)) return r.bad("ELF section header entries too small");
-  if (!r.fits(shoff, shentsize)) return r.bad("the ELF section header table lies outside the file (truncated?)");
-  if (shnum == 0) shnum = is64 ? r.u(shoff + 32, 8) : r.u(shoff + 20, 4);  // extended numbering: sh_size of entry 0
-  if (shstrndx == 0xffff) shstrndx = r.u(shoff + (is64 ? 40 : 24), 4);     // extended: sh_link of entry 0
-  if (shnum > r.size() / shentsize || !r.fits(shoff, shnum * shentsize))
-    return r.bad("the ELF section header table lies outside the file (truncated?)");
-  if (shstrndx >= shnum) return r.bad("the section name table index is out of range");
-  struct Raw {
-    std::uint64_t name, type, flags, addr, offset, size;
-  };
-  auto raw = [&](std::uint64_t i) {
-    std::uint64_t h = shoff + i * shentsize;
-    if (is64) return Raw{r.u(h, 4), r.u(h + 4, 4), r.u(h + 8, 8), r.u(h + 16, 8), r.u(h + 24, 8), r.u(h + 32, 8)};
-    return Raw{r.u(h, 4), r.u(h + 4, 4), r.u(h + 8, 4), r.u(h + 12, 4), r.u(h + 16, 4), r.u(h + 20, 4)};
-  };
-  const Raw names = raw(shstrndx);
-  if (!r.fits(names.offset, names.size)) return r.bad("the section name table lies outside the file (truncated?)");
-  if (names.size > (16u << 20)) return r.bad("the section name table is implausibly large");
-  const std::string names_text = r.text(names.offset, static_cast<std::size_t>(names.size));
-  if (names_text.size() != names.size) return r.bad("the section name table cannot be read");
-  std::vector<CodeSection> out;
-  constexpr std::uint64_t k_progbits = 1, k_alloc = 2, k_exec = 4;
-  for (std::uint64_t i = 1; i < shnum; ++i) {
-    Raw s = raw(i);
-    if (s.type != k_progbits || s.size == 0) continue;
-    if (s.name >= names.size) return r.bad("section " + std::to_string(i) + " has a name outside the name table");
-    std::string_view all = std::string_view(names_text).substr(static_cast<std::size_t>(s.name));
-    std::string sname(all.substr(0, all.find('\0')));
-    Role role = sname == ".nv_fatbin" || sname == "__nv_relfatbin" ? Role::fatbin
-                : sname == ".nvFatBinSegment"                      ? Role::wrappers
-                                                                   : Role::search;
-    if (role == Role::search && (!(s.flags & k_alloc) || (s.flags & k_exec) || !may_hold_containers(sname))) continue;
-    if (!r.fits(s.offset, s.size)) return r.bad("section " + sname + " lies outside the file (truncated?)");
-    out.push_back({sname, s.offset, s.size, s.addr, role, is64});
-  }
-  return out;
-}
-
-util::Result<std::vector<CodeSection>> pe_sections(const FatbinBytes& r) {
-  if (!r.fits(0x3c, 4)) return r.bad("too short for a PE file");
-  std::uint64_t pe = r.u(0x3c, 4);
-  if (!r.fits(pe, 24) || r.text(pe, 4) != std::string_view("PE\0\0", 4))
-    return r.bad("an MZ file without a PE header (not a Windows DLL or program)");
-  std::uint64_t count = r.u(pe + 6, 2), optional_size = r.u(pe + 20, 2);
-  std::uint64_t table = pe + 24 + optional_size;
-  if (!r.fits(table, count * 40)) return r.bad("the PE section table lies outside the file (truncated?)");
-  constexpr std::uint64_t k_code = 0x20, k_data = 0x40, k_execute = 0x20000000;
-  std::vector<CodeSection> out;
-  for (std::uint64_t i = 0; i < count; ++i) {
-    std::uint64_t h = table + i * 40;
-    std::string sname = r.text(h, 8);
-    sname = sname.substr(0, sname.find('\0'));
-    std::uint64_t virtual_size = r.u(h + 8, 4), raw_size = r.u(h + 16, 4), offset = r.u(h + 20, 4), flags = r.u(h + 36, 4);
-    std::uint64_t size = virtual_size ? std::min(virtual_size, raw_size) : raw_size;
-    if (size == 0) continue;
-    const bool fatbin = sname == ".nv_fatb";
-    if (!fatbin && (!(flags & k_data) || (flags & (k_code | k_execute)))) continue;
-    if (!r.fits(offset, size)) return r.bad("section " + sname + " lies outside the file (truncated?)");
-    out.push_back({sname, offset, size, 0, fatbin ? Role::fatbin : Role::search, true});
-  }
-  return out;
-}
 
 // Entries summed per target with plain integers first (a cuDNN library has thousands), then
 // turned into the model's values once per target.
@@ -408,26 +304,6 @@ bool looks_like_binary(std::string_view head) {
 }
 
 namespace {
-
-// The containers the wrapper tables list inside fatbin section `s`, as sorted file offsets.
-std::vector<std::uint64_t> listed_starts(const FatbinBytes& r, const std::vector<CodeSection>& sections, const CodeSection& s) {
-  constexpr std::uint64_t k_wrapper_magic = 0x466243B1;
-  std::vector<std::uint64_t> out;
-  if (s.addr == 0) return out;
-  for (const auto& w : sections) {
-    if (w.role != Role::wrappers || w.size > (64u << 20)) continue;
-    const std::size_t record = w.wide ? 24 : 16, pointer = w.wide ? 8 : 4;
-    const std::string t = r.text(w.offset, static_cast<std::size_t>(w.size));
-    for (std::size_t i = 0; i + record <= t.size(); i += record) {
-      if (fat_le(t, i, 4) != k_wrapper_magic) continue;
-      const std::uint64_t addr = fat_le(t, i + 8, static_cast<int>(pointer));
-      if (addr >= s.addr && addr - s.addr < s.size) out.push_back(s.offset + (addr - s.addr));
-    }
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
 
 util::Result<model::LibraryKernels> read_from(ByteSource& src, const std::string& name, bool use_wrapper_table = true) {
   FatbinBytes r(src, name);

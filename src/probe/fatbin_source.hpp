@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "batch_read.hpp"
+#include "fatbin_container.hpp"
 #include "util/file_io.hpp"
 #include "util/result.hpp"
 
@@ -95,6 +96,32 @@ class FileSource final : public ByteSource {
   std::size_t m_cap = 0;
   std::uint64_t m_lo = 0, m_len = 0;
   std::optional<util::Error> m_error;
+};
+
+// Bounds-checked numbers and text from a source, for the readers of section tables and
+// containers; errors name the file.
+class ByteReader {
+ public:
+  ByteReader(ByteSource& src, const std::string& name) : m_src(src), m_name(name) {}
+
+  util::Error bad(const std::string& why) const { return util::Error(util::ErrorCode::invalid, m_name + ": " + why); }
+  bool fits(std::uint64_t off, std::uint64_t n) const { return off <= m_src.size() && n <= m_src.size() - off; }
+  std::uint64_t size() const { return m_src.size(); }
+  // A little-endian number at `off` (inside the file); 0 when it cannot be read (the source
+  // remembers why, and read_gpu_code reports that instead of the result).
+  std::uint64_t u(std::uint64_t off, int bytes) const {
+    const char* p = m_src.at(off, static_cast<std::size_t>(bytes));
+    return p ? fat_le(std::string_view(p, static_cast<std::size_t>(bytes)), 0, bytes) : 0;
+  }
+  // `n` bytes at `off` as text ("" when they cannot be read).
+  std::string text(std::uint64_t off, std::size_t n) const {
+    const char* p = m_src.at(off, n);
+    return p ? std::string(p, n) : std::string();
+  }
+
+ protected:
+  ByteSource& m_src;
+  const std::string& m_name;
 };
 
 }  // namespace probe::detail
