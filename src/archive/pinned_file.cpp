@@ -75,9 +75,24 @@ std::int64_t pread_full(int fd, char* buf, std::size_t len, std::uint64_t at) {
   return static_cast<std::int64_t>(got);
 }
 
-bool is_zip_magic(const unsigned char* m) {
-  return m[0] == 'P' && m[1] == 'K' && ((m[2] == 3 && m[3] == 4) || (m[2] == 5 && m[3] == 6) || (m[2] == 7 && m[3] == 8));
+}  // namespace
+
+std::optional<ArchiveKind> archive_kind_of(std::string_view head) {
+  const auto* m = reinterpret_cast<const unsigned char*>(head.data());
+  const std::size_t n = head.size();
+  auto starts = [&](const char* sig, std::size_t len) { return n >= len && std::memcmp(m, sig, len) == 0; };
+  if (n >= 262 && std::memcmp(m + 257, "ustar", 5) == 0) return ArchiveKind::tar;
+  if (starts("\xFD"
+             "7zXZ\0",
+             6))
+    return ArchiveKind::tar_xz;
+  if (starts("\x1F\x8B", 2)) return ArchiveKind::tar_gz;
+  if (n >= 4 && m[0] == 'P' && m[1] == 'K' && ((m[2] == 3 && m[3] == 4) || (m[2] == 5 && m[3] == 6) || (m[2] == 7 && m[3] == 8)))
+    return ArchiveKind::zip;
+  return std::nullopt;
 }
+
+namespace {
 
 // The hash pass's reads on a second thread: it reads each chunk (whole chunks, short only at the
 // end of the file) and tags it, while the hashing thread hashes the chunk before it. SHA-256 is then the only work on the hashing thread,
@@ -275,18 +290,8 @@ util::Result<PinnedFile> PinnedFile::open(const fs::path& file, const crypto::Di
 
   const auto* m = reinterpret_cast<const unsigned char*>(head.data());
   std::size_t n = head.size();
-  auto starts = [&](const char* sig, std::size_t len) { return n >= len && std::memcmp(m, sig, len) == 0; };
-  bool ustar = n >= 262 && std::memcmp(m + 257, "ustar", 5) == 0;
-  if (ustar)
-    p.m_kind = ArchiveKind::tar;
-  else if (starts("\xFD"
-                  "7zXZ\0",
-                  6))
-    p.m_kind = ArchiveKind::tar_xz;
-  else if (starts("\x1F\x8B", 2))
-    p.m_kind = ArchiveKind::tar_gz;
-  else if (n >= 4 && is_zip_magic(m))
-    p.m_kind = ArchiveKind::zip;
+  if (auto kind = archive_kind_of(head))
+    p.m_kind = *kind;
   else if (const char* f = foreign_format(m, n)) {
     return Error(ErrorCode::unsupported, file.string() + " is " + f + ", not an archive format stackpin unpacks")
         .with_hint(

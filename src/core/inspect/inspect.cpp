@@ -34,12 +34,7 @@ util::Result<FileKind> kind_of(const fs::path& p) {
   if (n < 0) return util::Error(util::ErrorCode::io, "cannot read " + p.string());
   std::string_view h(head, static_cast<std::size_t>(n));
   if (probe::looks_like_binary(h)) return FileKind::binary;
-  if (h.substr(0, 4) == std::string_view("PK\x03\x04", 4) ||
-      h.substr(0, 6) == std::string_view("\xfd"
-                                         "7zXZ\0",
-                                         6) ||
-      h.substr(0, 2) == "\x1f\x8b" || (h.size() >= 262 && h.substr(257, 5) == "ustar"))
-    return FileKind::archive;
+  if (archive_io::archive_kind_of(h)) return FileKind::archive;
   return FileKind::other;
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "archive/paths.hpp"
@@ -65,6 +66,10 @@ struct Extracted {
 // format (and no libarchive filter) is enabled when it is read.
 enum class ArchiveKind { tar, tar_gz, tar_xz, zip };
 const char* to_string(ArchiveKind k);
+// The format a file's first bytes (at least 262 of them where the file has them) announce: a
+// ustar header, the xz or gzip magic, a zip signature; nullopt for anything else (PinnedFile::open
+// then tries a pre-ustar tar, unless the bytes are a known foreign format).
+std::optional<ArchiveKind> archive_kind_of(std::string_view head);
 
 // An archive file opened once and proven to be the pinned bytes (its size, then the SHA-256 of
 // every byte) before any decoder sees a byte of it. Extraction reads through this same open
