@@ -29,11 +29,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <thread>
 
 #include "file_writer.hpp"
 #include "source.hpp"
+#include "tar_scan.hpp"
 #include "unsafe_entry.hpp"
 #include "utf8_locale.hpp"
 #include "util/file_io.hpp"
@@ -72,26 +74,39 @@ struct Fd {
   }
 };
 
-// libarchive's view of the byte source: raw chunks of a tar, or a decoder's output.
+// libarchive's view of the byte source: raw chunks of a tar, or a decoder's output. Every chunk is
+// read by the header scan (tar_scan.cpp) before libarchive gets it, so that an archive whose
+// entries tar readers read differently is refused before libarchive has read one of its headers.
 struct StreamClient {
   detail::SealedStream* reader = nullptr;
   detail::Decoder* decoder = nullptr;
   std::string error;
+  detail::TarHeaderScan scan;
+  std::optional<Error> refused;  // the scan's refusal, reported as it is
 };
 
 la_ssize_t stream_read(struct archive*, void* data, const void** buf) {
   auto* c = static_cast<StreamClient*>(data);
+  if (c->refused) return -1;
+  la_ssize_t n = 0;
   if (c->decoder) {
-    long n = c->decoder->read(buf);
+    n = c->decoder->read(buf);
     if (n < 0) {
       c->error = c->decoder->error();
       return -1;
     }
-    return n;
+  } else {
+    auto [p, len] = c->reader->next();
+    *buf = p;
+    n = static_cast<la_ssize_t>(len);
   }
-  auto [p, len] = c->reader->next();
-  *buf = p;
-  return static_cast<la_ssize_t>(len);
+  if (n > 0)
+    if (auto scanned = c->scan.feed(*buf, static_cast<std::size_t>(n)); !scanned) {
+      c->refused = std::move(scanned).error();
+      c->error = c->refused->message;
+      return -1;
+    }
+  return n;
 }
 
 Error too_big(std::uint64_t bound, const std::string& rel, const std::string& how) {
@@ -107,6 +122,12 @@ std::string la_error(struct archive* a) {
   if (e > 0) return util::os_error_text(e);
   return {};
 }
+
+// The mode a file of the archive is staged with: its owner can read and write it, the execute
+// bits are kept, and nothing else: no setuid/setgid/sticky bit, and no group or world write (a
+// repack made on Windows or with 7-Zip says 0777 or 0666; staged as root into /usr/local, any user
+// could then replace a library every program loads). CPython's tarfile "data" filter does the same.
+unsigned staged_mode(unsigned archive_mode) { return (archive_mode & 0755u) | 0600u; }
 
 class Extractor {
  public:
@@ -188,6 +209,13 @@ util::Status Extractor::finish_hashes(Extracted& out) {
 }
 
 util::Status Extractor::ensure_parents(const std::vector<std::string>& parts, const std::string& name) {
+  // Every directory claimed has had its own parents claimed before it, so a parent that is a
+  // known directory vouches for the whole path above it: the common case costs one lookup.
+  const std::string parent = parts.size() > 1 ? join_path({parts.begin(), parts.end() - 1}) : std::string();
+  if (parts.size() > 1) {
+    auto it = m_entries.find(parent);
+    if (it != m_entries.end() && it->second.type == EntryType::dir) return {};
+  }
   std::string prefix;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
     prefix += (i ? "/" : "") + parts[i];
@@ -206,10 +234,11 @@ util::Status Extractor::ensure_parents(const std::vector<std::string>& parts, co
     }
   }
   if (!m_list_only && parts.size() > 1) {
-    std::error_code ec;
-    fs::path dir = m_into / fs::path(join_path({parts.begin(), parts.end() - 1}));
-    fs::create_directories(dir, ec);
-    if (ec) return Error(ErrorCode::io, "cannot create " + dir.string() + ": " + ec.message());
+    fs::path dir = m_into;
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+      dir /= parts[i];
+      if (auto made = util::io::make_directory(dir); !made) return made;
+    }
   }
   return {};
 }
@@ -292,7 +321,7 @@ util::Status Extractor::write_file(struct archive* a, struct archive_entry* ae, 
     return Error(ErrorCode::invalid, "corrupt archive: \"" + util::printable(rel) + "\" declares " + std::to_string(declared_size) +
                                          " bytes but holds " + std::to_string(written));
   if (!m_list_only) {
-    unsigned mode = static_cast<unsigned>(archive_entry_perm(ae)) & 0777u;
+    unsigned mode = staged_mode(static_cast<unsigned>(archive_entry_perm(ae)));
     m_writer.close(fd.fd, index, mode, p);  // the writer owns the descriptor from here
     fd.fd = -1;
     e.mode = mode;
@@ -338,11 +367,7 @@ util::Result<bool> Extractor::admit(const std::string& name, Entry& e, std::vect
 util::Status Extractor::make_dir(Entry& e) {
   e.mode = 0755;
   if (m_list_only) return {};
-  std::error_code ec;
-  fs::path p = m_into / fs::path(e.path);
-  fs::create_directory(p, ec);
-  if (ec) return Error(ErrorCode::io, "cannot create " + p.string() + ": " + ec.message());
-  return {};
+  return util::io::make_directory(m_into / fs::path(e.path));
 }
 
 util::Status Extractor::make_symlink(const std::string& name, const std::vector<std::string>& parts, Entry& e,
@@ -452,7 +477,7 @@ util::Status Extractor::zip_entry(const detail::ZipEntry& z, const std::optional
     case EntryType::symlink: SP_TRY(make_symlink(name, parts, e, link && util::is_valid_utf8(*link) ? link : std::nullopt)); break;
     case EntryType::file:
       SP_TRY(budget(z.uncompressed, e.path, "stopped before"));
-      e.mode = z.permissions();
+      e.mode = staged_mode(z.permissions());
       e.size = z.uncompressed;
       m_claimed += z.uncompressed;  // claimed now, written by a worker
       break;
@@ -504,12 +529,24 @@ Error corrupt(const PinnedFile& f, const std::string& why) {
   return e;
 }
 
-// Reads every entry of an opened libarchive handle.
-util::Status read_entries(const PinnedFile& f, struct archive* a, Extractor& ex, Extracted& out, const std::string* source_error) {
+// The header scan's refusal: an entry that tar readers read differently as it is (unsafe), a
+// corrupt header as a corrupt archive.
+Error scan_refusal(const PinnedFile& f, const Error& e) { return e.code == ErrorCode::invalid ? corrupt(f, e.message) : e; }
+
+// Reads every entry of an opened libarchive handle, each checked against the header scan of the
+// same bytes (`client`): libarchive must return the entries the scan found, in order, under the
+// names the scan resolved.
+util::Status read_entries(const PinnedFile& f, struct archive* a, Extractor& ex, Extracted& out, StreamClient& client) {
+  const std::string* source_error = &client.error;
   struct archive_entry* ae = nullptr;
   while (true) {
     int r = archive_read_next_header(a, &ae);
-    if (r == ARCHIVE_EOF) break;
+    if (client.refused) return scan_refusal(f, *client.refused);
+    if (r == ARCHIVE_EOF) {
+      if (auto missed = client.scan.take_name())
+        return detail::unsafe_entry(*missed, "libarchive ends the archive before this entry, which other tar readers read");
+      break;
+    }
     if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
       std::string why = source_error && !source_error->empty() ? *source_error : la_error(a);
       if (why.empty())
@@ -518,18 +555,37 @@ util::Status read_entries(const PinnedFile& f, struct archive* a, Extractor& ex,
                                         std::to_string(out.entries.size()) + " (\"" + util::printable(ex.last_name()) + "\")";
       return corrupt(f, why);
     }
-#ifdef _WIN32
-    // Names are decoded as UTF-8 here (run_stream); one that is not UTF-8 comes back as a warning
-    // and an empty name, so the refusal is made from the warning.
-    std::string warning = r == ARCHIVE_WARN ? la_error(a) : "";
-    bool name = warning.rfind("Pathname", 0) == 0, link = warning.rfind("Linkname", 0) == 0;  // not Uname/Gname: owners are not used
-    if ((name || link) && warning.find("can't be converted") != std::string::npos)
-      return Error(ErrorCode::unsafe, "unsafe archive entry " + std::to_string(out.entries.size() + 1) + " of " + f.path().string() +
-                                          ": its " + (link ? "link target" : "name") +
-                                          " is not valid UTF-8 (another code page?): a receipt cannot record it and it would "
-                                          "name a different file on another machine");
-#endif
+    if (r == ARCHIVE_WARN) {
+      // A name that is not UTF-8 comes back as a warning (on Windows, where names are decoded as
+      // UTF-8 by the option set in read_stream, with an empty name), so the refusal is made from
+      // the warning. Owners are not used: a warning about them is let pass. Any other warning is
+      // libarchive reading past something it could not parse, where another tar reader may not.
+      std::string warning = la_error(a);
+      bool name = warning.rfind("Pathname", 0) == 0, link = warning.rfind("Linkname", 0) == 0;
+      bool owner = warning.rfind("Uname", 0) == 0 || warning.rfind("Gname", 0) == 0;
+      const std::string which = "unsafe archive entry " + std::to_string(out.entries.size() + 1) + " of " + f.path().string();
+      if ((name || link) && warning.find("can't be converted") != std::string::npos)
+        return Error(ErrorCode::unsafe, which + ": its " + (link ? "link target" : "name") +
+                                            " is not valid UTF-8 (another code page?): a receipt cannot record it and it would "
+                                            "name a different file on another machine");
+      if (!owner) {
+        Error err(ErrorCode::unsafe, which + ": libarchive reads its headers with the warning \"" + util::printable(warning) +
+                                         "\"; other tar readers (GNU tar, in the image build) may read them differently");
+        err.hints.push_back("the archive is not NVIDIA's original or was tampered with; nothing was staged");
+        return err;
+      }
+    }
+    // libarchive's name for the entry is the one the scan resolved (a name that is not UTF-8 is
+    // refused by Extractor::entry)
+    auto agreed = client.scan.take_name();
+    auto named = utf8_of(archive_entry_pathname_utf8(ae), archive_entry_pathname(ae));
+    if (!agreed)
+      return detail::unsafe_entry(named ? *named : std::string(),
+                                  "libarchive reads an entry here where the tar headers hold none for other tar readers");
+    if (named && *named != *agreed)
+      return detail::unsafe_entry(*named, "libarchive reads this name where other tar readers read \"" + util::printable(*agreed) + "\"");
     if (auto s = ex.entry(a, ae, out); !s) {
+      if (client.refused) return scan_refusal(f, *client.refused);
       auto err = std::move(s).error();
       if (source_error && !source_error->empty() && err.code == ErrorCode::invalid) err.message += " (" + *source_error + ")";
       return err;
@@ -817,7 +873,9 @@ util::Result<Extracted> read_stream(const PinnedFile& f, detail::SealedStream& r
   if (f.kind() == ArchiveKind::tar_xz) decoder = std::make_unique<detail::XzDecoder>(reader, opts.decode_threads, opts.xz_memory);
   if (f.kind() == ArchiveKind::tar_gz) decoder = std::make_unique<detail::GzipDecoder>(reader);
   if (decoder && !decoder->ok()) return Error(ErrorCode::internal, decoder->error());
-  StreamClient client{&reader, decoder.get(), {}};
+  StreamClient client;
+  client.reader = &reader;
+  client.decoder = decoder.get();
   std::unique_ptr<struct archive, ArchiveDeleter> a(archive_read_new());
   // one format, no filter: ustar, pax, GNU (sparse included) and v7 tar headers
   archive_read_support_format_tar(a.get());
@@ -827,6 +885,9 @@ util::Result<Extracted> read_stream(const PinnedFile& f, detail::SealedStream& r
   archive_read_set_format_option(a.get(), "tar", "hdrcharset", "UTF-8");
 #endif
   if (archive_read_open(a.get(), &client, nullptr, stream_read, nullptr) != ARCHIVE_OK) {
+    // (a first header that is no header is a file that is not a tar)
+    if (client.refused && (client.refused->code != ErrorCode::invalid || client.scan.entries() > 0))
+      return scan_refusal(f, *client.refused);
     std::string why = !client.error.empty() ? client.error : la_error(a.get());
     Error e(ErrorCode::invalid, f.path().string() + " is not a " + to_string(f.kind()) + " archive stackpin can read" +
                                     (why.empty() ? std::string() : ": " + why));
@@ -837,18 +898,19 @@ util::Result<Extracted> read_stream(const PinnedFile& f, detail::SealedStream& r
   Extractor ex(into, opts);
   ex.consumed = [&] { return reader.bytes_consumed(); };
   ex.archive_total = f.size();
-  SP_TRY(read_entries(f, a.get(), ex, out, &client.error));
+  SP_TRY(read_entries(f, a.get(), ex, out, client));
   SP_TRY(ex.check_links(out));
   SP_TRY(ex.finish_hashes(out));
-  // Read the rest (tar padding; for xz/gz the end of the stream and its
-  // checks), so that every byte of the file is checked against its seal.
-  if (decoder) {
-    const void* buf = nullptr;
-    long n = 0;
-    while ((n = decoder->read(&buf)) > 0) {
-    }
-    if (n < 0) return corrupt(f, decoder->error());
+  // Read the rest (tar padding; for xz/gz the end of the stream and its checks), so that every
+  // byte of the file is checked against its seal, and every byte after the end of the archive
+  // (zeros only) by the header scan.
+  const void* rest = nullptr;
+  la_ssize_t n = 0;
+  while ((n = stream_read(a.get(), &client, &rest)) > 0) {
   }
+  if (client.refused) return scan_refusal(f, *client.refused);
+  if (n < 0) return corrupt(f, client.error);
+  if (auto scanned = client.scan.finish(); !scanned) return scan_refusal(f, scanned.error());
   SP_TRY(reader.finish());
   out.archive_sha256 = f.sha256();  // every chunk decoded was the chunk hashed
   out.archive_size = f.size();

@@ -11,7 +11,11 @@
 // the documented set, COM0/LPT0 and the superscript-digit COM¹ .. LPT³ included, with or without
 // an extension and with trailing spaces in the stem. Characters that Windows' "best fit" ANSI
 // conversion turns into a dot, a separator or a drive colon are refused too: a tool that copies
-// the tree through an ANSI code page would otherwise turn "．．＼x" into "..\x".
+// the tree through an ANSI code page would otherwise turn "．．＼x" into "..\x". A component in
+// the form of an 8.3 short name ("CUDNN6~1.DLL", "STACKP~1") is refused for every target: on NTFS
+// (Windows, or a Linux tree under /mnt/c in WSL) it can be another name of an existing file, so a
+// write to it replaces a file no check looked at. Lengths and depth are bounded before the name is
+// split, so that the work on one name stays proportional to a name any real tree holds.
 #include "archive/paths.hpp"
 
 #include <algorithm>
@@ -68,10 +72,34 @@ const char* best_fit_hazard(std::uint32_t cp) {
   }
 }
 
+// The form Windows gives the short (8.3) name of a long one: a stem of at most 8 characters ending
+// in "~" and digits ("CUDNN6~1", "CU2B4F~12"), and at most one extension of up to 3 characters.
+bool short_name_form(const std::string& component) {
+  std::size_t dot = component.find('.');
+  std::string_view stem = std::string_view(component).substr(0, dot);
+  if (dot != std::string::npos) {
+    std::string_view ext = std::string_view(component).substr(dot + 1);
+    if (ext.size() > 3 || ext.find('.') != std::string_view::npos) return false;
+  }
+  std::size_t tilde = stem.rfind('~');
+  if (stem.size() > 8 || tilde == std::string_view::npos || tilde == 0 || tilde + 1 == stem.size()) return false;
+  for (char c : stem.substr(tilde + 1))
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
 }  // namespace
 
 util::Result<std::vector<std::string>> split_entry_path(std::string_view name, NameRules rules) {
   if (name.empty()) return detail::unsafe_entry(name, "empty name");
+  if (name.size() > k_max_name_bytes)
+    return detail::unsafe_entry(std::string(name.substr(0, 120)) + "...",
+                                "the name is " + std::to_string(name.size()) + " bytes long; stackpin accepts at most " +
+                                    std::to_string(k_max_name_bytes) + " (the longest path Linux opens)");
+  if (std::size_t depth = static_cast<std::size_t>(std::count(name.begin(), name.end(), '/')) + 1; depth > k_max_depth)
+    return detail::unsafe_entry(
+        std::string(name.substr(0, 120)) + "...",
+        "the name is " + std::to_string(depth) + " components deep; stackpin accepts at most " + std::to_string(k_max_depth));
   for (char c : name) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return detail::unsafe_entry(name, "control character in the name");
     if (c == '\\') return detail::unsafe_entry(name, "backslash in the name (a path separator on Windows)");
@@ -82,6 +110,13 @@ util::Result<std::vector<std::string>> split_entry_path(std::string_view name, N
   for (auto& part : util::split(name, '/')) {
     if (part.empty() || part == ".") continue;
     if (part == "..") return detail::unsafe_entry(name, "\"..\" component (would escape the destination)");
+    if (part.size() > k_max_component_bytes)
+      return detail::unsafe_entry(name, "a component is " + std::to_string(part.size()) + " bytes long; file systems hold at most " +
+                                            std::to_string(k_max_component_bytes));
+    if (short_name_form(part))
+      return detail::unsafe_entry(name, "\"" + part +
+                                            "\" has the form of a Windows 8.3 short name, which on NTFS can be another name of an existing "
+                                            "file (as git's core.protectNTFS refuses)");
     if (rules == NameRules::windows) {
       if (reserved_windows_name(part)) return detail::unsafe_entry(name, "\"" + part + "\" is a reserved device name on Windows");
       if (part.back() == '.' || part.back() == ' ')
@@ -138,12 +173,10 @@ std::optional<std::vector<std::string>> resolve_link_lexically(const std::vector
   return out;
 }
 
-namespace detail {
 util::Error unsafe_entry(std::string_view name, const std::string& why) {
   util::Error e(util::ErrorCode::unsafe, "unsafe archive entry \"" + util::printable(name) + "\": " + why);
   e.hints.push_back("the archive is not NVIDIA's original or was tampered with; nothing was staged");
   return e;
 }
-}  // namespace detail
 
 }  // namespace archive_io

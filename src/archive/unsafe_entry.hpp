@@ -1,13 +1,10 @@
 #pragma once
-// The one error every refusal of a hostile archive entry gives (paths.cpp, extract.cpp).
-#include <string>
-#include <string_view>
-
-#include "util/result.hpp"
+// The one error every refusal of a hostile archive entry gives (paths.hpp declares it for the layers
+// that place an archive's files; paths.cpp, extract.cpp and the zip readers use it by this name).
+#include "archive/paths.hpp"
 
 namespace archive_io::detail {
 
-// unsafe: `unsafe archive entry "NAME": WHY`, with the hint that nothing was staged.
-util::Error unsafe_entry(std::string_view name, const std::string& why);
+using ::archive_io::unsafe_entry;
 
 }  // namespace archive_io::detail

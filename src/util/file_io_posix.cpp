@@ -60,6 +60,23 @@ Status make_hardlink(const std::filesystem::path& existing, const std::filesyste
   return {};
 }
 
+Status make_directory(const std::filesystem::path& path) {
+  if (::mkdir(path.c_str(), 0755) == 0) return {};
+  const int err = errno;
+  struct stat st {};
+  if (err == EEXIST && ::lstat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return {};
+    return Error(ErrorCode::io, "cannot create the directory " + path.string() + ": " +
+                                    (S_ISLNK(st.st_mode) ? "a symbolic link has that name" : "a file has that name"));
+  }
+  return Error(ErrorCode::io, "cannot create the directory " + path.string() + ": " + os_error_text(err));
+}
+
+bool is_link(const std::filesystem::path& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
 std::filesystem::path absolute_path(const std::filesystem::path& path) { return std::filesystem::absolute(path).lexically_normal(); }
 
 }  // namespace util::io

@@ -129,6 +129,25 @@ Status make_hardlink(const std::filesystem::path& existing, const std::filesyste
   return {};
 }
 
+Status make_directory(const std::filesystem::path& path) {
+  if (CreateDirectoryW(path.c_str(), nullptr)) return {};
+  DWORD e = GetLastError();
+  if (e == ERROR_ALREADY_EXISTS) {
+    DWORD attrs = GetFileAttributesW(path.c_str());
+    if (attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_DIRECTORY) && !(attrs & FILE_ATTRIBUTE_REPARSE_POINT)) return {};
+    return Error(ErrorCode::io,
+                 "cannot create the directory " + path.string() + ": " +
+                     (attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_REPARSE_POINT) ? "a link (reparse point) has that name"
+                                                                                                 : "a file has that name"));
+  }
+  return Error(ErrorCode::io, "cannot create the directory " + path.string() + ": " + win_error(e));
+}
+
+bool is_link(const std::filesystem::path& path) {
+  DWORD attrs = GetFileAttributesW(path.c_str());
+  return attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_REPARSE_POINT);
+}
+
 std::filesystem::path absolute_path(const std::filesystem::path& path) {
   std::wstring w = path.wstring();
   auto starts = [&](const wchar_t* prefix) { return _wcsnicmp(w.c_str(), prefix, wcslen(prefix)) == 0; };

@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+#ifndef _WIN32
+#include <sys/stat.h>
+#endif
+
 #include "archive/extract.hpp"
 #include "crypto/sha256.hpp"
 #include "fixtures.hpp"
@@ -316,7 +320,7 @@ TEST(ExtractModes, SetuidSetgidAndStickyBitsAreDropped) {
                     file("exec", "w", 0755)});
   auto x = extract_pinned(a, fx.out(), posix());
   ASSERT_TRUE(x.ok()) << x.error().message;
-  std::map<std::string, unsigned> want{{"suid", 0755}, {"sgid", 0750}, {"sticky", 0777}, {"plain", 0640}, {"exec", 0755}};
+  std::map<std::string, unsigned> want{{"suid", 0755}, {"sgid", 0750}, {"sticky", 0755}, {"plain", 0640}, {"exec", 0755}};
   ASSERT_EQ(x->entries.size(), want.size());
   for (const auto& e : x->entries) {
     EXPECT_EQ(e.mode, want.at(e.path)) << e.path;
@@ -324,6 +328,93 @@ TEST(ExtractModes, SetuidSetgidAndStickyBitsAreDropped) {
     auto on_disk = fs::symlink_status(fx.out() / e.path).permissions() & fs::perms::mask;
     EXPECT_EQ(static_cast<unsigned>(on_disk), want.at(e.path)) << e.path;
   }
+}
+
+TEST(ExtractModes, NothingIsStagedWritableByGroupOrWorld) {
+  STACKPIN_SKIP_ON_WINDOWS("POSIX mode bits");
+  // repacks made on Windows or with 7-Zip say 0777 and 0666; an archive may also say 0000 or 0200:
+  // whatever it says, the owner reads and writes, the execute bits stay, and nobody else writes
+  for (Format f : {Format::tar, Format::zip}) {
+    SCOPED_TRACE(ext(f));
+    ExtractFixture fx;
+    auto a = fx.make({dir("d"), file("d/all", "a", 0777), file("d/rw", "b", 0666), file("d/none", "c", 0000), file("d/wo", "d", 0200),
+                      file("d/gw", "e", 0775), file("deep/er/x", "f", 0644)},
+                     f);
+#ifndef _WIN32
+    ::mode_t old_umask = ::umask(0);  // as in a container whose umask is 0: folders stackpin makes are 0755 all the same
+#endif
+    auto x = extract_pinned(a, fx.out(), posix());
+#ifndef _WIN32
+    ::umask(old_umask);
+#endif
+    ASSERT_TRUE(x.ok()) << x.error().message;
+    // a zip's mode of 0 says "no Unix mode": such a file is 0644
+    std::map<std::string, unsigned> want{{"d/all", 0755}, {"d/rw", 0644}, {"d/none", f == Format::zip ? 0644u : 0600u},
+                                         {"d/wo", 0600},  {"d/gw", 0755}, {"deep/er/x", 0644}};
+    for (const auto& e : x->entries) {
+      auto on_disk = static_cast<unsigned>(fs::symlink_status(fx.out() / e.path).permissions() & fs::perms::mask);
+      if (e.type == EntryType::dir) {
+        EXPECT_EQ(on_disk, 0755u) << e.path;
+        continue;
+      }
+      EXPECT_EQ(e.mode, want.at(e.path)) << e.path;
+      EXPECT_EQ(on_disk, want.at(e.path)) << e.path;
+    }
+    for (const char* implicit : {"deep", "deep/er"})  // made for a file, never named by the archive
+      EXPECT_EQ(static_cast<unsigned>(fs::symlink_status(fx.out() / implicit).permissions() & fs::perms::mask), 0755u) << implicit;
+  }
+}
+
+// ---- bounds on names -----------------------------------------------------------------------------
+
+TEST(ExtractHostile, NamesPastTheBoundsAreRefusedWithoutWalkingThem) {
+  // 200,000 components in 400 KB of PAX path (node-tar ships such an archive): refused by its
+  // length alone, before any parent is claimed, so memory and time stay flat
+  std::string deep;
+  for (int i = 0; i < 200000; ++i) deep += "a/";
+  deep += "x";
+  struct Case {
+    std::string name, words;
+  };
+  std::string long_component(300, 'c');
+  std::string many;  // short enough in bytes, too many components
+  for (int i = 0; i < 200; ++i) many += "d/";
+  many += "x";
+  for (const auto& c : std::vector<Case>{{deep, "400001 bytes long; stackpin accepts at most 4096"},
+                                         {many, "201 components deep; stackpin accepts at most 128"},
+                                         {"top/" + long_component + "/f", "a component is 300 bytes long"}}) {
+    // a zip's name field holds at most 65,535 bytes: the 400 KB name is a tar's alone
+    for (Format f :
+         c.name.size() > 65535 ? std::vector<Format>{Format::tar, Format::tar_xz} : std::vector<Format>{Format::tar_xz, Format::zip}) {
+      ExtractFixture fx;
+      auto a = fx.make({file("ok.txt"), file(c.name, "evil")}, f);
+      expect_refused(fx, a, posix(), {ErrorCode::unsafe, {"unsafe archive entry", c.words}}, c.words + ext(f));
+    }
+  }
+  // at the bounds: accepted
+  std::string at_depth;
+  for (std::size_t i = 0; i + 1 < archive_io::k_max_depth; ++i) at_depth += "d/";
+  at_depth += "x";
+  ExtractFixture fx;
+  auto a = fx.make({file(at_depth, "ok"), file("top/" + std::string(255, 'n'), "ok")});
+  auto x = extract_pinned(a, fx.out(), posix());
+  EXPECT_TRUE(x.ok()) << x.error().message;
+}
+
+TEST(ExtractHostile, WindowsShortNamesAreRefusedForEveryTarget) {
+  // on NTFS (Windows, or /mnt/c under WSL) CUDNN6~1.DLL can be another name of cudnn64_8.dll
+  for (const char* name : {"bin/CUDNN6~1.DLL", "include/CUDNN_~1.H", "STACKP~1/receipt.json", "bin/cu2b4f~1.dll", "lib/x~12"}) {
+    for (auto rules : {posix(), windows()}) {
+      ExtractFixture fx;
+      auto a = fx.make({file("ok.txt"), file(name, "alias")}, Format::zip);
+      expect_refused(fx, a, rules, {ErrorCode::unsafe, {"Windows 8.3 short name"}}, name);
+    }
+  }
+  // names with a tilde that are not in that form are files like any other
+  ExtractFixture fx;
+  auto a = fx.make({file("a~b.txt"), file("backup~"), file("long_name~1.txt"), file("x~1.json5"), file("v~1.2.3")});
+  auto x = extract_pinned(a, fx.out(), windows());
+  EXPECT_TRUE(x.ok()) << x.error().message;
 }
 
 // ---- duplicates and Windows names ----------------------------------------------------------------

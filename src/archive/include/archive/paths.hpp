@@ -1,5 +1,6 @@
 #pragma once
 // Path rules for archive entries (see paths.cpp for why they are what they are).
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,11 +15,27 @@ enum class NameRules {
   windows,  // the tree will be copied to Windows: reserved names, trailing dots/spaces, case collisions
 };
 
+// Bounds on a name, checked before any other work is done on it: a name longer than the longest
+// path Linux opens (PATH_MAX), a component longer than any file system holds (NAME_MAX, and NTFS's
+// 255 UTF-16 units), or more components deep than any toolkit tree, is refused whole, so that a
+// hostile name of 400 KB and 200,000 components costs one comparison, not a walk of its parents.
+inline constexpr std::size_t k_max_name_bytes = 4096;
+inline constexpr std::size_t k_max_component_bytes = 255;
+inline constexpr std::size_t k_max_depth = 128;
+
 // Splits an entry name into components, dropping "." and empty components. Errors (unsafe):
-// an absolute path, a drive letter or UNC prefix, a backslash, a ".." component, a NUL or other
-// control character, and with NameRules::windows also reserved device names (CON, NUL, COM1,
-// ...), names ending in a dot or space, and characters Windows forbids (<>:"|?*).
+// a name past the bounds above, an absolute path, a drive letter or UNC prefix, a backslash, a
+// ".." component, a NUL or other control character, a component in the form of a Windows 8.3 short
+// name (CUDNN6~1.DLL: on NTFS another name of an existing file, refused for every target as git's
+// core.protectNTFS does, since a Linux tree may live on NTFS under WSL), and with
+// NameRules::windows also reserved device names (CON, NUL, COM1, ...), names ending in a dot or
+// space, and characters Windows forbids (<>:"|?*).
 util::Result<std::vector<std::string>> split_entry_path(std::string_view name, NameRules rules);
+
+// The one error every refusal of a hostile archive entry gives, here and in the layers that place
+// an archive's files: unsafe, `unsafe archive entry "NAME": WHY`, with the hint that nothing was
+// staged.
+util::Error unsafe_entry(std::string_view name, const std::string& why);
 
 // Joins components with '/'.
 std::string join_path(const std::vector<std::string>& parts);

@@ -41,6 +41,16 @@ Status make_symlink(const std::string& target, const std::filesystem::path& at);
 // A hard link at `at` to the existing file `existing`. Errors: io.
 Status make_hardlink(const std::filesystem::path& existing, const std::filesystem::path& at);
 
+// A directory at `path`, mode 0755 (less what the umask takes: a umask of 0 in a container must
+// not make a staged tree writable by every user). An existing directory is fine; anything else of
+// that name, a symlink to a directory included, is an error (io), so a planted link is never
+// written through.
+Status make_directory(const std::filesystem::path& path);
+
+// Whether `path` itself (not followed) is a link: a symbolic link, or on Windows any reparse point
+// (a junction too, which std::filesystem does not call a symlink). False when it does not exist.
+bool is_link(const std::filesystem::path& path);
+
 // `path` made absolute and normal, as a user names a DEST. On Windows a verbatim path
 // (\\?\C:\..., \\?\UNC\server\share\...) is taken in its plain form, which std::filesystem
 // takes apart correctly, and the rest is resolved by GetFullPathNameW, as Windows itself resolves
