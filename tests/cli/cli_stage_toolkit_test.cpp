@@ -167,6 +167,29 @@ TEST(CliStageToolkit, AHostileComponentArchiveChangesNothing) {
   EXPECT_FALSE(fs::exists(dest)) << "DEST did not exist before and must not now";
 }
 
+TEST(CliStageToolkit, NothingFromAnArchiveLandsInStackpinsOwnState) {
+  // a component whose top folder holds .stackpin/: placed there, it would be a receipt or journal
+  // of the attacker's, and the staging could be neither checked nor undone
+  for (const std::string state : {".stackpin/receipt.json", ".StackPin/journal", ".stackpin/backup/lib64/libcudart.so.12"}) {
+    SCOPED_TRACE(state);
+    Toolkit t(true, {fixtures::Entry{"libcufft-linux-x86_64-11.2.1.3-archive/" + state, fixtures::Kind::file, "{}\n", {}, 0644}});
+    auto dest = t.dir.path() / "dest";
+    auto r = stackpin(t.stage(dest));
+    EXPECT_EQ(r.exit_code, 1) << show(r);
+    EXPECT_NE(r.err.find("unsafe archive entry \"libcufft-linux-x86_64-11.2.1.3-archive/" + state + "\""), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("inside stackpin's own state"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dest)) << "DEST did not exist before and must not now";
+    // nor into a staged tree's state: a restage over an existing staging is refused the same way
+    Toolkit good;
+    auto d2 = good.dir.path() / "dest";
+    ASSERT_EQ(stackpin(good.stage(d2)).exit_code, 0);
+    auto receipt = slurp(d2 / ".stackpin/receipt.json");
+    auto r2 = stackpin(t.stage(d2));
+    EXPECT_EQ(r2.exit_code, 1) << show(r2);
+    EXPECT_EQ(slurp(d2 / ".stackpin/receipt.json"), receipt);
+  }
+}
+
 TEST(CliStageToolkit, TwoComponentsWritingOneFileDifferentlyConflict) {
   Toolkit t(true, {fixtures::Entry{
                       "libcufft-linux-x86_64-11.2.1.3-archive/include/cuda_runtime.h", fixtures::Kind::file, "/* another */\n", {}, 0644}});

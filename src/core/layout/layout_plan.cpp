@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 
+#include "archive/paths.hpp"
 #include "core/windows/windows_search.hpp"
 #include "util/strings.hpp"
 
@@ -63,9 +64,17 @@ model::PlannedFile planned(const archive_io::Entry& e, const std::string& rel, c
   return f;
 }
 
-// Links judged where they will live in DEST: the archive's own checks saw them under its top
-// directory.
-util::Status check_plan_links(const LayoutPlan& plan) {
+// Where every file will live in DEST, judged once for every product and layout: nothing of an
+// archive may land in DEST/.stackpin (stackpin's receipt, journal, backups and scripts: a file
+// placed there would make the staging impossible to check or undo), judged without regard to case
+// since DEST may lie on a file system that ignores it (NTFS, also under WSL). Then every link,
+// judged where it will live: the archive's own checks saw them under its top directory.
+util::Status check_plan(const LayoutPlan& plan) {
+  const std::string state = util::to_lower(model::StateDir::k_name);
+  for (const auto& f : plan.files)
+    if (util::to_lower(f.to.substr(0, f.to.find('/'))) == state)
+      return archive_io::unsafe_entry(plan.top + "/" + f.from, "it would be placed in DEST/" + f.to + ", inside stackpin's own state (" +
+                                                                   model::StateDir::k_name + "/)");
   std::vector<TreeNode> nodes;
   for (const auto& f : plan.files) nodes.push_back(TreeNode{f.to, f.type == "symlink", f.link, plan.top + "/" + f.from});
   return check_links_in_tree(nodes, "DEST");
@@ -163,7 +172,7 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
   if (!missing.empty())
     return util::Error(util::ErrorCode::invalid, "incomplete cuDNN archive: missing " + util::join(missing, ", "))
         .with_hint("a half-copied or repacked tree; download NVIDIA's archive again");
-  SP_TRY(check_plan_links(plan));
+  SP_TRY(check_plan(plan));
   return plan;
 }
 
@@ -187,7 +196,7 @@ util::Result<LayoutPlan> plan_cuda_component(const std::vector<archive_io::Entry
     plan.files.push_back(planned(e, rel, to));
   }
   if (plan.files.empty()) return layout_error("the " + component + " archive holds no file", hint);
-  SP_TRY(check_plan_links(plan));
+  SP_TRY(check_plan(plan));
   return plan;
 }
 

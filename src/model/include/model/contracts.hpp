@@ -15,8 +15,9 @@
 namespace model {
 
 struct StateDir {
+  static constexpr const char* k_name = ".stackpin";  // the one name of the state folder in DEST
   std::filesystem::path dest;
-  std::filesystem::path root() const { return dest / ".stackpin"; }
+  std::filesystem::path root() const { return dest / k_name; }
   std::filesystem::path receipt() const { return root() / "receipt.json"; }  // versioned
   std::filesystem::path journal() const { return root() / "journal"; }       // in-progress operations
   std::filesystem::path backup() const { return root() / "backup"; }         // what cuda-merge overwrote
