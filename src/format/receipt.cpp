@@ -1,13 +1,103 @@
 // The receipt stage writes into DEST (JSON), read back with every field validated.
 #include "format/receipt.hpp"
 
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "json_impl.hpp"
 
+#include "model/contracts.hpp"
+#include "model/manifest.hpp"
+#include "model/platform.hpp"
+#include "model/version.hpp"
+#include "util/strings.hpp"
+
 namespace format {
 
 using nlohmann::json;
+
+namespace {
+
+// A receipt is another machine's file as soon as a tree is copied: every value is checked here,
+// against what stage writes, before any command acts on it or a generator writes it into a script,
+// a loader entry, a CMake or pkg-config file (a version holding a line break would add a command
+// to every login shell). Paths are judged against DEST by the commands that use them (state.cpp).
+util::Status check_values(const model::Receipt& r, const std::string& path) {
+  auto bad = [&](const std::string& field, const std::string& value, const std::string& why) {
+    util::Error e(util::ErrorCode::unsafe, path + ": " + field + " \"" + util::printable(value) + "\" " + why);
+    e.hints.push_back(
+        "stackpin never writes such a value: the receipt was edited or the tree was copied from elsewhere; nothing was "
+        "changed. Check DEST by hand, then remove DEST/.stackpin to start over");
+    return e;
+  };
+  auto plain = [](const std::string& v) {
+    return util::is_valid_utf8(v) &&
+           std::none_of(v.begin(), v.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  };
+  auto version = [](const std::string& v) {
+    auto parsed = model::Version::parse(v);
+    return v.empty() || (parsed && parsed->text() == v);
+  };
+  auto sha = [](const std::string& v) { return v.empty() || (v.size() == 64 && util::is_hex(v)); };
+  auto charset = [](const std::string& v, std::string_view extra) {
+    return !v.empty() && v.size() <= 128 && std::all_of(v.begin(), v.end(), [&](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || extra.find(c) != std::string_view::npos;
+    });
+  };
+  auto file_name = [&](const std::string& v) { return v.empty() || (plain(v) && v.find_first_of("/\\") == std::string::npos); };
+
+  // every text field: valid UTF-8 without control characters (no line breaks, no tabs)
+  std::vector<std::pair<std::string, const std::string*>> text{
+      {"stackpin_version", &r.stackpin_version}, {"manifest.path", &r.manifest_path}, {"dest", &r.dest}, {"prefix", &r.prefix}};
+  for (std::size_t i = 0; i < r.files.size(); ++i) {
+    const auto& f = r.files[i];
+    const std::string at = "files[" + std::to_string(i) + "].";
+    for (auto [k, v] : {std::pair<const char*, const std::string*>{"path", &f.path},
+                        {"from", &f.from},
+                        {"archive", &f.archive},
+                        {"link", &f.link},
+                        {"backup", &f.backup},
+                        {"type", &f.type}})
+      text.push_back({at + k, v});
+    if (!sha(f.sha256)) return bad(at + "sha256", f.sha256, "is not a SHA-256");
+  }
+  for (std::size_t i = 0; i < r.created_dirs.size(); ++i) text.push_back({"created_dirs[" + std::to_string(i) + "]", &r.created_dirs[i]});
+  for (const auto& [field, value] : text)
+    if (!plain(*value)) return bad(field, *value, "holds a control character or is not valid UTF-8");
+
+  if (!r.manifest_name.empty() && !charset(r.manifest_name, "._-")) return bad("manifest.name", r.manifest_name, "is not a manifest name");
+  if (!sha(r.manifest_sha256)) return bad("manifest.sha256", r.manifest_sha256, "is not a SHA-256");
+  if (!version(r.cudnn_version)) return bad("cudnn.version", r.cudnn_version, "is not a version stackpin writes");
+  if (r.cudnn_cuda_major < 0 || r.cudnn_cuda_major > 99)
+    return bad("cudnn.cuda_major", std::to_string(r.cudnn_cuda_major), "is not a CUDA major version");
+  if (!version(r.cuda_version)) return bad("cuda.version", r.cuda_version, "is not a version stackpin writes");
+  if (!model::parse_platform(r.platform)) return bad("platform", r.platform, "is not a platform stackpin knows");
+  if (r.target != "linux" && r.target != "windows") return bad("target", r.target, "is not linux or windows");
+  bool layout_known = false;
+  for (const char* l : {model::to_string(model::LinuxLayout::lib64), model::to_string(model::LinuxLayout::deb),
+                        model::to_string(model::WindowsLayout::isolated), model::to_string(model::WindowsLayout::cuda_merge)})
+    layout_known = layout_known || r.layout == l;
+  if (!layout_known) return bad("layout", r.layout, "is not a layout stackpin knows");
+  if (!r.prefix.empty() && (r.target == "linux" ? r.prefix.front() != '/' : !model::is_windows_absolute(r.prefix)))
+    return bad("prefix", r.prefix, "is not an absolute path for the " + r.target + " target");
+  if (!file_name(r.archive_file)) return bad("archive.file", r.archive_file, "is not a file name");
+  if (!sha(r.archive_sha256)) return bad("archive.sha256", r.archive_sha256, "is not a SHA-256");
+  for (std::size_t i = 0; i < r.cuda_archives.size(); ++i) {
+    const auto& a = r.cuda_archives[i];
+    const std::string at = "cuda.archives[" + std::to_string(i) + "].";
+    if (!charset(a.component, "_") || std::any_of(a.component.begin(), a.component.end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
+      return bad(at + "component", a.component, "is not a CUDA component name");
+    if (!version(a.version)) return bad(at + "version", a.version, "is not a version stackpin writes");
+    if (!file_name(a.file)) return bad(at + "file", a.file, "is not a file name");
+    if (!sha(a.sha256)) return bad(at + "sha256", a.sha256, "is not a SHA-256");
+  }
+  return {};
+}
+
+}  // namespace
 
 std::string write_receipt(const model::Receipt& r) {
   json files = json::array();
@@ -102,6 +192,7 @@ util::Result<model::Receipt> parse_receipt(std::string_view text, const std::str
     return util::Error(util::ErrorCode::parse, path + " is not a valid stackpin receipt: " + e.what())
         .with_hint("if the tree was staged by hand or the receipt was edited, restage with `stackpin stage`");
   }
+  SP_TRY(check_values(r, path));
   return r;
 }
 

@@ -39,7 +39,7 @@ std::string cmake_under(const std::string& var, const std::string& rel) {
 }
 
 std::string header(const BuildConfig& c, const std::string& what) {
-  std::string s = std::string(k_generated_marker) + ": " + what + " of cuDNN " + c.version;
+  std::string s = std::string(k_generated_marker) + ": " + what + " of cuDNN " + comment_safe(c.version);
   if (c.cuda_major) s += " for CUDA " + std::to_string(c.cuda_major);
   s += ", " + std::string(model::to_string(c.platform));
   if (!c.name.empty()) s += " (manifest " + comment_safe(c.name) + ")";

@@ -141,4 +141,28 @@ TEST(CliActivate, RefusesWhatItCannotActivate) {
   EXPECT_FALSE(fs::exists(w.root() / "etc" / "ld.so.conf.d" / "stackpin-fixture.conf")) << show(denied);
 }
 
+TEST(CliActivate, AReceiptValueNeverReachesAGeneratedFile) {
+  // a tree copied from elsewhere whose receipt says a version with a line break: written into the
+  // profile.d script and the loader entry, it would add a loader path and a command every login
+  // shell runs (as root with --scope machine)
+  for (const std::string& field : {std::string("cudnn"), std::string("prefix"), std::string("manifest")}) {
+    SCOPED_TRACE(field);
+    World w;
+    fs::path receipt = w.tree() / ".stackpin" / "receipt.json";
+    auto j = nlohmann::json::parse(testing_support::read_text(receipt));
+    if (field == "cudnn") j["cudnn"]["version"] = "8.9.7.29\n/tmp/evil\ntouch /tmp/pwned #";
+    if (field == "prefix") j["prefix"] = (w.tree()).string() + "\n/tmp/evil";
+    if (field == "manifest") j["manifest"]["name"] = "fixture\nrm -rf ~";
+    testing_support::write_file(receipt, j.dump(1));
+    auto a = stackpin({"activate", w.manifest().string(), "--scope", "machine", "--root", w.root().string()});
+    EXPECT_EQ(a.exit_code, 1) << show(a);
+    EXPECT_TRUE(testing_support::contains(a.err, "receipt.json")) << show(a);
+    EXPECT_TRUE(testing_support::contains(a.err, "stackpin never writes such a value")) << show(a);
+    EXPECT_FALSE(fs::exists(w.root() / "etc")) << "nothing was written";
+    auto user = stackpin({"activate", w.manifest().string()}, w.env());
+    EXPECT_EQ(user.exit_code, 1) << show(user);
+    EXPECT_FALSE(fs::exists(w.home() / ".profile")) << show(user);
+  }
+}
+
 }  // namespace

@@ -533,6 +533,9 @@ TEST(Machine, TorchBundledCopyAndStagedTreeAndDpkg) {
   receipt.cudnn_version = "9.1.0.70";
   receipt.cudnn_cuda_major = 12;
   receipt.dest = "/opt/stack";
+  receipt.platform = "linux-x86_64";  // as stage writes it: a receipt of unknown values is not believed
+  receipt.target = "linux";
+  receipt.layout = "lib64";
   fx.root.file("/opt/stack/.stackpin/receipt.json", format::write_receipt(receipt));
   // a Debian package in the multiarch directory
   fx.root.cudnn_libs(k_multiarch, "8.9.2");

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -272,10 +273,12 @@ TEST(StageLinux, Lib64LayoutKeepsTheSoNameChain) {
     EXPECT_TRUE(state.count("receipt.json"));
     EXPECT_TRUE(state.count("lock"));
     ASSERT_TRUE(state.count("activate.sh"));
-    EXPECT_EQ(
-        testing_support::read_text(w.dest() / ".stackpin" / "build-files"),
-        "dir\tshare\ndir\tshare/cmake\ndir\tshare/cmake/CUDNN\ndir\tlib64/pkgconfig\n"
-        "file\tshare/cmake/CUDNN/CUDNNConfig.cmake\nfile\tshare/cmake/CUDNN/CUDNNConfigVersion.cmake\nfile\tlib64/pkgconfig/cudnn.pc\n");
+    // each file with the SHA-256 of what was written: unstage removes it only while it is that
+    auto recorded = [&](const std::string& rel) { return "file\t" + rel + "\t" + testing_support::sha256_file(w.dest() / rel) + "\n"; };
+    EXPECT_EQ(testing_support::read_text(w.dest() / ".stackpin" / "build-files"),
+              "dir\tshare\ndir\tshare/cmake\ndir\tshare/cmake/CUDNN\ndir\tlib64/pkgconfig\n" +
+                  recorded("share/cmake/CUDNN/CUDNNConfig.cmake") + recorded("share/cmake/CUDNN/CUDNNConfigVersion.cmake") +
+                  recorded("lib64/pkgconfig/cudnn.pc"));
     std::vector<std::string> build;
     for (const auto& [path, hash] : build_files(spec)) build.push_back((w.dest() / path).string());
     std::sort(build.begin(), build.end());
@@ -458,13 +461,21 @@ TEST(StageBuildFiles, RestageRewritesMissingOrStaleOnesAndNothingElse) {
   ASSERT_TRUE(w.stage().ok());
   auto before = testing_support::snapshot(w.dest());
   fs::remove(w.dest() / "lib64" / "pkgconfig" / "cudnn.pc");
-  testing_support::write_file(w.dest() / "share" / "cmake" / "CUDNN" / "CUDNNConfig.cmake", "# edited\n");
+  // edited, but still carrying stackpin's marker: stackpin's own file, rewritten
+  testing_support::write_file(w.dest() / "share" / "cmake" / "CUDNN" / "CUDNNConfig.cmake",
+                              std::string(gen::k_generated_marker) + ": edited\n");
   fs::remove(w.archives() / w.info.path.filename());  // a no-op restage needs no archive
   auto r = w.stage();
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(r->no_op);
   EXPECT_EQ(r->build_files.size(), 3u);
   EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(w.dest())), "");
+  // rewritten without the marker: nothing proves stackpin wrote it any more, so it is kept
+  testing_support::write_file(w.dest() / "share" / "cmake" / "CUDNN" / "CUDNNConfig.cmake", "# mine now\n");
+  auto kept = w.stage();
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  EXPECT_EQ(testing_support::read_text(w.dest() / "share" / "cmake" / "CUDNN" / "CUDNNConfig.cmake"), "# mine now\n");
+  EXPECT_NE(kept->build_files_note.find("CUDNNConfig.cmake"), std::string::npos) << kept->build_files_note;
 }
 
 TEST(StageBuildFiles, AnotherProgramsConfigInTheCudaRootIsKeptAndUnstageRestoresAll) {
@@ -1161,22 +1172,24 @@ TEST(StageHostileState, ASymlinkOnTheWayOutOfDestIsNotFollowed) {
   auto r = h.receipt();
   r.files.back().path = "lib64/victim.txt";
   h.write(r);
-  h.expect_every_command_refuses({"goes through the symlink", "lib64"});
+  h.expect_every_command_refuses({"goes through the link", "lib64", "leads out of DEST"});
   EXPECT_EQ(testing_support::read_text(h.outside() / "victim.txt"), "must stay\n");
 }
 
 TEST(StageHostileState, AHostileJournalIsRefusedBeforeAnyRecordIsActedOn) {
-  const std::string head = "stackpin-journal\t1\nop\tstage\n";
+  const std::string head = "stackpin-journal\t2\nop\tstage\n";
+  const std::string proof = "\tsha256:" + std::string(64, '0');
   struct Case {
     std::string body, words;
   };
-  for (const auto& c :
-       std::vector<Case>{{"place\tinclude/cudnn.h\nplace\t../outside/victim.txt\n", "journal:4: the path \"../outside/victim.txt\""},
-                         {"backup\tinclude/cudnn.h\t../../outside/planted.txt\n", "is not kept where stackpin keeps it"},
-                         {"tmp\t../../outside\n", "is not one stackpin makes"},
-                         {"mkdir\t/tmp\n", "journal:3: the path \"/tmp\""},
-                         {"rm -rf\t/\n", "is not one stackpin writes"},
-                         {"place\tinclude/cudnn.h\tand more\tfields\n", "more fields than stackpin writes"}}) {
+  for (const auto& c : std::vector<Case>{{"place\tinclude/cudnn.h" + proof + "\nplace\t../outside/victim.txt" + proof + "\n",
+                                          "journal:4: the path \"../outside/victim.txt\""},
+                                         {"backup\tinclude/cudnn.h\t../../outside/planted.txt\n", "is not kept where stackpin keeps it"},
+                                         {"tmp\t../../outside\n", "is not one stackpin makes"},
+                                         {"mkdir\t/tmp\n", "journal:3: the path \"/tmp\""},
+                                         {"rm -rf\t/\n", "is not one stackpin writes"},
+                                         {"place\tinclude/cudnn.h\tand more\tfields\n", "more fields than stackpin writes"},
+                                         {"place\tinclude/cudnn.h\n", "does not say which file it placed"}}) {
     SCOPED_TRACE(c.body);
     HostileState h;
     testing_support::write_file(h.w.dest() / ".stackpin" / "journal", head + c.body);
@@ -1197,11 +1210,188 @@ TEST(StageHostileState, AJournalCutShortByACrashIsStillRecovered) {
   World w(k_v9_linux);
   testing_support::write_file(w.dest() / "keep.txt", "mine\n");
   auto before = testing_support::snapshot(w.dest());
-  testing_support::write_file(w.dest() / ".stackpin" / "journal", "stackpin-journal\t1\nop\tstage\nmkdir\tlib64\npla");
+  testing_support::write_file(w.dest() / ".stackpin" / "journal", "stackpin-journal\t2\nop\tstage\nmkdir\tlib64\npla");
   fs::create_directories(w.dest() / "lib64");
   auto r = w.stage();
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_NE(r->recovered.find("rolled back"), std::string::npos) << r->recovered;
+}
+
+TEST(StageHostileState, AnOldJournalIsRefusedNotGuessedAt) {
+  HostileState h;
+  testing_support::write_file(h.w.dest() / ".stackpin" / "journal", "stackpin-journal\t1\nop\tstage\nplace\tinclude/cudnn.h\n");
+  h.expect_every_command_refuses({"journal:1:", "version \"1\"", "does not prove which files it placed"});
+  EXPECT_TRUE(fs::exists(h.w.dest() / "include" / "cudnn.h"));
+}
+
+TEST(StageHostileState, AStateFolderThatIsALinkIsNeverUsed) {
+  STACKPIN_SKIP_ON_WINDOWS("symlinks made under Wine are not read back as symlinks");
+  {
+    // a staged tree whose .stackpin was replaced by a link out of DEST, holding the state and a
+    // tmp-* folder the stray clean-up would remove
+    HostileState h;
+    fs::path state = h.outside() / "state";
+    fs::rename(h.w.dest() / ".stackpin", state);
+    fs::create_directory_symlink(state, h.w.dest() / ".stackpin");
+    testing_support::write_file(state / "tmp-user" / "data.txt", "must stay\n");
+    h.expect_every_command_refuses({".stackpin is a link", "real folder inside DEST"});
+    EXPECT_TRUE(fs::exists(state / "tmp-user" / "data.txt"));
+    EXPECT_TRUE(fs::exists(state / "receipt.json"));
+  }
+  {
+    // a fresh DEST: nothing is created, locked or written through the link
+    World w(util::host_is_windows() ? k_v9_windows : k_v9_linux);
+    ScratchDir elsewhere;
+    fs::create_directories(w.dest());
+    fs::create_directory_symlink(elsewhere.path(), w.dest() / ".stackpin");
+    auto r = w.stage();
+    ASSERT_FALSE(r.ok());
+    expect_error(r.error(), ErrorCode::unsafe, {".stackpin is a link"});
+    EXPECT_TRUE(fs::is_empty(elsewhere.path())) << "no lock, extraction folder or receipt out there";
+  }
+}
+
+TEST(StageHostileState, AFolderOfTheLayoutThatLeadsOutOfDestIsRefusedBeforeAnyChange) {
+  STACKPIN_SKIP_ON_WINDOWS("symlinks made under Wine are not read back as symlinks");
+  World w(k_v9_linux);
+  ScratchDir elsewhere;
+  testing_support::write_file(elsewhere.path() / "keep.h", "mine\n");
+  fs::create_directories(w.dest());
+  fs::create_directory_symlink(elsewhere.path(), w.dest() / "include");
+  auto before = testing_support::snapshot(elsewhere.path());
+  for (bool dry : {true, false}) {
+    auto o = w.options();
+    o.dry_run = dry;
+    auto r = w.stage(o);
+    ASSERT_FALSE(r.ok()) << (dry ? "--dry-run" : "stage");
+    expect_error(r.error(), ErrorCode::unsafe, {"cannot stage into", "DEST/include/", "leads out of DEST"});
+  }
+  EXPECT_EQ(testing_support::diff(before, testing_support::snapshot(elsewhere.path())), "") << "nothing was written out there";
+  EXPECT_FALSE(fs::exists(w.dest() / "lib64")) << "nothing was staged";
+  EXPECT_FALSE(fs::exists(w.dest() / ".stackpin" / "receipt.json"));
+}
+
+TEST(StageHostileState, AFolderLinkThatStaysInsideDestIsStagedThroughAndUndone) {
+  STACKPIN_SKIP_ON_WINDOWS("symlinks made under Wine are not read back as symlinks");
+  // NVIDIA's runfile toolkit: lib64 -> targets/x86_64-linux/lib, include -> targets/x86_64-linux/include
+  World w(k_v9_linux);
+  fs::create_directories(w.dest() / "targets" / "x86_64-linux" / "lib");
+  fs::create_directories(w.dest() / "targets" / "x86_64-linux" / "include");
+  fs::create_directory_symlink("targets/x86_64-linux/lib", w.dest() / "lib64");
+  fs::create_directory_symlink("targets/x86_64-linux/include", w.dest() / "include");
+  testing_support::write_file(w.dest() / "targets" / "x86_64-linux" / "lib" / "libcudart.so.12", "the toolkit's\n");
+  auto r = w.stage();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(fs::is_regular_file(w.dest() / "targets" / "x86_64-linux" / "include" / "cudnn.h"));
+  auto st = core::status(w.dest());
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  model::UnstageReport ur;
+  auto u = core::unstage({w.dest(), false, {}, {}}, ur);
+  ASSERT_TRUE(u.ok()) << u.error().message;
+  EXPECT_FALSE(fs::exists(w.dest() / "targets" / "x86_64-linux" / "include" / "cudnn.h"));
+  EXPECT_EQ(testing_support::read_text(w.dest() / "targets" / "x86_64-linux" / "lib" / "libcudart.so.12"), "the toolkit's\n");
+  EXPECT_TRUE(fs::is_symlink(w.dest() / "lib64"));
+  // a link into DEST/.stackpin is refused like one out of DEST
+  World w2(k_v9_linux);
+  fs::create_directories(w2.dest() / ".stackpin" / "x");
+  fs::create_directory_symlink(".stackpin/x", w2.dest() / "include");
+  auto r2 = w2.stage();
+  ASSERT_FALSE(r2.ok());
+  expect_error(r2.error(), ErrorCode::unsafe, {"leads into DEST/.stackpin"});
+}
+
+TEST(StageHostileState, ABackupFolderThatIsALinkIsNeverRestoredFrom) {
+  STACKPIN_SKIP_ON_WINDOWS("symlinks made under Wine are not read back as symlinks");
+  HostileState h;
+  testing_support::write_file(h.outside() / "include" / "planted.h", "from outside\n");
+  fs::create_directory_symlink(h.outside(), h.w.dest() / ".stackpin" / "backup");
+  testing_support::write_file(h.w.dest() / ".stackpin" / "journal",
+                              "stackpin-journal\t2\nop\tstage\nbackup\tinclude/planted.h\tbackup/include/planted.h\n");
+  h.expect_every_command_refuses({"goes through the link", "backup"});
+  EXPECT_TRUE(fs::exists(h.outside() / "include" / "planted.h"));
+  EXPECT_FALSE(fs::exists(h.w.dest() / "include" / "planted.h"));
+}
+
+TEST(StageHostileState, NothingIsRemovedOrReplacedThatStackpinCannotProveItPutThere) {
+  {
+    // a journal record for a file the stage never placed: the user's file stays
+    HostileState h;
+    testing_support::write_file(h.w.dest() / "notes.txt", "mine\n");
+    testing_support::write_file(h.w.dest() / ".stackpin" / "journal",
+                                "stackpin-journal\t2\nop\tstage\nplace\tnotes.txt\tsha256:" + sha("staged\n") + "\n");
+    h.expect_every_command_refuses(
+        {"the place record of notes.txt", "holds a file other than the one the record placed", "nothing was rolled back"});
+    EXPECT_EQ(testing_support::read_text(h.w.dest() / "notes.txt"), "mine\n");
+  }
+  {
+    // a build-files record naming the user's file: unstage refuses without --force, and with it
+    // keeps the file (it is not one stackpin generated)
+    HostileState h;
+    testing_support::write_file(h.w.dest() / "notes.txt", "mine\n");
+    std::string record = testing_support::read_text(h.w.dest() / ".stackpin" / "build-files");
+    testing_support::write_file(h.w.dest() / ".stackpin" / "build-files",
+                                record + "file\tnotes.txt\t" + sha("theirs\n") + "\nfile\tnotes2.txt\n");
+    testing_support::write_file(h.w.dest() / "notes2.txt", "mine too\n");
+    model::UnstageReport ur;
+    auto u = core::unstage({h.w.dest(), false, {}, {}}, ur);
+    ASSERT_FALSE(u.ok());
+    expect_error(u.error(), ErrorCode::conflict, {"notes.txt", "changed since staging"});
+    EXPECT_TRUE(fs::exists(h.w.dest() / "include" / "cudnn.h")) << "refused before anything was removed";
+    model::UnstageReport forced;
+    auto f = core::unstage({h.w.dest(), true, {}, {}}, forced);
+    ASSERT_TRUE(f.ok()) << f.error().message;
+    EXPECT_EQ(testing_support::read_text(h.w.dest() / "notes.txt"), "mine\n");
+    EXPECT_EQ(testing_support::read_text(h.w.dest() / "notes2.txt"), "mine too\n");
+    EXPECT_FALSE(fs::exists(h.w.dest() / "include" / "cudnn.h"));
+  }
+  {
+    // a receipt's "removed" entry whose backup is another file: never moved over the user's
+    HostileState h;
+    testing_support::write_file(h.w.dest() / "notes.txt", "mine\n");
+    testing_support::write_file(h.w.dest() / ".stackpin" / "backup" / "notes.txt", "theirs\n");
+    auto r = h.receipt();
+    model::StagedFile removed;
+    removed.path = "notes.txt";
+    removed.type = "removed";
+    removed.backup = "backup/notes.txt";
+    r.files.push_back(removed);
+    h.write(r);
+    for (bool force : {false, true}) {
+      model::UnstageReport ur;
+      auto u = core::unstage({h.w.dest(), force, {}, {}}, ur);
+      ASSERT_FALSE(u.ok());
+      expect_error(u.error(), ErrorCode::conflict, {"notes.txt", "now hold other files"});
+      EXPECT_EQ(testing_support::read_text(h.w.dest() / "notes.txt"), "mine\n");
+      EXPECT_TRUE(fs::exists(h.w.dest() / "include" / "cudnn.h")) << "refused before anything was removed";
+      EXPECT_FALSE(fs::exists(h.w.dest() / ".stackpin" / "journal")) << "nothing to roll forward";
+    }
+  }
+}
+
+TEST(StageHostileState, ReceiptValuesAreCheckedBeforeAnyCommandUsesThem) {
+  struct Case {
+    std::function<void(model::Receipt&)> edit;
+    std::string words;
+  };
+  for (const auto& c : std::vector<Case>{
+           {[](model::Receipt& r) { r.cudnn_version += "\n/tmp/evil"; }, "cudnn.version"},
+           {[](model::Receipt& r) { r.cuda_version = "12.4.1; rm -rf /"; }, "cuda.version"},
+           {[](model::Receipt& r) { r.prefix = "/usr/local/cudnn\n/tmp"; }, "prefix"},
+           {[](model::Receipt& r) { r.prefix = "relative/path"; }, "is not an absolute path"},
+           {[](model::Receipt& r) { r.manifest_name = "a b"; }, "manifest.name"},
+           {[](model::Receipt& r) { r.platform = "linux-mips"; }, "platform"},
+           {[](model::Receipt& r) { r.layout = "anything"; }, "layout"},
+           {[](model::Receipt& r) { r.archive_file = "../x.tar.xz"; }, "archive.file"},
+           {[](model::Receipt& r) { r.files.front().from = "a\tb"; }, "files[0].from"},
+       }) {
+    SCOPED_TRACE(c.words);
+    HostileState h;
+    auto r = h.receipt();
+    if (util::host_is_windows() && c.words == "is not an absolute path") continue;
+    c.edit(r);
+    h.write(r);
+    h.expect_every_command_refuses({"receipt.json", c.words});
+  }
 }
 
 // ---- status --------------------------------------------------------------------------------------

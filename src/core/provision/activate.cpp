@@ -16,6 +16,7 @@
 #include "format/activation.hpp"
 #include "gen/activate_windows.hpp"
 #include "model/contracts.hpp"
+#include "provision/state.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -149,6 +150,7 @@ util::Result<model::ActivationReport> activate_windows(const model::Manifest& m,
   report.undo = o.undo;
   report.dry_run = o.dry_run;
   std::error_code ec;
+  SP_TRY(detail::check_state_root(model::StateDir{o.state}));  // its activation record is read and written there
   if (!fs::is_regular_file(model::StateDir{o.state}.receipt(), ec))
     return Error(ErrorCode::not_found, "nothing is staged at " + o.state.string() + " (no .stackpin\\receipt.json)")
         .with_hint("stage the tree first: stackpin stage MANIFEST --target windows --dest " + o.state.string());

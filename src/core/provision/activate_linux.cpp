@@ -15,6 +15,7 @@
 #include "gen/quote.hpp"
 #include "model/contracts.hpp"
 #include "probe/program.hpp"
+#include "provision/state.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -81,13 +82,14 @@ util::Result<model::ActivationReport> activate_linux(const model::Manifest& m, c
   report.scope = util::to_string(o.scope);
   report.undo = o.undo;
   report.dry_run = o.dry_run;
-  const fs::path receipt = model::StateDir{o.state}.receipt();
-  std::error_code ec;
-  if (!fs::is_regular_file(receipt, ec))
+  // read as every other command reads it: DEST/.stackpin a real folder, every path and value checked
+  // before any of them reaches a script or a loader entry
+  SP_TRY_ASSIGN(auto loaded, detail::load_receipt(model::StateDir{o.state}));
+  if (!loaded)
     return Error(ErrorCode::not_found, "nothing is staged at " + o.state.string() + " (no .stackpin/receipt.json)")
         .with_hint("stage the tree first: stackpin stage MANIFEST --target linux --dest " + o.state.string());
-  SP_TRY_ASSIGN(auto text, util::read_file(receipt));
-  SP_TRY_ASSIGN(auto r, format::parse_receipt(text, receipt.string()));
+  const model::Receipt& r = *loaded;
+  std::error_code ec;
   if (r.target != "linux")
     return Error(ErrorCode::invalid, o.state.string() + " holds a tree staged for " + r.target + ", not for Linux")
         .with_hint("activate a Windows tree on the Windows machine: stackpin.exe activate");

@@ -9,9 +9,11 @@
 #include "provision/state.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <system_error>
 
+#include "crypto/sha256.hpp"
 #include "model/contracts.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -22,8 +24,9 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Record {
-  std::vector<std::string> dirs;   // DEST-relative, in creation order (parents first)
-  std::vector<std::string> files;  // DEST-relative
+  std::vector<std::string> dirs;              // DEST-relative, in creation order (parents first)
+  std::vector<std::string> files;             // DEST-relative
+  std::map<std::string, std::string> sha256;  // file -> the SHA-256 (hex) of what stackpin wrote there
 };
 
 fs::path record_path(const model::StateDir& dirs) { return dirs.root() / "build-files"; }
@@ -37,15 +40,18 @@ std::optional<Record> read_record(const model::StateDir& dirs) {
   if (!text) return std::nullopt;
   Record r;
   for (const auto& line : util::split(*text, '\n')) {
-    auto tab = line.find('\t');
-    if (tab == std::string::npos) continue;
-    std::string kind = line.substr(0, tab), path = line.substr(tab + 1);
+    auto fields = util::split(line, '\t');
+    if (fields.size() < 2 || fields.size() > 3) continue;
+    const std::string& kind = fields[0];
+    const std::string& path = fields[1];
     // not one of ours (a hostile or foreign record): never acted on
     if (!check_dest_path(dirs, path, record_path(dirs).string())) continue;
-    if (kind == "dir")
+    if (kind == "dir" && fields.size() == 2) {
       r.dirs.push_back(path);
-    else if (kind == "file")
+    } else if (kind == "file") {
       r.files.push_back(path);
+      if (fields.size() == 3 && fields[2].size() == 64 && util::is_hex(fields[2])) r.sha256[path] = fields[2];
+    }
   }
   return r;
 }
@@ -53,8 +59,27 @@ std::optional<Record> read_record(const model::StateDir& dirs) {
 std::string render_record(const Record& r) {
   std::string s;
   for (const auto& d : r.dirs) s += "dir\t" + d + "\n";
-  for (const auto& f : r.files) s += "file\t" + f + "\n";
+  for (const auto& f : r.files) {
+    auto h = r.sha256.find(f);
+    s += "file\t" + f + (h != r.sha256.end() ? "\t" + h->second : std::string()) + "\n";
+  }
   return s;
+}
+
+bool generated_by_stackpin(const fs::path& p) {
+  auto text = util::read_file(p);
+  return text && text->rfind(gen::k_generated_marker, 0) == 0;
+}
+
+// DEST/rel is the file stackpin wrote there: its SHA-256 is the one recorded (a record of a
+// stackpin that kept no hash: it carries stackpin's generated-file marker).
+bool proven_own(const fs::path& dest, const std::string& rel, const Record& rec) {
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(dest / rel, ec))) return false;
+  auto h = rec.sha256.find(rel);
+  if (h == rec.sha256.end()) return generated_by_stackpin(dest / rel);
+  auto got = crypto::hash_file(dest / rel);
+  return got && crypto::to_hex(got->digest) == h->second;
 }
 
 // stackpin may write DEST/rel: no folder on the way is a symlink or a non-folder, and the path
@@ -71,9 +96,8 @@ bool placeable(const fs::path& dest, const std::string& rel, const Record& rec) 
   auto st = fs::symlink_status(dest / rel, ec);
   if (!fs::exists(st)) return true;
   if (!fs::is_regular_file(st)) return false;
-  if (contains(rec.files, rel)) return true;
-  auto text = util::read_file(dest / rel);
-  return text && text->rfind(gen::k_generated_marker, 0) == 0;
+  if (contains(rec.files, rel) && proven_own(dest, rel, rec)) return true;
+  return generated_by_stackpin(dest / rel);
 }
 
 // What a write killed halfway left beside DEST/rel: util::write_file_atomic's temporary file.
@@ -231,6 +255,7 @@ util::Status write_build_files(const model::StateDir& dirs, const BuildFiles& b,
       if (!fs::exists(fs::symlink_status(dirs.dest / cur, ec)) && !contains(rec.dirs, d)) rec.dirs.push_back(d);
     }
     if (!contains(rec.files, f.first)) rec.files.push_back(f.first);
+    rec.sha256[f.first] = crypto::to_hex(crypto::sha256_of(f.second));
   }
   // the record first: a run killed after it leaves nothing unstage does not know about
   remove_strays(record_path(dirs));
@@ -251,13 +276,25 @@ util::Status write_build_files(const model::StateDir& dirs, const BuildFiles& b,
   return {};
 }
 
-void remove_build_files(const model::StateDir& dirs) {
+std::vector<std::string> build_files_changed(const model::StateDir& dirs) {
+  std::vector<std::string> out;
+  auto rec = read_record(dirs);
+  if (!rec) return out;
+  std::error_code ec;
+  for (const auto& f : rec->files)
+    if (fs::exists(fs::symlink_status(dirs.dest / f, ec)) && !proven_own(dirs.dest, f, *rec)) out.push_back(f);
+  return out;
+}
+
+void remove_build_files(const model::StateDir& dirs, bool force) {
   remove_strays(record_path(dirs));
   auto rec = read_record(dirs);
   if (!rec) return;
   std::error_code ec;
   for (auto it = rec->files.rbegin(); it != rec->files.rend(); ++it) {
-    fs::remove(dirs.dest / *it, ec);
+    // only what stackpin can prove it wrote; with --force also its own files a user edited since,
+    // never a file without its marker (the user's own, whatever the record says)
+    if (proven_own(dirs.dest, *it, *rec) || (force && generated_by_stackpin(dirs.dest / *it))) fs::remove(dirs.dest / *it, ec);
     remove_strays(dirs.dest / *it);
   }
   for (auto it = rec->dirs.rbegin(); it != rec->dirs.rend(); ++it) fs::remove(dirs.dest / *it, ec);  // only if empty

@@ -42,7 +42,13 @@ bool build_files_current(const model::StateDir& dirs, const BuildFiles& b, model
 // named in the report's note). Fills report.build_files with the absolute paths. Errors: io.
 util::Status write_build_files(const model::StateDir& dirs, const BuildFiles& b, model::StageReport& report);
 
-// Removes the recorded files and the folders made for them (when empty), then the record.
-void remove_build_files(const model::StateDir& dirs);
+// The recorded files that are there but are not what stackpin wrote (their SHA-256 differs from the
+// record's): unstage refuses over them without --force.
+std::vector<std::string> build_files_changed(const model::StateDir& dirs);
+
+// Removes the recorded files stackpin can prove it wrote (the record's SHA-256; with `force` also
+// its own files edited since, recognised by the generated-file marker; never another file, whatever
+// the record says) and the folders made for them (when empty), then the record.
+void remove_build_files(const model::StateDir& dirs, bool force);
 
 }  // namespace core::detail

@@ -452,6 +452,7 @@ util::Result<model::StageReport> dry_run(StageRun& run) {
   for (auto& part : parts)
     for (auto& f : part.files) {
       if (!seen.insert(f.to).second) continue;
+      SP_TRY(detail::check_stage_target(run.dirs, f.to));
       f.replaces = fs::exists(fs::symlink_status(run.dest / f.to, ec));
       report.bytes += f.size;
       report.plan.push_back(f);
@@ -573,13 +574,16 @@ util::Result<Unpacked> unpack(StageRun& run) {
     parts.push_back(std::move(v));
   }
   SP_TRY(merge_parts(parts));
-  // a directory where a file must go cannot be replaced: refuse before touching anything
+  // a directory where a file must go cannot be replaced, and nothing is written through a link out
+  // of DEST: refuse before touching anything
   std::error_code ec;
   for (const auto& part : parts)
-    for (const auto& f : part.files)
+    for (const auto& f : part.files) {
+      SP_TRY(detail::check_stage_target(run.dirs, f.to));
       if (fs::is_directory(fs::symlink_status(dest / f.to, ec)))
         return util::Error(util::ErrorCode::conflict,
                            (dest / f.to).string() + " is a directory where " + part.what + "'s " + f.to + " goes");
+    }
   return Unpacked{std::move(tmp), std::move(parts)};
 }
 
@@ -669,10 +673,9 @@ class Commit {
     fs::path cur;
     for (const auto& part : rel_dir) {
       cur /= part;
-      if (fs::exists(m_run.dest / cur, ec)) continue;
+      if (fs::exists(fs::symlink_status(m_run.dest / cur, ec))) continue;  // a folder, or a link check_stage_target let pass
       SP_TRY(m_journal.record("mkdir", cur.generic_string()));
-      fs::create_directory(m_run.dest / cur, ec);
-      if (ec) return util::Error(util::ErrorCode::io, "cannot create " + (m_run.dest / cur).string() + ": " + ec.message());
+      SP_TRY(util::io::make_directory(m_run.dest / cur));
       m_receipt.created_dirs.push_back(cur.generic_string());
     }
     return {};
@@ -681,6 +684,7 @@ class Commit {
     std::error_code ec;
     const auto& dirs = m_run.dirs;
     std::string bak = "backup/" + rel;
+    SP_TRY(detail::check_state_path(dirs, bak, "backup", "the backup of DEST/" + rel));
     fs::create_directories((dirs.root() / bak).parent_path(), ec);
     if (ec) return util::Error(util::ErrorCode::io, "cannot create " + (dirs.root() / bak).parent_path().string() + ": " + ec.message());
     fs::remove(dirs.root() / bak, ec);
@@ -702,12 +706,14 @@ class Commit {
     sf.mode = e.mode;
     sf.link = e.link;
     if (f.type == "file") sf.sha256 = crypto::to_hex(e.sha256);
+    SP_TRY(detail::check_stage_target(m_run.dirs, f.to));  // again, right before DEST changes
     SP_TRY(ensure_dirs(fs::path(f.to).parent_path()));
     if (fs::exists(fs::symlink_status(dest / f.to, ec))) {
       f.replaces = true;
       SP_TRY(backup(f.to, sf));
     }
-    SP_TRY(m_journal.record("place", f.to));
+    // what a rollback may remove: this file and no other (state.cpp)
+    SP_TRY(m_journal.record("place", f.to, f.type == "file" ? "sha256:" + sf.sha256 : "link:" + e.link));
     fs::rename(root / f.from, dest / f.to, ec);
     if (ec) return util::Error(util::ErrorCode::io, "cannot move " + f.to + " into " + dest.string() + ": " + ec.message());
     if (f.type == "file") sf.mtime_ns = detail::mtime_ns(dest / f.to);
@@ -758,7 +764,7 @@ util::Result<model::StageReport> stage(const model::Manifest& m, const knowledge
 
   // under DEST's lock, after finishing or rolling back what an interrupted run left
   SP_TRY_ASSIGN(auto state, State::open(run.dest, o.on_lock_wait));
-  SP_TRY_ASSIGN(run.report.recovered, state.recover());
+  SP_TRY_ASSIGN(run.report.recovered, state.recover(o.force));
   SP_TRY_ASSIGN(auto previous, state.read_receipt());
   if (previous && run.same_receipt(*previous) && intact(*previous, run.dest)) {
     run.report.no_op = true;

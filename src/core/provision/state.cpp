@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <system_error>
 
@@ -24,6 +25,7 @@
 #include "format/receipt.hpp"
 #include "provision/build_files.hpp"
 #include "util/env.hpp"
+#include "util/file_io.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -54,6 +56,7 @@ util::Result<State> State::open(const fs::path& dest, const std::function<void()
   std::error_code ec;
   // "created" only when this process made the directory: a concurrent run on the same DEST may
   // make it between the exists() check and ours, and must not have it removed under it.
+  SP_TRY(check_state_root(s.m_dirs));  // nothing is created, locked or cleaned through a link
   if (!fs::exists(dest, ec)) {
     bool made = fs::create_directories(dest, ec);
     if (ec) return cannot_create(dest, dest, ec);
@@ -120,21 +123,57 @@ util::Error hostile_state(const std::string& source, const std::string& rel, con
   return e;
 }
 
-// No existing component of `base`/`parts[0..n-1]` (the parents) is a symlink.
-util::Status parents_are_directories(const fs::path& base, const std::vector<std::string>& parts, const std::string& source,
-                                     const std::string& rel) {
+std::string link_text(const fs::path& p) {
   std::error_code ec;
-  fs::path cur = base;
+  auto t = fs::read_symlink(p, ec);
+  return ec ? std::string() : " (to " + t.string() + ")";
+}
+
+// `p` lies in `root` (or is it), both made canonical by the caller.
+bool within(const fs::path& p, const fs::path& root) {
+  auto rel = p.lexically_relative(root);
+  return !rel.empty() && *rel.begin() != "..";
+}
+}  // namespace
+
+util::Status way_into_dest(const model::StateDir& dirs, const std::vector<std::string>& parts,
+                           const std::function<util::Error(const std::string&)>& refuse) {
+  std::error_code ec;
+  fs::path cur = dirs.dest;
+  std::optional<fs::path> real_dest;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
     cur /= parts[i];
     auto st = fs::symlink_status(cur, ec);
-    if (!fs::exists(st)) break;
-    if (fs::is_symlink(st)) return hostile_state(source, rel, "goes through the symlink " + cur.string() + ", which may lead out of DEST");
+    if (!fs::exists(st)) break;  // nothing below a missing folder exists yet: stackpin creates it, 0755
+    if (util::io::is_link(cur)) {
+      if (!real_dest) real_dest = fs::weakly_canonical(dirs.dest, ec);
+      fs::path to = fs::canonical(cur, ec);
+      if (ec) return refuse("goes through the link " + cur.string() + link_text(cur) + ", which leads nowhere");
+      if (!within(to, *real_dest))
+        return refuse("goes through the link " + cur.string() + link_text(cur) + ", which leads out of DEST to " + to.string());
+      if (within(to, *real_dest / model::StateDir::k_name))
+        return refuse("goes through the link " + cur.string() + link_text(cur) + ", which leads into DEST/" + model::StateDir::k_name);
+      if (!fs::is_directory(to, ec)) break;
+      continue;
+    }
     if (!fs::is_directory(st)) break;  // nothing can be below a file: whatever is done through it fails harmlessly
   }
   return {};
 }
-}  // namespace
+
+util::Status check_state_root(const model::StateDir& dirs) {
+  std::error_code ec;
+  auto st = fs::symlink_status(dirs.root(), ec);
+  if (!fs::exists(st)) return {};
+  const bool link = util::io::is_link(dirs.root());
+  if (!link && fs::is_directory(st)) return {};
+  util::Error e(util::ErrorCode::unsafe, dirs.root().string() + " is " +
+                                             (link ? "a link" + link_text(dirs.root()) : std::string("not a folder")) +
+                                             ": stackpin keeps its lock, journal, receipt and backups only in a real folder inside DEST");
+  e.hints.push_back("nothing was read or changed through it; a tree copied from elsewhere? Remove " + dirs.root().string() +
+                    " (the link, not what it points to), then run stackpin again");
+  return e;
+}
 
 util::Status check_dest_path(const model::StateDir& dirs, const std::string& rel, const std::string& source) {
   auto parts = archive_io::split_entry_path(rel, archive_io::NameRules::posix);
@@ -142,19 +181,41 @@ util::Status check_dest_path(const model::StateDir& dirs, const std::string& rel
     return hostile_state(source, rel,
                          "is not a path inside DEST (" + parts.error().message.substr(parts.error().message.rfind(": ") + 2) + ")");
   if (archive_io::join_path(*parts) != rel) return hostile_state(source, rel, "is not in the form stackpin writes");
-  if ((*parts)[0] == ".stackpin") return hostile_state(source, rel, "is inside DEST/.stackpin");
-  return parents_are_directories(dirs.dest, *parts, source, rel);
+  if (util::to_lower((*parts)[0]) == model::StateDir::k_name) return hostile_state(source, rel, "is inside DEST/.stackpin");
+  return way_into_dest(dirs, *parts, [&](const std::string& why) { return hostile_state(source, rel, why); });
 }
 
 util::Status check_state_path(const model::StateDir& dirs, const std::string& rel, const std::string& area, const std::string& source) {
   auto parts = archive_io::split_entry_path(rel, archive_io::NameRules::posix);
   if (!parts || archive_io::join_path(*parts) != rel || parts->size() < 2 || (*parts)[0] != area)
     return hostile_state(source, rel, "is not a path under DEST/.stackpin/" + area + "/");
-  return parents_are_directories(dirs.root(), *parts, source, rel);
+  // stackpin's own folders are real folders it made: no link at all on the way, .stackpin included
+  SP_TRY(check_state_root(dirs));
+  fs::path cur = dirs.root();
+  std::error_code ec;
+  for (std::size_t i = 0; i + 1 < parts->size(); ++i) {
+    cur /= (*parts)[i];
+    if (util::io::is_link(cur))
+      return hostile_state(source, rel, "goes through the link " + cur.string() + link_text(cur) + ", which may lead out of DEST");
+    if (!fs::is_directory(fs::symlink_status(cur, ec))) break;
+  }
+  return {};
+}
+
+util::Status check_stage_target(const model::StateDir& dirs, const std::string& rel) {
+  auto parts = util::split(rel, '/');
+  return way_into_dest(dirs, parts, [&](const std::string& why) {
+    util::Error e(util::ErrorCode::unsafe, "cannot stage into " + dirs.dest.string() + ": DEST/" + rel + " " + why);
+    e.hints.push_back(
+        "stackpin writes only into real folders inside DEST, or links that stay inside it; replace the link with a "
+        "folder, or pass the folder it points to as --dest; nothing was staged");
+    return e;
+  });
 }
 
 util::Result<std::optional<model::Receipt>> load_receipt(const model::StateDir& dirs) {
   std::error_code ec;
+  SP_TRY(check_state_root(dirs));
   if (!fs::exists(dirs.receipt(), ec)) return std::optional<model::Receipt>();
   SP_TRY_ASSIGN(auto text, util::read_file(dirs.receipt()));
   const std::string source = dirs.receipt().string();
@@ -177,10 +238,36 @@ util::Result<std::optional<model::Receipt>> load_receipt(const model::StateDir& 
 
 util::Result<std::optional<model::Receipt>> State::read_receipt() const { return load_receipt(m_dirs); }
 
+namespace {
+// Version 2: a place record carries the proof of the file it placed (version 1's did not, so its
+// rollback removed whatever was at the path).
+const char* const k_journal_version = "2";
+
+// What a place record's proof says: "sha256:HEX" (a file) or "link:TARGET" (a symlink).
+bool valid_proof(const std::string& proof) {
+  if (proof.rfind("sha256:", 0) == 0) return proof.size() == 7 + 64 && util::is_hex(proof.substr(7));
+  if (proof.rfind("link:", 0) == 0) {
+    std::string t = proof.substr(5);
+    return !t.empty() && std::none_of(t.begin(), t.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  }
+  return false;
+}
+
+// DEST/rel is, right now, exactly what `proof` says stackpin placed there.
+bool matches_proof(const fs::path& p, const std::string& proof) {
+  std::error_code ec;
+  auto st = fs::symlink_status(p, ec);
+  if (proof.rfind("link:", 0) == 0) return fs::is_symlink(st) && fs::read_symlink(p, ec).string() == proof.substr(5);
+  if (!fs::is_regular_file(st)) return false;
+  auto h = crypto::hash_file(p);
+  return h && "sha256:" + crypto::to_hex(h->digest) == proof;
+}
+}  // namespace
+
 util::Result<Journal> Journal::begin(const model::StateDir& dirs, const std::string& op, const std::function<void(int)>& fault) {
   SP_TRY_ASSIGN(auto f, util::DurableAppender::open(dirs.journal()));
   Journal j(std::move(f), fault);
-  SP_TRY(j.record("stackpin-journal", "1"));
+  SP_TRY(j.record("stackpin-journal", k_journal_version));
   SP_TRY(j.record("op", op));
   return j;
 }
@@ -210,53 +297,67 @@ void prune_backup_dirs(const model::StateDir& dirs) {
 util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r, bool force, std::vector<std::string>& modified,
                            std::uint64_t& removed, std::uint64_t& restored) {
   std::error_code ec;
-  if (!force) {
-    for (const auto& f : r.files) {
-      fs::path p = dirs.dest / f.path;
-      if (f.type == "file" && fs::is_regular_file(fs::symlink_status(p, ec))) {
-        auto h = crypto::hash_file(p);
-        if (!h || crypto::to_hex(h->digest) != f.sha256) modified.push_back(f.path);
-      } else if (f.type == "symlink" && fs::is_symlink(fs::symlink_status(p, ec))) {
-        if (fs::read_symlink(p, ec).string() != f.link) modified.push_back(f.path);
-      } else if ((f.type == "file" || f.type == "symlink") && fs::exists(fs::symlink_status(p, ec))) {
-        modified.push_back(f.path);  // replaced by something of another type
-      }
+  // What is at each path now, judged once before anything changes. stackpin removes a file only
+  // when it is the staged copy (its hash, or its link text), or when --force says a changed one
+  // goes too; it moves a backup back only where nothing is, so a file at that path is never lost.
+  struct Now {
+    bool present = false, ours = false, backup_kept = false;
+  };
+  std::vector<Now> now(r.files.size());
+  std::vector<std::string> blocked;
+  for (std::size_t i = 0; i < r.files.size(); ++i) {
+    const auto& f = r.files[i];
+    SP_TRY(check_dest_path(dirs, f.path, dirs.receipt().string()));
+    if (!f.backup.empty()) SP_TRY(check_state_path(dirs, f.backup, "backup", dirs.receipt().string()));
+    fs::path p = dirs.dest / f.path;
+    Now& n = now[i];
+    n.present = fs::exists(fs::symlink_status(p, ec));
+    n.backup_kept = !f.backup.empty() && fs::exists(fs::symlink_status(dirs.root() / f.backup, ec));
+    if (n.present && f.type == "symlink") n.ours = fs::is_symlink(fs::symlink_status(p, ec)) && fs::read_symlink(p, ec).string() == f.link;
+    if (n.present && f.type == "file" && fs::is_regular_file(fs::symlink_status(p, ec))) {
+      auto h = crypto::hash_file(p);
+      n.ours = h && crypto::to_hex(h->digest) == f.sha256;
     }
+    // a file whose backup is gone was restored by an unstage cut short: what is there is the original
+    const bool original_back = !f.backup.empty() && !n.backup_kept;
+    if (f.type != "removed" && n.present && !n.ours && !original_back) modified.push_back(f.path);
+    // a file moved aside (--remove-stale) whose place has been taken since: its backup cannot go back
+    if (f.type == "removed" && n.present && n.backup_kept) blocked.push_back(f.path);
+  }
+  if (!blocked.empty())
+    return util::Error(util::ErrorCode::conflict, "stackpin would move back the file(s) it moved aside, but " + util::join(blocked, ", ") +
+                                                      " in " + dirs.dest.string() + " now hold other files")
+        .with_hint("nothing was removed; move those files away (their originals are in " + (dirs.root() / "backup").string() +
+                   "), then run again");
+  std::vector<std::string> own_changed = build_files_changed(dirs);
+  if (!force) {
+    modified.insert(modified.end(), own_changed.begin(), own_changed.end());
     if (!modified.empty())
       return util::Error(util::ErrorCode::conflict, std::to_string(modified.size()) + " staged file(s) in " + dirs.dest.string() +
                                                         " changed since staging: " + util::join(modified, ", "))
           .with_hint("nothing was removed; rerun with --force to remove them anyway");
   }
-  // Idempotent, so that an interrupted unstage can simply run again: a file whose backup is
-  // gone was restored by an earlier pass, so what is at its path now is the original, which must
-  // stay, unless it is still the staged file itself (then the backup was lost, and the staged
-  // file goes anyway).
-  auto is_staged_copy = [&](const fs::path& p, const model::StagedFile& f) {
-    auto st = fs::symlink_status(p, ec);
-    if (f.type == "symlink") return fs::is_symlink(st) && fs::read_symlink(p, ec).string() == f.link;
-    if (f.type != "file" || !fs::is_regular_file(st)) return false;
-    auto h = crypto::hash_file(p);
-    return h && crypto::to_hex(h->digest) == f.sha256;
-  };
-  for (auto it = r.files.rbegin(); it != r.files.rend(); ++it) {
-    // validated when the receipt was read; again here, right before the change
-    SP_TRY(check_dest_path(dirs, it->path, dirs.receipt().string()));
-    if (!it->backup.empty()) SP_TRY(check_state_path(dirs, it->backup, "backup", dirs.receipt().string()));
-    fs::path p = dirs.dest / it->path;
-    fs::path b = it->backup.empty() ? fs::path() : dirs.root() / it->backup;
-    bool backup_kept = !b.empty() && fs::exists(fs::symlink_status(b, ec));
-    if (it->type != "removed" && fs::exists(fs::symlink_status(p, ec)) && (it->backup.empty() || backup_kept || is_staged_copy(p, *it))) {
+  // Idempotent, so that an interrupted unstage can simply run again.
+  for (std::size_t i = r.files.size(); i-- > 0;) {
+    const auto& f = r.files[i];
+    const Now& n = now[i];
+    // validated when the receipt was read and above; again here, right before the change
+    SP_TRY(check_dest_path(dirs, f.path, dirs.receipt().string()));
+    if (!f.backup.empty()) SP_TRY(check_state_path(dirs, f.backup, "backup", dirs.receipt().string()));
+    fs::path p = dirs.dest / f.path;
+    const bool original_back = !f.backup.empty() && !n.backup_kept;
+    if (f.type != "removed" && n.present && (n.ours || (force && !original_back))) {
       fs::remove(p, ec);
       if (ec) return util::Error(util::ErrorCode::io, "cannot remove " + p.string() + ": " + ec.message());
       ++removed;
     }
-    if (backup_kept) {
-      fs::rename(b, p, ec);
+    if (n.backup_kept && !fs::exists(fs::symlink_status(p, ec))) {
+      fs::rename(dirs.root() / f.backup, p, ec);
       if (ec) return util::Error(util::ErrorCode::io, "cannot restore " + p.string() + ": " + ec.message());
       ++restored;
     }
   }
-  remove_build_files(dirs);  // first: they sit in folders staging created (lib64/pkgconfig)
+  remove_build_files(dirs, force);  // first: they sit in folders staging created (lib64/pkgconfig)
   for (auto it = r.created_dirs.rbegin(); it != r.created_dirs.rend(); ++it) fs::remove(dirs.dest / *it, ec);  // only if empty
   prune_backup_dirs(dirs);
   return {};
@@ -285,7 +386,10 @@ util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dir
     JournalRecord r{f[0], f.size() > 1 ? f[1] : "", f.size() > 2 ? f[2] : ""};
     if (f.size() > 3) return bad(n, "a record with more fields than stackpin writes");
     if (recs.empty()) {
-      if (r.kind != "stackpin-journal" || r.a != "1") return bad(n, "not a stackpin journal (no \"stackpin-journal 1\" header)");
+      if (r.kind != "stackpin-journal") return bad(n, "not a stackpin journal (no \"stackpin-journal\" header)");
+      if (r.a != k_journal_version)
+        return bad(n, "a journal of version \"" + util::printable(r.a) + "\", not " + k_journal_version +
+                          " (a version 1 journal does not prove which files it placed)");
       header = true;
     } else if (r.kind == "op") {
       if (!op.empty() || (r.a != "stage" && r.a != "unstage"))
@@ -294,11 +398,16 @@ util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dir
     } else if (r.kind == "tmp") {
       if (r.a.rfind("tmp-", 0) != 0 || r.a.find('/') != std::string::npos || r.a.find("..") != std::string::npos || !r.b.empty())
         return bad(n, "the extraction directory \"" + util::printable(r.a) + "\" is not one stackpin makes");
-    } else if (r.kind == "mkdir" || r.kind == "place") {
+    } else if (r.kind == "mkdir") {
       SP_TRY(check_dest_path(dirs, r.a, source + ":" + std::to_string(n)));
+      if (!r.b.empty()) return bad(n, "a mkdir record with a second field");
+    } else if (r.kind == "place") {
+      SP_TRY(check_dest_path(dirs, r.a, source + ":" + std::to_string(n)));
+      if (!valid_proof(r.b)) return bad(n, "the place record of " + util::printable(r.a) + " does not say which file it placed");
     } else if (r.kind == "backup") {
       SP_TRY(check_dest_path(dirs, r.a, source + ":" + std::to_string(n)));
       if (r.b != "backup/" + r.a) return bad(n, "the backup of " + util::printable(r.a) + " is not kept where stackpin keeps it");
+      SP_TRY(check_state_path(dirs, r.b, "backup", source + ":" + std::to_string(n)));
     } else if (r.kind != "commit" && r.kind != "done") {
       return bad(n, "the record \"" + util::printable(r.kind) + "\" is not one stackpin writes");
     }
@@ -311,6 +420,7 @@ util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dir
 
 bool has_strays(const model::StateDir& dirs) {
   std::error_code ec;
+  if (!check_state_root(dirs)) return false;  // refused by whatever reads it next
   for (fs::directory_iterator it(dirs.root(), ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
     if (name.rfind("tmp-", 0) == 0 || (name.rfind(".", 0) == 0 && name.find(".tmp-") != std::string::npos)) return true;
@@ -332,7 +442,17 @@ void remove_strays(const model::StateDir& dirs) {
 }
 }  // namespace
 
-util::Result<std::string> State::recover() {
+namespace {
+util::Error refuse_rollback(const std::string& where, const fs::path& p, const std::string& why) {
+  util::Error e(util::ErrorCode::unsafe, where + ": " + p.string() + " " + why + "; nothing was rolled back");
+  e.hints.push_back(
+      "stackpin removes or replaces only what it can prove it put there, and this journal names something else: it was not "
+      "written by the run that left it. Check DEST by hand, then remove DEST/.stackpin/journal");
+  return e;
+}
+}  // namespace
+
+util::Result<std::string> State::recover(bool force) {
   std::error_code ec;
   if (!fs::exists(m_dirs.journal(), ec)) {
     remove_strays(m_dirs);
@@ -354,15 +474,37 @@ util::Result<std::string> State::recover() {
     if (ec) return util::Error(util::ErrorCode::io, "cannot finish the interrupted stage: " + ec.message());
     done = "finished an interrupted stage (its files were all in place)";
   } else if (op == "stage") {
+    // First the proof, for every record, before anything moves: a placed path holds the file the
+    // record names or nothing (a run killed before its move), and a backup goes back only where
+    // nothing is (its file was moved away, and whatever stage placed there was removed first).
+    // A journal that says otherwise was not written by the run that left it, and nothing is done.
+    std::set<std::string> emptied;   // paths the rollback will have cleared when it reaches a record
+    std::set<std::string> restored;  // paths whose backup is gone: never moved, or already moved back by a rollback cut short
+    for (const auto& r : recs)
+      if (r.kind == "backup" && !fs::exists(fs::symlink_status(m_dirs.root() / r.b, ec))) restored.insert(r.a);
+    for (auto it = recs.rbegin(); it != recs.rend(); ++it) {
+      const std::string where = m_dirs.journal().string() + ": the " + it->kind + " record of " + util::printable(it->a);
+      fs::path p = m_dirs.dest / it->a;
+      const bool present = (it->kind == "place" || it->kind == "backup") && fs::exists(fs::symlink_status(p, ec));
+      if (it->kind == "place") {
+        if (present && !emptied.count(it->a) && !restored.count(it->a) && !matches_proof(p, it->b))
+          return refuse_rollback(where, p, "holds a file other than the one the record placed (" + it->b.substr(0, 7 + 12) + "...)");
+        emptied.insert(it->a);
+      } else if (it->kind == "backup" && fs::exists(fs::symlink_status(m_dirs.root() / it->b, ec))) {
+        if (present && !emptied.count(it->a)) return refuse_rollback(where, p, "is not empty, so its backup cannot go back there");
+        emptied.erase(it->a);
+      }
+    }
     for (auto it = recs.rbegin(); it != recs.rend(); ++it) {
       // validated when the journal was read; the parents again right before each change
       if (!it->a.empty() && (it->kind == "place" || it->kind == "backup" || it->kind == "mkdir"))
         SP_TRY(check_dest_path(m_dirs, it->a, m_dirs.journal().string()));
       if (it->kind == "place") {
-        fs::remove(m_dirs.dest / it->a, ec);
+        if (matches_proof(m_dirs.dest / it->a, it->b)) fs::remove(m_dirs.dest / it->a, ec);
       } else if (it->kind == "backup") {
         fs::path b = m_dirs.root() / it->b;
-        if (fs::exists(fs::symlink_status(b, ec))) {
+        SP_TRY(check_state_path(m_dirs, it->b, "backup", m_dirs.journal().string()));
+        if (fs::exists(fs::symlink_status(b, ec)) && !fs::exists(fs::symlink_status(m_dirs.dest / it->a, ec))) {
           fs::rename(b, m_dirs.dest / it->a, ec);
           if (ec) return util::Error(util::ErrorCode::io, "cannot restore " + (m_dirs.dest / it->a).string() + ": " + ec.message());
         }
@@ -378,7 +520,7 @@ util::Result<std::string> State::recover() {
     if (receipt) {
       std::vector<std::string> modified;
       std::uint64_t removed = 0, restored = 0;
-      SP_TRY(remove_staged(m_dirs, *receipt, true, modified, removed, restored));
+      SP_TRY(remove_staged(m_dirs, *receipt, force, modified, removed, restored));
       fs::remove(m_dirs.receipt(), ec);
     }
     done = "finished an interrupted unstage";

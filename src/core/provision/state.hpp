@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/contracts.hpp"
 #include "model/staging.hpp"
@@ -26,7 +27,8 @@ class State {
   // remove_root() when DEST/.stackpin holds nothing but the lock (nothing staged, nothing pending).
   void remove_root_if_only_the_lock();
   // Finishes or rolls back an interrupted operation. Returns what was done ("" when nothing).
-  util::Result<std::string> recover();
+  // `force`: an interrupted unstage is finished as `unstage --force` would (changed files go too).
+  util::Result<std::string> recover(bool force = false);
   util::Result<std::optional<model::Receipt>> read_receipt() const;
 
  private:
@@ -60,11 +62,24 @@ util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r,
 // a tree copied from another machine carries whatever its .stackpin/ says. Each is judged like an
 // archive entry before anything is created, moved or removed through it: DEST-relative, no
 // absolute path, drive letter, "..", backslash or control character, not inside .stackpin/, and no
-// symlink on the way from DEST to it (nothing is followed out of DEST). `source` names the
-// file and entry in the error. Errors: unsafe (the hint says what to do about the state file).
+// link on the way from DEST to it that leads out of DEST or into .stackpin/ (way_into_dest).
+// `source` names the file and entry in the error. Errors: unsafe (the hint says what to do about
+// the state file).
 util::Status check_dest_path(const model::StateDir& dirs, const std::string& rel, const std::string& source);
-// The same for a path under DEST/.stackpin/ that must start with `area` + "/" ("backup").
+// The same for a path under DEST/.stackpin/ that must start with `area` + "/" ("backup"): stackpin
+// made every folder there, so no link at all is on the way, DEST/.stackpin itself included.
 util::Status check_state_path(const model::StateDir& dirs, const std::string& rel, const std::string& area, const std::string& source);
+// DEST/.stackpin is absent or a real folder: not a link (out of DEST, or anywhere), not a file. Every
+// command checks it before it reads, locks, writes or cleans anything there. Errors: unsafe.
+util::Status check_state_root(const model::StateDir& dirs);
+// The way from DEST to the folder of DEST/`parts`, as it is on disk: every folder on it that exists
+// is a real folder, or a link that resolves to a folder inside DEST (the runfile toolkit's
+// lib64 -> targets/x86_64-linux/lib) and not into DEST/.stackpin. `refuse(why)` makes the error.
+util::Status way_into_dest(const model::StateDir& dirs, const std::vector<std::string>& parts,
+                           const std::function<util::Error(const std::string&)>& refuse);
+// way_into_dest for a file stage is about to place (`rel`, '/'-separated): checked for every file
+// before DEST changes, and again right before each move. Errors: unsafe, naming the link.
+util::Status check_stage_target(const model::StateDir& dirs, const std::string& rel);
 
 // Reads and validates DEST/.stackpin/receipt.json: it parses, every path in it passes
 // check_dest_path / check_state_path, every type is one stackpin writes. nullopt when there is

@@ -31,7 +31,7 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
           .with_hint("unstage removes only what `stackpin stage` put there");
   }
   SP_TRY_ASSIGN(auto state, State::open(dest, o.on_lock_wait));
-  SP_TRY_ASSIGN(auto recovered, state.recover());
+  SP_TRY_ASSIGN(auto recovered, state.recover(o.force));
   report.recovered = recovered;
   SP_TRY_ASSIGN(auto receipt, state.read_receipt());
   if (receipt) {
@@ -43,7 +43,7 @@ util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::Unsta
     auto s = detail::remove_staged(dirs, *receipt, o.force, report.modified, report.removed, report.restored);
     if (!s) {
       journal.close();
-      if (!report.modified.empty()) fs::remove(dirs.journal(), ec);  // refused before touching anything
+      if (report.removed == 0 && report.restored == 0) fs::remove(dirs.journal(), ec);  // refused before touching anything
       return std::move(s).error();
     }
     SP_TRY(journal.record("done"));
