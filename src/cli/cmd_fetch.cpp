@@ -1,5 +1,6 @@
 // stackpin fetch MANIFEST [--platform P] [--cache-dir DIR] [--mirror URL]... [--offline]
-//                [--verify-cached] [--retries N] [--retry-delay-ms MS] [--stall-timeout S] [--json]
+//                [--verify-cached] [--retries N] [--retry-delay-ms MS] [--stall-timeout S]
+//                [--min-rate BYTES] [--rate-window S] [--deadline S] [--json]
 #include <ostream>
 
 #include "commands.hpp"

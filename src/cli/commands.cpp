@@ -104,6 +104,10 @@ util::Result<model::Manifest> load_manifest_for(Context& ctx, const std::string&
   return std::move(loaded.manifest);
 }
 
+namespace {
+constexpr std::uint64_t k_longest_rate_window_s = 86400;
+}  // namespace
+
 void add_fetch_options(Command* cmd, FetchFlags& f) {
   cmd->add_option("--cache-dir", f.cache_dir,
                   "The download cache (default: $STACKPIN_CACHE_DIR, else $XDG_CACHE_HOME/stackpin, else ~/.cache/stackpin)");
@@ -119,7 +123,17 @@ void add_fetch_options(Command* cmd, FetchFlags& f) {
   cmd->add_option("--retries", f.retries, "Attempts after a transient failure (refused/cut connection, stall, HTTP 5xx/429)")
       ->capture_default_str();
   cmd->add_option("--retry-delay-ms", f.retry_delay_ms, "First backoff between attempts, doubled each time")->capture_default_str();
-  cmd->add_option("--stall-timeout", f.stall_timeout_s, "Seconds without data before a transfer is retried")->capture_default_str();
+  cmd->add_option("--stall-timeout", f.stall_timeout_s, "Seconds without data (the response head included) before a transfer is retried")
+      ->capture_default_str();
+  cmd->add_option("--min-rate", f.min_rate,
+                  "Bytes per second a transfer must average over each --rate-window from its first byte, else it is retried "
+                  "(a server that drips bytes never stalls); 0 turns the check and the derived --deadline off")
+      ->capture_default_str();
+  cmd->add_option("--rate-window", f.rate_window_s, "Seconds over which --min-rate is measured")->capture_default_str();
+  cmd->add_option("--deadline", f.deadline_s,
+                  "Seconds one archive may take from one URL, retries and backoff included, before the next URL is tried "
+                  "(0: 2 x --rate-window + the bytes still missing at --min-rate)")
+      ->capture_default_str();
   cmd->footer(
       "The settings file ($STACKPIN_CONFIG, else $XDG_CONFIG_HOME/stackpin/config.toml, else "
       "~/.config/stackpin/config.toml) may hold [fetch] mirrors = [\"URL\", ...] (--mirror replaces them) and "
@@ -131,6 +145,14 @@ util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlag
   core::FetchOptions o;
   if (f.retries < 0) return util::Error(util::ErrorCode::usage, "--retries must be 0 or more");
   if (f.stall_timeout_s == 0) return util::Error(util::ErrorCode::usage, "--stall-timeout must be at least 1 second");
+  if (f.rate_window_s == 0)
+    return util::Error(util::ErrorCode::usage, "--rate-window must be at least 1 second")
+        .with_hint("to turn the rate check off, pass --min-rate 0");
+  // longer would not be a check on the rate any more (and overflows the clock in the end)
+  if (f.rate_window_s > k_longest_rate_window_s)
+    return util::Error(util::ErrorCode::usage, "--rate-window must be at most " + std::to_string(k_longest_rate_window_s) +
+                                                   " seconds (a day), not " + std::to_string(f.rate_window_s))
+        .with_hint("to turn the rate check off, pass --min-rate 0");
   if (!f.cache_dir.empty()) {
     o.cache_dir = f.cache_dir;
   } else {
@@ -148,6 +170,9 @@ util::Result<core::FetchOptions> fetch_options_for(Context& ctx, const FetchFlag
   o.retries = f.retries;
   o.retry_delay = std::chrono::milliseconds(f.retry_delay_ms);
   o.stall_timeout_s = static_cast<long>(f.stall_timeout_s);
+  o.min_rate = f.min_rate;
+  o.rate_window_s = static_cast<long>(f.rate_window_s);
+  o.deadline_s = f.deadline_s;
   o.user_agent = std::string("stackpin/") + STACKPIN_VERSION;
   o.env = &ctx.io.env;
   if (auto p = download_progress_printer(ctx)) o.progress = [p](const core::FetchProgress& pr) { p(pr.file, pr.done, pr.total); };

@@ -97,8 +97,12 @@ struct FetchFlags {
   int retries = 5;
   std::uint64_t retry_delay_ms = 1000;
   std::uint64_t stall_timeout_s = 60;
+  std::uint64_t min_rate = 10240;  // bytes per second; 0 = no rate check and no derived deadline
+  std::uint64_t rate_window_s = 60;
+  std::uint64_t deadline_s = 0;  // 0 = derived from the pinned size
 };
-// Adds --cache-dir, --mirror, --offline, --verify-cached, --retries, --retry-delay-ms, --stall-timeout.
+// Adds --cache-dir, --mirror, --offline, --verify-cached, --retries, --retry-delay-ms, --stall-timeout,
+// --min-rate, --rate-window, --deadline.
 void add_fetch_options(Command* cmd, FetchFlags& f);
 // core::FetchOptions from the flags: the cache from --cache-dir or the environment, the mirrors
 // from --mirror or the settings file, download progress on a terminal. Errors: usage (bad

@@ -9,15 +9,26 @@
 // libcurl fails a RESUME_FROM transfer whose server ignores the range, whereas with a plain range
 // request the server's 200 reaches the sink, which then starts over from byte zero; the sink learns
 // which one happened from Response::range_honoured before the first body byte. FAILONERROR keeps
-// error pages out of the sink. Proxies come from the environment, as libcurl reads it itself.
+// error pages out of the sink. The proxy is the caller's (Request::proxy), never the environment.
+//
+// Slow servers: a stall (no byte for stall_timeout_s) is not the only way a transfer never ends. A
+// mirror or proxy that drips one byte every two seconds is never silent for long, so the rate is
+// checked as well, over windows of rate_window_s from the first body byte, and the caller may set a
+// deadline that bounds the attempt whatever it receives. libcurl's CURLOPT_LOW_SPEED_LIMIT/TIME is
+// not used for either: its speed is a moving average over the last few seconds, so a transfer that
+// sent a burst and then nothing is caught late; it ends with CURLE_OPERATION_TIMEDOUT, the code of
+// every other timeout, so the message could not say how many bytes the window held or which option
+// to change; and WinHTTP has nothing like it. The xferinfo callback below measures it all itself.
 #include "net/download.hpp"
 
 #include <curl/curl.h>
 
-#include <string_view>
-
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <string_view>
 
 namespace net {
 
@@ -40,27 +51,66 @@ struct Transfer {
   Response response;
   bool started = false;
   bool aborted = false;
-  bool stalled = false;
+  Limit limit = Limit::none;  // which limit on_progress aborted the transfer for
   curl_off_t last_now = -1;
   std::chrono::steady_clock::time_point last_data = std::chrono::steady_clock::now();
+  // the current rate window: when it began (at the first body byte, then at each window's end) and
+  // the body bytes delivered by then
+  std::optional<std::chrono::steady_clock::time_point> window_start;
+  std::uint64_t window_bytes = 0;
+  // what the window that was too slow held, for the message
+  std::uint64_t slow_bytes = 0;
+  double slow_seconds = 0;
 };
 
-// libcurl's LOW_SPEED check averages over a window of several seconds, so a transfer that sent a
-// burst and then nothing is caught late; this callback (called at least once a second) aborts
-// when no body byte arrived for stall_timeout_s.
+// min_rate bytes a second for `window_s` seconds, saturating rather than wrapping for absurd values.
+std::uint64_t bytes_due(std::uint64_t min_rate, long window_s) {
+  auto w = static_cast<std::uint64_t>(std::max(window_s, 1L));
+  return min_rate > std::numeric_limits<std::uint64_t>::max() / w ? std::numeric_limits<std::uint64_t>::max() : min_rate * w;
+}
+
+// libcurl calls this at least once a second, also while it connects and waits for the response
+// head. It aborts when the deadline has passed, when no byte arrived for stall_timeout_s, and when a
+// rate window (which begins at the first body byte, so a slow head is the stall timeout's business)
+// ended with fewer than min_rate * rate_window_s bytes: a drip, which the stall check never sees.
 int on_progress(void* user, curl_off_t, curl_off_t now, curl_off_t, curl_off_t) {
   auto& t = *static_cast<Transfer*>(user);
+  const Request& req = *t.req;
   auto clock = std::chrono::steady_clock::now();
+  if (req.deadline && clock >= *req.deadline) {
+    t.limit = Limit::deadline;
+    return 1;
+  }
   if (now != t.last_now) {
     t.last_now = now;
     t.last_data = clock;
-    return 0;
-  }
-  if (clock - t.last_data >= std::chrono::seconds(t.req->stall_timeout_s)) {
-    t.stalled = true;
+  } else if (clock - t.last_data >= std::chrono::seconds(req.stall_timeout_s)) {
+    t.limit = Limit::stall;
     return 1;
   }
+  if (req.min_rate == 0 || !t.window_start) return 0;
+  const auto window = std::chrono::seconds(std::max(req.rate_window_s, 1L));
+  if (clock - *t.window_start < window) return 0;
+  std::uint64_t got = t.response.bytes - t.window_bytes;
+  if (got < bytes_due(req.min_rate, req.rate_window_s)) {
+    t.limit = Limit::rate;
+    t.slow_bytes = got;
+    t.slow_seconds = std::chrono::duration<double>(clock - *t.window_start).count();
+    return 1;
+  }
+  t.window_start = clock;
+  t.window_bytes = t.response.bytes;
   return 0;
+}
+
+// "0.5 B/s", "512 B/s": a rate the way the message compares it with --min-rate
+std::string rate_text(double bytes_per_s) {
+  char buf[64];
+  if (bytes_per_s < 100)
+    std::snprintf(buf, sizeof buf, "%.1f", bytes_per_s);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f", bytes_per_s);
+  return std::string(buf) + " B/s";
 }
 
 bool start(Transfer& t) {
@@ -98,6 +148,7 @@ size_t on_write(char* data, size_t size, size_t n, void* user) {
       t.aborted = true;
       return 0;
     }
+    if (!t.window_start) t.window_start = std::chrono::steady_clock::now();  // the first rate window begins with the body
     t.response.bytes += bytes;
     if (*t.progress) (*t.progress)(t.response.bytes, t.response.length);
   } catch (...) {
@@ -184,6 +235,32 @@ void classify(Attempt& a, CURLcode c, const std::string& detail, const Request& 
     a.error->hints.push_back("no network or no DNS here? use --mirror with a local copy, or --offline with a filled cache");
 }
 
+// The error of an attempt that on_progress (or the deadline's timeout) ended.
+void limit_error(Attempt& a, const Transfer& t, const Request& req) {
+  const std::string what = "download of " + req.url + " failed: ";
+  a.limit = t.limit;
+  switch (t.limit) {
+    case Limit::stall:
+      a.transient = true;
+      a.error = util::Error(util::ErrorCode::io, what + "stalled, no data for " + std::to_string(req.stall_timeout_s) + " s (transient)");
+      a.error->hints.push_back("raise --stall-timeout SECONDS if the server is slow to start sending");
+      return;
+    case Limit::rate:
+      a.transient = true;
+      a.error = util::Error(util::ErrorCode::io, what + "too slow: " + std::to_string(t.slow_bytes) + " bytes in the last " +
+                                                     std::to_string(req.rate_window_s) + " s (" +
+                                                     rate_text(static_cast<double>(t.slow_bytes) / std::max(t.slow_seconds, 1e-3)) +
+                                                     "), below --min-rate " + std::to_string(req.min_rate) + " B/s (transient)");
+      a.error->hints.push_back("if this link is really this slow, lower --min-rate (0 turns the check off) or lengthen --rate-window");
+      return;
+    case Limit::deadline:
+      a.error = util::Error(util::ErrorCode::io, what + "not finished by its deadline (" + std::to_string(t.response.bytes) +
+                                                     " bytes received in this attempt)");
+      return;
+    case Limit::none: return;
+  }
+}
+
 }  // namespace
 
 Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) {
@@ -216,6 +293,12 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
   curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
+  if (req.deadline) {
+    // the callback aborts at the deadline; the timeout (rounded up, so that it is never the earlier
+    // of the two) also covers a name lookup that blocks the callback
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*req.deadline - std::chrono::steady_clock::now()).count() + 1;
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(std::clamp<long long>(left, 1, std::numeric_limits<long>::max())));
+  }
   if (req.offset > 0) curl_easy_setopt(curl, CURLOPT_RANGE, range.c_str());
   curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 512L * 1024);  // fewer, larger deliveries to hash and write
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_write);
@@ -228,10 +311,10 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
   }
   a.response = t.response;
   a.aborted_by_sink = t.aborted;
-  if (c != CURLE_OK && t.stalled) {
-    a.transient = true;
-    a.error = util::Error(util::ErrorCode::io, "download of " + req.url + " failed: stalled, no data for " +
-                                                   std::to_string(req.stall_timeout_s) + " s (transient)");
+  if (c == CURLE_OPERATION_TIMEDOUT && t.limit == Limit::none && req.deadline && std::chrono::steady_clock::now() >= *req.deadline)
+    t.limit = Limit::deadline;  // CURLOPT_TIMEOUT_MS came first
+  if (c != CURLE_OK && t.limit != Limit::none) {
+    limit_error(a, t, req);
   } else if (c != CURLE_OK) {
     classify(a, c, errbuf[0] ? errbuf : curl_easy_strerror(c), req);
   }

@@ -8,12 +8,22 @@
 // resolved ("" connects directly), so WinHTTP never reads another setting of its own. WinHTTP
 // follows redirects itself (at most 10, never from https to http). file:// URLs are read here
 // directly; ftp:// is not offered by WinHTTP and is refused with what to use instead.
+//
+// Slow servers are cut as download.cpp cuts them: WinHTTP's receive timeout catches silence only,
+// so a server that drips a byte every few seconds would hold a read loop for ever. The rate is
+// therefore checked after each read, over windows of rate_window_s from the first body byte, and
+// each read waits at most the stall timeout, the rate window (a window without a single byte is too
+// slow whatever min_rate is) and what is left of the deadline. A WinHTTP timeout ends the request,
+// so whichever of the three was shortest names the limit that ended the attempt.
 #include <windows.h>
 // after windows.h
 #include <winhttp.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -227,6 +237,63 @@ std::wstring bypass_list(const std::string& no_proxy) {
   return wide(out);
 }
 
+using Clock = std::chrono::steady_clock;
+
+int seconds_ms(long s) {
+  return static_cast<int>(std::clamp<long long>(static_cast<long long>(s) * 1000, 1, std::numeric_limits<int>::max()));
+}
+
+// A timeout of `ms`, or what is left until the request's deadline when that is sooner (at least
+// 1 ms: WinHTTP reads 0 as no timeout); `by_deadline` says which one it is.
+int capped_ms(const Request& req, int ms, bool& by_deadline) {
+  by_deadline = false;
+  if (!req.deadline) return ms;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*req.deadline - Clock::now()).count();
+  if (left >= ms) return ms;
+  by_deadline = true;
+  return static_cast<int>(std::max<long long>(left, 1));
+}
+
+// min_rate bytes a second for `window_s` seconds, saturating rather than wrapping for absurd values.
+std::uint64_t bytes_due(std::uint64_t min_rate, long window_s) {
+  auto w = static_cast<std::uint64_t>(std::max(window_s, 1L));
+  return min_rate > std::numeric_limits<std::uint64_t>::max() / w ? std::numeric_limits<std::uint64_t>::max() : min_rate * w;
+}
+
+// "0.5 B/s", "512 B/s": a rate the way the message compares it with --min-rate
+std::string rate_text(double bytes_per_s) {
+  char buf[64];
+  if (bytes_per_s < 100)
+    std::snprintf(buf, sizeof buf, "%.1f", bytes_per_s);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f", bytes_per_s);
+  return std::string(buf) + " B/s";
+}
+
+// The errors of an attempt that one of the request's limits ended, worded as download.cpp words them.
+void stalled(Attempt& a, const Request& req, const std::string& what) {
+  a.limit = Limit::stall;
+  a.transient = true;
+  a.error = Error(ErrorCode::io, what + "stalled, no data for " + std::to_string(req.stall_timeout_s) + " s (transient)");
+  a.error->hints.push_back("raise --stall-timeout SECONDS if the server is slow to start sending");
+}
+
+void too_slow(Attempt& a, const Request& req, const std::string& what, std::uint64_t bytes, double seconds) {
+  a.limit = Limit::rate;
+  a.transient = true;
+  a.error = Error(ErrorCode::io, what + "too slow: " + std::to_string(bytes) + " bytes in the last " + std::to_string(req.rate_window_s) +
+                                     " s (" + rate_text(static_cast<double>(bytes) / std::max(seconds, 1e-3)) + "), below --min-rate " +
+                                     std::to_string(req.min_rate) + " B/s (transient)");
+  a.error->hints.push_back("if this link is really this slow, lower --min-rate (0 turns the check off) or lengthen --rate-window");
+}
+
+void past_deadline(Attempt& a, const std::string& what) {
+  a.limit = Limit::deadline;
+  a.transient = false;
+  a.error =
+      Error(ErrorCode::io, what + "not finished by its deadline (" + std::to_string(a.response.bytes) + " bytes received in this attempt)");
+}
+
 }  // namespace
 
 Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) {
@@ -236,6 +303,10 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
   if (req.url.rfind("ftp://", 0) == 0 || req.url.rfind("ftps://", 0) == 0) {
     a.error = Error(ErrorCode::invalid, what + "ftp:// is not supported by stackpin on Windows");
     a.error->hints.push_back("use an http(s):// mirror, or download the file and pass it with --mirror file://...");
+    return a;
+  }
+  if (req.deadline && Clock::now() >= *req.deadline) {
+    past_deadline(a, what);
     return a;
   }
   std::wstring url = wide(req.url);
@@ -265,9 +336,12 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
     classify(a, GetLastError(), req);
     return a;
   }
-  const int connect_ms = static_cast<int>(req.connect_timeout_s * 1000);
-  const int stall_ms = static_cast<int>(req.stall_timeout_s * 1000);
-  WinHttpSetTimeouts(session.h, connect_ms, connect_ms, stall_ms, stall_ms);
+  // Until the response head: the connect and stall timeouts, neither past the deadline.
+  const int stall_ms = seconds_ms(req.stall_timeout_s);
+  bool head_by_deadline = false, connect_by_deadline = false;
+  const int connect_ms = capped_ms(req, seconds_ms(req.connect_timeout_s), connect_by_deadline);
+  const int head_ms = capped_ms(req, stall_ms, head_by_deadline);
+  WinHttpSetTimeouts(session.h, connect_ms, connect_ms, head_ms, head_ms);
   Handle connection(WinHttpConnect(session.h, host.c_str(), parts.nPort, 0));
   if (!connection.h) {
     classify(a, GetLastError(), req);
@@ -284,7 +358,13 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
   if (!WinHttpSendRequest(request.h, headers.empty() ? WINHTTP_NO_ADDITIONAL_HEADERS : headers.c_str(),
                           headers.empty() ? 0 : static_cast<DWORD>(-1L), WINHTTP_NO_REQUEST_DATA, 0, 0, 0) ||
       !WinHttpReceiveResponse(request.h, nullptr)) {
-    classify(a, GetLastError(), req);
+    DWORD e = GetLastError();
+    if (e == ERROR_WINHTTP_TIMEOUT && req.deadline && (head_by_deadline || connect_by_deadline || Clock::now() >= *req.deadline)) {
+      past_deadline(a, what);
+      return a;
+    }
+    classify(a, e, req);
+    if (e == ERROR_WINHTTP_TIMEOUT) a.error->hints.push_back("raise --stall-timeout SECONDS if the server is slow to start sending");
     return a;
   }
   DWORD status = 0;
@@ -306,17 +386,57 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
   a.response.range_honoured = req.offset > 0 && status == 206;
   if (!start_sink(a, sink, what)) return a;
   std::vector<char> buf(512 * 1024);
+  // the current rate window: when it began (at the first body byte, then at each window's end) and
+  // the body bytes delivered by then
+  std::optional<Clock::time_point> window_start;
+  std::uint64_t window_bytes = 0;
+  const bool rate_checked = req.min_rate > 0;
+  const auto window = std::chrono::seconds(std::max(req.rate_window_s, 1L));
   for (;;) {
+    // Each read waits at most the stall timeout, the rate window once the body has begun (a whole
+    // window without a byte is too slow) and what is left of the deadline; the shortest names the limit.
+    Limit on_timeout = Limit::stall;
+    int wait_ms = stall_ms;
+    if (rate_checked && window_start && seconds_ms(req.rate_window_s) < wait_ms) {
+      wait_ms = seconds_ms(req.rate_window_s);
+      on_timeout = Limit::rate;
+    }
+    bool by_deadline = false;
+    wait_ms = capped_ms(req, wait_ms, by_deadline);
+    if (by_deadline) on_timeout = Limit::deadline;
+    DWORD timeout = static_cast<DWORD>(wait_ms);
+    WinHttpSetOption(request.h, WINHTTP_OPTION_RECEIVE_TIMEOUT, &timeout, sizeof timeout);
     DWORD got = 0;
     if (!WinHttpReadData(request.h, buf.data(), static_cast<DWORD>(buf.size()), &got)) {
       DWORD e = GetLastError();
-      classify(a, e, req);
-      if (e == ERROR_WINHTTP_TIMEOUT)
-        a.error->message = what + "stalled, no data for " + std::to_string(req.stall_timeout_s) + " s (transient)";
+      if (e != ERROR_WINHTTP_TIMEOUT)
+        classify(a, e, req);
+      else if (on_timeout == Limit::deadline)
+        past_deadline(a, what);
+      else if (on_timeout == Limit::rate)
+        too_slow(a, req, what, 0, static_cast<double>(req.rate_window_s));  // not a byte for a whole window
+      else
+        stalled(a, req, what);
       return a;
     }
     if (got == 0) break;
     if (!deliver(a, sink, progress, buf.data(), got, what)) return a;
+    auto now = Clock::now();
+    if (!window_start) {
+      window_start = now;  // the first rate window begins with the body
+    } else if (rate_checked && now - *window_start >= window) {
+      std::uint64_t in_window = a.response.bytes - window_bytes;
+      if (in_window < bytes_due(req.min_rate, req.rate_window_s)) {
+        too_slow(a, req, what, in_window, std::chrono::duration<double>(now - *window_start).count());
+        return a;
+      }
+      window_start = now;
+      window_bytes = a.response.bytes;
+    }
+    if (req.deadline && now >= *req.deadline && (!a.response.length || a.response.bytes < *a.response.length)) {
+      past_deadline(a, what);
+      return a;
+    }
   }
   if (a.response.length && a.response.bytes < *a.response.length) {
     a.transient = true;

@@ -207,8 +207,14 @@ TEST(CliFetch, UsageErrors) {
   EXPECT_EQ(stackpin({"fetch", m, "--platform", "amiga"}, w.env()).exit_code, 2);
   EXPECT_EQ(stackpin({"fetch", m, "--retries", "-1"}, w.env()).exit_code, 2);
   EXPECT_EQ(stackpin({"fetch"}, w.env()).exit_code, 2);
+  auto window = stackpin({"fetch", m, "--rate-window", "0"}, w.env());
+  EXPECT_EQ(window.exit_code, 2) << show(window);
+  EXPECT_NE(window.err.find("--rate-window must be at least 1 second"), std::string::npos) << show(window);
+  EXPECT_TRUE(w.server.requests().empty());  // refused before anything was downloaded
   auto help = stackpin({"fetch", "--help"});
   EXPECT_NE(help.out.find("NVIDIA's server is not contacted"), std::string::npos) << help.out;
+  for (const char* option : {"--min-rate BYTES", "--rate-window SECONDS", "--deadline SECONDS"})
+    EXPECT_NE(help.out.find(option), std::string::npos) << option << " in:\n" << help.out;
 }
 
 }  // namespace

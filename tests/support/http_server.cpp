@@ -1,4 +1,4 @@
-// A loopback HTTP server for fetch tests: ranges, faults, slow and cut-short answers.
+// A loopback HTTP server for fetch tests: ranges, faults, slow (stalled, dripping) and cut-short answers.
 #include "http_server.hpp"
 
 #include <arpa/inet.h>
@@ -250,6 +250,13 @@ void HttpServer::respond(int fd, RecordedRequest& r) {
     std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(f.bytes, part.size()));
     if (!send_all(fd, part.data(), n)) return;
     if (f.kind == Fault::Kind::stall_after) stall(f.stall_ms);
+    return;
+  }
+  if (f.kind == Fault::Kind::drip) {  // until the body is sent, the client hangs up or the server stops
+    std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(f.bytes, part.size()));
+    if (!send_all(fd, part.data(), n)) return;
+    for (std::size_t i = n; i < part.size(); ++i)
+      if (!stall(f.stall_ms) || !send_all(fd, part.data() + i, 1)) return;
     return;
   }
   send_all(fd, part);

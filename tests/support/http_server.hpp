@@ -1,7 +1,7 @@
 #pragma once
 // A small HTTP/1.1 server on 127.0.0.1 for download tests: files served from memory with Range
-// support, fault modes chosen per path and request number (cut, stall, wrong bytes, 404, a 200
-// that ignores Range, an error status), a log of the requests it got, and proxy behaviour
+// support, fault modes chosen per path and request number (cut, stall, drip, wrong bytes, 404, a
+// 200 that ignores Range, an error status), a log of the requests it got, and proxy behaviour
 // (absolute-URI request lines are served from the same files, by path). A path ending in '/' is
 // served as text/html (a wheel index's pages), every other as application/octet-stream.
 //
@@ -21,6 +21,7 @@ struct Fault {
     none,
     cut_after,     // announce the full length, send `bytes` body bytes, close
     stall_after,   // send `bytes` body bytes, then send nothing for `stall_ms`, then close
+    drip,          // send `bytes` body bytes, then the rest one byte every `stall_ms` (never silent for long)
     wrong_bytes,   // the body has the right length but every byte inverted
     not_found,     // 404
     ignore_range,  // answer a Range request with 200 and the whole body

@@ -1,7 +1,8 @@
 // core::fetch against a real HTTP/1.1 server on loopback (tests/support/http_server): the cache
-// layout, resumption with Range, retries, stalls, refused bytes, 404, a server ignoring Range,
-// --offline, mirrors (http and file://), proxies, TLS failures and a full disk; plus the pieces
-// fetch is made of (candidate URLs, the cache's default place, the settings file).
+// layout, resumption with Range, retries, stalls, drips (the rate check and the deadline), refused
+// bytes, 404, a server ignoring Range, --offline, mirrors (http and file://), proxies, TLS failures
+// and a full disk; plus the pieces fetch is made of (candidate URLs, the cache's default place, the
+// settings file).
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 
@@ -207,6 +208,103 @@ TEST_F(Fetch, AStalledTransferIsAbortedAndResumed) {
   auto reqs = server.requests_for(k_path);
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(reqs[1].range, "bytes=50000-");
+  EXPECT_EQ(testing_support::read_text(a.path), body);
+}
+
+TEST_F(Fetch, ADripIsCutAfterARateWindowAndResumed) {
+  // 50000 bytes, then one byte every 100 ms: never silent for the 1 s stall timeout, but the second
+  // rate window brings about 10 bytes where 1000 are due
+  server.fault(k_path, {Fault::Kind::drip, 50000, 100}, 1);
+  auto o = options();
+  o.min_rate = 1000;
+  o.rate_window_s = 1;
+  auto a = run(manifest(server.url(k_path), body), o);
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.status, model::FetchStatus::resumed);
+  EXPECT_EQ(a.attempts, 2);
+  auto reqs = server.requests_for(k_path);
+  ASSERT_EQ(reqs.size(), 2u);
+  // resumed after the 50000 bytes and whatever dripped after them
+  ASSERT_EQ(reqs[1].range.rfind("bytes=", 0), 0u) << reqs[1].range;
+  EXPECT_GE(std::stoull(reqs[1].range.substr(6)), 50000u) << reqs[1].range;
+  EXPECT_EQ(reqs[1].status, 206);
+  EXPECT_EQ(testing_support::read_text(a.path), body);
+}
+
+TEST_F(Fetch, AServerThatAlwaysDripsIsGivenUpAtTheDeadline) {
+  // every answer drips: each attempt is cut as too slow and resumed, until the deadline ends them
+  // all (without it, the retries would go on while each attempt kept its window's rate)
+  server.fault(k_path, {Fault::Kind::drip, 1000, 200});
+  auto o = options();
+  o.min_rate = 1000;
+  o.rate_window_s = 1;
+  o.deadline_s = 3;
+  auto a = run(manifest(server.url(k_path), body), o);
+  ASSERT_TRUE(a.error);
+  EXPECT_EQ(a.status, model::FetchStatus::failed);
+  EXPECT_EQ(a.error->code, ErrorCode::io);
+  const auto& msg = a.error->message;
+  EXPECT_NE(msg.find(server.url(k_path)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not finished within its deadline of 3 s (--deadline 3)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(" of 300000 bytes after "), std::string::npos) << msg;
+  ASSERT_FALSE(a.error->hints.empty());
+  EXPECT_NE(a.error->hints[0].find("--deadline"), std::string::npos) << a.error->hints[0];
+  EXPECT_GE(a.attempts, 1);
+  EXPECT_LE(a.attempts, 3);  // attempts of about 2 s each: never all 6 the retries allow
+  // the bytes received are kept for the next run to resume
+  EXPECT_GE(fs::file_size(core::partial_path(cache, hex(body))), 1000u);
+  EXPECT_EQ(findings.at(0).rule, "fetch.io");
+}
+
+TEST_F(Fetch, TheDerivedDeadlineScalesWithThePinnedSize) {
+  // 2 x --rate-window 1 s + 300000 bytes at 1000000 B/s (rounded up to 1 s) = 3 s: each attempt
+  // is cut as too slow after its first window, and the third runs into the deadline
+  server.fault(k_path, {Fault::Kind::drip, 1000, 200});
+  auto o = options();
+  o.min_rate = 1000000;
+  o.rate_window_s = 1;
+  auto a = run(manifest(server.url(k_path), body), o);
+  ASSERT_TRUE(a.error);
+  EXPECT_EQ(a.error->code, ErrorCode::io);
+  const auto& msg = a.error->message;
+  EXPECT_NE(msg.find("deadline of 3 s (2 x --rate-window 1 s + 300000 bytes at --min-rate 1000000 B/s)"), std::string::npos) << msg;
+  ASSERT_GE(a.error->hints.size(), 2u);
+  EXPECT_NE(a.error->hints[1].find("too slow"), std::string::npos) << a.error->hints[1];  // the last attempt's failure
+}
+
+TEST_F(Fetch, PastItsDeadlineAUrlIsLeftForTheNextMirror) {
+  // no rate check: the deadline alone cuts the dripping mirror's one attempt, which is not retried
+  std::string rel = "cudnn/linux-x86_64/" + k_file;
+  server.serve("/m1/" + rel, body);
+  server.serve("/m2/" + rel, body);
+  server.fault("/m1/" + rel, {Fault::Kind::drip, 20000, 200});
+  auto o = options();
+  o.min_rate = 0;
+  o.deadline_s = 2;
+  o.mirrors = {server.url("/m1/"), server.url("/m2/")};
+  auto a = run(manifest(k_nvidia + rel, body), o);
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.status, model::FetchStatus::resumed);
+  EXPECT_EQ(server.requests_for("/m1/" + rel).size(), 1u);
+  auto second = server.requests_for("/m2/" + rel);
+  ASSERT_EQ(second.size(), 1u);
+  ASSERT_EQ(second[0].range.rfind("bytes=", 0), 0u) << second[0].range;
+  EXPECT_GE(std::stoull(second[0].range.substr(6)), 20000u) << second[0].range;  // the first mirror's bytes were kept
+  EXPECT_EQ(testing_support::read_text(a.path), body);
+}
+
+TEST_F(Fetch, AHealthyTransferNeverTripsTheRateCheck) {
+  // all but the last 7 bytes at once, then those at 5 bytes a second: the transfer outlasts its
+  // first rate window, which held far more than is due, and ends within the second
+  server.fault(k_path, {Fault::Kind::drip, 300000 - 7, 200});
+  auto o = options();
+  o.min_rate = 1000;
+  o.rate_window_s = 1;
+  auto a = run(manifest(server.url(k_path), body), o);
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.status, model::FetchStatus::downloaded);
+  EXPECT_EQ(a.attempts, 1);
+  EXPECT_EQ(server.requests_for(k_path).size(), 1u);
   EXPECT_EQ(testing_support::read_text(a.path), body);
 }
 

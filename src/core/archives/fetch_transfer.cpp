@@ -14,6 +14,12 @@
 // backoff, each retry resuming from the bytes already received; permanent ones move on to the
 // next URL (mirror). Hashing and writing run on a second thread, so that they overlap with
 // receiving: on a fast link they cost as much as the transfer itself.
+//
+// Retries alone cannot bound a download: a server that drips a byte every two seconds never
+// stalls, and each retry resumes it. net cuts an attempt whose rate window falls below min_rate,
+// and each URL gets a deadline, fixed when its first attempt starts and scaled by what is still
+// missing (the pinned size is known before the first byte), that bounds its attempts and backoff
+// together; once it has passed, the next URL is tried and the partial kept for the next run.
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
@@ -318,26 +324,81 @@ class Transfer {
     return m_resumed;
   }
 
-  net::Request request_for(const std::string& url) const {
+  // The bound on one URL's attempts, backoff included: FetchOptions::deadline_s, else derived from
+  // the bytes still missing when the URL's first attempt starts.
+  struct UrlDeadline {
+    std::optional<std::chrono::steady_clock::time_point> at;  // none: no bound
+    std::uint64_t seconds = 0;
+    std::uint64_t missing = 0;  // the bytes it was derived from
+    bool derived = false;
+  };
+
+  UrlDeadline deadline_from_now() const {
+    UrlDeadline d;
+    if (m_o.deadline_s > 0) {
+      d.seconds = m_o.deadline_s;
+    } else if (m_o.min_rate > 0) {
+      // the missing bytes at the slowest rate the check lets through, and two rate windows of slack
+      // (a slow response head, an attempt cut as too slow only when its window ended, a retry)
+      d.derived = true;
+      d.missing = m_job.size > m_file.size() ? m_job.size - m_file.size() : 0;
+      d.seconds = 2 * static_cast<std::uint64_t>(std::max(m_o.rate_window_s, 1L)) + d.missing / m_o.min_rate +
+                  (d.missing % m_o.min_rate != 0 ? 1 : 0);
+    } else {
+      return d;
+    }
+    // a bound of centuries is none (and would overflow the clock)
+    constexpr std::uint64_t k_longest_s = 100ull * 365 * 24 * 3600;
+    if (d.seconds <= k_longest_s) d.at = std::chrono::steady_clock::now() + std::chrono::seconds(d.seconds);
+    return d;
+  }
+
+  // The deadline passed (or would pass during the next backoff) after `attempts` on `url`;
+  // `last`, when given, is how the last attempt that ended before it failed (too slow, say).
+  Error deadline_passed(const std::string& url, const UrlDeadline& d, int attempts, const std::optional<Error>& last) const {
+    std::string why = d.derived ? "2 x --rate-window " + std::to_string(m_o.rate_window_s) + " s + " + std::to_string(d.missing) +
+                                      " bytes at --min-rate " + std::to_string(m_o.min_rate) + " B/s"
+                                : "--deadline " + std::to_string(d.seconds);
+    Error e(ErrorCode::io, "download of " + url + " failed: not finished within its deadline of " + std::to_string(d.seconds) + " s (" +
+                               why + "): " + std::to_string(m_file.size()) + " of " + std::to_string(m_job.size) + " bytes after " +
+                               std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts"));
+    e.with_hint("raise --deadline SECONDS or lower --min-rate; run `stackpin fetch` again to resume from the bytes already downloaded");
+    if (last) e.with_hint("the last attempt before the deadline: " + last->message);
+    return e;
+  }
+
+  net::Request request_for(const std::string& url, const UrlDeadline& deadline) const {
     net::Request req = request_through_env(url, m_o.env);
     req.offset = m_file.size();
     req.connect_timeout_s = m_o.connect_timeout_s;
     req.stall_timeout_s = m_o.stall_timeout_s;
+    req.min_rate = m_o.min_rate;
+    req.rate_window_s = m_o.rate_window_s;
+    req.deadline = deadline.at;
     req.user_agent = m_o.user_agent;
     return req;
   }
 
   // Attempts on one URL until every pinned byte is in the partial (true), or the URL is given up
-  // (false, with the reason in m_last). Errors: what stops the whole download (a full disk).
+  // (false, with the reason in m_last): a permanent failure, the retries spent, or its deadline
+  // passed. Errors: what stops the whole download (a full disk).
   util::Result<bool> receive(const std::string& url) {
     std::chrono::milliseconds delay = std::min<std::chrono::milliseconds>(m_o.retry_delay, std::chrono::seconds(30));
+    const UrlDeadline deadline = deadline_from_now();
+    int attempts = 0;                  // on this URL
+    std::optional<Error> failed_here;  // the last attempt's failure on this URL
     for (int retry = 0;; ++retry) {
       if (m_file.size() == m_job.size) return true;  // everything is here already
+      if (deadline.at && std::chrono::steady_clock::now() >= *deadline.at) {
+        m_last = deadline_passed(url, deadline, attempts, failed_here);
+        return false;
+      }
       ++m_out.attempts;
+      ++attempts;
       enum class Stop { none, too_many, write_failed } stop = Stop::none;
       int write_errno = 0;
       std::optional<Error> sink_error;
-      net::Request req = request_for(url);
+      net::Request req = request_for(url, deadline);
       net::Sink sink;
       sink.start = [&](const net::Response& head) {
         if (req.offset > 0 && !head.range_honoured) {  // the whole file again: start over
@@ -382,7 +443,12 @@ class Transfer {
             mismatch(url, m_job, "the server sent " + std::to_string(m_file.size()) + " bytes, the pin says " + std::to_string(m_job.size));
         return false;
       }
-      m_last = *a.error;
+      if (a.limit == net::Limit::deadline) {           // not this URL again: the next one, if any
+        if (m_file.size() == m_job.size) return true;  // the last byte came just in time: the hash decides
+        m_last = deadline_passed(url, deadline, attempts, failed_here);
+        return false;
+      }
+      m_last = failed_here = *a.error;
       if (!a.transient && req.offset > 0 && !m_fresh_done && a.error->code != ErrorCode::not_found) {
         // a range the server refuses (416: the partial is longer than its file, or another file
         // now): the partial cannot be completed, so drop it and ask for the whole file once
@@ -396,6 +462,10 @@ class Transfer {
         m_last->message += " (gave up after " + std::to_string(retry + 1) + " attempts)";
         m_last->hints.push_back("run `stackpin fetch` again to resume from the " + std::to_string(m_file.size()) +
                                 " bytes already downloaded, or raise --retries");
+        return false;
+      }
+      if (deadline.at && std::chrono::steady_clock::now() + delay >= *deadline.at) {
+        m_last = deadline_passed(url, deadline, attempts, failed_here);
         return false;
       }
       m_sleep(delay);

@@ -3,6 +3,7 @@
 // includes <curl/curl.h>) and WinHTTP on Windows (download_winhttp.cpp). One call is one transfer attempt: retries, resumption policy and
 // where the bytes go are the caller's decisions, and so is the proxy: libcurl is told it (or told there is none), so that it never reads
 // the process environment itself.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -17,7 +18,16 @@ struct Request {
   std::string url;
   std::uint64_t offset = 0;  // resume: ask for bytes offset.. (HTTP "Range: bytes=N-")
   long connect_timeout_s = 30;
-  long stall_timeout_s = 60;  // abort (transient) when no body byte arrives for this long
+  long stall_timeout_s = 60;  // abort (transient) when no byte arrives for this long, the response head included
+  // A server that drips (a byte every few seconds) never stalls, so the rate is checked too: from
+  // the first body byte on, each rate_window_s must bring at least min_rate * rate_window_s bytes,
+  // else the attempt is aborted as too slow (transient: a retry resumes with Range). 0 = no check,
+  // which keeps callers that do not set it (small manifests, index pages) as they were.
+  std::uint64_t min_rate = 0;  // bytes per second
+  long rate_window_s = 60;
+  // When set, the attempt is aborted once this time passes, whatever the state of the transfer:
+  // the caller's bound on all its attempts (permanent: the same request can only fail again).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   std::string user_agent = "stackpin";
   std::string proxy;     // "scheme://host:port" for this URL; "" = connect directly
   std::string no_proxy;  // hosts that bypass the proxy (the no_proxy syntax)
@@ -43,15 +53,21 @@ struct Sink {
 // Called as bytes arrive: body bytes received so far in this attempt and the announced length.
 using Progress = std::function<void(std::uint64_t received, std::optional<std::uint64_t> length)>;
 
+// Which of the request's limits ended an attempt: none, stall_timeout_s of silence, a rate window
+// below min_rate, or the deadline.
+enum class Limit { none, stall, rate, deadline };
+
 // One attempt's outcome. `error` is set on failure, and `transient` says whether trying again may
-// succeed (connection refused or reset, timeouts and stalls, a cut transfer, HTTP 5xx and 429);
-// HTTP 4xx, TLS failures, malformed URLs and an abort by the sink are permanent. `response` holds
-// what was received even on failure (bytes already delivered, the status).
+// succeed (connection refused or reset, timeouts, stalls and a transfer below min_rate, a cut
+// transfer, HTTP 5xx and 429); HTTP 4xx, TLS failures, malformed URLs, the deadline and an abort by
+// the sink are permanent. `response` holds what was received even on failure (bytes already
+// delivered, the status).
 struct Attempt {
   Response response;
   std::optional<util::Error> error;
   bool transient = false;
   bool aborted_by_sink = false;
+  Limit limit = Limit::none;  // set when one of the request's limits aborted the attempt
 };
 
 // Runs one transfer. Error codes: not_found (HTTP 404/410, missing file://), io (everything else:

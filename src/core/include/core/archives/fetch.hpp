@@ -5,8 +5,9 @@
 // (lock.hpp).
 //
 // `stackpin fetch`: downloads the archives a manifest pins into the content-addressed cache
-// (core/cache.hpp), resuming partial downloads, retrying transient failures, and renaming a file
-// into the cache only once its size and SHA-256 match the pin.
+// (core/cache.hpp), resuming partial downloads, retrying transient failures, cutting transfers
+// that stall or drip below a minimum rate, bounding each URL by a deadline that scales with the
+// pinned size, and renaming a file into the cache only once its size and SHA-256 match the pin.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -50,6 +51,15 @@ struct FetchOptions {
   int retries = 5;                              // extra attempts per URL after a transient failure
   std::chrono::milliseconds retry_delay{1000};  // first backoff; doubled each retry, at most 30 s
   long stall_timeout_s = 60;                    // a transfer receiving nothing for this long is retried
+  // A server that drips bytes never stalls: from its first body byte, each rate_window_s of a
+  // transfer must bring min_rate bytes a second on average, else it is retried (resuming). 0 turns
+  // the check off, and with it the derived deadline.
+  std::uint64_t min_rate = 10240;
+  long rate_window_s = 60;
+  // How long one archive may take from one URL, counted from its first attempt there, retries and
+  // backoff included; then the next URL is tried. 0 = derived from the pinned size:
+  // 2 * rate_window_s + the bytes still missing / min_rate, rounded up (none when min_rate is 0).
+  std::uint64_t deadline_s = 0;
   long connect_timeout_s = 30;
   std::string user_agent = "stackpin";
   std::function<void(const FetchProgress&)> progress;
