@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <map>
 
@@ -132,6 +133,50 @@ TEST(DockerCli, RefusalsLeaveNoContext) {
   auto windows = stackpin({"generate", "dockerfile", s.manifest.string(), "--platform", "windows-x86_64"});
   EXPECT_EQ(windows.exit_code, 1) << windows.err;
   EXPECT_NE(windows.err.find("Linux images"), std::string::npos) << windows.err;
+}
+
+TEST(DockerCli, AnArchiveTarReadersReadTwoWaysNeverReachesAContext) {
+  // the image unpacks the archive with GNU tar: one whose long-name record and pax header name two
+  // different libraries would put into the image a file stackpin never verified, staged or listed
+  ScratchDir dir;
+  const std::string top = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive";
+  std::vector<fixtures::RawTarEntry> raw;
+  for (const auto& e : fixtures::cudnn_linux_entries("9.1.0.70", 12)) {
+    if (e.kind == fixtures::Kind::hardlink) continue;
+    fixtures::RawTarEntry r;
+    r.name = e.path;
+    r.mode = e.mode;
+    r.type = e.kind == fixtures::Kind::dir ? '5' : e.kind == fixtures::Kind::symlink ? '2' : '0';
+    if (e.kind == fixtures::Kind::file) r.data = e.data;
+    r.link = e.link;
+    raw.push_back(r);
+  }
+  const std::string record = " path=" + top + "/lib/libcudnn_other.so.9\n";
+  std::size_t len = record.size() + 1;  // the length counts its own digits
+  while (std::to_string(len).size() + record.size() != len) len = std::to_string(len).size() + record.size();
+  std::string pax = std::to_string(len) + record;
+  fixtures::RawTarEntry longname{"././@LongLink", 'L', top + "/lib/libcudnn_extra.so.9" + std::string(1, '\0')};
+  fixtures::RawTarEntry header{"PaxHeader/x", 'x', pax};
+  fixtures::RawTarEntry body{top + "/lib/placeholder", '0',
+                             "\x7f"
+                             "ELF not the verified library"};
+  raw.insert(raw.end(), {longname, header, body});
+  fs::path archives = dir.path() / "archives";
+  fs::create_directories(archives);
+  fs::path tar = archives / "cudnn.tar";
+  fixtures::write_raw_tar(tar, raw);
+  ASSERT_EQ(std::system(("xz -z -T1 " + tar.string()).c_str()), 0);
+  fs::path named = archives / fixtures::cudnn_archive_name("linux-x86_64", "9.1.0.70", 12);
+  fs::rename(archives / "cudnn.tar.xz", named);
+  auto info = fixtures::info(named);
+  auto manifest = dir.write("stack.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", info}}));
+  fs::path ctx = dir.path() / "ctx";
+  auto r = stackpin({"generate", "dockerfile", manifest.string(), "--context", ctx.string(), "--archives", archives.string(), "--convtest",
+                     (testing_support::binary().parent_path() / "stackpin-convtest").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("unsafe archive entry"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("libcudnn_other.so.9"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(ctx)) << "nothing is written before everything is verified";
 }
 
 TEST(DockerCli, DevcontainerAsksForTheGpu) {

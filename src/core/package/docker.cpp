@@ -6,6 +6,7 @@
 #include <set>
 #include <system_error>
 
+#include "archive/extract.hpp"
 #include "core/archives/lock.hpp"
 #include "core/archives/verify.hpp"
 #include "core/check/check.hpp"
@@ -275,16 +276,29 @@ util::Result<ContextInputs> prepare_context(const DockerPlan& plan, const model:
   std::error_code ec;
   const auto& s = plan.spec;
   ContextInputs in;
-  // Found (by name or content), then proved to be the pinned file by size and SHA-256.
+  // Found (by name or content), then proved to be the pinned file by size and SHA-256, then read
+  // through once: the image unpacks it with GNU tar, so an archive whose entries another tar reader
+  // would name differently (archive_io's header scan) or that stage would refuse never reaches a
+  // build context. With an SBOM made here the staging that makes it reads every archive already.
   auto verified = [&](const PinnedArchive& pinned) -> util::Result<fs::path> {
     const ArchiveExpectation& expect = pinned.expect;
     bool by_content = false;
     SP_TRY_ASSIGN(auto located, find_pinned_archive(pinned, files.archives_dir, by_content, files.cache_dir));
-    SP_TRY_ASSIGN(auto h, crypto::hash_file(located));
-    if (crypto::to_hex(h.digest) != expect.sha256 || (expect.size && h.size != *expect.size))
-      return Error(ErrorCode::mismatch,
-                   "SHA-256 mismatch for " + located.string() + ": expected " + expect.sha256 + ", got " + crypto::to_hex(h.digest))
-          .with_hint("the file is not the pinned archive; the build context was not written");
+    auto proven = open_pinned(located, expect);
+    if (!proven) {
+      auto e = std::move(proven).error();
+      if (e.code == ErrorCode::mismatch) e.hints = {"the file is not the pinned archive; the build context was not written"};
+      return e;
+    }
+    if (!(s.sbom && !files.sbom_text)) {
+      archive_io::ExtractOptions xo;
+      xo.max_total_bytes = std::max<std::uint64_t>(16 * proven->size(), 256ull << 20);
+      if (auto listed = archive_io::list(*proven, xo); !listed) {
+        auto e = std::move(listed).error();
+        e.hints.push_back("the build context was not written");
+        return e;
+      }
+    }
     return located;
   };
   if (!s.apt && !s.from_url) {
