@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "crypto/sha256.hpp"
 #include "fixtures.hpp"
 #include "format/receipt.hpp"
 #include "test_support.hpp"
@@ -101,6 +102,14 @@ void archives() {
   fixtures::RawTarEntry lying{"l.bin", '0', "short"};
   lying.declared_size = 1 << 20;
   put("extract", "lying-size.tar", fixtures::raw_tar({lying}));
+  // the tar header scan: plain tars, after the byte that sets the chunk size (fuzz/targets/tar_scan.cpp)
+  put("tar_scan", "cudnn9.tar", "\x07" + archive_bytes(Format::tar, lin));
+  put("tar_scan", "sparse.tar", "\x01" + fixtures::raw_tar({sparse}));
+  std::vector<Entry> long_names{{top + std::string(150, 'n') + "/lib/libcudnn.so.9", Kind::file, "x"},
+                                {top + "l", Kind::symlink, "", std::string(120, 't')}};
+  put("tar_scan", "pax-long-names.tar", "\xff" + archive_bytes(Format::tar, long_names));
+  fixtures::RawTarEntry gnu_long{"././@LongLink", 'L', top + std::string(120, 'g') + std::string(1, '\0')};
+  put("tar_scan", "gnu-longname.tar", "\x40" + fixtures::raw_tar({gnu_long, fixtures::RawTarEntry{"shortened", '0', "x"}}));
 }
 
 void state_files() {
@@ -137,13 +146,18 @@ void state_files() {
   r.files.push_back(b);
   r.created_dirs = {"lib64"};
   put("receipt", "receipt.json", format::write_receipt(r));
-  const std::string head = "stackpin-journal\t1\n";
+  const std::string head = "stackpin-journal\t2\n";
+  // the journal target's DEST holds include/cudnn.h = "staged" (the file a stage placed) and notes.txt = "mine\n"
+  const std::string placed = "\tsha256:" + crypto::to_hex(crypto::sha256_of("staged"));
   put("journal", "stage-rollback",
-      head + "op\tstage\ntmp\ttmp-abc\nmkdir\tlib64\nbackup\tinclude/cudnn.h\tbackup/include/cudnn.h\nplace\tinclude/cudnn.h\n");
-  put("journal", "stage-commit", head + "op\tstage\ntmp\ttmp-abc\nplace\tinclude/cudnn.h\ncommit\n");
+      head + "op\tstage\ntmp\ttmp-abc\nmkdir\tlib64\nbackup\tinclude/cudnn.h\tbackup/include/cudnn.h\nplace\tinclude/cudnn.h" + placed +
+          "\n");
+  put("journal", "stage-commit", head + "op\tstage\ntmp\ttmp-abc\nplace\tinclude/cudnn.h" + placed + "\ncommit\n");
   put("journal", "unstage", head + "op\tunstage\ndone\n");
   put("journal", "cut-short", head + "op\tstage\nmkdir\tlib");
-  put("journal", "hostile", head + "op\tstage\nplace\t../outside/victim.txt\n");
+  put("journal", "hostile", head + "op\tstage\nplace\t../outside/victim.txt" + placed + "\n");
+  put("journal", "not-placed", head + "op\tstage\nplace\tnotes.txt" + placed + "\n");
+  put("journal", "link-proof", head + "op\tstage\nplace\tnotes.txt\tlink:../outside/victim.txt\n");
 }
 
 void text_inputs(const fs::path& source, const fs::path& shared) {

@@ -1,6 +1,8 @@
 // DEST/.stackpin/journal left by a crashed run, or from elsewhere: the replay and rollback
 // decisions of the next command (State::recover) on arbitrary records, beside a sentinel tree
-// that nothing may touch. A journal that is refused leaves DEST as it was.
+// that nothing may touch. A journal that is refused leaves DEST as it was, and a user's file in
+// DEST that no record proves stackpin placed (its SHA-256 is nowhere in the journal) survives.
+#include "crypto/sha256.hpp"
 #include "fuzz_support.hpp"
 #include "provision/state.hpp"
 
@@ -13,6 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fs::create_directories(dest / ".stackpin" / "backup" / "include");
   fs::create_directories(dest / "include");
   fuzz::write_file(dest / "include" / "cudnn.h", "staged");
+  fuzz::write_file(dest / "notes.txt", "mine\n");
   fuzz::write_file(dest / ".stackpin" / "backup" / "include" / "cudnn.h", "original");
   fs::create_directories(dest / ".stackpin" / "tmp-abc");
   fuzz::write_file(dest / ".stackpin" / "journal", fuzz::as_text(data, size));
@@ -24,6 +27,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!state) fuzz::fail("cannot open the state: " + state.error().message);
   auto done = state->recover();
   FUZZ_CHECK(fuzz::snapshot(outside) == before_outside, "a journal made stackpin change something outside DEST");
+  const std::string text(fuzz::as_text(data, size));
+  if (text.find(crypto::to_hex(crypto::sha256_of("mine\n"))) == std::string::npos) {
+    auto after = fuzz::snapshot(dest);
+    FUZZ_CHECK(after.count("notes.txt") && after.at("notes.txt") == before_dest.at("notes.txt"),
+               "a journal made stackpin remove or replace a user's file it cannot prove it placed");
+  }
   if (!recs) {
     FUZZ_CHECK(!done, "recover() acted on a journal that read_journal() refuses");
     auto after = fuzz::snapshot(dest);
