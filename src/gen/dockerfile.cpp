@@ -132,7 +132,9 @@ std::string cuda_stage(const DockerfileSpec& s, const std::string& tmp) {
   for (const auto& a : s.cuda_archives) d += " \\\n        " + a.component + ":" + a.file;
   d += "; do \\\n";
   d += "      c=${a%%:*}; mkdir -p \"u/$c\"; \\\n";
-  d += "      tar -xJf \"${a#*:}\" -C \"u/$c\" --strip-components=1 --no-same-owner; \\\n";
+  // the modes the archive says, less group and world write and the set-id bits, as stage has them
+  d += "      tar -xJf \"${a#*:}\" -C \"u/$c\" --strip-components=1 --no-same-owner --no-same-permissions; \\\n";
+  d += "      chmod -R go-w,ug-s \"u/$c\"; \\\n";
   d += "      for e in \"u/$c\"/*; do \\\n";
   d += "        [ -e \"$e\" ] || continue; n=${e##*/}; [ \"$n\" != lib ] || n=lib64; \\\n";
   // with an SBOM to write in the build: "<component><TAB><path in the image>" per file it copies
@@ -317,7 +319,8 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
     d += "    test \"$(stat -c %s " + s.archive_file + ")\" = " + std::to_string(s.archive_size) + "; \\\n";
     d += k_need_xz;
     d += "    mkdir -p unpacked " + libdir + "; \\\n";
-    d += "    tar -xJf " + s.archive_file + " -C unpacked --strip-components=1 --no-same-owner; \\\n";
+    d += "    tar -xJf " + s.archive_file + " -C unpacked --strip-components=1 --no-same-owner --no-same-permissions; \\\n";
+    d += "    chmod -R go-w,ug-s unpacked; \\\n";
     if (s.include_dev) {
       d += "    cp -P unpacked/" + s.archive_lib_dir + "/* " + libdir + "/; \\\n";
       d += "    cp -R unpacked/include " + s.prefix + "/include; \\\n";

@@ -76,7 +76,8 @@ RUN set -eu; \
         libnvjitlink:libnvjitlink-linux-x86_64-12.4.127-archive.tar.xz \
         libcufile:libcufile-linux-x86_64-1.9.1.3-archive.tar.xz; do \
       c=${a%%:*}; mkdir -p "u/$c"; \
-      tar -xJf "${a#*:}" -C "u/$c" --strip-components=1 --no-same-owner; \
+      tar -xJf "${a#*:}" -C "u/$c" --strip-components=1 --no-same-owner --no-same-permissions; \
+      chmod -R go-w,ug-s "u/$c"; \
       for e in "u/$c"/*; do \
         [ -e "$e" ] || continue; n=${e##*/}; [ "$n" != lib ] || n=lib64; \
         if [ -d "$e" ]; then mkdir -p "$T/$n"; cp -a "$e/." "$T/$n/"; \
@@ -157,7 +158,8 @@ RUN set -eu; \
       apt-get update && apt-get install -y --no-install-recommends xz-utils && rm -rf /var/lib/apt/lists/*; \
     fi; \
     mkdir -p unpacked /opt/cudnn-9.1.0.70/lib64; \
-    tar -xJf cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz -C unpacked --strip-components=1 --no-same-owner; \
+    tar -xJf cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz -C unpacked --strip-components=1 --no-same-owner --no-same-permissions; \
+    chmod -R go-w,ug-s unpacked; \
     cp -P unpacked/lib/lib*.so.* /opt/cudnn-9.1.0.70/lib64/; \
     cp unpacked/LICENSE /opt/cudnn-9.1.0.70/LICENSE; \
     mkdir -p /opt/stackpin/cudnn-devel/opt/cudnn-9.1.0.70/lib64; \

@@ -23,7 +23,8 @@ RUN set -eu; \
       apt-get update && apt-get install -y --no-install-recommends xz-utils && rm -rf /var/lib/apt/lists/*; \
     fi; \
     mkdir -p unpacked /opt/cudnn-9.1.0.70/lib64; \
-    tar -xJf cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz -C unpacked --strip-components=1 --no-same-owner; \
+    tar -xJf cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz -C unpacked --strip-components=1 --no-same-owner --no-same-permissions; \
+    chmod -R go-w,ug-s unpacked; \
     cp -P unpacked/lib/lib*.so.* /opt/cudnn-9.1.0.70/lib64/; \
     cp unpacked/LICENSE /opt/cudnn-9.1.0.70/LICENSE; \
     rm -rf /tmp/stackpin
