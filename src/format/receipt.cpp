@@ -81,8 +81,9 @@ util::Status check_values(const model::Receipt& r, const std::string& path) {
                         model::to_string(model::WindowsLayout::isolated), model::to_string(model::WindowsLayout::cuda_merge)})
     layout_known = layout_known || r.layout == l;
   if (!layout_known) return bad("layout", r.layout, "is not a layout stackpin knows");
-  if (!r.prefix.empty() && (r.target == "linux" ? r.prefix.front() != '/' : !model::is_windows_absolute(r.prefix)))
-    return bad("prefix", r.prefix, "is not an absolute path for the " + r.target + " target");
+  // a Windows tree staged on Linux without a Windows prefix records DEST as it was there
+  if (!r.prefix.empty() && r.prefix.front() != '/' && (r.target == "linux" || !model::is_windows_absolute(r.prefix)))
+    return bad("prefix", r.prefix, "is not an absolute path");
   if (!file_name(r.archive_file)) return bad("archive.file", r.archive_file, "is not a file name");
   if (!sha(r.archive_sha256)) return bad("archive.sha256", r.archive_sha256, "is not a SHA-256");
   for (std::size_t i = 0; i < r.cuda_archives.size(); ++i) {

@@ -72,6 +72,8 @@ Status make_directory(const std::filesystem::path& path) {
   return Error(ErrorCode::io, "cannot create the directory " + path.string() + ": " + os_error_text(err));
 }
 
+bool remove_empty_directory(const std::filesystem::path& path) { return ::rmdir(path.c_str()) == 0; }
+
 bool is_link(const std::filesystem::path& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);

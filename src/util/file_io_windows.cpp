@@ -129,23 +129,32 @@ Status make_hardlink(const std::filesystem::path& existing, const std::filesyste
   return {};
 }
 
+bool is_link(const std::filesystem::path& path) {
+  // the reparse tag, without opening the file: FindFirstFileW gives it in dwReserved0
+  WIN32_FIND_DATAW found{};
+  HANDLE h = FindFirstFileW(path.c_str(), &found);
+  if (h == INVALID_HANDLE_VALUE) return false;
+  FindClose(h);
+  return (found.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) && IsReparseTagNameSurrogate(found.dwReserved0);
+}
+
 Status make_directory(const std::filesystem::path& path) {
   if (CreateDirectoryW(path.c_str(), nullptr)) return {};
   DWORD e = GetLastError();
   if (e == ERROR_ALREADY_EXISTS) {
     DWORD attrs = GetFileAttributesW(path.c_str());
-    if (attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_DIRECTORY) && !(attrs & FILE_ATTRIBUTE_REPARSE_POINT)) return {};
-    return Error(ErrorCode::io,
-                 "cannot create the directory " + path.string() + ": " +
-                     (attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_REPARSE_POINT) ? "a link (reparse point) has that name"
-                                                                                                 : "a file has that name"));
+    const bool link = is_link(path);
+    if (attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_DIRECTORY) && !link) return {};
+    return Error(ErrorCode::io, "cannot create the directory " + path.string() + ": " +
+                                    (link ? "a link (symbolic link or junction) has that name" : "a file has that name"));
   }
   return Error(ErrorCode::io, "cannot create the directory " + path.string() + ": " + win_error(e));
 }
 
-bool is_link(const std::filesystem::path& path) {
+bool remove_empty_directory(const std::filesystem::path& path) {
   DWORD attrs = GetFileAttributesW(path.c_str());
-  return attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_REPARSE_POINT);
+  if (attrs == INVALID_FILE_ATTRIBUTES || !(attrs & FILE_ATTRIBUTE_DIRECTORY) || is_link(path)) return false;
+  return RemoveDirectoryW(path.c_str()) != 0;  // fails on a folder that is not empty
 }
 
 std::filesystem::path absolute_path(const std::filesystem::path& path) {

@@ -109,7 +109,11 @@ Result<TempDir> TempDir::create(const fs::path& parent, std::string_view prefix)
   std::error_code ec;
   for (int attempt = 0; attempt < 16; ++attempt) {
     fs::path p = parent / (std::string(prefix) + random_suffix());
-    if (fs::create_directory(p, ec)) return TempDir(p);
+    if (fs::create_directory(p, ec)) {
+      // its owner's alone, whatever the umask: what is unpacked there is checked before it moves
+      fs::permissions(p, fs::perms::owner_all, fs::perm_options::replace, ec);
+      return TempDir(p);
+    }
     if (ec) return Error(ErrorCode::io, "cannot create a directory in " + parent.string() + ": " + ec.message());
   }
   return Error(ErrorCode::io, "cannot create a unique directory in " + parent.string());

@@ -257,8 +257,9 @@ TEST_F(Fetch, AServerThatAlwaysDripsIsGivenUpAtTheDeadline) {
 }
 
 TEST_F(Fetch, TheDerivedDeadlineScalesWithThePinnedSize) {
-  // 2 x --rate-window 1 s + 300000 bytes at 1000000 B/s (rounded up to 1 s) = 3 s: each attempt
-  // is cut as too slow after its first window, and the third runs into the deadline
+  // 2 x --rate-window 1 s + --stall-timeout 1 s + 300000 bytes at 1000000 B/s (rounded up to 1 s)
+  // = 4 s: each attempt is cut as too slow after its first window, and a later one runs into the
+  // deadline
   server.fault(k_path, {Fault::Kind::drip, 1000, 200});
   auto o = options();
   o.min_rate = 1000000;
@@ -267,7 +268,9 @@ TEST_F(Fetch, TheDerivedDeadlineScalesWithThePinnedSize) {
   ASSERT_TRUE(a.error);
   EXPECT_EQ(a.error->code, ErrorCode::io);
   const auto& msg = a.error->message;
-  EXPECT_NE(msg.find("deadline of 3 s (2 x --rate-window 1 s + 300000 bytes at --min-rate 1000000 B/s)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("deadline of 4 s (2 x --rate-window 1 s + --stall-timeout 1 s + 300000 bytes at --min-rate 1000000 B/s)"),
+            std::string::npos)
+      << msg;
   ASSERT_GE(a.error->hints.size(), 2u);
   EXPECT_NE(a.error->hints[1].find("too slow"), std::string::npos) << a.error->hints[1];  // the last attempt's failure
 }

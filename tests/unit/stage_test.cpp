@@ -1217,11 +1217,39 @@ TEST(StageHostileState, AJournalCutShortByACrashIsStillRecovered) {
   EXPECT_NE(r->recovered.find("rolled back"), std::string::npos) << r->recovered;
 }
 
-TEST(StageHostileState, AnOldJournalIsRefusedNotGuessedAt) {
-  HostileState h;
-  testing_support::write_file(h.w.dest() / ".stackpin" / "journal", "stackpin-journal\t1\nop\tstage\nplace\tinclude/cudnn.h\n");
-  h.expect_every_command_refuses({"journal:1:", "version \"1\"", "does not prove which files it placed"});
-  EXPECT_TRUE(fs::exists(h.w.dest() / "include" / "cudnn.h"));
+TEST(StageHostileState, AnOlderStackpinsJournalIsFinishedOnlyWhereNoProofIsNeeded) {
+  {
+    // a stage cut short: its place records do not say which files they placed, so no rollback
+    HostileState h;
+    testing_support::write_file(h.w.dest() / ".stackpin" / "journal", "stackpin-journal\t1\nop\tstage\nplace\tinclude/cudnn.h\n");
+    h.expect_every_command_refuses({"journal:1:", "journal version 1", "cut short"});
+    EXPECT_TRUE(fs::exists(h.w.dest() / "include" / "cudnn.h"));
+  }
+  {
+    // a stage that reached its commit is rolled forward, which removes nothing
+    HostileState h;
+    fs::copy_file(h.w.dest() / ".stackpin" / "receipt.json", h.w.dest() / ".stackpin" / "receipt.json.new");
+    testing_support::write_file(h.w.dest() / ".stackpin" / "journal", "stackpin-journal\t1\nop\tstage\nplace\tinclude/cudnn.h\ncommit\n");
+    auto st = h.w.stage();
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    EXPECT_NE(st->recovered.find("finished an interrupted stage"), std::string::npos) << st->recovered;
+    EXPECT_TRUE(fs::exists(h.w.dest() / "include" / "cudnn.h"));
+  }
+}
+
+TEST(StageHostileState, AWindowsTreeStagedWithoutAWindowsPrefixCanBeRestagedAndUndone) {
+  // staged on Linux for Windows with no [targets.windows]: the receipt's prefix is DEST as it is here
+  World w(k_v9_windows);
+  w.manifest = parse(fixtures::local_manifest(w.spec.version, w.spec.cuda, w.spec.cuda_version, {{platform_of(w.spec), w.info}}));
+  auto first = w.stage();
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  auto again = w.stage();
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->no_op);
+  ASSERT_TRUE(core::status(w.dest()).ok());
+  model::UnstageReport ur;
+  auto u = core::unstage({w.dest(), false, {}, {}}, ur);
+  ASSERT_TRUE(u.ok()) << u.error().message;
 }
 
 TEST(StageHostileState, AStateFolderThatIsALinkIsNeverUsed) {
@@ -1324,14 +1352,35 @@ TEST(StageHostileState, NothingIsRemovedOrReplacedThatStackpinCannotProveItPutTh
     EXPECT_EQ(testing_support::read_text(h.w.dest() / "notes.txt"), "mine\n");
   }
   {
+    // a mkdir record, a created folder or a build-files folder naming a file: only empty folders go
+    HostileState h;
+    testing_support::write_file(h.w.dest() / "notes.txt", "mine\n");
+    testing_support::write_file(h.w.dest() / ".stackpin" / "journal", "stackpin-journal\t2\nop\tstage\nmkdir\tnotes.txt\n");
+    auto st = h.w.stage();
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    EXPECT_EQ(testing_support::read_text(h.w.dest() / "notes.txt"), "mine\n");
+    auto r = h.receipt();
+    r.created_dirs.push_back("notes.txt");
+    h.write(r);
+    std::string record = testing_support::read_text(h.w.dest() / ".stackpin" / "build-files");
+    testing_support::write_file(h.w.dest() / ".stackpin" / "build-files", "dir\tnotes.txt\n" + record);
+    model::UnstageReport ur;
+    auto u = core::unstage({h.w.dest(), false, {}, {}}, ur);
+    ASSERT_TRUE(u.ok()) << u.error().message;
+    EXPECT_EQ(testing_support::read_text(h.w.dest() / "notes.txt"), "mine\n");
+  }
+  {
     // a build-files record naming the user's file: unstage refuses without --force, and with it
     // keeps the file (it is not one stackpin generated)
     HostileState h;
     testing_support::write_file(h.w.dest() / "notes.txt", "mine\n");
     std::string record = testing_support::read_text(h.w.dest() / ".stackpin" / "build-files");
-    testing_support::write_file(h.w.dest() / ".stackpin" / "build-files",
-                                record + "file\tnotes.txt\t" + sha("theirs\n") + "\nfile\tnotes2.txt\n");
+    testing_support::write_file(
+        h.w.dest() / ".stackpin" / "build-files",
+        record + "file\tnotes.txt\t" + sha("theirs\n") + "\nfile\tnotes2.txt\nfile\tnotes3.txt\t" + sha("mine three\n") + "\n");
     testing_support::write_file(h.w.dest() / "notes2.txt", "mine too\n");
+    // a record can name a user's file by that file's own hash, but not make it stackpin's
+    testing_support::write_file(h.w.dest() / "notes3.txt", "mine three\n");
     model::UnstageReport ur;
     auto u = core::unstage({h.w.dest(), false, {}, {}}, ur);
     ASSERT_FALSE(u.ok());
@@ -1342,6 +1391,7 @@ TEST(StageHostileState, NothingIsRemovedOrReplacedThatStackpinCannotProveItPutTh
     ASSERT_TRUE(f.ok()) << f.error().message;
     EXPECT_EQ(testing_support::read_text(h.w.dest() / "notes.txt"), "mine\n");
     EXPECT_EQ(testing_support::read_text(h.w.dest() / "notes2.txt"), "mine too\n");
+    EXPECT_EQ(testing_support::read_text(h.w.dest() / "notes3.txt"), "mine three\n");
     EXPECT_FALSE(fs::exists(h.w.dest() / "include" / "cudnn.h"));
   }
   {

@@ -338,11 +338,13 @@ class Transfer {
     if (m_o.deadline_s > 0) {
       d.seconds = m_o.deadline_s;
     } else if (m_o.min_rate > 0) {
-      // the missing bytes at the slowest rate the check lets through, and two rate windows of slack
-      // (a slow response head, an attempt cut as too slow only when its window ended, a retry)
+      // the missing bytes at the slowest rate the check lets through, and as slack two rate windows
+      // and one stall (an attempt cut as too slow only when its window ended, a slow response head
+      // or a stalled attempt, a retry)
       d.derived = true;
       d.missing = m_job.size > m_file.size() ? m_job.size - m_file.size() : 0;
-      d.seconds = 2 * static_cast<std::uint64_t>(std::max(m_o.rate_window_s, 1L)) + d.missing / m_o.min_rate +
+      d.seconds = 2 * static_cast<std::uint64_t>(std::max(m_o.rate_window_s, 1L)) +
+                  static_cast<std::uint64_t>(std::max(m_o.stall_timeout_s, 0L)) + d.missing / m_o.min_rate +
                   (d.missing % m_o.min_rate != 0 ? 1 : 0);
     } else {
       return d;
@@ -356,8 +358,9 @@ class Transfer {
   // The deadline passed (or would pass during the next backoff) after `attempts` on `url`;
   // `last`, when given, is how the last attempt that ended before it failed (too slow, say).
   Error deadline_passed(const std::string& url, const UrlDeadline& d, int attempts, const std::optional<Error>& last) const {
-    std::string why = d.derived ? "2 x --rate-window " + std::to_string(m_o.rate_window_s) + " s + " + std::to_string(d.missing) +
-                                      " bytes at --min-rate " + std::to_string(m_o.min_rate) + " B/s"
+    std::string why = d.derived ? "2 x --rate-window " + std::to_string(m_o.rate_window_s) + " s + --stall-timeout " +
+                                      std::to_string(m_o.stall_timeout_s) + " s + " + std::to_string(d.missing) + " bytes at --min-rate " +
+                                      std::to_string(m_o.min_rate) + " B/s"
                                 : "--deadline " + std::to_string(d.seconds);
     Error e(ErrorCode::io, "download of " + url + " failed: not finished within its deadline of " + std::to_string(d.seconds) + " s (" +
                                why + "): " + std::to_string(m_file.size()) + " of " + std::to_string(m_job.size) + " bytes after " +

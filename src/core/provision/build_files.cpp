@@ -15,6 +15,7 @@
 
 #include "crypto/sha256.hpp"
 #include "model/contracts.hpp"
+#include "util/file_io.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -71,13 +72,16 @@ bool generated_by_stackpin(const fs::path& p) {
   return text && text->rfind(gen::k_generated_marker, 0) == 0;
 }
 
-// DEST/rel is the file stackpin wrote there: its SHA-256 is the one recorded (a record of a
-// stackpin that kept no hash: it carries stackpin's generated-file marker).
+// DEST/rel is the file stackpin wrote there: it carries stackpin's generated-file marker and its
+// SHA-256 is the one recorded (a record of a stackpin that kept no hash: the marker alone).
 bool proven_own(const fs::path& dest, const std::string& rel, const Record& rec) {
   std::error_code ec;
   if (!fs::is_regular_file(fs::symlink_status(dest / rel, ec))) return false;
+  // every file stackpin generates starts with its marker: a record (copied from elsewhere) can
+  // name a user's file with that file's hash, but not make it stackpin's
+  if (!generated_by_stackpin(dest / rel)) return false;
   auto h = rec.sha256.find(rel);
-  if (h == rec.sha256.end()) return generated_by_stackpin(dest / rel);
+  if (h == rec.sha256.end()) return true;  // a record of a stackpin that kept no hash
   auto got = crypto::hash_file(dest / rel);
   return got && crypto::to_hex(got->digest) == h->second;
 }
@@ -263,8 +267,7 @@ util::Status write_build_files(const model::StateDir& dirs, const BuildFiles& b,
     SP_TRY(util::write_file_atomic(record_path(dirs), render_record(rec)));
   for (const auto& d : rec.dirs) {
     if (fs::is_directory(fs::symlink_status(dirs.dest / d, ec))) continue;
-    fs::create_directory(dirs.dest / d, ec);
-    if (ec) return util::Error(util::ErrorCode::io, "cannot create " + (dirs.dest / d).string() + ": " + ec.message());
+    SP_TRY(util::io::make_directory(dirs.dest / d));
   }
   for (const auto* f : writes) {
     remove_strays(dirs.dest / f->first);
@@ -297,7 +300,7 @@ void remove_build_files(const model::StateDir& dirs, bool force) {
     if (proven_own(dirs.dest, *it, *rec) || (force && generated_by_stackpin(dirs.dest / *it))) fs::remove(dirs.dest / *it, ec);
     remove_strays(dirs.dest / *it);
   }
-  for (auto it = rec->dirs.rbegin(); it != rec->dirs.rend(); ++it) fs::remove(dirs.dest / *it, ec);  // only if empty
+  for (auto it = rec->dirs.rbegin(); it != rec->dirs.rend(); ++it) util::io::remove_empty_directory(dirs.dest / *it);
   fs::remove(record_path(dirs), ec);
 }
 

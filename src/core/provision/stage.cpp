@@ -685,8 +685,8 @@ class Commit {
     const auto& dirs = m_run.dirs;
     std::string bak = "backup/" + rel;
     SP_TRY(detail::check_state_path(dirs, bak, "backup", "the backup of DEST/" + rel));
-    fs::create_directories((dirs.root() / bak).parent_path(), ec);
-    if (ec) return util::Error(util::ErrorCode::io, "cannot create " + (dirs.root() / bak).parent_path().string() + ": " + ec.message());
+    fs::path folder = dirs.root();
+    for (const auto& part : fs::path(bak).parent_path()) SP_TRY(util::io::make_directory(folder /= part));  // 0755, no link
     fs::remove(dirs.root() / bak, ec);
     SP_TRY(m_journal.record("backup", rel, bak));
     fs::rename(m_run.dest / rel, dirs.root() / bak, ec);

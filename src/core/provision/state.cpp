@@ -57,19 +57,36 @@ util::Result<State> State::open(const fs::path& dest, const std::function<void()
   // "created" only when this process made the directory: a concurrent run on the same DEST may
   // make it between the exists() check and ours, and must not have it removed under it.
   SP_TRY(check_state_root(s.m_dirs));  // nothing is created, locked or cleaned through a link
+  // each folder this run makes is 0755 whatever the umask: a umask of 0 (a container's) must not
+  // let every user swap what stackpin unpacks, backs up or records there
+  auto make = [&](const fs::path& dir, bool& made) -> util::Status {
+    made = fs::create_directory(dir, ec);
+    if (ec) return cannot_create(dir, dest, ec);
+    if (made)
+      fs::permissions(
+          dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec,
+          fs::perm_options::replace, ec);
+    return {};
+  };
   if (!fs::exists(dest, ec)) {
-    bool made = fs::create_directories(dest, ec);
-    if (ec) return cannot_create(dest, dest, ec);
-    s.m_created_dest = made;
+    std::vector<fs::path> missing;
+    for (fs::path p = dest; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+      missing.push_back(p);
+      if (p == p.parent_path()) break;
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+      bool made = false;
+      SP_TRY(make(*it, made));
+      if (*it == dest) s.m_created_dest = made;
+    }
   } else if (!fs::is_directory(dest, ec)) {
     return util::Error(util::ErrorCode::io, dest.string() + " exists and is not a directory");
   }
-  if (!fs::exists(s.m_dirs.root(), ec)) {
-    bool made = fs::create_directory(s.m_dirs.root(), ec);
-    if (ec) {
-      auto err = cannot_create(s.m_dirs.root(), dest, ec);
+  if (!fs::exists(fs::symlink_status(s.m_dirs.root(), ec))) {
+    bool made = false;
+    if (auto st = make(s.m_dirs.root(), made); !st) {
       s.discard_created();
-      return err;
+      return std::move(st).error();
     }
     s.m_created_root = made;
   }
@@ -346,7 +363,8 @@ util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r,
     if (!f.backup.empty()) SP_TRY(check_state_path(dirs, f.backup, "backup", dirs.receipt().string()));
     fs::path p = dirs.dest / f.path;
     const bool original_back = !f.backup.empty() && !n.backup_kept;
-    if (f.type != "removed" && n.present && (n.ours || (force && !original_back))) {
+    // a file whose backup went back already is the original, even when its bytes are the staged ones
+    if (f.type != "removed" && n.present && !original_back && (n.ours || force)) {
       fs::remove(p, ec);
       if (ec) return util::Error(util::ErrorCode::io, "cannot remove " + p.string() + ": " + ec.message());
       ++removed;
@@ -358,7 +376,8 @@ util::Status remove_staged(const model::StateDir& dirs, const model::Receipt& r,
     }
   }
   remove_build_files(dirs, force);  // first: they sit in folders staging created (lib64/pkgconfig)
-  for (auto it = r.created_dirs.rbegin(); it != r.created_dirs.rend(); ++it) fs::remove(dirs.dest / *it, ec);  // only if empty
+  // only empty folders: a record naming a file or a link (the toolkit's lib64) never removes it
+  for (auto it = r.created_dirs.rbegin(); it != r.created_dirs.rend(); ++it) util::io::remove_empty_directory(dirs.dest / *it);
   prune_backup_dirs(dirs);
   return {};
 }
@@ -375,7 +394,7 @@ util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dir
   std::vector<JournalRecord> recs;
   std::size_t n = 0;
   bool header = false;
-  std::string op;
+  std::string op, version;
   auto lines = util::split(text, '\n');
   // a record cut short by a crash was never acted on (each change follows its record's flush)
   if (!text.empty() && text.back() != '\n') lines.pop_back();
@@ -387,9 +406,9 @@ util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dir
     if (f.size() > 3) return bad(n, "a record with more fields than stackpin writes");
     if (recs.empty()) {
       if (r.kind != "stackpin-journal") return bad(n, "not a stackpin journal (no \"stackpin-journal\" header)");
-      if (r.a != k_journal_version)
-        return bad(n, "a journal of version \"" + util::printable(r.a) + "\", not " + k_journal_version +
-                          " (a version 1 journal does not prove which files it placed)");
+      if (r.a != k_journal_version && r.a != "1")
+        return bad(n, "a journal of version \"" + util::printable(r.a) + "\", which this stackpin does not know");
+      version = r.a;
       header = true;
     } else if (r.kind == "op") {
       if (!op.empty() || (r.a != "stage" && r.a != "unstage"))
@@ -403,7 +422,8 @@ util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dir
       if (!r.b.empty()) return bad(n, "a mkdir record with a second field");
     } else if (r.kind == "place") {
       SP_TRY(check_dest_path(dirs, r.a, source + ":" + std::to_string(n)));
-      if (!valid_proof(r.b)) return bad(n, "the place record of " + util::printable(r.a) + " does not say which file it placed");
+      if (!(version == "1" && r.b.empty()) && !valid_proof(r.b))
+        return bad(n, "the place record of " + util::printable(r.a) + " does not say which file it placed");
     } else if (r.kind == "backup") {
       SP_TRY(check_dest_path(dirs, r.a, source + ":" + std::to_string(n)));
       if (r.b != "backup/" + r.a) return bad(n, "the backup of " + util::printable(r.a) + " is not kept where stackpin keeps it");
@@ -415,6 +435,13 @@ util::Result<std::vector<JournalRecord>> read_journal(const model::StateDir& dir
     recs.push_back(std::move(r));
   }
   (void)header;  // an empty journal: killed before its first record, so nothing was done
+  // A version 1 journal (an older stackpin's) says where files were placed but not which: an
+  // unstage, or a stage that reached its commit, is finished without removing anything it places,
+  // but a stage cut short cannot be rolled back safely.
+  if (version == "1" && op == "stage" && std::none_of(recs.begin(), recs.end(), [](const JournalRecord& r) { return r.kind == "commit"; }))
+    return bad(1,
+               "a stage of an older stackpin (journal version 1) cut short: its records do not prove which files it placed, "
+               "so it is not rolled back. The files it moved aside are in DEST/.stackpin/backup/");
   return recs;
 }
 
@@ -500,7 +527,8 @@ util::Result<std::string> State::recover(bool force) {
       if (!it->a.empty() && (it->kind == "place" || it->kind == "backup" || it->kind == "mkdir"))
         SP_TRY(check_dest_path(m_dirs, it->a, m_dirs.journal().string()));
       if (it->kind == "place") {
-        if (matches_proof(m_dirs.dest / it->a, it->b)) fs::remove(m_dirs.dest / it->a, ec);
+        // not where the backup went back already (a rollback cut short): that is the original
+        if (!restored.count(it->a) && matches_proof(m_dirs.dest / it->a, it->b)) fs::remove(m_dirs.dest / it->a, ec);
       } else if (it->kind == "backup") {
         fs::path b = m_dirs.root() / it->b;
         SP_TRY(check_state_path(m_dirs, it->b, "backup", m_dirs.journal().string()));
@@ -509,7 +537,7 @@ util::Result<std::string> State::recover(bool force) {
           if (ec) return util::Error(util::ErrorCode::io, "cannot restore " + (m_dirs.dest / it->a).string() + ": " + ec.message());
         }
       } else if (it->kind == "mkdir") {
-        fs::remove(m_dirs.dest / it->a, ec);  // only when empty
+        util::io::remove_empty_directory(m_dirs.dest / it->a);  // never a file or link the record names
       }
     }
     fs::remove(m_dirs.root() / "receipt.json.new", ec);

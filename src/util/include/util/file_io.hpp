@@ -47,8 +47,15 @@ Status make_hardlink(const std::filesystem::path& existing, const std::filesyste
 // written through.
 Status make_directory(const std::filesystem::path& path);
 
-// Whether `path` itself (not followed) is a link: a symbolic link, or on Windows any reparse point
-// (a junction too, which std::filesystem does not call a symlink). False when it does not exist.
+// Removes `path` when it is an empty directory (not a link to one); anything else, a file or a
+// link included, stays. The removal of a folder some record says stackpin made: a record that
+// names a file must not make that file go. False when nothing was removed.
+bool remove_empty_directory(const std::filesystem::path& path);
+
+// Whether `path` itself (not followed) is a link: a symbolic link, or on Windows a name-surrogate
+// reparse point (a symbolic link or a junction, which std::filesystem does not call a symlink; not
+// the reparse points of OneDrive's files on demand or deduplication, which are folders and files).
+// False when it does not exist.
 bool is_link(const std::filesystem::path& path);
 
 // `path` made absolute and normal, as a user names a DEST. On Windows a verbatim path
