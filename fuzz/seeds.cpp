@@ -102,6 +102,14 @@ void archives() {
   fixtures::RawTarEntry lying{"l.bin", '0', "short"};
   lying.declared_size = 1 << 20;
   put("extract", "lying-size.tar", fixtures::raw_tar({lying}));
+  // the bounds: modes an archive made on Windows says, a name past 4,096 bytes and 128 components
+  put("extract", "modes-0777.tar",
+      archive_bytes(Format::tar, {{"d", Kind::dir}, {"d/all", Kind::file, "x", "", 0777}, {"d/rw", Kind::file, "y", "", 0666}}));
+  put("extract", "modes-0777.zip", archive_bytes(Format::zip, {{"d/all", Kind::file, "x", "", 0777}}));
+  std::string deep;
+  for (int i = 0; i < 3000; ++i) deep += "a/";
+  put("extract", "deep-name.tar", archive_bytes(Format::tar, {{deep + "x", Kind::file, "x"}}));
+  put("extract", "short-name.zip", archive_bytes(Format::zip, {{"bin/CUDNN6~1.DLL", Kind::file, "MZ"}}));
   // the tar header scan: plain tars, after the byte that sets the chunk size (fuzz/targets/tar_scan.cpp)
   put("tar_scan", "cudnn9.tar", "\x07" + archive_bytes(Format::tar, lin));
   put("tar_scan", "sparse.tar", "\x01" + fixtures::raw_tar({sparse}));
@@ -157,6 +165,7 @@ void state_files() {
   put("journal", "cut-short", head + "op\tstage\nmkdir\tlib");
   put("journal", "hostile", head + "op\tstage\nplace\t../outside/victim.txt" + placed + "\n");
   put("journal", "not-placed", head + "op\tstage\nplace\tnotes.txt" + placed + "\n");
+  put("journal", "mkdir-a-file", head + "op\tstage\nmkdir\tnotes.txt\n");
   put("journal", "link-proof", head + "op\tstage\nplace\tnotes.txt\tlink:../outside/victim.txt\n");
 }
 

@@ -1,8 +1,9 @@
 // Archive bytes (tar, tar.gz, tar.xz, zip: the format comes from the bytes, as for a real
 // archive) through PinnedFile and archive_io::extract / list, the functions stage and deb call.
 // After every input: nothing exists outside the extraction directory but the archive and an
-// untouched sentinel tree, no symlink in the extraction directory resolves outside it, and what
-// extract() reports is what it wrote.
+// untouched sentinel tree, no symlink in the extraction directory resolves outside it, nothing in
+// it is writable by group or others or carries a set-id bit (whatever modes the archive says), and
+// what extract() reports is what it wrote.
 #include <system_error>
 
 #include "archive/extract.hpp"
@@ -37,7 +38,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::error_code ec;
   auto real_out = fs::canonical(out, ec);
   for (fs::recursive_directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!it->is_symlink(ec)) continue;
+    if (!it->is_symlink(ec)) {
+      auto perms = it->symlink_status(ec).permissions();
+      FUZZ_CHECK((perms & (fs::perms::group_write | fs::perms::others_write | fs::perms::set_uid | fs::perms::set_gid)) == fs::perms::none,
+                 it->path().string() + " is writable by group or others, or set-id");
+      continue;
+    }
     auto target = fs::weakly_canonical(it->path(), ec);
     if (ec) {
       ec.clear();

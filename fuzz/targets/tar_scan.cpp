@@ -40,8 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view bytes = fuzz::as_text(data + 1, size - 1);
   Outcome whole = scan(bytes, bytes.size() + 1);
   Outcome chunked = scan(bytes, static_cast<std::size_t>(data[0]) + 1);
-  FUZZ_CHECK(whole.error == chunked.error, "the scan's verdict depends on how the stream was cut: \"" + whole.error + "\" vs \"" +
-                                               chunked.error + "\"");
+  FUZZ_CHECK(whole.error == chunked.error,
+             "the scan's verdict depends on how the stream was cut: \"" + whole.error + "\" vs \"" + chunked.error + "\"");
   FUZZ_CHECK(whole.names == chunked.names, "the scan's names depend on how the stream was cut");
   for (const auto& n : whole.names) FUZZ_CHECK(n.size() <= bytes.size(), "a name longer than the stream");
   return 0;
