@@ -114,7 +114,7 @@ function(stackpin_unity target)
 endfunction()
 
 function(_stackpin_unity_write path content)
-  file(WRITE "${path}.tmp" "// Written by cmake/build_speed.cmake (stackpin_unity): one batch of a layer's sources.\n${content}")
+  file(WRITE "${path}.tmp" "// Written by cmake/build_speed.cmake (stackpin_unity): one batch of a target's sources.\n${content}")
   file(COPY_FILE "${path}.tmp" "${path}" ONLY_IF_DIFFERENT)
   file(REMOVE "${path}.tmp")
 endfunction()

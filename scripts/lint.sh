@@ -7,6 +7,8 @@
 #   2. clang-tidy: src/ passes the checks in .clang-tidy (among them: no function over 150 lines)
 #   3. shellcheck: the project's shell scripts
 #   4. the README's size: at most 12 KiB
+#   5. every test program's source keeps what it defines in a namespace named after its file, so
+#      that CI's unity batches of test files compile whichever files share a batch
 #
 # Installs what it needs (scripts/install-deps.sh --lint); clang-tidy reads the compile commands of
 # build-lint/ (CMake preset `lint`: the unity batches CI compiles; nothing is compiled), and each
@@ -88,6 +90,24 @@ if ((readme_size > readme_max)); then
   failed+=(readme)
 else
   echo "lint: README.md: $readme_size of $readme_max bytes"
+fi
+
+# tests/unit/lock_test.cpp opens `namespace lock_test {` and closes it on its last line
+mapfile -t test_sources < <(git ls-files 'tests/unit/*_test.cpp' 'tests/cli/*_test.cpp' 'tests/container/*_test.cpp' \
+  'tests/e2e/*_test.cpp' 'tests/gpu/*_test.cpp' 'tests/windows/*_test.cpp')
+unwrapped=()
+for f in "${test_sources[@]}"; do
+  ns=$(basename "$f" .cpp)
+  if ! grep -qx "namespace $ns {" "$f" || [[ $(tail -n 1 "$f") != "}  // namespace $ns" ]]; then unwrapped+=("$f"); fi
+done
+if ((${#unwrapped[@]})); then
+  for f in "${unwrapped[@]}"; do
+    ns=$(basename "$f" .cpp)
+    echo "lint: $f: put what it defines in \`namespace $ns {\` ... \`}  // namespace $ns\` (its last line)" >&2
+  done
+  failed+=(test-namespaces)
+else
+  echo "lint: test sources: ${#test_sources[@]} keep their definitions in their file's namespace"
 fi
 
 if ((${#failed[@]})); then

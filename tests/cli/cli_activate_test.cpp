@@ -11,6 +11,8 @@
 #include "test_support.hpp"
 #include "tree.hpp"
 
+namespace cli_activate_test {
+
 namespace {
 namespace fs = std::filesystem;
 using testing_support::ScratchDir;
@@ -166,3 +168,5 @@ TEST(CliActivate, AReceiptValueNeverReachesAGeneratedFile) {
 }
 
 }  // namespace
+
+}  // namespace cli_activate_test

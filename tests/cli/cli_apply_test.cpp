@@ -12,6 +12,8 @@
 #include "test_support.hpp"
 #include "util/fs.hpp"
 
+namespace cli_apply_test {
+
 using nlohmann::json;
 using testing_support::HttpServer;
 using testing_support::RunResult;
@@ -293,3 +295,5 @@ TEST(CliApply, ProvisionsTheToolkitWithCudnnAndASecondRunChangesNothing) {
 }
 
 }  // namespace
+
+}  // namespace cli_apply_test

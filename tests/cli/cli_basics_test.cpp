@@ -6,6 +6,8 @@
 #include "cli/run.hpp"
 #include "test_support.hpp"
 
+namespace cli_basics_test {
+
 using testing_support::stackpin;
 
 TEST(CliBasics, HelpListsCommandsAndExitCodes) {
@@ -43,3 +45,5 @@ TEST(CliBasics, RunsInProcess) {
   EXPECT_NE(out.str().find("stackpin"), std::string::npos) << out.str();
   EXPECT_EQ(cli::run({"check"}, io), 2);
 }
+
+}  // namespace cli_basics_test

@@ -13,6 +13,8 @@
 #include "test_support.hpp"
 #include "tree.hpp"
 
+namespace cli_build_systems_test {
+
 using nlohmann::json;
 using testing_support::run_process;
 using testing_support::ScratchDir;
@@ -201,3 +203,5 @@ TEST(CliBuildSystems, GenerateProfileD) {
   EXPECT_EQ(np.exit_code, 1) << show(np);
   EXPECT_NE(np.err.find("[targets.linux] prefix"), std::string::npos) << np.err;
 }
+
+}  // namespace cli_build_systems_test

@@ -9,6 +9,8 @@
 #include "util/fs.hpp"
 #include "windows_tree.hpp"
 
+namespace cli_capture_test {
+
 namespace fs = std::filesystem;
 using testing_support::read_text;
 using testing_support::ScratchDir;
@@ -168,3 +170,5 @@ TEST(CaptureCli, AStagedWindowsTreeKeepsItsArchive) {
       << r.out;
   EXPECT_NE(r.out.find("build from stackpin's receipt"), std::string::npos) << r.out;
 }
+
+}  // namespace cli_capture_test

@@ -5,6 +5,8 @@
 
 #include "test_support.hpp"
 
+namespace cli_check_test {
+
 using nlohmann::json;
 using testing_support::ScratchDir;
 using testing_support::source_dir;
@@ -123,3 +125,5 @@ TEST(CliCheck, NoColorWhenNotATerminal) {
   auto r = stackpin({"check", example("cu121-cudnn895-torch21.toml")});
   EXPECT_EQ(r.out.find("\033["), std::string::npos) << r.out;
 }
+
+}  // namespace cli_check_test

@@ -10,6 +10,8 @@
 #include "format/manifest_reader.hpp"
 #include "test_support.hpp"
 
+namespace cli_conda_test {
+
 namespace fs = std::filesystem;
 using testing_support::run_process;
 using testing_support::stackpin;
@@ -160,3 +162,5 @@ TEST(CliConda, OutputParsesAsYamlWithTheExactPins) {
     expect_yaml(out, want);
   }
 }
+
+}  // namespace cli_conda_test

@@ -12,6 +12,8 @@
 
 #include "test_support.hpp"
 
+namespace cli_convtest_test {
+
 using nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -297,3 +299,5 @@ TEST(CliConvtest, TheGpuArchitectureIsJudgedAgainstTheLoadedCudnn) {
   EXPECT_FALSE(has(findings_of(run_with_doubles({"--json", "--quick", "--manifest", models.string()}, {"STACKPIN_FAKE_GPU_CC=89"})),
                    "convtest.gpu-pinned", "warning"));
 }
+
+}  // namespace cli_convtest_test

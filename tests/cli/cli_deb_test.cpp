@@ -16,6 +16,8 @@
 #include "test_support.hpp"
 #include "util/file_lock.hpp"
 
+namespace cli_deb_test {
+
 namespace fs = std::filesystem;
 using testing_support::run_process;
 using testing_support::RunResult;
@@ -400,3 +402,5 @@ TEST(DebCli, DryRunPlansBothPackagesAndWritesNothing) {
   EXPECT_NE(text.out.find("--dry-run: nothing is written"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("would write " + s.runtime().string()), std::string::npos) << text.out;
 }
+
+}  // namespace cli_deb_test

@@ -5,6 +5,8 @@
 
 #include "test_support.hpp"
 
+namespace cli_demo_test {
+
 namespace fs = std::filesystem;
 
 TEST(CliDemo, DemoArchivesVerifyAndStage) {
@@ -64,3 +66,5 @@ TEST(CliDemo, StageWritesTheActivationScriptsAndUnstageRemovesThem) {
     EXPECT_TRUE(fs::is_empty(d)) << d;
   }
 }
+
+}  // namespace cli_demo_test

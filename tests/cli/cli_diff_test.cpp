@@ -6,6 +6,8 @@
 
 #include "test_support.hpp"
 
+namespace cli_diff_test {
+
 using nlohmann::json;
 using testing_support::read_text;
 using testing_support::ScratchDir;
@@ -134,3 +136,5 @@ TEST(CliDiff, UsageErrorsExitTwo) {
   EXPECT_EQ(stackpin({"diff"}).exit_code, 2);
   EXPECT_EQ(stackpin({"diff", "--no-such", example("cu121-cudnn895-torch21.toml"), example("cu121-cudnn895-torch21.toml")}).exit_code, 2);
 }
+
+}  // namespace cli_diff_test

@@ -15,6 +15,8 @@
 #include "golden.hpp"
 #include "test_support.hpp"
 
+namespace cli_docker_test {
+
 namespace fs = std::filesystem;
 using testing_support::read_text;
 using testing_support::ScratchDir;
@@ -578,3 +580,5 @@ TEST(DockerCli, TheBuildsSbomWriterRefusesATreeOrPlanItCannotDescribe) {
   EXPECT_EQ(fine.exit_code, 0) << fine.err;
   EXPECT_EQ(nlohmann::json::parse(read_text(out))["packages"][0]["filesAnalyzed"], false) << "an empty tree: no files";
 }
+
+}  // namespace cli_docker_test

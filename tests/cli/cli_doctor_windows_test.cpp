@@ -8,6 +8,8 @@
 #include "test_support.hpp"
 #include "windows_tree.hpp"
 
+namespace cli_doctor_windows_test {
+
 using nlohmann::json;
 using testing_support::ScratchDir;
 using testing_support::stackpin;
@@ -186,3 +188,5 @@ TEST(CliDoctor, WithoutWindowsRootInspectsThisMachine) {
   EXPECT_TRUE(j["report"]["windows"].is_null());
   EXPECT_TRUE(j["report"]["machine"].is_object()) << j.dump(1);
 }
+
+}  // namespace cli_doctor_windows_test

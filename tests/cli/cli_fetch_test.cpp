@@ -10,6 +10,8 @@
 #include "http_server.hpp"
 #include "test_support.hpp"
 
+namespace cli_fetch_test {
+
 using nlohmann::json;
 using testing_support::HttpServer;
 using testing_support::RunResult;
@@ -262,3 +264,5 @@ TEST(CliFetch, FetchesEveryToolkitComponentThenStagesAndVerifiesFromTheCache) {
   auto bad = stackpin({"verify", m}, w.env());
   EXPECT_EQ(bad.exit_code, 1) << show(bad);
 }
+
+}  // namespace cli_fetch_test

@@ -3,6 +3,8 @@
 
 #include "test_support.hpp"
 
+namespace cli_generate_test {
+
 using testing_support::stackpin;
 
 namespace {
@@ -78,3 +80,5 @@ TEST(CliGenerate, WindowsScriptsHonourPrefix) {
     EXPECT_TRUE(r.out.empty()) << bad;
   }
 }
+
+}  // namespace cli_generate_test

@@ -12,6 +12,8 @@
 #include "fixtures.hpp"
 #include "test_support.hpp"
 
+namespace cli_inspect_test {
+
 using nlohmann::json;
 using testing_support::contains;
 using testing_support::read_text;
@@ -232,3 +234,5 @@ TEST_F(CliInspect, ReadsTheRealCudnnOfThisMachine) {
 }
 
 }  // namespace
+
+}  // namespace cli_inspect_test

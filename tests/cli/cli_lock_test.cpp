@@ -11,6 +11,8 @@
 #include "test_support.hpp"
 #include "util/fs.hpp"
 
+namespace cli_lock_test {
+
 using nlohmann::json;
 using testing_support::ScratchDir;
 using testing_support::stackpin;
@@ -385,3 +387,5 @@ TEST(CliLock, ANvidiaManifestThatIsNotTheReleasesIsRefused) {
   for (const char* release : {"13.9.1", "13.9.2", "13.9.3", "13.9.4"})
     EXPECT_FALSE(fs::exists(dir.path() / (std::string("m-") + release + ".lock")));
 }
+
+}  // namespace cli_lock_test

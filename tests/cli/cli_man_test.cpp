@@ -9,6 +9,8 @@
 #include "cli/man.hpp"
 #include "test_support.hpp"
 
+namespace cli_man_test {
+
 using testing_support::show;
 using testing_support::stackpin;
 
@@ -128,3 +130,5 @@ TEST(ManPage, TheBuildWroteThisPage) {
   built << in.rdbuf();
   EXPECT_EQ(built.str(), page()) << testing_support::man_page().string() << " is stale";
 }
+
+}  // namespace cli_man_test

@@ -13,6 +13,8 @@
 #include "test_support.hpp"
 #include "tree.hpp"
 
+namespace cli_sbom_test {
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 using testing_support::read_text;
@@ -129,3 +131,5 @@ TEST(SbomCli, RefusesATreeChangedSinceStagingAndAnEmptyOne) {
   auto doc = json::parse(none.out);
   EXPECT_EQ(doc["ok"], false);
 }
+
+}  // namespace cli_sbom_test

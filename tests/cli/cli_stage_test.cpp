@@ -20,6 +20,8 @@
 #include "test_support.hpp"
 #include "tree.hpp"
 
+namespace cli_stage_test {
+
 using nlohmann::json;
 using testing_support::RunResult;
 using testing_support::ScratchDir;
@@ -642,3 +644,5 @@ TEST(CliStage, ADestWithoutWriteAccessSaysHowToGetIt) {
 }
 
 }  // namespace
+
+}  // namespace cli_stage_test

@@ -16,6 +16,8 @@
 #include "tree.hpp"
 #include "util/fs.hpp"
 
+namespace cli_stage_toolkit_test {
+
 using testing_support::ScratchDir;
 using testing_support::show;
 using testing_support::stackpin;
@@ -376,3 +378,5 @@ TEST(CliStageToolkit, EveryNamedSetStagesTheComponentsItResolvesTo) {
     }
   }
 }
+
+}  // namespace cli_stage_toolkit_test

@@ -20,6 +20,8 @@
 #include "tree.hpp"
 #include "util/fs.hpp"
 
+namespace cli_toolkit_build_test {
+
 using testing_support::show;
 using testing_support::stackpin;
 
@@ -233,3 +235,5 @@ TEST_F(ToolkitBuild, DebPackagesGiveACudaHomeWhoseNvccBuildsAgainstThePackagedCu
   for (std::size_t at = 0; (at = again.out.find("unchanged: the same bytes", at)) != std::string::npos; ++at) ++unchanged;
   EXPECT_EQ(unchanged, 4u) << again.out;
 }
+
+}  // namespace cli_toolkit_build_test

@@ -7,6 +7,8 @@
 
 #include "test_support.hpp"
 
+namespace cli_wsl_provision_test {
+
 namespace fs = std::filesystem;
 using testing_support::run_process;
 
@@ -58,3 +60,5 @@ TEST(CliWslProvision, DryRunPlansEverythingAndChangesNothing) {
   EXPECT_FALSE(fs::exists(dest));
   EXPECT_TRUE(fs::is_empty(home));
 }
+
+}  // namespace cli_wsl_provision_test

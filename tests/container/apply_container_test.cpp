@@ -10,6 +10,8 @@
 #include "fixtures.hpp"
 #include "test_support.hpp"
 
+namespace apply_container_test {
+
 namespace fs = std::filesystem;
 namespace ct = testing_support::container;
 using nlohmann::json;
@@ -91,3 +93,5 @@ TEST(ContainerApply, Lib64LayoutIsStagedAndDoctorSeesItFirst) {
   auto shell = b.box->bash(". /opt/cudnn-9.1/.stackpin/activate.sh && printf '%s' \"$LD_LIBRARY_PATH\"");
   EXPECT_EQ(shell.out.rfind("/opt/cudnn-9.1/lib64", 0), 0u) << ct::describe(shell);
 }
+
+}  // namespace apply_container_test

@@ -11,6 +11,8 @@
 #include "container.hpp"
 #include "test_support.hpp"
 
+namespace convtest_container_test {
+
 namespace fs = std::filesystem;
 namespace ct = testing_support::container;
 using nlohmann::json;
@@ -93,3 +95,5 @@ TEST(ContainerConvtest, TheRepositoryIsMountedReadOnly) {
   auto r = ct::run(runtime_image_options(), {"sh", "-c", "test -f /src/CMakeLists.txt && ! touch /src/.probe 2>/dev/null"});
   EXPECT_EQ(r.exit_code, 0) << ct::describe(r);
 }
+
+}  // namespace convtest_container_test

@@ -11,6 +11,8 @@
 #include "fixtures.hpp"
 #include "test_support.hpp"
 
+namespace deb_install_test {
+
 namespace fs = std::filesystem;
 namespace ct = testing_support::container;
 
@@ -126,3 +128,5 @@ TEST(ContainerDeb, TheToolkitPackagesInstallACudaHomeAndRemoveEveryFile) {
       "test ! -e /usr/lib/cuda-13.0 && ldconfig -p | grep -c libcudart || true");
   EXPECT_EQ(left.out, "0\n") << ct::describe(left);
 }
+
+}  // namespace deb_install_test

@@ -26,6 +26,8 @@
 #include "test_support.hpp"
 #include "tree.hpp"
 
+namespace dockerfile_build_test {
+
 namespace fs = std::filesystem;
 namespace ct = testing_support::container;
 using nlohmann::json;
@@ -624,3 +626,5 @@ TEST(ContainerDevcontainer, TheDevContainersCliReadsAndBuildsIt) {
   auto ldcache = ct::run(o, {"sh", "-c", "ldconfig -p | grep 'libcudnn.so.9 '"});
   EXPECT_NE(ldcache.out.find("/opt/cudnn-" + k_version + "/lib64/libcudnn.so.9"), std::string::npos) << ct::describe(ldcache);
 }
+
+}  // namespace dockerfile_build_test

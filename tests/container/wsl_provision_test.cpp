@@ -11,6 +11,8 @@
 #include "container.hpp"
 #include "test_support.hpp"
 
+namespace wsl_provision_test {
+
 namespace fs = std::filesystem;
 namespace ct = testing_support::container;
 using testing_support::RunResult;
@@ -241,3 +243,5 @@ TEST(WslProvisionBareDebian, MissingLibrariesAreNamedWithSkipDeps) {
   for (const char* p : {"libarchive13", "libssl3", "libtomlplusplus3", "libcurl4", "libisal2"}) EXPECT_TRUE(contains(r.err, p)) << r.err;
   EXPECT_TRUE(contains(r.err, "fix: install them: sudo apt-get install")) << r.err;
 }
+
+}  // namespace wsl_provision_test

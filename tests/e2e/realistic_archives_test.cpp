@@ -13,6 +13,8 @@
 #include "fixtures.hpp"
 #include "test_support.hpp"
 
+namespace realistic_archives_test {
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -91,3 +93,5 @@ TEST_F(RealisticArchives, StageVerifyStatusUnstageBothPlatforms) {
     EXPECT_TRUE(fs::is_empty(dest));
   }
 }
+
+}  // namespace realistic_archives_test

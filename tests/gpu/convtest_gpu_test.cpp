@@ -18,6 +18,8 @@
 
 #include "test_support.hpp"
 
+namespace convtest_gpu_test {
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -148,3 +150,5 @@ TEST(GpuConvtest, TheRealComputeCapabilityIsReadAndJudged) {
               << "), cuDNN kernels: " << g["cudnn_kernels"] << "\n";
   }
 }
+
+}  // namespace convtest_gpu_test

@@ -13,6 +13,8 @@
 #include "test_support.hpp"
 #include "tree.hpp"
 
+namespace activate_test {
+
 namespace {
 namespace fs = std::filesystem;
 using testing_support::ScratchDir;
@@ -173,3 +175,5 @@ TEST(Activate, AHostileRecordIsRefusedNamingTheEntry) {
 }
 
 }  // namespace
+
+}  // namespace activate_test

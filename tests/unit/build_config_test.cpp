@@ -15,6 +15,8 @@
 #include "test_support.hpp"
 #include "tree.hpp"
 
+namespace build_config_test {
+
 namespace fs = std::filesystem;
 using testing_support::run_process;
 using testing_support::ScratchDir;
@@ -396,3 +398,5 @@ TEST(ProfileD, ChangesNothingWhileTheTreeIsNotThere) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "unset unset\n");
 }
+
+}  // namespace build_config_test

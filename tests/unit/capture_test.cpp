@@ -10,6 +10,8 @@
 #include "gen/manifest_toml.hpp"
 #include "test_support.hpp"
 
+namespace capture_test {
+
 namespace {
 
 const knowledge::KnowledgeBase& kb() { return knowledge::KnowledgeBase::embedded(); }
@@ -201,3 +203,5 @@ TEST(Capture, TheMachinesGpusBecomeTheManifestsGpus) {
   EXPECT_EQ(back->gpus->arch.size(), 2u);
   EXPECT_NE(text.find("# the GPUs of the captured machine (nvidia-smi): NVIDIA H100 80GB HBM3"), std::string::npos) << text;
 }
+
+}  // namespace capture_test

@@ -12,6 +12,8 @@
 #include "format/manifest_reader.hpp"
 #include "test_support.hpp"
 
+namespace check_rules_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -195,3 +197,5 @@ TEST(CheckRules, CudnnBuildDefaultsToTheToolkitsMajor) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->cudnn_cuda_major, 12);
 }
+
+}  // namespace check_rules_test

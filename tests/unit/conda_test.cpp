@@ -13,6 +13,8 @@
 #include "golden.hpp"
 #include "test_support.hpp"
 
+namespace conda_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -292,3 +294,5 @@ TEST(YamlQuote, EscapesWhatYamlWouldReadDifferently) {
   // indicators and ": " / " #" are literal inside double quotes
   EXPECT_EQ(gen::yaml_quote("- *a &b !c %d @e `f` k: v # c"), "\"- *a &b !c %d @e `f` k: v # c\"");
 }
+
+}  // namespace conda_test

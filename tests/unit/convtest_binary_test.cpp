@@ -11,6 +11,8 @@
 #include "model/version.hpp"
 #include "test_support.hpp"
 
+namespace convtest_binary_test {
+
 namespace {
 
 struct ElfNeeds {
@@ -89,3 +91,5 @@ TEST(ConvtestBinary, TheFullStackpinIsNotWhatGoesIntoImages) {
   auto needs = read_needs(testing_support::binary().string());
   EXPECT_TRUE(needs.needed.count("libstdc++.so.6")) << "ELF reader found: " << needs.needed.size() << " entries";
 }
+
+}  // namespace convtest_binary_test

@@ -8,6 +8,8 @@
 
 #include "../../src/probe/reference.hpp"
 
+namespace convtest_reference_test {
+
 using probe::detail::ConvShape;
 
 TEST(ConvReference, HandComputedForward) {
@@ -114,3 +116,5 @@ TEST(ConvReference, HalfConversion) {
     EXPECT_EQ(float_to_half(half_to_float(static_cast<std::uint16_t>(h))), h) << std::hex << h;
   }
 }
+
+}  // namespace convtest_reference_test

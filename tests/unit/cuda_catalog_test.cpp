@@ -16,6 +16,8 @@
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
+namespace cuda_catalog_test {
+
 namespace fs = std::filesystem;
 using knowledge::CudaCatalog;
 using model::Platform;
@@ -269,3 +271,5 @@ TEST(CudnnRedistribs, AgreeWithTheKnowledgeBase) {
   EXPECT_TRUE(b57->size.has_value());
   EXPECT_EQ(kb.cudnn_archive(*model::Version::parse("9.15.0.57"), 13, Platform::linux_x86_64), nullptr);
 }
+
+}  // namespace cuda_catalog_test

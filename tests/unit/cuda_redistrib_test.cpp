@@ -10,6 +10,8 @@
 #include "test_support.hpp"
 #include "util/fs.hpp"
 
+namespace cuda_redistrib_test {
+
 namespace fs = std::filesystem;
 using util::ErrorCode;
 
@@ -137,3 +139,5 @@ TEST(CudaRedistrib, TheCudnnReaderSendsACudaFileAway) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("no \"cudnn\" component"), std::string::npos) << r.error().message;
 }
+
+}  // namespace cuda_redistrib_test

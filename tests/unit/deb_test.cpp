@@ -11,6 +11,8 @@
 #include "probe/elf.hpp"
 #include "test_support.hpp"
 
+namespace deb_test {
+
 namespace fs = std::filesystem;
 
 TEST(Elf, ReadsTheLoaderFactsOfARealBinary) {
@@ -133,3 +135,5 @@ TEST(DebArchive, GzipHasNoTimestampAndIsDeterministic) {
   auto b = archive_io::gzip_bytes("hello changelog\n");
   EXPECT_EQ(*a, *b);
 }
+
+}  // namespace deb_test

@@ -9,6 +9,8 @@
 #include "format/json.hpp"
 #include "format/manifest_reader.hpp"
 
+namespace diff_test {
+
 namespace {
 
 using model::DiffWeight;
@@ -398,3 +400,5 @@ TEST(Diff, GpuArchitecturesAStackStopsRunningOnAreBreaking) {
   expect_weight(r, "gpus.7.0", DiffWeight::breaking, false);
   expect_weight(r, "gpus.8.9", DiffWeight::same, false);
 }
+
+}  // namespace diff_test

@@ -16,6 +16,8 @@
 #include "golden.hpp"
 #include "test_support.hpp"
 
+namespace dockerfile_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -328,3 +330,5 @@ TEST(Bake, CacheEntries) {
   EXPECT_FALSE(doc["target"]["stack-amd64"].contains("cache-from"));
   EXPECT_EQ(doc["group"]["test"]["targets"], nlohmann::json::array({"stack-amd64-test"}));
 }
+
+}  // namespace dockerfile_test

@@ -12,6 +12,8 @@
 #include "test_support.hpp"
 #include "util/env.hpp"
 
+namespace doctor_linux_test {
+
 namespace fs = std::filesystem;
 using machine_fixtures::CacheEntry;
 using machine_fixtures::Root;
@@ -567,3 +569,5 @@ TEST(DoctorLinuxGpus, EachInstalledFrameworkBuildIsJudgedForEachGpu) {
 }
 
 }  // namespace
+
+}  // namespace doctor_linux_test

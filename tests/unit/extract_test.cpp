@@ -20,6 +20,8 @@
 #include "test_support.hpp"
 #include "tree.hpp"
 
+namespace extract_test {
+
 namespace {
 namespace fs = std::filesystem;
 using archive_io::EntryType;
@@ -828,3 +830,5 @@ TEST(ExtractGood, ProgressReportsBytesAndFiles) {
 }
 
 }  // namespace
+
+}  // namespace extract_test

@@ -11,6 +11,8 @@
 #include "knowledge/knowledge_base.hpp"
 #include "test_support.hpp"
 
+namespace facts_agreement_test {
+
 namespace {
 
 class FactsAgreement : public ::testing::Test {
@@ -167,3 +169,5 @@ TEST_F(FactsAgreement, DockerTagsMatch) {
   }
   EXPECT_EQ(kb.facts().docker_tags.size(), tags->size());
 }
+
+}  // namespace facts_agreement_test

@@ -14,6 +14,8 @@
 #include "model/kernels.hpp"
 #include "probe/fatbin.hpp"
 
+namespace fatbin_test {
+
 namespace {
 
 using model::Version;
@@ -420,3 +422,5 @@ TEST(Fatbin, GpuVerdictsFollowNvidiasCompatibilityRules) {
 }
 
 }  // namespace
+
+}  // namespace fatbin_test

@@ -20,6 +20,8 @@
 #include "http_server.hpp"
 #include "test_support.hpp"
 
+namespace fetch_test {
+
 namespace {
 namespace fs = std::filesystem;
 using testing_support::Fault;
@@ -689,3 +691,5 @@ TEST_F(Fetch, NothingPinnedForTheTargetsIsAClearError) {
 }
 
 }  // namespace
+
+}  // namespace fetch_test

@@ -17,6 +17,8 @@
 
 #include "test_support.hpp"
 
+namespace fixtures_test {
+
 namespace {
 namespace fs = std::filesystem;
 using fixtures::Entry;
@@ -573,3 +575,5 @@ TEST(Fixtures, LocalManifestPinsTheArchives) {
 }
 
 }  // namespace
+
+}  // namespace fixtures_test

@@ -5,6 +5,8 @@
 #include "util/file_io.hpp"
 #include "util/fs.hpp"
 
+namespace fs_test {
+
 TEST(Fs, AtomicWriteReplacesWholeFile) {
   testing_support::ScratchDir dir;
   auto p = dir.path() / "f.txt";
@@ -78,3 +80,5 @@ TEST(Fs, ANameOutsideTheBmpRoundTrips) {
   EXPECT_EQ(seen, std::vector<std::string>{name});
   EXPECT_EQ(util::read_file(d.path() / p).value(), "x");
 }
+
+}  // namespace fs_test

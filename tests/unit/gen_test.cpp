@@ -5,9 +5,12 @@
 #include <filesystem>
 
 #include "gen/activate.hpp"
+#include "gen/activate_windows.hpp"
 #include "gen/quote.hpp"
 #include "golden.hpp"
 #include "test_support.hpp"
+
+namespace gen_test {
 
 namespace fs = std::filesystem;
 using testing_support::run_process;
@@ -114,8 +117,6 @@ TEST(LdSoConf, ListsTheLibraryDirectoryAndRefusesWhatItCannotHold) {
 
 // ---- Windows activation (no PowerShell or cmd runs here: golden files and quoting) ----------------
 
-#include "gen/activate_windows.hpp"
-
 namespace {
 gen::WindowsActivation windows(const std::string& root) {
   gen::WindowsActivation a;
@@ -187,3 +188,5 @@ TEST(CheckPs1, EmbedsTheManifestsFactsAndMatchesTheGoldenFile) {
   EXPECT_NE(v9.out.find("$MinDriver = '580'"), std::string::npos) << v9.out;
   EXPECT_NE(v9.out.find("$MainDll = 'cudnn64_9.dll'"), std::string::npos) << v9.out;
 }
+
+}  // namespace gen_test

@@ -15,6 +15,8 @@
 #include "knowledge/knowledge_base.hpp"
 #include "test_support.hpp"
 
+namespace gpu_facts_test {
+
 namespace {
 namespace fs = std::filesystem;
 using model::Version;
@@ -344,3 +346,5 @@ TEST(GpuKernels, ArchitectureSpecificTargetsRunOnTheirOwnArchitectureOnly) {
 }
 
 }  // namespace
+
+}  // namespace gpu_facts_test

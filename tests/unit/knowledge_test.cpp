@@ -3,6 +3,8 @@
 
 #include "knowledge/knowledge_base.hpp"
 
+namespace knowledge_test {
+
 using knowledge::KnowledgeBase;
 using model::Os;
 using model::Platform;
@@ -172,3 +174,5 @@ TEST(Knowledge, DataWithoutSourceIsRefused) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("family[1].source"), std::string::npos) << r.error().message;
 }
+
+}  // namespace knowledge_test

@@ -15,6 +15,8 @@
 #include "test_support.hpp"
 #include "util/fs.hpp"
 
+namespace lock_cuda_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -287,3 +289,5 @@ TEST(LockCuda, TellsACudaRedistribFromACudnnOne) {
   EXPECT_EQ(format::redistrib_product("<html>"), format::RedistribProduct::unknown);
   EXPECT_EQ(format::redistrib_product("{\"release_date\": \"2024-01-01\"}"), format::RedistribProduct::unknown);
 }
+
+}  // namespace lock_cuda_test

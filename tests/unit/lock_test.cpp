@@ -17,6 +17,8 @@
 #include "test_support.hpp"
 #include "util/fs.hpp"
 
+namespace lock_test {
+
 namespace {
 namespace fs = std::filesystem;
 using util::ErrorCode;
@@ -503,3 +505,5 @@ TEST(Lock, RecordsTheGpuArchitecturesTheStackWasCheckedAgainst) {
 }
 
 }  // namespace
+
+}  // namespace lock_test

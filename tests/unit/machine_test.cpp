@@ -16,6 +16,8 @@
 #include "test_support.hpp"
 #include "util/env.hpp"
 
+namespace machine_test {
+
 namespace fs = std::filesystem;
 using machine_fixtures::CacheEntry;
 using machine_fixtures::Root;
@@ -773,3 +775,5 @@ TEST(MachineReal, ProgramsRunWithADeadline) {
     EXPECT_FALSE(r.python.site_packages.empty());
   }
 }
+
+}  // namespace machine_test

@@ -4,6 +4,8 @@
 
 #include "format/manifest_reader.hpp"
 
+namespace manifest_reader_test {
+
 namespace {
 
 const char* k_full = R"(schema = 1
@@ -428,3 +430,5 @@ TEST(ManifestReader, GpuEntriesThatAreNotComputeCapabilitiesPointAtTheEntry) {
     for (const auto& w : c.words) EXPECT_NE(all.find(w), std::string::npos) << all;
   }
 }
+
+}  // namespace manifest_reader_test

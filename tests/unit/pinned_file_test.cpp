@@ -15,6 +15,8 @@
 #include "tree.hpp"
 #include "util/env.hpp"
 
+namespace pinned_file_test {
+
 namespace {
 namespace fs = std::filesystem;
 using archive_io::ArchiveKind;
@@ -297,3 +299,5 @@ TEST(ExtractNames, NamesThatAreNotUtf8AreRefusedBeforeAnythingMoves) {
 }
 
 }  // namespace
+
+}  // namespace pinned_file_test

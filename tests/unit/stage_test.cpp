@@ -27,6 +27,8 @@
 #include "tree.hpp"
 #include "util/env.hpp"
 
+namespace stage_test {
+
 namespace {
 namespace fs = std::filesystem;
 using fixtures::Entry;
@@ -1683,3 +1685,5 @@ TEST(StageRefused, WithoutWriteAccessTheHintSaysHowToGetIt) {
 }
 
 }  // namespace
+
+}  // namespace stage_test

@@ -3,6 +3,8 @@
 
 #include "util/strings.hpp"
 
+namespace strings_test {
+
 TEST(Strings, SplitJoinTrim) {
   EXPECT_EQ(util::split("a,b,,c", ',').size(), 4u);
   EXPECT_EQ(util::join({"a", "b"}, ", "), "a, b");
@@ -38,3 +40,5 @@ TEST(Strings, Utf8AndUtf16RoundTrip) {
   EXPECT_EQ(util::utf16_to_utf8(std::u16string(1, char16_t(0xD800)) + u"x"), "\xef\xbf\xbdx");
   EXPECT_EQ(util::utf16_to_utf8(u""), "");
 }
+
+}  // namespace strings_test

@@ -22,6 +22,8 @@
 #include "test_support.hpp"
 #include "tree.hpp"
 
+namespace tar_scan_test {
+
 namespace {
 namespace fs = std::filesystem;
 using archive_io::detail::TarHeaderScan;
@@ -410,3 +412,5 @@ TEST(TarScanChunks, NamesWaitUntilTheyAreTaken) {
 }
 
 }  // namespace
+
+}  // namespace tar_scan_test

@@ -1,7 +1,11 @@
 // Tests of version parsing and ordering.
 #include <gtest/gtest.h>
 
+#include "core/layout/dest.hpp"
+#include "model/contracts.hpp"
 #include "model/version.hpp"
+
+namespace version_test {
 
 using model::Version;
 
@@ -58,9 +62,6 @@ TEST(Version, DecodesBothCudnnEncodings) {
   EXPECT_FALSE(model::decode_cudnn_version(0).has_value());
 }
 
-#include "core/layout/dest.hpp"
-#include "model/contracts.hpp"
-
 TEST(Contracts, DestAndStateDir) {
   model::Manifest m;
   model::LinuxTarget lt;
@@ -85,3 +86,5 @@ TEST(Contracts, DestAndStateDir) {
   EXPECT_EQ(model::default_platform(model::Target::windows, model::Platform::linux_x86_64), model::Platform::windows_x86_64);
   EXPECT_EQ(model::default_platform(model::Target::linux, model::Platform::linux_sbsa), model::Platform::linux_sbsa);
 }
+
+}  // namespace version_test

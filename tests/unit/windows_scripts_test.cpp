@@ -21,6 +21,8 @@
 #include "test_support.hpp"
 #include "tree.hpp"
 
+namespace windows_scripts_test {
+
 namespace {
 namespace fs = std::filesystem;
 using testing_support::ScratchDir;
@@ -370,3 +372,5 @@ TEST(WindowsPathRule, PatternsMatchWithoutCase) {
 }
 
 }  // namespace
+
+}  // namespace windows_scripts_test

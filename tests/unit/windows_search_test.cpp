@@ -14,6 +14,8 @@
 #include "test_support.hpp"
 #include "windows_tree.hpp"
 
+namespace windows_search_test {
+
 namespace fs = std::filesystem;
 using model::Severity;
 using testing_support::ScratchDir;
@@ -699,3 +701,5 @@ TEST(DoctorWindows, WithoutWindowsRootTheRunningMachineIsInspected) {
   }
   EXPECT_TRUE(os) << "the Linux checks report the OS";
 }
+
+}  // namespace windows_search_test

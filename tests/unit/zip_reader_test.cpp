@@ -16,6 +16,8 @@
 #include "test_support.hpp"
 #include "tree.hpp"
 
+namespace zip_reader_test {
+
 namespace {
 namespace fs = std::filesystem;
 using archive_io::PinnedFile;
@@ -347,3 +349,5 @@ TEST(ZipReader, AZipRewrittenAfterItWasHashedIsRefusedAtTheChunkThatChanged) {
 }
 
 }  // namespace
+
+}  // namespace zip_reader_test

@@ -30,6 +30,8 @@
 #include "test_support.hpp"
 #include "tree.hpp"
 
+namespace windows_exe_test {
+
 namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -967,3 +969,5 @@ TEST(WindowsExe, ConvtestLoadsTheDllDoublesThroughTheWindowsLoader) {
 }
 
 }  // namespace
+
+}  // namespace windows_exe_test
