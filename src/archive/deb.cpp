@@ -63,7 +63,10 @@ Error lib_error(struct archive* a, const std::string& what) {
   return Error(code, what + ": " + (msg ? msg : "libarchive error"));
 }
 
-util::Status set_compression(struct archive* a, Compression c, int threads) {
+// gzip at level 6 (gzip's own default) for package members: on NVIDIA's libraries it takes half the
+// time of -9 for 0.2% more bytes. A changelog takes -9, as Debian's policy asks of it (lintian:
+// changelog-not-compressed-with-max-compression).
+util::Status set_compression(struct archive* a, Compression c, int threads, const char* gzip_level = "6") {
   int r = ARCHIVE_OK;
   if (c == Compression::xz) {
     r = archive_write_add_filter_xz(a);
@@ -71,7 +74,7 @@ util::Status set_compression(struct archive* a, Compression c, int threads) {
     if (r == ARCHIVE_OK) r = archive_write_set_filter_option(a, "xz", "threads", std::to_string(std::max(2, threads)).c_str());
   } else if (c == Compression::gzip) {
     r = archive_write_add_filter_gzip(a);
-    if (r == ARCHIVE_OK) r = archive_write_set_filter_option(a, "gzip", "compression-level", "9");
+    if (r == ARCHIVE_OK) r = archive_write_set_filter_option(a, "gzip", "compression-level", gzip_level);
     if (r == ARCHIVE_OK) r = archive_write_set_filter_option(a, "gzip", "timestamp", nullptr);
   }
   if (r != ARCHIVE_OK) return lib_error(a, std::string("cannot set up ") + to_string(c) + " compression");
@@ -215,7 +218,7 @@ util::Result<std::string> gzip_bytes(const std::string& data) {
   Writer a(archive_write_new());
   std::string out;
   if (archive_write_set_format_raw(a.get()) != ARCHIVE_OK) return lib_error(a.get(), "cannot set up gzip");
-  SP_TRY(set_compression(a.get(), Compression::gzip, 1));
+  SP_TRY(set_compression(a.get(), Compression::gzip, 1, "9"));
   archive_write_set_bytes_in_last_block(a.get(), 1);
   auto write_cb = [](struct archive*, void* client, const void* buf, size_t n) -> la_ssize_t {
     static_cast<std::string*>(client)->append(static_cast<const char*>(buf), n);
