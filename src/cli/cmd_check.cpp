@@ -1,10 +1,12 @@
-// stackpin check MANIFEST... [--explain] [--strict] [--json]
+// stackpin check MANIFEST... [--lock FILE] [--explain] [--strict] [--json]
 #include <ostream>
 
 #include "commands.hpp"
+#include "core/archives/lock.hpp"
 #include "core/check/check.hpp"
 #include "core/verdict.hpp"
 #include "format/json.hpp"
+#include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
 #include "util/strings.hpp"
 
@@ -14,6 +16,7 @@ namespace {
 
 struct CheckOptions {
   std::vector<std::string> manifests;
+  std::string lock;  // --lock FILE (one manifest); else each manifest's own lock, when it has one
   bool explain = false;
   bool strict = false;
 };
@@ -100,16 +103,39 @@ void render_explain(std::ostream& os, const model::CheckReport& r, const Style& 
   }
 }
 
+// The manifest's lock, for the GPU code `stackpin lock` read from its archives: --lock FILE, else
+// the lock beside the manifest when there is one. A lock that cannot be read is said as a warning
+// and [gpus] is judged by NVIDIA's documents.
+std::optional<model::Lock> lock_of(const std::string& manifest, const CheckOptions& o, std::vector<model::Finding>& notes) {
+  const std::filesystem::path path = o.lock.empty() ? core::default_lock_path(manifest) : std::filesystem::path(o.lock);
+  std::error_code ec;
+  if (o.lock.empty() && !std::filesystem::exists(path, ec)) return std::nullopt;
+  auto lock = format::load_lock(path);
+  if (lock) return std::move(lock).value();
+  auto& f = model::add_finding(notes, "lock.unreadable", model::Severity::warning, path.string());
+  f.seen = lock.error().message;
+  f.where = lock.error().where;
+  f.fix = "[gpus] was judged by NVIDIA's documents instead of the archives' GPU code: mend the lock or run `stackpin lock` again";
+  return std::nullopt;
+}
+
 Outcome run_check(const CheckOptions& o, Context& ctx) {
   const auto& kb = knowledge::KnowledgeBase::embedded();
   std::vector<model::CheckReport> reports;
   std::vector<model::Finding> all_findings;
   std::optional<util::Error> first_error;
   bool failed = false;
+  if (!o.lock.empty() && o.manifests.size() > 1)
+    return util::Error(util::ErrorCode::usage,
+                       "--lock names the lock of one manifest; check several manifests each with the lock beside it");
   for (const auto& path : o.manifests) {
     auto manifest = format::load_manifest(path);
+    std::vector<model::Finding> lock_notes;
+    auto lock = manifest ? lock_of(path, o, lock_notes) : std::nullopt;
     util::Result<model::CheckReport> report =
-        manifest ? core::check_manifest(*manifest, kb) : util::Result<model::CheckReport>(manifest.error());
+        manifest ? core::check_manifest(*manifest, kb, knowledge::CudaCatalog::embedded(), lock ? &*lock : nullptr)
+                 : util::Result<model::CheckReport>(manifest.error());
+    if (report) report->findings.insert(report->findings.begin(), lock_notes.begin(), lock_notes.end());
     if (!report) {
       failed = true;
       if (!first_error) first_error = report.error();
@@ -145,6 +171,8 @@ void add_check(Command& app, Context& ctx) {
   auto opts = std::make_shared<CheckOptions>();
   auto* cmd = app.add_subcommand("check", "Judge manifests against stackpin's compatibility knowledge");
   cmd->add_option("MANIFEST", opts->manifests, "Manifest file(s) to check")->required();
+  cmd->add_option("--lock", opts->lock,
+                  "The manifest's lock, whose archives' GPU code judges [gpus] (default: the lock beside the manifest, when there is one)");
   cmd->add_flag("--explain", opts->explain,
                 "Also print the resolved facts: driver minimums, Windows directories, matching wheels, archives");
   cmd->add_flag("--strict", opts->strict, "Treat warnings as failures (exit 1)");

@@ -1,4 +1,4 @@
-// stackpin lock MANIFEST [-o FILE] [--redistrib FILE.json ...] [--cache-dir DIR] [--offline] [--check] [--json]
+// stackpin lock MANIFEST [-o FILE] [--redistrib FILE.json ...] [--archives DIR] [--cache-dir DIR] [--offline] [--check] [--json]
 #include <map>
 #include <optional>
 #include <ostream>
@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 struct LockCli {
   std::string manifest, output;
   std::vector<std::string> redistribs;
-  std::string cache_dir;
+  std::string archives, cache_dir;
   bool check = false, offline = false;
 };
 
@@ -104,6 +104,16 @@ void print_lock(std::ostream& os, const model::Lock& l, const std::string& path,
   for (const auto& a : l.archives)
     os << "  archive   " << model::to_string(a.platform) << "  " << a.file << "\n            sha256 " << a.sha256 << ", " << a.size
        << " bytes; from " << a.source.substr(0, a.source.find(": ")) << "\n";
+  std::size_t read = 0, libraries = 0, all = l.archives.size() + l.cuda_archives.size();
+  for (const auto* list : {&l.archives, &l.cuda_archives})
+    for (const auto& a : *list)
+      if (a.kernels_read) {
+        ++read;
+        libraries += a.libraries.size();
+      }
+  if (read)
+    os << "  kernels   GPU code of " << read << " of " << all << " archive" << (all == 1 ? "" : "s") << " (" << libraries << " librar"
+       << (libraries == 1 ? "y" : "ies") << " with SASS or PTX)\n";
   for (const auto& f : l.frameworks) os << "  framework " << f.requirement << "  (" << f.index_url << ")\n";
   if (!l.base_image.empty()) os << "  image     " << l.base_image << (l.base_digest.empty() ? "" : "@" + l.base_digest) << "\n";
 }
@@ -150,6 +160,13 @@ Outcome run_lock(const LockCli& c, Context& ctx) {
   if (auto st = add_nvidia_cudnn_manifest(*m, c, ctx, o); !st) return st.error();
   auto outcome = core::make_lock(*m, knowledge::KnowledgeBase::embedded(), o);
   if (!outcome) return outcome.error();
+  // the GPU code of the archives at hand (--check reads none: it keeps what the lock recorded)
+  core::KernelReadOptions k;
+  k.archives_dir = c.archives;
+  k.cache_dir = archive_cache_dir(ctx, c.cache_dir);
+  k.previous = o.previous;
+  k.read = !c.check;
+  if (auto st = core::read_lock_kernels(outcome->lock, k, outcome->findings); !st) return st.error();
   std::string text = format::render_lock(outcome->lock);
   if (c.output == "-") {
     ctx.io.out << text;
@@ -188,8 +205,10 @@ void add_lock(Command& app, Context& ctx) {
   cmd->add_option("-o,--output", c->output, "Where to write the lock (default: beside the manifest, NAME.lock; - = stdout)");
   cmd->add_option("--redistrib", c->redistribs,
                   "NVIDIA's redistrib_<version>.json of cuDNN or of CUDA: pin archives newer than the knowledge base with NVIDIA's hashes");
+  cmd->add_option("--archives", c->archives,
+                  "Folder holding the pinned archives: their libraries' GPU code is recorded for check (the download cache is read too)");
   cmd->add_option("--cache-dir", c->cache_dir,
-                  "Where NVIDIA's manifests read for releases newer than stackpin's are kept (default: the download cache)");
+                  "The download cache: NVIDIA's manifests for releases newer than stackpin's, and archives `stackpin fetch` put there");
   cmd->add_flag("--offline", c->offline, "Read no NVIDIA manifest from the network: stackpin's own, --redistrib files and the cache only");
   cmd->add_flag("--check", c->check, "Write nothing; fail (exit 1) when the lock is missing or would pin anything differently");
   add_json_flag(cmd, ctx);

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <regex>
 #include <sstream>
 
@@ -24,6 +25,69 @@ using detail::TableReader;
 std::string q(const std::string& s) { return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 bool is_hex_of(const std::string& s, std::size_t n) { return s.size() == n && util::is_hex(s); }
+
+template <class F>
+void read_array_of_tables(TableReader& parent, const std::string& key, Diagnostics& diag, F&& read_one);
+
+// A list of GPU targets of one kind in a [[...archives.libraries]] entry: "sm_90a" (sass), or
+// { target = "compute_121", isa = "9.1" } (ptx).
+void read_gpu_targets(TableReader& r, const char* key, model::CodeKind kind, Diagnostics& diag, model::LockedLibrary& lib) {
+  const toml::array* arr = r.array(key);
+  if (!arr) return;
+  const std::string fix = "regenerate the lock with `stackpin lock --archives DIR`";
+  for (const auto& el : *arr) {
+    std::string name;
+    std::optional<model::Version> isa;
+    if (kind == model::CodeKind::sass && el.is_string()) {
+      name = el.as_string()->get();
+    } else if (kind == model::CodeKind::ptx && el.is_table()) {
+      TableReader t(*el.as_table(), r.qualified(key) + "[]", diag);
+      if (auto v = t.string("target", true)) name = v->value;
+      if (auto v = t.version("isa", 2, 2, "\"9.1\"")) isa = v->value;
+      t.finish();
+      if (name.empty()) continue;
+    } else {
+      diag.error(el.source(),
+                 "`" + r.qualified(key) + "` must list " +
+                     (kind == model::CodeKind::sass ? std::string("SASS targets as strings (\"sm_90a\")")
+                                                    : std::string("PTX targets as { target = \"compute_121\", isa = \"9.1\" }")),
+                 fix);
+      continue;
+    }
+    auto target = model::parse_gpu_target(name);
+    if (!target || target->kind != kind) {
+      diag.error(el.source(),
+                 "`" + r.qualified(key) + "` lists \"" + util::printable(name, 40) + "\", which is not " +
+                     (kind == model::CodeKind::sass ? "a SASS target (sm_86, sm_90a, sm_100f)" : "a PTX target (compute_121)"),
+                 fix);
+      continue;
+    }
+    model::TargetImages ti;
+    ti.target = *target;
+    ti.ptx_isa = isa;
+    lib.targets.push_back(ti);
+  }
+}
+
+void read_library(const toml::table& t, const std::string& name, Diagnostics& diag, model::LockedArchive& a) {
+  TableReader r(t, name, diag);
+  model::LockedLibrary lib;
+  lib.pos = detail::pos_of(t);
+  auto path = r.string("path", true);
+  read_gpu_targets(r, "sass", model::CodeKind::sass, diag, lib);
+  read_gpu_targets(r, "ptx", model::CodeKind::ptx, diag, lib);
+  r.finish();
+  if (path) {
+    lib.path = path->value;
+    const bool bad = lib.path.empty() || lib.path.front() == '/' || lib.path.find('\\') != std::string::npos ||
+                     std::any_of(lib.path.begin(), lib.path.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+    if (bad)
+      diag.error_at(path->pos.line, path->pos.column, "`" + r.qualified("path") + "` must be a relative path inside the archive",
+                    "regenerate the lock with `stackpin lock --archives DIR`");
+  }
+  std::sort(lib.targets.begin(), lib.targets.end(), [](const auto& x, const auto& y) { return x.target < y.target; });
+  a.libraries.push_back(std::move(lib));
+}
 
 // One [[cudnn.archives]] or (`cuda`) [[cuda.archives]] entry of a lock.
 void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Lock& lock, bool cuda) {
@@ -43,7 +107,16 @@ void read_archive(const toml::table& t, int index, Diagnostics& diag, model::Loc
   auto md5 = r.string("md5");
   auto size = r.integer("size", true);
   auto source = r.string("source");
+  auto kernels_read = r.boolean("kernels_read");
+  read_array_of_tables(r, "libraries", diag, [&](const toml::table& lt, int li, Diagnostics& d) {
+    read_library(lt, r.name() + ".libraries[" + std::to_string(li) + "]", d, a);
+  });
   r.finish();
+  a.kernels_read = kernels_read && kernels_read->value;
+  if (!a.kernels_read && !a.libraries.empty())
+    diag.error_at(a.libraries.front().pos.line, a.libraries.front().pos.column,
+                  "`" + r.qualified("libraries") + "` is given without `kernels_read = true`",
+                  "regenerate the lock with `stackpin lock --archives DIR`");
   if (component) {
     a.component = component->value;
     static const std::regex k_id(R"([a-z0-9_]{1,64})");
@@ -155,6 +228,24 @@ void read_array_of_tables(TableReader& parent, const std::string& key, Diagnosti
   }
 }
 
+// What `lock` read from an archive's libraries: kernels_read, then one table per library with GPU code.
+void write_kernels(std::ostream& o, const model::LockedArchive& a, const char* table) {
+  if (!a.kernels_read) return;
+  o << "kernels_read = true\n";
+  for (const auto& lib : a.libraries) {
+    o << "\n[[" << table << ".libraries]]\npath = " << q(lib.path) << "\n";
+    std::string sass, ptx;
+    for (const auto& t : lib.targets) {
+      if (t.target.kind == model::CodeKind::sass) sass += (sass.empty() ? "" : ", ") + q(t.target.name());
+      if (t.target.kind == model::CodeKind::ptx)
+        ptx += (ptx.empty() ? "" : ", ") + std::string("{ target = ") + q(t.target.name()) +
+               (t.ptx_isa ? ", isa = " + q(t.ptx_isa->text()) : std::string()) + " }";
+    }
+    if (!sass.empty()) o << "sass = [" << sass << "]\n";
+    if (!ptx.empty()) o << "ptx = [" << ptx << "]\n";
+  }
+}
+
 }  // namespace
 
 util::Result<model::Lock> parse_lock(std::string_view text, const std::string& path) {
@@ -253,6 +344,7 @@ std::string render_lock(const model::Lock& l) {
     o << "file = " << q(a.file) << "\nsha256 = " << q(a.sha256) << "\nsize = " << a.size << "\n";
     if (!a.md5.empty()) o << "md5 = " << q(a.md5) << "\n";
     if (!a.source.empty()) o << "source = " << q(a.source) << "\n";
+    write_kernels(o, a, "cuda.archives");
   }
   for (const auto& d : l.drivers) {
     o << "\n[[driver]]\nos = " << q(model::to_string(d.os)) << "\n";
@@ -269,6 +361,7 @@ std::string render_lock(const model::Lock& l) {
       o << "file = " << q(a.file) << "\nsha256 = " << q(a.sha256) << "\nsize = " << a.size << "\n";
       if (!a.md5.empty()) o << "md5 = " << q(a.md5) << "\n";
       if (!a.source.empty()) o << "source = " << q(a.source) << "\n";
+      write_kernels(o, a, "cudnn.archives");
     }
   }
   for (const auto& f : l.frameworks) {
@@ -314,6 +407,19 @@ JsonDoc to_json(const model::Lock& l, const std::string& written_to, bool change
     if (!a.component.empty()) {
       j["component"] = a.component;
       j["version"] = a.version;
+    }
+    if (a.kernels_read) {
+      json libs = json::array();
+      for (const auto& lib : a.libraries) {
+        json sass = json::array(), ptx = json::array();
+        for (const auto& t : lib.targets) {
+          if (t.target.kind == model::CodeKind::sass) sass.push_back(t.target.name());
+          if (t.target.kind == model::CodeKind::ptx)
+            ptx.push_back(json{{"target", t.target.name()}, {"isa", t.ptx_isa ? t.ptx_isa->text() : std::string()}});
+        }
+        libs.push_back(json{{"path", lib.path}, {"sass", sass}, {"ptx", ptx}});
+      }
+      j["libraries"] = libs;  // absent: the archive was not at hand when it was locked
     }
     return j;
   };

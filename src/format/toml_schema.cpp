@@ -123,6 +123,16 @@ std::optional<model::Located<std::string>> TableReader::string(const std::string
   return model::Located<std::string>{n->as_string()->get(), pos_of(*n)};
 }
 
+std::optional<model::Located<bool>> TableReader::boolean(const std::string& key) {
+  const toml::node* n = get(key);
+  if (!n) return std::nullopt;
+  if (!n->is_boolean()) {
+    type_error(key, *n, "true or false (no quotes)", "true");
+    return std::nullopt;
+  }
+  return model::Located<bool>{n->as_boolean()->get(), pos_of(*n)};
+}
+
 std::optional<model::Located<std::int64_t>> TableReader::integer(const std::string& key, bool required, const char* example) {
   const toml::node* n = get(key);
   if (!n) {

@@ -54,6 +54,7 @@ class TableReader {
 
   std::optional<model::Located<std::string>> string(const std::string& key, bool required = false, const char* example = nullptr);
   std::optional<model::Located<std::int64_t>> integer(const std::string& key, bool required = false, const char* example = nullptr);
+  std::optional<model::Located<bool>> boolean(const std::string& key);
   // A string that must parse as a version with between min_parts and max_parts parts.
   std::optional<model::Located<model::Version>> version(const std::string& key, std::size_t min_parts, std::size_t max_parts,
                                                         const char* example, bool required = false);

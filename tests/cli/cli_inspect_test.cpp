@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -190,6 +191,87 @@ TEST_F(CliInspect, AnArchiveNamedAsNvidiasMustBeNvidiasBytes) {
   fs::copy_file(fake, local);
   auto j = inspect_json({local.string()});
   EXPECT_EQ(j["report"]["libraries"][0]["path"], local.string() + "!cudnn/lib/libcudnn_cnn.so.9");
+}
+
+// `lock` reads the GPU code of the archives it has at hand (proven by their hashes first) into
+// the lock; `check` then judges [gpus] by those libraries, before NVIDIA's support matrix, and
+// says so; a lock of other bytes, or one that cannot be read, leaves the judgement to the documents.
+TEST_F(CliInspect, LockRecordsTheArchivesGpuCodeAndCheckJudgesByIt) {
+  ScratchDir d;
+  fs::create_directories(d.path() / "archives");
+  const std::string top = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive/";
+  auto archive = d.path() / "archives" / "cudnn-local-9.1.0.70.tar.xz";
+  fixtures::write_archive(archive, fixtures::Format::tar_xz,
+                          {{top + "include/cudnn_version.h", fixtures::Kind::file, "#define CUDNN_MAJOR 9\n"},
+                           {top + "lib/libcudnn_cnn.so.9.1.0", fixtures::Kind::file, read_text(lib("libmulti.so"))},
+                           {top + "lib/libcudnn_cnn.so.9", fixtures::Kind::symlink, "", "libcudnn_cnn.so.9.1.0"}});
+  // 6.1: nothing runs there; 7.5: sm_75; 10.3: sm_100f (its family); 12.0: only the PTX (compute_120)
+  auto manifest = d.write("stack.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", fixtures::info(archive)}},
+                                                                 "\n[gpus]\narch = [\"6.1\", \"7.5\", \"10.3\", \"12.0\"]\n"));
+  auto before = stackpin({"check", manifest.string(), "--json"});
+  ASSERT_FALSE(contains(before.out, "judged by the libraries")) << before.out;
+
+  auto lock =
+      stackpin({"lock", manifest.string(), "--archives", (d.path() / "archives").string(), "--cache-dir", (d.path() / "cache").string()});
+  ASSERT_EQ(lock.exit_code, 0) << lock.out << lock.err;
+  EXPECT_TRUE(contains(lock.out, "kernels   GPU code of 1 of 4 archives (1 library with SASS or PTX)")) << lock.out;
+  std::string text = read_text(d.path() / "stack.lock");
+  EXPECT_TRUE(contains(text, "kernels_read = true")) << text;
+  EXPECT_TRUE(contains(text, "path = \"" + top +
+                                 "lib/libcudnn_cnn.so.9.1.0\"\nsass = [\"sm_75\", \"sm_90a\", \"sm_100f\"]\n"
+                                 "ptx = [{ target = \"compute_120\", isa = \"9.0\" }]"))
+      << text;
+
+  auto check = stackpin({"check", manifest.string(), "--json"});
+  EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+  std::map<std::string, json> by_gpu;
+  const json checked = json::parse(check.out);
+  for (const auto& f : checked["findings"])
+    if (f["rule"] == "gpu.cudnn") by_gpu[f["subject"].get<std::string>().substr(4, 4)] = f;
+  ASSERT_EQ(by_gpu.size(), 4u) << check.out;
+  EXPECT_EQ(by_gpu["6.1 "]["severity"], "error") << by_gpu["6.1 "].dump(2);
+  EXPECT_TRUE(contains(by_gpu["6.1 "]["seen"], "libcudnn_cnn.so.9.1.0 (sm_75 sm_90a sm_100f compute_120) carries nothing that runs on 6.1"))
+      << by_gpu["6.1 "].dump(2);
+  EXPECT_TRUE(contains(by_gpu["6.1 "]["fix"], "pin cuDNN")) << by_gpu["6.1 "].dump(2);
+  EXPECT_TRUE(contains(by_gpu["6.1 "]["source"], "read by `stackpin lock` from the pinned bytes")) << by_gpu["6.1 "].dump(2);
+  EXPECT_EQ(by_gpu["7.5 "]["severity"], "ok");
+  EXPECT_TRUE(contains(by_gpu["7.5 "]["seen"], "judged by the libraries themselves")) << by_gpu["7.5 "].dump(2);
+  EXPECT_EQ(by_gpu["10.3"]["severity"], "ok") << by_gpu["10.3"].dump(2);
+  EXPECT_EQ(by_gpu["12.0"]["severity"], "warning") << by_gpu["12.0"].dump(2);
+  EXPECT_TRUE(contains(by_gpu["12.0"]["seen"], "the driver compiles its PTX (compute_120, ISA 9.0) at first use"))
+      << by_gpu["12.0"].dump(2);
+
+  // locking again without the archives keeps what was read: the same bytes, the same lock
+  auto again = stackpin({"lock", manifest.string(), "--cache-dir", (d.path() / "cache").string()});
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_TRUE(contains(again.out, "unchanged")) << again.out;
+  EXPECT_EQ(stackpin({"lock", manifest.string(), "--check", "--cache-dir", (d.path() / "cache").string()}).exit_code, 0);
+
+  // a lock of other bytes than the manifest pins now is no evidence for it
+  auto other =
+      d.write("other.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", fixtures::info(lib("libplain.so"))}},
+                                                     "\n[gpus]\narch = [\"6.1\"]\n"));
+  auto stale = stackpin({"check", other.string(), "--lock", (d.path() / "stack.lock").string(), "--json"});
+  EXPECT_FALSE(contains(stale.out, "judged by the libraries")) << stale.out;
+  EXPECT_FALSE(contains(stale.out, "read by `stackpin lock`")) << stale.out;
+
+  // a hand-edited lock is read strictly: a warning naming its line, and the documents decide
+  std::string edited = text;
+  edited.replace(edited.find("\"sm_75\""), 7, "\"sm_7x\"");
+  d.write("stack.lock", edited);
+  auto broken = stackpin({"check", manifest.string()});
+  EXPECT_TRUE(contains(broken.out, "stack.lock")) << broken.out;
+  EXPECT_TRUE(contains(broken.out, "sm_7x")) << broken.out;
+  EXPECT_TRUE(contains(broken.out, "not a SASS target")) << broken.out;
+  EXPECT_FALSE(contains(broken.out, "judged by the libraries")) << broken.out;
+
+  // an archive at hand that is not the pinned bytes is not read; the lock is still written
+  fs::remove(d.path() / "stack.lock");
+  fs::copy_file(lib("libplain.so"), d.path() / "archives" / "cudnn-local-9.1.0.70.tar.xz", fs::copy_options::overwrite_existing);
+  auto swapped =
+      stackpin({"lock", manifest.string(), "--archives", (d.path() / "archives").string(), "--cache-dir", (d.path() / "cache").string()});
+  EXPECT_EQ(swapped.exit_code, 0) << swapped.out << swapped.err;
+  EXPECT_FALSE(contains(read_text(d.path() / "stack.lock"), "kernels_read")) << read_text(d.path() / "stack.lock");
 }
 
 TEST_F(CliInspect, BadInputGetsAClearErrorNamingIt) {

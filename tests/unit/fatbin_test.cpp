@@ -400,7 +400,7 @@ std::vector<model::TargetImages> targets(const std::vector<std::string>& list) {
 }
 
 std::string verdict(const std::string& gpu, const std::vector<std::string>& list) {
-  auto f = core::fit_for(*Version::parse(gpu), targets(list));
+  auto f = model::fit_for(*Version::parse(gpu), targets(list));
   return std::string(model::to_string(f.fit)) + (f.via.empty() ? "" : " " + f.via);
 }
 
@@ -416,7 +416,7 @@ TEST(Fatbin, GpuVerdictsFollowNvidiasCompatibilityRules) {
   EXPECT_EQ(verdict("6.1", {"sm_75", "sm_80", "compute_121"}), "none");  // a CUDA 13 build on Pascal
   EXPECT_EQ(verdict("8.0", {"lto_80"}), "none");                         // LTO IR is linked, not loaded
   EXPECT_EQ(verdict("7.5", {"sm_70"}), "compatible sm_70");
-  auto f = core::fit_for(*Version::parse("12.0"), targets({"compute_80"}));
+  auto f = model::fit_for(*Version::parse("12.0"), targets({"compute_80"}));
   EXPECT_EQ(f.ptx_isa, Version::parse("9.0"));
   EXPECT_EQ(f.ptx_bytes, 1000u);
 }

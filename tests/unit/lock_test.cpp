@@ -145,6 +145,63 @@ TEST(Lock, RendersAndParsesBackExactly) {
                   .empty());
 }
 
+TEST(Lock, TheGpuCodeReadFromAnArchiveRoundTrips) {
+  auto lock = lock_of(parse(k_version_only));
+  ASSERT_FALSE(lock.archives.empty());
+  auto& a = lock.archives.front();
+  a.kernels_read = true;
+  model::LockedLibrary lib;
+  lib.path = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive/lib/libcudnn_cnn.so.9.1.0";
+  for (const char* name : {"sm_75", "sm_90a", "sm_100f", "compute_120"}) {
+    model::TargetImages t;
+    t.target = *model::parse_gpu_target(name);
+    if (t.target.kind == model::CodeKind::ptx) t.ptx_isa = model::Version::parse("9.0");
+    lib.targets.push_back(t);
+  }
+  a.libraries.push_back(lib);
+  lock.archives.back().kernels_read = true;  // read, and carrying no GPU code (no libraries listed)
+  std::string text = format::render_lock(lock);
+  EXPECT_NE(text.find("sass = [\"sm_75\", \"sm_90a\", \"sm_100f\"]"), std::string::npos) << text;
+  EXPECT_NE(text.find("ptx = [{ target = \"compute_120\", isa = \"9.0\" }]"), std::string::npos) << text;
+  auto back = format::parse_lock(text, "m.lock");
+  ASSERT_TRUE(back.ok()) << back.error().message << "\n" << text;
+  EXPECT_EQ(format::render_lock(*back), text);
+  ASSERT_EQ(back->archives.front().libraries.size(), 1u);
+  const auto& got = back->archives.front().libraries.front();
+  EXPECT_EQ(got.path, lib.path);
+  ASSERT_EQ(got.targets.size(), 4u);
+  EXPECT_EQ(got.targets[3].target.name(), "compute_120");
+  ASSERT_TRUE(got.targets[3].ptx_isa);
+  EXPECT_EQ(got.targets[3].ptx_isa->text(), "9.0");
+  EXPECT_TRUE(back->archives.back().kernels_read);
+  // what check judges by must say what a library carries: one it cannot read is refused, located
+  const std::string head = text.substr(0, text.find("[[cudnn.archives.libraries]]"));
+  auto bad = [&](const std::string& library) { return format::parse_lock(head + "[[cudnn.archives.libraries]]\n" + library, "m.lock"); };
+  const int line = static_cast<int>(std::count(head.begin(), head.end(), '\n')) + 2;
+  for (const auto& [library, words] : std::vector<std::pair<std::string, std::string>>{
+           {"path = \"lib/x.so\"\nsass = [\"sm_9x\"]\n", "not a SASS target"},
+           {"path = \"lib/x.so\"\nsass = [\"compute_90\"]\n", "not a SASS target"},
+           {"path = \"lib/x.so\"\nptx = [\"compute_90\"]\n", "{ target = \"compute_121\""},
+           {"path = \"lib/x.so\"\nptx = [{ target = \"sm_90\", isa = \"9.0\" }]\n", "not a PTX target"},
+           {"path = \"lib/x.so\"\nptx = [{ target = \"compute_90\", isa = \"nine\" }]\n", "isa"},
+           {"path = \"/etc/x.so\"\nsass = [\"sm_90\"]\n", "relative path"},
+           {"sass = [\"sm_90\"]\n", "path"},
+           {"path = \"lib/x.so\"\nsass = [\"sm_90\"]\nextra = 1\n", "extra"}}) {
+    auto r = bad(library);
+    ASSERT_FALSE(r.ok()) << library;
+    EXPECT_EQ(r.error().code, ErrorCode::invalid) << library;
+    EXPECT_NE(r.error().message.find(words), std::string::npos) << library << " -> " << r.error().message;
+    ASSERT_TRUE(r.error().where) << library;
+    EXPECT_GE(r.error().where->line, line - 1) << library;
+  }
+  // libraries without kernels_read are refused: nothing says the archive was read
+  std::string unread = text;
+  unread.erase(unread.find("kernels_read = true\n"), 20);
+  auto r = format::parse_lock(unread, "m.lock");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("kernels_read"), std::string::npos) << r.error().message;
+}
+
 TEST(Lock, HostileStringsSurviveTheRoundTrip) {
   model::Lock l;
   l.generated_by = "stackpin \"quoted\" \\ $HOME `x`";

@@ -204,6 +204,11 @@ util::Result<std::optional<fs::path>> search(const ArchiveExpectation& e, const 
 
 }  // namespace
 
+util::Result<std::optional<fs::path>> find_expected_archive(const ArchiveExpectation& e, const fs::path& dir, const fs::path& cache_dir,
+                                                            bool& found_by_content) {
+  return search(e, dir, cache_dir, found_by_content);
+}
+
 util::Result<fs::path> find_pinned_archive(const PinnedArchive& p, const fs::path& dir, bool& found_by_content, const fs::path& cache_dir) {
   SP_TRY_ASSIGN(auto located, search(p.expect, dir, cache_dir, found_by_content));
   if (!located)

@@ -23,7 +23,7 @@ util::Error missing(const model::Manifest& m, model::Pos pos, const std::string&
 }  // namespace
 
 util::Result<model::CheckReport> check_manifest(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
-                                                const knowledge::CudaCatalog& cuda) {
+                                                const knowledge::CudaCatalog& cuda, const model::Lock* lock) {
   if (!m.cuda) return missing(m, {1, 1}, "cuda.version", "[cuda] version = \"12.1.1\"");
   const bool toolkit_only = !m.cudnn && !m.cuda->components.empty();
   if (!m.cudnn && !toolkit_only) return missing(m, {1, 1}, "cudnn.version", "[cudnn] version = \"8.9.5.30\"");
@@ -39,7 +39,8 @@ util::Result<model::CheckReport> check_manifest(const model::Manifest& m, const 
   }
 
   rules::Ctx c{
-      m, kb, report, m.cuda->version.value, m.cudnn ? m.cudnn->version.value : model::Version(), m.cudnn ? m.cudnn->cuda->value : 0, cuda};
+      m,    kb,  report, m.cuda->version.value, m.cudnn ? m.cudnn->version.value : model::Version(), m.cudnn ? m.cudnn->cuda->value : 0,
+      cuda, lock};
   rules::cuda_components(c);
   if (toolkit_only) {
     // A toolkit alone: the cuDNN, framework and target rules judge a cuDNN it does not pin.

@@ -103,8 +103,119 @@ const model::CudnnArchSupport* cudnn_row_supporting(const Ctx& c, const Version&
   return best;
 }
 
+// The nearest cuDNN release that fits a GPU, by NVIDIA's support matrices: for the stack's CUDA
+// major, else the one before it (CUDA 13 dropped the older architectures).
+std::string nearest_cudnn(const Ctx& c, const Version& cc) {
+  if (const auto* row = cudnn_row_supporting(c, cc, c.cudnn_cuda))
+    return "pin cuDNN " + row->from.text() + " for CUDA " + std::to_string(c.cudnn_cuda) + " (its support matrix lists " + cc.text() +
+           "), or run the stack on a GPU these libraries carry code for";
+  if (const auto* row = c.cudnn_cuda > 1 ? cudnn_row_supporting(c, cc, c.cudnn_cuda - 1) : nullptr)
+    return "pin CUDA " + std::to_string(c.cudnn_cuda - 1) + ".x with cuDNN " + row->from.text() + " for CUDA " +
+           std::to_string(c.cudnn_cuda - 1) + " (its support matrix lists " + cc.text() + "), or run the stack on a newer GPU";
+  return "no cuDNN release the knowledge base knows supports " + cc.text() + ": run the stack on a newer GPU";
+}
+
+// What `expected` says for a GPU none of a library's code runs on.
+std::string code_for(const Version& cc) {
+  return "SASS for " + sm(cc) + " (or an older " + std::to_string(cc.major()) + ".x), or PTX for compute_" +
+         std::to_string(cc.major() * 10 + cc.minor()) + " or older";
+}
+
+std::string jit_text(const LibraryFits::One& x, const Version& cc) {
+  return library_targets(x) + " has no SASS for " + cc.text() + ": the driver compiles its PTX (" + x.fit.via +
+         (x.fit.ptx_isa ? ", ISA " + x.fit.ptx_isa->text() : std::string()) + ") at first use";
+}
+
+const char* k_jit_fix =
+    "a driver new enough for that PTX ISA compiles it, for seconds to minutes at the first run (kept in the driver's compute cache, "
+    "CUDA_CACHE_PATH); `stackpin inspect --gpu` on the archive names the driver it needs";
+
+// cuDNN judged by the GPU code of its libraries, read from the pinned archives when the stack was
+// locked: what the loader will find, not what a support matrix lists.
+void judge_cudnn_libraries(Ctx& c, const Gpu& g, const std::vector<const model::LockedArchive*>& read, model::GpuCheck& out) {
+  const std::string who = "cuDNN " + c.cudnn.text() + " for CUDA " + std::to_string(c.cudnn_cuda);
+  const auto fits = fits_of(read, g.cc);
+  const std::string source = evidence_source(c, read);
+  if (fits.with_code == 0) {
+    auto& f = c.add("gpu.cudnn", Severity::warning, subject_of(c, g), g.pos);
+    f.seen = who + ": the libraries read from its archives carry no GPU code at all";
+    f.fix = "check the archive with `stackpin inspect`; it is the pinned one, so this is how it was built";
+    f.source = source;
+    out.cudnn = "unknown";
+    return;
+  }
+  if (!fits.none.empty()) {
+    const auto& x = fits.none.front();
+    auto& f = c.add("gpu.cudnn", Severity::error, subject_of(c, g), g.pos);
+    f.seen = who + ": " + library_targets(x) + " carries nothing that runs on " + g.cc.text() +
+             (fits.none.size() > 1 ? " (nor do " + std::to_string(fits.none.size() - 1) + " more of its libraries)" : "") +
+             "; cuDNN fails there with CUDNN_STATUS_ARCH_MISMATCH or \"no kernel image is available\"";
+    f.expected = code_for(g.cc);
+    f.fix = nearest_cudnn(c, g.cc);
+    f.source = source;
+    out.cudnn = "unsupported";
+    return;
+  }
+  if (!fits.jit.empty()) {
+    auto& f = c.add("gpu.cudnn", Severity::warning, subject_of(c, g), g.pos);
+    f.seen = who + ": " + jit_text(fits.jit.front(), g.cc) +
+             (fits.jit.size() > 1 ? " (and so for " + std::to_string(fits.jit.size() - 1) + " more of its libraries)" : "");
+    f.fix = k_jit_fix;
+    f.source = source;
+    out.cudnn = "jit";
+    return;
+  }
+  auto& f = c.add("gpu.cudnn", Severity::ok, subject_of(c, g), g.pos);
+  f.seen = who + ": all " + std::to_string(fits.with_code) + " of its libraries with GPU code carry SASS that runs on " + g.cc.text() +
+           " (judged by the libraries themselves, not by NVIDIA's support matrix)";
+  f.source = source;
+  out.cudnn = "supported";
+}
+
+// The CUDA components' libraries (cuBLAS, cuFFT, ...) judged the same way, where the lock read them.
+void judge_cuda_libraries(Ctx& c, const Gpu& g) {
+  const auto read = archives_read(c, true);
+  if (read.empty()) return;
+  c.examined("gpu.kernels");
+  const auto fits = fits_of(read, g.cc);
+  if (fits.with_code == 0) return;  // cudart, nvcc, headers: nothing that runs on a GPU
+  const std::string who = "CUDA " + c.cuda.text();
+  const std::string source = evidence_source(c, read);
+  if (!fits.none.empty()) {
+    const auto& x = fits.none.front();
+    const model::NvccArchs* last = nullptr;  // the newest CUDA whose nvcc still targets it
+    for (const auto& r : c.kb.facts().nvcc_archs)
+      if (std::find(r.sass.begin(), r.sass.end(), g.cc) != r.sass.end() && (!last || last->cuda < r.cuda)) last = &r;
+    auto& f = c.add("gpu.kernels", Severity::error, subject_of(c, g), g.pos);
+    f.seen = who + ": " + library_targets(x) + " (" + x.archive->component + ") carries nothing that runs on " + g.cc.text() +
+             (fits.none.size() > 1 ? " (nor do " + std::to_string(fits.none.size() - 1) + " more libraries of the toolkit)" : "");
+    f.expected = code_for(g.cc);
+    f.fix = last ? "pin CUDA " + last->cuda.text() + " or older (the newest release whose compiler and libraries still target " +
+                       g.cc.text() + "), or run the stack on a newer GPU"
+                 : "no CUDA release the knowledge base knows targets " + g.cc.text();
+    f.source = source;
+    return;
+  }
+  if (!fits.jit.empty()) {
+    auto& f = c.add("gpu.kernels", Severity::warning, subject_of(c, g), g.pos);
+    f.seen = who + ": " + jit_text(fits.jit.front(), g.cc) + " (" + fits.jit.front().archive->component + ")" +
+             (fits.jit.size() > 1 ? ", and so for " + std::to_string(fits.jit.size() - 1) + " more libraries" : "");
+    f.fix = k_jit_fix;
+    f.source = source;
+    return;
+  }
+  auto& f = c.add("gpu.kernels", Severity::ok, subject_of(c, g), g.pos);
+  f.seen = who + ": all " + std::to_string(fits.with_code) + " libraries with GPU code in its component archives carry SASS that runs on " +
+           g.cc.text();
+  f.source = source;
+}
+
 void judge_cudnn(Ctx& c, const Gpu& g, model::GpuCheck& out) {
   c.examined("gpu.cudnn");
+  if (auto read = archives_read(c, false); !read.empty()) {
+    judge_cudnn_libraries(c, g, read, out);
+    return;
+  }
   bool nearest = false;
   const auto* row = c.kb.cudnn_arch_support(c.cudnn, c.cudnn_cuda, &nearest);
   const std::string who = "cuDNN " + c.cudnn.text() + " for CUDA " + std::to_string(c.cudnn_cuda);
@@ -369,6 +480,7 @@ void gpus(Ctx& c) {
     out.names = g.names;
     if (const auto* a = c.kb.gpu_arch(g.cc)) out.arch = a->name;
     if (c.cudnn_cuda) judge_cudnn(c, g, out);
+    judge_cuda_libraries(c, g);
     if (devel) judge_nvcc(c, g, out);
     for (const auto& w : c.report.wheels) {
       if (w.framework == "torch" && !w.variant.empty()) judge_torch(c, g, w, out);

@@ -40,7 +40,7 @@ util::Result<FileKind> kind_of(const fs::path& p) {
 
 struct Walk {
   const InspectOptions& o;
-  const knowledge::KnowledgeBase& kb;
+  const knowledge::KnowledgeBase* kb;  // names NVIDIA's archives' hashes; null: archives come pinned
   model::InspectReport report;
 
   void unreadable(const std::string& name, const util::Error& e) {
@@ -93,7 +93,7 @@ struct Walk {
     a.path = p.string();
     crypto::Digest digest{};
     std::optional<std::uint64_t> size;
-    if (const auto* fact = kb.cudnn_archive_by_file(name); fact && fact->size) {
+    if (const auto* fact = kb ? kb->cudnn_archive_by_file(name) : nullptr; fact && fact->size) {
       digest = *crypto::from_hex(fact->sha256);
       size = fact->size;
       a.pinned_by = "knowledge base (cuDNN " + fact->version.text() + " " + model::to_string(fact->platform) + ")";
@@ -105,18 +105,24 @@ struct Walk {
     SP_TRY_ASSIGN(auto pinned, archive_io::PinnedFile::open(p, digest, size));
     a.sha256 = crypto::to_hex(pinned.sha256());
     a.size = pinned.size();
+    const std::size_t before = report.libraries.size();
+    SP_TRY(read_pinned(pinned, a.path));
+    a.libraries = report.libraries.size() - before;
+    report.archives.push_back(std::move(a));
+    return {};
+  }
+
+  // An archive whose bytes are proven, unpacked with stage's containment and size rules into a
+  // temporary directory that is removed again; its libraries are named "ARCHIVE!member".
+  util::Status read_pinned(archive_io::PinnedFile& pinned, const std::string& archive) {
     std::error_code ec;
     fs::path parent = o.temp_parent.empty() ? fs::temp_directory_path(ec) : o.temp_parent;
-    if (ec) return util::Error(util::ErrorCode::io, "no temporary directory to unpack " + a.path + " in: " + ec.message());
+    if (ec) return util::Error(util::ErrorCode::io, "no temporary directory to unpack " + archive + " in: " + ec.message());
     SP_TRY_ASSIGN(auto tmp, util::TempDir::create(parent, "stackpin-inspect-"));
     archive_io::ExtractOptions xo;
     xo.max_total_bytes = std::max<std::uint64_t>(16 * pinned.size(), 256ull << 20);
     SP_TRY(archive_io::extract(pinned, tmp.path(), xo));
-    const std::size_t before = report.libraries.size();
-    SP_TRY(tree(tmp.path(), a.path + "!", a.path));
-    a.libraries = report.libraries.size() - before;
-    report.archives.push_back(std::move(a));
-    return {};
+    return tree(tmp.path(), archive + "!", archive);
   }
 
   util::Status named(const fs::path& p) {
@@ -179,7 +185,7 @@ void judge(model::InspectReport& r, const InspectOptions& o, const knowledge::Kn
       });
       if (!loadable) continue;  // no GPU code, or only LTO IR (which a program links, not the driver loads)
       ++with_code;
-      model::GpuFit f = fit_for(gpu, lib.kernels.targets);
+      model::GpuFit f = model::fit_for(gpu, lib.kernels.targets);
       if (f.fit == model::Fit::jit) add_jit_driver(f, o, kb);
       lib.fits.push_back(f);
       const std::string subject = lib.kernels.path + " on " + gpu_name(kb, gpu);
@@ -226,11 +232,28 @@ void judge(model::InspectReport& r, const InspectOptions& o, const knowledge::Kn
 
 util::Result<model::InspectReport> inspect(const InspectOptions& o, const knowledge::KnowledgeBase& kb) {
   if (o.paths.empty()) return util::Error(util::ErrorCode::usage, "name at least one library, directory or archive to inspect");
-  Walk w{o, kb, {}};
+  Walk w{o, &kb, {}};
   w.report.gpus = o.gpus;
   for (const auto& p : o.paths) SP_TRY(w.named(p));
   judge(w.report, o, kb);
   return std::move(w.report);
+}
+
+util::Result<ArchiveKernels> archive_kernels(archive_io::PinnedFile& pinned, const std::string& name, const fs::path& temp_parent) {
+  InspectOptions o;
+  o.temp_parent = temp_parent;
+  Walk w{o, nullptr, {}};
+  SP_TRY(w.read_pinned(pinned, name));
+  ArchiveKernels out;
+  const std::string prefix = name + "!";
+  for (auto& lib : w.report.libraries) {
+    auto& k = lib.kernels;
+    if (k.path.starts_with(prefix)) k.path.erase(0, prefix.size());
+    out.libraries.push_back(std::move(k));
+  }
+  for (const auto& f : w.report.findings)
+    if (f.severity == model::Severity::error) out.unreadable.push_back(f.subject + ": " + f.seen);
+  return out;
 }
 
 }  // namespace core

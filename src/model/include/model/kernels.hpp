@@ -71,6 +71,10 @@ struct GpuFit {
   std::uint64_t ptx_bytes = 0;        // jit: the PTX the driver compiles (uncompressed)
 };
 
+// How code with `targets` runs on a GPU of compute capability `gpu`, by NVIDIA's binary
+// compatibility rules (model/kernel_fit.cpp); the PTX-to-driver lookups are the caller's.
+GpuFit fit_for(const Version& gpu, const std::vector<TargetImages>& targets);
+
 struct InspectedLibrary {
   LibraryKernels kernels;
   std::string archive;  // the archive it was read from, "" for a file on disk

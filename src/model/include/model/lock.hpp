@@ -8,10 +8,19 @@
 #include <string>
 #include <vector>
 
+#include "model/kernels.hpp"
 #include "model/manifest.hpp"
 #include "model/platform.hpp"
 
 namespace model {
+
+// The GPU code one library of a locked archive carries, as `lock` read it from the archive's
+// bytes (stackpin inspect's reader): its SASS targets, and its PTX targets with their ISA versions.
+struct LockedLibrary {
+  std::string path;                   // inside the archive: "lib/libcudnn_cnn.so.9.19.0.56"
+  std::vector<TargetImages> targets;  // target and PTX ISA only; image counts and sizes are not kept
+  Pos pos;
+};
 
 struct LockedArchive {
   std::string component;  // CUDA toolkit archives: NVIDIA's component name ("cuda_cudart"); "" for cuDNN
@@ -21,6 +30,10 @@ struct LockedArchive {
   std::string url, file, sha256, md5;
   std::uint64_t size = 0;
   std::string source;  // where the pin came from: the manifest, the knowledge base, a redistrib file
+  // Whether `lock` read the archive's libraries (it had the archive at hand); `libraries` then
+  // lists those that carry SASS or PTX, and may be empty (a component of tools or headers).
+  bool kernels_read = false;
+  std::vector<LockedLibrary> libraries;
   Pos pos;
 };
 

@@ -64,6 +64,22 @@ struct LockOutcome {
 // the manifest, give different hashes or sizes for one archive).
 util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o);
 
+// What the lock's archives carry for GPUs (core/archives/lock_kernels.cpp), read from the archives
+// themselves where they are at hand: in `archives_dir`, then in the download cache `cache_dir`,
+// each proven by its pinned size and SHA-256 before it is unpacked (into `temp_parent`, "" = the
+// system's temporary directory). An archive the previous lock already read (the same SHA-256 and
+// size) keeps what was read then, without unpacking it again. With `read` false only that is kept
+// (lock --check). `check` judges [gpus] by these libraries before NVIDIA's documents.
+struct KernelReadOptions {
+  std::filesystem::path archives_dir, cache_dir, temp_parent;
+  const model::Lock* previous = nullptr;
+  bool read = true;
+};
+// Fills each archive's kernels_read and libraries, and adds to `findings` a note of what was read
+// and a warning for an archive found but not the pinned bytes, or that cannot be unpacked (it is
+// then not read; the lock's pins stand). Errors: io (a folder that cannot be searched).
+util::Status read_lock_kernels(model::Lock& lock, const KernelReadOptions& o, std::vector<model::Finding>& findings);
+
 // The cuDNN release ("9.23.0") whose NVIDIA manifest the lock of `m` needs: the knowledge base
 // lists no archive of the pinned build for its CUDA major, or one without a size, and `o` has no
 // cuDNN redistrib file nor a previous lock pinning that build. nullopt when nothing is missing.

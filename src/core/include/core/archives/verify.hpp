@@ -60,6 +60,11 @@ util::Result<PinnedArchive> pinned_cuda_archive(const model::Manifest& m, const 
 // unsupported), internal (a malformed expected hash, which pinned_archive never gives).
 util::Result<archive_io::PinnedFile> open_pinned(const std::filesystem::path& file, const ArchiveExpectation& e);
 
+// The archive `e` describes, searched as find_pinned_archive() searches; nullopt when it is in
+// neither place. Errors: usage (neither given), io.
+util::Result<std::optional<std::filesystem::path>> find_expected_archive(const ArchiveExpectation& e, const std::filesystem::path& dir,
+                                                                         const std::filesystem::path& cache_dir, bool& found_by_content);
+
 util::Result<std::filesystem::path> find_pinned_archive(const PinnedArchive& p, const std::filesystem::path& dir, bool& found_by_content,
                                                         const std::filesystem::path& cache_dir = {});
 

@@ -8,17 +8,21 @@
 #include "knowledge/cuda_catalog.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "model/check_report.hpp"
+#include "model/lock.hpp"
 #include "model/manifest.hpp"
 #include "util/result.hpp"
 
 namespace core {
 
 // Judges one manifest. Every rule adds findings (error, warning, note, ok) with its source and a
-// fix; the report also carries the resolved facts for --explain.
+// fix; the report also carries the resolved facts for --explain. `lock` (the manifest's lock, when
+// it has one) brings the GPU code `stackpin lock` read from the archives: [gpus] is then judged by
+// the libraries of the archives the manifest pins, before NVIDIA's support matrices.
 // Errors: invalid (with location) when the manifest lacks what check needs ([cuda] version,
 // [cudnn] version and cuda; [cudnn] may be left out when [cuda] lists components).
 util::Result<model::CheckReport> check_manifest(const model::Manifest& manifest, const knowledge::KnowledgeBase& kb,
-                                                const knowledge::CudaCatalog& cuda = knowledge::CudaCatalog::embedded());
+                                                const knowledge::CudaCatalog& cuda = knowledge::CudaCatalog::embedded(),
+                                                const model::Lock* lock = nullptr);
 
 // The platforms a manifest's CUDA components are provisioned for: those its [[cuda.archives]] and
 // targets name ([targets.windows]: windows-x86_64; [targets.linux]: this machine's Linux platform;

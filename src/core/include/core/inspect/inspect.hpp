@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "archive/extract.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "model/finding.hpp"
 #include "model/kernels.hpp"
@@ -33,7 +34,16 @@ struct InspectOptions {
 // read becomes an error finding and the rest is still read.
 util::Result<model::InspectReport> inspect(const InspectOptions& o, const knowledge::KnowledgeBase& kb);
 
-// How code with `targets` runs on a GPU of compute capability `gpu` (no PTX-to-driver lookups).
-model::GpuFit fit_for(const model::Version& gpu, const std::vector<model::TargetImages>& targets);
+// The GPU code of the libraries inside an archive whose bytes are already proven to be the pinned
+// ones (core::open_pinned), unpacked like inspect's archives under `temp_parent` ("" = the
+// system's temporary directory) and removed again. Libraries are named by their path inside the
+// archive; one that cannot be read is left out and named, with why, in `unreadable`. `name` names
+// the archive in errors. Errors: those of unpacking (unsafe, io, ...).
+struct ArchiveKernels {
+  std::vector<model::LibraryKernels> libraries;
+  std::vector<std::string> unreadable;
+};
+util::Result<ArchiveKernels> archive_kernels(archive_io::PinnedFile& pinned, const std::string& name,
+                                             const std::filesystem::path& temp_parent = {});
 
 }  // namespace core

@@ -7,20 +7,14 @@
 // of its ISA version: minor-version compatibility does not cover PTX.
 #include <algorithm>
 
-#include "core/inspect/inspect.hpp"
+#include "model/kernels.hpp"
 
-namespace core {
-
-using model::ArchVariant;
-using model::CodeKind;
-using model::Fit;
-using model::GpuFit;
-using model::Version;
+namespace model {
 
 namespace {
 
 // Whether code for `t` runs on `gpu`, and how near it is (a larger rank is nearer).
-bool runs_on(const model::GpuTarget& t, const Version& gpu) {
+bool runs_on(const GpuTarget& t, const Version& gpu) {
   switch (t.variant) {
     case ArchVariant::specific: return t.arch == gpu;
     case ArchVariant::family: return t.arch.major() == gpu.major() && !(gpu < t.arch);
@@ -33,11 +27,11 @@ bool runs_on(const model::GpuTarget& t, const Version& gpu) {
 
 }  // namespace
 
-GpuFit fit_for(const Version& gpu, const std::vector<model::TargetImages>& targets) {
+GpuFit fit_for(const Version& gpu, const std::vector<TargetImages>& targets) {
   GpuFit best;
   best.gpu = gpu;
-  const model::TargetImages* chosen = nullptr;
-  auto better = [&](Fit f, const model::TargetImages& t) {
+  const TargetImages* chosen = nullptr;
+  auto better = [&](Fit f, const TargetImages& t) {
     if (!chosen || f < best.fit) return true;
     return f == best.fit && chosen->target.arch < t.target.arch;
   };
@@ -59,4 +53,4 @@ GpuFit fit_for(const Version& gpu, const std::vector<model::TargetImages>& targe
   return best;
 }
 
-}  // namespace core
+}  // namespace model
