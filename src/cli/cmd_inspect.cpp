@@ -38,15 +38,9 @@ util::Result<model::Version> gpu_of(const std::string& text, const knowledge::Kn
   return e;
 }
 
-std::string size_text(std::uint64_t bytes) {
-  if (bytes < (1u << 20)) return std::to_string((bytes + 1023) / 1024) + " KiB";
-  auto tenths = (bytes * 10 + (1u << 19)) >> 20;
-  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " MiB";
-}
-
 void render_library(std::ostream& os, const model::InspectedLibrary& l, const Style& st) {
   const auto& k = l.kernels;
-  os << st.bold(k.path) << "  " << k.format << ", " << size_text(k.file_size);
+  os << st.bold(k.path) << "  " << k.format << ", " << util::short_size(k.file_size);
   if (!k.has_gpu_code()) {
     os << ", " << st.dim("no GPU code") << "\n";
     return;

@@ -54,6 +54,11 @@ const model::GpuArch* KnowledgeBase::gpu_arch(const Version& cc) const {
   return nullptr;
 }
 
+std::string KnowledgeBase::gpu_label(const Version& cc) const {
+  const auto* a = gpu_arch(cc);
+  return "compute capability " + cc.text() + (a && !a->name.empty() ? " (" + a->name + ")" : "");
+}
+
 const model::PtxIsaRelease* KnowledgeBase::ptx_isa(const Version& isa) const {
   for (const auto& x : m_facts.ptx_isa)
     if (x.isa == isa) return &x;

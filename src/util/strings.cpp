@@ -90,6 +90,12 @@ std::string format_bytes(std::uint64_t bytes) {
   return grouped + buf;
 }
 
+std::string short_size(std::uint64_t bytes) {
+  if (bytes < (1u << 20)) return std::to_string((bytes + 1023) / 1024) + " KiB";
+  auto tenths = (bytes * 10 + (1u << 19)) >> 20;
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " MiB";
+}
+
 std::size_t utf8_sequence_length(std::string_view text) {
   if (text.empty()) return 0;
   auto b = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };

@@ -25,11 +25,6 @@ struct Gpu {
   model::Pos pos;
 };
 
-std::string cc_label(const Ctx& c, const Version& cc) {
-  const auto* a = c.kb.gpu_arch(cc);
-  return "compute capability " + cc.text() + (a && !a->name.empty() ? " (" + a->name + ")" : "");
-}
-
 std::string sm(const Version& cc) { return "sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()); }
 
 std::string subject_of(const Ctx& c, const Gpu& g) {
@@ -74,7 +69,7 @@ std::vector<Gpu> resolve(Ctx& c) {
       continue;
     }
     auto& f = c.add("gpu.model", Severity::ok, "GPU \"" + util::printable(m.value, 60) + "\"", m.pos);
-    f.seen = rows.front()->name + ": " + cc_label(c, cc) +
+    f.seen = rows.front()->name + ": " + c.kb.gpu_label(cc) +
              (contained ? " (taken from the model name it contains; name it exactly to be sure)" : "");
     f.source = knowledge::first_source(rows.front()->source);
     add(cc, m.value, m.pos);

@@ -14,6 +14,7 @@
 #include "probe/fatbin.hpp"
 #include "util/file_io.hpp"
 #include "util/fs.hpp"
+#include "util/strings.hpp"
 
 namespace core {
 
@@ -146,17 +147,6 @@ std::string target_list(const model::LibraryKernels& k) {
   return s.empty() ? "no GPU code" : s;
 }
 
-std::string mib(std::uint64_t bytes) {
-  if (bytes < (1u << 20)) return std::to_string((bytes + 1023) / 1024) + " KiB";
-  auto tenths = (bytes * 10 + (1u << 19)) >> 20;
-  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " MiB";
-}
-
-std::string gpu_name(const knowledge::KnowledgeBase& kb, const model::Version& cc) {
-  const auto* a = kb.gpu_arch(cc);
-  return "compute capability " + cc.text() + (a && !a->name.empty() ? " (" + a->name + ")" : "");
-}
-
 // The driver a jit fit needs: the CUDA release of its PTX ISA and that release's minimum.
 void add_jit_driver(model::GpuFit& f, const InspectOptions& o, const knowledge::KnowledgeBase& kb) {
   if (!f.ptx_isa) return;
@@ -188,7 +178,7 @@ void judge(model::InspectReport& r, const InspectOptions& o, const knowledge::Kn
       model::GpuFit f = model::fit_for(gpu, lib.kernels.targets);
       if (f.fit == model::Fit::jit) add_jit_driver(f, o, kb);
       lib.fits.push_back(f);
-      const std::string subject = lib.kernels.path + " on " + gpu_name(kb, gpu);
+      const std::string subject = lib.kernels.path + " on " + kb.gpu_label(gpu);
       if (f.fit == model::Fit::native || f.fit == model::Fit::compatible) {
         ++native;
         continue;
@@ -217,12 +207,12 @@ void judge(model::InspectReport& r, const InspectOptions& o, const knowledge::Kn
           (unknown_minimum ? " (stackpin knows no minimum driver for it, so --driver " + o.driver->text() + " was not judged)" : "");
       x.fix = too_old ? "update the driver to " + (f.jit_driver ? f.jit_driver->text() : std::string("a newer one")) +
                             " or newer, or use a build with SASS for " + gpu.text()
-                      : "the first load compiles " + mib(f.ptx_bytes) +
+                      : "the first load compiles " + util::short_size(f.ptx_bytes) +
                             " of PTX (seconds to minutes; cached in the driver's compute cache, CUDA_CACHE_PATH / CUDA_CACHE_MAXSIZE)";
       x.source = "PTX ISA release history (NVIDIA), CUDA Programming Guide: binary compatibility";
     }
     if (with_code > 0 && native > 0) {
-      auto& x = model::add_finding(r.findings, "kernels.native", model::Severity::ok, gpu_name(kb, gpu));
+      auto& x = model::add_finding(r.findings, "kernels.native", model::Severity::ok, kb.gpu_label(gpu));
       x.seen = std::to_string(native) + " of " + std::to_string(with_code) + " libraries with GPU code carry SASS that runs on it";
     }
   }

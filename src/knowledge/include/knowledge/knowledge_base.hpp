@@ -76,6 +76,8 @@ class KnowledgeBase {
 
   // --- GPU architectures (gpu_knowledge.cpp) ---------------------------------------------
   const model::GpuArch* gpu_arch(const model::Version& cc) const;
+  // "compute capability 8.6 (Ampere)", or without the name for an architecture it does not know.
+  std::string gpu_label(const model::Version& cc) const;
   // The models a name denotes: the driver's name or an alias, whatever the case, spacing or a
   // leading "NVIDIA " ("rtx 4090", "NVIDIA H100 80GB HBM3"). A short name ("H100") may denote
   // several rows; they share one compute capability. Empty when unknown.

@@ -22,6 +22,8 @@ std::string one_of(const std::vector<std::string>& values);
 std::string basename_of(std::string_view path_or_url);
 // Human-readable byte count: "705,347,747 bytes (672.7 MiB)".
 std::string format_bytes(std::uint64_t bytes);
+// A size in a word: "127 KiB" below one MiB (rounded up), else "4.0 MiB" (one decimal).
+std::string short_size(std::uint64_t bytes);
 // UTF-8 as RFC 3629 defines it: shortest forms only, no surrogates, nothing above U+10FFFF.
 bool is_valid_utf8(std::string_view text);
 // Length in bytes of the valid UTF-8 sequence at the start of `text` (0 when there is none).
