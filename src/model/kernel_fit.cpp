@@ -53,4 +53,9 @@ GpuFit fit_for(const Version& gpu, const std::vector<TargetImages>& targets) {
   return best;
 }
 
+std::string code_that_runs_on(const Version& gpu) {
+  const std::string number = std::to_string(gpu.major() * 10 + gpu.minor());
+  return "SASS for sm_" + number + " (or an older " + std::to_string(gpu.major()) + ".x), or PTX for compute_" + number + " or older";
+}
+
 }  // namespace model

@@ -37,15 +37,15 @@ model::LockedLibrary locked_library(const model::LibraryKernels& k) {
 }  // namespace
 
 util::Status read_lock_kernels(model::Lock& lock, const KernelReadOptions& o, std::vector<model::Finding>& findings) {
-  std::vector<std::string> read, kept, absent;
-  std::size_t with_code = 0;
+  std::vector<std::string> read, absent;
+  std::size_t kept = 0, with_code = 0;
   auto one = [&](model::LockedArchive& a) -> util::Status {
     a.kernels_read = false;
     a.libraries.clear();
     if (const auto* p = already_read(o.previous, a)) {
       a.kernels_read = true;
       a.libraries = p->libraries;
-      kept.push_back(a.file);
+      ++kept;
       return {};
     }
     if (!o.read || (o.archives_dir.empty() && o.cache_dir.empty())) {
@@ -97,7 +97,7 @@ util::Status read_lock_kernels(model::Lock& lock, const KernelReadOptions& o, st
     f.seen = "read the libraries of " + std::to_string(read.size()) + " archive" + (read.size() == 1 ? "" : "s") + " (" +
              std::to_string(with_code) + " with SASS or PTX), each proven by its SHA-256 first";
   }
-  if (!absent.empty() && (read.size() + kept.size()) > 0) {
+  if (!absent.empty() && read.size() + kept > 0) {
     auto& f = model::add_finding(findings, "lock.kernels", model::Severity::note, "GPU code");
     f.seen = std::to_string(absent.size()) + " archive" + (absent.size() == 1 ? " was" : "s were") +
              " not at hand, so the lock records no GPU code for " + (absent.size() == 1 ? "it" : "them") + ": " + absent.front() +

@@ -55,8 +55,7 @@ struct LibraryFits {
     model::GpuFit fit;
   };
   std::vector<One> none, jit;  // libraries that cannot run there, or only through the driver's JIT
-  std::size_t native = 0;      // libraries with SASS that runs there (its own or binary compatible)
-  std::size_t with_code = 0;
+  std::size_t with_code = 0;   // the others carry SASS that runs there (their own or binary compatible)
 };
 LibraryFits fits_of(const std::vector<const model::LockedArchive*>& archives, const model::Version& gpu);
 // "lib/libcudnn_cnn.so.9 (sm_75 sm_80 ... compute_121)" for messages.

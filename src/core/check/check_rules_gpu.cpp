@@ -110,10 +110,12 @@ std::string nearest_cudnn(const Ctx& c, const Version& cc) {
   return "no cuDNN release the knowledge base knows supports " + cc.text() + ": run the stack on a newer GPU";
 }
 
-// What `expected` says for a GPU none of a library's code runs on.
-std::string code_for(const Version& cc) {
-  return "SASS for " + sm(cc) + " (or an older " + std::to_string(cc.major()) + ".x), or PTX for compute_" +
-         std::to_string(cc.major() * 10 + cc.minor()) + " or older";
+// The newest CUDA release whose nvcc still compiles for `cc`, or null.
+const model::NvccArchs* newest_nvcc_for(const Ctx& c, const Version& cc) {
+  const model::NvccArchs* last = nullptr;
+  for (const auto& r : c.kb.facts().nvcc_archs)
+    if (std::find(r.sass.begin(), r.sass.end(), cc) != r.sass.end() && (!last || last->cuda < r.cuda)) last = &r;
+  return last;
 }
 
 std::string jit_text(const LibraryFits::One& x, const Version& cc) {
@@ -145,7 +147,7 @@ void judge_cudnn_libraries(Ctx& c, const Gpu& g, const std::vector<const model::
     f.seen = who + ": " + library_targets(x) + " carries nothing that runs on " + g.cc.text() +
              (fits.none.size() > 1 ? " (nor do " + std::to_string(fits.none.size() - 1) + " more of its libraries)" : "") +
              "; cuDNN fails there with CUDNN_STATUS_ARCH_MISMATCH or \"no kernel image is available\"";
-    f.expected = code_for(g.cc);
+    f.expected = model::code_that_runs_on(g.cc);
     f.fix = nearest_cudnn(c, g.cc);
     f.source = source;
     out.cudnn = "unsupported";
@@ -178,13 +180,11 @@ void judge_cuda_libraries(Ctx& c, const Gpu& g) {
   const std::string source = evidence_source(c, read);
   if (!fits.none.empty()) {
     const auto& x = fits.none.front();
-    const model::NvccArchs* last = nullptr;  // the newest CUDA whose nvcc still targets it
-    for (const auto& r : c.kb.facts().nvcc_archs)
-      if (std::find(r.sass.begin(), r.sass.end(), g.cc) != r.sass.end() && (!last || last->cuda < r.cuda)) last = &r;
+    const model::NvccArchs* last = newest_nvcc_for(c, g.cc);
     auto& f = c.add("gpu.kernels", Severity::error, subject_of(c, g), g.pos);
     f.seen = who + ": " + library_targets(x) + " (" + x.archive->component + ") carries nothing that runs on " + g.cc.text() +
              (fits.none.size() > 1 ? " (nor do " + std::to_string(fits.none.size() - 1) + " more libraries of the toolkit)" : "");
-    f.expected = code_for(g.cc);
+    f.expected = model::code_that_runs_on(g.cc);
     f.fix = last ? "pin CUDA " + last->cuda.text() + " or older (the newest release whose compiler and libraries still target " +
                        g.cc.text() + "), or run the stack on a newer GPU"
                  : "no CUDA release the knowledge base knows targets " + g.cc.text();
@@ -285,10 +285,7 @@ void judge_nvcc(Ctx& c, const Gpu& g, model::GpuCheck& out) {
   const bool has = std::find(n->sass.begin(), n->sass.end(), g.cc) != n->sass.end();
   const bool deprecated = std::find(n->deprecated.begin(), n->deprecated.end(), g.cc) != n->deprecated.end();
   if (!has) {
-    // the newest nvcc that still compiles for it
-    const model::NvccArchs* last = nullptr;
-    for (const auto& r : c.kb.facts().nvcc_archs)
-      if (std::find(r.sass.begin(), r.sass.end(), g.cc) != r.sass.end() && (!last || last->cuda < r.cuda)) last = &r;
+    const model::NvccArchs* last = newest_nvcc_for(c, g.cc);
     auto& f = c.add("gpu.nvcc", Severity::error, subject_of(c, g), g.pos);
     f.seen = "nvcc of CUDA " + c.cuda.prefix(2) + " cannot compile for " + sm(g.cc);
     f.expected = "an nvcc that targets " + sm(g.cc);

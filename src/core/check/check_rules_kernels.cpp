@@ -49,10 +49,8 @@ LibraryFits fits_of(const std::vector<const model::LockedArchive*>& archives, co
       if (lib.targets.empty()) continue;
       ++out.with_code;
       LibraryFits::One one{a, &lib, model::fit_for(gpu, lib.targets)};
-      if (one.fit.fit == model::Fit::native || one.fit.fit == model::Fit::compatible)
-        ++out.native;
-      else
-        (one.fit.fit == model::Fit::jit ? out.jit : out.none).push_back(one);
+      if (one.fit.fit == model::Fit::jit) out.jit.push_back(one);
+      if (one.fit.fit == model::Fit::none) out.none.push_back(one);
     }
   return out;
 }

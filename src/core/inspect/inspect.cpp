@@ -186,8 +186,7 @@ void judge(model::InspectReport& r, const InspectOptions& o, const knowledge::Kn
       if (f.fit == model::Fit::none) {
         auto& x = model::add_finding(r.findings, "kernels.none", model::Severity::error, subject);
         x.seen = target_list(lib.kernels);
-        x.expected = "SASS for sm_" + std::to_string(gpu.major() * 10 + gpu.minor()) + " (or an older " + std::to_string(gpu.major()) +
-                     ".x), or PTX for compute_" + std::to_string(gpu.major() * 10 + gpu.minor()) + " or older";
+        x.expected = model::code_that_runs_on(gpu);
         x.fix = "this library cannot run there (\"no kernel image is available for execution on the device\"): use a release built for " +
                 gpu.text() + ", or a GPU this build carries code for";
         continue;

@@ -74,6 +74,9 @@ struct GpuFit {
 // How code with `targets` runs on a GPU of compute capability `gpu`, by NVIDIA's binary
 // compatibility rules (model/kernel_fit.cpp); the PTX-to-driver lookups are the caller's.
 GpuFit fit_for(const Version& gpu, const std::vector<TargetImages>& targets);
+// What a library needs to carry to run on `gpu` by those rules: "SASS for sm_86 (or an older
+// 8.x), or PTX for compute_86 or older".
+std::string code_that_runs_on(const Version& gpu);
 
 struct InspectedLibrary {
   LibraryKernels kernels;
