@@ -19,7 +19,7 @@ $sp check --explain manifests/cu121-cudnn895-torch21.toml
 echo "== stackpin check manifests/*.toml"
 $sp check manifests/*.toml
 echo
-echo "== demo archives in NVIDIA's layout (placeholder library bytes): $demo"
+echo "== demo archives in NVIDIA's layout (stand-in libraries): $demo"
 rm -rf "$demo"
 manifest=$(scripts/make-demo-archive.sh "$demo")
 $sp verify "$manifest" --archives "$demo"

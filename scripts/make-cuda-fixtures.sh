@@ -4,8 +4,8 @@
 #
 #   OUT/<component>-linux-x86_64-<version>-archive.tar.xz   one top directory named like the file,
 #                                                            holding LICENSE and the component's files
-#   OUT/cudnn-linux-x86_64-<version>_cuda<M>-archive.tar.xz  cuDNN's headers and its main library
-#                                                            (libcudnn.so.<M>, the loader of the others)
+#   OUT/cudnn-linux-x86_64-<version>_cuda<M>-archive.tar.xz  cuDNN's headers, its main library
+#                                                            (libcudnn.so.<M>) and stand-ins of the others
 #   OUT/SHA256SUMS                                           their hashes
 #
 # Usage: scripts/make-cuda-fixtures.sh OUT [SET]
@@ -153,8 +153,11 @@ if [ "$set_name" = bench ]; then
   v=$(version_of nvidia_cuda_cupti); built cuda_cupti "$v" || { t=$(begin cuda_cupti "$v"); headers "$t" 'cupti*' 'generated_*'; libs "$t" libcupti libnvperf_host libnvperf_target libpcsamplingutil libcheckpoint; pack cuda_cupti "$v"; }
 fi
 
-# cuDNN: its headers and the main library with NVIDIA's link chain (the sub-libraries it loads on
-# demand are left out: enough to compile and link against it, not to run a convolution)
+# cuDNN: its headers, the main library with NVIDIA's link chain and libcudnn_graph (which answers
+# cudnnGetVersion for it), and the other sub-libraries as stand-ins built here: shared objects with
+# NVIDIA's sonames, so that the tree is a whole cuDNN to stage, package and check. They hold no
+# kernels: enough to compile, link and ask the version, not to run a convolution.
+# (.cudnn-stand-ins marks archives made so; one made before is made again.)
 if [ -f "$root/include/cudnn_version.h" ] && [ -f "$lib/libcudnn.so.9" ]; then
   h=$root/include/cudnn_version.h
   cv=$(awk '/#define CUDNN_MAJOR /{a=$3} /#define CUDNN_MINOR /{b=$3} /#define CUDNN_PATCHLEVEL /{c=$3} END{print a"."b"."c}' "$h")
@@ -162,14 +165,28 @@ if [ -f "$root/include/cudnn_version.h" ] && [ -f "$lib/libcudnn.so.9" ]; then
   major=$(version_of nvidia_cuda_runtime)
   major=${major%%.*}
   top="cudnn-linux-x86_64-${full}_cuda$major-archive"
+  [ -f "$out/.cudnn-stand-ins" ] || rm -f "$out/$top.tar.xz"
   if [ ! -s "$out/$top.tar.xz" ]; then
     mkdir -p "$work/$top/include" "$work/$top/lib"
     cp -a "$root"/include/cudnn*.h "$work/$top/include/"
     cp "$lib/libcudnn.so.9" "$work/$top/lib/libcudnn.so.$cv"
     ln -s "libcudnn.so.$cv" "$work/$top/lib/libcudnn.so.9"
     ln -s libcudnn.so.9 "$work/$top/lib/libcudnn.so"
+    for real in "$lib"/libcudnn_*.so.9; do
+      stem=$(basename "$real" .so.9)
+      if [ "$stem" = libcudnn_graph ]; then
+        cp "$real" "$work/$top/lib/$stem.so.$cv"
+      else
+        printf 'int stackpin_fixture_stand_in;\n' >"$work/$stem.c"
+        cc -shared -fPIC -o "$work/$top/lib/$stem.so.$cv" -Wl,-soname,"$stem.so.9" "$work/$stem.c"
+        rm -f "$work/$stem.c"
+      fi
+      ln -s "$stem.so.$cv" "$work/$top/lib/$stem.so.9"
+      ln -s "$stem.so.9" "$work/$top/lib/$stem.so"
+    done
     printf 'NVIDIA cuDNN Software License Agreement (fixture copy of cuDNN %s)\n' "$full" >"$work/$top/LICENSE"
     pack_top "$top"
+    touch "$out/.cudnn-stand-ins"
   fi
 fi
 

@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto before = fuzz::snapshot(outside);
   model::StateDir dirs{dest};
   auto r = core::detail::load_receipt(dirs);
-  (void)core::status(dest);
+  (void)core::status(dest, knowledge::KnowledgeBase::embedded());
   if (r && *r) {
     model::UnstageReport report;
     (void)core::unstage({dest, true, {}, {}}, report);

@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(fuzz::snapshot(dest) == before_dest, "a refused archive changed DEST: " + r.error().message);
     return 0;
   }
-  auto st = core::status(dest);
+  auto st = core::status(dest, knowledge::KnowledgeBase::embedded());
   FUZZ_CHECK(st.ok(), "status of a fresh staging fails");
   for (const auto& f : st->findings)
     FUZZ_CHECK(f.severity != model::Severity::error, "a fresh staging drifted: " + f.rule + " " + f.subject);

@@ -46,6 +46,7 @@ void print_deb_plan(std::ostream& os, const model::DebReport& r, const Style& st
 void print_deb(std::ostream& os, const model::DebReport& r, const Style& st) {
   if (!r.archive_path.empty())
     os << st.green("packaged") << " cuDNN from " << r.archive_path << "\n           sha256 " << r.archive_sha256 << " (verified)\n";
+  if (!r.cudnn_whole.empty()) os << "           " << r.cudnn_whole << " (read from the files)\n";
   print_toolkit(os, r, st.green("packaged"));
   for (const auto& p : r.packages) {
     os << "  " << st.bold(p.name) << " " << p.version << " " << p.architecture << " (" << p.role << ", " << p.files << " files, "

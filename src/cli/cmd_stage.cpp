@@ -41,6 +41,7 @@ void print_stage(std::ostream& os, const model::StageReport& r, const Style& st)
   }
   if (!r.archive_path.empty())
     os << "  archive  " << r.archive_path << "\n           sha256 " << r.archive_sha256 << " (verified), " << r.archive_size << " bytes\n";
+  if (!r.cudnn_whole.empty()) os << "           " << r.cudnn_whole << " (read from the files)\n";
   if (!r.cuda_version.empty())
     os << "  toolkit  CUDA " << r.cuda_version << ", " << r.cuda_archives.size() << " component archive(s), each verified:\n";
   for (const auto& a : r.cuda_archives) os << "    " << a.component << " " << a.version << "  " << a.file << "\n";
@@ -129,7 +130,7 @@ Outcome run_unstage(const std::string& dest, bool force, Context& ctx) {
 
 Outcome run_status(const std::string& dest, Context& ctx) {
   const bool json = ctx.json;
-  auto r = core::status(dest);
+  auto r = core::status(dest, knowledge::KnowledgeBase::embedded());
   if (!r) return r.error();
   const auto& findings = r->findings;
   bool ok = !core::verdict(findings, false).failed;

@@ -33,7 +33,16 @@ JsonDoc to_json(const model::MachineReport& r) {
                         {"wheels", wheels}});
   }
   json cudnn = json::array();
-  for (const auto& c : r.cudnn)
+  for (const auto& c : r.cudnn) {
+    json whole = json::array();
+    for (const auto& w : c.whole)
+      whole.push_back({{"major", w.major},
+                       {"release", w.release ? json(w.release->text()) : json(nullptr)},
+                       {"release_source", w.release_source},
+                       {"present", w.present},
+                       {"missing", w.missing},
+                       {"problems", w.problems},
+                       {"whole", w.whole()}});
     cudnn.push_back({{"dir", c.dir},
                      {"aliases", c.aliases},
                      {"kind", model::to_string(c.kind)},
@@ -52,7 +61,9 @@ JsonDoc to_json(const model::MachineReport& r) {
                      {"half_copied", c.half_copied},
                      {"mixed", c.mixed},
                      {"versions_seen", c.versions_seen},
-                     {"problems", c.problems}});
+                     {"problems", c.problems},
+                     {"whole", whole}});
+  }
   json loader = json::array();
   for (const auto& l : r.loader) {
     json shadowed = json::array();

@@ -227,27 +227,28 @@ JsonDoc to_json(const model::StageReport& r) {
   json plan = json::array();
   for (const auto& p : r.plan)
     plan.push_back({{"from", p.from}, {"to", p.to}, {"type", p.type}, {"size", p.size}, {"replaces", p.replaces}});
-  return wrap(json{{"dest", r.dest},
-                   {"prefix", r.prefix},
-                   {"target", r.target},
-                   {"layout", r.layout},
-                   {"platform", r.platform},
-                   {"archive", {{"path", r.archive_path}, {"sha256", r.archive_sha256}, {"size", r.archive_size}}},
-                   {"cuda", {{"version", r.cuda_version}, {"archives", cuda_archives_json(r.cuda_archives)}}},
-                   {"dry_run", r.dry_run},
-                   {"no_op", r.no_op},
-                   {"replaced_previous", r.replaced_previous},
-                   {"files", r.files},
-                   {"bytes", r.bytes},
-                   {"plan", plan},
-                   {"stale", r.stale},
-                   {"removed_stale", r.removed_stale},
-                   {"recovered", r.recovered},
-                   {"activation", r.activation},
-                   {"activation_note", r.activation_note},
-                   {"next_steps", r.next_steps},
-                   {"build_files", r.build_files},
-                   {"build_files_note", r.build_files_note}});
+  return wrap(
+      json{{"dest", r.dest},
+           {"prefix", r.prefix},
+           {"target", r.target},
+           {"layout", r.layout},
+           {"platform", r.platform},
+           {"archive", {{"path", r.archive_path}, {"sha256", r.archive_sha256}, {"size", r.archive_size}, {"cudnn_whole", r.cudnn_whole}}},
+           {"cuda", {{"version", r.cuda_version}, {"archives", cuda_archives_json(r.cuda_archives)}}},
+           {"dry_run", r.dry_run},
+           {"no_op", r.no_op},
+           {"replaced_previous", r.replaced_previous},
+           {"files", r.files},
+           {"bytes", r.bytes},
+           {"plan", plan},
+           {"stale", r.stale},
+           {"removed_stale", r.removed_stale},
+           {"recovered", r.recovered},
+           {"activation", r.activation},
+           {"activation_note", r.activation_note},
+           {"next_steps", r.next_steps},
+           {"build_files", r.build_files},
+           {"build_files_note", r.build_files_note}});
 }
 
 JsonDoc to_json(const model::UnstageReport& r) {
@@ -286,7 +287,7 @@ JsonDoc to_json(const model::DebReport& r) {
                         {"provides", p.provides},
                         {"sonames", p.sonames},
                         {"contents", p.contents}});
-  return wrap(json{{"archive", {{"path", r.archive_path}, {"sha256", r.archive_sha256}}},
+  return wrap(json{{"archive", {{"path", r.archive_path}, {"sha256", r.archive_sha256}, {"cudnn_whole", r.cudnn_whole}}},
                    {"dry_run", r.dry_run},
                    {"platform", r.platform},
                    {"libdir", r.libdir},

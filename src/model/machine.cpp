@@ -44,4 +44,16 @@ const std::vector<std::string>& loader_sonames() {
   return k_names;
 }
 
+std::string CudnnWhole::text() const {
+  std::string name = "cuDNN " + (release ? release->text() : std::to_string(major));
+  if (whole()) return name + ": all " + std::to_string(present.size()) + " sub-libraries" + (release ? " of one release" : "");
+  std::string s;
+  if (!missing.empty()) {
+    s = "missing ";
+    for (std::size_t i = 0; i < missing.size(); ++i) s += (i ? ", " : "") + missing[i];
+  }
+  for (const auto& p : problems) s += (s.empty() ? "" : "; ") + p;
+  return name + ": " + s;
+}
+
 }  // namespace model

@@ -21,6 +21,7 @@
 #include "machine_internal.hpp"
 #include "model/contracts.hpp"
 #include "model/version.hpp"
+#include "probe/cudnn_whole.hpp"
 #include "util/strings.hpp"
 
 namespace probe::detail {
@@ -257,6 +258,30 @@ void judge_completeness(MachineCtx& c, int major, const std::string& inc, const 
   }
 }
 
+// The same files read for what they are: their sonames, needs and the release their bytes name.
+void read_whole(MachineCtx& c, const std::string& dir, int major, const std::vector<std::string>& names, model::CudnnCopy& cp) {
+  std::vector<CudnnFile> files;
+  for (const auto& name : names) {
+    CudnnFile f{name, {}, {}};
+    const std::string path = join(dir, name);
+    if (auto real = c.fs.resolve(path); real && c.fs.is_file(*real))
+      f.file = c.fs.host(*real);
+    else
+      f.dangles_to = c.fs.link_target(path);
+    files.push_back(std::move(f));
+  }
+  for (auto& w : judge_cudnn_files(std::move(files), dir, c.o.cudnn_contents)) {
+    if (w.major != major) continue;
+    // the release the bytes name against the package that claims the files (a wheel's METADATA,
+    // dpkg, conda, a receipt): names of a wheel's files carry no release, their bytes do
+    auto pv = model::Version::parse(cp.package_version);
+    if (w.release && pv && w.release_source.find("(file name)") == std::string::npos && model::compare_prefix(*w.release, *pv, 3) != 0)
+      w.problems.push_back("the bytes are of " + w.release->text() + " (" + w.release_source + "), the package record (" +
+                           cp.package_source + ") says " + cp.package_version);
+    cp.whole.push_back(std::move(w));
+  }
+}
+
 void examine(MachineCtx& c, const std::string& dir, const std::string& alias, int major, const std::vector<std::string>& names,
              const std::vector<std::pair<std::string, std::string>>& dpkg) {
   model::CudnnCopy cp;
@@ -270,6 +295,7 @@ void examine(MachineCtx& c, const std::string& dir, const std::string& alias, in
   compare_package_and_library(cp);
   std::string inc = read_header(c, dir, major, cp);
   judge_completeness(c, major, inc, stems_present, cp);
+  read_whole(c, dir, major, names, cp);
   std::sort(cp.files.begin(), cp.files.end());
   cp.half_copied = !cp.missing.empty();
   c.r.cudnn.push_back(std::move(cp));

@@ -136,14 +136,20 @@ TEST_F(CliInspect, WalksATreeAWheelAndTheSameContainersInADll) {
   fs::copy_file(lib("libplain.so"), d.path() / "site-packages/nvidia/cudnn/lib/libcudnn_cnn.so.9");
   d.write("site-packages/nvidia/cudnn/__init__.py", "");
   fs::create_symlink("libcudnn_cnn.so.9", d.path() / "site-packages/nvidia/cudnn/lib/libcudnn_cnn.so");
-  auto tree = inspect_json({(d.path() / "site-packages").string()});
-  ASSERT_EQ(tree["report"]["libraries"].size(), 1u) << tree.dump(2);  // the link is not read twice; the .py is not a library
+  // one sub-library alone, without a soname: not a whole cuDNN (exit 1)
+  auto tree = inspect_json({(d.path() / "site-packages").string()}, 1);
+  ASSERT_EQ(tree["report"]["libraries"].size(), 1u) << tree.dump(2);
+  ASSERT_EQ(tree["findings"].size(), 1u) << tree.dump(2);
+  EXPECT_EQ(tree["findings"][0]["rule"], "cudnn.whole");
+  EXPECT_TRUE(contains(tree["findings"][0]["seen"].get<std::string>(), "missing libcudnn.so.9")) << tree.dump(2);
+  EXPECT_TRUE(contains(tree["findings"][0]["seen"].get<std::string>(), "libcudnn_cnn.so.9 has no soname of its own"))
+      << tree.dump(2);  // the link is not read twice; the .py is not a library
   EXPECT_TRUE(contains(tree["report"]["libraries"][0]["path"].get<std::string>(), "nvidia/cudnn/lib/libcudnn_cnn.so.9"));
 
   fixtures::write_archive(d.path() / "nvidia_cudnn_cu13-9.19.0.56-py3-none-manylinux_2_27_x86_64.whl", fixtures::Format::zip,
                           {{"nvidia/cudnn/lib/libcudnn_cnn.so.9", fixtures::Kind::file, read_text(lib("libmulti.so"))},
                            {"nvidia/cudnn/__init__.py", fixtures::Kind::file, ""}});
-  auto wheel = inspect_json({(d.path() / "nvidia_cudnn_cu13-9.19.0.56-py3-none-manylinux_2_27_x86_64.whl").string()});
+  auto wheel = inspect_json({(d.path() / "nvidia_cudnn_cu13-9.19.0.56-py3-none-manylinux_2_27_x86_64.whl").string()}, 1);
   ASSERT_EQ(wheel["report"]["archives"].size(), 1u) << wheel.dump(2);
   EXPECT_EQ(wheel["report"]["archives"][0]["libraries"], 1);
   EXPECT_EQ(wheel["report"]["archives"][0]["sha256"].get<std::string>().size(), 64u);
@@ -189,7 +195,7 @@ TEST_F(CliInspect, AnArchiveNamedAsNvidiasMustBeNvidiasBytes) {
   // under another name it is read, hashed here
   auto local = d.path() / "repack.tar.xz";
   fs::copy_file(fake, local);
-  auto j = inspect_json({local.string()});
+  auto j = inspect_json({local.string()}, 1);  // one sub-library alone: not whole
   EXPECT_EQ(j["report"]["libraries"][0]["path"], local.string() + "!cudnn/lib/libcudnn_cnn.so.9");
 }
 

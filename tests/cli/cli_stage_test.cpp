@@ -207,6 +207,65 @@ TEST(CliStage, ExitCodes) {
   EXPECT_EQ(no_status.exit_code, 1) << show(no_status);
 }
 
+// One cuDNN, whole: stage reads the unpacked libraries for what they are before anything is
+// staged, status reads the staged ones, and inspect a tree.
+TEST(CliStage, ACudnnMissingASubLibraryIsRefusedAndStatusReadsTheFiles) {
+  ScratchDir d;
+  const std::string version = "9.19.0.56";
+  auto entries = fixtures::cudnn_linux_entries(version, 13);
+  std::vector<fixtures::Entry> half;
+  for (const auto& e : entries)
+    if (e.path.find("/lib/libcudnn_heuristic") == std::string::npos) half.push_back(e);
+  fs::create_directories(d.path() / "half");
+  fs::create_directories(d.path() / "whole");
+  const std::string name = fixtures::cudnn_archive_name("linux-x86_64", version, 13);
+  fixtures::write_archive(d.path() / "half" / name, fixtures::Format::tar_xz, half);
+  fixtures::write_archive(d.path() / "whole" / name, fixtures::Format::tar_xz, entries);
+  const std::string targets = "[targets.linux]\nlayout = \"lib64\"\nprefix = \"/usr/local/cudnn\"\n";
+  for (const char* which : {"half", "whole"}) {
+    auto info = fixtures::info(d.path() / which / name);
+    testing_support::write_file(d.path() / which / "stack.toml",
+                                fixtures::local_manifest(version, 13, "13.0.2", {{"linux-x86_64", info}}, targets));
+  }
+  auto stage = [&](const char* which) {
+    return stackpin({"stage", (d.path() / which / "stack.toml").string(), "--archives", (d.path() / which).string(), "--target", "linux",
+                     "--dest", (d.path() / which / "dest").string()});
+  };
+  auto refused = stage("half");
+  EXPECT_EQ(refused.exit_code, 1) << show(refused);
+  EXPECT_NE(refused.err.find("is not whole: cuDNN 9.19.0: missing libcudnn_heuristic.so.9"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(d.path() / "half" / "dest")) << "nothing is staged from a cuDNN that is not whole";
+
+  auto staged = stage("whole");
+  ASSERT_EQ(staged.exit_code, 0) << show(staged);
+  EXPECT_NE(staged.out.find("cuDNN 9.19.0: all 8 sub-libraries of one release (read from the files)"), std::string::npos) << staged.out;
+  const fs::path dest = d.path() / "whole" / "dest";
+  auto st = stackpin({"status", "--dest", dest.string()});
+  EXPECT_EQ(st.exit_code, 0) << show(st);
+  EXPECT_NE(st.out.find("ok [cudnn.whole] cuDNN 9.19.0 in " + (dest / "lib64").string()), std::string::npos) << st.out;
+  // a libcudnn_ops of another release copied over the staged one
+  fs::remove(dest / "lib64" / "libcudnn_ops.so.9.19.0");
+  testing_support::write_file(dest / "lib64" / "libcudnn_ops.so.9.19.0",
+                              fixtures::elf_library("libcudnn_ops.so.9", {"libcudnn_graph.so.9"}, "cudnn_version_9_18_1_3_", 4096));
+  auto drift = stackpin({"status", "--dest", dest.string()});
+  EXPECT_EQ(drift.exit_code, 1) << show(drift);
+  EXPECT_NE(drift.out.find("status.modified"), std::string::npos) << drift.out;
+  EXPECT_NE(drift.out.find("error [cudnn.whole] cuDNN 9.19.0 in " + (dest / "lib64").string()), std::string::npos) << drift.out;
+  EXPECT_NE(drift.out.find("the sub-libraries are of 2 releases"), std::string::npos) << drift.out;
+  auto inspected = stackpin({"inspect", (dest / "lib64").string(), "--json"});
+  EXPECT_EQ(inspected.exit_code, 1) << show(inspected);
+  auto j = json::parse(inspected.out);
+  bool found = false;
+  for (const auto& f : j["findings"])
+    if (f["rule"] == "cudnn.whole") {
+      found = true;
+      EXPECT_EQ(f["severity"], "error") << f.dump(2);
+      EXPECT_NE(f["seen"].get<std::string>().find("libcudnn_ops.so.9.19.0 is named 9.19.0, its bytes say 9.18.1.3"), std::string::npos)
+          << f.dump(2);
+    }
+  EXPECT_TRUE(found) << inspected.out;
+}
+
 TEST(CliStage, AWindowsTreeSaysHowToActivateAndCheckItInEachShell) {
   World w(k_windows);
   ScratchDir d;

@@ -131,7 +131,7 @@ TEST_F(WslProvision, Lib64StagesHooksNewShellsIsIdempotentAndUndoes) {
 }
 
 TEST_F(WslProvision, ConvtestRunsInTheActivatedEnvironmentAndItsFailureFails) {
-  // The demo's libcudnn files are placeholders: the conv test fails, and provisioning with it.
+  // The demo's libcudnn files are stand-ins without code: the conv test fails, and provisioning with it.
   // Without a CUDA runtime it says so; with the host's runtime on LD_LIBRARY_PATH it gets as far
   // as cuDNN and names the staged file, found through the activation script.
   auto r = provision();
@@ -145,7 +145,8 @@ TEST_F(WslProvision, ConvtestRunsInTheActivatedEnvironmentAndItsFailureFails) {
   auto with_runtime = provision({}, "/fixtures/demo.toml", {"LD_LIBRARY_PATH=/opt/cudart"});
   ASSERT_EQ(with_runtime.exit_code, 1) << ct::describe(with_runtime);
   EXPECT_TRUE(contains(with_runtime.out, "CUDA runtime: /opt/cudart/libcudart.so.13")) << with_runtime.out;
-  EXPECT_TRUE(contains(with_runtime.out, k_prefix + "/lib64/libcudnn.so.9: file too short")) << with_runtime.out;
+  EXPECT_TRUE(contains(with_runtime.out, "cuDNN: " + k_prefix + "/lib64/libcudnn.so.9.1.0")) << with_runtime.out;
+  EXPECT_TRUE(contains(with_runtime.out, "missing entry points: cudnnGetVersion")) << with_runtime.out;
 }
 
 TEST_F(WslProvision, UnderWsl2ALinuxDriverIsRefusedAndTheWindowsLibcudaIsChecked) {

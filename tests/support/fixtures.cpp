@@ -333,6 +333,138 @@ Info info(const fs::path& p) {
   return Info{p, testing_support::sha256_file(p), size};
 }
 
+// ---- libraries the readers take for real ----------------------------------------------------------
+
+namespace {
+void put(std::string& b, std::size_t off, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) b[off + static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+}  // namespace
+
+std::string elf_library(const std::string& soname, const std::vector<std::string>& needed, const std::string& rodata, std::size_t size) {
+  std::string dynstr(1, '\0');
+  auto add_str = [&](const std::string& t) {
+    std::size_t off = dynstr.size();
+    dynstr += t;
+    dynstr.push_back('\0');
+    return off;
+  };
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> dyn;  // tag, value
+  for (const auto& n : needed) dyn.push_back({1, add_str(n)});
+  dyn.push_back({14, add_str(soname)});
+  // one null symbol and a one-bucket hash table: what the dynamic loader needs to load it
+  const std::size_t dynsym_off = 64 + 2 * 56, hash_off = dynsym_off + 24, dynstr_off = hash_off + 16;
+  const std::size_t dyn_off = align_up(dynstr_off + dynstr.size(), 8);
+  dyn.push_back({4, hash_off});
+  dyn.push_back({5, dynstr_off});
+  dyn.push_back({6, dynsym_off});
+  dyn.push_back({10, dynstr.size()});
+  dyn.push_back({11, 24});
+  dyn.push_back({0, 0});
+  const std::size_t dyn_size = dyn.size() * 16;
+  const std::string shstr = std::string("\0.dynstr\0.dynamic\0.rodata\0.shstrtab\0", 36);
+  const std::size_t shstr_off = dyn_off + dyn_size;
+  const std::size_t sh_off = align_up(shstr_off + shstr.size(), 8);
+  const std::size_t rodata_off = sh_off + 5 * 64;  // last, so that it fills the file to `size` exactly
+  const std::size_t body = std::max(rodata.size() + 1, size > rodata_off ? size - rodata_off : 0);
+  const std::size_t total = rodata_off + body;
+  std::string b(total, '\0');
+  b.replace(0, 4,
+            "\x7f"
+            "ELF");
+  b[4] = 2, b[5] = 1, b[6] = 1;
+  put(b, 16, 3, 2);   // ET_DYN
+  put(b, 18, 62, 2);  // x86-64
+  put(b, 20, 1, 4);
+  put(b, 32, 64, 8);      // e_phoff
+  put(b, 40, sh_off, 8);  // e_shoff
+  put(b, 52, 64, 2);      // e_ehsize
+  put(b, 54, 56, 2), put(b, 56, 2, 2);
+  put(b, 58, 64, 2), put(b, 60, 5, 2), put(b, 62, 4, 2);
+  auto phdr = [&](std::size_t at, std::uint32_t type, std::uint64_t off, std::uint64_t n) {
+    put(b, at, type, 4), put(b, at + 4, 4, 4), put(b, at + 8, off, 8), put(b, at + 16, off, 8), put(b, at + 24, off, 8);
+    put(b, at + 32, n, 8), put(b, at + 40, n, 8), put(b, at + 48, 8, 8);
+  };
+  phdr(64, 1, 0, total);                               // PT_LOAD: the whole file, at address = offset
+  phdr(64 + 56, 2, dyn_off, dyn_size);                 // PT_DYNAMIC
+  put(b, hash_off, 1, 4), put(b, hash_off + 4, 1, 4);  // nbucket, nchain; bucket[0] = chain[0] = 0
+  b.replace(dynstr_off, dynstr.size(), dynstr);
+  for (std::size_t i = 0; i < dyn.size(); ++i) put(b, dyn_off + i * 16, dyn[i].first, 8), put(b, dyn_off + i * 16 + 8, dyn[i].second, 8);
+  b.replace(rodata_off, rodata.size(), rodata);
+  const std::string fill = pseudo_random(soname, body - rodata.size() - 1, "");
+  b.replace(rodata_off + rodata.size() + 1, fill.size(), fill);
+  b.replace(shstr_off, shstr.size(), shstr);
+  auto shdr = [&](int i, std::uint32_t name, std::uint32_t type, std::uint64_t off, std::uint64_t n, std::uint32_t link,
+                  std::uint64_t entsize) {
+    std::size_t at = sh_off + static_cast<std::size_t>(i) * 64;
+    put(b, at, name, 4), put(b, at + 4, type, 4), put(b, at + 8, type == 3 && i == 4 ? 0 : 2, 8);
+    put(b, at + 16, i == 4 ? 0 : off, 8), put(b, at + 24, off, 8), put(b, at + 32, n, 8), put(b, at + 40, link, 4);
+    put(b, at + 48, 1, 8), put(b, at + 56, entsize, 8);
+  };
+  shdr(1, 1, 3, dynstr_off, dynstr.size(), 0, 0);  // .dynstr
+  shdr(2, 9, 6, dyn_off, dyn_size, 1, 16);         // .dynamic
+  shdr(3, 18, 1, rodata_off, body, 0, 0);          // .rodata
+  shdr(4, 26, 3, shstr_off, shstr.size(), 0, 0);   // .shstrtab
+  return b;
+}
+
+std::string pe_library(const std::string& dll_name, const std::vector<std::string>& needed, const std::string& rodata, std::size_t size) {
+  // one section, .rdata at RVA 0x1000 and file offset 0x200: the export directory, the import
+  // descriptors, the names, then `rodata` and the filling
+  const std::size_t raw = 0x200, rva = 0x1000;
+  std::string sec(40 + (needed.size() + 1) * 20, '\0');
+  auto add = [&](const std::string& t) {
+    std::size_t off = sec.size();
+    sec += t;
+    sec.push_back('\0');
+    return rva + off;
+  };
+  put(sec, 12, add(dll_name), 4);  // the export directory's Name
+  for (std::size_t i = 0; i < needed.size(); ++i) put(sec, 40 + i * 20 + 12, add(needed[i]), 4);
+  sec.resize(align_up(sec.size(), 16), '\0');
+  sec += rodata;
+  sec.push_back('\0');
+  if (raw + sec.size() < size) sec += pseudo_random(dll_name, size - raw - sec.size(), "");
+  const std::size_t virtual_size = sec.size();
+  sec.resize(align_up(sec.size(), 0x200), '\0');
+  std::string b(raw, '\0');
+  b[0] = 'M', b[1] = 'Z';
+  put(b, 0x3c, 0x40, 4);
+  b.replace(0x40, 4, std::string("PE\0\0", 4));
+  put(b, 0x44, 0x8664, 2), put(b, 0x46, 1, 2), put(b, 0x54, 240, 2), put(b, 0x56, 0x2022, 2);
+  const std::size_t opt = 0x58;
+  put(b, opt, 0x20b, 2);
+  put(b, opt + 24, 0x180000000ull, 8);  // ImageBase
+  put(b, opt + 32, 0x1000, 4), put(b, opt + 36, 0x200, 4);
+  put(b, opt + 40, 6, 2), put(b, opt + 48, 6, 2);  // OS and subsystem versions
+  put(b, opt + 56, rva + align_up(virtual_size, 0x1000), 4), put(b, opt + 60, raw, 4);
+  put(b, opt + 68, 3, 2);  // console subsystem
+  put(b, opt + 108, 16, 4);
+  put(b, opt + 112, rva, 4), put(b, opt + 116, 40, 4);  // export directory
+  if (!needed.empty()) put(b, opt + 120, rva + 40, 4), put(b, opt + 124, (needed.size() + 1) * 20, 4);
+  const std::size_t sh = opt + 240;
+  b.replace(sh, 6, ".rdata");
+  put(b, sh + 8, virtual_size, 4), put(b, sh + 12, rva, 4), put(b, sh + 16, sec.size(), 4), put(b, sh + 20, raw, 4);
+  put(b, sh + 36, 0x40000040, 4);  // initialised data, readable
+  return b + sec;
+}
+
+std::vector<std::string> cudnn_library_needs(const std::string& stem, int major, bool windows) {
+  const std::string m = std::to_string(major);
+  auto named = [&](const std::string& s) { return windows ? s.substr(3) + "64_" + m + ".dll" : s + ".so." + m; };
+  if (major < 9 || stem == "libcudnn" || stem == "libcudnn_graph") return {};
+  if (stem == "libcudnn_cnn" || stem == "libcudnn_adv") return {named("libcudnn_ops"), named("libcudnn_graph")};
+  return {named("libcudnn_graph")};
+}
+
+std::string cudnn_library_rodata(const std::string& stem, const std::string& version) {
+  if (stem != "libcudnn_graph") return "";
+  Version4 v = parse_version(version);
+  return "cudnn_version_" + std::to_string(v.major) + "_" + std::to_string(v.minor) + "_" + std::to_string(v.patch) + "_" +
+         std::to_string(v.build) + "_";
+}
+
 // ---- cuDNN layouts -------------------------------------------------------------------------------
 
 std::vector<std::string> cudnn_linux_stems(int major) {
@@ -417,10 +549,8 @@ std::vector<Entry> cudnn_linux_entries(const std::string& version, int cuda_majo
     if (o.real_libraries && v.major == 9 && fs::is_regular_file(real, ec))
       bytes = read_prefix(real, o.library_bytes);
     else
-      bytes = pseudo_random(real_name, o.library_bytes,
-                            std::string("\x7f"
-                                        "ELF\x02\x01\x01",
-                                        7));
+      bytes =
+          elf_library(stem + ".so." + maj, cudnn_library_needs(stem, v.major, false), cudnn_library_rodata(stem, version), o.library_bytes);
     es.push_back(file_entry(top + "/lib/" + real_name, std::move(bytes), 0755));
     es.push_back(symlink_entry(top + "/lib/" + stem + ".so." + maj, real_name));
     es.push_back(symlink_entry(top + "/lib/" + stem + ".so", stem + ".so." + maj));
@@ -449,7 +579,11 @@ std::vector<Entry> cudnn_windows_entries(const std::string& version, int cuda_ma
   if (lib != top + "/lib") es.push_back(dir_entry(lib));
   es.push_back(file_entry(top + "/LICENSE", license_text(version)));
   for (const auto& h : cudnn_headers(v.major)) es.push_back(file_entry(top + "/include/" + h, header_text(h, version, v.major)));
-  for (const auto& dll : cudnn_dlls(v.major)) es.push_back(file_entry(bin + "/" + dll, pseudo_random(dll, o.library_bytes, "MZ")));
+  for (const auto& stem : cudnn_linux_stems(v.major)) {
+    const std::string dll = stem.substr(3) + "64_" + maj + ".dll";
+    es.push_back(file_entry(
+        bin + "/" + dll, pe_library(dll, cudnn_library_needs(stem, v.major, true), cudnn_library_rodata(stem, version), o.library_bytes)));
+  }
   for (const auto& b : dll_bases(v.major)) {
     for (const std::string& name : {b + ".lib", b + "64_" + maj + ".lib"})
       es.push_back(file_entry(lib + "/" + name, pseudo_random(name, o.library_bytes, "!<arch>\n")));

@@ -56,6 +56,20 @@ struct Info {
 };
 Info info(const fs::path& p);  // sha256 (lowercase hex) and size of a file
 
+// A shared library as the loader and stackpin's readers see one, of at least `size` bytes (the
+// rest deterministic pseudo-random bytes seeded by `soname`): an ELF64 x86-64 shared object with
+// a dynamic segment (DT_SONAME, DT_NEEDED), section headers and `rodata` at the start of its
+// .rodata; or a PE32+ DLL whose export directory names it `soname`, whose import directory lists
+// `needed`, and whose .rdata starts with `rodata`. Neither has code: the ELF one loads (dlopen) and
+// exports nothing (scripts/stand-in-library.py writes the same).
+std::string elf_library(const std::string& soname, const std::vector<std::string>& needed, const std::string& rodata, std::size_t size);
+std::string pe_library(const std::string& dll_name, const std::vector<std::string>& needed, const std::string& rodata, std::size_t size);
+// The sub-libraries a cuDNN library of `version` needs (libcudnn_ops.so.9 needs libcudnn_graph.so.9,
+// as NVIDIA's do), and the read-only data that names its release where NVIDIA's does (libcudnn_graph:
+// "cudnn_version_9_19_0_56_"). `windows` names DLLs.
+std::vector<std::string> cudnn_library_needs(const std::string& stem, int major, bool windows);
+std::string cudnn_library_rodata(const std::string& stem, const std::string& version);
+
 // cuDNN archives in NVIDIA's exact layouts. Top directory "cudnn-<platform>-<version>_cuda<M>-archive/".
 // version has 4 parts ("8.9.7.29", "9.1.0.70", "9.19.0.56"); the major is taken from it.
 //
@@ -69,7 +83,7 @@ Info info(const fs::path& p);  // sha256 (lowercase hex) and size of a file
 // cudnn_version.h carries real-looking CUDNN_MAJOR/MINOR/PATCHLEVEL lines and NVIDIA's CUDNN_VERSION
 // formula for the major (v8: * 1000, v9: * 10000).
 struct CudnnOptions {
-  std::size_t library_bytes = 4096;  // size of each fake library (deterministic pseudo-random bytes, seeded by name)
+  std::size_t library_bytes = 4096;  // least size of each library (elf_library / pe_library: headers, then pseudo-random bytes)
   bool real_libraries = false;       // Linux, major 9: take the bytes of /usr/local/cuda/lib64/L.so.9 where present
                                      // (the first library_bytes of them when library_bytes > 0)
   int xz_threads = 1;

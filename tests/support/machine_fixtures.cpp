@@ -113,12 +113,16 @@ void Root::cudnn_libs(const std::string& lib_dir, const std::string& version, bo
   for (const auto& stem : fixtures::cudnn_linux_stems(std::stoi(major))) {
     if (std::find(skip.begin(), skip.end(), stem) != skip.end()) continue;
     std::string so = stem + ".so", soname = so + "." + major, full = so + "." + version;
+    // shared objects with NVIDIA's sonames, needs and (libcudnn_graph) release string
+    const int m = std::stoi(major);
+    std::string bytes = fixtures::elf_library(soname, fixtures::cudnn_library_needs(stem, m, false),
+                                              fixtures::cudnn_library_rodata(stem, version + ".0"), 0);
     if (versioned) {
-      file(lib_dir + "/" + full, "not a library: " + full + "\n");
+      file(lib_dir + "/" + full, bytes);
       link(lib_dir + "/" + soname, full);
       link(lib_dir + "/" + so, soname);
     } else {
-      file(lib_dir + "/" + soname, "not a library: " + soname + " " + version + "\n");
+      file(lib_dir + "/" + soname, bytes);
     }
   }
 }

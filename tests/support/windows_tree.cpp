@@ -1,8 +1,10 @@
 // A fake Windows drive in a scratch directory: C:\ paths mapped to local files.
 #include "windows_tree.hpp"
 
+#include <cctype>
 #include <stdexcept>
 
+#include "fixtures.hpp"
 #include "tree.hpp"
 
 namespace testing_support {
@@ -67,7 +69,15 @@ std::string WindowsTree::cuda(const std::string& xy, bool x64) const {
 std::string WindowsTree::cudnn(const std::string& root, const std::string& version, const std::vector<std::string>& dlls,
                                const std::string& bin, bool header) const {
   std::string bin_dir = root + "\\" + bin;
-  for (const auto& d : dlls) file(bin_dir + "\\" + d);
+  // DLLs that name themselves (their export directory) and, for cudnn_graph, their release, as
+  // NVIDIA's do
+  for (const auto& d : dlls) {
+    std::string lower = d;
+    for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const bool graph = lower.starts_with("cudnn_graph64_");
+    const std::string rodata = graph ? fixtures::cudnn_library_rodata("libcudnn_graph", version + ".0") : "";
+    file(bin_dir + "\\" + d, fixtures::pe_library(d, {}, rodata, 0));
+  }
   if (header) file(root + "\\include\\cudnn_version.h", cudnn_version_header(version));
   return bin_dir;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/doctor/doctor_linux.hpp"
+#include "fixtures.hpp"
 #include "format/manifest_reader.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "machine_fixtures.hpp"
@@ -173,6 +174,11 @@ TEST(DoctorLinux, HalfCopiedTreesAreErrors) {
   auto v8 = one(fs, "linux.cudnn-copy", "/opt/cudnn8/lib64");
   EXPECT_EQ(v8.severity, Severity::error);
   has(v8.seen, "half-copied: missing libcudnn_ops_infer.so.8");
+  // the same read from the files: what is missing, and which sub-library needs it
+  auto w9 = one(fs, "cudnn.whole", "/opt/cudnn9/lib");
+  EXPECT_EQ(w9.severity, Severity::error) << describe(fs);
+  has(w9.seen, "missing libcudnn_graph.so.9, libcudnn_graph.so.9 (needed by libcudnn_adv.so.9)");
+  EXPECT_EQ(one(fs, "cudnn.whole", "/opt/cudnn8/lib64").severity, Severity::error);
 }
 
 TEST(DoctorLinux, MixedVersionsInOneDirectoryAreAnError) {
@@ -185,6 +191,31 @@ TEST(DoctorLinux, MixedVersionsInOneDirectoryAreAnError) {
   auto f = one(fs, "linux.cudnn-copy", "/opt/cudnn/lib");
   EXPECT_EQ(f.severity, Severity::error);
   has(f.seen, "mixed: files of 9.1.0 and 9.3.0 side by side");
+  auto w = one(fs, "cudnn.whole", "/opt/cudnn/lib");
+  EXPECT_EQ(w.severity, Severity::error) << describe(fs);
+  has(w.seen, "the sub-libraries are of 2 releases: libcudnn_graph.so.9 9.1.0.0");
+}
+
+// A wheel's files are named by soname only: what each really is shows in its bytes.
+TEST(DoctorLinux, AWheelTreeWithAForeignSubLibraryIsFoundByTheFilesBytes) {
+  Machine mc;
+  const std::string site = "/opt/venv/lib/python3.11/site-packages", lib = site + "/nvidia/cudnn/lib";
+  mc.root.cudnn_libs(lib, "9.1.0", false);
+  mc.root.cudnn_headers(site + "/nvidia/cudnn/include", "9.1.0");
+  mc.root.dist_info(site, "nvidia-cudnn-cu12", "9.1.0.70", {{"nvidia/cudnn/lib/libcudnn.so.9", mc.root.size_of(lib + "/libcudnn.so.9")}});
+  mc.site_packages = {site};
+  EXPECT_EQ(one(mc.doctor(), "cudnn.whole", lib).severity, Severity::ok);
+  // libcudnn_graph of 9.0.0 copied in, and libcudnn_ops over libcudnn_cnn
+  mc.root.file(lib + "/libcudnn_graph.so.9", fixtures::elf_library("libcudnn_graph.so.9", {}, "cudnn_version_9_0_0_312_", 0));
+  mc.root.file(lib + "/libcudnn_cnn.so.9", fixtures::elf_library("libcudnn_ops.so.9", {"libcudnn_graph.so.9"}, "", 0));
+  auto fs = mc.doctor();
+  EXPECT_EQ(one(fs, "linux.cudnn-copy", lib).severity, Severity::ok) << "the names alone look whole\n" << describe(fs);
+  auto w = one(fs, "cudnn.whole", lib);
+  EXPECT_EQ(w.severity, Severity::error) << describe(fs);
+  has(w.seen, "missing libcudnn_cnn.so.9");
+  has(w.seen, "libcudnn_cnn.so.9 is libcudnn_ops.so.9 by its own bytes");
+  has(w.seen, "the bytes are of 9.0.0 (libcudnn_graph.so.9 9.0.0.312 (the string cudnn_version_9_0_0_312_))");
+  has(w.seen, "says 9.1.0.70");
 }
 
 TEST(DoctorLinux, WheelStyleTreeIsNotHalfCopiedAndTorchsBundledCudnnIsJudged) {

@@ -1113,7 +1113,7 @@ struct HostileState {
     ASSERT_FALSE(st.ok()) << "stage followed it";
     expect_error(st.error(), ErrorCode::unsafe, words);
     std::vector<model::Finding> findings;
-    auto status = core::status(w.dest());
+    auto status = core::status(w.dest(), kb());
     findings = testing_support::findings_of(status);
     if (!fs::exists(w.dest() / ".stackpin" / "journal")) {
       ASSERT_FALSE(status.ok()) << "status read through it";
@@ -1248,7 +1248,7 @@ TEST(StageHostileState, AWindowsTreeStagedWithoutAWindowsPrefixCanBeRestagedAndU
   auto again = w.stage();
   ASSERT_TRUE(again.ok()) << again.error().message;
   EXPECT_TRUE(again->no_op);
-  ASSERT_TRUE(core::status(w.dest()).ok());
+  ASSERT_TRUE(core::status(w.dest(), kb()).ok());
   model::UnstageReport ur;
   auto u = core::unstage({w.dest(), false, {}, {}}, ur);
   ASSERT_TRUE(u.ok()) << u.error().message;
@@ -1313,7 +1313,7 @@ TEST(StageHostileState, AFolderLinkThatStaysInsideDestIsStagedThroughAndUndone) 
   auto r = w.stage();
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(fs::is_regular_file(w.dest() / "targets" / "x86_64-linux" / "include" / "cudnn.h"));
-  auto st = core::status(w.dest());
+  auto st = core::status(w.dest(), kb());
   ASSERT_TRUE(st.ok()) << st.error().message;
   model::UnstageReport ur;
   auto u = core::unstage({w.dest(), false, {}, {}}, ur);
@@ -1460,7 +1460,7 @@ TEST(Status, IntactStaging) {
   World w(k_v8_linux);
   ASSERT_TRUE(w.stage().ok());
   std::vector<model::Finding> findings;
-  auto s = core::status(w.dest());
+  auto s = core::status(w.dest(), kb());
   findings = testing_support::findings_of(s);
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->cudnn_version, "8.9.7.29");
@@ -1469,11 +1469,15 @@ TEST(Status, IntactStaging) {
   EXPECT_EQ(s->layout, "lib64");
   EXPECT_EQ(s->files, expected(w.spec, [](const std::string& r) { return r; }).size());
   EXPECT_TRUE(s->pending.empty());
-  ASSERT_EQ(findings.size(), 1u);
+  ASSERT_EQ(findings.size(), 2u);
   EXPECT_EQ(findings[0].rule, "status.intact");
   EXPECT_EQ(findings[0].severity, model::Severity::ok);
   EXPECT_NE(findings[0].seen.find(std::to_string(s->files) + " of " + std::to_string(s->files) + " staged files match"), std::string::npos)
       << findings[0].seen;
+  // the staged cuDNN read for what its files are
+  EXPECT_EQ(findings[1].rule, "cudnn.whole");
+  EXPECT_EQ(findings[1].severity, model::Severity::ok) << findings[1].seen;
+  EXPECT_EQ(findings[1].subject, "cuDNN 8.9.7 in " + (w.dest() / "lib64").string());
 }
 
 TEST(Status, ReportsModifiedMissingAndTypeChangedFiles) {
@@ -1490,7 +1494,7 @@ TEST(Status, ReportsModifiedMissingAndTypeChangedFiles) {
   fs::remove(lib / "libcudnn_graph.so");  // retargeted
   fs::create_symlink("libcudnn_graph.so.9.1.0", lib / "libcudnn_graph.so");
   std::vector<model::Finding> findings;
-  auto s = core::status(w.dest());
+  auto s = core::status(w.dest(), kb());
   findings = testing_support::findings_of(s);
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(rules_by_subject(findings), (std::map<std::string, std::string>{
@@ -1499,6 +1503,7 @@ TEST(Status, ReportsModifiedMissingAndTypeChangedFiles) {
                                             {"lib64/libcudnn_adv.so", "status.type"},
                                             {"lib64/libcudnn_cnn.so.9.1.0", "status.type"},
                                             {"lib64/libcudnn_graph.so", "status.modified"},
+                                            {"cuDNN 9.1.0 in " + lib.string(), "cudnn.whole"},
                                         }));
   for (const auto& f : findings) {
     if (f.subject == "include/cudnn.h") {
@@ -1513,13 +1518,17 @@ TEST(Status, ReportsModifiedMissingAndTypeChangedFiles) {
     if (f.rule == "status.intact") {
       EXPECT_EQ(f.severity, model::Severity::note);
     }
+    if (f.rule == "cudnn.whole") {  // libcudnn_cnn.so.9.1.0 now leads to libcudnn_ops's file
+      EXPECT_EQ(f.severity, model::Severity::error);
+      EXPECT_NE(f.seen.find("missing libcudnn_cnn.so.9"), std::string::npos) << f.seen;
+    }
   }
 }
 
 TEST(Status, NothingStagedIsNotFound) {
   ScratchDir d;
   std::vector<model::Finding> findings;
-  auto s = core::status(d.path());
+  auto s = core::status(d.path(), kb());
   findings = testing_support::findings_of(s);
   ASSERT_FALSE(s.ok());
   expect_error(s.error(), ErrorCode::not_found, {"nothing staged in"});

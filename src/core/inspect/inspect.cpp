@@ -10,7 +10,9 @@
 #include <system_error>
 
 #include "archive/extract.hpp"
+#include "core/inspect/cudnn_whole.hpp"
 #include "crypto/sha256.hpp"
+#include "probe/cudnn_whole.hpp"
 #include "probe/fatbin.hpp"
 #include "util/file_io.hpp"
 #include "util/fs.hpp"
@@ -66,10 +68,15 @@ struct Walk {
       if (it->is_regular_file(ec) && !it->is_symlink(ec)) files.push_back(it->path());
     if (ec) return util::Error(util::ErrorCode::io, "cannot list " + dir.string() + ": " + ec.message());
     std::sort(files.begin(), files.end());
+    auto shown_of = [&](const fs::path& f) {
+      const std::string rel = f.lexically_relative(dir).generic_string();
+      if (rel == ".") return shown_root.ends_with('!') ? shown_root.substr(0, shown_root.size() - 1) : shown_root;
+      return shown_root.ends_with('!') ? shown_root + rel : shown_root + "/" + rel;
+    };
+    whole_cudnn(dir, shown_of);
     for (const auto& f : files) {
       ++report.files_seen;
-      const std::string rel = f.lexically_relative(dir).generic_string();
-      std::string shown = shown_root.ends_with('!') ? shown_root + rel : shown_root + "/" + rel;
+      std::string shown = shown_of(f);
       auto kind = kind_of(f);
       if (!kind) {
         unreadable(shown, kind.error());
@@ -86,6 +93,19 @@ struct Walk {
       }
     }
     return {};
+  }
+
+  // Each directory of the tree that holds cuDNN's libraries, judged whole (inspect only: lock's
+  // reading of an archive has no knowledge base to judge by).
+  template <typename ShownOf>
+  void whole_cudnn(const fs::path& dir, const ShownOf& shown_of) {
+    if (!kb) return;
+    std::error_code ec;
+    std::vector<fs::path> dirs{dir};
+    for (fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_directory(ec) && !it->is_symlink(ec)) dirs.push_back(it->path());
+    std::sort(dirs.begin(), dirs.end());
+    for (const auto& d : dirs) add_cudnn_whole_findings(probe::read_cudnn_whole(d, shown_of(d), kb->facts().cudnn_majors), report.findings);
   }
 
   util::Status unpacked(const fs::path& p) {

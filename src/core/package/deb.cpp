@@ -36,6 +36,7 @@
 #include <set>
 
 #include "core/archives/verify.hpp"
+#include "core/inspect/cudnn_whole.hpp"
 #include "core/layout/layout_plan.hpp"
 #include "crypto/sha256.hpp"
 #include "gen/build_config.hpp"
@@ -460,6 +461,8 @@ util::Status unpack(DebRun& run) {
   run.top = tree / run.plan.top;
   run.entries = std::move(x.entries);
   SP_TRY(detail::check_header_version(run.top / "include" / "cudnn_version.h", run.m.cudnn->version.value));
+  SP_TRY_ASSIGN(run.report.cudnn_whole,
+                require_cudnn_whole(tree, run.entries, run.located.filename().string(), run.m.cudnn->version.value, run.kb));
   auto& report = run.report;
   if (o.source_date_epoch) {
     report.mtime = *o.source_date_epoch;

@@ -12,6 +12,7 @@
 #include "core/provision/stage.hpp"
 
 #include "core/archives/verify.hpp"
+#include "core/inspect/cudnn_whole.hpp"
 #include "core/layout/activation.hpp"
 #include "core/layout/dest.hpp"
 #include "core/layout/layout_plan.hpp"
@@ -560,7 +561,11 @@ util::Result<Unpacked> unpack(StageRun& run) {
     auto& x = (*extracted)[i];
     SP_TRY_ASSIGN(auto plan, plan_unit(run, u, x.entries));
     fs::path top = tmp.path() / std::to_string(i) / plan.top;
-    if (u.cudnn()) SP_TRY(detail::check_header_version(top / "include" / "cudnn_version.h", run.m.cudnn->version.value));
+    if (u.cudnn()) {
+      SP_TRY(detail::check_header_version(top / "include" / "cudnn_version.h", run.m.cudnn->version.value));
+      SP_TRY_ASSIGN(run.report.cudnn_whole, require_cudnn_whole(tmp.path() / std::to_string(i), x.entries, u.archive->filename().string(),
+                                                                run.m.cudnn->version.value, run.kb));
+    }
     Part part;
     part.root = top;
     part.what = u.cudnn() ? "cuDNN" : u.component;

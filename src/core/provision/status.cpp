@@ -1,8 +1,12 @@
 // status: re-hash every staged file against DEST's receipt and report the drift as findings.
+#include <set>
 #include <system_error>
 
 #include "core/provision/stage.hpp"
+
+#include "core/inspect/cudnn_whole.hpp"
 #include "crypto/sha256.hpp"
+#include "probe/cudnn_whole.hpp"
 #include "provision/staging.hpp"
 #include "provision/state.hpp"
 #include "util/file_io.hpp"
@@ -10,7 +14,7 @@
 namespace core {
 namespace fs = std::filesystem;
 
-util::Result<model::StatusReport> status(const fs::path& dest_in) {
+util::Result<model::StatusReport> status(const fs::path& dest_in, const knowledge::KnowledgeBase& kb) {
   fs::path dest = util::io::absolute_path(dest_in);
   model::StatusReport report;
   auto& findings = report.findings;
@@ -86,6 +90,17 @@ util::Result<model::StatusReport> status(const fs::path& dest_in) {
   auto& ok = model::add_finding(findings, "status.intact", drift ? model::Severity::note : model::Severity::ok, dest.string());
   ok.seen = std::to_string(report.files - drift) + " of " + std::to_string(report.files) + " staged files match the receipt (" +
             detail::staged_what(*r) + (r->archive_file.empty() ? "" : ", " + r->archive_file) + ")";
+  // the cuDNN as the files themselves say it is: each directory the receipt put its libraries in
+  if (!r->cudnn_version.empty()) {
+    std::set<std::string> dirs_of_libraries;
+    for (const auto& f : r->files) {
+      const std::string name = fs::path(f.path).filename().string();
+      if (f.type != "removed" && (name.starts_with("libcudnn") || (name.starts_with("cudnn") && name.ends_with(".dll"))))
+        dirs_of_libraries.insert(fs::path(f.path).parent_path().generic_string());
+    }
+    for (const auto& d : dirs_of_libraries)
+      add_cudnn_whole_findings(probe::read_cudnn_whole(dest / d, (dest / d).string(), kb.facts().cudnn_majors), findings);
+  }
   return report;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/doctor/doctor_linux.hpp"
+#include "core/inspect/cudnn_whole.hpp"
 #include "doctor/linux/doctor_linux_rules.hpp"
 
 namespace core::doctor_rules {
@@ -117,6 +118,9 @@ void cudnn_copies(Ctx& c) {
       }
     }
   }
+
+  // each copy read for what its files are (their sonames, needs and the release their bytes name)
+  for (const auto& cp : c.r.cudnn) add_cudnn_whole_findings(cp.whole, c.out);
 
   for (const auto& cp : c.r.cudnn) {
     auto h = Version::parse(cp.header_version), l = Version::parse(cp.library_version);

@@ -12,10 +12,12 @@
 
 #include <filesystem>
 
+#include "core/inspect/cudnn_whole.hpp"
 #include "core/windows/windows_path_rule.hpp"
 #include "core/windows/windows_search.hpp"
 #include "doctor/windows/doctor_windows_rules.hpp"
 #include "model/contracts.hpp"
+#include "probe/cudnn_whole.hpp"
 #include "util/strings.hpp"
 
 namespace core::winrules {
@@ -202,6 +204,13 @@ void sub_libraries(Ctx& c, int major) {
   auto main = find_dll(order, contents->main_dll, "");
   if (main.copies.empty()) return;
   std::string main_dir = dir_of(main.copies.front().windows_path);
+  // the winner's directory read for what its DLLs are (export names, imports, the release they name)
+  if (!main.copies.front().local_path.empty()) {
+    auto wholes =
+        probe::read_cudnn_whole(std::filesystem::path(main.copies.front().local_path).parent_path(), main_dir, c.kb.facts().cudnn_majors);
+    std::erase_if(wholes, [&](const model::CudnnWhole& w) { return w.major != major; });
+    add_cudnn_whole_findings(wholes, c.findings);
+  }
   std::vector<std::string> missing, mixed;
   for (const auto& dll : contents->windows_dlls) {
     if (util::to_lower(dll) == util::to_lower(contents->main_dll)) continue;

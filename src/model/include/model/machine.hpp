@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "model/version.hpp"
+
 namespace model {
 
 struct OsInfo {
@@ -77,6 +79,22 @@ struct NvccInfo {
 enum class CudnnKind { system, toolkit, cudnn_path, staged, conda, pip_wheel, torch_lib, other };
 const char* to_string(CudnnKind k);
 
+// One cuDNN in one directory judged whole by its files' own bytes (probe/cudnn_whole.hpp): every
+// sub-library the knowledge base lists for the major, or that another needs, present by soname,
+// and all of one release.
+struct CudnnWhole {
+  std::string dir;  // as shown
+  int major = 0;
+  std::optional<Version> release;     // as the bytes name it (else the file names)
+  std::string release_source;         // "libcudnn_graph.so.9 9.19.0.56 (the string cudnn_version_9_19_0_56_)"
+  std::vector<std::string> present;   // sonames, in name order
+  std::vector<std::string> missing;   // sonames the list or another sub-library needs
+  std::vector<std::string> problems;  // mixed releases, renamed files, unreadable files
+  bool whole() const { return missing.empty() && problems.empty(); }
+  // "cuDNN 9.19.0: all 8 sub-libraries of one release" / "cuDNN 9: missing libcudnn_ops.so.9"
+  std::string text() const;
+};
+
 // One cuDNN major found in one directory.
 struct CudnnCopy {
   std::string dir;                   // the library directory, symlinks resolved
@@ -98,6 +116,7 @@ struct CudnnCopy {
   bool mixed = false;                      // files of more than one version
   std::vector<std::string> versions_seen;  // distinct versions in file names / metadata
   std::vector<std::string> problems;       // one line each: dangling links, RECORD size disagreements, ...
+  std::vector<CudnnWhole> whole;           // the same files read for what they are (one per major found)
 };
 
 struct LoaderCandidate {

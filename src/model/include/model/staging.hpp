@@ -78,6 +78,7 @@ struct StageReport {
   std::string dest, prefix, target, layout, platform;
   std::string archive_path, archive_sha256;  // cuDNN's
   std::uint64_t archive_size = 0;
+  std::string cudnn_whole;  // its sub-libraries as read from the files ("cuDNN 9.19.0: all 8 sub-libraries of one release")
   std::string cuda_version;
   std::vector<ReceiptArchive> cuda_archives;  // the toolkit components staged (file = the path read)
   bool dry_run = false;
@@ -111,6 +112,7 @@ struct DebPackage {
 
 struct DebReport {
   std::string archive_path, archive_sha256, platform;
+  std::string cudnn_whole;         // its sub-libraries as read from the files
   std::string libdir, includedir;  // where the files install (/usr/lib/<triplet>, /usr/include)
   std::int64_t mtime = 0;          // every member's timestamp
   std::string mtime_source;        // SOURCE_DATE_EPOCH | archive ("" without cuDNN)

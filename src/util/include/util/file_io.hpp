@@ -19,6 +19,18 @@ int create_new(const std::filesystem::path& path);
 int open_read(const std::filesystem::path& path);
 // pread(2): up to `size` bytes at `offset` (0 at the end of the file).
 std::int64_t read_at(int fd, void* buf, std::size_t size, std::uint64_t offset);
+// read_at until `size` bytes are read or the file ends: the bytes read (fewer only at the end of
+// the file), -1 with errno on failure.
+inline std::int64_t read_full_at(int fd, void* buf, std::size_t size, std::uint64_t offset) {
+  std::size_t got = 0;
+  while (got < size) {
+    auto r = read_at(fd, static_cast<char*>(buf) + got, size - got, offset + got);
+    if (r < 0) return -1;
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  return static_cast<std::int64_t>(got);
+}
 // write(2) at the descriptor's position.
 std::int64_t write_some(int fd, const void* buf, std::size_t size);
 int close(int fd);

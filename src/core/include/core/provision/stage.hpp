@@ -74,7 +74,8 @@ struct UnstageOptions {
 util::Result<model::UnstageReport> unstage(const UnstageOptions& o, model::UnstageReport& report);
 
 // Re-hashes every staged file against the receipt; findings report drift (modified, missing,
-// replaced by another type). Errors: not_found (no receipt), parse.
-util::Result<model::StatusReport> status(const std::filesystem::path& dest);
+// replaced by another type), and whether the staged cuDNN is whole by its files' own bytes
+// (cudnn.whole, judged against `kb`'s list of sub-libraries). Errors: not_found (no receipt), parse.
+util::Result<model::StatusReport> status(const std::filesystem::path& dest, const knowledge::KnowledgeBase& kb);
 
 }  // namespace core

@@ -1,0 +1,39 @@
+#pragma once
+// One cuDNN, whole (cudnn_whole.cpp): cuDNN 8 and 9 are a set of sub-libraries that the main
+// library loads at run time, and they must all be there and of one release. One missing, or of
+// another release, makes the loader take it from elsewhere and the first convolution fail with
+// CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH (or NOT_INITIALIZED). A directory is judged by the
+// files' own bytes (library_identity.hpp): the soname each file has, the libraries it needs, and
+// the release the bytes name where they do. File names count only where the bytes name no
+// release, and a name that disagrees with its own bytes is a problem.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/facts.hpp"
+#include "model/machine.hpp"
+
+namespace probe {
+
+// True for a name cuDNN's libraries have: libcudnn*.so[.N...] or cudnn*64_N.dll.
+bool is_cudnn_library_name(const std::string& name);
+
+// One name in the directory: the file it is (links followed, on this machine), or the text of a
+// link that leads nowhere.
+struct CudnnFile {
+  std::string name;
+  std::optional<std::filesystem::path> file;
+  std::string dangles_to;
+};
+
+// Every cuDNN major of 8 or later among `files` (names of one directory, shown as `shown`), judged
+// against `contents` (the knowledge base's sub-library lists; a major without one is judged by
+// what the files need, and says so). Names that are not cuDNN's are ignored.
+std::vector<model::CudnnWhole> judge_cudnn_files(std::vector<CudnnFile> files, const std::string& shown,
+                                                 const std::vector<model::CudnnMajorContents>& contents);
+// The same for a directory of this machine.
+std::vector<model::CudnnWhole> read_cudnn_whole(const std::filesystem::path& dir, const std::string& shown,
+                                                const std::vector<model::CudnnMajorContents>& contents);
+
+}  // namespace probe
