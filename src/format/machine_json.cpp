@@ -43,6 +43,15 @@ JsonDoc to_json(const model::MachineReport& r) {
                        {"missing", w.missing},
                        {"problems", w.problems},
                        {"whole", w.whole()}});
+    json kernels = json::array();
+    for (const auto& k : c.kernels) {
+      json sass = json::array(), ptx = json::array();
+      for (const auto& t : k.targets) {
+        if (t.target.kind == model::CodeKind::sass) sass.push_back(t.target.name());
+        if (t.target.kind == model::CodeKind::ptx) ptx.push_back(t.target.name());
+      }
+      kernels.push_back({{"path", k.path}, {"sass", sass}, {"ptx", ptx}});
+    }
     cudnn.push_back({{"dir", c.dir},
                      {"aliases", c.aliases},
                      {"kind", model::to_string(c.kind)},
@@ -62,7 +71,8 @@ JsonDoc to_json(const model::MachineReport& r) {
                      {"mixed", c.mixed},
                      {"versions_seen", c.versions_seen},
                      {"problems", c.problems},
-                     {"whole", whole}});
+                     {"whole", whole},
+                     {"kernels", kernels}});
   }
   json loader = json::array();
   for (const auto& l : r.loader) {

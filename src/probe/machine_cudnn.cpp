@@ -22,6 +22,7 @@
 #include "model/contracts.hpp"
 #include "model/version.hpp"
 #include "probe/cudnn_whole.hpp"
+#include "probe/fatbin.hpp"
 #include "util/strings.hpp"
 
 namespace probe::detail {
@@ -282,6 +283,24 @@ void read_whole(MachineCtx& c, const std::string& dir, int major, const std::vec
   }
 }
 
+// The GPU code of the copy's libraries: each libcudnn*.so.MAJOR name read once (its fatbin
+// containers' headers only).
+void read_kernels(MachineCtx& c, const std::string& dir, int major, const std::vector<std::string>& names, model::CudnnCopy& cp) {
+  for (const auto& name : names) {
+    auto l = parse_lib_name(name);
+    if (!l || l->major != major || !l->version.empty()) continue;  // the soname itself: one name a library
+    auto real = c.fs.resolve(join(dir, name));
+    if (!real || !c.fs.is_file(*real)) continue;
+    auto k = read_gpu_code(c.fs.host(*real));
+    if (!k) {
+      cp.problems.push_back(name + ": its GPU code cannot be read (" + k.error().message + ")");
+      continue;
+    }
+    k->path = join(dir, name);
+    cp.kernels.push_back(std::move(*k));
+  }
+}
+
 void examine(MachineCtx& c, const std::string& dir, const std::string& alias, int major, const std::vector<std::string>& names,
              const std::vector<std::pair<std::string, std::string>>& dpkg) {
   model::CudnnCopy cp;
@@ -296,6 +315,7 @@ void examine(MachineCtx& c, const std::string& dir, const std::string& alias, in
   std::string inc = read_header(c, dir, major, cp);
   judge_completeness(c, major, inc, stems_present, cp);
   read_whole(c, dir, major, names, cp);
+  read_kernels(c, dir, major, names, cp);
   std::sort(cp.files.begin(), cp.files.end());
   cp.half_copied = !cp.missing.empty();
   c.r.cudnn.push_back(std::move(cp));

@@ -572,6 +572,58 @@ TEST(DoctorLinuxGpus, EachGpuIsJudgedAgainstTheInstalledCudnnAndTheManifest) {
   EXPECT_FALSE(find("linux.gpu-pinned", model::Severity::warning, "H100")) << describe(findings);
 }
 
+// The cuDNN the loader resolves, judged by the GPU code its libraries carry: nothing for the GPU
+// (error), SASS that runs there (ok), only PTX (warning with the JIT's cost; an error when the
+// driver is older than that PTX needs).
+TEST(DoctorLinuxGpus, TheLoadedCudnnIsJudgedByItsLibrariesGpuCode) {
+  model::MachineReport r;
+  r.gpus = {{0, "Tesla P100", "6.0"}, {1, "RTX 3090", "8.6"}, {2, "RTX 4090", "8.9"}, {3, "H100", "9.0"}};
+  r.driver.version = "580.65.06";
+  model::CudnnCopy copy;
+  copy.dir = "/opt/cudnn/lib";
+  copy.major = 9;
+  copy.library_version = "9.1.0";
+  auto target = [](const char* name, std::uint64_t bytes, std::optional<model::Version> isa = std::nullopt) {
+    model::TargetImages t;
+    t.target = *model::parse_gpu_target(name);
+    t.images = 1;
+    t.stored_bytes = t.uncompressed_bytes = bytes;
+    t.ptx_isa = isa;
+    return t;
+  };
+  model::LibraryKernels cnn;
+  cnn.path = "/opt/cudnn/lib/libcudnn_cnn.so.9";
+  cnn.targets = {target("sm_75", 1000), target("sm_86", 1000), target("compute_86", 3u << 20, model::Version::parse("8.0"))};
+  model::LibraryKernels shim;  // no GPU code: not judged
+  shim.path = "/opt/cudnn/lib/libcudnn.so.9";
+  copy.kernels = {shim, cnn};
+  r.cudnn.push_back(copy);
+  model::LoaderResolution l;
+  l.soname = "libcudnn.so.9";
+  l.winner = model::LoaderCandidate{"/opt/cudnn/lib/libcudnn.so.9", "/opt/cudnn/lib/libcudnn.so.9.1.0", "LD_LIBRARY_PATH entry 1"};
+  r.loader.push_back(l);
+
+  auto findings = core::doctor_linux(r, nullptr, kb());
+  auto p100 = one(findings, "linux.gpu-kernels", "Tesla P100");
+  EXPECT_EQ(p100.severity, Severity::error) << describe(findings);
+  has(p100.seen, "cuDNN in /opt/cudnn/lib (the loader resolves libcudnn.so.9 there): libcudnn_cnn.so.9 (sm_75 sm_86 compute_86)");
+  has(p100.seen, "carry nothing that runs on 6.0");
+  EXPECT_EQ(one(findings, "linux.gpu-kernels", "RTX 3090").severity, Severity::ok) << describe(findings);
+  auto ada = one(findings, "linux.gpu-kernels", "RTX 4090");
+  EXPECT_EQ(ada.severity, Severity::ok) << "sm_86 SASS runs on 8.9\n" << describe(findings);
+  auto h100 = one(findings, "linux.gpu-kernels", "H100");
+  EXPECT_EQ(h100.severity, Severity::warning) << describe(findings);
+  has(h100.seen, "no sm_90 SASS in libcudnn_cnn.so.9 (PTX compute_86, ISA 8.0)");
+  has(h100.fix, "the driver compiles 3.0 MiB of PTX at first use");
+
+  r.driver.version = "450.51.06";  // older than CUDA 12.0's, which PTX ISA 8.0 needs
+  findings = core::doctor_linux(r, nullptr, kb());
+  auto old = one(findings, "linux.gpu-kernels", "H100");
+  EXPECT_EQ(old.severity, Severity::error) << describe(findings);
+  has(old.seen, "libcudnn_cnn.so.9 (PTX compute_86, ISA 8.0) needs driver 525.60.13 (CUDA 12.0");
+  has(old.fix, "update the driver to 525.60.13 or newer");
+}
+
 TEST(DoctorLinuxGpus, EachInstalledFrameworkBuildIsJudgedForEachGpu) {
   if (model::host_linux_platform() != model::Platform::linux_x86_64) GTEST_SKIP() << "the lists below are the x86_64 builds'";
   model::MachineReport r;

@@ -167,25 +167,6 @@ std::string target_list(const model::LibraryKernels& k) {
   return s.empty() ? "no GPU code" : s;
 }
 
-// The driver a jit fit needs: the CUDA release of its PTX ISA and that release's minimum.
-void add_jit_driver(model::GpuFit& f, const InspectOptions& o, const knowledge::KnowledgeBase& kb) {
-  if (!f.ptx_isa) return;
-  const auto* x = kb.ptx_isa(*f.ptx_isa);
-  if (!x) {
-    const auto* newest = kb.newest_ptx_isa();
-    if (!newest || *f.ptx_isa < newest->isa) return;
-    x = newest;
-    f.jit_cuda_at_least = true;
-  }
-  // the first toolkit release of that CUDA version or later (ISA 8.6 came with CUDA 12.7, which
-  // NVIDIA never shipped as a toolkit: its driver is 12.8.0's; ISA 7.0's is 11.0.1's)
-  const model::DriverRelease* first = nullptr;
-  for (const auto& r : kb.facts().driver_releases)
-    if (!(r.cuda < x->cuda) && (!first || r.cuda < first->cuda)) first = &r;
-  f.jit_cuda = first && first->cuda.prefix(2) != x->cuda.prefix(2) ? first->cuda : x->cuda;
-  if (first) f.jit_driver = o.driver_os == model::Os::windows ? first->windows : first->linux;
-}
-
 void judge(model::InspectReport& r, const InspectOptions& o, const knowledge::KnowledgeBase& kb) {
   for (const auto& gpu : o.gpus) {
     std::size_t native = 0, with_code = 0;
@@ -196,7 +177,7 @@ void judge(model::InspectReport& r, const InspectOptions& o, const knowledge::Kn
       if (!loadable) continue;  // no GPU code, or only LTO IR (which a program links, not the driver loads)
       ++with_code;
       model::GpuFit f = model::fit_for(gpu, lib.kernels.targets);
-      if (f.fit == model::Fit::jit) add_jit_driver(f, o, kb);
+      if (f.fit == model::Fit::jit) add_jit_driver(f, o.driver_os, kb);
       lib.fits.push_back(f);
       const std::string subject = lib.kernels.path + " on " + kb.gpu_label(gpu);
       if (f.fit == model::Fit::native || f.fit == model::Fit::compatible) {
@@ -238,6 +219,24 @@ void judge(model::InspectReport& r, const InspectOptions& o, const knowledge::Kn
 }
 
 }  // namespace
+
+void add_jit_driver(model::GpuFit& f, model::Os driver_os, const knowledge::KnowledgeBase& kb) {
+  if (!f.ptx_isa) return;
+  const auto* x = kb.ptx_isa(*f.ptx_isa);
+  if (!x) {
+    const auto* newest = kb.newest_ptx_isa();
+    if (!newest || *f.ptx_isa < newest->isa) return;
+    x = newest;
+    f.jit_cuda_at_least = true;
+  }
+  // the first toolkit release of that CUDA version or later (ISA 8.6 came with CUDA 12.7, which
+  // NVIDIA never shipped as a toolkit: its driver is 12.8.0's; ISA 7.0's is 11.0.1's)
+  const model::DriverRelease* first = nullptr;
+  for (const auto& r : kb.facts().driver_releases)
+    if (!(r.cuda < x->cuda) && (!first || r.cuda < first->cuda)) first = &r;
+  f.jit_cuda = first && first->cuda.prefix(2) != x->cuda.prefix(2) ? first->cuda : x->cuda;
+  if (first) f.jit_driver = driver_os == model::Os::windows ? first->windows : first->linux;
+}
 
 util::Result<model::InspectReport> inspect(const InspectOptions& o, const knowledge::KnowledgeBase& kb) {
   if (o.paths.empty()) return util::Error(util::ErrorCode::usage, "name at least one library, directory or archive to inspect");

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/kernels.hpp"
 #include "model/version.hpp"
 
 namespace model {
@@ -117,6 +118,9 @@ struct CudnnCopy {
   std::vector<std::string> versions_seen;  // distinct versions in file names / metadata
   std::vector<std::string> problems;       // one line each: dangling links, RECORD size disagreements, ...
   std::vector<CudnnWhole> whole;           // the same files read for what they are (one per major found)
+  // the GPU code of its libraries (each sonamed libcudnn*.so.N file's fatbin containers), in name
+  // order; a library that cannot be read is left out and named in `problems`
+  std::vector<LibraryKernels> kernels;
 };
 
 struct LoaderCandidate {
