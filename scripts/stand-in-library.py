@@ -30,15 +30,18 @@ def elf(soname, needs, rodata, size):
     dyn = [(1, o) for o in offsets[:-1]] + [(14, offsets[-1]), (4, hash_off), (5, dynstr_off), (6, dynsym_off), (10, len(dynstr)),
                                               (11, 24), (0, 0)]
     dyn_size = len(dyn) * 16
-    shstr = b"\0.dynstr\0.dynamic\0.rodata\0.shstrtab\0"
+    shstr = b"\0.dynstr\0.dynamic\0.rodata\0.shstrtab\0.text\0"
     shstr_off = dyn_off + dyn_size
     sh_off = align(shstr_off + len(shstr), 8)
-    rodata_off = sh_off + 5 * 64
-    body = max(len(rodata) + 1, size - rodata_off)
-    total = rodata_off + body
+    rodata_off = sh_off + 6 * 64
+    rodata_size = len(rodata) + 1
+    # the rest of --size as .text, last, as a library's code takes most of its bytes
+    text_off = rodata_off + rodata_size
+    text_size = max(0, size - text_off)
+    total = text_off + text_size
     b = bytearray(total)
     b[0:16] = b"\x7fELF\x02\x01\x01" + b"\0" * 9
-    struct.pack_into("<HHIQQQIHHHHHH", b, 16, 3, 62, 1, 0, 64, sh_off, 0, 64, 56, 2, 64, 5, 4)
+    struct.pack_into("<HHIQQQIHHHHHH", b, 16, 3, 62, 1, 0, 64, sh_off, 0, 64, 56, 2, 64, 6, 4)
     for i, (kind, off, n) in enumerate(((1, 0, total), (2, dyn_off, dyn_size))):
         struct.pack_into("<IIQQQQQQ", b, 64 + i * 56, kind, 4, off, off, off, n, n, 8)
     struct.pack_into("<IIII", b, hash_off, 1, 1, 0, 0)
@@ -46,8 +49,8 @@ def elf(soname, needs, rodata, size):
     for i, (tag, val) in enumerate(dyn):
         struct.pack_into("<QQ", b, dyn_off + i * 16, tag, val)
     b[shstr_off:shstr_off + len(shstr)] = shstr
-    sections = [(1, 3, dynstr_off, len(dynstr), 0, 0), (9, 6, dyn_off, dyn_size, 1, 16), (18, 1, rodata_off, body, 0, 0),
-                (26, 3, shstr_off, len(shstr), 0, 0)]
+    sections = [(1, 3, dynstr_off, len(dynstr), 0, 0), (9, 6, dyn_off, dyn_size, 1, 16), (18, 1, rodata_off, rodata_size, 0, 0),
+                (26, 3, shstr_off, len(shstr), 0, 0), (36, 1, text_off, text_size, 0, 0)]
     for i, (name, kind, off, n, link, entsize) in enumerate(sections, start=1):
         addr = 0 if i == 4 else off
         flags = 0 if i == 4 else 2

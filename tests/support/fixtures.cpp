@@ -363,12 +363,15 @@ std::string elf_library(const std::string& soname, const std::vector<std::string
   dyn.push_back({11, 24});
   dyn.push_back({0, 0});
   const std::size_t dyn_size = dyn.size() * 16;
-  const std::string shstr = std::string("\0.dynstr\0.dynamic\0.rodata\0.shstrtab\0", 36);
+  const std::string shstr = std::string("\0.dynstr\0.dynamic\0.rodata\0.shstrtab\0.text\0", 42);
   const std::size_t shstr_off = dyn_off + dyn_size;
   const std::size_t sh_off = align_up(shstr_off + shstr.size(), 8);
-  const std::size_t rodata_off = sh_off + 5 * 64;  // last, so that it fills the file to `size` exactly
-  const std::size_t body = std::max(rodata.size() + 1, size > rodata_off ? size - rodata_off : 0);
-  const std::size_t total = rodata_off + body;
+  const std::size_t rodata_off = sh_off + 6 * 64, rodata_size = rodata.size() + 1;
+  // the rest of `size` as .text, last, as a library's code takes most of its bytes (what reads
+  // .rodata reads only the little that is there)
+  const std::size_t text_off = rodata_off + rodata_size;
+  const std::size_t text_size = size > text_off ? size - text_off : 0;
+  const std::size_t total = text_off + text_size;
   std::string b(total, '\0');
   b.replace(0, 4,
             "\x7f"
@@ -381,7 +384,7 @@ std::string elf_library(const std::string& soname, const std::vector<std::string
   put(b, 40, sh_off, 8);  // e_shoff
   put(b, 52, 64, 2);      // e_ehsize
   put(b, 54, 56, 2), put(b, 56, 2, 2);
-  put(b, 58, 64, 2), put(b, 60, 5, 2), put(b, 62, 4, 2);
+  put(b, 58, 64, 2), put(b, 60, 6, 2), put(b, 62, 4, 2);
   auto phdr = [&](std::size_t at, std::uint32_t type, std::uint64_t off, std::uint64_t n) {
     put(b, at, type, 4), put(b, at + 4, 4, 4), put(b, at + 8, off, 8), put(b, at + 16, off, 8), put(b, at + 24, off, 8);
     put(b, at + 32, n, 8), put(b, at + 40, n, 8), put(b, at + 48, 8, 8);
@@ -392,8 +395,8 @@ std::string elf_library(const std::string& soname, const std::vector<std::string
   b.replace(dynstr_off, dynstr.size(), dynstr);
   for (std::size_t i = 0; i < dyn.size(); ++i) put(b, dyn_off + i * 16, dyn[i].first, 8), put(b, dyn_off + i * 16 + 8, dyn[i].second, 8);
   b.replace(rodata_off, rodata.size(), rodata);
-  const std::string fill = pseudo_random(soname, body - rodata.size() - 1, "");
-  b.replace(rodata_off + rodata.size() + 1, fill.size(), fill);
+  const std::string fill = pseudo_random(soname, text_size, "");
+  b.replace(text_off, fill.size(), fill);
   b.replace(shstr_off, shstr.size(), shstr);
   auto shdr = [&](int i, std::uint32_t name, std::uint32_t type, std::uint64_t off, std::uint64_t n, std::uint32_t link,
                   std::uint64_t entsize) {
@@ -404,8 +407,9 @@ std::string elf_library(const std::string& soname, const std::vector<std::string
   };
   shdr(1, 1, 3, dynstr_off, dynstr.size(), 0, 0);  // .dynstr
   shdr(2, 9, 6, dyn_off, dyn_size, 1, 16);         // .dynamic
-  shdr(3, 18, 1, rodata_off, body, 0, 0);          // .rodata
+  shdr(3, 18, 1, rodata_off, rodata_size, 0, 0);   // .rodata
   shdr(4, 26, 3, shstr_off, shstr.size(), 0, 0);   // .shstrtab
+  shdr(5, 36, 1, text_off, text_size, 0, 0);       // .text
   return b;
 }
 
