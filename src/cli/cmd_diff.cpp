@@ -1,11 +1,14 @@
 // stackpin diff A B [--strict] [--json]
 #include <algorithm>
+#include <filesystem>
 #include <ostream>
 
 #include "commands.hpp"
+#include "core/archives/lock.hpp"
 #include "core/diff/diff.hpp"
 #include "core/verdict.hpp"
 #include "format/json.hpp"
+#include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
 
 namespace cli {
@@ -102,7 +105,17 @@ Outcome run_diff(const DiffOptions& o, Context& ctx) {
     if (!b) render_error(ctx.io.err, b.error(), ctx.err_style);
     return exit_code_for(first);
   }
-  model::DiffReport report = core::diff_manifests(*a, *b, knowledge::KnowledgeBase::embedded());
+  // each manifest's lock, when one lies beside it: the GPU code `lock` read from its archives
+  auto lock_of = [](const std::string& manifest) -> std::optional<model::Lock> {
+    std::error_code ec;
+    const auto path = core::default_lock_path(manifest);
+    if (!std::filesystem::exists(path, ec)) return std::nullopt;
+    auto lock = format::load_lock(path);
+    return lock ? std::optional<model::Lock>(std::move(lock).value()) : std::nullopt;
+  };
+  const auto lock_a = lock_of(o.a), lock_b = lock_of(o.b);
+  model::DiffReport report =
+      core::diff_manifests(*a, *b, knowledge::KnowledgeBase::embedded(), lock_a ? &*lock_a : nullptr, lock_b ? &*lock_b : nullptr);
   auto v = core::verdict(report.findings, o.strict);  // breaking: error, likely breaking: warning
   if (ctx.json)
     ctx.io.out << format::envelope("diff", !v.failed, report.findings, format::to_json(report), nullptr);

@@ -204,4 +204,25 @@ TEST(Capture, TheMachinesGpusBecomeTheManifestsGpus) {
   EXPECT_NE(text.find("# the GPUs of the captured machine (nvidia-smi): NVIDIA H100 80GB HBM3"), std::string::npos) << text;
 }
 
+// What the captured cuDNN's libraries carry is recorded beside its pin: a teammate's GPU is judged
+// against it, not against a support matrix.
+TEST(Capture, TheCapturedCudnnsGpuCodeIsRecorded) {
+  auto m = machine_with("/usr/lib/x86_64-linux-gnu", "8.9.7", "8.9.7.29");
+  model::LibraryKernels k;
+  k.path = "/usr/lib/x86_64-linux-gnu/libcudnn_cnn_infer.so.8";
+  for (const char* t : {"sm_86", "sm_70", "compute_90"}) {
+    model::TargetImages x;
+    x.target = *model::parse_gpu_target(t);
+    k.targets.push_back(x);
+  }
+  m.cudnn[0].kernels = {model::LibraryKernels{}, k};
+  auto cap = core::capture(m, kb(), {});
+  ASSERT_TRUE(cap) << cap.error().message;
+  EXPECT_NE(cap->spec.cudnn_comment.find("; its libraries carry SASS sm_70 sm_86 and PTX compute_90 (read from their fatbin containers)"),
+            std::string::npos)
+      << cap->spec.cudnn_comment;
+  auto back = format::parse_manifest(gen::render_manifest(cap->spec), "captured.toml");
+  EXPECT_TRUE(back.ok()) << back.error().message;
+}
+
 }  // namespace capture_test

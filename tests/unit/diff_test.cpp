@@ -401,4 +401,41 @@ TEST(Diff, GpuArchitecturesAStackStopsRunningOnAreBreaking) {
   expect_weight(r, "gpus.8.9", DiffWeight::same, false);
 }
 
+// With each side's lock, the GPU code its cuDNN libraries carry is weighed: an architecture whose
+// SASS B no longer carries is breaking, one B adds is compatible.
+TEST(Diff, SassTheLockedLibrariesLoseIsBreaking) {
+  auto locked = [](std::vector<const char*> targets) {
+    model::Lock l;
+    model::LockedArchive x;
+    x.platform = model::Platform::linux_x86_64;
+    x.kernels_read = true;
+    model::LockedLibrary lib;
+    lib.path = "lib/libcudnn_cnn.so.9.1.0";
+    for (const char* t : targets) lib.targets.push_back({*model::parse_gpu_target(t)});
+    x.libraries.push_back(lib);
+    l.archives.push_back(x);
+    return l;
+  };
+  const auto kb = []() -> const knowledge::KnowledgeBase& { return knowledge::KnowledgeBase::embedded(); };
+  auto a = parse(k_base, "a.toml"), b = parse(k_base, "b.toml");
+  auto la = locked({"sm_70", "sm_80", "sm_90", "compute_90"}), lb = locked({"sm_80", "sm_90", "sm_100", "compute_100"});
+  auto r = core::diff_manifests(a, b, kb(), &la, &lb);
+  expect_weight(r, "gpu-code.linux-x86_64", DiffWeight::breaking);
+  const auto* row = find_row(r, "gpu-code.linux-x86_64");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->a.value_or(""), "SASS sm_70 sm_80 sm_90, PTX compute_90");
+  EXPECT_NE(row->reason.find("no longer carry SASS for sm_70 (A's do, by their locks)"), std::string::npos) << row->reason;
+
+  auto gained = core::diff_manifests(a, b, kb(), &lb, &lb);
+  expect_weight(gained, "gpu-code.linux-x86_64", DiffWeight::same);
+  auto more = core::diff_manifests(a, b, kb(), &la, &la);
+  expect_weight(more, "gpu-code.linux-x86_64", DiffWeight::same);
+  auto wider = locked({"sm_70", "sm_80", "sm_90", "sm_100", "compute_90"});
+  expect_weight(core::diff_manifests(a, b, kb(), &la, &wider), "gpu-code.linux-x86_64", DiffWeight::compatible);
+  // without both locks, or a lock that did not read its archive, nothing is said
+  EXPECT_EQ(find_row(core::diff_manifests(a, b, kb(), &la, nullptr), "gpu-code.linux-x86_64"), nullptr);
+  lb.archives[0].kernels_read = false;
+  EXPECT_EQ(find_row(core::diff_manifests(a, b, kb(), &la, &lb), "gpu-code.linux-x86_64"), nullptr);
+}
+
 }  // namespace diff_test

@@ -156,6 +156,28 @@ void refine_wheel_toolkit(Capture& cap, model::ToolkitInfo& t) {
 }  // namespace
 
 namespace {
+// What the captured cuDNN's libraries carry, as their fatbin containers list it: the SASS and PTX
+// targets of all of them ("; its libraries carry SASS sm_75 ... and PTX compute_121"), "" when
+// none was read.
+std::string code_of(const model::CudnnCopy& copy) {
+  std::set<model::GpuTarget> sass, ptx;
+  for (const auto& k : copy.kernels)
+    for (const auto& t : k.targets) {
+      if (t.target.kind == model::CodeKind::sass) sass.insert(t.target);
+      if (t.target.kind == model::CodeKind::ptx) ptx.insert(t.target);
+    }
+  if (sass.empty() && ptx.empty()) return "";
+  auto names = [](const std::set<model::GpuTarget>& ts) {
+    std::string out;
+    for (const auto& t : ts) out += (out.empty() ? "" : " ") + t.name();
+    return out;
+  };
+  std::string s = "; its libraries carry";
+  if (!sass.empty()) s += " SASS " + names(sass);
+  if (!ptx.empty()) s += std::string(sass.empty() ? "" : " and") + " PTX " + names(ptx);
+  return s + " (read from their fatbin containers)";
+}
+
 // The GPUs the captured stack ran on, so that check judges the reproduced stack against them.
 void capture_gpus(const model::MachineReport& m, Capture& cap) {
   std::vector<std::string> names;
@@ -243,7 +265,7 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
   if (!cuda_major)
     cap.notes.push_back("the CUDA major cuDNN " + cudnn->text() +
                         " was built for cannot be told (no receipt, wheel name or toolkit): add cuda = <major> to [cudnn]");
-  s.cudnn_comment = "the cuDNN the loader resolves: " + via + "; build from " + cudnn_from;
+  s.cudnn_comment = "the cuDNN the loader resolves: " + via + "; build from " + cudnn_from + code_of(*copy);
 
   // The archive that reproduces it.
   detail::add_archive_pin(cap, kb, receipt, *cudnn, cuda_major, platform, copy->package_source);

@@ -12,6 +12,7 @@
 #include "core/diff/diff.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -398,10 +399,56 @@ void diff_gpus(Differ& d) {
   }
 }
 
+// The GPU code of each side's cuDNN libraries, as their locks recorded it from the archives' bytes:
+// an architecture whose SASS A carries and B does not is lost.
+void diff_gpu_code(Differ& d, const model::Lock* la, const model::Lock* lb) {
+  if (!la || !lb) return;
+  using Targets = std::set<model::GpuTarget>;
+  auto code = [](const model::LockedArchive& x, model::CodeKind kind) {
+    Targets out;
+    for (const auto& l : x.libraries)
+      for (const auto& t : l.targets)
+        if (t.target.kind == kind) out.insert(t.target);
+    return out;
+  };
+  auto text = [](const Targets& ts) {
+    std::string s;
+    for (const auto& t : ts) s += (s.empty() ? "" : " ") + t.name();
+    return s;
+  };
+  for (const auto& name : model::platform_names()) {
+    auto p = model::parse_platform(name);
+    const auto* xa = p ? la->archive_for(*p) : nullptr;
+    const auto* xb = p ? lb->archive_for(*p) : nullptr;
+    if (!xa || !xb || !xa->kernels_read || !xb->kernels_read) continue;
+    const Targets sass_a = code(*xa, model::CodeKind::sass), sass_b = code(*xb, model::CodeKind::sass);
+    const Targets ptx_a = code(*xa, model::CodeKind::ptx), ptx_b = code(*xb, model::CodeKind::ptx);
+    auto shown = [&](const Targets& sass, const Targets& ptx) { return "SASS " + text(sass) + (ptx.empty() ? "" : ", PTX " + text(ptx)); };
+    const Side sa{shown(sass_a, ptx_a), {}}, sb{shown(sass_b, ptx_b), {}};
+    const std::string rule = "diff.gpu-code", group = "cuDNN", comp = "gpu-code." + name;
+    Targets lost, gained;
+    std::set_difference(sass_a.begin(), sass_a.end(), sass_b.begin(), sass_b.end(), std::inserter(lost, lost.end()));
+    std::set_difference(sass_b.begin(), sass_b.end(), sass_a.begin(), sass_a.end(), std::inserter(gained, gained.end()));
+    if (!lost.empty()) {
+      d.add(rule, group, comp, sa, sb, DiffWeight::breaking,
+            "B's cuDNN libraries for " + name + " no longer carry SASS for " + text(lost) + " (A's do, by their locks): GPUs of " +
+                (lost.size() == 1 ? "that architecture" : "those architectures") +
+                " run B only through the driver's JIT from PTX, or not at all");
+    } else if (!gained.empty() || ptx_a != ptx_b) {
+      d.add(rule, group, comp, sa, sb, DiffWeight::compatible,
+            gained.empty() ? "the PTX differs; every SASS architecture of A is still there"
+                           : "B's cuDNN libraries for " + name + " also carry SASS for " + text(gained));
+    } else {
+      d.add(rule, group, comp, sa, sb, DiffWeight::same, "");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace diff_detail
 
-model::DiffReport diff_manifests(const model::Manifest& a, const model::Manifest& b, const knowledge::KnowledgeBase& kb) {
+model::DiffReport diff_manifests(const model::Manifest& a, const model::Manifest& b, const knowledge::KnowledgeBase& kb,
+                                 const model::Lock* lock_a, const model::Lock* lock_b) {
   using namespace diff_detail;
   model::DiffReport report;
   report.a = {a.path, a.name.value};
@@ -417,6 +464,7 @@ model::DiffReport diff_manifests(const model::Manifest& a, const model::Manifest
   diff_frameworks(d);
   diff_python(d);
   diff_gpus(d);
+  diff_gpu_code(d, lock_a, lock_b);
   diff_targets(d);
   return report;
 }

@@ -6,6 +6,7 @@
 // machine) component by component and weighs every difference.
 #include "knowledge/knowledge_base.hpp"
 #include "model/diff.hpp"
+#include "model/lock.hpp"
 #include "model/manifest.hpp"
 
 namespace core {
@@ -17,6 +18,11 @@ namespace core {
 // finding per difference: rule diff.*, severity error = breaking, warning = likely-breaking,
 // note = compatible, `seen` = A's value, `expected` = B's value, `where` = A's line (B's when A
 // does not set the component). Never fails: any two manifests the reader accepted compare.
-model::DiffReport diff_manifests(const model::Manifest& a, const model::Manifest& b, const knowledge::KnowledgeBase& kb);
+// With the locks of A and B (`lock` read the GPU code of the cuDNN archives it had at hand), the
+// code those libraries carry is weighed per platform too (diff.gpu-code): SASS A's libraries
+// carry and B's do not is breaking (GPUs of those architectures run B only through the driver's
+// JIT, or not at all), SASS only B's carry is compatible.
+model::DiffReport diff_manifests(const model::Manifest& a, const model::Manifest& b, const knowledge::KnowledgeBase& kb,
+                                 const model::Lock* lock_a = nullptr, const model::Lock* lock_b = nullptr);
 
 }  // namespace core
