@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <system_error>
 
 #include "archive/extract.hpp"
@@ -73,7 +74,7 @@ struct Walk {
       if (rel == ".") return shown_root.ends_with('!') ? shown_root.substr(0, shown_root.size() - 1) : shown_root;
       return shown_root.ends_with('!') ? shown_root + rel : shown_root + "/" + rel;
     };
-    whole_cudnn(dir, shown_of);
+    whole_cudnn(files, shown_of);
     for (const auto& f : files) {
       ++report.files_seen;
       std::string shown = shown_of(f);
@@ -95,16 +96,14 @@ struct Walk {
     return {};
   }
 
-  // Each directory of the tree that holds cuDNN's libraries, judged whole (inspect only: lock's
-  // reading of an archive has no knowledge base to judge by).
+  // Each directory of the tree that holds cuDNN's libraries (among the files the walk listed),
+  // judged whole (inspect only: lock's reading of an archive has no knowledge base to judge by).
   template <typename ShownOf>
-  void whole_cudnn(const fs::path& dir, const ShownOf& shown_of) {
+  void whole_cudnn(const std::vector<fs::path>& files, const ShownOf& shown_of) {
     if (!kb) return;
-    std::error_code ec;
-    std::vector<fs::path> dirs{dir};
-    for (fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end; !ec && it != end; it.increment(ec))
-      if (it->is_directory(ec) && !it->is_symlink(ec)) dirs.push_back(it->path());
-    std::sort(dirs.begin(), dirs.end());
+    std::set<fs::path> dirs;
+    for (const auto& f : files)
+      if (probe::is_cudnn_library_name(f.filename().string())) dirs.insert(f.parent_path());
     for (const auto& d : dirs) add_cudnn_whole_findings(probe::read_cudnn_whole(d, shown_of(d), kb->facts().cudnn_majors), report.findings);
   }
 
