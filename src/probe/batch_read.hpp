@@ -29,9 +29,9 @@ class BatchReader {
   // Reads every request, filling `result`.
   void read(std::vector<ReadRequest>& requests);
   bool batched() const { return m_ring != nullptr; }
+  struct Ring;  // io_uring's rings, kept for the next reader when this one is done (batch_read_linux.cpp)
 
  private:
-  struct Ring;
   int m_fd;
   bool m_tried = false;  // the ring is set up at the first batch worth it
   std::unique_ptr<Ring> m_ring;

@@ -4,7 +4,8 @@
 // anything that does not frame exactly is refused. A shared object also lists its containers in a
 // wrapper table (.nvFatBinSegment: 24-byte records, magic 0x466243B1, then the container's
 // address); those are read all at once, in rounds of batched reads, and the rest of the section
-// is then walked as above so that the table is only ever a shortcut. Libraries that load their own
+// is then walked as above so that the table is only ever a shortcut. The reading threads and
+// io_uring's rings are kept for the next library. Libraries that load their own
 // modules at run time (cuFFT) keep further containers in ordinary data sections; those are
 // searched for the magic, on a second thread, and a candidate counts only when it frames exactly
 // (the search then jumps over it, so payloads are not read). Only headers are read: on a 234 MiB
@@ -13,11 +14,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <system_error>
 #include <thread>
@@ -53,35 +56,117 @@ using detail::MemorySource;
 using detail::pe_sections;
 using detail::Role;
 
-// Runs `beside` on a second thread (when given) while `here` runs on this one, and always joins
-// it. An exception on either side is rethrown here after the join; a thread that cannot be
-// started runs `beside` here after `here`.
+// Threads kept for run_beside between calls: a directory of libraries (or a benchmark's rounds)
+// would otherwise start and stop two threads per library, which on the CI machine's VM costs a
+// good part of reading a small one. A helper runs one task at a time; at most eight exist.
+class Helpers {
+ public:
+  class Helper {
+   public:
+    Helper() : m_thread([this] { loop(); }) {}
+    ~Helper() {
+      {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_stop = true;
+      }
+      m_wake.notify_all();
+      m_thread.join();
+    }
+    Helper(const Helper&) = delete;
+    Helper& operator=(const Helper&) = delete;
+    void start(const std::function<void()>& task) {
+      {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_task = &task;
+      }
+      m_wake.notify_all();
+    }
+    void wait() {
+      std::unique_lock<std::mutex> lock(m_mutex);
+      m_wake.wait(lock, [this] { return m_task == nullptr; });
+    }
+
+   private:
+    void loop() {
+      std::unique_lock<std::mutex> lock(m_mutex);
+      for (;;) {
+        m_wake.wait(lock, [this] { return m_task != nullptr || m_stop; });
+        if (!m_task) return;
+        lock.unlock();
+        (*m_task)();  // does not throw: run_beside hands in a task that catches
+        lock.lock();
+        m_task = nullptr;
+        m_wake.notify_all();
+      }
+    }
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    const std::function<void()>* m_task = nullptr;
+    bool m_stop = false;
+    std::thread m_thread;  // last: it starts once the rest is ready
+  };
+
+  // An idle helper, or a new one; nullptr when eight are busy or no thread can be started.
+  Helper* take() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_idle.empty()) {
+      Helper* h = m_idle.back();
+      m_idle.pop_back();
+      return h;
+    }
+    if (m_all.size() >= 8) return nullptr;
+    try {
+      m_all.push_back(std::make_unique<Helper>());
+    } catch (const std::system_error&) {
+      return nullptr;  // no thread to be had (a pids limit)
+    }
+    return m_all.back().get();
+  }
+  void give(Helper* h) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_idle.push_back(h);
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::vector<std::unique_ptr<Helper>> m_all;
+  std::vector<Helper*> m_idle;
+};
+
+Helpers& helpers() {
+  static Helpers h;
+  return h;
+}
+
+// Runs `beside` on a helper thread (when given) while `here` runs on this one, and always waits
+// for it. An exception on either side is rethrown here after the wait; with no helper to be had,
+// `beside` runs here after `here`.
 void run_beside(const std::function<void()>& beside, const std::function<void()>& here) {
   std::exception_ptr failed;
-  std::thread t;
-  if (beside) {
+  const std::function<void()> task = [&] {
     try {
-      t = std::thread([&] {
-        try {
-          beside();
-        } catch (...) {
-          failed = std::current_exception();
-        }
-      });
-    } catch (const std::system_error&) {
-      // no thread to be had (a pids limit): both run here
+      beside();
+    } catch (...) {
+      failed = std::current_exception();
     }
-  }
+  };
+  Helpers::Helper* h = beside ? helpers().take() : nullptr;
+  if (h) h->start(task);
   try {
     here();
   } catch (...) {
-    if (t.joinable()) t.join();
+    if (h) {
+      h->wait();
+      helpers().give(h);
+    }
     throw;
   }
-  if (t.joinable())
-    t.join();
-  else if (beside)
+  if (h) {
+    h->wait();
+    helpers().give(h);
+  } else if (beside) {
     beside();
+  }
   if (failed) std::rethrow_exception(failed);
 }
 
