@@ -158,15 +158,15 @@ Outcome run_lock(const LockCli& c, Context& ctx) {
   if (previous) o.previous = &*previous;
   if (auto st = add_nvidia_manifest(*m, c, ctx, o); !st) return st.error();
   if (auto st = add_nvidia_cudnn_manifest(*m, c, ctx, o); !st) return st.error();
-  auto outcome = core::make_lock(*m, knowledge::KnowledgeBase::embedded(), o);
-  if (!outcome) return outcome.error();
   // the GPU code of the archives at hand (--check reads none: it keeps what the lock recorded)
   core::KernelReadOptions k;
   k.archives_dir = c.archives;
   k.cache_dir = archive_cache_dir(ctx, c.cache_dir);
   k.previous = o.previous;
   k.read = !c.check;
-  if (auto st = core::read_lock_kernels(outcome->lock, k, outcome->findings); !st) return st.error();
+  o.kernels = &k;
+  auto outcome = core::make_lock(*m, knowledge::KnowledgeBase::embedded(), o);
+  if (!outcome) return outcome.error();
   std::string text = format::render_lock(outcome->lock);
   if (c.output == "-") {
     ctx.io.out << text;

@@ -217,8 +217,19 @@ TEST_F(CliInspect, LockRecordsTheArchivesGpuCodeAndCheckJudgesByIt) {
   auto before = stackpin({"check", manifest.string(), "--json"});
   ASSERT_FALSE(contains(before.out, "judged by the libraries")) << before.out;
 
-  auto lock =
+  // NVIDIA's matrix lists 6.1 for cuDNN 9.1, but this archive's library carries nothing for it:
+  // lock reads the library before it judges the stack, and refuses it
+  auto refused =
       stackpin({"lock", manifest.string(), "--archives", (d.path() / "archives").string(), "--cache-dir", (d.path() / "cache").string()});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_TRUE(contains(refused.err, "does not pass `stackpin check`")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "carries nothing that runs on 6.1")) << refused.err;
+  EXPECT_FALSE(fs::exists(d.path() / "stack.lock"));
+  // the lock is made without the 6.1 GPU; check then judges a manifest with it by that lock
+  auto without = d.write("without.toml", fixtures::local_manifest("9.1.0.70", 12, "12.4.1", {{"linux-x86_64", fixtures::info(archive)}},
+                                                                  "\n[gpus]\narch = [\"7.5\", \"10.3\", \"12.0\"]\n"));
+  auto lock = stackpin({"lock", without.string(), "--archives", (d.path() / "archives").string(), "--cache-dir",
+                        (d.path() / "cache").string(), "--output", (d.path() / "stack.lock").string()});
   ASSERT_EQ(lock.exit_code, 0) << lock.out << lock.err;
   EXPECT_TRUE(contains(lock.out, "kernels   GPU code of 1 of 4 archives (1 library with SASS or PTX)")) << lock.out;
   std::string text = read_text(d.path() / "stack.lock");
@@ -228,7 +239,7 @@ TEST_F(CliInspect, LockRecordsTheArchivesGpuCodeAndCheckJudgesByIt) {
                                  "ptx = [{ target = \"compute_120\", isa = \"9.0\" }]"))
       << text;
 
-  auto check = stackpin({"check", manifest.string(), "--json"});
+  auto check = stackpin({"check", manifest.string(), "--lock", (d.path() / "stack.lock").string(), "--json"});
   EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
   std::map<std::string, json> by_gpu;
   const json checked = json::parse(check.out);
@@ -248,10 +259,14 @@ TEST_F(CliInspect, LockRecordsTheArchivesGpuCodeAndCheckJudgesByIt) {
       << by_gpu["12.0"].dump(2);
 
   // locking again without the archives keeps what was read: the same bytes, the same lock
-  auto again = stackpin({"lock", manifest.string(), "--cache-dir", (d.path() / "cache").string()});
+  auto again =
+      stackpin({"lock", without.string(), "--cache-dir", (d.path() / "cache").string(), "--output", (d.path() / "stack.lock").string()});
   ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
   EXPECT_TRUE(contains(again.out, "unchanged")) << again.out;
-  EXPECT_EQ(stackpin({"lock", manifest.string(), "--check", "--cache-dir", (d.path() / "cache").string()}).exit_code, 0);
+  EXPECT_EQ(stackpin({"lock", without.string(), "--check", "--cache-dir", (d.path() / "cache").string(), "--output",
+                      (d.path() / "stack.lock").string()})
+                .exit_code,
+            0);
 
   // a lock of other bytes than the manifest pins now is no evidence for it
   auto other =
@@ -265,7 +280,7 @@ TEST_F(CliInspect, LockRecordsTheArchivesGpuCodeAndCheckJudgesByIt) {
   std::string edited = text;
   edited.replace(edited.find("\"sm_75\""), 7, "\"sm_7x\"");
   d.write("stack.lock", edited);
-  auto broken = stackpin({"check", manifest.string()});
+  auto broken = stackpin({"check", manifest.string(), "--lock", (d.path() / "stack.lock").string()});
   EXPECT_TRUE(contains(broken.out, "stack.lock")) << broken.out;
   EXPECT_TRUE(contains(broken.out, "sm_7x")) << broken.out;
   EXPECT_TRUE(contains(broken.out, "not a SASS target")) << broken.out;
@@ -278,6 +293,41 @@ TEST_F(CliInspect, LockRecordsTheArchivesGpuCodeAndCheckJudgesByIt) {
       stackpin({"lock", manifest.string(), "--archives", (d.path() / "archives").string(), "--cache-dir", (d.path() / "cache").string()});
   EXPECT_EQ(swapped.exit_code, 0) << swapped.out << swapped.err;
   EXPECT_FALSE(contains(read_text(d.path() / "stack.lock"), "kernels_read")) << read_text(d.path() / "stack.lock");
+}
+
+TEST_F(CliInspect, ALibraryThatCarriesWhatTheDocumentsRuleOutIsLockedByItsCode) {
+  ScratchDir d;
+  // libplain's one image relabelled sm_70: code for a GPU that CUDA 13 dropped (the documents say
+  // no CUDA 13 library carries any), as a vendor's own build of the libraries might still have
+  std::string so = read_text(lib("libplain.so"));
+  const auto at = so.find(std::string("\x50\xed\x55\xba", 4));
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(static_cast<unsigned char>(so[at + 16 + 28]), 86u);  // the first image's architecture
+  so[at + 16 + 28] = 70;
+  const std::string top = "cudnn-linux-x86_64-9.13.0.50_cuda13-archive/";
+  auto archive = d.path() / "archives" / "cudnn-local-9.13.0.50.tar.xz";
+  fs::create_directories(archive.parent_path());
+  fixtures::write_archive(archive, fixtures::Format::tar_xz,
+                          {{top + "include/cudnn_version.h", fixtures::Kind::file, "#define CUDNN_MAJOR 9\n"},
+                           {top + "lib/libcudnn_cnn.so.9.13.0", fixtures::Kind::file, so},
+                           {top + "lib/libcudnn_cnn.so.9", fixtures::Kind::symlink, "", "libcudnn_cnn.so.9.13.0"}});
+  auto manifest = d.write("stack.toml", fixtures::local_manifest("9.13.0.50", 13, "13.0.2", {{"linux-x86_64", fixtures::info(archive)}},
+                                                                 "\n[gpus]\narch = [\"7.0\"]\n"));
+  // without the archive the documents decide: refused
+  auto documents = stackpin({"lock", manifest.string(), "--cache-dir", (d.path() / "cache").string()});
+  EXPECT_EQ(documents.exit_code, 1) << documents.out << documents.err;
+  EXPECT_TRUE(contains(documents.err, "removed library and offline-compilation support for 7.0")) << documents.err;
+  EXPECT_FALSE(fs::exists(d.path() / "stack.lock"));
+  // with it, the library's own sm_70 SASS decides
+  auto lock =
+      stackpin({"lock", manifest.string(), "--archives", (d.path() / "archives").string(), "--cache-dir", (d.path() / "cache").string()});
+  ASSERT_EQ(lock.exit_code, 0) << lock.out << lock.err;
+  const std::string text = read_text(d.path() / "stack.lock");
+  EXPECT_TRUE(contains(text, "sass = [\"sm_70\"")) << text;
+  EXPECT_TRUE(contains(text, "compute_capability = \"7.0\"\narchitecture = \"Volta\"\ncudnn = \"supported\"")) << text;
+  auto check = stackpin({"check", manifest.string(), "--json"});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_TRUE(contains(check.out, "carry SASS that runs on 7.0 (judged by the libraries themselves")) << check.out;
 }
 
 TEST_F(CliInspect, BadInputGetsAClearErrorNamingIt) {

@@ -349,19 +349,51 @@ util::Status agree_with_hash_only(const model::CudnnArchiveFact& f, const std::m
 
 }  // namespace
 
-util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o) {
-  SP_TRY_ASSIGN(auto report, check_manifest(m, kb, *o.cuda_catalog));
-  auto first_error = std::find_if(report.findings.begin(), report.findings.end(),
-                                  [](const model::Finding& f) { return f.severity == model::Severity::error; });
-  if (first_error != report.findings.end()) {
-    Error e(ErrorCode::invalid, "cannot lock " + m.path + ": it does not pass `stackpin check` (" + first_error->subject + ": " +
-                                    first_error->seen + (first_error->expected.empty() ? "" : ", expected " + first_error->expected) + ")");
-    if (first_error->where) e.where = first_error->where;
-    if (!first_error->fix.empty()) e.hints.push_back(first_error->fix);
-    e.hints.push_back("run `stackpin check " + gen::sh_quote(m.path) + "` for every finding");
-    return e;
-  }
+namespace {
 
+// A `check` error refuses the lock, named with its fix. `deferred`: gpu.cudnn errors are let
+// through, for the libraries read from the archives may overturn what NVIDIA's matrices say.
+util::Status refuse_failing(const model::Manifest& m, const model::CheckReport& report, bool deferred) {
+  auto first_error = std::find_if(report.findings.begin(), report.findings.end(), [&](const model::Finding& f) {
+    return f.severity == model::Severity::error && !(deferred && f.rule == "gpu.cudnn");
+  });
+  if (first_error == report.findings.end()) return {};
+  Error e(ErrorCode::invalid, "cannot lock " + m.path + ": it does not pass `stackpin check` (" + first_error->subject + ": " +
+                                  first_error->seen + (first_error->expected.empty() ? "" : ", expected " + first_error->expected) + ")");
+  if (first_error->where) e.where = first_error->where;
+  if (!first_error->fix.empty()) e.hints.push_back(first_error->fix);
+  e.hints.push_back("run `stackpin check " + gen::sh_quote(m.path) + "` for every finding");
+  return e;
+}
+
+util::Result<LockOutcome> pin_stack(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o,
+                                    const model::CheckReport& report);
+
+}  // namespace
+
+util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o) {
+  // NVIDIA's documents first; what only the libraries can settle waits for them
+  SP_TRY_ASSIGN(auto report, check_manifest(m, kb, *o.cuda_catalog));
+  SP_TRY(refuse_failing(m, report, true));
+  SP_TRY_ASSIGN(auto out, pin_stack(m, kb, o, report));
+  if (o.kernels) SP_TRY(read_lock_kernels(out.lock, *o.kernels, out.findings));
+  // judged again with the GPU code just read, which check prefers to the documents
+  const bool read = std::any_of(out.lock.archives.begin(), out.lock.archives.end(), [](const auto& a) { return a.kernels_read; }) ||
+                    std::any_of(out.lock.cuda_archives.begin(), out.lock.cuda_archives.end(), [](const auto& a) { return a.kernels_read; });
+  if (read) {
+    SP_TRY_ASSIGN(report, check_manifest(m, kb, *o.cuda_catalog, &out.lock));
+  }
+  SP_TRY(refuse_failing(m, report, false));
+  // the GPU architectures the stack was checked against, with what check found for each
+  for (const auto& g : report.gpus)
+    out.lock.gpus.push_back({g.cc, g.arch, g.names, g.cudnn, g.nvcc, g.torch, g.onnxruntime, g.tensorflow, {}});
+  return out;
+}
+
+namespace {
+
+util::Result<LockOutcome> pin_stack(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o,
+                                    const model::CheckReport& report) {
   LockOutcome out;
   model::Lock& lock = out.lock;
   lock.generated_by = o.generated_by;
@@ -371,8 +403,6 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
   if (m.cuda) lock.cuda = m.cuda->version.value.text();
   for (const auto& d : report.drivers) add_driver(lock, d);
   add_frameworks(m, report, lock);
-  // the GPU architectures the stack was checked against, with what check found for each
-  for (const auto& g : report.gpus) lock.gpus.push_back({g.cc, g.arch, g.names, g.cudnn, g.nvcc, g.torch, g.onnxruntime, g.tensorflow, {}});
   if (m.docker) {
     if (m.docker->base_image) lock.base_image = m.docker->base_image->value;
     if (m.docker->base_digest) lock.base_digest = m.docker->base_digest->value;
@@ -497,6 +527,8 @@ util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::K
         .with_hint("or pin the archives yourself with [[cudnn.archives]] entries");
   return out;
 }
+
+}  // namespace
 
 std::optional<model::Version> cudnn_manifest_needed(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o) {
   if (!m.cudnn || !o.redistribs.empty()) return std::nullopt;

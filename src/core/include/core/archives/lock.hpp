@@ -34,6 +34,8 @@ std::map<std::string, model::LockInput> lock_inputs(const model::Manifest& m);
 model::Manifest resolve_archives(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
                                  const knowledge::CudaCatalog& cuda = knowledge::CudaCatalog::embedded());
 
+struct KernelReadOptions;
+
 struct LockOptions {
   std::string generated_by;   // "stackpin 0.1.0"
   std::string manifest_file;  // the manifest's name as the lock refers to it (relative to the lock)
@@ -49,6 +51,9 @@ struct LockOptions {
   // no other source knows, so that re-locking without the --redistrib file that pinned a release
   // newer than the knowledge base gives the same lock.
   const model::Lock* previous = nullptr;
+  // Where to read the GPU code of the pinned archives (read_lock_kernels below), before the lock
+  // is judged: a [gpus] verdict of NVIDIA's matrices that the libraries overturn does not refuse it.
+  const KernelReadOptions* kernels = nullptr;
 };
 
 struct LockOutcome {
@@ -58,10 +63,10 @@ struct LockOutcome {
 
 // Resolves the manifest into a lock: archives from the manifest, then NVIDIA's redistrib files,
 // then the knowledge base (each pin says which); driver minimums; the exact framework builds and
-// their index; the base image and its digest. Errors: invalid (the manifest has `check` errors,
-// with the first one; an archive whose SHA-256 or size nothing gives, located at its entry; a
-// redistrib file for another cuDNN version), mismatch (a redistrib file and the knowledge base, or
-// the manifest, give different hashes or sizes for one archive).
+// their index; the base image and its digest; the GPU code of the archives at hand (o.kernels).
+// Errors: invalid (the manifest has `check` errors, judged with that GPU code, with the first one; an archive whose SHA-256 or size nothing
+// gives, located at its entry; a redistrib file for another cuDNN version), mismatch (a redistrib file and the knowledge base, or the
+// manifest, give different hashes or sizes for one archive).
 util::Result<LockOutcome> make_lock(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const LockOptions& o);
 
 // What the lock's archives carry for GPUs (core/archives/lock_kernels.cpp), read from the archives
