@@ -209,6 +209,19 @@ void machine_inputs() {
     fs::path p = testing_support::doubles_dir() / "stems" / (std::string("lib") + stem + ".so.9.1.0");
     if (fs::is_regular_file(p, ec)) put("elf", p.filename().string(), slurp(p));
   }
+  // library_identity: this machine's small cuDNN libraries, and the test fixtures' stand-ins, ELF
+  // and PE, that name themselves and their release as NVIDIA's do
+  for (const char* f : {"/usr/local/cuda/lib64/libcudnn.so.9", "/usr/local/cuda/lib64/libcudnn_graph.so.9"}) {
+    fs::path p = fs::canonical(f, ec);
+    if (!ec && fs::file_size(p, ec) < (8u << 20)) put("library_identity", fs::path(f).filename().string(), slurp(p));
+  }
+  for (const char* stem : {"cudnn_graph", "cudnn_ops"}) {
+    const std::string rodata = fixtures::cudnn_library_rodata(stem, "9.19.0.56");
+    put("library_identity", std::string(stem) + ".so",
+        fixtures::elf_library("lib" + std::string(stem) + ".so.9", fixtures::cudnn_library_needs(stem, 9, false), rodata, 4096));
+    put("library_identity", std::string(stem) + ".dll",
+        fixtures::pe_library(std::string(stem) + "64_9.dll", fixtures::cudnn_library_needs(stem, 9, true), rodata, 4096));
+  }
   // minimal PE headers: x64, x86 (an x86 zlibwapi.dll is a classic), arm64
   for (auto [name, machine] : {std::pair{"x64.dll", 0x8664}, std::pair{"x86.dll", 0x014C}, std::pair{"arm64.dll", 0xAA64}}) {
     std::string pe(0x80 + 24, '\0');
