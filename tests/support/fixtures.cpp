@@ -454,6 +454,31 @@ std::string pe_library(const std::string& dll_name, const std::vector<std::strin
   return b + sec;
 }
 
+std::string fatbin_container(const std::vector<FatbinImage>& images, std::uint64_t claimed_extra) {
+  std::string body;
+  for (const auto& i : images) {
+    std::string e(std::max<std::size_t>(i.header, 64), '\0');
+    put(e, 0, i.kind, 2);
+    put(e, 2, 0x0101, 2);
+    put(e, 4, i.header, 4);
+    put(e, 8, i.payload, 8);
+    put(e, 16, (i.flags & 0xa000) ? i.payload : 0, 4);
+    put(e, 24, i.isa_minor, 2);
+    put(e, 26, i.isa_major, 2);
+    put(e, 28, i.arch, 4);
+    put(e, 40, i.flags, 8);
+    put(e, 56, i.uncompressed, 8);
+    e.append(i.payload, '\x5a');
+    body += e;
+  }
+  std::string c(16, '\0');
+  put(c, 0, 0xBA55ED50, 4);
+  put(c, 4, 1, 2);
+  put(c, 6, 16, 2);
+  put(c, 8, body.size() + claimed_extra, 8);
+  return c + body;
+}
+
 std::vector<std::string> cudnn_library_needs(const std::string& stem, int major, bool windows) {
   const std::string m = std::to_string(major);
   auto named = [&](const std::string& s) { return windows ? s.substr(3) + "64_" + m + ".dll" : s + ".so." + m; };

@@ -67,6 +67,21 @@ std::string pe_library(const std::string& dll_name, const std::vector<std::strin
 // The sub-libraries a cuDNN library of `version` needs (libcudnn_ops.so.9 needs libcudnn_graph.so.9,
 // as NVIDIA's do), and the read-only data that names its release where NVIDIA's does (libcudnn_graph:
 // "cudnn_version_9_19_0_56_"). `windows` names DLLs.
+// A fatbin container as nvcc writes them into .nv_fatbin (ELF) and .nv_fatb (PE): a 16-byte header
+// (magic 0xBA55ED50, version 1, header size, body size + `claimed_extra`), then per image a
+// 64-byte entry header (kind, header size, payload size, PTX ISA, architecture, flags, the
+// uncompressed size) and `payload` bytes of filler.
+struct FatbinImage {
+  std::uint16_t kind = 2;  // 1 PTX, 2 SASS, 8 LTO
+  std::uint32_t arch = 86;
+  std::uint64_t flags = 0x11;  // 0x2000 lz4, 0x8000 zstd, 0x100000 an arch-specific target (sm_90a), 0x200000 a family one (sm_100f)
+  std::uint16_t isa_major = 9, isa_minor = 0;
+  std::size_t payload = 40;
+  std::uint64_t uncompressed = 0;
+  std::uint32_t header = 64;
+};
+std::string fatbin_container(const std::vector<FatbinImage>& images, std::uint64_t claimed_extra = 0);
+
 std::vector<std::string> cudnn_library_needs(const std::string& stem, int major, bool windows);
 std::string cudnn_library_rodata(const std::string& stem, const std::string& version);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/inspect/inspect.hpp"
+#include "fixtures.hpp"
 #include "model/kernels.hpp"
 #include "probe/fatbin.hpp"
 
@@ -25,43 +26,8 @@ void put(std::string& b, std::size_t at, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) b[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
-struct Image {
-  std::uint16_t kind = 2;  // 1 PTX, 2 SASS, 8 LTO
-  std::uint32_t arch = 86;
-  std::uint64_t flags = 0x11;
-  std::uint16_t isa_major = 9, isa_minor = 0;
-  std::size_t payload = 40;
-  std::uint64_t uncompressed = 0;
-  std::uint32_t header = 64;
-};
-
-std::string entry(const Image& i) {
-  std::string e;
-  put(e, 0, i.kind, 2);
-  put(e, 2, 0x0101, 2);
-  put(e, 4, i.header, 4);
-  put(e, 8, i.payload, 8);
-  put(e, 16, (i.flags & 0xa000) ? i.payload : 0, 4);
-  put(e, 24, i.isa_minor, 2);
-  put(e, 26, i.isa_major, 2);
-  put(e, 28, i.arch, 4);
-  put(e, 40, i.flags, 8);
-  put(e, 56, i.uncompressed, 8);
-  e.resize(std::max<std::size_t>(i.header, 64), '\0');
-  e.append(i.payload, '\x5a');
-  return e;
-}
-
-std::string container(const std::vector<Image>& images, std::uint64_t claimed_extra = 0) {
-  std::string body;
-  for (const auto& i : images) body += entry(i);
-  std::string c;
-  put(c, 0, 0xBA55ED50, 4);
-  put(c, 4, 1, 2);
-  put(c, 6, 16, 2);
-  put(c, 8, body.size() + claimed_extra, 8);
-  return c + body;
-}
+using Image = fixtures::FatbinImage;
+using fixtures::fatbin_container;
 
 struct Sec {
   std::string name;
@@ -174,9 +140,9 @@ std::string error_of(const std::string& bytes) {
 }
 
 TEST(Fatbin, ReadsTargetsVariantsIsaAndCompressionFromTheHeaders) {
-  std::string c1 = container(
+  std::string c1 = fatbin_container(
       {{2, 75, 0x11}, {2, 90, 0x100011}, {2, 100, 0x1208011, 9, 0, 48, 4096}, {2, 100, 0x1100011}, {1, 120, 0x8011, 9, 1, 24, 300}});
-  std::string c2 = container({{2, 86, 0x2011, 9, 0, 16, 200}, {1, 80, 0x11, 8, 8, 100, 0}});
+  std::string c2 = fatbin_container({{2, 86, 0x2011, 9, 0, 16, 200}, {1, 80, 0x11, 8, 8, 100, 0}});
   auto r = probe::read_gpu_code(elf({{".text", "code", 1, 6}, {".nv_fatbin", c1 + std::string(8, '\0') + c2}}), "lib.so");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->format, "ELF");
@@ -210,7 +176,8 @@ std::string wrappers(const std::vector<std::uint64_t>& addrs) {
 }
 
 TEST(Fatbin, TheWrapperTableIsAShortcutThatNeverHidesOrInventsAContainer) {
-  const std::string a = container({{2, 75, 0x11}, {2, 80, 0x11}}), b = container({{2, 86, 0x11}}), c = container({{1, 90, 0x11, 8, 4}});
+  const std::string a = fatbin_container({{2, 75, 0x11}, {2, 80, 0x11}}), b = fatbin_container({{2, 86, 0x11}}),
+                    c = fatbin_container({{1, 90, 0x11, 8, 4}});
   const std::string section = a + std::string(8, '\0') + b + c;
   // the layout first, to learn where the section lands; then the table pointing at a and c only
   std::string probe_file = elf({{".nv_fatbin", section}, {".nvFatBinSegment", wrappers({0, 0}), 1, 3}});
@@ -221,10 +188,10 @@ TEST(Fatbin, TheWrapperTableIsAShortcutThatNeverHidesOrInventsAContainer) {
   EXPECT_EQ(r->containers, 3u);  // b is read although the table does not list it
   EXPECT_EQ(names(*r), (std::vector<std::string>{"sm_75", "sm_80", "sm_86", "compute_90"}));
   // a container listed inside another one's payload: the listed containers overlap
-  const std::string inner = container({{2, 89, 0x11}});
+  const std::string inner = fatbin_container({{2, 89, 0x11}});
   Image holder{2, 70, 0x11};
   holder.payload = inner.size();
-  std::string outer = container({holder});
+  std::string outer = fatbin_container({holder});
   outer.replace(16 + 64, inner.size(), inner);
   auto inside =
       probe::read_gpu_code(elf({{".nv_fatbin", outer}, {".nvFatBinSegment", wrappers({a_addr, a_addr + 16 + 64}), 1, 3}}), "lib.so");
@@ -242,18 +209,13 @@ TEST(Fatbin, TheWrapperTableIsAShortcutThatNeverHidesOrInventsAContainer) {
 // chain: every 8-aligned candidate frames for a while, and the last entry (architecture 0) makes
 // each of them fail at the very end. `starts` receives the inner headers' offsets in the string.
 std::string nested_chain(std::size_t n, std::vector<std::uint64_t>* starts = nullptr) {
-  std::string body;
+  std::vector<Image> images;
   for (std::size_t i = 0; i < n; ++i) {
     Image e{2, i + 1 == n ? 0u : 86u, 0x11};
     e.payload = 16;
-    body += entry(e);
+    images.push_back(e);
   }
-  std::string c;
-  put(c, 0, 0xBA55ED50, 4);
-  put(c, 4, 1, 2);
-  put(c, 6, 16, 2);
-  put(c, 8, body.size(), 8);
-  c += body;
+  std::string c = fatbin_container(images);
   for (std::size_t i = 0; i + 1 < n; ++i) {
     const std::size_t at = 16 + i * 80 + 64;  // entry i's payload
     put(c, at, 0xBA55ED50, 4);
@@ -283,7 +245,7 @@ TEST(Fatbin, TheWrapperTableAgreesWithThePlainWalkOnTheRealCudnn) {
 TEST(Fatbin, NestedCandidatesAreReadOnceNotOverAndOver) {
   // in a data section: each failed candidate is skipped past everything it looked at
   std::string chain = nested_chain(4000);
-  auto r = probe::read_gpu_code(elf({{".nv_fatbin", container({{2, 80, 0x11}})}, {".rodata", chain}}), "lib.so");
+  auto r = probe::read_gpu_code(elf({{".nv_fatbin", fatbin_container({{2, 80, 0x11}})}, {".rodata", chain}}), "lib.so");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->containers, 1u);  // nothing in .rodata frames exactly
   // in a fatbin section, with every nested header listed in the wrapper table: each listed
@@ -304,8 +266,9 @@ TEST(Fatbin, FindsContainersInDataSectionsAndIgnoresMagicThatDoesNotFrame) {
   put(stray, 0, 0xBA55ED50, 4);  // the magic, then nonsense
   put(stray, 4, 7, 4);
   stray.resize(64, '\x11');
-  std::string data = stray + container({{2, 80, 0x2011}}) + std::string(24, '\0') + container({{2, 89, 0x2011}, {1, 75, 0x2011, 7, 0}});
-  auto r = probe::read_gpu_code(elf({{".nv_fatbin", container({{2, 75, 0x11}})}, {".ldata", data, 1, 3}}), "libcufft.so");
+  std::string data =
+      stray + fatbin_container({{2, 80, 0x2011}}) + std::string(24, '\0') + fatbin_container({{2, 89, 0x2011}, {1, 75, 0x2011, 7, 0}});
+  auto r = probe::read_gpu_code(elf({{".nv_fatbin", fatbin_container({{2, 75, 0x11}})}, {".ldata", data, 1, 3}}), "libcufft.so");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->containers, 3u);
   EXPECT_EQ(r->sections, (std::vector<std::string>{".nv_fatbin", ".ldata"}));
@@ -314,7 +277,8 @@ TEST(Fatbin, FindsContainersInDataSectionsAndIgnoresMagicThatDoesNotFrame) {
 }
 
 TEST(Fatbin, ReadsThePeSectionOfAWindowsDll) {
-  auto r = probe::read_gpu_code(pe({{".text", "code"}, {".nv_fatb", container({{2, 86, 0x1}, {1, 86, 0x1, 8, 0}})}}), "cudnn64_9.dll");
+  auto r =
+      probe::read_gpu_code(pe({{".text", "code"}, {".nv_fatb", fatbin_container({{2, 86, 0x1}, {1, 86, 0x1, 8, 0}})}}), "cudnn64_9.dll");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->format, "PE");
   EXPECT_EQ(r->sections, std::vector<std::string>{".nv_fatb"});
@@ -328,21 +292,21 @@ TEST(Fatbin, ALibraryWithoutGpuCodeHasNoTargets) {
 }
 
 TEST(Fatbin, RefusesTruncatedLoopingOversizedAndOverlappingContainers) {
-  const std::string good = container({{2, 86, 0x11}});
+  const std::string good = fatbin_container({{2, 86, 0x11}});
   // truncated: the container claims more bytes than its section has
-  EXPECT_NE(error_of(elf({{".nv_fatbin", container({{2, 86, 0x11}}, 4096)}})).find("truncated"), std::string::npos);
+  EXPECT_NE(error_of(elf({{".nv_fatbin", fatbin_container({{2, 86, 0x11}}, 4096)}})).find("truncated"), std::string::npos);
   // looping: an entry whose header size is 0 would never advance
   Image loop{2, 86, 0x11};
   loop.header = 0;
-  std::string looping = container({loop});
+  std::string looping = fatbin_container({loop});
   EXPECT_NE(error_of(elf({{".nv_fatbin", looping}})).find("loop"), std::string::npos);
   // oversized: an entry header of 1 MiB
   Image big{2, 86, 0x11};
-  std::string oversized = container({big});
+  std::string oversized = fatbin_container({big});
   put(oversized, 16 + 4, 1u << 20, 4);
   EXPECT_NE(error_of(elf({{".nv_fatbin", oversized}})).find("oversized"), std::string::npos);
   // an entry running past its container into the next one
-  std::string overlapping = container({{2, 86, 0x11}}) + good;
+  std::string overlapping = fatbin_container({{2, 86, 0x11}}) + good;
   put(overlapping, 16 + 8, 200, 8);
   EXPECT_NE(error_of(elf({{".nv_fatbin", overlapping}})).find("overlaps"), std::string::npos);
   // bytes between containers that are neither padding nor a container
@@ -362,7 +326,7 @@ TEST(Fatbin, RefusesTruncatedLoopingOversizedAndOverlappingContainers) {
 
 TEST(Fatbin, RefusesFilesThatAreNotWhatTheyClaim) {
   EXPECT_NE(error_of("#!/bin/sh\necho hi\n").find("not an ELF or PE file"), std::string::npos);
-  std::string f = elf({{".nv_fatbin", container({{2, 86, 0x11}})}});
+  std::string f = elf({{".nv_fatbin", fatbin_container({{2, 86, 0x11}})}});
   EXPECT_NE(error_of(f.substr(0, f.size() - 100)).find("outside the file"), std::string::npos);
   EXPECT_NE(error_of(f.substr(0, 40)).find("too short"), std::string::npos);
   std::string no_sections = f;
@@ -372,7 +336,7 @@ TEST(Fatbin, RefusesFilesThatAreNotWhatTheyClaim) {
   EXPECT_EQ(r.error().code, util::ErrorCode::unsupported);
   std::string mz = "MZ" + std::string(100, '\0');
   EXPECT_NE(error_of(mz).find("PE"), std::string::npos);
-  std::string section_outside = pe({{".nv_fatb", container({{2, 86, 0x1}})}});
+  std::string section_outside = pe({{".nv_fatb", fatbin_container({{2, 86, 0x1}})}});
   EXPECT_NE(error_of(section_outside.substr(0, section_outside.size() - 400)).find("outside the file"), std::string::npos);
 }
 
