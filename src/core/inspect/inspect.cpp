@@ -219,24 +219,6 @@ void judge(model::InspectReport& r, const InspectOptions& o, const knowledge::Kn
 
 }  // namespace
 
-void add_jit_driver(model::GpuFit& f, model::Os driver_os, const knowledge::KnowledgeBase& kb) {
-  if (!f.ptx_isa) return;
-  const auto* x = kb.ptx_isa(*f.ptx_isa);
-  if (!x) {
-    const auto* newest = kb.newest_ptx_isa();
-    if (!newest || *f.ptx_isa < newest->isa) return;
-    x = newest;
-    f.jit_cuda_at_least = true;
-  }
-  // the first toolkit release of that CUDA version or later (ISA 8.6 came with CUDA 12.7, which
-  // NVIDIA never shipped as a toolkit: its driver is 12.8.0's; ISA 7.0's is 11.0.1's)
-  const model::DriverRelease* first = nullptr;
-  for (const auto& r : kb.facts().driver_releases)
-    if (!(r.cuda < x->cuda) && (!first || r.cuda < first->cuda)) first = &r;
-  f.jit_cuda = first && first->cuda.prefix(2) != x->cuda.prefix(2) ? first->cuda : x->cuda;
-  if (first) f.jit_driver = driver_os == model::Os::windows ? first->windows : first->linux;
-}
-
 util::Result<model::InspectReport> inspect(const InspectOptions& o, const knowledge::KnowledgeBase& kb) {
   if (o.paths.empty()) return util::Error(util::ErrorCode::usage, "name at least one library, directory or archive to inspect");
   Walk w{o, &kb, {}};

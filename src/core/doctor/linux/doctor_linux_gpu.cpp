@@ -5,7 +5,7 @@
 #include <map>
 #include <regex>
 
-#include "core/inspect/inspect.hpp"
+#include "core/gpu_code.hpp"
 #include "doctor/linux/doctor_linux_rules.hpp"
 #include "util/strings.hpp"
 
@@ -133,66 +133,14 @@ void library_kernels(Ctx& c, const Version& cc, const std::string& subject) {
     if (cp.kind == model::CudnnKind::pip_wheel && std::none_of(copies.begin(), copies.end(), [&](const auto& x) { return x.first == &cp; }))
       copies.push_back({&cp, "a framework's own wheel"});
   const auto driver = Version::parse(c.r.driver.version);
-  const std::string sm = "sm_" + std::to_string(cc.major()) + std::to_string(cc.minor());
   for (const auto& [cp, why] : copies) {
-    std::vector<std::string> none, jit, too_old;
-    std::size_t with_code = 0, native = 0;
-    std::uint64_t ptx_bytes = 0;
-    std::optional<Version> needs;
-    for (const auto& k : cp->kernels) {
-      const bool loadable = std::any_of(k.targets.begin(), k.targets.end(), [](const model::TargetImages& t) {
-        return t.target.kind == model::CodeKind::sass || t.target.kind == model::CodeKind::ptx;
-      });
-      if (!loadable) continue;
-      ++with_code;
-      const std::string name = k.path.substr(k.path.rfind('/') + 1);
-      auto f = model::fit_for(cc, k.targets);
-      if (f.fit == model::Fit::native || f.fit == model::Fit::compatible) {
-        ++native;
-      } else if (f.fit == model::Fit::jit) {
-        add_jit_driver(f, model::Os::linux, c.kb);
-        ptx_bytes += f.ptx_bytes;
-        std::string what = name + " (PTX " + f.via + (f.ptx_isa ? ", ISA " + f.ptx_isa->text() : "") + ")";
-        if (driver && f.jit_driver && *driver < *f.jit_driver) {
-          too_old.push_back(what + " needs driver " + f.jit_driver->text() + " (CUDA " + (f.jit_cuda ? f.jit_cuda->text() : "?") + ")");
-          if (!needs || *needs < *f.jit_driver) needs = f.jit_driver;
-        } else {
-          jit.push_back(what);
-        }
-      } else {
-        std::vector<std::string> targets;
-        for (const auto& t : k.targets) targets.push_back(t.target.name());
-        none.push_back(name + " (" + util::join(targets, " ") + ")");
-      }
-    }
-    if (with_code == 0) continue;
-    const std::string who = "cuDNN in " + cp->dir + " (" + why + ")";
-    const char* k_source = "the libraries' fatbin containers, read here; PTX ISA release history (NVIDIA)";
-    if (!none.empty()) {
-      auto& e = c.add("linux.gpu-kernels", Severity::error, subject);
-      e.seen = who + ": " + util::join(none, ", ") + " carry nothing that runs on " + cc.text();
-      e.expected = model::code_that_runs_on(cc);
-      e.fix = "it fails here with \"no kernel image is available for execution on the device\"; stackpin check with [gpus] arch = [\"" +
-              cc.text() + "\"] names a cuDNN built for it";
-      e.source = k_source;
-    } else if (!too_old.empty()) {
-      auto& e = c.add("linux.gpu-kernels", Severity::error, subject);
-      e.seen = who + ": no " + sm + " SASS in " + util::join(too_old, ", ") + "; the driver is " + driver->text();
-      e.expected = "driver " + needs->text() + " or newer to compile that PTX";
-      e.fix = "update the driver to " + needs->text() + " or newer, or use a cuDNN with " + sm + " SASS";
-      e.source = k_source;
-    } else if (!jit.empty()) {
-      auto& w = c.add("linux.gpu-kernels", Severity::warning, subject);
-      w.seen = who + ": no " + sm + " SASS in " + util::join(jit, ", ") + (driver ? "" : "; no driver found to judge it by");
-      w.fix = "the driver compiles " + util::short_size(ptx_bytes) +
-              " of PTX at first use (seconds to minutes; cached in ~/.nv/ComputeCache, CUDA_CACHE_MAXSIZE); a cuDNN with " + sm +
-              " SASS avoids it";
-      w.source = k_source;
-    } else {
-      auto& ok = c.add("linux.gpu-kernels", Severity::ok, subject);
-      ok.seen = who + ": all " + std::to_string(native) + " libraries with GPU code carry SASS that runs on " + cc.text();
-      ok.source = k_source;
-    }
+    const auto j = judge_library_set(cp->kernels, cc, driver, model::Os::linux, c.kb);
+    if (j.with_code == 0) continue;
+    auto& f = c.add("linux.gpu-kernels", j.severity, subject);
+    f.seen = "cuDNN in " + cp->dir + " (" + why + "): " + j.seen;
+    f.expected = j.expected;
+    f.fix = j.fix;
+    f.source = "the libraries' fatbin containers, read here; PTX ISA release history (NVIDIA)";
   }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "archive/extract.hpp"
+#include "core/gpu_code.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "model/finding.hpp"
 #include "model/kernels.hpp"
@@ -33,11 +34,6 @@ struct InspectOptions {
 // pinned one, unsafe for a hostile archive); a library inside a tree or an archive that cannot be
 // read becomes an error finding and the rest is still read.
 util::Result<model::InspectReport> inspect(const InspectOptions& o, const knowledge::KnowledgeBase& kb);
-
-// For a library that runs on a GPU only through the driver's JIT (f.fit == jit, f.ptx_isa set): the
-// CUDA release whose driver first compiles that PTX ISA (f.jit_cuda, "at least" when the ISA is
-// newer than the knowledge base's table) and that release's minimum driver on `driver_os`.
-void add_jit_driver(model::GpuFit& f, model::Os driver_os, const knowledge::KnowledgeBase& kb);
 
 // The GPU code of the libraries inside an archive whose bytes are already proven to be the pinned
 // ones (core::open_pinned), unpacked like inspect's archives under `temp_parent` ("" = the
