@@ -16,37 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A cuDNN library name: "libcudnn_ops.so.9.19.0" (stem libcudnn_ops, major 9, version 9.19.0) or
-// "cudnn_ops64_9.dll" (stem cudnn_ops, major 9).
-struct LibName {
-  std::string stem;
-  int major = -1;  // -1: the unversioned development link (libcudnn.so)
-  std::optional<model::Version> version;
-  bool windows = false;
-  std::string soname() const { return windows ? stem + "64_" + std::to_string(major) + ".dll" : stem + ".so." + std::to_string(major); }
-};
-
-std::optional<LibName> parse_name(const std::string& name) {
-  static const std::regex k_linux(R"(^(libcudnn[a-z_]*)\.so((?:\.[0-9]{1,6})*)$)");
-  static const std::regex k_windows(R"(^(cudnn[a-z_]*?)64_([0-9]{1,3})\.dll$)", std::regex::icase);
-  std::smatch m;
-  LibName l;
-  if (std::regex_match(name, m, k_linux)) {
-    l.stem = m[1].str();
-    auto parts = util::split(m[2].str(), '.');
-    parts.erase(parts.begin());  // before the first '.'
-    if (!parts.empty()) l.major = std::stoi(parts[0]);
-    if (parts.size() >= 3) l.version = model::Version::parse(util::join(parts, "."));
-    return l;
-  }
-  if (std::regex_match(name, m, k_windows)) {
-    l.stem = util::to_lower(m[1].str());
-    l.major = std::stoi(m[2].str());
-    l.windows = true;
-    return l;
-  }
-  return std::nullopt;
-}
+using LibName = CudnnLibraryName;
 
 struct Part {
   std::string soname;
@@ -81,7 +51,7 @@ void judge_major(model::CudnnWhole& w, std::vector<Part>& parts, const model::Cu
   }
   for (const auto& p : parts)
     for (const auto& need : p.id.needed) {
-      auto n = parse_name(need);
+      auto n = parse_cudnn_library_name(need);
       if (n && n->major == w.major && !present.count(util::to_lower(need))) missing.insert(need + " (needed by " + p.soname + ")");
     }
   w.missing.assign(missing.begin(), missing.end());
@@ -133,7 +103,7 @@ std::vector<model::CudnnWhole> judge_cudnn_files(std::vector<CudnnFile> files, c
                                                  const std::vector<model::CudnnMajorContents>& contents) {
   // the development links (libcudnn.so, no major) after the names that carry one, so that a file is
   // first met under a name that says its major
-  auto dev_link = [](const CudnnFile& f) { return parse_name(f.name).value_or(LibName{}).major < 0; };
+  auto dev_link = [](const CudnnFile& f) { return parse_cudnn_library_name(f.name).value_or(LibName{}).major < 0; };
   std::sort(files.begin(), files.end(), [&](const CudnnFile& a, const CudnnFile& b) {
     return std::make_pair(dev_link(a), a.name) < std::make_pair(dev_link(b), b.name);
   });
@@ -145,7 +115,7 @@ std::vector<model::CudnnWhole> judge_cudnn_files(std::vector<CudnnFile> files, c
   std::map<int, bool> windows;                      // by major: the names are DLLs'
   for (const auto& file : files) {
     const std::string& name = file.name;
-    const auto parsed = parse_name(name);
+    const auto parsed = parse_cudnn_library_name(name);
     if (!parsed) continue;
     const auto& l = *parsed;
     if (l.major >= 0) windows[l.major] = windows[l.major] || l.windows;
@@ -157,7 +127,7 @@ std::vector<model::CudnnWhole> judge_cudnn_files(std::vector<CudnnFile> files, c
     auto found = file_index.find(real.string());
     if (found == file_index.end()) {
       // the major of the file itself (libcudnn.so, the development link, has none)
-      const auto own_name = parse_name(real.filename().string());
+      const auto own_name = parse_cudnn_library_name(real.filename().string());
       const int major = own_name && own_name->major >= 0 ? own_name->major : l.major;
       if (unreadable_files.count(real.string())) {
         if (l.major >= 0) unreadable[major].insert(l.soname());
@@ -177,7 +147,7 @@ std::vector<model::CudnnWhole> judge_cudnn_files(std::vector<CudnnFile> files, c
       part.soname = part.id.soname.empty() ? name : part.id.soname;
       if (part.id.soname.empty())
         problems[major].push_back(real.filename().string() + " has no soname of its own: it is not a cuDNN library as NVIDIA builds them");
-      else if (!parse_name(part.id.soname))
+      else if (!parse_cudnn_library_name(part.id.soname))
         problems[major].push_back(real.filename().string() + " is " + part.id.soname +
                                   " by its own bytes (its soname): not a cuDNN library");
       found = file_index.emplace(real.string(), parts.size()).first;
@@ -185,14 +155,14 @@ std::vector<model::CudnnWhole> judge_cudnn_files(std::vector<CudnnFile> files, c
     }
     Part& part = parts[found->second];
     part.names.push_back(name);
-    auto own = parse_name(part.soname);
+    auto own = parse_cudnn_library_name(part.soname);
     if (!part.id.soname.empty() && own && (util::to_lower(own->stem) != util::to_lower(l.stem) || (l.major >= 0 && own->major != l.major)))
       part.misnamed.push_back(name);
-    if (l.version) {
-      part.name_version = l.version;
+    if (auto v = l.version()) {
+      part.name_version = v;
       part.versioned_name = name;
-      if (part.id.cudnn_version && model::compare_prefix(*l.version, *part.id.cudnn_version, 3) != 0)
-        problems[std::max(l.major, 0)].push_back(name + " is named " + l.version->text() + ", its bytes say " +
+      if (part.id.cudnn_version && model::compare_prefix(*v, *part.id.cudnn_version, 3) != 0)
+        problems[std::max(l.major, 0)].push_back(name + " is named " + part.name_version->text() + ", its bytes say " +
                                                  part.id.cudnn_version->text() + " (" + part.id.version_evidence + ")");
     }
   }
@@ -200,13 +170,13 @@ std::vector<model::CudnnWhole> judge_cudnn_files(std::vector<CudnnFile> files, c
   std::map<int, std::vector<Part>> by_major;
   for (auto& p : parts)
     if (!p.misnamed.empty())
-      if (auto own = parse_name(p.soname)) {
+      if (auto own = parse_cudnn_library_name(p.soname)) {
         std::sort(p.misnamed.begin(), p.misnamed.end());
         problems[own->major].push_back(util::join(p.misnamed, ", ") + (p.misnamed.size() == 1 ? " is " : " are ") + p.soname +
                                        " by its own bytes (its soname): a renamed or misplaced copy");
       }
   for (auto& p : parts) {
-    auto own = parse_name(p.soname);
+    auto own = parse_cudnn_library_name(p.soname);
     if (own && own->major >= 8) by_major[own->major].push_back(std::move(p));
   }
   for (const auto& [major, said] : problems)
@@ -227,7 +197,53 @@ std::vector<model::CudnnWhole> judge_cudnn_files(std::vector<CudnnFile> files, c
   return out;
 }
 
-bool is_cudnn_library_name(const std::string& name) { return parse_name(name).has_value(); }
+std::optional<CudnnLibraryName> parse_cudnn_library_name(const std::string& name) {
+  static const std::regex k_linux(R"(^(libcudnn[a-z_]*)\.so((?:\.[0-9]{1,6})*)$)");
+  static const std::regex k_windows(R"(^(cudnn[a-z_]*?)64_([0-9]{1,3})\.dll$)", std::regex::icase);
+  std::smatch m;
+  CudnnLibraryName l;
+  if (std::regex_match(name, m, k_linux)) {
+    l.stem = m[1].str();
+    l.numbers = m[2].length() > 0 ? m[2].str().substr(1) : std::string();
+    if (!l.numbers.empty()) l.major = std::stoi(l.numbers.substr(0, l.numbers.find('.')));
+    return l;
+  }
+  if (std::regex_match(name, m, k_windows)) {
+    l.stem = util::to_lower(m[1].str());
+    l.major = std::stoi(m[2].str());
+    l.windows = true;
+    return l;
+  }
+  return std::nullopt;
+}
+
+std::string CudnnLibraryName::soname() const {
+  return windows ? stem + "64_" + std::to_string(major) + ".dll" : stem + ".so." + std::to_string(major);
+}
+
+std::optional<model::Version> CudnnLibraryName::version() const {
+  if (std::count(numbers.begin(), numbers.end(), '.') < 2) return std::nullopt;
+  return model::Version::parse(numbers);
+}
+
+bool is_cudnn_library_name(const std::string& name) { return parse_cudnn_library_name(name).has_value(); }
+
+util::Result<std::vector<fs::path>> cudnn_libraries_of(const fs::path& dir, int major) {
+  std::error_code ec;
+  std::vector<fs::path> out;
+  std::set<fs::path> files;
+  fs::directory_iterator it(dir, ec);
+  for (fs::directory_iterator end; !ec && it != end; it.increment(ec)) {
+    const auto n = parse_cudnn_library_name(it->path().filename().string());
+    if (!n || n->major != major || (!n->windows && n->numbers != std::to_string(major))) continue;
+    std::error_code e2;
+    auto real = fs::canonical(it->path(), e2);
+    if (!e2 && fs::is_regular_file(real, e2) && files.insert(real).second) out.push_back(it->path());
+  }
+  if (ec) return util::Error(util::ErrorCode::io, "cannot list " + dir.string() + ": " + ec.message());
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 std::vector<model::CudnnWhole> read_cudnn_whole(const fs::path& dir, const std::string& shown,
                                                 const std::vector<model::CudnnMajorContents>& contents) {
@@ -235,7 +251,7 @@ std::vector<model::CudnnWhole> read_cudnn_whole(const fs::path& dir, const std::
   std::vector<CudnnFile> files;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (!parse_name(name)) continue;
+    if (!parse_cudnn_library_name(name)) continue;
     CudnnFile f{name, {}, {}};
     auto real = fs::canonical(it->path(), ec);
     if (ec)

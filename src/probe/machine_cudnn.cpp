@@ -29,21 +29,19 @@ namespace probe::detail {
 
 namespace {
 
+// A library name of one cuDNN major: "libcudnn_ops.so.9.19.0" (stem libcudnn_ops, major 9,
+// version "9.19.0"); "libcudnn_ops.so.9" has an empty version. Development links and DLLs are
+// not: they name no major this probe reads.
 struct LibName {
-  std::string stem;  // "libcudnn_ops"
+  std::string stem;
   int major = 0;
-  std::string version;  // "9.1.0" for libcudnn_ops.so.9.1.0; "" for the soname itself
+  std::string version;  // "9.19.0" when the name has more than the major
 };
 
 std::optional<LibName> parse_lib_name(const std::string& name) {
-  static const std::regex k_re(R"(^(libcudnn[a-z_]*)\.so\.([0-9]+)((?:\.[0-9]+)*)$)");
-  std::smatch m;
-  if (!std::regex_match(name, m, k_re)) return std::nullopt;
-  LibName l;
-  l.stem = m[1].str();
-  l.major = std::stoi(m[2].str());
-  if (m[3].length() > 0) l.version = m[2].str() + m[3].str();
-  return l;
+  auto n = parse_cudnn_library_name(name);
+  if (!n || n->windows || n->major < 0) return std::nullopt;
+  return LibName{n->stem, n->major, n->numbers.find('.') == std::string::npos ? std::string() : n->numbers};
 }
 
 std::string header_version(const std::string& text) {

@@ -468,6 +468,22 @@ TEST(Machine, DanglingSonameLinkCountsAsMissing) {
   EXPECT_TRUE(contains(c->problems, "libcudnn_ops.so.9 -> libcudnn_ops.so.9.1.0 dangles")) << testing::PrintToString(c->problems);
 }
 
+TEST(Machine, ANameWithAnOverlongNumberIsNotACudnnLibrary) {
+  // a number past what an int holds once crashed the probe (std::stoi); such a name is no cuDNN's
+  Fixture fx;
+  fx.root.cudnn_libs("/opt/cudnn9/lib", "9.1.0");
+  fx.root.cudnn_headers("/opt/cudnn9/include", "9.1.0");
+  fx.root.file("/opt/cudnn9/lib/libcudnn.so.99999999999", "not a library");
+  fx.root.file("/opt/cudnn9/lib/libcudnn_ops.so.9.1.0.123456789012", "not a library");
+  fx.env.set("CUDNN_PATH", "/opt/cudnn9");
+  auto r = fx.inspect();
+  const auto* c = copy_in(r, "/opt/cudnn9/lib", 9);
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->half_copied);
+  EXPECT_FALSE(c->mixed) << testing::PrintToString(c->versions_seen);
+  EXPECT_EQ(c->library_version, "9.1.0");
+}
+
 TEST(Machine, FilesOfTwoVersionsInOneDirectoryAreMixed) {
   Fixture fx;
   fx.root.cudnn_libs("/opt/cudnn/lib", "9.1.0");

@@ -13,11 +13,29 @@
 
 #include "model/facts.hpp"
 #include "model/machine.hpp"
+#include "util/result.hpp"
 
 namespace probe {
 
+// A cuDNN library's name taken apart: "libcudnn_ops.so.9.19.0" (stem libcudnn_ops, major 9,
+// numbers "9.19.0"), "libcudnn.so" (the development link: no major, no numbers),
+// "cudnn_ops64_9.dll" (stem cudnn_ops, major 9, Windows). Each number has at most 6 digits.
+struct CudnnLibraryName {
+  std::string stem;
+  int major = -1;       // -1: the development link
+  std::string numbers;  // every number after ".so", as written ("9", "9.19.0"); "" for a DLL
+  bool windows = false;
+  std::string soname() const;  // "libcudnn_ops.so.9", "cudnn_ops64_9.dll"
+  // The release a fully versioned name says (three numbers or more), else nullopt.
+  std::optional<model::Version> version() const;
+};
+std::optional<CudnnLibraryName> parse_cudnn_library_name(const std::string& name);
 // True for a name cuDNN's libraries have: libcudnn*.so[.N...] or cudnn*64_N.dll.
 bool is_cudnn_library_name(const std::string& name);
+// The cuDNN libraries of `major` in `dir` as the loader finds them: each sub-library's soname
+// (libcudnn_ops.so.9) or DLL (cudnn_ops64_9.dll), sorted, one path per file. Errors: io (the
+// directory cannot be listed, with why).
+util::Result<std::vector<std::filesystem::path>> cudnn_libraries_of(const std::filesystem::path& dir, int major);
 
 // One name in the directory: the file it is (links followed, on this machine), or the text of a
 // link that leads nowhere.
