@@ -10,7 +10,9 @@
 #include <regex>
 #include <sstream>
 
+#include "fixtures.hpp"
 #include "test_support.hpp"
+#include "tree.hpp"
 
 namespace cli_convtest_test {
 
@@ -298,6 +300,49 @@ TEST(CliConvtest, TheGpuArchitectureIsJudgedAgainstTheLoadedCudnn) {
   EXPECT_TRUE(has(findings_of(run_with_doubles({"--json", "--quick", "--manifest", models.string()})), "convtest.gpu-pinned", "warning"));
   EXPECT_FALSE(has(findings_of(run_with_doubles({"--json", "--quick", "--manifest", models.string()}, {"STACKPIN_FAKE_GPU_CC=89"})),
                    "convtest.gpu-pinned", "warning"));
+}
+
+TEST(CliConvtest, EachGpuIsJudgedByTheGpuCodeTheLoadedCudnnCarries) {
+  // the doubles, and beside them a cuDNN sub-library whose bytes carry SASS for sm_86 and PTX for
+  // compute_90 (ISA 8.0): what the loaded cuDNN carries decides, not the support matrix
+  testing_support::ScratchDir dir;
+  fs::copy(doubles("cuda12-cudnn9"), dir.path(), fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  testing_support::write_file(dir.path() / "libcudnn_cnn.so.9",
+                              fixtures::elf_library("libcudnn_cnn.so.9", {"libcudnn_graph.so.9"},
+                                                    fixtures::fatbin_container({{2, 86, 0x11}, {1, 90, 0x11, 8, 0}}), 0));
+  // a cuDNN 8 library left beside it is not the loaded cuDNN's: its sm_50 code is no verdict
+  testing_support::write_file(dir.path() / "libcudnn_cnn_infer.so.8",
+                              fixtures::elf_library("libcudnn_cnn_infer.so.8", {}, fixtures::fatbin_container({{2, 50, 0x11}}), 0));
+  auto run = [&](const std::string& cc) {
+    auto r = testing_support::run_process({testing_support::binary().string(), "convtest", "--json", "--quick"},
+                                          {"LD_LIBRARY_PATH=" + dir.path().string(), "STACKPIN_FAKE_GPU_CC=" + cc});
+    return std::pair{r, json::parse(r.out, nullptr, false)};
+  };
+  auto [ampere, a] = run("8.6");
+  ASSERT_FALSE(a.is_discarded()) << ampere.out << ampere.err;
+  EXPECT_EQ(ampere.exit_code, 0) << ampere.out;
+  EXPECT_EQ(a["report"]["gpus"][0]["cudnn_kernels"], "native (read from the libraries)") << ampere.out;
+  EXPECT_TRUE(has(a["findings"], "convtest.gpu-kernels", "ok", "its one library with GPU code carries SASS that runs on 8.6"))
+      << a["findings"].dump(1);
+  EXPECT_FALSE(has(a["findings"], "convtest.gpu-arch", "ok")) << "the support matrix is not consulted\n" << a["findings"].dump(1);
+
+  auto [ada, b] = run("8.9");
+  EXPECT_EQ(b["report"]["gpus"][0]["cudnn_kernels"], "compatible (read from the libraries)") << ada.out;
+
+  auto [hopper, h] = run("9.0");
+  EXPECT_EQ(h["report"]["gpus"][0]["cudnn_kernels"], "jit (read from the libraries)") << hopper.out;
+  EXPECT_TRUE(has(h["findings"], "convtest.gpu-kernels", "warning", "no sm_90 SASS in libcudnn_cnn.so.9 (PTX compute_90, ISA 8.0)"))
+      << h["findings"].dump(1);
+
+  auto [pascal, p] = run("6.1");
+  EXPECT_EQ(pascal.exit_code, 1) << pascal.out;
+  EXPECT_EQ(p["report"]["gpus"][0]["cudnn_kernels"], "none (read from the libraries)") << pascal.out;
+  EXPECT_TRUE(has(p["findings"], "convtest.gpu-kernels", "error", "libcudnn_cnn.so.9 (sm_86 compute_90) carry nothing that runs on 6.1"))
+      << p["findings"].dump(1);
+
+  auto text = testing_support::run_process({testing_support::binary().string(), "convtest", "--quick"},
+                                           {"LD_LIBRARY_PATH=" + dir.path().string(), "STACKPIN_FAKE_GPU_CC=9.0"});
+  EXPECT_NE(text.out.find("cuDNN kernels: jit (read from the libraries)"), std::string::npos) << text.out;
 }
 
 }  // namespace cli_convtest_test

@@ -3,7 +3,12 @@
 #include "core/convtest/convtest.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
+
+#include "core/gpu_code.hpp"
+#include "probe/cudnn_whole.hpp"
+#include "probe/fatbin.hpp"
 
 namespace core {
 
@@ -23,11 +28,59 @@ model::ConvExpectations convtest_expectations(const ConvtestOptions& o, const kn
   return e;
 }
 
+namespace {
+
+// convtest runs where the libraries are: the JIT cache it names is this system's
+#ifdef _WIN32
+constexpr model::Os k_here = model::Os::windows;
+#else
+constexpr model::Os k_here = model::Os::linux;
+#endif
+
+// The GPU code of the cuDNN that was loaded: every sub-library of its major in its directory, as
+// the loader finds them, read from their fatbin containers. `unreadable`: what cannot be, with why.
+std::vector<model::LibraryKernels> loaded_cudnn_kernels(const std::string& loaded, int major, std::vector<std::string>& unreadable) {
+  std::vector<model::LibraryKernels> out;
+  if (loaded.empty()) return out;
+  auto names = probe::cudnn_libraries_of(std::filesystem::path(loaded).parent_path(), major);
+  if (!names) {
+    unreadable.push_back(names.error().message);
+    return out;
+  }
+  for (const auto& p : *names) {
+    auto k = probe::read_gpu_code(p);
+    if (!k) {
+      unreadable.push_back(k.error().message);
+      continue;
+    }
+    k->path = p.string();
+    out.push_back(std::move(*k));
+  }
+  return out;
+}
+
+}  // namespace
+
 void judge_gpu_architectures(model::ConvReport& r, const knowledge::KnowledgeBase& kb, const model::Manifest* m,
                              std::vector<model::Finding>& out) {
   auto cudnn = model::Version::parse(r.cudnn_version);
   auto built = model::Version::parse(r.cudnn_built_with_cuda);
   const auto named = m ? kb.gpu_archs(*m) : std::map<model::Version, model::Pos>{};
+  // what the loaded cuDNN's libraries carry decides, where they carry any; NVIDIA's support matrix
+  // where they carry none (test doubles, a build without GPU code)
+  std::vector<std::string> unreadable;
+  const auto kernels = r.gpus.empty() || !cudnn ? std::vector<model::LibraryKernels>{}
+                                                : loaded_cudnn_kernels(r.cudnn.path, static_cast<int>(cudnn->major()), unreadable);
+  for (const auto& why : unreadable) {
+    auto& f = model::add_finding(out, "convtest.gpu-kernels", model::Severity::warning, "cuDNN");
+    f.seen = "the GPU code of the loaded cuDNN's libraries cannot be read: " + why;
+  }
+  const std::string dir = std::filesystem::path(r.cudnn.path).parent_path().string();
+  // "12.4 / driver 550.54.14": the CUDA release the driver supports, and its version when known
+  const auto slash = r.driver_version.find(" / ");
+  const auto driver_cuda = model::Version::parse(r.driver_version.substr(0, slash));
+  const auto at = r.driver_version.find("driver ");
+  const auto driver = at == std::string::npos ? std::nullopt : model::Version::parse(r.driver_version.substr(at + 7));
   for (auto& g : r.gpus) {
     auto cc = model::Version::parse(std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor));
     if (!cc) continue;
@@ -41,6 +94,15 @@ void judge_gpu_architectures(model::ConvReport& r, const knowledge::KnowledgeBas
       if (m->gpus->pos.line > 0) f.where = m->locate(m->gpus->pos);
     }
     if (!cudnn || !built) continue;  // no cuDNN loaded: judge_cudnn says why
+    if (const auto j = judge_library_set(kernels, *cc, driver, k_here, kb, driver_cuda); j.with_code > 0) {
+      auto& f = model::add_finding(out, "convtest.gpu-kernels", j.severity, subject);
+      f.seen = "cuDNN " + cudnn->text() + " in " + dir + " (the one loaded): " + j.seen;
+      f.expected = j.expected;
+      f.fix = j.fix;
+      f.source = "the loaded cuDNN's libraries' fatbin containers, read here; PTX ISA release history (NVIDIA)";
+      g.cudnn_kernels = j.verdict + " (read from the libraries)";
+      continue;
+    }
     bool nearest = false;
     const auto* row = kb.cudnn_arch_support(*cudnn, static_cast<int>(built->major()), &nearest);
     auto& f = model::add_finding(out, "convtest.gpu-arch", model::Severity::ok, subject);
