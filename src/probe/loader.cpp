@@ -3,6 +3,7 @@
 // (loader_posix.cpp: dlopen; loader_windows.cpp: LoadLibraryExW).
 #include "loader.hpp"
 
+#include <cstring>
 #include <regex>
 
 namespace probe::detail {
@@ -28,6 +29,38 @@ std::string nvml_driver_version_of(void* h) {
     if (ver(buf, sizeof buf) == 0) out = buf;
     if (shutdown) shutdown();
   }
+  return out;
+}
+
+std::vector<model::GpuDevice> nvml_gpus_of(void* h) {
+  using InitFn = int (*)();
+  using CountFn = int (*)(unsigned*);
+  using HandleFn = int (*)(unsigned, void**);
+  using NameFn = int (*)(void*, char*, unsigned);
+  using CcFn = int (*)(void*, int*, int*);
+  auto init = reinterpret_cast<InitFn>(find_symbol(h, "nvmlInit_v2"));
+  auto count = reinterpret_cast<CountFn>(find_symbol(h, "nvmlDeviceGetCount_v2"));
+  auto handle = reinterpret_cast<HandleFn>(find_symbol(h, "nvmlDeviceGetHandleByIndex_v2"));
+  auto name = reinterpret_cast<NameFn>(find_symbol(h, "nvmlDeviceGetName"));
+  auto cc = reinterpret_cast<CcFn>(find_symbol(h, "nvmlDeviceGetCudaComputeCapability"));
+  auto shutdown = reinterpret_cast<InitFn>(find_symbol(h, "nvmlShutdown"));
+  std::vector<model::GpuDevice> out;
+  if (!init || !count || !handle || !name || !cc || init() != 0) return out;
+  unsigned n = 0;
+  if (count(&n) == 0)
+    for (unsigned i = 0; i < n && i < 64; ++i) {
+      void* device = nullptr;
+      char text[96] = {};
+      int major = 0, minor = 0;
+      if (handle(i, &device) != 0 || name(device, text, sizeof text - 1) != 0 || cc(device, &major, &minor) != 0) continue;
+      if (major < 1 || major > 99 || minor < 0 || minor > 9) continue;  // not a compute capability
+      model::GpuDevice g;
+      g.index = static_cast<int>(i);
+      g.name = std::string(text, strnlen(text, sizeof text));
+      g.cc = std::to_string(major) + "." + std::to_string(minor);
+      out.push_back(std::move(g));
+    }
+  if (shutdown) shutdown();
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include "cuda_api.hpp"
 #include "model/convtest.hpp"
+#include "model/machine.hpp"
 
 namespace probe::detail {
 
@@ -34,6 +35,10 @@ void* find_symbol(void* handle, const char* name);
 // The driver version NVML reports through an open NVML library (libnvidia-ml.so.1, nvml.dll);
 // "" when it cannot tell.
 std::string nvml_driver_version_of(void* nvml);
+// The GPUs NVML lists through an open NVML library: index, name and compute capability
+// (nvmlDeviceGetCount_v2, nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetName,
+// nvmlDeviceGetCudaComputeCapability); empty when it cannot tell. At most 64.
+std::vector<model::GpuDevice> nvml_gpus_of(void* nvml);
 // Resolves every entry point; returns the names that are missing.
 std::vector<std::string> bind(void* handle, CudaRuntime& rt);
 std::vector<std::string> bind(void* handle, Cudnn& dnn);
@@ -46,5 +51,9 @@ std::string driver_version_from_proc(const std::string& text);
 // The driver version NVML reports (nvmlInit_v2, nvmlSystemGetDriverVersion, nvmlShutdown through
 // a dlopen of libnvidia-ml.so.1); "" when the library is absent or does not answer.
 std::string nvml_driver_version();
+#ifdef _WIN32
+// The GPUs nvml.dll lists (nvml_gpus_of); empty when it is absent (loader_windows.cpp).
+std::vector<model::GpuDevice> nvml_gpus();
+#endif
 
 }  // namespace probe::detail

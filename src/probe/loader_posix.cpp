@@ -91,5 +91,6 @@ namespace probe {
 LoaderAnswer load_as_application(const std::string&, const std::vector<std::string>&) { return {}; }
 LoaderAnswer load_as_python_extension(const std::string&, const std::vector<std::string>&) { return {}; }
 std::string windows_driver_version() { return {}; }
+std::vector<model::GpuDevice> windows_gpus() { return {}; }
 
 }  // namespace probe

@@ -91,7 +91,10 @@ void* find_symbol(void* handle, const char* name) { return reinterpret_cast<void
 
 std::string kernel_driver_version() { return nvml_driver_version(); }
 
-std::string nvml_driver_version() {
+namespace {
+
+// nvml.dll: in System32 since driver 470, in NVSMI under Program Files before it; null when absent.
+HMODULE open_nvml() {
   UINT old_mode = SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX);
   HMODULE h = LoadLibraryExW(L"nvml.dll", nullptr, LOAD_LIBRARY_SEARCH_SYSTEM32);
   if (!h) {
@@ -104,8 +107,23 @@ std::string nvml_driver_version() {
     }
   }
   SetErrorMode(old_mode);
+  return h;
+}
+
+}  // namespace
+
+std::string nvml_driver_version() {
+  HMODULE h = open_nvml();
   if (!h) return {};
   std::string out = nvml_driver_version_of(h);
+  FreeLibrary(h);
+  return out;
+}
+
+std::vector<model::GpuDevice> nvml_gpus() {
+  HMODULE h = open_nvml();
+  if (!h) return {};
+  auto out = nvml_gpus_of(h);
   FreeLibrary(h);
   return out;
 }
@@ -166,5 +184,6 @@ LoaderAnswer load_as_python_extension(const std::string& dll_name, const std::ve
 }
 
 std::string windows_driver_version() { return detail::nvml_driver_version(); }
+std::vector<model::GpuDevice> windows_gpus() { return detail::nvml_gpus(); }
 
 }  // namespace probe

@@ -2,8 +2,11 @@
 // text output and the --json envelope, on fake Windows trees built at test time.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
+#include "fixtures.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "test_support.hpp"
 #include "windows_tree.hpp"
@@ -187,6 +190,59 @@ TEST(CliDoctor, WithoutWindowsRootInspectsThisMachine) {
   auto j = json::parse(stackpin({"doctor", "--json"}).out);
   EXPECT_TRUE(j["report"]["windows"].is_null());
   EXPECT_TRUE(j["report"]["machine"].is_object()) << j.dump(1);
+}
+
+TEST(CliDoctorWindows, TheWinningCudnnsDllsAreJudgedByTheirGpuCodeForEachGpu) {
+  ScratchDir scratch;
+  WindowsTree w{scratch.path() / "c"};
+  w.windows();
+  const std::string cuda = w.cuda("12.4");
+  const std::string bin = w.cudnn("C:\\tools\\cudnn", "9.1.0", dlls(9));
+  // cudnn_cnn64_9.dll carries SASS for sm_86 and PTX for compute_90 (ISA 8.0); the others none
+  w.file(bin + "\\cudnn_cnn64_9.dll",
+         fixtures::pe_library("cudnn_cnn64_9.dll", {}, fixtures::fatbin_container({{2, 86, 0x11}, {1, 90, 0x11, 8, 0}}), 0));
+  auto manifest = scratch.write("stack.toml", R"(schema = 1
+name = "gpu-code"
+[cuda]
+version = "12.4.1"
+[cudnn]
+version = "9.1.0.70"
+cuda = 12
+[gpus]
+arch = ["8.6", "8.9", "9.0", "6.1"]
+)");
+  auto r = stackpin({"doctor", "--manifest", manifest.string(), "--windows-root", w.root().string(), "--path", bin + ";" + cuda, "--json"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  std::map<std::string, json> by_gpu;
+  const json report = json::parse(r.out);
+  for (const auto& f : report["findings"])
+    if (f["rule"] == "windows.gpu-kernels")
+      by_gpu[f["subject"].get<std::string>().substr(std::string("[gpus] compute capability ").size(), 3)] = f;
+  ASSERT_EQ(by_gpu.size(), 4u) << r.out;
+  EXPECT_EQ(by_gpu["8.6"]["severity"], "ok") << by_gpu["8.6"].dump(2);
+  EXPECT_TRUE(has(by_gpu["8.6"]["seen"],
+                  "cuDNN in C:\\tools\\cudnn\\bin (cudnn64_9.dll wins): its one library with GPU code carries SASS that runs on 8.6"))
+      << by_gpu["8.6"].dump(2);
+  EXPECT_EQ(by_gpu["8.9"]["severity"], "ok") << by_gpu["8.9"].dump(2);  // sm_86 is binary compatible with 8.9
+  EXPECT_EQ(by_gpu["9.0"]["severity"], "warning") << by_gpu["9.0"].dump(2);
+  EXPECT_TRUE(has(by_gpu["9.0"]["seen"], "no sm_90 SASS in cudnn_cnn64_9.dll (PTX compute_90, ISA 8.0)")) << by_gpu["9.0"].dump(2);
+  EXPECT_TRUE(has(by_gpu["9.0"]["fix"], "%APPDATA%\\NVIDIA\\ComputeCache")) << by_gpu["9.0"].dump(2);
+  EXPECT_EQ(by_gpu["6.1"]["severity"], "error") << by_gpu["6.1"].dump(2);
+  EXPECT_TRUE(has(by_gpu["6.1"]["seen"], "cudnn_cnn64_9.dll (sm_86 compute_90) carry nothing that runs on 6.1")) << by_gpu["6.1"].dump(2);
+
+  // a DLL that cannot be read is named; the rest are still judged
+  w.file(bin + "\\cudnn_ops64_9.dll", "MZ, and nothing of a DLL after it");
+  auto again =
+      stackpin({"doctor", "--manifest", manifest.string(), "--windows-root", w.root().string(), "--path", bin + ";" + cuda, "--json"});
+  bool named = false, judged = false;
+  const json second = json::parse(again.out);
+  for (const auto& f : second["findings"]) {
+    if (f["rule"] != "windows.gpu-kernels") continue;
+    if (has(f["subject"], "cudnn_ops64_9.dll")) named = has(f["seen"], "its GPU code cannot be read");
+    if (has(f["subject"], "6.1")) judged = f["severity"] == "error";
+  }
+  EXPECT_TRUE(named) << again.out;
+  EXPECT_TRUE(judged) << again.out;
 }
 
 }  // namespace cli_doctor_windows_test

@@ -574,6 +574,50 @@ std::vector<json> findings_for(const json& doc, const std::string& rule, const s
   return out;
 }
 
+// On a live machine the GPUs come from nvml.dll: the NVML double, where the live doctor looks
+// after System32 (NVSMI under Program Files), lists two GPUs, and the winning cuDNN's DLLs are
+// judged by their GPU code for each of them.
+TEST(WindowsExe, DoctorJudgesTheWinningCudnnsGpuCodeForTheGpusNvmlLists) {
+  SKIP_WITHOUT_WINE();
+  fs::path nvml = windows_build() / "tests" / "doubles" / "nvsmi" / "nvml.dll";
+  if (!fs::is_regular_file(nvml)) GTEST_SKIP() << "no NVML double at " << nvml << " (build-windows.sh --tests)";
+  fs::path nvsmi = wine().prefix / "drive_c" / "Program Files" / "NVIDIA Corporation" / "NVSMI";
+  fs::create_directories(nvsmi);
+  fs::copy_file(nvml, nvsmi / "nvml.dll", fs::copy_options::overwrite_existing);
+  struct Remove {
+    fs::path dll;
+    ~Remove() {
+      std::error_code ec;
+      fs::remove(dll, ec);
+    }
+  } remove{nvsmi / "nvml.dll"};
+  WinDir d("gpu-code");
+  fs::create_directories(d.unix / "bin");
+  for (const char* dll : {"cudnn64_9.dll", "cudnn_adv64_9.dll", "cudnn_cnn64_9.dll", "cudnn_engines_precompiled64_9.dll",
+                          "cudnn_engines_runtime_compiled64_9.dll", "cudnn_graph64_9.dll", "cudnn_heuristic64_9.dll", "cudnn_ops64_9.dll"})
+    testing_support::write_file(
+        d.unix / "bin" / dll,
+        fixtures::pe_library(dll, {}, std::string(dll) == "cudnn_cnn64_9.dll" ? fixtures::fatbin_container({{2, 86, 0x11}}) : "", 0));
+  set_user_env("Path", "REG_EXPAND_SZ", d.win + "\\bin");
+  struct Restore {
+    ~Restore() { delete_user_env("Path"); }
+  } restore;
+  auto r = stackpin_exe({"doctor", "--json"},
+                        {"STACKPIN_FAKE_NVML_GPUS=NVIDIA RTX A4000=8.6;Tesla P100-PCIE-16GB=6.0", "STACKPIN_FAKE_NVML_DRIVER=572.16"});
+  auto j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << show(r);
+  auto ampere = findings_for(j, "windows.gpu-kernels", "GPU 0 NVIDIA RTX A4000");
+  ASSERT_EQ(ampere.size(), 1u) << j.dump(2);
+  EXPECT_EQ(ampere[0]["severity"], "ok") << ampere[0].dump(2);
+  EXPECT_TRUE(testing_support::contains(ampere[0]["seen"].get<std::string>(), "carries SASS that runs on 8.6")) << ampere[0].dump(2);
+  auto pascal = findings_for(j, "windows.gpu-kernels", "GPU 1 Tesla P100-PCIE-16GB");
+  ASSERT_EQ(pascal.size(), 1u) << j.dump(2);
+  EXPECT_EQ(pascal[0]["severity"], "error") << pascal[0].dump(2);
+  EXPECT_TRUE(testing_support::contains(pascal[0]["seen"].get<std::string>(), "cudnn_cnn64_9.dll (sm_86) carry nothing that runs on 6.0"))
+      << pascal[0].dump(2);
+  EXPECT_EQ(r.exit_code, 1) << show(r);
+}
+
 TEST(WindowsExe, DoctorAsksTheRealLoaderAndFindsTheStaleCopyFirst) {
   SKIP_WITHOUT_WINE();
   fs::path doubles = windows_build() / "tests" / "doubles" / "cuda12-cudnn9";

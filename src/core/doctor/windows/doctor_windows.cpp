@@ -207,6 +207,7 @@ WindowsDoctorOptions live_windows_doctor_options(const util::Env& env, std::stri
                            "LOCALAPPDATA", "APPDATA"})
     if (auto v = env.get(name)) o.env[name] = *v;
   o.driver_version = probe::windows_driver_version();
+  o.gpus = probe::windows_gpus();
   return o;
 }
 
@@ -250,6 +251,11 @@ util::Status doctor_windows(const WindowsDoctorOptions& o, const knowledge::Know
   winrules::Ctx c{kb, exp, view, report.findings, {}, {}, {}, {}, {}, {}};
   if (!exp.cudnn_version.empty()) c.pinned = model::Version::parse(exp.cudnn_version);
   if (!exp.cuda_version.empty()) c.cuda = model::Version::parse(exp.cuda_version);
+  for (const auto& g : o.gpus)
+    if (auto cc = model::Version::parse(g.cc)) c.gpus.emplace_back(*cc, "GPU " + std::to_string(g.index) + " " + g.name);
+  if (c.gpus.empty() && manifest)
+    for (const auto& [cc, pos] : kb.gpu_archs(*manifest)) c.gpus.emplace_back(cc, "[gpus] " + kb.gpu_label(cc));
+  if (o.driver_version) c.driver = model::Version::parse(*o.driver_version);
   winrules::cudnn_dlls(c);
   winrules::zlibwapi(c);
   winrules::vc_runtime(c);

@@ -12,12 +12,14 @@
 
 #include <filesystem>
 
+#include "core/gpu_code.hpp"
 #include "core/inspect/cudnn_whole.hpp"
 #include "core/windows/windows_path_rule.hpp"
 #include "core/windows/windows_search.hpp"
 #include "doctor/windows/doctor_windows_rules.hpp"
 #include "model/contracts.hpp"
 #include "probe/cudnn_whole.hpp"
+#include "probe/fatbin.hpp"
 #include "util/strings.hpp"
 
 namespace core::winrules {
@@ -238,6 +240,56 @@ void sub_libraries(Ctx& c, int major) {
   f.source = knowledge::first_source(contents->source);
 }
 
+// The winning cuDNN judged by the GPU code its DLLs carry (their fatbin containers, read here) for
+// each GPU doctor knows of: the live machine's (nvml.dll), else the manifest's [gpus].
+void gpu_kernels(Ctx& c, int major) {
+  if (c.gpus.empty()) return;
+  const auto* contents = c.kb.cudnn_contents(major);
+  if (!contents) return;
+  auto main = find_dll(c.view.desktop, contents->main_dll, "");
+  if (main.copies.empty() || main.copies.front().local_path.empty()) return;
+  const auto& winner = main.copies.front();
+  const std::string main_dir = dir_of(winner.windows_path);
+  std::vector<model::LibraryKernels> libraries;
+  std::vector<std::pair<std::string, std::string>> unreadable;  // file, why
+  auto files = probe::cudnn_libraries_of(std::filesystem::path(winner.local_path).parent_path(), major);
+  if (!files) {
+    auto& f = c.add("windows.gpu-kernels", Severity::warning, main_dir);
+    f.seen = "its DLLs' GPU code cannot be read: " + files.error().message;
+    return;
+  }
+  for (const auto& f : *files) {
+    const std::string windows_file = main_dir + "\\" + f.filename().string();
+    auto k = probe::read_gpu_code(f);
+    if (!k) {
+      unreadable.emplace_back(windows_file, k.error().message);
+      continue;
+    }
+    k->path = windows_file;
+    libraries.push_back(std::move(*k));
+  }
+  for (const auto& [file, why] : unreadable) {
+    auto& f = c.add("windows.gpu-kernels", Severity::warning, file);
+    f.seen = "its GPU code cannot be read: " + why;
+    f.fix = "a DLL whose fatbin containers do not frame is damaged or not NVIDIA's: copy the cuDNN release again";
+  }
+  const char* k_source = "the DLLs' fatbin containers (.nv_fatb), read here; PTX ISA release history (NVIDIA)";
+  for (const auto& [cc, subject] : c.gpus) {
+    const auto j = judge_library_set(libraries, cc, c.driver, model::Os::windows, c.kb);
+    if (j.with_code == 0) {
+      auto& f = c.add("windows.gpu-kernels", Severity::note, subject);
+      f.seen = "cuDNN in " + main_dir + ": none of its " + std::to_string(libraries.size()) + " DLLs carries GPU code to judge";
+      f.source = k_source;
+      continue;
+    }
+    auto& f = c.add("windows.gpu-kernels", j.severity, subject);
+    f.seen = "cuDNN in " + main_dir + " (" + contents->main_dll + " wins): " + j.seen;
+    f.expected = j.expected;
+    f.fix = j.fix;
+    f.source = k_source;
+  }
+}
+
 // cudnn64_M.dll of another major than the pinned one: not loaded for this cuDNN, but a leftover.
 void other_majors(Ctx& c) {
   if (!c.pinned) return;
@@ -300,6 +352,7 @@ void cudnn_dlls(Ctx& c) {
   for (int major : c.majors) {
     judge_major(c, major);
     sub_libraries(c, major);
+    gpu_kernels(c, major);
   }
   other_majors(c);
   system_dirs(c);

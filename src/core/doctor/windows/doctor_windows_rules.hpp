@@ -3,6 +3,7 @@
 // findings to the report and, where it looked DLLs up, the lookups to the view's search orders.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/windows/windows_search.hpp"
@@ -28,6 +29,11 @@ struct Ctx {
   std::vector<int> majors;                   // cuDNN majors judged (the manifest's, else every one found)
   std::optional<model::Version> cudnn_seen;  // full version of the winning cudnn64_N.dll, when told
   std::optional<int> cudnn_seen_major;       // its major, when only that is known
+  // The GPUs the DLLs' code is judged for (compute capability, subject: "GPU 0 NVIDIA RTX A4000",
+  // "[gpus] compute capability 8.6 (Ampere)"),
+  // and the driver that would compile their PTX, when known.
+  std::vector<std::pair<model::Version, std::string>> gpus;
+  std::optional<model::Version> driver;
 
   model::Finding& add(std::string rule, model::Severity severity, std::string subject);
 };
@@ -49,8 +55,8 @@ std::vector<std::string> cudnn_files_in(const model::SearchDir& dir);
 // (doctor_windows.cpp).
 void path_entries(Ctx& c);
 void path_length(Ctx& c);
-// Which cudnn64_N.dll wins, stale copies, sub-libraries, zlibwapi.dll, the VC++ runtime
-// (doctor_windows_dlls.cpp). cudnn_dlls sets cudnn_dir, majors and cudnn_seen for the others.
+// Which cudnn64_N.dll wins, stale copies, sub-libraries, the GPU code of the winner's DLLs,
+// zlibwapi.dll, the VC++ runtime (doctor_windows_dlls.cpp). cudnn_dlls sets cudnn_dir, majors and cudnn_seen for the others.
 void cudnn_dlls(Ctx& c);
 void zlibwapi(Ctx& c);
 void vc_runtime(Ctx& c);

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "model/machine.hpp"
+
 namespace probe {
 
 struct LoaderAnswer {
@@ -28,5 +30,8 @@ LoaderAnswer load_as_python_extension(const std::string& dll_name, const std::ve
 // The NVIDIA driver version nvml.dll reports (System32, else NVSMI under Program Files), "" when
 // no NVIDIA driver answers; "" off Windows (the Linux machine probe reads it its own way).
 std::string windows_driver_version();
+// The GPUs nvml.dll lists (index, name, compute capability); empty when no NVIDIA driver answers,
+// and off Windows.
+std::vector<model::GpuDevice> windows_gpus();
 
 }  // namespace probe

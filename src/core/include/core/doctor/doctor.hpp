@@ -15,6 +15,7 @@
 
 #include "knowledge/knowledge_base.hpp"
 #include "model/doctor.hpp"
+#include "model/machine.hpp"
 #include "model/manifest.hpp"
 #include "util/env.hpp"
 #include "util/result.hpp"
@@ -34,6 +35,7 @@ struct WindowsDoctorOptions {
   bool live = false;                                           // this running Windows machine: also ask its loader
   std::vector<std::string> path_first;  // folders a program finds first on PATH after an activation (apply's tree), real loader included
   std::optional<std::string> driver_version;  // live: what nvml.dll reports ("" when no driver answers)
+  std::vector<model::GpuDevice> gpus;         // live: the GPUs nvml.dll lists; else the manifest's [gpus] are judged
 };
 
 // The running Windows machine as WindowsDoctorOptions: C:\ and every other drive that exists as
