@@ -151,4 +151,42 @@ TEST(GpuConvtest, TheRealComputeCapabilityIsReadAndJudged) {
   }
 }
 
+// What inspect reads from the loaded cuDNN's libraries against what the device did: every GPU ran
+// the convolutions, so no library with GPU code may be judged to carry nothing for it, and the
+// verdict convtest gives from the same bytes is inspect's. The compute capability inspect is asked
+// about is the one the device reported through the runtime.
+TEST(GpuConvtest, InspectOfTheLoadedCudnnAgreesWithTheDevice) {
+  SP_SKIP_WITHOUT_GPU();
+  int code = -1;
+  auto doc = run_convtest({"--quick"}, &code);
+  ASSERT_EQ(code, 0) << doc.dump(1);
+  const std::string dir = fs::path(doc["report"]["cudnn"]["path"].get<std::string>()).parent_path().string();
+  for (const auto& g : doc["report"]["gpus"]) {
+    const auto cc = g["compute_capability"].get<std::string>();
+    auto r = testing_support::stackpin({"inspect", dir, "--gpu", cc, "--json"});
+    auto j = json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
+    std::size_t cudnn_with_code = 0;
+    std::set<std::string> fits;
+    for (const auto& lib : j["report"]["libraries"]) {
+      const auto name = fs::path(lib["path"].get<std::string>()).filename().string();
+      if (name.rfind("libcudnn", 0) != 0 || lib["gpus"].empty()) continue;
+      const auto fit = lib["gpus"][0]["fit"].get<std::string>();
+      EXPECT_NE(fit, "none") << name << " ran convolutions on GPU " << g["index"] << " (" << cc << "), yet inspect finds nothing for it\n"
+                             << lib.dump(1);
+      fits.insert(fit);
+      ++cudnn_with_code;
+    }
+    const auto verdict = g["cudnn_kernels"].get<std::string>();
+    std::cout << "GPU " << g["index"] << " (" << cc << "): convtest says " << verdict << "; inspect read " << cudnn_with_code
+              << " cuDNN libraries with GPU code in " << dir << ", fits " << testing::PrintToString(fits) << "\n";
+    if (cudnn_with_code == 0) continue;  // a cuDNN without GPU code of its own: convtest used the support matrix
+    const std::string expected = fits.count("none")         ? "none"
+                                 : fits.count("jit")        ? "jit"
+                                 : fits.count("compatible") ? "compatible"
+                                                            : "native";
+    EXPECT_EQ(verdict, expected + " (read from the libraries)") << g.dump(1);
+  }
+}
+
 }  // namespace convtest_gpu_test
