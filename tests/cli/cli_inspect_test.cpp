@@ -328,6 +328,20 @@ TEST_F(CliInspect, ALibraryThatCarriesWhatTheDocumentsRuleOutIsLockedByItsCode) 
   auto check = stackpin({"check", manifest.string(), "--json"});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   EXPECT_TRUE(contains(check.out, "carry SASS that runs on 7.0 (judged by the libraries themselves")) << check.out;
+
+  // libraries that carry no GPU code at all overturn nothing: the documents still refuse
+  auto bare = d.path() / "bare" / "cudnn-local-9.13.0.50.tar.xz";
+  fs::create_directories(bare.parent_path());
+  fixtures::write_archive(bare, fixtures::Format::tar_xz,
+                          {{top + "include/cudnn_version.h", fixtures::Kind::file, "#define CUDNN_MAJOR 9\n"},
+                           {top + "lib/libcudnn_cnn.so.9", fixtures::Kind::file, fixtures::elf_library("libcudnn_cnn.so.9", {}, "", 0)}});
+  auto bare_manifest = d.write("bare.toml", fixtures::local_manifest("9.13.0.50", 13, "13.0.2", {{"linux-x86_64", fixtures::info(bare)}},
+                                                                     "\n[gpus]\narch = [\"7.0\"]\n"));
+  auto refused =
+      stackpin({"lock", bare_manifest.string(), "--archives", bare.parent_path().string(), "--cache-dir", (d.path() / "cache").string()});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_TRUE(contains(refused.err, "removed library and offline-compilation support for 7.0")) << refused.err;
+  EXPECT_FALSE(fs::exists(d.path() / "bare.lock"));
 }
 
 TEST_F(CliInspect, BadInputGetsAClearErrorNamingIt) {

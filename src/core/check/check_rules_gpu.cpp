@@ -129,17 +129,17 @@ const char* k_jit_fix =
 
 // cuDNN judged by the GPU code of its libraries, read from the pinned archives when the stack was
 // locked: what the loader will find, not what a support matrix lists.
-void judge_cudnn_libraries(Ctx& c, const Gpu& g, const std::vector<const model::LockedArchive*>& read, model::GpuCheck& out) {
+// False when the libraries carry no GPU code at all: that is said, and NVIDIA's documents decide.
+bool judge_cudnn_libraries(Ctx& c, const Gpu& g, const std::vector<const model::LockedArchive*>& read, model::GpuCheck& out) {
   const std::string who = "cuDNN " + c.cudnn.text() + " for CUDA " + std::to_string(c.cudnn_cuda);
   const auto fits = fits_of(read, g.cc);
   const std::string source = evidence_source(c, read);
   if (fits.with_code == 0) {
     auto& f = c.add("gpu.cudnn", Severity::warning, subject_of(c, g), g.pos);
-    f.seen = who + ": the libraries read from its archives carry no GPU code at all";
+    f.seen = who + ": the libraries read from its archives carry no GPU code at all, so NVIDIA's support matrix decides";
     f.fix = "check the archive with `stackpin inspect`; it is the pinned one, so this is how it was built";
     f.source = source;
-    out.cudnn = "unknown";
-    return;
+    return false;
   }
   if (!fits.none.empty()) {
     const auto& x = fits.none.front();
@@ -151,7 +151,7 @@ void judge_cudnn_libraries(Ctx& c, const Gpu& g, const std::vector<const model::
     f.fix = nearest_cudnn(c, g.cc);
     f.source = source;
     out.cudnn = "unsupported";
-    return;
+    return true;
   }
   if (!fits.jit.empty()) {
     auto& f = c.add("gpu.cudnn", Severity::warning, subject_of(c, g), g.pos);
@@ -160,13 +160,14 @@ void judge_cudnn_libraries(Ctx& c, const Gpu& g, const std::vector<const model::
     f.fix = k_jit_fix;
     f.source = source;
     out.cudnn = "jit";
-    return;
+    return true;
   }
   auto& f = c.add("gpu.cudnn", Severity::ok, subject_of(c, g), g.pos);
   f.seen = who + ": all " + std::to_string(fits.with_code) + " of its libraries with GPU code carry SASS that runs on " + g.cc.text() +
            " (judged by the libraries themselves, not by NVIDIA's support matrix)";
   f.source = source;
   out.cudnn = "supported";
+  return true;
 }
 
 // The CUDA components' libraries (cuBLAS, cuFFT, ...) judged the same way, where the lock read them.
@@ -207,10 +208,7 @@ void judge_cuda_libraries(Ctx& c, const Gpu& g) {
 
 void judge_cudnn(Ctx& c, const Gpu& g, model::GpuCheck& out) {
   c.examined("gpu.cudnn");
-  if (auto read = archives_read(c, false); !read.empty()) {
-    judge_cudnn_libraries(c, g, read, out);
-    return;
-  }
+  if (auto read = archives_read(c, false); !read.empty() && judge_cudnn_libraries(c, g, read, out)) return;
   bool nearest = false;
   const auto* row = c.kb.cudnn_arch_support(c.cudnn, c.cudnn_cuda, &nearest);
   const std::string who = "cuDNN " + c.cudnn.text() + " for CUDA " + std::to_string(c.cudnn_cuda);

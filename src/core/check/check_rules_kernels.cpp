@@ -65,8 +65,8 @@ std::string evidence_source(const Ctx& c, const std::vector<const model::LockedA
   std::vector<std::string> files;
   for (const auto* a : archives) files.push_back(a->file);
   if (files.size() > 3) files = {files.front(), std::to_string(files.size() - 1) + " more archives"};
-  return "the GPU code of the libraries in " + util::join(files, ", ") + ", read by `stackpin lock` from the pinned bytes (" +
-         c.lock->path + ")";
+  return "the GPU code of the libraries in " + util::join(files, ", ") + ", read by `stackpin lock` from the pinned bytes" +
+         (c.lock->path.empty() ? std::string() : " (" + c.lock->path + ")");
 }
 
 }  // namespace core::rules
