@@ -17,9 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   FUZZ_CHECK(id->format == "ELF" || id->format == "PE", "neither ELF nor PE, yet accepted");
   FUZZ_CHECK(id->soname.size() <= size, "a soname longer than the file");
-  std::size_t names = 0;
-  for (const auto& n : id->needed) names += n.size();
-  FUZZ_CHECK(names <= size, "needed names longer than the file");
+  for (const auto& n : id->needed) FUZZ_CHECK(n.size() <= size, "a needed name longer than the file");
   FUZZ_CHECK(!id->cudnn_version == id->version_evidence.empty(), "a release without its evidence, or evidence without a release");
   if (id->cudnn_version) FUZZ_CHECK(id->cudnn_version->size() >= 3, "a release of fewer than three parts");
   if (id->format == "ELF") {

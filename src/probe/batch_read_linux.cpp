@@ -171,9 +171,10 @@ class RingPool {
   std::vector<std::unique_ptr<BatchReader::Ring>> m_idle;
 };
 
+// Never destroyed, like the fatbin reader's helper threads that hand rings back to it.
 RingPool& ring_pool() {
-  static RingPool pool;
-  return pool;
+  static auto* pool = new RingPool;
+  return *pool;
 }
 
 }  // namespace

@@ -133,9 +133,11 @@ class Helpers {
   std::vector<Helper*> m_idle;
 };
 
+// Never destroyed: a thread still reading at exit must not find its pool gone (the idle helpers
+// end with the process).
 Helpers& helpers() {
-  static Helpers h;
-  return h;
+  static auto* h = new Helpers;
+  return *h;
 }
 
 // Runs `beside` on a helper thread (when given) while `here` runs on this one, and always waits
