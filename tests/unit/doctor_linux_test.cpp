@@ -7,6 +7,7 @@
 #include "core/doctor/doctor_linux.hpp"
 #include "fixtures.hpp"
 #include "format/manifest_reader.hpp"
+#include "knowledge/cuda_catalog.hpp"
 #include "knowledge/knowledge_base.hpp"
 #include "machine_fixtures.hpp"
 #include "probe/machine.hpp"
@@ -525,6 +526,32 @@ TEST(DoctorLinux, ToolkitComponentsOfAnotherMajorAndMissingOnes) {
   // a toolkit of another major is linux.toolkit's to report, not compared component by component
   auto cu13 = manifest("13.0.2", "9.13.0.50", 13);
   EXPECT_TRUE(with_rule(mc.doctor(&cu13), "linux.toolkit-components").empty());
+}
+
+// A component of the right major at another release's exact version: cuBLAS of CUDA 12.4.0 copied
+// into a 12.4.1 tree is named with the release that ships it.
+TEST(DoctorLinux, AComponentOfAnotherReleaseOfTheSameMajorIsNamedWithItsRelease) {
+  const auto& catalog = knowledge::CudaCatalog::embedded();
+  auto older = catalog.release(*model::Version::parse("12.4.0"));
+  ASSERT_TRUE(older && *older);
+  const auto* cublas = knowledge::find_component(**older, "libcublas");
+  ASSERT_TRUE(cublas);
+  ASSERT_NE(cublas->version_text, "12.4.5.8");  // 12.4.1's
+  Machine mc;
+  mc.root.file("/usr/local/cuda-12.4/version.json",
+               version_json({{"cuda_cudart", "12.4.127"}, {"libcublas", cublas->version_text}, {"libcufft", "11.2.1.3"}}));
+  auto m = manifest("12.4.1", "9.1.0.70", 12);
+  auto fs = mc.doctor(&m);
+  auto mixed = one(fs, "linux.toolkit-components", "/usr/local/cuda-12.4");
+  EXPECT_EQ(mixed.severity, Severity::warning) << describe(fs);
+  EXPECT_EQ(mixed.seen, "libcublas " + cublas->version_text + " (CUDA 12.4.0's; CUDA 12.4.1 ships 12.4.5.8) in /usr/local/cuda-12.4/version.json");
+  has(mixed.fix, "mixes releases");
+  // a version no manifest lists is said so
+  mc.root.file("/usr/local/cuda-12.4/version.json",
+               version_json({{"cuda_cudart", "12.4.127"}, {"libcublas", "12.4.9.99"}, {"libcufft", "11.2.1.3"}}));
+  auto unknown = one(mc.doctor(&m), "linux.toolkit-components");
+  EXPECT_EQ(unknown.seen, "libcublas 12.4.9.99 (a version no NVIDIA manifest of CUDA 12 lists; CUDA 12.4.1 ships 12.4.5.8) in "
+                          "/usr/local/cuda-12.4/version.json");
 }
 
 namespace {

@@ -199,6 +199,33 @@ void driver(Ctx& c) {
   }
 }
 
+// The components of a toolkit whose exact version is not the one NVIDIA's manifest of the
+// toolkit's own release gives them, each with the releases that do ship it ("libcublas 13.1.0.3
+// (CUDA 13.1.0's; CUDA 13.0.2 ships 13.0.2.14)"): a library of a release of the same major copied
+// in. Empty when the release's manifest is not in stackpin.
+std::vector<std::string> of_other_releases(const knowledge::CudaCatalog& catalog, const model::ToolkitInfo& t, const Version& own) {
+  std::vector<std::string> out;
+  if (own.size() < 3) return out;
+  auto release = catalog.release(own);
+  if (!release || !*release) return out;
+  for (const auto& comp : t.components) {
+    const auto* rc = knowledge::find_component(**release, comp.id);
+    if (!rc || rc->version_text == comp.version) continue;
+    std::vector<std::string> from;
+    for (const auto& v : catalog.releases()) {
+      if (v.major() != own.major()) continue;
+      auto r = catalog.release(v);
+      if (!r || !*r) continue;
+      if (const auto* x = knowledge::find_component(**r, comp.id); x && x->version_text == comp.version) from.push_back(v.text());
+    }
+    out.push_back(comp.id + " " + comp.version + " (" +
+                  (from.empty() ? "a version no NVIDIA manifest of CUDA " + std::to_string(own.major()) + " lists"
+                                : "CUDA " + join_lines(from, ", ") + "'s") +
+                  "; CUDA " + own.text() + " ships " + rc->version_text + ")");
+  }
+  return out;
+}
+
 // The components a toolkit's version.json lists, held against NVIDIA's manifest of the release
 // they should be from (the pinned CUDA for a toolkit of its major, else the toolkit's own): a
 // component of another major is a tree mixing two releases (a library copied in from elsewhere);
@@ -234,6 +261,13 @@ void toolkit_components(Ctx& c) {
       f.expected = "each component of the major NVIDIA ships in CUDA " + ref.text();
       f.fix = "the tree mixes releases: stage the pinned components again (stackpin stage) or reinstall the toolkit";
       if (pinned) c.point_at(f, c.m->cuda->version.pos);
+      continue;
+    }
+    if (auto mixed = of_other_releases(catalog, t, *own); !mixed.empty()) {
+      auto& f = c.add("linux.toolkit-components", Severity::warning, subject);
+      f.seen = join_lines(mixed, ", ") + " in " + t.root + "/version.json";
+      f.expected = "each component at the version NVIDIA ships in CUDA " + own->text();
+      f.fix = "the tree mixes releases: stage the pinned components again (stackpin stage) or reinstall the toolkit";
       continue;
     }
     std::vector<std::string> missing;
