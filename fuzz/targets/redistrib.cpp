@@ -1,14 +1,26 @@
 // NVIDIA's redistrib JSON readers on arbitrary bytes: cuDNN's (one archive per platform, or one per
 // CUDA major with cuda_variant) and CUDA's (one object per component, each with its own version);
 // the seeds hold NVIDIA's files of both kinds. Each reader returns a release or an error that
-// says why, and every archive it accepts has a relative path inside the redist tree, 64 hex
-// digits and a size.
+// says why, and every archive it accepts has a relative path inside the redist tree (or in a
+// pool beside it: leading "../" only), 64 hex digits and a size; resolved against a URL, such a
+// path stays on the URL's host or is refused.
 #include "format/redistrib.hpp"
 #include "fuzz_support.hpp"
 
 namespace {
 
-bool inside_tree(const std::string& p) { return !p.empty() && p.front() != '/' && p.find("..") == std::string::npos; }
+// Inside the tree, after any leading "../": no ".." anywhere else, no leading '/'.
+bool inside_tree(std::string p) {
+  while (p.rfind("../", 0) == 0) p.erase(0, 3);
+  return !p.empty() && p.front() != '/' && p.find("..") == std::string::npos;
+}
+
+// Resolved against a manifest's URL, a path lands on that host or is refused.
+bool stays_on_host(const std::string& relative) {
+  const std::string base = "https://host.example/a/b/c/";
+  auto url = format::redist_url(base, relative);
+  return !url || url->rfind("https://host.example/", 0) == 0;
+}
 
 }  // namespace
 
@@ -19,6 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (r) {
     for (const auto& a : r->archives) {
       FUZZ_CHECK(inside_tree(a.relative_path) && a.sha256.size() == 64 && a.size > 0 && a.cuda > 0, "a cuDNN archive accepted incomplete");
+      FUZZ_CHECK(stays_on_host(a.relative_path), "a relative path resolved off its host");
     }
   }
   auto c = format::parse_cuda_redistrib(text, "fuzz.json");
@@ -27,8 +40,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(!c->components.empty(), "a CUDA release without components");
     for (const auto& comp : c->components) {
       for (const auto& a : comp.archives) {
-        FUZZ_CHECK(inside_tree(a.relative_path) && a.relative_path.rfind(comp.id + "/", 0) == 0 && a.sha256.size() == 64 && a.size > 0,
-                   "a CUDA archive accepted outside its component's folder or incomplete");
+        const bool pool = a.relative_path.rfind("../", 0) == 0;
+        FUZZ_CHECK(
+            inside_tree(a.relative_path) && (pool || a.relative_path.rfind(comp.id + "/", 0) == 0) && a.sha256.size() == 64 && a.size > 0,
+            "a CUDA archive accepted outside its component's folder or incomplete");
+        FUZZ_CHECK(stays_on_host(a.relative_path), "a relative path resolved off its host");
       }
     }
   }

@@ -45,9 +45,8 @@ util::Result<Pin> read_pin(const json& j, const std::string& path, const std::st
   if (!j.is_object()) return bad("", "is not an object");
   Pin p;
   p.relative_path = string_at(j, "relative_path");
-  if (p.relative_path.empty() || p.relative_path.find("..") != std::string::npos || p.relative_path.front() == '/' ||
-      p.relative_path.find('\\') != std::string::npos)
-    return bad(".relative_path", "is missing or not a relative path inside the redist tree");
+  if (!is_redist_relative_path(p.relative_path))
+    return bad(".relative_path", "is missing or not a relative path (names under the redist tree, after any leading \"../\")");
   p.sha256 = util::to_lower(string_at(j, "sha256"));
   if (p.sha256.size() != 64 || !util::is_hex(p.sha256)) return bad(".sha256", "is missing or not 64 hexadecimal digits");
   p.md5 = util::to_lower(string_at(j, "md5"));
@@ -138,8 +137,9 @@ util::Result<CudaComponent> read_component(const std::string& id, const json& va
   }
   auto add = [&](const std::string& key, const std::string& variant, const json& archive, const std::string& where) -> util::Result<void> {
     SP_TRY_ASSIGN(auto pin, read_pin(archive, path, where, "CUDA"));
-    // every archive of a component lies in that component's folder of the redist tree
-    if (pin.relative_path.rfind(id + "/", 0) != 0)
+    // every archive of a component lies in that component's folder of the redist tree, or in a
+    // pool outside it
+    if (pin.relative_path.rfind(id + "/", 0) != 0 && pin.relative_path.rfind("../", 0) != 0)
       return invalid_cuda(path, where + ".relative_path", "(" + pin.relative_path + ") is not inside the component's folder " + id + "/");
     CudaComponentArchive a;
     a.platform_key = key;
@@ -200,6 +200,42 @@ RedistribProduct redistrib_product(std::string_view text) {
   for (const auto& [id, value] : doc->items())
     if (value.is_object()) return RedistribProduct::cuda;
   return RedistribProduct::unknown;
+}
+
+bool is_redist_relative_path(std::string_view path) {
+  if (path.empty() || path.size() > 1024 || path.front() == '/' || path.find('\\') != std::string_view::npos) return false;
+  while (path.substr(0, 3) == "../") path.remove_prefix(3);
+  if (path.empty() || path.find("..") != std::string_view::npos) return false;  // not even inside a name: no traversal to explain
+  for (std::size_t at = 0; at <= path.size();) {
+    const std::size_t end = std::min(path.find('/', at), path.size());
+    const std::string_view name = path.substr(at, end - at);
+    if (name.empty() || name == "." || name == "..") return false;
+    at = end + 1;
+  }
+  return true;
+}
+
+util::Result<std::string> redist_url(const std::string& base, std::string_view relative) {
+  const auto scheme = base.find("://");
+  const auto root = scheme == std::string::npos ? std::string::npos : base.find('/', scheme + 3);
+  if (root == std::string::npos || base.back() != '/')
+    return util::Error(util::ErrorCode::invalid, "'" + base + "' is not the URL of a directory (scheme://host/path/)");
+  std::string dir = base;
+  std::string_view rest = relative;
+  while (rest.substr(0, 3) == "../") {
+    if (dir.size() - 1 <= root)
+      return util::Error(util::ErrorCode::invalid, "the archive path " + std::string(relative) + " climbs above the root of " +
+                                                       base.substr(0, root + 1) + " (from " + base + ")");
+    dir.erase(dir.rfind('/', dir.size() - 2) + 1);
+    rest.remove_prefix(3);
+  }
+  return dir + std::string(rest);
+}
+
+std::string redist_base(const std::string& manifest, std::string_view relative, const std::string& official) {
+  const bool url = manifest.rfind("https://", 0) == 0 || manifest.rfind("http://", 0) == 0 || manifest.rfind("file://", 0) == 0;
+  if (!url || relative.substr(0, 3) != "../") return official;
+  return manifest.substr(0, manifest.rfind('/') + 1);
 }
 
 util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std::string& path) {

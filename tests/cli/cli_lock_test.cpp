@@ -353,6 +353,54 @@ TEST(CliLock, ReadsNvidiasCudnnManifestFromTheCopyTheSettingsFileNames) {
   EXPECT_FALSE(fs::exists(dir.path() / "other.lock"));
 }
 
+// NVIDIA's second host keeps archives in a pool beside the redist tree: a manifest read from it pins
+// each archive where its relative path leads from the manifest's own URL; one whose path would
+// leave the host is refused, and neither cached nor locked.
+TEST(CliLock, PoolPathsResolveAgainstTheManifestsOwnUrl) {
+  ScratchDir dir;
+  testing_support::HttpServer server;
+  auto pooled = [](const std::string& climb) {
+    json doc = json::parse(made_cudnn_manifest());
+    for (auto& [platform, value] : doc["cudnn"].items())
+      if (value.is_object())
+        for (auto& [variant, archive] : value.items()) {
+          std::string path = archive["relative_path"];
+          archive["relative_path"] = climb + "pool/" + platform + "/0a1b/" + path.substr(path.rfind('/') + 1);
+        }
+    return doc.dump(2);
+  };
+  server.serve("/second/cudnn/redist/redistrib_9.98.0.json", pooled("../../../"));
+  fs::path config = dir.path() / "config.toml";
+  write(config, "[nvidia]\nbase = \"" + server.url("/second") + "\"\n");
+  const fs::path cache = dir.path() / "cache";
+  const std::vector<std::string> env = {"STACKPIN_CONFIG=" + config.string(), "STACKPIN_CACHE_DIR=" + cache.string()};
+  fs::path m = dir.path() / "stack.toml";
+  std::string text = k_version_only;
+  text.replace(text.find("9.1.0.70"), 8, "9.98.0.12");
+  write(m, text);
+  auto r = stackpin({"lock", m.string()}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string lock = read(dir.path() / "stack.lock");
+  EXPECT_NE(lock.find("url = \"" + server.url("/pool/linux-x86_64/0a1b/cudnn-linux-x86_64-9.98.0.12_cuda12-archive.tar.xz") + "\""),
+            std::string::npos)
+      << lock;
+
+  // one more "../" leaves the host: refused, nothing kept
+  server.serve("/second/cudnn/redist/redistrib_9.97.0.json", [&] {
+    std::string body = pooled("../../../../");
+    for (std::size_t at; (at = body.find("9.98.0")) != std::string::npos;) body.replace(at, 6, "9.97.0");
+    return body;
+  }());
+  std::string other = text;
+  other.replace(other.find("9.98.0.12"), 9, "9.97.0.12");
+  write(dir.path() / "other.toml", other);
+  auto refused = stackpin({"lock", (dir.path() / "other.toml").string()}, env);
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.err.find("climbs above the root of " + server.url("/")), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(cache / "nvidia/cudnn/redistrib_9.97.0.json"));
+  EXPECT_FALSE(fs::exists(dir.path() / "other.lock"));
+}
+
 // What the mirror answers is untrusted: another release's manifest, bytes that are no manifest, a
 // body larger than any manifest and a 404 are refused, naming the URL, and nothing is cached or
 // written.

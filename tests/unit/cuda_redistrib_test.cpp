@@ -134,6 +134,40 @@ TEST(CudaRedistrib, MalformedFilesAreRefusedByTheirJsonPath) {
   EXPECT_EQ(nested->components[0].archives[0].platform_key, "linux-x86_64");
 }
 
+// The host that keeps archives in a pool: relative paths that first climb out of the redist tree
+// are read, resolved against the manifest's own URL, and refused when they leave the host.
+TEST(CudaRedistrib, PoolPathsClimbOutOfTheTreeButNeverOffTheHost) {
+  for (const char* ok : {"cuda_cudart/linux-x86_64/x.tar.xz", "../../../pool/linux-x86_64/0a1b/cuda_cudart-13.9.1-archive.tar.xz", "../x"})
+    EXPECT_TRUE(format::is_redist_relative_path(ok)) << ok;
+  for (const char* bad :
+       {"", "/etc/passwd", "cuda_cudart/../../x", "../", "..", "./x", "a//b", "a/./b", "..\\x", "a\\b", "../../a/../b", "cud../nn/x", "a/"})
+    EXPECT_FALSE(format::is_redist_relative_path(bad)) << bad;
+
+  const std::string base = "https://second.example/compute/cuda/redist/";
+  EXPECT_EQ(*format::redist_url(base, "cuda_cudart/linux-x86_64/x.tar.xz"), base + "cuda_cudart/linux-x86_64/x.tar.xz");
+  EXPECT_EQ(*format::redist_url(base, "../../../pool/linux-x86_64/0a1b/x.tar.xz"),
+            "https://second.example/pool/linux-x86_64/0a1b/x.tar.xz");
+  auto above = format::redist_url(base, "../../../../x.tar.xz");
+  ASSERT_FALSE(above.ok());
+  EXPECT_NE(above.error().message.find("climbs above the root of https://second.example/"), std::string::npos) << above.error().message;
+  EXPECT_FALSE(format::redist_url("second.example/redist/", "x").ok());
+  EXPECT_EQ(*format::redist_url("file:///srv/nvidia/compute/cuda/redist/", "../../../pool/x"), "file:///srv/nvidia/pool/x");
+
+  // paths inside the tree start from NVIDIA's directory; pool paths from the manifest's own, when it was read from a URL
+  const std::string official = "https://developer.download.nvidia.com/compute/cuda/redist/";
+  EXPECT_EQ(format::redist_base(base + "redistrib_13.9.1.json", "../../../pool/x", official), base);
+  EXPECT_EQ(format::redist_base(base + "redistrib_13.9.1.json", "cuda_cudart/x", official), official);
+  EXPECT_EQ(format::redist_base("/home/u/redistrib_13.9.1.json", "../../../pool/x", official), official);
+
+  auto pooled = format::parse_cuda_redistrib(R"({"release_label": "13.9.1", "cuda_cudart": {"version": "13.9.10", "linux-x86_64":
+      {"relative_path": "../../../pool/linux-x86_64/0a1b/cuda_cudart-linux-x86_64-13.9.10-archive.tar.xz", "sha256": ")" +
+                                                 sha('a') + R"(", "size": "5"}}})",
+                                             "r.json");
+  ASSERT_TRUE(pooled.ok()) << pooled.error().message;
+  EXPECT_EQ(pooled->components.at(0).archives.at(0).relative_path,
+            "../../../pool/linux-x86_64/0a1b/cuda_cudart-linux-x86_64-13.9.10-archive.tar.xz");
+}
+
 TEST(CudaRedistrib, TheCudnnReaderSendsACudaFileAway) {
   auto r = format::parse_redistrib(R"({"release_label": "12.4.1", "cuda_cudart": {"version": "12.4.127"}})", "r.json");
   ASSERT_FALSE(r.ok());

@@ -394,8 +394,10 @@ TEST(Redistrib, MalformedFilesAreRefusedClearly) {
       "r.json");
   ASSERT_FALSE(no_variant.ok());
   EXPECT_NE(no_variant.error().message.find("which CUDA major"), std::string::npos) << no_variant.error().message;
+  // ".." only leads a path (a pool beside the redist tree; where it ends is judged against the
+  // manifest's URL): inside one it is refused here
   auto escape = format::parse_redistrib(
-      R"({"cudnn": {"version": "9.1.0.70", "linux-x86_64": {"cuda12": {"relative_path": "../../x_cuda12-archive.tar.xz", "sha256": ")" +
+      R"({"cudnn": {"version": "9.1.0.70", "linux-x86_64": {"cuda12": {"relative_path": "cudnn/../../x_cuda12-archive.tar.xz", "sha256": ")" +
           std::string(64, 'a') + R"(", "size": "5"}}}})",
       "r.json");
   ASSERT_FALSE(escape.ok());

@@ -43,6 +43,25 @@ util::Result<format::RedistribRelease> accept_cudnn(const std::string& text, con
   return parsed;
 }
 
+// Every archive path of a manifest read from `url` that climbs out of the redist tree (into a pool
+// of that host) stays on the host: a manifest whose path leaves it is refused before it is kept.
+util::Status stays_on_host(const std::string& url, const std::string& relative) {
+  if (relative.rfind("../", 0) != 0) return {};
+  auto resolved = format::redist_url(format::redist_base(url, relative, url), relative);
+  if (!resolved)
+    return std::move(resolved).error().with_context(url + " is not a manifest stackpin can use").with_hint("use NVIDIA's own manifest");
+  return {};
+}
+util::Status stays_on_host(const std::string& url, const format::RedistribRelease& r) {
+  for (const auto& a : r.archives) SP_TRY(stays_on_host(url, a.relative_path));
+  return {};
+}
+util::Status stays_on_host(const std::string& url, const format::CudaRedistribRelease& r) {
+  for (const auto& c : r.components)
+    for (const auto& a : c.archives) SP_TRY(stays_on_host(url, a.relative_path));
+  return {};
+}
+
 // PRODUCT's redistrib_RELEASE.json, from the cache or downloaded; `accept(text, where)` parses and
 // validates it before it is used or kept.
 template <typename Release, typename Accept>
@@ -58,6 +77,7 @@ util::Result<Fetched<Release>> read_manifest(const std::string& product, const s
     auto parsed = accept(*text, cached.string());
     if (!parsed) return std::move(parsed).error().with_hint("remove " + cached.string() + " to read NVIDIA's manifest again");
     auto from = util::read_file(fs::path(cached.string() + ".url"));
+    SP_TRY(stays_on_host(from ? *from : url, *parsed));
     return Fetched<Release>{std::move(*parsed), from ? *from : url, crypto::to_hex(crypto::sha256_of(*text))};
   }
   if (o.offline)
@@ -92,6 +112,7 @@ util::Result<Fetched<Release>> read_manifest(const std::string& product, const s
                    std::string(k_nvidia_base));
   auto parsed = accept(body, url);
   if (!parsed) return parsed.error();
+  SP_TRY(stays_on_host(url, *parsed));
   if (!cached.empty()) {
     fs::create_directories(cached.parent_path(), ec);
     if (ec) return Error(ErrorCode::io, "cannot create " + cached.parent_path().string() + ": " + ec.message());

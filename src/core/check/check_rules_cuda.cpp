@@ -60,7 +60,13 @@ CudaComponents resolve_cuda_components(const model::Manifest& m, const format::C
       pick.name = c.component->name;
       pick.version = c.component->version_text;
       pick.via = c.via;
-      pick.url = std::string(knowledge::CudaCatalog::k_base_url) + c.archive->relative_path;
+      auto url = format::redist_url(format::redist_base(release.path, c.archive->relative_path, knowledge::CudaCatalog::k_base_url),
+                                    c.archive->relative_path);
+      if (!url) {
+        out.problems.push_back({p, {0, release.path + ": " + url.error().message, "the manifest is not NVIDIA's: use NVIDIA's own"}});
+        continue;
+      }
+      pick.url = *url;
       pick.sha256 = c.archive->sha256;
       pick.md5 = c.archive->md5;
       pick.size = c.archive->size;

@@ -50,7 +50,10 @@ const format::CudaComponent* cuda_component(const model::Receipt& r, const std::
 std::string cuda_url(const format::CudaComponent* c, const model::ReceiptArchive& a) {
   if (c)
     for (const auto& x : c->archives)
-      if (x.sha256 == a.sha256) return knowledge::CudaCatalog::k_base_url + x.relative_path;
+      if (x.sha256 == a.sha256) {
+        auto url = format::redist_url(knowledge::CudaCatalog::k_base_url, x.relative_path);
+        return url ? *url : std::string();
+      }
   return {};
 }
 
