@@ -17,8 +17,10 @@ namespace {
 struct CheckOptions {
   std::vector<std::string> manifests;
   std::string lock;  // --lock FILE (one manifest); else each manifest's own lock, when it has one
+  std::string cache_dir;
   bool explain = false;
   bool strict = false;
+  bool online = false;
 };
 
 void render_explain(std::ostream& os, const model::CheckReport& r, const Style& st) {
@@ -119,6 +121,33 @@ std::optional<model::Lock> lock_of(const std::string& manifest, const CheckOptio
   return std::nullopt;
 }
 
+// The CUDA releases to check against: stackpin's own manifests, and NVIDIA's manifest of a
+// release they lack, from the download cache (where `lock` keeps it) or, with --online, from
+// NVIDIA (STACKPIN_NVIDIA_BASE or [nvidia] base). A manifest that cannot be had is said as a note.
+util::Result<knowledge::CudaCatalog> catalog_for(const model::Manifest& m, const CheckOptions& o, Context& ctx,
+                                                 std::vector<model::Finding>& notes) {
+  std::vector<std::pair<format::CudaRedistribRelease, std::string>> read;
+  if (m.cuda && m.cuda->version.value.size() == 3) {
+    const auto& v = m.cuda->version.value;
+    auto own = knowledge::CudaCatalog::embedded().release(v);
+    if (own && !*own) {
+      SP_TRY_ASSIGN(auto n, nvidia_options(ctx, o.cache_dir, !o.online));
+      auto got = core::nvidia_cuda_manifest(v, n);
+      if (got) {
+        read.emplace_back(std::move(got->release),
+                          "NVIDIA redistrib_" + v.text() + ".json, read from " + got->url + " (sha256 " + got->sha256 + ")");
+      } else {
+        auto& f = model::add_finding(notes, "cuda.release", model::Severity::note, "CUDA " + v.text());
+        f.seen = got.error().message;
+        f.fix = o.online ? (got.error().hints.empty() ? std::string() : got.error().hints.front())
+                         : "run `stackpin check --online` to read NVIDIA's manifest of it, or `stackpin lock`, which keeps it in the cache";
+        f.where = m.locate(m.cuda->version.pos);
+      }
+    }
+  }
+  return knowledge::CudaCatalog::embedded_with(std::move(read));
+}
+
 Outcome run_check(const CheckOptions& o, Context& ctx) {
   const auto& kb = knowledge::KnowledgeBase::embedded();
   std::vector<model::CheckReport> reports;
@@ -132,9 +161,10 @@ Outcome run_check(const CheckOptions& o, Context& ctx) {
     auto manifest = format::load_manifest(path);
     std::vector<model::Finding> lock_notes;
     auto lock = manifest ? lock_of(path, o, lock_notes) : std::nullopt;
-    util::Result<model::CheckReport> report =
-        manifest ? core::check_manifest(*manifest, kb, knowledge::CudaCatalog::embedded(), lock ? &*lock : nullptr)
-                 : util::Result<model::CheckReport>(manifest.error());
+    auto catalog = manifest ? catalog_for(*manifest, o, ctx, lock_notes) : util::Result<knowledge::CudaCatalog>(manifest.error());
+    util::Result<model::CheckReport> report = manifest && catalog ? core::check_manifest(*manifest, kb, *catalog, lock ? &*lock : nullptr)
+                                              : manifest          ? util::Result<model::CheckReport>(catalog.error())
+                                                                  : util::Result<model::CheckReport>(manifest.error());
     if (report) report->findings.insert(report->findings.begin(), lock_notes.begin(), lock_notes.end());
     if (!report) {
       failed = true;
@@ -176,6 +206,9 @@ void add_check(Command& app, Context& ctx) {
   cmd->add_flag("--explain", opts->explain,
                 "Also print the resolved facts: driver minimums, Windows directories, matching wheels, archives");
   cmd->add_flag("--strict", opts->strict, "Treat warnings as failures (exit 1)");
+  cmd->add_flag("--online", opts->online,
+                "Read NVIDIA's manifest of a CUDA release stackpin and the download cache lack (STACKPIN_NVIDIA_BASE or [nvidia] base)");
+  cmd->add_option("--cache-dir", opts->cache_dir, "The download cache NVIDIA's manifests are kept in (default: stackpin's)");
   add_json_flag(cmd, ctx);
   cmd->callback([opts, &ctx] { ctx.action = [opts, &ctx] { return run_check(*opts, ctx); }; });
 }

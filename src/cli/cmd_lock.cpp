@@ -23,17 +23,6 @@ struct LockCli {
   bool check = false, offline = false;
 };
 
-// Where NVIDIA's manifests are read from, and kept.
-util::Result<core::NvidiaManifestOptions> nvidia_options(Context& ctx, const LockCli& c) {
-  core::NvidiaManifestOptions n;
-  n.env = &ctx.io.env;
-  SP_TRY_ASSIGN(auto cfg, user_config(ctx));
-  if (cfg) n.base = cfg->nvidia_base;  // STACKPIN_NVIDIA_BASE wins (core::nvidia_base)
-  n.cache_dir = archive_cache_dir(ctx, c.cache_dir);
-  n.offline = c.offline;
-  return n;
-}
-
 // How the lock names NVIDIA's manifest of `release` read from NVIDIA (or the cache): its file, release date, URL and
 // SHA-256, under the URL it now carries as its path.
 template <typename Release>
@@ -55,7 +44,7 @@ util::Status add_nvidia_manifest(const model::Manifest& m, const LockCli& c, Con
   auto embedded = o.cuda_catalog->release(v);
   if (!embedded || *embedded) return {};      // stackpin's own (one that does not parse is make_lock's error)
   if (!o.cuda_redistribs.empty()) return {};  // the user's own file; make_lock refuses one of another release
-  SP_TRY_ASSIGN(auto n, nvidia_options(ctx, c));
+  SP_TRY_ASSIGN(auto n, nvidia_options(ctx, c.cache_dir, c.offline));
   auto got = core::nvidia_cuda_manifest(v, n);
   if (!got) {
     if (c.offline && got.error().code == util::ErrorCode::not_found) return {};
@@ -73,7 +62,7 @@ util::Status add_nvidia_manifest(const model::Manifest& m, const LockCli& c, Con
 util::Status add_nvidia_cudnn_manifest(const model::Manifest& m, const LockCli& c, Context& ctx, core::LockOptions& o) {
   auto release = core::cudnn_manifest_needed(m, knowledge::KnowledgeBase::embedded(), o);
   if (!release) return {};
-  SP_TRY_ASSIGN(auto n, nvidia_options(ctx, c));
+  SP_TRY_ASSIGN(auto n, nvidia_options(ctx, c.cache_dir, c.offline));
   auto got = core::nvidia_cudnn_manifest(*release, n);
   if (!got) {
     if (c.offline && got.error().code == util::ErrorCode::not_found) return {};

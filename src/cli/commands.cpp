@@ -65,6 +65,16 @@ util::Result<std::optional<format::UserConfig>> user_config(Context& ctx) {
   return format::load_user_config(*path);
 }
 
+util::Result<core::NvidiaManifestOptions> nvidia_options(Context& ctx, const std::string& cache_flag, bool offline) {
+  core::NvidiaManifestOptions n;
+  n.env = &ctx.io.env;
+  SP_TRY_ASSIGN(auto cfg, user_config(ctx));
+  if (cfg) n.base = cfg->nvidia_base;  // STACKPIN_NVIDIA_BASE wins (core::nvidia_base)
+  n.cache_dir = archive_cache_dir(ctx, cache_flag);
+  n.offline = offline;
+  return n;
+}
+
 std::function<void(int)> fault_hook(Context& ctx) {
   auto at = ctx.io.env.get("STACKPIN_TEST_FAULT_AT");
   if (!at) return {};

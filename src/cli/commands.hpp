@@ -8,6 +8,7 @@
 #include "cli/run.hpp"
 #include "core/archives/fetch.hpp"
 #include "core/archives/lock.hpp"
+#include "core/archives/nvidia_manifests.hpp"
 #include "core/doctor/doctor.hpp"
 #include "format/config_reader.hpp"
 #include "model/lock.hpp"
@@ -76,6 +77,10 @@ std::function<void(const std::string& file, std::uint64_t done, std::uint64_t to
 std::string archive_cache_dir(Context& ctx, const std::string& flag);
 // The settings file (core::user_config_path), when there is one. Errors: those of reading it.
 util::Result<std::optional<format::UserConfig>> user_config(Context& ctx);
+// Where NVIDIA's manifests are read from (STACKPIN_NVIDIA_BASE, else the settings file's [nvidia]
+// base) and kept (the download cache, `cache_flag` or the default). Errors: those of reading the
+// settings file.
+util::Result<core::NvidiaManifestOptions> nvidia_options(Context& ctx, const std::string& cache_flag, bool offline);
 // Calls the fault hook of STACKPIN_TEST_FAULT_AT (tests kill a run at a chosen journal record).
 std::function<void(int)> fault_hook(Context& ctx);
 // SOURCE_DATE_EPOCH, when set: the time reproducible outputs carry. Errors: usage (not a number of

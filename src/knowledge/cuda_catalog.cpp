@@ -19,6 +19,7 @@ struct CudaCatalog::Entry {
   model::Version release;
   std::string name;
   std::string_view text;
+  std::string source;  // a manifest read elsewhere: where (the embedded ones: "", see source_of)
   std::once_flag once;
   std::optional<util::Result<format::CudaRedistribRelease>> parsed;
 };
@@ -89,14 +90,42 @@ std::vector<model::Version> CudaCatalog::releases() const {
 util::Result<const format::CudaRedistribRelease*> CudaCatalog::release(const model::Version& release) const {
   for (const auto& e : m_entries) {
     if (e->release != release) continue;
-    std::call_once(e->once, [&e] { e->parsed = format::parse_cuda_redistrib(e->text, e->name); });
+    std::call_once(e->once, [&e] {
+      if (!e->parsed) e->parsed = format::parse_cuda_redistrib(e->text, e->name);
+    });
     if (!*e->parsed) return e->parsed->error();
     return &e->parsed->value();
   }
   return static_cast<const format::CudaRedistribRelease*>(nullptr);
 }
 
+CudaCatalog CudaCatalog::embedded_with(std::vector<std::pair<format::CudaRedistribRelease, std::string>> read) {
+  CudaCatalog c;
+  for (const auto& e : embedded().m_entries) {
+    auto copy = std::make_unique<Entry>();
+    copy->release = e->release;
+    copy->name = e->name;
+    copy->text = e->text;
+    c.m_entries.push_back(std::move(copy));
+  }
+  for (auto& [release, source] : read) {
+    auto v = model::Version::parse(release.release_label);  // accepted only when it names the release
+    if (!v || v->size() != 3 || std::any_of(c.m_entries.begin(), c.m_entries.end(), [&](const auto& e) { return e->release == *v; }))
+      continue;
+    auto e = std::make_unique<Entry>();
+    e->release = *v;
+    e->name = release.path;
+    e->source = std::move(source);
+    e->parsed = std::move(release);
+    c.m_entries.push_back(std::move(e));
+  }
+  std::sort(c.m_entries.begin(), c.m_entries.end(), [](const auto& a, const auto& b) { return a->release < b->release; });
+  return c;
+}
+
 std::string CudaCatalog::source_of(const model::Version& release) const {
+  for (const auto& e : m_entries)
+    if (e->release == release && !e->source.empty()) return e->source;
   std::string file = "redistrib_" + release.text() + ".json";
   return std::string(k_base_url) + file + " (verbatim copy in stackpin's data/redist/cuda/" + file + ")";
 }

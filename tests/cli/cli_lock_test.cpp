@@ -295,6 +295,50 @@ TEST(CliLock, ReadsNvidiasManifestOfANewerReleaseAndKeepsItInTheCache) {
   EXPECT_EQ(read(dir.path() / "new.lock"), lock);
 }
 
+// check judges the [cuda] components of a release stackpin carries no manifest of by NVIDIA's:
+// from the download cache, where lock keeps it, or with --online from NVIDIA; with neither it
+// says how to get it, and reads nothing.
+TEST(CliLock, CheckReadsNvidiasManifestOnlineOrFromTheCache) {
+  ScratchDir dir;
+  testing_support::HttpServer server;
+  std::string body = read(testing_support::source_dir() / "data/redist/cuda/redistrib_13.4.2.json");
+  const std::string label = "\"release_label\": \"13.4.2\"";
+  ASSERT_NE(body.find(label), std::string::npos);
+  body.replace(body.find(label), label.size(), "\"release_label\": \"13.9.0\"");
+  const std::string path = "/mirror/cuda/redist/redistrib_13.9.0.json";
+  server.serve(path, body);
+  fs::path m = dir.path() / "new.toml";
+  write(m, "schema = 1\nname = \"new\"\n\n[cuda]\nversion = \"13.9.0\"\ncomponents = [\"runtime\"]\n");
+  const std::vector<std::string> env = {"STACKPIN_NVIDIA_BASE=" + server.url("/mirror"),
+                                        "STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string()};
+  auto finding = [](const json& doc, const std::string& rule) {
+    for (const auto& f : doc["findings"])
+      if (f["rule"] == rule) return f;
+    return json();
+  };
+
+  auto plain = stackpin({"check", m.string(), "--json"}, env);
+  const json p = json::parse(plain.out);
+  EXPECT_NE(finding(p, "cuda.release").dump().find("--online"), std::string::npos) << plain.out;
+  EXPECT_TRUE(finding(p, "cuda.components").is_null()) << plain.out;
+  EXPECT_TRUE(server.requests_for(path).empty());
+
+  auto online = stackpin({"check", m.string(), "--online", "--json"}, env);
+  const json o = json::parse(online.out);
+  const json components = finding(o, "cuda.components");
+  ASSERT_FALSE(components.is_null()) << online.out;
+  EXPECT_EQ(components["severity"], "ok") << components.dump(2);
+  EXPECT_NE(components["seen"].get<std::string>().find("archives of CUDA 13.9.0"), std::string::npos) << components.dump(2);
+  EXPECT_NE(components["source"].get<std::string>().find("read from " + server.url(path)), std::string::npos) << components.dump(2);
+  EXPECT_EQ(server.requests_for(path).size(), 1u);
+
+  // kept in the cache: the next check reads it there, without --online and without the network
+  server.fault(path, {testing_support::Fault::Kind::not_found});
+  const json cached = json::parse(stackpin({"check", m.string(), "--json"}, env).out);
+  EXPECT_EQ(finding(cached, "cuda.components")["severity"], "ok") << cached.dump(2);
+  EXPECT_EQ(server.requests_for(path).size(), 1u);
+}
+
 // A cuDNN release the knowledge base cannot know is locked from NVIDIA's manifest of it, read from
 // the copy of NVIDIA's tree the settings file names ([nvidia] base), kept in the cache and named
 // in the lock with its URL and SHA-256; re-locking and --offline read nothing more.

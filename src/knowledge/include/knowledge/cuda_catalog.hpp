@@ -29,6 +29,11 @@ class CudaCatalog {
   // Errors: invalid (a name that does not say its release, two files for one release).
   static util::Result<CudaCatalog> from_files(const std::vector<std::pair<std::string, std::string_view>>& files);
 
+  // The embedded manifests and, for releases they lack, manifests read elsewhere (NVIDIA's, read
+  // live), each with how a finding names its source. One of a release the embedded ones have is
+  // left out: stackpin's own copy stands.
+  static CudaCatalog embedded_with(std::vector<std::pair<format::CudaRedistribRelease, std::string>> read);
+
   CudaCatalog(CudaCatalog&&) noexcept;
   CudaCatalog& operator=(CudaCatalog&&) noexcept;
   ~CudaCatalog();
