@@ -544,14 +544,16 @@ TEST(DoctorLinux, AComponentOfAnotherReleaseOfTheSameMajorIsNamedWithItsRelease)
   auto fs = mc.doctor(&m);
   auto mixed = one(fs, "linux.toolkit-components", "/usr/local/cuda-12.4");
   EXPECT_EQ(mixed.severity, Severity::warning) << describe(fs);
-  EXPECT_EQ(mixed.seen, "libcublas " + cublas->version_text + " (CUDA 12.4.0's; CUDA 12.4.1 ships 12.4.5.8) in /usr/local/cuda-12.4/version.json");
+  EXPECT_EQ(mixed.seen,
+            "libcublas " + cublas->version_text + " (CUDA 12.4.0's; CUDA 12.4.1 ships 12.4.5.8) in /usr/local/cuda-12.4/version.json");
   has(mixed.fix, "mixes releases");
   // a version no manifest lists is said so
   mc.root.file("/usr/local/cuda-12.4/version.json",
                version_json({{"cuda_cudart", "12.4.127"}, {"libcublas", "12.4.9.99"}, {"libcufft", "11.2.1.3"}}));
   auto unknown = one(mc.doctor(&m), "linux.toolkit-components");
-  EXPECT_EQ(unknown.seen, "libcublas 12.4.9.99 (a version no NVIDIA manifest of CUDA 12 lists; CUDA 12.4.1 ships 12.4.5.8) in "
-                          "/usr/local/cuda-12.4/version.json");
+  EXPECT_EQ(unknown.seen,
+            "libcublas 12.4.9.99 (a version no NVIDIA manifest of CUDA 12 lists; CUDA 12.4.1 ships 12.4.5.8) in "
+            "/usr/local/cuda-12.4/version.json");
 }
 
 namespace {
