@@ -131,17 +131,23 @@ util::Result<knowledge::CudaCatalog> catalog_for(const model::Manifest& m, const
     const auto& v = m.cuda->version.value;
     auto own = knowledge::CudaCatalog::embedded().release(v);
     if (own && !*own) {
-      SP_TRY_ASSIGN(auto n, nvidia_options(ctx, o.cache_dir, !o.online));
-      auto got = core::nvidia_cuda_manifest(v, n);
+      auto note = [&](const std::string& seen, const std::string& fix) {
+        auto& f = model::add_finding(notes, "cuda.release", model::Severity::note, "CUDA " + v.text());
+        f.seen = seen;
+        f.fix = fix;
+        f.where = m.locate(m.cuda->version.pos);
+      };
+      auto n = nvidia_options(ctx, o.cache_dir, !o.online);
+      auto got = n ? core::nvidia_cuda_manifest(v, *n) : util::Result<core::FetchedManifest>(n.error());
       if (got) {
+        got->release.path = got->url;  // pool paths resolve against where it was read from, as lock resolves them
         read.emplace_back(std::move(got->release),
                           "NVIDIA redistrib_" + v.text() + ".json, read from " + got->url + " (sha256 " + got->sha256 + ")");
+      } else if (!o.online && got.error().code == util::ErrorCode::not_found) {
+        note("neither stackpin nor the download cache has NVIDIA's manifest of CUDA " + v.text(),
+             "run `stackpin check --online` to read it from NVIDIA, or `stackpin lock`, which keeps it in the cache");
       } else {
-        auto& f = model::add_finding(notes, "cuda.release", model::Severity::note, "CUDA " + v.text());
-        f.seen = got.error().message;
-        f.fix = o.online ? (got.error().hints.empty() ? std::string() : got.error().hints.front())
-                         : "run `stackpin check --online` to read NVIDIA's manifest of it, or `stackpin lock`, which keeps it in the cache";
-        f.where = m.locate(m.cuda->version.pos);
+        note(got.error().message, got.error().hints.empty() ? std::string() : got.error().hints.front());
       }
     }
   }

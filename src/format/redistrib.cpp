@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
 
 #include "util/strings.hpp"
@@ -202,8 +203,21 @@ RedistribProduct redistrib_product(std::string_view text) {
   return RedistribProduct::unknown;
 }
 
+namespace {
+
+// "https://host/...", "file:///...", "ftp://...": a scheme (a letter, then letters, digits, '+', '-'
+// or '.') and "://".
+bool is_url(const std::string& s) {
+  const auto at = s.find("://");
+  if (at == std::string::npos || at == 0 || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(at),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.'; });
+}
+
+}  // namespace
+
 bool is_redist_relative_path(std::string_view path) {
-  if (path.empty() || path.size() > 1024 || path.front() == '/' || path.find('\\') != std::string_view::npos) return false;
+  if (path.empty() || path.size() > 1024 || path.front() == '/' || path.find_first_of("\\%?#") != std::string_view::npos) return false;
   while (path.substr(0, 3) == "../") path.remove_prefix(3);
   if (path.empty() || path.find("..") != std::string_view::npos) return false;  // not even inside a name: no traversal to explain
   for (std::size_t at = 0; at <= path.size();) {
@@ -216,7 +230,7 @@ bool is_redist_relative_path(std::string_view path) {
 }
 
 util::Result<std::string> redist_url(const std::string& base, std::string_view relative) {
-  const auto scheme = base.find("://");
+  const auto scheme = is_url(base) ? base.find("://") : std::string::npos;
   const auto root = scheme == std::string::npos ? std::string::npos : base.find('/', scheme + 3);
   if (root == std::string::npos || base.back() != '/')
     return util::Error(util::ErrorCode::invalid, "'" + base + "' is not the URL of a directory (scheme://host/path/)");
@@ -232,10 +246,16 @@ util::Result<std::string> redist_url(const std::string& base, std::string_view r
   return dir + std::string(rest);
 }
 
-std::string redist_base(const std::string& manifest, std::string_view relative, const std::string& official) {
-  const bool url = manifest.rfind("https://", 0) == 0 || manifest.rfind("http://", 0) == 0 || manifest.rfind("file://", 0) == 0;
-  if (!url || relative.substr(0, 3) != "../") return official;
-  return manifest.substr(0, manifest.rfind('/') + 1);
+util::Result<std::string> archive_url(const std::string& manifest, std::string_view relative, const std::string& official) {
+  if (relative.substr(0, 3) != "../") return redist_url(official, relative);
+  if (!is_url(manifest))
+    return util::Error(util::ErrorCode::invalid, manifest + " lists " + std::string(relative) +
+                                                     ", a path out of the redist tree into its host's pool, and a local file does not say "
+                                                     "which host that is")
+        .with_hint(
+            "let stackpin read the manifest from its host: point STACKPIN_NVIDIA_BASE or [nvidia] base at it and run "
+            "`stackpin lock` without --redistrib");
+  return redist_url(manifest.substr(0, manifest.rfind('/') + 1), relative);
 }
 
 util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std::string& path) {

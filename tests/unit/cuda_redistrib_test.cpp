@@ -155,9 +155,14 @@ TEST(CudaRedistrib, PoolPathsClimbOutOfTheTreeButNeverOffTheHost) {
 
   // paths inside the tree start from NVIDIA's directory; pool paths from the manifest's own, when it was read from a URL
   const std::string official = "https://developer.download.nvidia.com/compute/cuda/redist/";
-  EXPECT_EQ(format::redist_base(base + "redistrib_13.9.1.json", "../../../pool/x", official), base);
-  EXPECT_EQ(format::redist_base(base + "redistrib_13.9.1.json", "cuda_cudart/x", official), official);
-  EXPECT_EQ(format::redist_base("/home/u/redistrib_13.9.1.json", "../../../pool/x", official), official);
+  EXPECT_EQ(*format::archive_url(base + "redistrib_13.9.1.json", "../../../pool/x", official), "https://second.example/pool/x");
+  EXPECT_EQ(*format::archive_url("HTTPS://second.example/compute/cuda/redist/redistrib_13.9.1.json", "../../../pool/x", official),
+            "HTTPS://second.example/pool/x");
+  EXPECT_EQ(*format::archive_url(base + "redistrib_13.9.1.json", "cuda_cudart/x", official), official + "cuda_cudart/x");
+  auto local = format::archive_url("/home/u/redistrib_13.9.1.json", "../../../pool/x", official);
+  ASSERT_FALSE(local.ok());
+  EXPECT_NE(local.error().message.find("a local file does not say which host"), std::string::npos) << local.error().message;
+  for (const char* encoded : {"pool/%2e%2e/x", "pool/x?y", "pool/x#y"}) EXPECT_FALSE(format::is_redist_relative_path(encoded)) << encoded;
 
   auto pooled = format::parse_cuda_redistrib(R"({"release_label": "13.9.1", "cuda_cudart": {"version": "13.9.10", "linux-x86_64":
       {"relative_path": "../../../pool/linux-x86_64/0a1b/cuda_cudart-linux-x86_64-13.9.10-archive.tar.xz", "sha256": ")" +

@@ -449,7 +449,7 @@ util::Result<LockOutcome> pin_stack(const model::Manifest& m, const knowledge::K
           .with_hint("give redistrib_" + version.prefix(3) + ".json");
     for (const auto& a : r.archives) {
       if (a.cuda != major || (r.version != version && !of_build(a))) continue;
-      auto url = format::redist_url(format::redist_base(r.path, a.relative_path, base), a.relative_path);
+      auto url = format::archive_url(r.path, a.relative_path, base);
       if (!url) return std::move(url).error().with_context(r.path).at(m.locate(m.cudnn->version.pos));
       Candidate c{*url, a.sha256, a.md5, a.size, {redistrib_source(o, r.path, r.release_date)}};
       SP_TRY(offer(a.platform, std::move(c)));

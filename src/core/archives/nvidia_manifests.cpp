@@ -47,7 +47,7 @@ util::Result<format::RedistribRelease> accept_cudnn(const std::string& text, con
 // of that host) stays on the host: a manifest whose path leaves it is refused before it is kept.
 util::Status stays_on_host(const std::string& url, const std::string& relative) {
   if (relative.rfind("../", 0) != 0) return {};
-  auto resolved = format::redist_url(format::redist_base(url, relative, url), relative);
+  auto resolved = format::archive_url(url, relative, url);
   if (!resolved)
     return std::move(resolved).error().with_context(url + " is not a manifest stackpin can use").with_hint("use NVIDIA's own manifest");
   return {};

@@ -60,10 +60,9 @@ CudaComponents resolve_cuda_components(const model::Manifest& m, const format::C
       pick.name = c.component->name;
       pick.version = c.component->version_text;
       pick.via = c.via;
-      auto url = format::redist_url(format::redist_base(release.path, c.archive->relative_path, knowledge::CudaCatalog::k_base_url),
-                                    c.archive->relative_path);
+      auto url = format::archive_url(release.path, c.archive->relative_path, knowledge::CudaCatalog::k_base_url);
       if (!url) {
-        out.problems.push_back({p, {0, release.path + ": " + url.error().message, "the manifest is not NVIDIA's: use NVIDIA's own"}});
+        out.problems.push_back({p, {c.index, url.error().message, url.error().hints.empty() ? "" : url.error().hints.front()}});
         continue;
       }
       pick.url = *url;

@@ -278,7 +278,9 @@ void gpu_kernels(Ctx& c, int major) {
     const auto j = judge_library_set(libraries, cc, c.driver, model::Os::windows, c.kb);
     if (j.with_code == 0) {
       auto& f = c.add("windows.gpu-kernels", Severity::note, subject);
-      f.seen = "cuDNN in " + main_dir + ": none of its " + std::to_string(libraries.size()) + " DLLs carries GPU code to judge";
+      f.seen = "cuDNN in " + main_dir + ": " +
+               (libraries.empty() ? std::string("no DLL of it could be read for its GPU code")
+                                  : "none of its " + std::to_string(libraries.size()) + " DLLs carries GPU code to judge");
       f.source = k_source;
       continue;
     }

@@ -42,18 +42,20 @@ struct RedistribRelease {
 // A relative_path as NVIDIA's manifests write them: a path inside the redist tree
 // ("cudnn/linux-x86_64/cudnn-...tar.xz"), or, on the host that keeps archives in a pool, one that
 // first climbs out of it ("../../../pool/linux-x86_64/<id>/cudnn-...tar.xz"): leading "../"
-// only, then plain names (no "." or empty name, no ".." anywhere, no backslash or leading '/').
+// only, then plain names (no "." or empty name, no ".." anywhere, no backslash, leading '/', or
+// '%', '?', '#' that a server would decode or cut).
 bool is_redist_relative_path(std::string_view path);
 // The URL of an archive at `relative` (as above) in a manifest whose relative paths start from
 // `base` (a URL of a directory, ending in '/': "https://host/compute/cudnn/redist/"): each
 // leading "../" takes one directory off `base`. Errors: invalid (a path that climbs above the
 // root of the host, or a base that is not scheme://host/...).
 util::Result<std::string> redist_url(const std::string& base, std::string_view relative);
-// Where the relative paths of a manifest read from `manifest` start: its own directory when it
-// was read from a URL (https://host/.../redistrib_X.json), for paths that climb out of the redist
-// tree (a pool beside it on that host); NVIDIA's `official` redist directory for the others and
-// for a manifest read from a local file.
-std::string redist_base(const std::string& manifest, std::string_view relative, const std::string& official);
+// The URL of an archive of a manifest read from `manifest` (a URL, or a local file's path): a path
+// inside the redist tree from NVIDIA's `official` redist directory (the manifest may have been
+// read from a mirror of it); a path that climbs out of it (a pool on the host the manifest came
+// from) from the manifest's own directory. Errors: invalid (such a path in a local file, whose
+// host stackpin cannot know; a path that climbs above the host's root).
+util::Result<std::string> archive_url(const std::string& manifest, std::string_view relative, const std::string& official);
 
 // Parses a redistrib JSON document. Errors: parse (not JSON, with line:col), invalid (no "cudnn"
 // component, a version that is not four parts, an archive without relative_path / a 64-digit
