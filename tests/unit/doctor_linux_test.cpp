@@ -547,6 +547,17 @@ TEST(DoctorLinux, AComponentOfAnotherReleaseOfTheSameMajorIsNamedWithItsRelease)
   EXPECT_EQ(mixed.seen,
             "libcublas " + cublas->version_text + " (CUDA 12.4.0's; CUDA 12.4.1 ships 12.4.5.8) in /usr/local/cuda-12.4/version.json");
   has(mixed.fix, "mixes releases");
+  // a runfile install's version.json gives a date, no release: it is held against the releases
+  // whose runtime is the tree's cuda_cudart (12.4.127 is 12.4.1's)
+  mc.root.file("/usr/local/cuda-12.4/version.json", std::string(R"j({"cuda": {"name": "CUDA SDK", "version": "12.4.20240412"}, )j") +
+                                                        R"j("cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "12.4.127"}, )j" +
+                                                        R"j("libcublas": {"name": "CUDA cuBLAS", "version": ")j" + cublas->version_text +
+                                                        "\"}}");
+  auto runfile = one(mc.doctor(), "linux.toolkit-components");
+  EXPECT_EQ(runfile.severity, Severity::warning);
+  EXPECT_EQ(runfile.seen,
+            "libcublas " + cublas->version_text + " (CUDA 12.4.0's; CUDA 12.4.1 ships 12.4.5.8) in /usr/local/cuda-12.4/version.json");
+  has(runfile.expected, "the releases whose runtime is the tree's cuda_cudart");
   // a version no manifest lists is said so
   mc.root.file("/usr/local/cuda-12.4/version.json",
                version_json({{"cuda_cudart", "12.4.127"}, {"libcublas", "12.4.9.99"}, {"libcufft", "11.2.1.3"}}));

@@ -199,29 +199,55 @@ void driver(Ctx& c) {
   }
 }
 
-// The components of a toolkit whose exact version is not the one NVIDIA's manifest of the
-// toolkit's own release gives them, each with the releases that do ship it ("libcublas 13.1.0.3
-// (CUDA 13.1.0's; CUDA 13.0.2 ships 13.0.2.14)"): a library of a release of the same major copied
-// in. Empty when the release's manifest is not in stackpin.
-std::vector<std::string> of_other_releases(const knowledge::CudaCatalog& catalog, const model::ToolkitInfo& t, const Version& own) {
+// The releases a toolkit's components are held against: its own, where NVIDIA's manifest of it is
+// in stackpin; else (a runfile install's version.json gives a date, 12.6.20241114) those of its
+// major.minor whose runtime is the tree's cuda_cudart, newest first.
+std::vector<std::pair<Version, const format::CudaRedistribRelease*>> releases_of(const knowledge::CudaCatalog& catalog,
+                                                                                 const model::ToolkitInfo& t, const Version& own) {
+  std::vector<std::pair<Version, const format::CudaRedistribRelease*>> out;
+  if (auto r = own.size() >= 3 ? catalog.release(own) : nullptr; r && *r) {
+    out.emplace_back(own, *r);
+    return out;
+  }
+  auto runtime = std::find_if(t.components.begin(), t.components.end(), [](const auto& x) { return x.id == "cuda_cudart"; });
+  if (runtime == t.components.end()) return out;
+  auto versions = catalog.releases();
+  for (auto v = versions.rbegin(); v != versions.rend(); ++v) {
+    if (v->major() != own.major() || v->minor() != own.minor()) continue;
+    auto r = catalog.release(*v);
+    if (!r || !*r) continue;
+    if (const auto* x = knowledge::find_component(**r, "cuda_cudart"); x && x->version_text == runtime->version) out.emplace_back(*v, *r);
+  }
+  return out;
+}
+
+// The components of a toolkit at a version none of its releases (releases_of) ships, each with
+// the releases that do ship it ("libcublas 13.1.0.3 (CUDA 13.1.0's; CUDA 13.0.2 ships 13.0.2.14)"):
+// a library of a release of the same major copied in. Empty when no release is known.
+std::vector<std::string> of_other_releases(const knowledge::CudaCatalog& catalog, const model::ToolkitInfo& t,
+                                           const std::vector<std::pair<Version, const format::CudaRedistribRelease*>>& own) {
   std::vector<std::string> out;
-  if (own.size() < 3) return out;
-  auto release = catalog.release(own);
-  if (!release || !*release) return out;
+  if (own.empty()) return out;
   for (const auto& comp : t.components) {
-    const auto* rc = knowledge::find_component(**release, comp.id);
-    if (!rc || rc->version_text == comp.version) continue;
+    const format::CudaComponent* shipped = nullptr;  // by the newest of the releases held against
+    bool fits = false;
+    for (const auto& [v, r] : own)
+      if (const auto* rc = knowledge::find_component(*r, comp.id)) {
+        if (!shipped) shipped = rc;
+        fits = fits || rc->version_text == comp.version;
+      }
+    if (!shipped || fits) continue;
     std::vector<std::string> from;
     for (const auto& v : catalog.releases()) {
-      if (v.major() != own.major()) continue;
+      if (v.major() != own.front().first.major()) continue;
       auto r = catalog.release(v);
       if (!r || !*r) continue;
       if (const auto* x = knowledge::find_component(**r, comp.id); x && x->version_text == comp.version) from.push_back(v.text());
     }
     out.push_back(comp.id + " " + comp.version + " (" +
-                  (from.empty() ? "a version no NVIDIA manifest of CUDA " + std::to_string(own.major()) + " lists"
+                  (from.empty() ? "a version no NVIDIA manifest of CUDA " + std::to_string(own.front().first.major()) + " lists"
                                 : "CUDA " + join_lines(from, ", ") + "'s") +
-                  "; CUDA " + own.text() + " ships " + rc->version_text + ")");
+                  "; CUDA " + own.front().first.text() + " ships " + shipped->version_text + ")");
   }
   return out;
 }
@@ -263,10 +289,14 @@ void toolkit_components(Ctx& c) {
       if (pinned) c.point_at(f, c.m->cuda->version.pos);
       continue;
     }
-    if (auto mixed = of_other_releases(catalog, t, *own); !mixed.empty()) {
+    const auto held = releases_of(catalog, t, *own);
+    if (auto mixed = of_other_releases(catalog, t, held); !mixed.empty()) {
+      std::vector<std::string> names;
+      for (const auto& [v, r] : held) names.push_back(v.text());
       auto& f = c.add("linux.toolkit-components", Severity::warning, subject);
       f.seen = join_lines(mixed, ", ") + " in " + t.root + "/version.json";
-      f.expected = "each component at the version NVIDIA ships in CUDA " + own->text();
+      f.expected = "each component at the version NVIDIA ships in CUDA " + join_lines(names, " or ") +
+                   (held.front().first == *own ? "" : " (the releases whose runtime is the tree's cuda_cudart)");
       f.fix = "the tree mixes releases: stage the pinned components again (stackpin stage) or reinstall the toolkit";
       continue;
     }
