@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "probe/fatbin.hpp"
 #include "probe/library_identity.hpp"
 #include "util/strings.hpp"
 
@@ -262,6 +263,21 @@ std::vector<model::CudnnWhole> read_cudnn_whole(const fs::path& dir, const std::
     files.push_back(std::move(f));
   }
   return judge_cudnn_files(std::move(files), shown, contents);
+}
+
+util::Result<CudnnKernels> read_cudnn_kernels(const fs::path& dir, int major) {
+  SP_TRY_ASSIGN(auto paths, cudnn_libraries_of(dir, major));
+  CudnnKernels out;
+  for (const auto& p : paths) {
+    auto k = read_gpu_code(p);
+    if (!k) {
+      out.unreadable.emplace_back(p, k.error().message);
+      continue;
+    }
+    k->path = p.string();
+    out.libraries.push_back(std::move(*k));
+  }
+  return out;
 }
 
 }  // namespace probe

@@ -142,6 +142,16 @@ TEST(CliLock, VersionOnlyManifestLocksNvidiasArchives) {
 // NVIDIA's cuDNN manifest of a release no knowledge base can know (9.98.0.12), as the test makes
 // it: three platforms, CUDA 12 and 13 each; the hashes end in a to f, the sizes are 900000000 plus
 // the CUDA major.
+// NVIDIA's 13.4.2 manifest, as the manifest of a release stackpin does not carry (13.9.0); ""
+// when the copy does not say its release where it should.
+std::string newer_cuda_manifest() {
+  std::string body = read(testing_support::source_dir() / "data/redist/cuda/redistrib_13.4.2.json");
+  const std::string label = "\"release_label\": \"13.4.2\"";
+  const auto at = body.find(label);
+  if (at == std::string::npos) return {};
+  return body.replace(at, label.size(), "\"release_label\": \"13.9.0\"");
+}
+
 std::string made_cudnn_manifest() {
   json doc = {{"release_date", "2027-03-02"}, {"release_label", "9.98.0"}, {"release_product", "cudnn"}};
   doc["cudnn"] = {{"name", "NVIDIA CUDA Deep Neural Network library"}, {"version", "9.98.0.12"}, {"cuda_variant", {"12", "13"}}};
@@ -255,11 +265,8 @@ TEST(CliLock, PinsToolkitComponentsAndTakesNvidiasCudaFile) {
 TEST(CliLock, ReadsNvidiasManifestOfANewerReleaseAndKeepsItInTheCache) {
   ScratchDir dir;
   testing_support::HttpServer server;
-  // NVIDIA's 13.4.2 manifest, as the manifest of a release stackpin does not carry
-  std::string body = read(testing_support::source_dir() / "data/redist/cuda/redistrib_13.4.2.json");
-  const std::string label = "\"release_label\": \"13.4.2\"";
-  ASSERT_NE(body.find(label), std::string::npos);
-  body.replace(body.find(label), label.size(), "\"release_label\": \"13.9.0\"");
+  const std::string body = newer_cuda_manifest();
+  ASSERT_FALSE(body.empty());
   write(dir.path() / "served.json", body);
   const std::string sha = fixtures::info(dir.path() / "served.json").sha256;
   const std::string path = "/mirror/cuda/redist/redistrib_13.9.0.json";
@@ -301,10 +308,8 @@ TEST(CliLock, ReadsNvidiasManifestOfANewerReleaseAndKeepsItInTheCache) {
 TEST(CliLock, CheckReadsNvidiasManifestOnlineOrFromTheCache) {
   ScratchDir dir;
   testing_support::HttpServer server;
-  std::string body = read(testing_support::source_dir() / "data/redist/cuda/redistrib_13.4.2.json");
-  const std::string label = "\"release_label\": \"13.4.2\"";
-  ASSERT_NE(body.find(label), std::string::npos);
-  body.replace(body.find(label), label.size(), "\"release_label\": \"13.9.0\"");
+  const std::string body = newer_cuda_manifest();
+  ASSERT_FALSE(body.empty());
   const std::string path = "/mirror/cuda/redist/redistrib_13.9.0.json";
   server.serve(path, body);
   fs::path m = dir.path() / "new.toml";

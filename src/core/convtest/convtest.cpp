@@ -8,7 +8,6 @@
 
 #include "core/gpu_code.hpp"
 #include "probe/cudnn_whole.hpp"
-#include "probe/fatbin.hpp"
 
 namespace core {
 
@@ -37,28 +36,6 @@ constexpr model::Os k_here = model::Os::windows;
 constexpr model::Os k_here = model::Os::linux;
 #endif
 
-// The GPU code of the cuDNN that was loaded: every sub-library of its major in its directory, as
-// the loader finds them, read from their fatbin containers. `unreadable`: what cannot be, with why.
-std::vector<model::LibraryKernels> loaded_cudnn_kernels(const std::string& loaded, int major, std::vector<std::string>& unreadable) {
-  std::vector<model::LibraryKernels> out;
-  if (loaded.empty()) return out;
-  auto names = probe::cudnn_libraries_of(std::filesystem::path(loaded).parent_path(), major);
-  if (!names) {
-    unreadable.push_back(names.error().message);
-    return out;
-  }
-  for (const auto& p : *names) {
-    auto k = probe::read_gpu_code(p);
-    if (!k) {
-      unreadable.push_back(k.error().message);
-      continue;
-    }
-    k->path = p.string();
-    out.push_back(std::move(*k));
-  }
-  return out;
-}
-
 }  // namespace
 
 void judge_gpu_architectures(model::ConvReport& r, const knowledge::KnowledgeBase& kb, const model::Manifest* m,
@@ -68,14 +45,20 @@ void judge_gpu_architectures(model::ConvReport& r, const knowledge::KnowledgeBas
   const auto named = m ? kb.gpu_archs(*m) : std::map<model::Version, model::Pos>{};
   // what the loaded cuDNN's libraries carry decides, where they carry any; NVIDIA's support matrix
   // where they carry none (test doubles, a build without GPU code)
-  std::vector<std::string> unreadable;
-  const auto kernels = r.gpus.empty() || !cudnn ? std::vector<model::LibraryKernels>{}
-                                                : loaded_cudnn_kernels(r.cudnn.path, static_cast<int>(cudnn->major()), unreadable);
-  for (const auto& why : unreadable) {
+  const std::string dir = std::filesystem::path(r.cudnn.path).parent_path().string();
+  probe::CudnnKernels loaded;
+  if (!r.gpus.empty() && cudnn && !r.cudnn.path.empty()) {
+    auto read = probe::read_cudnn_kernels(dir, static_cast<int>(cudnn->major()));
+    if (read)
+      loaded = std::move(*read);
+    else
+      loaded.unreadable.emplace_back(dir, read.error().message);
+  }
+  for (const auto& [file, why] : loaded.unreadable) {
     auto& f = model::add_finding(out, "convtest.gpu-kernels", model::Severity::warning, "cuDNN");
     f.seen = "the GPU code of the loaded cuDNN's libraries cannot be read: " + why;
   }
-  const std::string dir = std::filesystem::path(r.cudnn.path).parent_path().string();
+  const auto& kernels = loaded.libraries;
   // "12.4 / driver 550.54.14": the CUDA release the driver supports, and its version when known
   const auto slash = r.driver_version.find(" / ");
   const auto driver_cuda = model::Version::parse(r.driver_version.substr(0, slash));

@@ -19,7 +19,6 @@
 #include "doctor/windows/doctor_windows_rules.hpp"
 #include "model/contracts.hpp"
 #include "probe/cudnn_whole.hpp"
-#include "probe/fatbin.hpp"
 #include "util/strings.hpp"
 
 namespace core::winrules {
@@ -250,26 +249,17 @@ void gpu_kernels(Ctx& c, int major) {
   if (main.copies.empty() || main.copies.front().local_path.empty()) return;
   const auto& winner = main.copies.front();
   const std::string main_dir = dir_of(winner.windows_path);
-  std::vector<model::LibraryKernels> libraries;
-  std::vector<std::pair<std::string, std::string>> unreadable;  // file, why
-  auto files = probe::cudnn_libraries_of(std::filesystem::path(winner.local_path).parent_path(), major);
-  if (!files) {
+  auto read = probe::read_cudnn_kernels(std::filesystem::path(winner.local_path).parent_path(), major);
+  if (!read) {
     auto& f = c.add("windows.gpu-kernels", Severity::warning, main_dir);
-    f.seen = "its DLLs' GPU code cannot be read: " + files.error().message;
+    f.seen = "its DLLs' GPU code cannot be read: " + read.error().message;
     return;
   }
-  for (const auto& f : *files) {
-    const std::string windows_file = main_dir + "\\" + f.filename().string();
-    auto k = probe::read_gpu_code(f);
-    if (!k) {
-      unreadable.emplace_back(windows_file, k.error().message);
-      continue;
-    }
-    k->path = windows_file;
-    libraries.push_back(std::move(*k));
-  }
-  for (const auto& [file, why] : unreadable) {
-    auto& f = c.add("windows.gpu-kernels", Severity::warning, file);
+  // named as Windows names them
+  std::vector<model::LibraryKernels>& libraries = read->libraries;
+  for (auto& k : libraries) k.path = main_dir + "\\" + std::filesystem::path(k.path).filename().string();
+  for (const auto& [file, why] : read->unreadable) {
+    auto& f = c.add("windows.gpu-kernels", Severity::warning, main_dir + "\\" + file.filename().string());
     f.seen = "its GPU code cannot be read: " + why;
     f.fix = "a DLL whose fatbin containers do not frame is damaged or not NVIDIA's: copy the cuDNN release again";
   }

@@ -9,9 +9,11 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/facts.hpp"
+#include "model/kernels.hpp"
 #include "model/machine.hpp"
 #include "util/result.hpp"
 
@@ -36,6 +38,13 @@ bool is_cudnn_library_name(const std::string& name);
 // (libcudnn_ops.so.9) or DLL (cudnn_ops64_9.dll), sorted, one path per file. Errors: io (the
 // directory cannot be listed, with why).
 util::Result<std::vector<std::filesystem::path>> cudnn_libraries_of(const std::filesystem::path& dir, int major);
+// The GPU code of those libraries, each read from its fatbin containers (probe/fatbin.hpp), its
+// path the one listed; one that cannot be read goes to `unreadable` with why. Errors: as above.
+struct CudnnKernels {
+  std::vector<model::LibraryKernels> libraries;
+  std::vector<std::pair<std::filesystem::path, std::string>> unreadable;
+};
+util::Result<CudnnKernels> read_cudnn_kernels(const std::filesystem::path& dir, int major);
 
 // One name in the directory: the file it is (links followed, on this machine), or the text of a
 // link that leads nowhere.
