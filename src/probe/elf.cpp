@@ -9,6 +9,7 @@
 
 #include <fstream>
 
+#include "byte_order.hpp"
 #include "util/strings.hpp"
 
 namespace probe {
@@ -42,11 +43,7 @@ class Reader {
   std::string m_path;
 };
 
-std::uint64_t le(const std::string& b, std::size_t off, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[off + static_cast<std::size_t>(i)]);
-  return v;
-}
+using detail::le;
 
 struct Load {
   std::uint64_t vaddr, offset, filesz;

@@ -15,12 +15,6 @@
 
 namespace probe::detail {
 
-std::uint64_t fat_le(std::string_view b, std::size_t off, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[off + static_cast<std::size_t>(i)]);
-  return v;
-}
-
 std::string hex_offset(std::uint64_t v) {
   static const char* digits = "0123456789abcdef";
   std::string s;
@@ -45,8 +39,8 @@ void ContainerParse::fail(const std::string& why, std::uint64_t at) {
 
 void ContainerParse::header(std::string_view c) {
   const std::uint64_t off = m_start;
-  if (fat_le(c, 0, 4) != k_container_magic) return fail("no fatbin container (unexpected bytes between containers)", off);
-  auto version = fat_le(c, 4, 2), header = fat_le(c, 6, 2), size = fat_le(c, 8, 8);
+  if (le(c, 0, 4) != k_container_magic) return fail("no fatbin container (unexpected bytes between containers)", off);
+  auto version = le(c, 4, 2), header = le(c, 6, 2), size = le(c, 8, 8);
   if (version != 1) return fail("fatbin container version " + std::to_string(version) + " (stackpin reads version 1)", off);
   if (header < k_container_header || header > k_container_header_max)
     return fail("fatbin container header of " + std::to_string(header) + " bytes (oversized or malformed)", off);
@@ -61,8 +55,8 @@ void ContainerParse::header(std::string_view c) {
 }
 
 void ContainerParse::entry(std::string_view h, std::uint64_t p) {
-  auto entry_header = fat_le(h, 4, 4);
-  auto payload = fat_le(h, 8, 8);
+  auto entry_header = le(h, 4, 4);
+  auto payload = le(h, 8, 8);
   if (entry_header < k_entry_min)
     return fail("fatbin entry has a header of " + std::to_string(entry_header) + " bytes (at least " + std::to_string(k_entry_min) +
                     "): reading on would loop or misframe",
@@ -75,15 +69,15 @@ void ContainerParse::entry(std::string_view h, std::uint64_t p) {
     return fail(
         "fatbin entry of " + std::to_string(payload) + " bytes overlaps the end of its container (overlapping or truncated entries)", p);
   FatEntry e;
-  e.kind = static_cast<std::uint16_t>(fat_le(h, 0, 2));
-  e.arch = static_cast<std::uint32_t>(fat_le(h, 28, 4));
-  e.flags = fat_le(h, 40, 8);
-  e.ptx_minor = static_cast<std::uint16_t>(fat_le(h, 24, 2));
-  e.ptx_major = static_cast<std::uint16_t>(fat_le(h, 26, 2));
+  e.kind = static_cast<std::uint16_t>(le(h, 0, 2));
+  e.arch = static_cast<std::uint32_t>(le(h, 28, 4));
+  e.flags = le(h, 40, 8);
+  e.ptx_minor = static_cast<std::uint16_t>(le(h, 24, 2));
+  e.ptx_major = static_cast<std::uint16_t>(le(h, 26, 2));
   e.stored = payload;
-  if (fat_le(h, 16, 4) > payload) return fail("fatbin entry says its compressed payload is larger than the space it has", p);
+  if (le(h, 16, 4) > payload) return fail("fatbin entry says its compressed payload is larger than the space it has", p);
   // the stated uncompressed size is only reported: bounded so that sums of it cannot wrap
-  e.uncompressed = (e.flags & (k_flag_lz4 | k_flag_zstd)) ? std::min<std::uint64_t>(fat_le(h, 56, 8), std::uint64_t{1} << 40) : payload;
+  e.uncompressed = (e.flags & (k_flag_lz4 | k_flag_zstd)) ? std::min<std::uint64_t>(le(h, 56, 8), std::uint64_t{1} << 40) : payload;
   if (e.arch == 0 || e.arch > 9999) return fail("fatbin entry names architecture " + std::to_string(e.arch), p);
   m_entries.push_back(e);
   m_next = p + entry_header + payload;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "byte_order.hpp"
 #include "util/result.hpp"
 
 namespace probe::detail {
@@ -17,8 +18,6 @@ inline constexpr std::uint32_t k_container_magic = 0xBA55ED50;
 inline constexpr std::uint64_t k_container_header = 16, k_entry_min = 64, k_entry_max = 4096, k_container_header_max = 256;
 inline constexpr std::uint64_t k_flag_lz4 = 0x2000, k_flag_zstd = 0x8000, k_flag_specific = 0x100000, k_flag_family = 0x200000;
 
-// A little-endian number of `bytes` bytes at `off` of `b` (which holds them).
-std::uint64_t fat_le(std::string_view b, std::size_t off, int bytes);
 // "0x1a2b"
 std::string hex_offset(std::uint64_t v);
 

@@ -104,8 +104,8 @@ std::vector<std::uint64_t> listed_starts(const ByteReader& r, const std::vector<
     const std::size_t record = w.wide ? 24 : 16, pointer = w.wide ? 8 : 4;
     const std::string t = r.text(w.offset, static_cast<std::size_t>(w.size));
     for (std::size_t i = 0; i + record <= t.size(); i += record) {
-      if (fat_le(t, i, 4) != k_wrapper_magic) continue;
-      const std::uint64_t addr = fat_le(t, i + 8, static_cast<int>(pointer));
+      if (le(t, i, 4) != k_wrapper_magic) continue;
+      const std::uint64_t addr = le(t, i + 8, static_cast<int>(pointer));
       if (addr >= s.addr && addr - s.addr < s.size) out.push_back(s.offset + (addr - s.addr));
     }
   }

@@ -111,7 +111,7 @@ class ByteReader {
   // remembers why, and read_gpu_code reports that instead of the result).
   std::uint64_t u(std::uint64_t off, int bytes) const {
     const char* p = m_src.at(off, static_cast<std::size_t>(bytes));
-    return p ? fat_le(std::string_view(p, static_cast<std::size_t>(bytes)), 0, bytes) : 0;
+    return p ? le(std::string_view(p, static_cast<std::size_t>(bytes)), 0, bytes) : 0;
   }
   // `n` bytes at `off` as text ("" when they cannot be read).
   std::string text(std::uint64_t off, std::size_t n) const {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "byte_order.hpp"
 #include "probe/elf.hpp"
 #include "util/file_io.hpp"
 #include "util/strings.hpp"
@@ -63,11 +64,7 @@ class File {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-std::uint64_t le(const std::string& b, std::size_t off, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[off + static_cast<std::size_t>(i)]);
-  return v;
-}
+using detail::le;
 
 // The major a soname or DLL name carries: libcudnn_ops.so.9 -> 9, cudnn_ops64_9.dll -> 9.
 std::optional<unsigned> name_major(const std::string& soname) {
