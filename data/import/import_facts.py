@@ -53,7 +53,7 @@ REDIST_COPIES = {
     "9.27.0": ("github:NixOS/nixpkgs", "d193d740367941580a13d7627236592b45a7c1d9"),
 }
 # Platforms stackpin provisions; NVIDIA's files also list linux-ppc64le, which it does not.
-PLATFORMS = ("linux-x86_64", "linux-sbsa", "linux-aarch64", "windows-x86_64")
+PLATFORMS = ("linux-x86_64", "linux-sbsa", "linux-aarch64", "windows-x86_64", "windows-arm64")
 
 SHA256_RE = re.compile(r"[0-9a-f]{64}")
 BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
@@ -238,10 +238,11 @@ HAND_ADDED = "added by hand"
 OUT_DIR: pathlib.Path = DEFAULT_OUT  # set by main(): where the files the importer rewrites are
 
 
-def keep_hand_added(rows: list[dict], fname: str, table: str, key: str) -> list[dict]:
+def keep_hand_added(rows: list[dict], fname: str, table: str, key) -> list[dict]:
     """Rows of the file being rewritten that were added or corrected by hand (a source saying
     "added by hand", data/README.md) survive a re-run: each replaces the generated row with the same
-    key, or is added."""
+    key (a field's name, or a function of the row), or is added."""
+    key_of = key if callable(key) else (lambda r: r[key])
     path = OUT_DIR / fname
     if not path.is_file():
         return rows
@@ -249,11 +250,11 @@ def keep_hand_added(rows: list[dict], fname: str, table: str, key: str) -> list[
         old = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         fail(f"{path}: cannot keep its rows added by hand: {exc}")
-    kept = {r[key]: r for r in old.get(table, [])
+    kept = {key_of(r): r for r in old.get(table, [])
             if isinstance(r, dict) and any(HAND_ADDED in s for s in r.get("source", []) if isinstance(s, str))}
     for k, r in kept.items():
-        warn(f"{fname}: keeping the [[{table}]] {key} = {k!r} added by hand")
-    return [kept.pop(r[key], r) for r in rows] + list(kept.values())
+        warn(f"{fname}: keeping the [[{table}]] {k!r} added by hand")
+    return [kept.pop(key_of(r), r) for r in rows] + list(kept.values())
 
 
 def build_drivers(f: dict) -> tuple[dict, list[str]]:
@@ -452,9 +453,18 @@ def redist_archives(path: pathlib.Path):
             v for k, v in entry.items() if isinstance(v, dict) and re.fullmatch(r"cuda\d+", k)]
         if not variants:
             fail(f"{path.name}: cudnn.{platform} has neither relative_path nor cudaNN variants")
+        # a build for one CUDA release (_cuda13.4) beside the major's own (_cuda13) of the same
+        # platform: the major's is the archive (stackpin's redistrib reader does the same)
+        names = [v.get("relative_path", "").rsplit("/", 1)[-1] for v in variants if isinstance(v.get("relative_path"), str)]
+        majors = {m.group(1) for n in names if (m := re.search(r"_cuda(\d+)-archive\.", n))}
         for v in variants:
             rel = v.get("relative_path")
             file = rel.rsplit("/", 1)[-1] if isinstance(rel, str) else ""
+            release_build = re.search(r"_cuda(\d+)\.\d+-archive\.", file)
+            if release_build and release_build.group(1) in majors:
+                SKIPPED.append(f"{path.name}: cudnn.{platform}: {file}, a build for one CUDA release beside the "
+                               f"CUDA {release_build.group(1)} archive")
+                continue
             fm = re.fullmatch(r"cudnn-(.+)-([0-9.]+)_cuda(\d+)-archive\.(tar\.xz|zip)", file)
             # one file may hold two builds of the release: 9.15.0 is 9.15.0.57 for CUDA 12 and
             # 9.15.0.58 for CUDA 13; the archive's own name gives its build
@@ -621,6 +631,11 @@ def build_layouts(f: dict) -> tuple[dict, list[str]]:
     for m in majors:
         if len(m["windows_import_libs"]) != 2 * len(m["windows_dlls"]):
             fail(f"cuDNN {m['major']}: expected 2 import libs per DLL")
+    # Windows on Arm's rows (windows-arm64) are not in the facts: added by hand, with their sources
+    def layout_key(r):
+        return (r.get("platform", ""), r["from"])
+    import_dirs = keep_hand_added(import_dirs, "cudnn-layouts.toml", "windows_import_lib_dir", layout_key)
+    dll_dirs = keep_hand_added(dll_dirs, "cudnn-layouts.toml", "windows_dll_dir", layout_key)
     return {"schema": SCHEMA, "windows_import_lib_dir": import_dirs, "windows_dll_dir": dll_dirs,
             "linux_lib_dir": linux_dirs, "major": majors}, [
         "Ranges are [from, until) on 3-part cuDNN versions; dirs are relative to the archive's top directory",

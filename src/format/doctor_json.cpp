@@ -57,7 +57,8 @@ JsonDoc to_json(const model::DoctorReport& r) {
                 {"cuda_version", e.cuda_version},
                 {"windows_layout", e.windows_layout},
                 {"windows_cudnn_dir", e.windows_cudnn_dir},
-                {"windows_cuda_path", e.windows_cuda_path}};
+                {"windows_cuda_path", e.windows_cuda_path},
+                {"windows_arch", e.windows_arch}};
   json windows = nullptr;
   if (r.windows) {
     const auto& w = *r.windows;
@@ -71,6 +72,8 @@ JsonDoc to_json(const model::DoctorReport& r) {
                    {"cwd", w.cwd},
                    {"python", w.python},
                    {"dll_dirs", w.dll_dirs},
+                   {"machine", w.machine},
+                   {"machine_from", w.machine_from},
                    {"desktop", order_json(w.desktop)},
                    {"python_order", w.python_order ? order_json(*w.python_order) : json(nullptr)}};
   }

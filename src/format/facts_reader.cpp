@@ -163,6 +163,7 @@ void read_archives(TableReader& top, model::Facts& f) {
 void read_layout_rules(TableReader& top, const char* key, std::vector<model::LayoutRule>& out) {
   each(top, key, [&](TableReader& r) {
     model::LayoutRule l;
+    if (auto p = r.choice("platform", model::platform_names())) l.platform = model::parse_platform(model::platform_names()[p->value]);
     l.from = ver(r, "from", 3, 3);
     l.until = opt_ver(r, "until", 3, 3);
     l.dirs = strings(r, "dirs", true);

@@ -318,6 +318,10 @@ void read_targets(TableReader& top, model::Manifest& m) {
     auto layout = r.choice("layout", {"isolated", "cuda-merge"});
     wt.layout = layout ? Located<model::WindowsLayout>{static_cast<model::WindowsLayout>(layout->value), layout->pos}
                        : Located<model::WindowsLayout>{model::WindowsLayout::isolated, wt.pos};
+    auto arch = r.choice("arch", {"x64", "arm64"});
+    wt.platform =
+        arch ? Located<model::Platform>{arch->value == 1 ? model::Platform::windows_arm64 : model::Platform::windows_x86_64, arch->pos}
+             : Located<model::Platform>{model::Platform::windows_x86_64, wt.pos};
     wt.prefix = r.string("prefix", false, "'C:\\tools\\cudnn\\v8.9.5'");
     wt.cuda_path = r.string("cuda_path", false, "'C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.1'");
     r.finish();

@@ -73,6 +73,7 @@ util::Result<RedistribArchive> read_archive(const json& j, const std::string& pa
   static const std::regex k_variant(R"(_cuda(\d{1,3})(\.\d+)?-archive\.)");
   std::smatch m;
   int from_name = std::regex_search(a.relative_path, m, k_variant) ? std::stoi(m[1].str()) : 0;
+  if (from_name && m[2].matched) a.cuda_release = m[1].str() + m[2].str();
   a.cuda = cuda_from_key ? cuda_from_key : from_name;
   if (a.cuda == 0) return invalid(path, where, "does not say which CUDA major the archive is built for");
   if (cuda_from_key && from_name && from_name != cuda_from_key)
@@ -296,12 +297,23 @@ util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std:
       SP_TRY_ASSIGN(auto a, read_archive(archive, path, where + "." + variant, *platform, std::stoi(m[1].str())));
       r.archives.push_back(std::move(a));
     }
+    // Two archives for one CUDA major: a build for one CUDA release (_cuda13.4) beside the
+    // major's own (_cuda13) leaves the major's; two of the same kind cannot be told apart.
     for (std::size_t i = first; i < r.archives.size(); ++i)
-      for (std::size_t j = first; j < i; ++j)
-        if (r.archives[i].cuda == r.archives[j].cuda)
+      for (std::size_t j = first; j < i; ++j) {
+        if (r.archives[i].cuda != r.archives[j].cuda) continue;
+        const bool i_release = !r.archives[i].cuda_release.empty(), j_release = !r.archives[j].cuda_release.empty();
+        if (i_release == j_release)
           return invalid(path, where,
                          "lists two archives for CUDA " + std::to_string(r.archives[i].cuda) + " (" + r.archives[j].relative_path +
                              " and " + r.archives[i].relative_path + "): stackpin cannot tell which one NVIDIA means");
+        const std::size_t drop = i_release ? i : j;
+        r.release_builds.push_back(key + ": " + r.archives[drop].relative_path);
+        r.archives.erase(r.archives.begin() + static_cast<std::ptrdiff_t>(drop));
+        i = first;  // look again from the start: the positions moved
+        j = first;
+        break;
+      }
   }
   if (r.archives.empty()) return invalid(path, "cudnn", "lists no archive for linux-x86_64, linux-sbsa, linux-aarch64 or windows-x86_64");
   return r;

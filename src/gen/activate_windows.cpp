@@ -378,7 +378,7 @@ function Test-CudaBins {
 )PS";
 
 const char* k_check_zlibwapi = R"PS(
-# 6. zlibwapi.dll, which cuDNN 8.3 up to 9.1 load and the zip does not ship, as an x64 DLL
+# 6. zlibwapi.dll, which cuDNN 8.3 up to 9.1 load and the zip does not ship, built for $Arch
 function Get-PeMachine([string]$File) {
   $bytes = New-Object byte[] 4096
   $stream = [System.IO.File]::OpenRead($File)
@@ -388,6 +388,7 @@ function Get-PeMachine([string]$File) {
   if ($pe -lt 0 -or $pe + 6 -gt $n) { return 'not a DLL' }
   $machine = [BitConverter]::ToUInt16($bytes, $pe + 4)
   if ($machine -eq 0x8664) { return 'x64' }
+  if ($machine -eq 0xAA64) { return 'arm64' }
   if ($machine -eq 0x14C) { return 'x86' }
   return 'other'
 }
@@ -396,13 +397,13 @@ function Test-Zlib {
   $dirs = @($CudnnBin, [Environment]::SystemDirectory) + @(Split-PathValue $env:Path | ForEach-Object { Get-FullDir $_ })
   $found = $dirs | Where-Object { $_ -and (Test-Path -LiteralPath ([System.IO.Path]::Combine($_, 'zlibwapi.dll')) -PathType Leaf) } | Select-Object -First 1
   if (-not $found) {
-    Add-Result 'zlibwapi' 'fail' 'zlibwapi.dll is not reachable' ('put the x64 zlibwapi.dll into ' + $CudnnBin + ' (cuDNN fails with "Could not locate zlibwapi.dll" otherwise)')
+    Add-Result 'zlibwapi' 'fail' 'zlibwapi.dll is not reachable' ('put the ' + $Arch + ' zlibwapi.dll into ' + $CudnnBin + ' (cuDNN fails with "Could not locate zlibwapi.dll" otherwise)')
     return
   }
   $file = [System.IO.Path]::Combine($found, 'zlibwapi.dll')
   $machine = Get-PeMachine $file
-  if ($machine -eq 'x64') { Add-Result 'zlibwapi' 'ok' ('zlibwapi.dll (x64) in ' + $found) '' }
-  else { Add-Result 'zlibwapi' 'fail' ($file + ' is ' + $machine + ', not x64') 'replace it with the x64 build of zlibwapi.dll (an x86 one fails to load in 64-bit Python)' }
+  if ($machine -eq $Arch) { Add-Result 'zlibwapi' 'ok' ('zlibwapi.dll (' + $Arch + ') in ' + $found) '' }
+  else { Add-Result 'zlibwapi' 'fail' ($file + ' is ' + $machine + ', not ' + $Arch) ('replace it with the ' + $Arch + ' build of zlibwapi.dll (a DLL built for another machine fails to load)') }
 }
 )PS";
 
@@ -412,12 +413,26 @@ function Test-VcRuntime {
   $missing = @(@('msvcp140.dll', 'vcruntime140.dll', 'vcruntime140_1.dll') | Where-Object {
     -not (Test-Path -LiteralPath ([System.IO.Path]::Combine([Environment]::SystemDirectory, $_)) -PathType Leaf) })
   if ($missing.Count -eq 0) { Add-Result 'vc-runtime' 'ok' 'the VC++ 2015-2022 runtime is installed' '' }
-  else { Add-Result 'vc-runtime' 'fail' ('missing: ' + ($missing -join ', ')) 'install the Microsoft Visual C++ 2015-2022 Redistributable (x64)' }
+  else { Add-Result 'vc-runtime' 'fail' ('missing: ' + ($missing -join ', ')) ('install the Microsoft Visual C++ 2015-2022 Redistributable (' + $Arch + ')') }
+}
+
+# 8. the machine: DLLs built for x64 do not load into an Arm64 process, nor Arm64 ones into x64
+function Test-Architecture {
+  $dll = [System.IO.Path]::Combine($CudnnBin, $MainDll)
+  if ($CudnnBin -and (Test-Path -LiteralPath $dll -PathType Leaf)) {
+    $machine = Get-PeMachine $dll
+    if ($machine -ne $Arch) { Add-Result 'architecture' 'fail' ($dll + ' is ' + $machine + ', this tree is for ' + $Arch) ('stage the ' + $Arch + ' archive again (stackpin stage --target windows)') }
+  }
+  $process = $env:PROCESSOR_ARCHITECTURE
+  $want = 'AMD64'
+  if ($Arch -eq 'arm64') { $want = 'ARM64' }
+  if ($process -eq $want) { Add-Result 'architecture' 'ok' ('this PowerShell runs as ' + $process + ', the tree is ' + $Arch) '' }
+  else { Add-Result 'architecture' 'fail' ('this PowerShell runs as ' + $process + ', but the tree holds ' + $Arch + ' DLLs') ('use the ' + $Arch + ' tree on an ' + $want + ' machine and run native ' + $want + ' programs (an emulated process cannot load them)') }
 }
 )PS";
 
 const char* k_check_driver = R"PS(
-# 8. the driver against the minimum for this CUDA version
+# 9. the driver against the minimum for this CUDA version
 function Test-Driver {
   $smi = Get-Command nvidia-smi -ErrorAction SilentlyContinue
   if (-not $smi) {
@@ -439,7 +454,7 @@ function Test-Driver {
 )PS";
 
 const char* k_check_process = R"PS(
-# 9. what a running process really loaded (the seed's own check: Process Explorer's DLL view)
+# 10. what a running process really loaded (the seed's own check: Process Explorer's DLL view)
 function Test-ProcessModules {
   if (-not $Process) { return }
   $name = $Process -replace '\.exe$', ''  # process names carry no .exe
@@ -484,6 +499,7 @@ Test-SystemDirs
 Test-CudaBins
 Test-Zlib
 Test-VcRuntime
+Test-Architecture
 Test-Driver
 Test-ProcessModules
 
@@ -577,6 +593,7 @@ std::string render_check_ps1(const WindowsActivation& a) {
   s += std::string("$ToolkitHere = ") + (a.toolkit_bin_dirs.empty() ? "$false" : "$true") + "\n";
   s += "$TreeDirs = " + ps_list(tree_dirs(a)) + "\n";
   s += std::string("$NeedZlib = ") + (a.zlibwapi_needed ? "$true" : "$false") + "\n";
+  s += "$Arch = " + ps_quote(a.arch) + "\n";
   s += "$MinDriver = " + ps_quote(a.min_driver) + "\n";
   s += "$CudnnPatterns = " + ps_list(a.cudnn_patterns) + "\n";
   s += "$ToolkitPatterns = " + ps_list(a.toolkit_patterns) + "\n";

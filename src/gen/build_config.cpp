@@ -54,7 +54,8 @@ std::string shared_file(const BuildConfig& c, const std::string& lib) {
 const char* processor_regex(model::Platform p) {
   switch (p) {
     case model::Platform::linux_sbsa:
-    case model::Platform::linux_aarch64: return "^(aarch64|arm64|ARM64)$";
+    case model::Platform::linux_aarch64:
+    case model::Platform::windows_arm64: return "^(aarch64|arm64|ARM64)$";
     default: return "^(x86_64|AMD64|amd64|x64)$";
   }
 }

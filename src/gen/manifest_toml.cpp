@@ -84,6 +84,7 @@ std::string render_manifest(const ManifestSpec& s) {
     t += "\n";
     comment(s.windows_comment);
     t += "[targets.windows]\nlayout = " + toml_quote(s.windows_layout) + "\n";
+    if (!s.windows_arch.empty()) t += "arch = " + toml_quote(s.windows_arch) + "\n";
     if (!s.windows_prefix.empty()) t += "prefix = " + toml_quote(s.windows_prefix) + "\n";
     if (!s.windows_cuda_path.empty()) t += "cuda_path = " + toml_quote(s.windows_cuda_path) + "\n";
   }

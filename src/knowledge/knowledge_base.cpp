@@ -145,19 +145,27 @@ std::string KnowledgeBase::cudnn_archive_url(const Version& version, int cuda_ma
 // --- layouts ---------------------------------------------------------------------------------
 
 namespace {
-const model::LayoutRule* find_rule(const std::vector<model::LayoutRule>& rules, const Version& cudnn) {
+// The rule for `cudnn` on `platform`: a rule naming the platform, or one naming none (which holds
+// for windows-x86_64 among the Windows rules and for every Linux platform).
+const model::LayoutRule* find_rule(const std::vector<model::LayoutRule>& rules, const Version& cudnn, model::Platform platform) {
   Version v3 = *Version::parse(cudnn.prefix(3));
-  for (const auto& r : rules)
-    if (model::in_range(v3, r.from, r.until)) return &r;
+  for (const auto& r : rules) {
+    const bool fits = r.platform ? *r.platform == platform : platform != model::Platform::windows_arm64;
+    if (fits && model::in_range(v3, r.from, r.until)) return &r;
+  }
   return nullptr;
 }
 }  // namespace
 
-const model::LayoutRule* KnowledgeBase::windows_dll_dir(const Version& cudnn) const { return find_rule(m_facts.windows_dll_dir, cudnn); }
-const model::LayoutRule* KnowledgeBase::windows_import_lib_dir(const Version& cudnn) const {
-  return find_rule(m_facts.windows_import_lib_dir, cudnn);
+const model::LayoutRule* KnowledgeBase::windows_dll_dir(const Version& cudnn, model::Platform platform) const {
+  return find_rule(m_facts.windows_dll_dir, cudnn, platform);
 }
-const model::LayoutRule* KnowledgeBase::linux_lib_dir(const Version& cudnn) const { return find_rule(m_facts.linux_lib_dir, cudnn); }
+const model::LayoutRule* KnowledgeBase::windows_import_lib_dir(const Version& cudnn, model::Platform platform) const {
+  return find_rule(m_facts.windows_import_lib_dir, cudnn, platform);
+}
+const model::LayoutRule* KnowledgeBase::linux_lib_dir(const Version& cudnn) const {
+  return find_rule(m_facts.linux_lib_dir, cudnn, model::Platform::linux_x86_64);
+}
 
 const model::CudnnMajorContents* KnowledgeBase::cudnn_contents(int major) const {
   for (const auto& c : m_facts.cudnn_majors)

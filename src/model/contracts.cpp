@@ -21,7 +21,16 @@ const char* to_string(Target t) {
   return "?";
 }
 
-Platform default_platform(Target target, Platform host) { return target == Target::windows ? Platform::windows_x86_64 : host; }
+Platform default_platform(const Manifest& m, Target target, Platform host) {
+  return target == Target::windows ? m.windows_platform() : host;
+}
+
+std::string windows_arch_conflict(const Manifest& m, Platform chosen) {
+  if (!m.windows || !is_windows(chosen) || chosen == m.windows->platform.value) return {};
+  return std::string("--platform ") + to_string(chosen) + " contradicts [targets.windows] arch = \"" +
+         windows_arch_dir(m.windows->platform.value) + "\" in " + m.path + " (line " + std::to_string(m.windows->platform.pos.line) +
+         "), which targets " + to_string(m.windows->platform.value);
+}
 
 std::string cudnn_library_name(int major, bool windows) {
   return windows ? "cudnn64_" + std::to_string(major) + ".dll" : "libcudnn.so." + std::to_string(major);

@@ -31,6 +31,12 @@ const ArchivePin* Manifest::archive_for(Platform p) const {
   return nullptr;
 }
 
+Platform Manifest::windows_platform() const {
+  if (windows) return windows->platform.value;
+  if (archive_for(Platform::windows_arm64) && !archive_for(Platform::windows_x86_64)) return Platform::windows_arm64;
+  return Platform::windows_x86_64;
+}
+
 const ArchivePin* Manifest::cuda_archive_for(const std::string& component, Platform p) const {
   if (!cuda) return nullptr;
   for (const auto& a : cuda->archives)

@@ -8,6 +8,7 @@ std::optional<Platform> parse_platform(std::string_view text) {
   if (text == "linux-sbsa") return Platform::linux_sbsa;
   if (text == "windows-x86_64") return Platform::windows_x86_64;
   if (text == "linux-aarch64") return Platform::linux_aarch64;
+  if (text == "windows-arm64") return Platform::windows_arm64;
   return std::nullopt;
 }
 
@@ -17,14 +18,22 @@ const char* to_string(Platform p) {
     case Platform::linux_sbsa: return "linux-sbsa";
     case Platform::windows_x86_64: return "windows-x86_64";
     case Platform::linux_aarch64: return "linux-aarch64";
+    case Platform::windows_arm64: return "windows-arm64";
   }
   return "?";
 }
 
-bool is_windows(Platform p) { return p == Platform::windows_x86_64; }
+bool is_windows(Platform p) { return p == Platform::windows_x86_64 || p == Platform::windows_arm64; }
+
+const char* windows_arch_dir(Platform p) {
+  if (p == Platform::windows_arm64) return "arm64";
+  return p == Platform::windows_x86_64 ? "x64" : "";
+}
+
+const char* windows_machine(Platform p) { return windows_arch_dir(p); }
 
 const std::vector<std::string>& platform_names() {
-  static const std::vector<std::string> k_names{"linux-x86_64", "linux-sbsa", "windows-x86_64", "linux-aarch64"};
+  static const std::vector<std::string> k_names{"linux-x86_64", "linux-sbsa", "windows-x86_64", "linux-aarch64", "windows-arm64"};
   return k_names;
 }
 

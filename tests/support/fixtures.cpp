@@ -413,7 +413,8 @@ std::string elf_library(const std::string& soname, const std::vector<std::string
   return b;
 }
 
-std::string pe_library(const std::string& dll_name, const std::vector<std::string>& needed, const std::string& rodata, std::size_t size) {
+std::string pe_library(const std::string& dll_name, const std::vector<std::string>& needed, const std::string& rodata, std::size_t size,
+                       std::uint16_t machine) {
   // one section, .rdata at RVA 0x1000 and file offset 0x200: the export directory, the import
   // descriptors, the names, then `rodata` and the filling
   const std::size_t raw = 0x200, rva = 0x1000;
@@ -436,7 +437,7 @@ std::string pe_library(const std::string& dll_name, const std::vector<std::strin
   b[0] = 'M', b[1] = 'Z';
   put(b, 0x3c, 0x40, 4);
   b.replace(0x40, 4, std::string("PE\0\0", 4));
-  put(b, 0x44, 0x8664, 2), put(b, 0x46, 1, 2), put(b, 0x54, 240, 2), put(b, 0x56, 0x2022, 2);
+  put(b, 0x44, machine, 2), put(b, 0x46, 1, 2), put(b, 0x54, 240, 2), put(b, 0x56, 0x2022, 2);
   const std::size_t opt = 0x58;
   put(b, opt, 0x20b, 2);
   put(b, opt + 24, 0x180000000ull, 8);  // ImageBase
@@ -591,13 +592,15 @@ std::vector<Entry> cudnn_linux_entries(const std::string& version, int cuda_majo
   return es;
 }
 
-std::vector<Entry> cudnn_windows_entries(const std::string& version, int cuda_major, const CudnnOptions& o) {
+std::vector<Entry> cudnn_windows_entries(const std::string& version, int cuda_major, const CudnnOptions& o, const std::string& platform) {
   Version4 v = parse_version(version);
   require_major(v.major);
-  const std::string top = top_dir("windows-x86_64", version, cuda_major);
+  const bool arm = platform == "windows-arm64";
+  const std::string top = top_dir(platform, version, cuda_major);
   const std::string maj = std::to_string(v.major);
-  const std::string bin = at_least(v, 9, 18) ? top + "/bin/x64" : top + "/bin";
-  const std::string lib = at_least(v, 8, 5) ? top + "/lib/x64" : top + "/lib";
+  const std::string bin = arm ? top + "/bin/arm64" : at_least(v, 9, 18) ? top + "/bin/x64" : top + "/bin";
+  const std::string lib = arm ? top + "/lib/arm64" : at_least(v, 8, 5) ? top + "/lib/x64" : top + "/lib";
+  const std::uint16_t machine = arm ? 0xAA64 : 0x8664;
 
   std::vector<Entry> es;
   es.push_back(dir_entry(top));
@@ -610,8 +613,8 @@ std::vector<Entry> cudnn_windows_entries(const std::string& version, int cuda_ma
   for (const auto& h : cudnn_headers(v.major)) es.push_back(file_entry(top + "/include/" + h, header_text(h, version, v.major)));
   for (const auto& stem : cudnn_linux_stems(v.major)) {
     const std::string dll = stem.substr(3) + "64_" + maj + ".dll";
-    es.push_back(file_entry(
-        bin + "/" + dll, pe_library(dll, cudnn_library_needs(stem, v.major, true), cudnn_library_rodata(stem, version), o.library_bytes)));
+    es.push_back(file_entry(bin + "/" + dll, pe_library(dll, cudnn_library_needs(stem, v.major, true), cudnn_library_rodata(stem, version),
+                                                        o.library_bytes, machine)));
   }
   for (const auto& b : dll_bases(v.major)) {
     for (const std::string& name : {b + ".lib", b + "64_" + maj + ".lib"})
@@ -626,9 +629,10 @@ Info make_cudnn_linux(const fs::path& dir, const std::string& version, int cuda_
   return info(out);
 }
 
-Info make_cudnn_windows(const fs::path& dir, const std::string& version, int cuda_major, const CudnnOptions& o) {
-  fs::path out = dir / cudnn_archive_name("windows-x86_64", version, cuda_major);
-  write_archive(out, Format::zip, cudnn_windows_entries(version, cuda_major, o));
+Info make_cudnn_windows(const fs::path& dir, const std::string& version, int cuda_major, const CudnnOptions& o,
+                        const std::string& platform) {
+  fs::path out = dir / cudnn_archive_name(platform, version, cuda_major);
+  write_archive(out, Format::zip, cudnn_windows_entries(version, cuda_major, o, platform));
   return info(out);
 }
 
@@ -685,9 +689,11 @@ std::vector<Entry> cuda_component_entries(const std::string& component, const st
                      : component.rfind("lib", 0) == 0 ? component.substr(3)
                                                       : component;
   if (platform.rfind("windows", 0) == 0) {
-    // bin\ (CUDA 13: bin\x64\) holds the DLLs and programs, lib\x64\ the import libraries
+    // bin\ (CUDA 13: bin\x64\) holds the DLLs and programs, lib\x64\ the import libraries;
+    // Windows on Arm: bin\arm64\ and lib\arm64\ (the same, for the other machine)
     const std::string pe("MZ\x90\x00", 4);
-    const std::string bin = top + (std::stoi(major) >= 13 ? "/bin/x64" : "/bin");
+    const std::string arch = platform == "windows-arm64" ? "arm64" : "x64";
+    const std::string bin = top + (arch == "arm64" || std::stoi(major) >= 13 ? "/bin/" + arch : "/bin");
     es.push_back(dir_entry(top + "/bin"));
     if (bin != top + "/bin") es.push_back(dir_entry(bin));
     if (component == "cuda_nvcc") {
@@ -705,7 +711,7 @@ std::vector<Entry> cuda_component_entries(const std::string& component, const st
       header(base + ".h");
     }
     es.push_back(file_entry(bin + "/" + base + "64_" + major + ".dll", pseudo_random(base + ".dll", 4096, pe)));
-    es.push_back(file_entry(top + "/lib/x64/" + base + ".lib", pseudo_random(base + ".lib", 1024, "!<arch>\n")));
+    es.push_back(file_entry(top + "/lib/" + arch + "/" + base + ".lib", pseudo_random(base + ".lib", 1024, "!<arch>\n")));
     return es;
   }
   if (component == "cuda_nvcc") {

@@ -63,7 +63,9 @@ Info info(const fs::path& p);  // sha256 (lowercase hex) and size of a file
 // `needed`, and whose .rdata starts with `rodata`. Neither has code: the ELF one loads (dlopen) and
 // exports nothing (scripts/stand-in-library.py writes the same).
 std::string elf_library(const std::string& soname, const std::vector<std::string>& needed, const std::string& rodata, std::size_t size);
-std::string pe_library(const std::string& dll_name, const std::vector<std::string>& needed, const std::string& rodata, std::size_t size);
+// `machine`: the PE machine (0x8664 x64, 0xAA64 Arm64).
+std::string pe_library(const std::string& dll_name, const std::vector<std::string>& needed, const std::string& rodata, std::size_t size,
+                       std::uint16_t machine = 0x8664);
 // The sub-libraries a cuDNN library of `version` needs (libcudnn_ops.so.9 needs libcudnn_graph.so.9,
 // as NVIDIA's do), and the read-only data that names its release where NVIDIA's does (libcudnn_graph:
 // "cudnn_version_9_19_0_56_"). `windows` names DLLs.
@@ -94,7 +96,8 @@ std::string cudnn_library_rodata(const std::string& stem, const std::string& ver
 //   (relative symlinks), then L_static.a (v8: sub-libraries only, not libcudnn; v9: every stem).
 // Windows (zip): <top>/LICENSE, <top>/include/*.h, DLLs in <top>/bin/ (version < 9.18) or
 //   <top>/bin/x64/ (>= 9.18), import libraries B.lib and B64_<maj>.lib for each DLL base B in
-//   <top>/lib/x64/ (version >= 8.5) or <top>/lib/ (version < 8.5).
+//   <top>/lib/x64/ (version >= 8.5) or <top>/lib/ (version < 8.5). windows-arm64 (Windows on Arm):
+//   Arm64 DLLs in <top>/bin/arm64/, import libraries in <top>/lib/arm64/.
 // cudnn_version.h carries real-looking CUDNN_MAJOR/MINOR/PATCHLEVEL lines and NVIDIA's CUDNN_VERSION
 // formula for the major (v8: * 1000, v9: * 10000).
 struct CudnnOptions {
@@ -113,12 +116,14 @@ std::string cudnn_version_header(const std::string& version);
 
 std::vector<Entry> cudnn_linux_entries(const std::string& version, int cuda_major, const CudnnOptions& o = {},
                                        const std::string& platform = "linux-x86_64");
-std::vector<Entry> cudnn_windows_entries(const std::string& version, int cuda_major, const CudnnOptions& o = {});
+std::vector<Entry> cudnn_windows_entries(const std::string& version, int cuda_major, const CudnnOptions& o = {},
+                                         const std::string& platform = "windows-x86_64");
 // NVIDIA's file name: cudnn-<platform>-<version>_cuda<M>-archive.zip (windows-*) or .tar.xz (others).
 std::string cudnn_archive_name(const std::string& platform, const std::string& version, int cuda_major);
 // Builds the archive into dir under NVIDIA's name and returns its info.
 Info make_cudnn_linux(const fs::path& dir, const std::string& version, int cuda_major, const CudnnOptions& o = {});
-Info make_cudnn_windows(const fs::path& dir, const std::string& version, int cuda_major, const CudnnOptions& o = {});
+Info make_cudnn_windows(const fs::path& dir, const std::string& version, int cuda_major, const CudnnOptions& o = {},
+                        const std::string& platform = "windows-x86_64");
 
 // cuDNN 9.1.0.70 for CUDA 12 in NVIDIA's Linux layout whose libraries are real ELF shared objects:
 // the packaging doubles that tests/doubles builds into `stems_dir` (lib<stem>.so.9.1.0 with NVIDIA's
@@ -141,7 +146,8 @@ std::string local_manifest(const std::string& cudnn_version, int cuda_major, con
 // bin/ptxas, include/crt/host_config.h and nvvm/bin/cicc, nvvm/libdevice/libdevice.10.bc; any other
 // component C (cuda_X or libX) include/X.h and lib/libX.so.<version> with its links.
 // A windows-* platform gives the Windows layout (zip): bin\<base>64_<major>.dll (bin\x64\ when the
-// component's major is 13 or more, as CUDA 13 moved its DLLs), lib\x64\<base>.lib, the headers;
+// component's major is 13 or more, as CUDA 13 moved its DLLs), lib\x64\<base>.lib, the headers
+// (windows-arm64: bin\arm64\ and lib\arm64\);
 // cuda_nvcc bin\nvcc.exe, bin\ptxas.exe, nvvm\bin\cicc.exe and libdevice.
 // `version` is the component's own ("12.4.127"); its first part is the library's SONAME major.
 std::string cuda_component_archive_name(const std::string& component, const std::string& platform, const std::string& version);

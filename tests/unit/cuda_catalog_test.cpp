@@ -188,7 +188,7 @@ TEST(CudaCatalog, ComponentsBuiltPerCudaVariantAreRead) {
   EXPECT_GT(a->size, 0u);
 }
 
-// Windows on Arm (13.4.x) is listed under its own key; stackpin does not provision it yet.
+// Windows on Arm (13.4.x) is a platform of its own: 34 components, the runtime among them.
 TEST(CudaCatalog, WindowsOnArmArchivesAreListedUnderTheirKey) {
   const auto& r = release("13.4.1");
   int arm = 0;
@@ -196,10 +196,14 @@ TEST(CudaCatalog, WindowsOnArmArchivesAreListedUnderTheirKey) {
     for (const auto& a : c.archives)
       if (a.platform_key == "windows-arm64") {
         ++arm;
-        EXPECT_FALSE(a.platform.has_value());
+        EXPECT_EQ(a.platform, Platform::windows_arm64);
         EXPECT_EQ(a.relative_path.rfind(c.id + "/windows-arm64/", 0), 0u) << a.relative_path;
       }
   EXPECT_EQ(arm, 34);
+  auto runtime = resolve("13.4.1", Platform::windows_arm64, {"runtime"});
+  EXPECT_TRUE(runtime.problems.empty());
+  ASSERT_FALSE(runtime.components.empty());
+  EXPECT_EQ(runtime.components[0].component->id, "cuda_cudart");
 }
 
 TEST(CudaCatalog, NamesAliasesAndDuplicates) {

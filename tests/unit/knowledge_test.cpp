@@ -97,13 +97,22 @@ TEST(Knowledge, TwoBuildsOf895AreDifferentArchives) {
 
 TEST(Knowledge, ArchiveLayoutsByVersion) {
   // 8.8.0's import library lives in lib\x64 (the first seed says lib)
-  EXPECT_EQ(kb().windows_import_lib_dir(v("8.8.0.121"))->dirs.front(), "lib/x64");
-  EXPECT_EQ(kb().windows_import_lib_dir(v("8.4.1.50"))->dirs.front(), "lib");
-  EXPECT_FALSE(kb().windows_import_lib_dir(v("8.6.0.163"))->verified);
-  EXPECT_EQ(kb().windows_dll_dir(v("9.17.1.4"))->dirs.front(), "bin");
-  EXPECT_EQ(kb().windows_dll_dir(v("9.18.0.77"))->dirs.front(), "bin/x64");
+  const auto x64 = model::Platform::windows_x86_64, arm = model::Platform::windows_arm64;
+  EXPECT_EQ(kb().windows_import_lib_dir(v("8.8.0.121"), x64)->dirs.front(), "lib/x64");
+  EXPECT_EQ(kb().windows_import_lib_dir(v("8.4.1.50"), x64)->dirs.front(), "lib");
+  EXPECT_FALSE(kb().windows_import_lib_dir(v("8.6.0.163"), x64)->verified);
+  EXPECT_EQ(kb().windows_dll_dir(v("9.17.1.4"), x64)->dirs.front(), "bin");
+  EXPECT_EQ(kb().windows_dll_dir(v("9.18.0.77"), x64)->dirs.front(), "bin/x64");
   EXPECT_EQ(kb().linux_lib_dir(v("9.1.0.70"))->dirs.front(), "lib");
-  EXPECT_EQ(kb().windows_import_lib_dir(v("7.6.5.32")), nullptr);  // unknown layout: no guess
+  EXPECT_EQ(kb().windows_import_lib_dir(v("7.6.5.32"), x64), nullptr);  // unknown layout: no guess
+  // Windows on Arm has rows of its own, from the first windows-arm64 archive NVIDIA published (9.25)
+  EXPECT_EQ(kb().windows_dll_dir(v("9.27.0.42"), arm)->dirs.front(), "bin/arm64");
+  EXPECT_EQ(kb().windows_import_lib_dir(v("9.27.0.42"), arm)->dirs.front(), "lib/arm64");
+  EXPECT_EQ(kb().windows_dll_dir(v("9.27.0.42"), x64)->dirs.front(), "bin/x64");
+  EXPECT_EQ(kb().windows_dll_dir(v("9.20.0.48"), arm), nullptr);
+  ASSERT_NE(kb().cudnn_archive(v("9.27.0.42"), 13, arm), nullptr);
+  EXPECT_EQ(kb().cudnn_archive(v("9.27.0.42"), 13, arm)->sha256, "c34d906b19df16d370d31b78b1ee480a07e6f827fdabfea63acb914528a9b85c");
+  EXPECT_EQ(kb().cudnn_archive(v("9.27.0.42"), 12, arm), nullptr);  // no CUDA 12 build for Windows on Arm
   EXPECT_EQ(kb().cudnn_contents(8)->main_dll, "cudnn64_8.dll");
   EXPECT_EQ(kb().cudnn_contents(9)->soname, "libcudnn.so.9");
 }

@@ -316,18 +316,28 @@ TEST(Redistrib, CompletesAReleaseTheKnowledgeBaseListsWithoutSizes) {
   EXPECT_EQ(pinned->expect.size.value(), size);
 }
 
-// 9.27.0's windows-arm64 entry holds a cuda13 archive and, beside it, a flat one: stackpin does
-// not provision that platform, and says so; the other platforms read as usual.
-TEST(Redistrib, NvidiasMixedEntryOfAnotherPlatformIsSkippedAndNamed) {
+// 9.27.0's windows-arm64 entry holds a cuda13 archive and, beside it, a flat build for CUDA 13.4
+// only: the CUDA 13 archive is the one, the other is named; two archives of the same kind for
+// one CUDA major cannot be told apart and are refused.
+TEST(Redistrib, NvidiasMixedEntryKeepsTheMajorsArchiveAndNamesTheReleaseBuild) {
   auto r = redistrib("redistrib_9.27.0.json");
-  EXPECT_EQ(r.archives.size(), 6u);
-  EXPECT_NE(std::find(r.skipped.begin(), r.skipped.end(), "windows-arm64"), r.skipped.end());
-  // the same shape on a platform stackpin provisions: both archives for CUDA 13 is refused
+  EXPECT_EQ(r.archives.size(), 7u);
+  EXPECT_TRUE(r.skipped.empty());
+  const format::RedistribArchive* arm = nullptr;
+  for (const auto& a : r.archives)
+    if (a.platform == model::Platform::windows_arm64) arm = &a;
+  ASSERT_NE(arm, nullptr);
+  EXPECT_EQ(arm->cuda, 13);
+  EXPECT_EQ(arm->relative_path, "cudnn/windows-arm64/cudnn-windows-arm64-9.27.0.42_cuda13-archive.zip");
+  EXPECT_EQ(arm->sha256, "c34d906b19df16d370d31b78b1ee480a07e6f827fdabfea63acb914528a9b85c");
+  ASSERT_EQ(r.release_builds.size(), 1u);
+  EXPECT_EQ(r.release_builds[0], "windows-arm64: cudnn/windows-arm64/cudnn-windows-arm64-9.27.0.42_cuda13.4-archive.zip");
+  // the same two of one kind: both archives for CUDA 13 is refused
   auto text = util::read_file(testing_support::source_dir() / "tests/data/redistrib/redistrib_9.27.0.json");
   ASSERT_TRUE(text.ok());
   auto doc = nlohmann::json::parse(*text);
   auto entry = doc["cudnn"]["windows-arm64"];
-  entry["relative_path"] = "cudnn/windows-x86_64/cudnn-windows-x86_64-9.27.0.42_cuda13.4-archive.zip";
+  entry["relative_path"] = "cudnn/windows-x86_64/cudnn-windows-x86_64-9.27.0.42_cuda13-archive.zip";
   entry["cuda13"]["relative_path"] = "cudnn/windows-x86_64/cudnn-windows-x86_64-9.27.0.42_cuda13-archive.zip";
   doc["cudnn"]["windows-x86_64"] = entry;
   auto refused = format::parse_redistrib(doc.dump(), "mixed.json");

@@ -113,6 +113,27 @@ TEST(ManifestReader, ReadsEveryKeyOfTheSchema) {
   EXPECT_EQ(m.locate({6, 11}).excerpt, "version = \"12.1.1\"");
 }
 
+// [targets.windows] arch: x64 by default, "arm64" for Windows on Arm; anything else is refused at its line.
+TEST(ManifestReader, WindowsArchChoosesTheWindowsPlatform) {
+  auto x64 = format::parse_manifest(base() + "[targets.windows]\nprefix = 'C:\\cudnn'\n", "m.toml");
+  ASSERT_TRUE(x64.ok()) << x64.error().message;
+  EXPECT_EQ(x64->windows_platform(), model::Platform::windows_x86_64);
+  auto arm = format::parse_manifest(base() + "[targets.windows]\narch = \"arm64\"\nprefix = 'C:\\cudnn'\n", "m.toml");
+  ASSERT_TRUE(arm.ok()) << arm.error().message;
+  EXPECT_EQ(arm->windows->platform.value, model::Platform::windows_arm64);
+  EXPECT_EQ(arm->windows_platform(), model::Platform::windows_arm64);
+  EXPECT_EQ(arm->windows->platform.pos.line, 4);
+  auto e = parse_error(base() + "[targets.windows]\narch = \"aarch64\"\n");
+  EXPECT_NE(e.message.find("arm64"), std::string::npos) << e.message;
+  ASSERT_TRUE(e.where);
+  EXPECT_EQ(e.where->line, 4);
+  EXPECT_EQ(model::parse_platform("windows-arm64"), model::Platform::windows_arm64);
+  EXPECT_TRUE(model::is_windows(model::Platform::windows_arm64));
+  EXPECT_STREQ(model::windows_arch_dir(model::Platform::windows_arm64), "arm64");
+  EXPECT_STREQ(model::windows_arch_dir(model::Platform::windows_x86_64), "x64");
+  EXPECT_STREQ(model::archive_extension(model::Platform::windows_arm64), "zip");
+}
+
 TEST(ManifestReader, SyntaxErrorHasLocationAndQuotingHint) {
   auto e = parse_error(base() + "[targets.windows]\nprefix = \"C:\\tools\\cudnn\"\n");
   EXPECT_EQ(e.code, util::ErrorCode::invalid);

@@ -381,7 +381,7 @@ TEST(StageWindows, WindowsTargetNeedsDest) {
   o.platform = model::Platform::linux_x86_64;
   auto p = w.stage(o);
   ASSERT_FALSE(p.ok());
-  expect_error(p.error(), ErrorCode::usage, {"--target windows stages the windows-x86_64 archive"});
+  expect_error(p.error(), ErrorCode::usage, {"--target windows stages a Windows archive (windows-x86_64 or windows-arm64)"});
 }
 
 TEST(StageCudaMerge, ReplacesKeepsBackupsAndReportsStaleDlls) {
@@ -774,7 +774,7 @@ TEST(StageRefused, LayoutMatchingNoneIsUnsupported) {
       e.path += "64";
   }
   World w(Spec{"9.1.0.70", 12, "12.4.1", true}, es);
-  expect_refused_untouched(w, ErrorCode::unsupported, {"matches no known cuDNN 9.1.0 Windows layout", "bin/"});
+  expect_refused_untouched(w, ErrorCode::unsupported, {"matches no known cuDNN 9.1.0 windows-x86_64 layout", "bin/"});
 }
 
 TEST(StageRefused, UnexpectedDirectoryIsUnsupported) {

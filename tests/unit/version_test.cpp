@@ -83,8 +83,12 @@ TEST(Contracts, DestAndStateDir) {
   model::StateDir s{"/tmp/d"};
   EXPECT_EQ(s.receipt().generic_string(), "/tmp/d/.stackpin/receipt.json");
   EXPECT_EQ(s.journal().generic_string(), "/tmp/d/.stackpin/journal");
-  EXPECT_EQ(model::default_platform(model::Target::windows, model::Platform::linux_x86_64), model::Platform::windows_x86_64);
-  EXPECT_EQ(model::default_platform(model::Target::linux, model::Platform::linux_sbsa), model::Platform::linux_sbsa);
+  EXPECT_EQ(model::default_platform(m, model::Target::windows, model::Platform::linux_x86_64), model::Platform::windows_x86_64);
+  EXPECT_EQ(model::default_platform(m, model::Target::linux, model::Platform::linux_sbsa), model::Platform::linux_sbsa);
+  m.windows->platform.value = model::Platform::windows_arm64;  // [targets.windows] arch = "arm64"
+  EXPECT_EQ(model::default_platform(m, model::Target::windows, model::Platform::linux_x86_64), model::Platform::windows_arm64);
+  EXPECT_NE(model::windows_arch_conflict(m, model::Platform::windows_x86_64).find("contradicts"), std::string::npos);
+  EXPECT_EQ(model::windows_arch_conflict(m, model::Platform::windows_arm64), "");
 }
 
 }  // namespace version_test

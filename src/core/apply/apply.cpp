@@ -503,10 +503,12 @@ util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge
         .with_hint("add [cudnn] version = \"...\", or [cuda] components = [\"runtime\"] to provision the toolkit");
   if (!o.env) return Error(ErrorCode::internal, "apply needs the machine's environment (ApplyOptions::env)");
   Run r{m, kb, o};
-  r.platform = o.platform ? *o.platform : model::default_platform(o.target, model::host_linux_platform());
+  r.platform = o.platform ? *o.platform : model::default_platform(m, o.target, model::host_linux_platform());
   if (model::is_windows(r.platform) != (o.target == model::Target::windows))
     return Error(ErrorCode::usage,
                  std::string("--platform ") + model::to_string(r.platform) + " does not fit --target " + model::to_string(o.target));
+  if (auto why = model::windows_arch_conflict(m, r.platform); !why.empty())
+    return Error(ErrorCode::usage, why).with_hint("leave --platform out, or change arch in [targets.windows]");
   r.deb = o.target == model::Target::linux && m.linux && m.linux->layout.value == model::LinuxLayout::deb;
   if (o.target == model::Target::windows && !o.dest)
     return Error(ErrorCode::usage, "--dest is required for --target windows")

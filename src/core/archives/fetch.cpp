@@ -98,7 +98,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
   // Without --platform: what the manifest writes, and of the archives it leaves to the lock or the
   // knowledge base only those its targets need (not every platform NVIDIA publishes).
   std::vector<model::Platform> wanted;
-  if (m.windows) wanted.push_back(model::Platform::windows_x86_64);
+  if (m.windows) wanted.push_back(m.windows_platform());
   if (m.linux || m.docker || !m.windows) wanted.push_back(model::host_linux_platform());
   auto take = [&](const model::ArchivePin& pin) {
     if (o.platform) return pin.platform.value == *o.platform;

@@ -107,7 +107,7 @@ util::Result<CudnnTree> tree_of(const WindowsMachine& w, const model::DllCopy& w
   CudnnTree t;
   const std::string dll_dir = parent_dir(winner.windows_path);
   t.root = dll_dir;
-  if (ends_with_nocase(t.root, "\\bin\\x64"))
+  if (ends_with_nocase(t.root, "\\bin\\x64") || ends_with_nocase(t.root, "\\bin\\arm64"))
     t.root = parent_dir(parent_dir(t.root));
   else if (ends_with_nocase(t.root, "\\bin"))
     t.root = parent_dir(t.root);
@@ -150,7 +150,8 @@ Toolkit toolkit_of(const WindowsMachine& w, const CudnnTree& t) {
   } else {
     for (const auto& d : w.order.dirs)
       if (d.searched && !d.cuda_version.empty()) {
-        k.root = ends_with_nocase(d.windows_path, "\\bin\\x64") ? parent_dir(parent_dir(d.windows_path)) : parent_dir(d.windows_path);
+        const bool arch_dir = ends_with_nocase(d.windows_path, "\\bin\\x64") || ends_with_nocase(d.windows_path, "\\bin\\arm64");
+        k.root = arch_dir ? parent_dir(parent_dir(d.windows_path)) : parent_dir(d.windows_path);
         break;
       }
   }
@@ -198,6 +199,8 @@ util::Result<Capture> capture_windows(const WindowsDoctorOptions& o, const knowl
   if (!cuda_major)
     if (auto v = model::Version::parse(toolkit.release)) cuda_major = static_cast<int>(v->major());
 
+  // the archive's platform: the machine the winning DLL was built for (Windows on Arm: arm64)
+  const model::Platform platform = winner.machine == "arm64" ? model::Platform::windows_arm64 : model::Platform::windows_x86_64;
   model::Version cudnn = tree.three;
   std::string cudnn_from;
   if (tree.receipt) {
@@ -205,9 +208,9 @@ util::Result<Capture> capture_windows(const WindowsDoctorOptions& o, const knowl
     cudnn_from = "stackpin's receipt in " + tree.root + "\\.stackpin";
   } else {
     // 8.9.5.29 is the CUDA 11 build of 8.9.5, 8.9.5.30 the CUDA 12 one: the toolkit's major chooses
-    SP_TRY_ASSIGN(cudnn, detail::only_build(kb, tree.three, model::Platform::windows_x86_64, cuda_major, tree.root));
-    cudnn_from = "the only Windows build of cuDNN " + tree.three.text() + (cuda_major ? " for CUDA " + std::to_string(cuda_major) : "") +
-                 " NVIDIA published (knowledge base)";
+    SP_TRY_ASSIGN(cudnn, detail::only_build(kb, tree.three, platform, cuda_major, tree.root));
+    cudnn_from = "the only " + std::string(model::to_string(platform)) + " build of cuDNN " + tree.three.text() +
+                 (cuda_major ? " for CUDA " + std::to_string(cuda_major) : "") + " NVIDIA published (knowledge base)";
   }
 
   s.name = co.name.empty() ? detail::safe_name("captured-windows-cudnn" + tree.three.text()) : co.name;
@@ -227,13 +230,13 @@ util::Result<Capture> capture_windows(const WindowsDoctorOptions& o, const knowl
   s.cudnn_cuda = cuda_major;
   if (!cuda_major) cap.notes.push_back("the CUDA major cuDNN was built for cannot be told: add cuda = <major> to [cudnn]");
   s.cudnn_comment = "the cuDNN the DLL search order finds first: " + winner.windows_path + "; build from " + cudnn_from;
-  detail::add_archive_pin(cap, kb, tree.receipt, cudnn, cuda_major, model::Platform::windows_x86_64,
-                          tree.root + "\\.stackpin\\receipt.json");
+  detail::add_archive_pin(cap, kb, tree.receipt, cudnn, cuda_major, platform, tree.root + "\\.stackpin\\receipt.json");
   if (!o.python.empty()) {
     s.frameworks = frameworks_beside(machine, o.python);
     if (!s.frameworks.empty()) s.frameworks_comment = "installed beside " + o.python + " (package metadata)";
   }
   s.windows_layout = tree.merged ? "cuda-merge" : "isolated";
+  if (platform == model::Platform::windows_arm64) s.windows_arch = "arm64";
   if (tree.merged) {
     s.windows_cuda_path = tree.root;
   } else {

@@ -14,8 +14,8 @@ namespace {
 // Every platform stackpin provisions that the release builds its runtime for.
 std::vector<model::Platform> cudart_platforms(const format::CudaRedistribRelease& release) {
   std::vector<model::Platform> out;
-  for (model::Platform p :
-       {model::Platform::linux_x86_64, model::Platform::linux_sbsa, model::Platform::windows_x86_64, model::Platform::linux_aarch64})
+  for (model::Platform p : {model::Platform::linux_x86_64, model::Platform::linux_sbsa, model::Platform::windows_x86_64,
+                            model::Platform::linux_aarch64, model::Platform::windows_arm64})
     for (const auto& c : release.components)
       if (c.id == "cuda_cudart" && knowledge::archive_for(c, p)) out.push_back(p);
   return out;
@@ -29,7 +29,7 @@ std::vector<model::Platform> cuda_platforms(const model::Manifest& m, const form
   };
   if (m.cuda)
     for (const auto& a : m.cuda->archives) add(a.platform.value);
-  if (m.windows) add(model::Platform::windows_x86_64);
+  if (m.windows) add(m.windows_platform());
   if (m.linux) add(model::host_linux_platform());
   if (m.docker) add(model::Platform::linux_x86_64);
   stated = !out.empty();

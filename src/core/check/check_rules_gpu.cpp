@@ -303,7 +303,8 @@ void judge_nvcc(Ctx& c, const Gpu& g, model::GpuCheck& out) {
 
 std::vector<Platform> wheel_platforms(const Ctx& c) {
   std::vector<Platform> out;
-  if (c.m.windows || c.m.archive_for(Platform::windows_x86_64)) out.push_back(Platform::windows_x86_64);
+  if (c.m.windows || c.m.archive_for(Platform::windows_x86_64) || c.m.archive_for(Platform::windows_arm64))
+    out.push_back(c.m.windows_platform());
   if (c.m.linux || c.m.docker || c.m.conda || c.m.archive_for(Platform::linux_x86_64) || out.empty()) out.push_back(Platform::linux_x86_64);
   if (c.m.archive_for(Platform::linux_sbsa)) out.push_back(Platform::linux_sbsa);
   return out;
@@ -430,7 +431,7 @@ void judge_framework(Ctx& c, const Gpu& g, const model::WheelMatch& w, model::Gp
   const int cuda_major = static_cast<int>(c.cuda.major());
   std::vector<std::string> verdicts;
   for (Platform p : wheel_platforms(c)) {
-    if (tf && p == Platform::windows_x86_64) continue;  // no GPU TensorFlow on native Windows since 2.10 (framework.tensorflow-windows)
+    if (tf && model::is_windows(p)) continue;  // no GPU TensorFlow on native Windows since 2.10 (framework.tensorflow-windows)
     const std::string build = w.framework + " " + w.version + " for CUDA " + std::to_string(cuda_major) + " (" + model::to_string(p) + ")";
     const auto* a = c.kb.framework_archs(w.framework, *release, cuda_major, p);
     if (!a) {

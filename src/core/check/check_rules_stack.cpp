@@ -18,7 +18,9 @@ namespace {
 
 std::string cuda_variant(const Version& cuda) { return "cu" + std::to_string(cuda.major()) + std::to_string(cuda.minor()); }
 
-bool has_windows(const Ctx& c) { return c.m.windows || c.m.archive_for(model::Platform::windows_x86_64); }
+bool has_windows(const Ctx& c) {
+  return c.m.windows || c.m.archive_for(model::Platform::windows_x86_64) || c.m.archive_for(model::Platform::windows_arm64);
+}
 bool has_linux(const Ctx& c) {
   if (c.m.linux || c.m.docker) return true;
   if (!c.m.cudnn) return false;
@@ -369,12 +371,13 @@ void windows_target(Ctx& c) {
     c.examined("windows.layout");
     c.examined("windows.zlibwapi");
     model::WindowsDirs dirs;
-    const auto* dll = c.kb.windows_dll_dir(c.cudnn);
-    const auto* lib = c.kb.windows_import_lib_dir(c.cudnn);
+    const model::Platform platform = c.m.windows_platform();
+    const auto* dll = c.kb.windows_dll_dir(c.cudnn, platform);
+    const auto* lib = c.kb.windows_import_lib_dir(c.cudnn, platform);
     const auto* contents = c.kb.cudnn_contents(static_cast<int>(c.cudnn.major()));
     if (!dll || !lib || !contents) {
       auto& f = c.add("windows.layout", Severity::warning, "Windows layout of cuDNN " + c.cudnn.text(), c.m.cudnn->version.pos);
-      f.seen = "the knowledge base has no Windows archive layout for cuDNN " + c.cudnn.prefix(3);
+      f.seen = "the knowledge base has no " + std::string(model::to_string(platform)) + " archive layout for cuDNN " + c.cudnn.prefix(3);
       f.fix = "staging for Windows will refuse this version until its layout is added to data/knowledge/cudnn-layouts.toml";
     } else {
       dirs.dll_dir = backslashes(dll->dirs.front());
@@ -410,10 +413,23 @@ void windows_target(Ctx& c) {
   const auto& w = *c.m.windows;
   std::string subject = "[targets.windows]";
   c.examined("windows.archive");
-  if (!c.m.archive_for(model::Platform::windows_x86_64) && !c.kb.cudnn_archive(c.cudnn, c.cudnn_cuda, model::Platform::windows_x86_64)) {
+  const model::Platform platform = w.platform.value;
+  const std::string pname = model::to_string(platform);
+  if (!c.m.archive_for(platform) && !c.kb.cudnn_archive(c.cudnn, c.cudnn_cuda, platform)) {
     auto& f = c.add("windows.archive", Severity::warning, subject, w.pos);
-    f.seen = "no [[cudnn.archives]] for windows-x86_64";
-    f.fix = "pin the windows-x86_64 archive: `stackpin stage --target windows` needs it";
+    f.seen = "no [[cudnn.archives]] for " + pname;
+    f.fix = "pin the " + pname + " archive: `stackpin stage --target windows` needs it";
+    if (platform == model::Platform::windows_arm64)
+      f.fix +=
+          " (NVIDIA builds cuDNN for Windows on Arm from 9.27, for CUDA 13 only: `stackpin check --explain` lists each release's "
+          "platforms)";
+  }
+  const model::Platform other =
+      platform == model::Platform::windows_arm64 ? model::Platform::windows_x86_64 : model::Platform::windows_arm64;
+  if (const auto* a = c.m.archive_for(other)) {
+    auto& f = c.add("windows.archive", Severity::warning, "[[cudnn.archives]] " + std::string(model::to_string(other)), a->platform.pos);
+    f.seen = "the manifest pins a " + std::string(model::to_string(other)) + " archive, but [targets.windows] targets " + pname;
+    f.fix = "set arch = \"" + std::string(model::windows_arch_dir(other)) + "\" in [targets.windows], or pin the " + pname + " archive";
   }
   bool isolated = w.layout.value == model::WindowsLayout::isolated;
   if (isolated) c.examined("windows.prefix");

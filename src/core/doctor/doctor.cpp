@@ -19,6 +19,7 @@ void doctor_expectations(const model::Manifest* m, const knowledge::KnowledgeBas
   if (m->cuda) e.cuda_version = m->cuda->version.value.text();
   if (m->windows) {
     e.windows_layout = model::to_string(m->windows->layout.value);
+    e.windows_arch = model::windows_arch_dir(m->windows->platform.value);
     if (m->windows->cuda_path) e.windows_cuda_path = m->windows->cuda_path->value;
     if (m->cudnn) {
       auto w = windows_activation(*m, kb);

@@ -33,21 +33,25 @@ util::Result<gen::WindowsActivation> windows_activation(const model::Manifest& m
     if (!m.windows->cuda_path)
       return util::Error(util::ErrorCode::invalid, "[targets.windows] layout = \"cuda-merge\" needs cuda_path")
           .at(m.locate(m.windows->pos));
-    bool cuda13 = m.cuda && m.cuda->version.value.major() >= 13;
-    auto w = windows_activation_for_tree(m, kb, m.windows->cuda_path->value, cuda13 ? "bin/x64" : "bin", "lib/x64/cudnn.lib");
+    const model::Platform p = m.windows_platform();
+    const std::string arch = model::windows_arch_dir(p);
+    const bool arch_bin = p == model::Platform::windows_arm64 || (m.cuda && m.cuda->version.value.major() >= 13);
+    auto w =
+        windows_activation_for_tree(m, kb, m.windows->cuda_path->value, arch_bin ? "bin/" + arch : "bin", "lib/" + arch + "/cudnn.lib");
     if (auto s = check_path_entry(w.dll_dir); !s) return std::move(s).error().at(m.locate(m.windows->cuda_path->pos));
     return w;
   }
   if (!m.windows->prefix)
     return util::Error(util::ErrorCode::invalid, "[targets.windows] layout = \"isolated\" needs prefix").at(m.locate(m.windows->pos));
-  const auto* rule = kb.windows_dll_dir(m.cudnn->version.value);
+  const model::Platform p = m.windows_platform();
+  const auto* rule = kb.windows_dll_dir(m.cudnn->version.value, p);
   if (!rule)
-    return util::Error(util::ErrorCode::unsupported,
-                       "stackpin does not know where cuDNN " + m.cudnn->version.value.prefix(3) + " keeps its Windows DLLs")
+    return util::Error(util::ErrorCode::unsupported, "stackpin does not know where cuDNN " + m.cudnn->version.value.prefix(3) +
+                                                         " keeps its " + model::to_string(p) + " DLLs")
         .with_hint("add the layout to data/knowledge/cudnn-layouts.toml");
-  const auto* lib = kb.windows_import_lib_dir(m.cudnn->version.value);
+  const auto* lib = kb.windows_import_lib_dir(m.cudnn->version.value, p);
   auto w = windows_activation_for_tree(m, kb, m.windows->prefix->value, rule->dirs.front(),
-                                       (lib ? lib->dirs.front() : std::string("lib/x64")) + "/cudnn.lib");
+                                       (lib ? lib->dirs.front() : "lib/" + std::string(model::windows_arch_dir(p))) + "/cudnn.lib");
   if (auto s = check_path_entry(w.dll_dir); !s) return std::move(s).error().at(m.locate(m.windows->prefix->pos));
   return w;
 }
@@ -124,6 +128,7 @@ gen::WindowsActivation windows_activation_for_tree(const model::Manifest& m, con
   w.name = m.name.value;
   if (m.cudnn) w.cudnn_version = m.cudnn->version.value.text();
   w.cudnn_root = root;
+  w.arch = model::windows_arch_dir(m.windows_platform());
   w.dll_dir = dll_dir.empty() ? root : root + "\\" + backslashes(dll_dir);
   w.import_lib = root + "\\" + backslashes(import_lib);
   w.include_dir = root + "\\include";
@@ -141,7 +146,10 @@ gen::WindowsActivation windows_activation_for_tree(const model::Manifest& m, con
     std::string root = w.cuda_path;
     while (root.size() > 3 && (root.back() == '\\' || root.back() == '/')) root.pop_back();
     w.cuda_bin_dirs.push_back(root + "\\bin");
-    if (m.cuda->version.value.major() >= 13) w.cuda_bin_dirs.push_back(root + "\\bin\\x64");  // CUDA 13 moved its DLLs there
+    // CUDA 13 moved its DLLs to bin\x64; Windows on Arm's toolkit keeps them in bin\arm64
+    const model::Platform p = m.windows_platform();
+    if (p == model::Platform::windows_arm64 || m.cuda->version.value.major() >= 13)
+      w.cuda_bin_dirs.push_back(root + "\\bin\\" + model::windows_arch_dir(p));
   }
   w.cudnn_patterns = cudnn_dll_patterns();
   w.toolkit_patterns = toolkit_dll_patterns();

@@ -1,11 +1,13 @@
 // NVIDIA's redistributable archives have one top directory named like the file, holding
-// include/, lib/ (Linux) or bin/ + lib/x64/ (Windows; bin/x64/ from 9.18, lib/ before 8.5) and
+// include/, lib/ (Linux) or bin/ + lib/x64/ (Windows; bin/x64/ from 9.18, lib/ before 8.5; Windows
+// on Arm's bin/arm64/ + lib/arm64/) and
 // LICENSE. Which directories a version uses comes from the knowledge base; an archive whose
 // entries fall outside them is refused rather than guessed at, and one that lacks the main
 // library or cudnn.h / cudnn_version.h is refused as incomplete (the half-copied tree of the
 // seeds). Targets then decide where each directory goes: Linux renames lib/ to lib64/ and keeps
 // the so-name symlink chain; a Windows prefix keeps NVIDIA's layout; a CUDA merge puts DLLs in
-// the toolkit's bin\ (bin\x64\ from CUDA 13), import libraries in lib\x64\ and headers in include\.
+// the toolkit's bin\ (bin\x64\ from CUDA 13), import libraries in lib\x64\ and headers in include\ too
+// (bin\arm64\ and lib\arm64\ for Windows on Arm).
 #include "core/layout/layout_plan.hpp"
 
 #include <algorithm>
@@ -82,7 +84,7 @@ util::Status check_plan(const LayoutPlan& plan) {
 
 }  // namespace
 
-util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entries, const model::Manifest& m, model::Target target,
+util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entries, const model::Manifest& m, model::Platform platform,
                                      const knowledge::KnowledgeBase& kb) {
   LayoutPlan plan;
   const model::Version& version = m.cudnn->version.value;
@@ -99,23 +101,27 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
     for (auto pos = rel.find('/'); pos != std::string::npos; pos = rel.find('/', pos + 1)) dirs.insert(rel.substr(0, pos));
   }
 
-  bool windows = target == model::Target::windows;
+  const bool windows = model::is_windows(platform);
   const auto* contents = kb.cudnn_contents(static_cast<int>(version.major()));
   std::string libdir, dlldir, implibdir;
   if (windows) {
-    dlldir = pick(kb.windows_dll_dir(version), dirs);
-    implibdir = pick(kb.windows_import_lib_dir(version), dirs);
-    if (!kb.windows_dll_dir(version) || !kb.windows_import_lib_dir(version) || !contents)
-      return layout_error("stackpin does not know the Windows archive layout of cuDNN " + version.prefix(3),
-                          "add the layout to data/knowledge/cudnn-layouts.toml (with its source) to stage this version");
+    const auto* dll_rule = kb.windows_dll_dir(version, platform);
+    const auto* lib_rule = kb.windows_import_lib_dir(version, platform);
+    dlldir = pick(dll_rule, dirs);
+    implibdir = pick(lib_rule, dirs);
+    if (!dll_rule || !lib_rule || !contents)
+      return layout_error(
+          "stackpin does not know the " + std::string(model::to_string(platform)) + " archive layout of cuDNN " + version.prefix(3),
+          "add the layout to data/knowledge/cudnn-layouts.toml (with its source) to stage this version");
     if (dlldir.empty() || implibdir.empty()) {
       std::vector<std::string> want;
-      for (const auto& d : kb.windows_dll_dir(version)->dirs) want.push_back(d + "/");
-      for (const auto& d : kb.windows_import_lib_dir(version)->dirs) want.push_back(d + "/");
-      return layout_error("the archive's layout matches no known cuDNN " + version.prefix(3) + " Windows layout: expected " +
-                              util::one_of(want) + " inside " + plan.top + "/",
-                          "is this the Windows archive of cuDNN " + version.text() +
-                              "? (NVIDIA moved DLLs to bin\\x64 in 9.18 and import libraries to lib\\x64 by 8.8)");
+      for (const auto& d : dll_rule->dirs) want.push_back(d + "/");
+      for (const auto& d : lib_rule->dirs) want.push_back(d + "/");
+      return layout_error("the archive's layout matches no known cuDNN " + version.prefix(3) + " " + model::to_string(platform) +
+                              " layout: expected " + util::one_of(want) + " inside " + plan.top + "/",
+                          "is this the " + std::string(model::to_string(platform)) + " archive of cuDNN " + version.text() +
+                              "? (NVIDIA moved DLLs to bin\\x64 in 9.18 and import libraries to lib\\x64 by 8.8; Windows on Arm's "
+                              "archives keep bin\\arm64 and lib\\arm64)");
     }
   } else {
     libdir = pick(kb.linux_lib_dir(version), dirs);
@@ -128,7 +134,12 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
                           "is this the Linux archive of cuDNN " + version.text() + "?");
   }
   bool merge = windows && m.windows && m.windows->layout.value == model::WindowsLayout::cuda_merge;
-  std::string merge_dll_dir = m.cuda && m.cuda->version.value.major() >= 13 ? "bin/x64" : "bin";
+  // the toolkit's own directories: CUDA 13 keeps DLLs in bin\x64 (bin\arm64 on Arm), import
+  // libraries are in lib\x64 (lib\arm64)
+  const std::string arch = windows ? model::windows_arch_dir(platform) : "";
+  const std::string merge_dll_dir =
+      platform == model::Platform::windows_arm64 || (m.cuda && m.cuda->version.value.major() >= 13) ? "bin/" + arch : "bin";
+  const std::string merge_lib_dir = "lib/" + arch;
 
   for (const auto& e : entries) {
     if (e.type == archive_io::EntryType::dir || e.path.size() <= plan.top.size()) continue;
@@ -144,7 +155,7 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
     } else if (windows && under(rel, dlldir)) {
       to = merge ? merge_dll_dir + "/" + rel.substr(dlldir.size() + 1) : rel;
     } else if (windows && under(rel, implibdir)) {
-      to = merge ? "lib/x64/" + rel.substr(implibdir.size() + 1) : rel;
+      to = merge ? merge_lib_dir + "/" + rel.substr(implibdir.size() + 1) : rel;
     } else {
       return layout_error("the archive's layout matches no known cuDNN " + version.prefix(3) + " layout: unexpected \"" + rel + "\"",
                           "stackpin stages only what NVIDIA's archives hold (include/, " +
@@ -163,7 +174,7 @@ util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entri
   if (windows) {
     std::string dll = (merge ? merge_dll_dir : dlldir) + "/" + contents->main_dll;
     if (!has(dll)) missing.push_back(dll);
-    std::string lib = (merge ? std::string("lib/x64") : implibdir) + "/cudnn.lib";
+    std::string lib = (merge ? merge_lib_dir : implibdir) + "/cudnn.lib";
     if (!has(lib)) missing.push_back(lib);
   } else {
     std::string so = "lib64/" + contents->soname;

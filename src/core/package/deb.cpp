@@ -451,7 +451,7 @@ util::Status unpack(DebRun& run) {
   fs::create_directories(tree, ec);
   SP_TRY_ASSIGN(auto x, archive_io::extract(*pinned_file, tree, xo));
   run.report.archive_sha256 = crypto::to_hex(x.archive_sha256);
-  auto plan = detail::plan_layout(x.entries, run.m, model::Target::linux, run.kb);
+  auto plan = detail::plan_layout(x.entries, run.m, model::Platform::linux_x86_64, run.kb);
   if (!plan) {
     auto e = std::move(plan).error();
     if (e.code == ErrorCode::unsafe) e.hints = {"the archive is not NVIDIA's original or was tampered with; no package was written"};

@@ -284,12 +284,15 @@ util::Result<StageRun> resolve(const model::Manifest& m, const knowledge::Knowle
     return util::Error(util::ErrorCode::usage, "no --dest and no [targets.linux] prefix in " + m.path)
         .with_hint("pass --dest DIR or set prefix in [targets.linux]");
   }
-  model::Platform platform = o.platform ? *o.platform : model::default_platform(o.target, model::host_linux_platform());
+  model::Platform platform = o.platform ? *o.platform : model::default_platform(m, o.target, model::host_linux_platform());
   if (o.target == model::Target::windows && !model::is_windows(platform))
-    return util::Error(util::ErrorCode::usage,
-                       std::string("--target windows stages the windows-x86_64 archive, not ") + model::to_string(platform));
+    return util::Error(
+        util::ErrorCode::usage,
+        std::string("--target windows stages a Windows archive (windows-x86_64 or windows-arm64), not ") + model::to_string(platform));
   if (o.target == model::Target::linux && model::is_windows(platform))
     return util::Error(util::ErrorCode::usage, "--target linux needs a Linux archive (--platform linux-x86_64 or linux-sbsa)");
+  if (auto why = model::windows_arch_conflict(m, platform); !why.empty())
+    return util::Error(util::ErrorCode::usage, why).with_hint("leave --platform out, or change arch in [targets.windows]");
   std::vector<Unit> units;
   if (m.cudnn) {
     SP_TRY_ASSIGN(auto pinned, pinned_archive(m, platform, kb));
@@ -375,7 +378,7 @@ struct Part {
 
 // The layout of one unit's entries (`entries` named as in the archive, top directory included).
 util::Result<detail::LayoutPlan> plan_unit(const StageRun& run, const Unit& u, const std::vector<archive_io::Entry>& entries) {
-  if (u.cudnn()) return detail::plan_layout(entries, run.m, run.o.target, run.kb);
+  if (u.cudnn()) return detail::plan_layout(entries, run.m, *model::parse_platform(run.report.platform), run.kb);
   return detail::plan_cuda_component(entries, u.component, run.o.target);
 }
 

@@ -31,13 +31,14 @@ const char* k_search_order_note_loaded =
     "not visible in a tree: a DLL of the same name already loaded in the process wins, and so do KnownDLLs, "
     "side-by-side manifests and SetDllDirectory";
 
-// "12.4" when `dir` is a CUDA toolkit's bin or bin\x64 directory (the installer's
+// "12.4" when `dir` is a CUDA toolkit's bin, bin\x64 or bin\arm64 directory (the installer's
 // ...\CUDA\vX.Y\bin, or the manifest's cuda_path).
 std::string cuda_bin_version(const std::string& dir, const SearchInputs& in) {
   if (!in.cuda_path.empty() && !in.cuda_version.empty() &&
-      (same_windows_path(dir, in.cuda_path + "\\bin") || same_windows_path(dir, in.cuda_path + "\\bin\\x64")))
+      (same_windows_path(dir, in.cuda_path + "\\bin") || same_windows_path(dir, in.cuda_path + "\\bin\\x64") ||
+       same_windows_path(dir, in.cuda_path + "\\bin\\arm64")))
     return in.cuda_version;
-  static const std::regex k_re(R"(\\cuda\\v([0-9]+\.[0-9]+)\\bin(\\x64)?$)", std::regex::icase);
+  static const std::regex k_re(R"(\\cuda\\v([0-9]+\.[0-9]+)\\bin(\\x64|\\arm64)?$)", std::regex::icase);
   std::smatch m;
   if (std::regex_search(dir, m, k_re)) return m[1].str();
   return "";
@@ -135,7 +136,8 @@ void tell_cudnn_version(const model::SearchDir& d, model::DllCopy& copy) {
         return;
       }
     }
-    if (!names_equal_nocase(last_name(d.windows_path), "x64")) return;  // bin\x64: also look beside bin
+    // bin\x64 (bin\arm64): also look beside bin
+    if (!names_equal_nocase(last_name(d.windows_path), "x64") && !names_equal_nocase(last_name(d.windows_path), "arm64")) return;
   }
 }
 

@@ -17,6 +17,7 @@ $CudaBins = @('C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.8\bin')
 $ToolkitHere = $false
 $TreeDirs = @('C:\tools\cudnn\v8.8.0\bin', 'C:\tools\cudnn\v8.8.0\include', 'C:\tools\cudnn\v8.8.0\lib\x64')
 $NeedZlib = $true
+$Arch = 'x64'
 $MinDriver = '520.06'
 $CudnnPatterns = @('cudnn*64_*.dll')
 $ToolkitPatterns = @('cudart64_*.dll', 'cublas64_*.dll', 'cublaslt64_*.dll', 'cufft64_*.dll', 'curand64_*.dll', 'cusolver64_*.dll', 'cusparse64_*.dll', 'nvrtc64_*.dll', 'nvjitlink_*.dll', 'nvcc.exe')
@@ -185,7 +186,7 @@ function Test-CudaBins {
   else { Add-Result 'cuda-bin' 'fail' ('not on PATH: ' + ($missing -join ', ')) 'install the pinned CUDA toolkit, or add its bin (and bin\x64 from CUDA 13) to the Machine PATH' }
 }
 
-# 6. zlibwapi.dll, which cuDNN 8.3 up to 9.1 load and the zip does not ship, as an x64 DLL
+# 6. zlibwapi.dll, which cuDNN 8.3 up to 9.1 load and the zip does not ship, built for $Arch
 function Get-PeMachine([string]$File) {
   $bytes = New-Object byte[] 4096
   $stream = [System.IO.File]::OpenRead($File)
@@ -195,6 +196,7 @@ function Get-PeMachine([string]$File) {
   if ($pe -lt 0 -or $pe + 6 -gt $n) { return 'not a DLL' }
   $machine = [BitConverter]::ToUInt16($bytes, $pe + 4)
   if ($machine -eq 0x8664) { return 'x64' }
+  if ($machine -eq 0xAA64) { return 'arm64' }
   if ($machine -eq 0x14C) { return 'x86' }
   return 'other'
 }
@@ -203,13 +205,13 @@ function Test-Zlib {
   $dirs = @($CudnnBin, [Environment]::SystemDirectory) + @(Split-PathValue $env:Path | ForEach-Object { Get-FullDir $_ })
   $found = $dirs | Where-Object { $_ -and (Test-Path -LiteralPath ([System.IO.Path]::Combine($_, 'zlibwapi.dll')) -PathType Leaf) } | Select-Object -First 1
   if (-not $found) {
-    Add-Result 'zlibwapi' 'fail' 'zlibwapi.dll is not reachable' ('put the x64 zlibwapi.dll into ' + $CudnnBin + ' (cuDNN fails with "Could not locate zlibwapi.dll" otherwise)')
+    Add-Result 'zlibwapi' 'fail' 'zlibwapi.dll is not reachable' ('put the ' + $Arch + ' zlibwapi.dll into ' + $CudnnBin + ' (cuDNN fails with "Could not locate zlibwapi.dll" otherwise)')
     return
   }
   $file = [System.IO.Path]::Combine($found, 'zlibwapi.dll')
   $machine = Get-PeMachine $file
-  if ($machine -eq 'x64') { Add-Result 'zlibwapi' 'ok' ('zlibwapi.dll (x64) in ' + $found) '' }
-  else { Add-Result 'zlibwapi' 'fail' ($file + ' is ' + $machine + ', not x64') 'replace it with the x64 build of zlibwapi.dll (an x86 one fails to load in 64-bit Python)' }
+  if ($machine -eq $Arch) { Add-Result 'zlibwapi' 'ok' ('zlibwapi.dll (' + $Arch + ') in ' + $found) '' }
+  else { Add-Result 'zlibwapi' 'fail' ($file + ' is ' + $machine + ', not ' + $Arch) ('replace it with the ' + $Arch + ' build of zlibwapi.dll (a DLL built for another machine fails to load)') }
 }
 
 # 7. the Visual C++ runtime cuDNN's DLLs link against
@@ -217,10 +219,24 @@ function Test-VcRuntime {
   $missing = @(@('msvcp140.dll', 'vcruntime140.dll', 'vcruntime140_1.dll') | Where-Object {
     -not (Test-Path -LiteralPath ([System.IO.Path]::Combine([Environment]::SystemDirectory, $_)) -PathType Leaf) })
   if ($missing.Count -eq 0) { Add-Result 'vc-runtime' 'ok' 'the VC++ 2015-2022 runtime is installed' '' }
-  else { Add-Result 'vc-runtime' 'fail' ('missing: ' + ($missing -join ', ')) 'install the Microsoft Visual C++ 2015-2022 Redistributable (x64)' }
+  else { Add-Result 'vc-runtime' 'fail' ('missing: ' + ($missing -join ', ')) ('install the Microsoft Visual C++ 2015-2022 Redistributable (' + $Arch + ')') }
 }
 
-# 8. the driver against the minimum for this CUDA version
+# 8. the machine: DLLs built for x64 do not load into an Arm64 process, nor Arm64 ones into x64
+function Test-Architecture {
+  $dll = [System.IO.Path]::Combine($CudnnBin, $MainDll)
+  if ($CudnnBin -and (Test-Path -LiteralPath $dll -PathType Leaf)) {
+    $machine = Get-PeMachine $dll
+    if ($machine -ne $Arch) { Add-Result 'architecture' 'fail' ($dll + ' is ' + $machine + ', this tree is for ' + $Arch) ('stage the ' + $Arch + ' archive again (stackpin stage --target windows)') }
+  }
+  $process = $env:PROCESSOR_ARCHITECTURE
+  $want = 'AMD64'
+  if ($Arch -eq 'arm64') { $want = 'ARM64' }
+  if ($process -eq $want) { Add-Result 'architecture' 'ok' ('this PowerShell runs as ' + $process + ', the tree is ' + $Arch) '' }
+  else { Add-Result 'architecture' 'fail' ('this PowerShell runs as ' + $process + ', but the tree holds ' + $Arch + ' DLLs') ('use the ' + $Arch + ' tree on an ' + $want + ' machine and run native ' + $want + ' programs (an emulated process cannot load them)') }
+}
+
+# 9. the driver against the minimum for this CUDA version
 function Test-Driver {
   $smi = Get-Command nvidia-smi -ErrorAction SilentlyContinue
   if (-not $smi) {
@@ -240,7 +256,7 @@ function Test-Driver {
   else { Add-Result 'driver' 'ok' ('NVIDIA driver ' + $output.Trim()) '' }
 }
 
-# 9. what a running process really loaded (the seed's own check: Process Explorer's DLL view)
+# 10. what a running process really loaded (the seed's own check: Process Explorer's DLL view)
 function Test-ProcessModules {
   if (-not $Process) { return }
   $name = $Process -replace '\.exe$', ''  # process names carry no .exe
@@ -283,6 +299,7 @@ Test-SystemDirs
 Test-CudaBins
 Test-Zlib
 Test-VcRuntime
+Test-Architecture
 Test-Driver
 Test-ProcessModules
 

@@ -245,6 +245,16 @@ util::Status doctor_windows(const WindowsDoctorOptions& o, const knowledge::Know
   view.cwd = o.cwd;
   view.python = o.python;
   view.dll_dirs = o.dll_dirs;
+  // the machine's architecture: what System32's own DLLs were built for
+  for (const char* dll : {"ntdll.dll", "kernel32.dll"}) {
+    std::string file = tree.system_root() + "\\System32\\" + dll;
+    auto mapped = map_windows_path(tree, file);
+    std::error_code ec;
+    if (!fs::is_regular_file(mapped.local_path, ec)) continue;
+    view.machine = pe_machine(mapped.local_path);
+    view.machine_from = file;
+    break;
+  }
   view.desktop = desktop_search_order(tree, in);
   if (!o.python.empty()) view.python_order = python_search_order(tree, in);
 
@@ -259,6 +269,7 @@ util::Status doctor_windows(const WindowsDoctorOptions& o, const knowledge::Know
   winrules::cudnn_dlls(c);
   winrules::zlibwapi(c);
   winrules::vc_runtime(c);
+  winrules::architecture(c);
   winrules::cuda_bin_order(c);
   winrules::path_scope(c);
   winrules::python_dirs(c);

@@ -123,7 +123,7 @@ void judge_major(Ctx& c, int major) {
         f.seen += "; " + want_dir + " holds no " + name;
     }
     f.expected = name + (want_dir.empty() ? " in the cuDNN DLL directory, on PATH" : " from " + want_dir);
-    f.fix = want_dir.empty() ? "put the cuDNN DLL directory (<cuDNN>\\bin, bin\\x64 from 9.18) on PATH"
+    f.fix = want_dir.empty() ? "put the cuDNN DLL directory (<cuDNN>\\bin, bin\\x64 from 9.18, bin\\arm64 on Windows on Arm) on PATH"
                              : "copy the staged tree there (`stackpin stage --target windows`), then " + activate_fix(want_dir);
     f.source = k_src_search_order;
     c.view.desktop.dlls.push_back(std::move(lookup));
@@ -132,6 +132,7 @@ void judge_major(Ctx& c, int major) {
 
   const auto& w = lookup.copies.front();
   if (c.cudnn_dir.empty()) c.cudnn_dir = dir_of(w.windows_path);
+  if (c.cudnn_machine.first.empty()) c.cudnn_machine = {w.windows_path, w.machine};
   if (!c.cudnn_seen && !c.cudnn_seen_major && (pinned_major || !c.pinned)) {
     if (auto v = full_version(w))
       c.cudnn_seen = v;
@@ -432,6 +433,42 @@ void vc_runtime(Ctx& c) {
     auto& f = c.add("windows.vc-runtime", Severity::ok, "VC++ 2015-2022 runtime");
     f.seen = "loads " + util::join(found, ", ");
     f.source = source;
+  }
+}
+
+// The machine's architecture (System32's own DLLs) against the manifest's [targets.windows] arch
+// and the winning cudnn64_N.dll: Arm64 DLLs do not load on an x64 machine, and x64 ones load on
+// Windows on Arm only into emulated x64 processes.
+void architecture(Ctx& c) {
+  const std::string& machine = c.view.machine;
+  if (machine != "x64" && machine != "arm64") return;  // not told (no System32 in the tree)
+  const std::string subject = "the machine (" + machine + ")";
+  const std::string arm_fix =
+      "NVIDIA builds CUDA 13.4 and cuDNN 9.27 for Windows on Arm: set arch = \"arm64\" in [targets.windows] and "
+      "stage again (`stackpin stage --target windows`)";
+  bool problem = false;
+  if (!c.exp.windows_arch.empty() && c.exp.windows_arch != machine) {
+    problem = true;
+    const bool arm_tree = c.exp.windows_arch == "arm64";
+    auto& f = c.add("windows.architecture", arm_tree ? Severity::error : Severity::warning, subject);
+    f.seen = "the manifest's [targets.windows] arch = \"" + c.exp.windows_arch + "\", but " + c.view.machine_from + " is " + machine;
+    f.expected = "a tree built for " + machine;
+    f.fix = arm_tree ? "stage the x64 tree for this machine (arch = \"x64\", the default)"
+                     : "x64 DLLs load here only into emulated x64 programs; " + arm_fix;
+  }
+  const auto& [dll, dll_machine] = c.cudnn_machine;
+  if (!dll_machine.empty() && dll_machine != machine) {
+    problem = true;
+    const bool loads_emulated = machine == "arm64" && dll_machine == "x64";
+    auto& f = c.add("windows.architecture", loads_emulated ? Severity::warning : Severity::error, dll);
+    f.seen = dll + " is an " + dll_machine + " DLL on an " + machine + " machine" +
+             (loads_emulated ? ": only emulated x64 programs can load it" : ": no program here can load it");
+    f.expected = "cuDNN built for " + machine;
+    f.fix = loads_emulated ? arm_fix : "stage the " + machine + " archive of cuDNN and put it first on PATH";
+  }
+  if (!problem) {
+    auto& f = c.add("windows.architecture", Severity::ok, subject);
+    f.seen = c.view.machine_from + " is " + machine + (dll_machine.empty() ? "" : ", and so is " + dll);
   }
 }
 

@@ -39,8 +39,10 @@ void cuda_bin_order(Ctx& c) {
 
   if (c.cuda) {
     std::string want = c.cuda->prefix(2);
-    bool x64 = c.cuda->major() >= 13;  // CUDA 13 keeps its DLLs in bin\x64
-    std::string tail = x64 ? "\\bin\\x64" : "\\bin";
+    // CUDA 13 keeps its DLLs in bin\x64, Windows on Arm's toolkit in bin\arm64
+    const bool arm = c.view.machine == "arm64" || c.exp.windows_arch == "arm64";
+    bool x64 = c.cuda->major() >= 13 || arm;
+    std::string tail = arm ? "\\bin\\arm64" : x64 ? "\\bin\\x64" : "\\bin";
     auto wanted = [&](int i) { return dirs[i].cuda_version == want && ends_with_nocase(dirs[i].windows_path, tail); };
     auto it = std::find_if(bins.begin(), bins.end(), wanted);
     std::string subject = "CUDA " + want + tail;
@@ -49,7 +51,8 @@ void cuda_bin_order(Ctx& c) {
     if (it == bins.end()) {
       auto& f = c.add("windows.cuda-bin-order", Severity::warning, subject);
       bool bin_only = x64 && std::any_of(bins.begin(), bins.end(), [&](int i) { return dirs[i].cuda_version == want; });
-      f.seen = bin_only ? "CUDA " + want + "'s bin is on PATH, but CUDA 13 keeps its DLLs in bin\\x64, which is not"
+      f.seen = bin_only ? "CUDA " + want + "'s bin is on PATH, but " + (arm ? "Windows on Arm's toolkit" : std::string("CUDA 13")) +
+                              " keeps its DLLs in " + tail.substr(1) + ", which is not"
                         : "no bin directory of CUDA " + want + " on PATH";
       f.expected = root + tail + " on PATH, before every other CUDA toolkit's";
       f.fix = "add " + root + tail + " to PATH (the CUDA installer's entry), after the cuDNN directory";

@@ -23,12 +23,13 @@ struct Ctx {
   const model::DoctorExpectations& exp;
   model::WindowsView& view;
   std::vector<model::Finding>& findings;
-  std::optional<model::Version> pinned;      // [cudnn] version
-  std::optional<model::Version> cuda;        // [cuda] version
-  std::string cudnn_dir;                     // where cuDNN should load from: the manifest's directory, else the winner's
-  std::vector<int> majors;                   // cuDNN majors judged (the manifest's, else every one found)
-  std::optional<model::Version> cudnn_seen;  // full version of the winning cudnn64_N.dll, when told
-  std::optional<int> cudnn_seen_major;       // its major, when only that is known
+  std::optional<model::Version> pinned;               // [cudnn] version
+  std::optional<model::Version> cuda;                 // [cuda] version
+  std::string cudnn_dir;                              // where cuDNN should load from: the manifest's directory, else the winner's
+  std::vector<int> majors;                            // cuDNN majors judged (the manifest's, else every one found)
+  std::optional<model::Version> cudnn_seen;           // full version of the winning cudnn64_N.dll, when told
+  std::optional<int> cudnn_seen_major;                // its major, when only that is known
+  std::pair<std::string, std::string> cudnn_machine;  // the winning cudnn64_N.dll and its PE machine ("x64", "arm64")
   // The GPUs the DLLs' code is judged for (compute capability, subject: "GPU 0 NVIDIA RTX A4000",
   // "[gpus] compute capability 8.6 (Ampere)"),
   // and the driver that would compile their PTX, when known.
@@ -60,6 +61,8 @@ void path_length(Ctx& c);
 void cudnn_dlls(Ctx& c);
 void zlibwapi(Ctx& c);
 void vc_runtime(Ctx& c);
+// The machine's architecture against the manifest's and the winning cuDNN DLL's.
+void architecture(Ctx& c);
 // The order of CUDA bin directories and the cuDNN directory, User-scope entries, and what
 // Python 3.8+ really searches (doctor_windows_order.cpp).
 void cuda_bin_order(Ctx& c);

@@ -25,6 +25,7 @@ namespace format {
 struct RedistribArchive {
   model::Platform platform = model::Platform::linux_x86_64;
   int cuda = 0;               // CUDA major of the build
+  std::string cuda_release;   // "13.4" when the file is built for one CUDA release only (_cuda13.4-archive), else ""
   std::string relative_path;  // relative to NVIDIA's cudnn/redist/ base URL
   std::string sha256, md5;
   std::uint64_t size = 0;
@@ -37,6 +38,10 @@ struct RedistribRelease {
   model::Version version;  // cudnn.version, four parts
   std::vector<RedistribArchive> archives;
   std::vector<std::string> skipped;  // platforms stackpin does not provision ("linux-ppc64le")
+  // Archives built for one CUDA release only, listed beside the CUDA major's own archive of the
+  // same platform (9.27.0's windows-arm64 has _cuda13 and _cuda13.4): the major's archive is the
+  // one stackpin pins; these are named here ("windows-arm64: cudnn/...-archive.zip").
+  std::vector<std::string> release_builds;
 };
 
 // A relative_path as NVIDIA's manifests write them: a path inside the redist tree

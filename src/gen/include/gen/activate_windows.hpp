@@ -20,6 +20,7 @@ struct WindowsActivation {
   std::string import_lib;   // absolute: <root>\lib\x64\cudnn.lib
   std::string main_dll;     // cudnn64_8.dll
   bool zlibwapi_needed = false;
+  std::string arch = "x64";                // the DLLs' machine: "x64" or "arm64" (Windows on Arm)
   std::string min_driver;                  // "520.06", "" when unknown
   std::vector<std::string> dlls;           // every DLL of the pinned cuDNN, main first (NVIDIA's names)
   std::string header_version;              // what include\cudnn_version.h must say: "8.8.0"

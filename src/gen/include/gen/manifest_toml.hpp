@@ -39,6 +39,7 @@ struct ManifestSpec {
   std::string linux_comment;
   std::string driver_windows;                                     // [driver] windows ("" = none)
   std::string windows_layout, windows_prefix, windows_cuda_path;  // "" = no [targets.windows]
+  std::string windows_arch;                                       // "arm64" for Windows on Arm; "" = x64 (not written)
   std::string windows_comment;
 };
 

@@ -59,8 +59,9 @@ class KnowledgeBase {
   // --- layouts ---------------------------------------------------------------------------
   // The rule covering a cuDNN version, nullptr when no rule does (an unknown layout is an error
   // for the caller, never a guess).
-  const model::LayoutRule* windows_dll_dir(const model::Version& cudnn) const;
-  const model::LayoutRule* windows_import_lib_dir(const model::Version& cudnn) const;
+  // `platform`: windows-x86_64 or windows-arm64 (whose archives keep bin\arm64 and lib\arm64)
+  const model::LayoutRule* windows_dll_dir(const model::Version& cudnn, model::Platform platform) const;
+  const model::LayoutRule* windows_import_lib_dir(const model::Version& cudnn, model::Platform platform) const;
   const model::LayoutRule* linux_lib_dir(const model::Version& cudnn) const;
   const model::CudnnMajorContents* cudnn_contents(int major) const;
   bool zlibwapi_needed(const model::Version& cudnn) const;

@@ -28,8 +28,11 @@ enum class Target { windows, linux, docker, conda };
 std::optional<Target> parse_target(const std::string& text);
 const char* to_string(Target t);
 
-// --platform default: windows-x86_64 for the windows target, the host's platform otherwise.
-Platform default_platform(Target target, Platform host);
+// --platform default: the manifest's Windows platform (windows-x86_64, or windows-arm64 for
+// [targets.windows] arch = "arm64") for the windows target, the host's platform otherwise.
+Platform default_platform(const Manifest& m, Target target, Platform host);
+// Why a Windows --platform contradicts the manifest's [targets.windows] arch ("" when it does not).
+std::string windows_arch_conflict(const Manifest& m, Platform chosen);
 
 // The cuDNN library an application loads for cuDNN `major`: "cudnn64_9.dll" on Windows,
 // "libcudnn.so.9" elsewhere. The one spelling of the rule, for every layer that looks for it

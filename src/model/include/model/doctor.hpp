@@ -86,6 +86,9 @@ struct WindowsView {
   std::size_t path_length = 0;  // characters of the process PATH (machine;user)
   std::string app_dir, cwd, python;
   std::vector<std::string> dll_dirs;
+  // The machine's architecture, "x64" or "arm64" (Windows on Arm), from the PE header of
+  // machine_from (System32's ntdll.dll); "" when the tree has none.
+  std::string machine, machine_from;
   SearchOrder desktop;                      // the standard search order (SafeDllSearchMode on)
   std::optional<SearchOrder> python_order;  // Python 3.8+ extension modules, when --python is given
 };
@@ -99,6 +102,7 @@ struct DoctorExpectations {
   std::string windows_layout;     // "isolated" | "cuda-merge"
   std::string windows_cudnn_dir;  // the Windows directory the manifest's cudnn64_N.dll lives in
   std::string windows_cuda_path;  // [targets.windows] cuda_path
+  std::string windows_arch;       // [targets.windows] arch: "x64" or "arm64"; "" without [targets.windows]
 };
 
 struct DoctorReport {

@@ -42,6 +42,9 @@ struct CudnnArchiveFact {
 };
 
 struct LayoutRule {  // directory of a file kind inside the archive, by cuDNN version range
+  // The archive platform the rule is for; Windows rules without `platform` are windows-x86_64's,
+  // Linux rules without it hold for every Linux platform.
+  std::optional<Platform> platform;
   Version from;
   std::optional<Version> until;
   std::vector<std::string> dirs;  // forward slashes, first = preferred

@@ -86,6 +86,8 @@ const char* to_string(DockerCuda m);
 
 struct WindowsTarget {
   Located<WindowsLayout> layout;
+  // `arch`: "x64" (windows-x86_64, the default) or "arm64" (windows-arm64, Windows on Arm)
+  Located<Platform> platform{Platform::windows_x86_64, {}};
   std::optional<Located<std::string>> prefix;     // where the isolated tree lives on the Windows machine
   std::optional<Located<std::string>> cuda_path;  // the CUDA toolkit root on the Windows machine
   Pos pos;
@@ -142,6 +144,9 @@ struct Manifest {
   util::SourceLocation locate(Pos pos) const;
   // The archive pinned for a platform, if any.
   const ArchivePin* archive_for(Platform p) const;
+  // The Windows platform the stack targets: [targets.windows] arch, else windows-arm64 when only
+  // that Windows platform has a pinned cuDNN archive, else windows-x86_64.
+  Platform windows_platform() const;
   // The [[cuda.archives]] pin of a component for a platform, if any.
   const ArchivePin* cuda_archive_for(const std::string& component, Platform p) const;
   ArchivePin* cuda_archive_for(const std::string& component, Platform p);

@@ -25,13 +25,15 @@ struct LayoutPlan {
 // directory stripped, lib/ renamed lib64/), resolves to a file the plan stages. Errors:
 // unsupported (a layout stackpin does not know), invalid (incomplete archive), unsafe (a link that
 // would leave DEST or point at something not staged).
-util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entries, const model::Manifest& m, model::Target target,
+// `platform`: the archive's (a Windows platform lays out for Windows, with its own architecture's
+// bin\ and lib\ directories; a Linux one for Linux).
+util::Result<LayoutPlan> plan_layout(const std::vector<archive_io::Entry>& entries, const model::Manifest& m, model::Platform platform,
                                      const knowledge::KnowledgeBase& kb);
 
 // Maps one CUDA toolkit component's archive (NVIDIA's redist layout: one top directory named like
 // the file, holding bin/, include/, lib/ (Linux) or lib/x64/ (Windows), nvvm/, ... and LICENSE)
 // onto the toolkit's tree: Linux renames lib/ to lib64/ (lib/stubs/ to lib64/stubs/), Windows keeps
-// NVIDIA's layout (bin\, include\, lib\x64\, CUDA 13's bin\x64\), and the files directly in the
+// NVIDIA's layout (bin\, include\, lib\x64\, CUDA 13's bin\x64\; bin\arm64\ and lib\arm64\ on Arm), and the files directly in the
 // top directory (LICENSE) go to share/doc/<component>/, so that every component's licence is kept.
 // Errors: unsupported (not NVIDIA's layout: entries outside one top directory, an empty archive),
 // unsafe (a link that would leave DEST or point at nothing staged).
