@@ -130,7 +130,9 @@ void add_apply(Command& app, Context& ctx) {
                   "DEST: the local folder that becomes the prefix (linux default: [targets.linux] prefix; windows: required, "
                   "except on Windows, where it defaults to [targets.windows] prefix, or cuda_path for cuda-merge)");
   cmd->add_option("--archives", c->archives, "A folder holding the archive (searched before the cache and the network)");
-  cmd->add_option("--platform", c->platform, "The archive's platform (default: windows-x86_64, or this machine's Linux platform)");
+  cmd->add_option("--platform", c->platform,
+                  "The archive's platform (default: the manifest's Windows platform, windows-x86_64 or with arch = \"arm64\" "
+                  "windows-arm64; or this machine's Linux platform)");
   cmd->add_option("--out-dir", c->out_dir, "layout = \"deb\": where the packages are written (default: the cache's debs/)");
   cmd->add_flag("--force", c->force, "As stage --force: replace a previous staging even where its files were modified");
   cmd->add_flag("--remove-stale", c->remove_stale, "As stage --remove-stale: move other cuDNN DLLs in the tree to .stackpin/backup/");

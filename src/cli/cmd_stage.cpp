@@ -154,7 +154,9 @@ void add_stage(Command& app, Context& ctx) {
   cmd->add_option("--cache-dir", c->cache_dir, "The download cache `stackpin fetch` fills, searched after --archives");
   cmd->add_option("--target", c->target, "windows or linux")->required();
   cmd->add_option("--dest", c->dest, "The directory that becomes the prefix (or the CUDA root for cuda-merge)");
-  cmd->add_option("--platform", c->platform, "Archive platform (default: windows-x86_64 for windows, the host's for linux)");
+  cmd->add_option("--platform", c->platform,
+                  "Archive platform (default: for windows the manifest's, windows-x86_64 or with arch = \"arm64\" windows-arm64; the "
+                  "host's for linux)");
   cmd->add_flag("--dry-run", c->dry_run, "Print the plan (every file, where it goes, what it replaces); change nothing");
   cmd->add_flag("--remove-stale", c->remove_stale, "Move other-version cuDNN DLLs found in the tree to .stackpin/backup/");
   cmd->add_flag("--force", c->force, "Replace a previous staging even where its files were modified");

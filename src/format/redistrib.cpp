@@ -61,9 +61,27 @@ util::Result<Pin> read_pin(const json& j, const std::string& path, const std::st
   return p;
 }
 
+// NVIDIA's name for a cuDNN archive: cudnn-<platform>-<X.Y.Z.B>_cuda<M>[.<m>]-archive.<zip|tar.xz>,
+// of the manifest's own release X.Y.Z and platform key, .zip on Windows.
+util::Status check_file_name(const std::string& relative_path, const std::string& path, const std::string& where, const std::string& key,
+                             model::Platform platform, const model::Version& release) {
+  const std::string file = relative_path.substr(relative_path.rfind('/') + 1);
+  static const std::regex k_name(
+      R"(cudnn-([a-z0-9_-]{1,32})-(\d{1,4}\.\d{1,4}\.\d{1,4}\.\d{1,6})_cuda\d{1,3}(\.\d{1,3})?-archive\.(zip|tar\.xz))");
+  std::smatch m;
+  const std::string ext = model::archive_extension(platform);
+  if (!std::regex_match(file, m, k_name) || m[1].str() != key || m[4].str() != ext ||
+      model::Version::parse(m[2].str())->prefix(3) != release.prefix(3))
+    return invalid(path, where + ".relative_path",
+                   "(" + util::printable(file, 120) + ") is not NVIDIA's name for a " + key + " archive of cuDNN " + release.prefix(3) +
+                       " (cudnn-" + key + "-" + release.prefix(3) + ".<build>_cuda<M>-archive." + ext + ")");
+  return {};
+}
+
 util::Result<RedistribArchive> read_archive(const json& j, const std::string& path, const std::string& where, model::Platform platform,
-                                            int cuda_from_key) {
+                                            int cuda_from_key, const std::string& key, const model::Version& release) {
   SP_TRY_ASSIGN(auto pin, read_pin(j, path, where, "cuDNN"));
+  SP_TRY(check_file_name(pin.relative_path, path, where, key, platform, release));
   RedistribArchive a;
   a.platform = platform;
   a.relative_path = pin.relative_path;
@@ -285,7 +303,7 @@ util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std:
     const bool flat = value.contains("relative_path");
     const std::size_t first = r.archives.size();
     if (flat) {
-      SP_TRY_ASSIGN(auto a, read_archive(value, path, where, *platform, 0));
+      SP_TRY_ASSIGN(auto a, read_archive(value, path, where, *platform, 0, key, r.version));
       r.archives.push_back(std::move(a));
     }
     for (const auto& [variant, archive] : value.items()) {
@@ -294,7 +312,7 @@ util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std:
       std::smatch m;
       if (!std::regex_match(variant, m, k_key))
         return invalid(path, where + "." + variant.substr(0, 40), "is not a CUDA variant key such as \"cuda12\"");
-      SP_TRY_ASSIGN(auto a, read_archive(archive, path, where + "." + variant, *platform, std::stoi(m[1].str())));
+      SP_TRY_ASSIGN(auto a, read_archive(archive, path, where + "." + variant, *platform, std::stoi(m[1].str()), key, r.version));
       r.archives.push_back(std::move(a));
     }
     // Two archives for one CUDA major: a build for one CUDA release (_cuda13.4) beside the
@@ -313,6 +331,14 @@ util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std:
         i = first;  // look again from the start: the positions moved
         j = first;
         break;
+      }
+    // a build for one CUDA release alone is not the major's archive: it is named, not pinned
+    for (std::size_t i = first; i < r.archives.size();)
+      if (!r.archives[i].cuda_release.empty()) {
+        r.release_builds.push_back(key + ": " + r.archives[i].relative_path);
+        r.archives.erase(r.archives.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
       }
   }
   if (r.archives.empty()) return invalid(path, "cudnn", "lists no archive for linux-x86_64, linux-sbsa, linux-aarch64 or windows-x86_64");

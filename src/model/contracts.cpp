@@ -27,9 +27,12 @@ Platform default_platform(const Manifest& m, Target target, Platform host) {
 
 std::string windows_arch_conflict(const Manifest& m, Platform chosen) {
   if (!m.windows || !is_windows(chosen) || chosen == m.windows->platform.value) return {};
-  return std::string("--platform ") + to_string(chosen) + " contradicts [targets.windows] arch = \"" +
-         windows_arch_dir(m.windows->platform.value) + "\" in " + m.path + " (line " + std::to_string(m.windows->platform.pos.line) +
-         "), which targets " + to_string(m.windows->platform.value);
+  const auto& arch = m.windows->platform;
+  const bool written = arch.pos.line != m.windows->pos.line || arch.pos.column != m.windows->pos.column;
+  return std::string("--platform ") + to_string(chosen) + " contradicts [targets.windows] in " + m.path +
+         (written ? " (arch = \"" + std::string(windows_arch_dir(arch.value)) + "\", line " + std::to_string(arch.pos.line) + ")"
+                  : " (no arch: x64 by default)") +
+         ", which targets " + to_string(arch.value);
 }
 
 std::string cudnn_library_name(int major, bool windows) {

@@ -97,7 +97,7 @@ size = 1330803635
   auto platform = stackpin({"stage", m.string(), "--target", "windows", "--platform", "windows-x86_64", "--dest",
                             (dir.path() / "d").string(), "--archives", dir.path().string()});
   EXPECT_EQ(platform.exit_code, 2) << platform.err;
-  EXPECT_TRUE(has(platform.err, "contradicts [targets.windows] arch = \"arm64\"")) << platform.err;
+  EXPECT_TRUE(has(platform.err, "contradicts [targets.windows] in " + m.string() + " (arch = \"arm64\", line 10)")) << platform.err;
   EXPECT_FALSE(fs::exists(dir.path() / "d"));
   std::string bad = k_stack;
   bad.replace(bad.find("\"arm64\""), 7, "\"ia64\"");

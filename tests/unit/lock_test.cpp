@@ -346,6 +346,37 @@ TEST(Redistrib, NvidiasMixedEntryKeepsTheMajorsArchiveAndNamesTheReleaseBuild) {
   EXPECT_NE(refused.error().message.find("cudnn.windows-x86_64"), std::string::npos) << refused.error().message;
 }
 
+// A build for one CUDA release alone (_cuda13.4, no _cuda13 beside it) is not taken for the CUDA 13
+// archive; a file name that is not NVIDIA's for the entry (another release, platform or extension)
+// is refused, naming the entry.
+TEST(Redistrib, FileNamesMustBeNvidiasForTheEntry) {
+  auto text = util::read_file(testing_support::source_dir() / "tests/data/redistrib/redistrib_9.27.0.json");
+  ASSERT_TRUE(text.ok());
+  const auto base = nlohmann::json::parse(*text);
+  auto lone = base;
+  lone["cudnn"]["windows-arm64"].erase("cuda13");
+  auto r = format::parse_redistrib(lone.dump(), "lone.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  for (const auto& a : r->archives) EXPECT_NE(a.platform, model::Platform::windows_arm64) << a.relative_path;
+  ASSERT_EQ(r->release_builds.size(), 1u);
+  EXPECT_NE(r->release_builds[0].find("_cuda13.4-archive.zip"), std::string::npos) << r->release_builds[0];
+
+  auto expect_refused = [&](const std::string& relative, const std::string& what) {
+    auto doc = base;
+    doc["cudnn"]["linux-x86_64"]["cuda12"]["relative_path"] = relative;
+    auto refused = format::parse_redistrib(doc.dump(), "named.json");
+    ASSERT_FALSE(refused.ok()) << what;
+    EXPECT_EQ(refused.error().code, ErrorCode::invalid) << what;
+    EXPECT_NE(refused.error().message.find("cudnn.linux-x86_64.cuda12.relative_path"), std::string::npos) << refused.error().message;
+    EXPECT_NE(refused.error().message.find("is not NVIDIA's name for a linux-x86_64 archive of cuDNN 9.27.0"), std::string::npos)
+        << refused.error().message;
+  };
+  expect_refused("cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz", "another release");
+  expect_refused("cudnn/linux-x86_64/cudnn-linux-sbsa-9.27.0.42_cuda12-archive.tar.xz", "another platform");
+  expect_refused("cudnn/linux-x86_64/cudnn-linux-x86_64-9.27.0.42_cuda12-archive.zip", "another extension");
+  expect_refused("cudnn/linux-x86_64/libcudnn.so.9", "not an archive");
+}
+
 TEST(Redistrib, AHashTheKnowledgeBaseKnowsWithoutASizeMustStillAgree) {
   std::string text = k_version_only;
   text.replace(text.find("9.1.0.70"), 8, k_sizeless);
@@ -403,7 +434,8 @@ TEST(Redistrib, MalformedFilesAreRefusedClearly) {
           std::string(64, 'a') + R"(", "size": "5"}}})",
       "r.json");
   ASSERT_FALSE(no_variant.ok());
-  EXPECT_NE(no_variant.error().message.find("which CUDA major"), std::string::npos) << no_variant.error().message;
+  EXPECT_NE(no_variant.error().message.find("is not NVIDIA's name for a linux-x86_64 archive"), std::string::npos)
+      << no_variant.error().message;
   // ".." only leads a path (a pool beside the redist tree; where it ends is judged against the
   // manifest's URL): inside one it is refused here
   auto escape = format::parse_redistrib(

@@ -421,7 +421,7 @@ void windows_target(Ctx& c) {
     f.fix = "pin the " + pname + " archive: `stackpin stage --target windows` needs it";
     if (platform == model::Platform::windows_arm64)
       f.fix +=
-          " (NVIDIA builds cuDNN for Windows on Arm from 9.27, for CUDA 13 only: `stackpin check --explain` lists each release's "
+          " (NVIDIA builds cuDNN for Windows on Arm from 9.25, for CUDA 13 only: `stackpin check --explain` lists each release's "
           "platforms)";
   }
   const model::Platform other =

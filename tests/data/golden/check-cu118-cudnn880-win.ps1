@@ -183,7 +183,7 @@ function Test-CudaBins {
   $missing = @($CudaBins | Where-Object { $entries -inotcontains (Get-FullDir $_) })
   if ($missing.Count -eq 0) { Add-Result 'cuda-bin' 'ok' ('the CUDA toolkit on PATH: ' + ($CudaBins -join ', ')) '' }
   elseif ($ToolkitHere) { Add-Result 'cuda-bin' 'fail' ('not on PATH: ' + ($missing -join ', ')) 'run activate.ps1 of this tree (-Scope Machine to make it permanent), then open a new terminal' }
-  else { Add-Result 'cuda-bin' 'fail' ('not on PATH: ' + ($missing -join ', ')) 'install the pinned CUDA toolkit, or add its bin (and bin\x64 from CUDA 13) to the Machine PATH' }
+  else { Add-Result 'cuda-bin' 'fail' ('not on PATH: ' + ($missing -join ', ')) 'install the pinned CUDA toolkit, or add its bin (and bin\x64 from CUDA 13, bin\arm64 on Windows on Arm) to the Machine PATH' }
 }
 
 # 6. zlibwapi.dll, which cuDNN 8.3 up to 9.1 load and the zip does not ship, built for $Arch
@@ -227,13 +227,21 @@ function Test-Architecture {
   $dll = [System.IO.Path]::Combine($CudnnBin, $MainDll)
   if ($CudnnBin -and (Test-Path -LiteralPath $dll -PathType Leaf)) {
     $machine = Get-PeMachine $dll
-    if ($machine -ne $Arch) { Add-Result 'architecture' 'fail' ($dll + ' is ' + $machine + ', this tree is for ' + $Arch) ('stage the ' + $Arch + ' archive again (stackpin stage --target windows)') }
+    if ($machine -ne $Arch) {
+      Add-Result 'architecture' 'fail' ($dll + ' is ' + $machine + ', this tree is for ' + $Arch) ('stage the ' + $Arch + ' archive again (stackpin stage --target windows)')
+      return
+    }
   }
-  $process = $env:PROCESSOR_ARCHITECTURE
+  # this PowerShell's architecture, and the machine's: PROCESSOR_ARCHITEW6432 is set under WOW64 and emulation
+  $shell = $env:PROCESSOR_ARCHITECTURE
+  $native = $shell
+  if ($env:PROCESSOR_ARCHITEW6432) { $native = $env:PROCESSOR_ARCHITEW6432 }
   $want = 'AMD64'
   if ($Arch -eq 'arm64') { $want = 'ARM64' }
-  if ($process -eq $want) { Add-Result 'architecture' 'ok' ('this PowerShell runs as ' + $process + ', the tree is ' + $Arch) '' }
-  else { Add-Result 'architecture' 'fail' ('this PowerShell runs as ' + $process + ', but the tree holds ' + $Arch + ' DLLs') ('use the ' + $Arch + ' tree on an ' + $want + ' machine and run native ' + $want + ' programs (an emulated process cannot load them)') }
+  if ($native -eq $want -and $shell -eq $want) { Add-Result 'architecture' 'ok' ('an ' + $native + ' machine, and the tree is ' + $Arch) '' }
+  elseif ($native -eq $want) { Add-Result 'architecture' 'note' ('an ' + $native + ' machine; this PowerShell runs as ' + $shell + ' (WOW64 or emulation)') ('the programs that load this tree must be native ' + $Arch + ' programs') }
+  elseif ($native -eq 'ARM64' -and $Arch -eq 'x64') { Add-Result 'architecture' 'note' 'x64 DLLs on an ARM64 machine: only emulated x64 programs can load them' 'for native Arm64 programs stage the arm64 tree ([targets.windows] arch = "arm64")' }
+  else { Add-Result 'architecture' 'fail' ('the tree holds ' + $Arch + ' DLLs, but the machine is ' + $native) 'stage the tree for this machine (arch in [targets.windows])' }
 }
 
 # 9. the driver against the minimum for this CUDA version

@@ -414,7 +414,8 @@ void vc_runtime(Ctx& c) {
       f.expected =
           "the VC++ 2015-2022 runtime (x64): cuDNN's DLLs are MSVC builds; NVIDIA states no requirement, cuDNN's conda "
           "packages depend on vc14_runtime";
-      f.fix = "install the Microsoft Visual C++ 2015-2022 Redistributable (x64)";
+      f.fix =
+          "install the Microsoft Visual C++ 2015-2022 Redistributable (" + std::string(c.view.machine == "arm64" ? "arm64" : "x64") + ")";
       f.source = source;
     } else if (l.copies.front().machine == "x86") {
       any_problem = true;

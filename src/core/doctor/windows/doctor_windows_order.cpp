@@ -40,7 +40,8 @@ void cuda_bin_order(Ctx& c) {
   if (c.cuda) {
     std::string want = c.cuda->prefix(2);
     // CUDA 13 keeps its DLLs in bin\x64, Windows on Arm's toolkit in bin\arm64
-    const bool arm = c.view.machine == "arm64" || c.exp.windows_arch == "arm64";
+    // the manifest's architecture when it has [targets.windows], else the machine's
+    const bool arm = !c.exp.windows_arch.empty() ? c.exp.windows_arch == "arm64" : c.view.machine == "arm64";
     bool x64 = c.cuda->major() >= 13 || arm;
     std::string tail = arm ? "\\bin\\arm64" : x64 ? "\\bin\\x64" : "\\bin";
     auto wanted = [&](int i) { return dirs[i].cuda_version == want && ends_with_nocase(dirs[i].windows_path, tail); };
