@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "commands.hpp"
+#include "core/archives/nvidia_manifests.hpp"
 #include "core/capture/capture.hpp"
 #include "core/doctor/doctor_linux.hpp"
 #include "format/json.hpp"
@@ -20,6 +21,8 @@ struct CaptureCli {
   std::string windows_root, path, user_path, python;
   std::string linux_root;
   std::vector<std::string> drives;
+  std::string cache_dir;
+  bool online = false;
   Option* user_path_opt = nullptr;
 };
 
@@ -27,6 +30,19 @@ Outcome run_capture(const CaptureCli& c, Context& ctx) {
   const auto& kb = knowledge::KnowledgeBase::embedded();
   core::CaptureOptions o;
   o.name = c.name;
+  // a cuDNN release the knowledge base lacks: NVIDIA's manifest of it, from the download cache or,
+  // with --online, from NVIDIA (STACKPIN_NVIDIA_BASE or [nvidia] base)
+  o.read_release = [&c, &ctx, &kb](const model::Version& three) -> util::Result<std::vector<model::CudnnArchiveFact>> {
+    SP_TRY_ASSIGN(auto n, nvidia_options(ctx, c.cache_dir, !c.online));
+    auto got = core::nvidia_cudnn_manifest(three, n);
+    if (!got) {
+      if (!c.online && got.error().code == util::ErrorCode::not_found)
+        return util::Error(util::ErrorCode::not_found, "the download cache has no NVIDIA manifest of cuDNN " + three.text())
+            .with_hint("run `stackpin capture --online` to read it from NVIDIA");
+      return std::move(got).error();
+    }
+    return core::cudnn_facts_of(*got, kb.facts().cudnn_base_url);
+  };
   util::Result<core::Capture> cap = util::Error(util::ErrorCode::internal, "not run");
   if (!c.windows_root.empty()) {
     core::WindowsDoctorOptions w;
@@ -105,6 +121,10 @@ void add_capture(Command& app, Context& ctx) {
   cmd->add_option("--python", c->python,
                   "Windows (--windows-root, or on Windows itself): python.exe of the environment whose frameworks to pin");
   cmd->add_option("--drive", c->drives, "With --windows-root: map another drive letter, D=DIR (repeatable)")->needs(root);
+  cmd->add_flag("--online", c->online,
+                "Read NVIDIA's manifest of a cuDNN release the knowledge base and the download cache lack (STACKPIN_NVIDIA_BASE or "
+                "[nvidia] base)");
+  cmd->add_option("--cache-dir", c->cache_dir, "The download cache NVIDIA's manifests are kept in (default: stackpin's)");
   cmd->add_option("--root", c->linux_root,
                   "Capture the Linux file system at DIR (an unpacked image, a mounted disk) instead of this machine; "
                   "nothing in it is run")

@@ -154,6 +154,30 @@ util::Result<knowledge::CudaCatalog> catalog_for(const model::Manifest& m, const
   return knowledge::CudaCatalog::embedded_with(std::move(read));
 }
 
+// The knowledge to check against: the embedded, and NVIDIA's manifest of a cuDNN release it lacks
+// (knowledge_with_nvidia_cudnn: the download cache, or NVIDIA with --online); a manifest that
+// cannot be had is said as a note, as for CUDA above.
+const knowledge::KnowledgeBase& knowledge_for(const model::Manifest& m, const CheckOptions& o, Context& ctx,
+                                              std::vector<model::Finding>& notes, std::optional<knowledge::KnowledgeBase>& own,
+                                              const model::Lock* lock) {
+  std::optional<util::Error> why;
+  const auto& kb = knowledge_with_nvidia_cudnn(m, ctx, o.cache_dir, o.online, own, why, lock);
+  if (why) {
+    const bool mismatch = why->code == util::ErrorCode::mismatch;
+    auto& f = model::add_finding(notes, "cudnn.release", mismatch ? model::Severity::error : model::Severity::note,
+                                 "cuDNN " + m.cudnn->version.value.text());
+    f.where = m.locate(m.cudnn->version.pos);
+    if (!o.online && why->code == util::ErrorCode::not_found) {
+      f.seen = "neither stackpin nor the download cache has NVIDIA's manifest of cuDNN " + m.cudnn->version.value.prefix(3);
+      f.fix = "run `stackpin check --online` to read it from NVIDIA, or `stackpin lock`, which keeps it in the cache";
+    } else {
+      f.seen = why->message;
+      f.fix = why->hints.empty() ? std::string() : why->hints.front();
+    }
+  }
+  return kb;
+}
+
 Outcome run_check(const CheckOptions& o, Context& ctx) {
   const auto& kb = knowledge::KnowledgeBase::embedded();
   std::vector<model::CheckReport> reports;
@@ -168,9 +192,12 @@ Outcome run_check(const CheckOptions& o, Context& ctx) {
     std::vector<model::Finding> lock_notes;
     auto lock = manifest ? lock_of(path, o, lock_notes) : std::nullopt;
     auto catalog = manifest ? catalog_for(*manifest, o, ctx, lock_notes) : util::Result<knowledge::CudaCatalog>(manifest.error());
-    util::Result<model::CheckReport> report = manifest && catalog ? core::check_manifest(*manifest, kb, *catalog, lock ? &*lock : nullptr)
-                                              : manifest          ? util::Result<model::CheckReport>(catalog.error())
-                                                                  : util::Result<model::CheckReport>(manifest.error());
+    std::optional<knowledge::KnowledgeBase> read_kb;
+    const auto& judged_by = manifest ? knowledge_for(*manifest, o, ctx, lock_notes, read_kb, lock ? &*lock : nullptr) : kb;
+    util::Result<model::CheckReport> report = manifest && catalog
+                                                  ? core::check_manifest(*manifest, judged_by, *catalog, lock ? &*lock : nullptr)
+                                              : manifest ? util::Result<model::CheckReport>(catalog.error())
+                                                         : util::Result<model::CheckReport>(manifest.error());
     if (report) report->findings.insert(report->findings.begin(), lock_notes.begin(), lock_notes.end());
     if (!report) {
       failed = true;
@@ -213,7 +240,8 @@ void add_check(Command& app, Context& ctx) {
                 "Also print the resolved facts: driver minimums, Windows directories, matching wheels, archives");
   cmd->add_flag("--strict", opts->strict, "Treat warnings as failures (exit 1)");
   cmd->add_flag("--online", opts->online,
-                "Read NVIDIA's manifest of a CUDA release stackpin and the download cache lack (STACKPIN_NVIDIA_BASE or [nvidia] base)");
+                "Read NVIDIA's manifest of a CUDA or cuDNN release stackpin and the download cache lack (STACKPIN_NVIDIA_BASE or "
+                "[nvidia] base)");
   cmd->add_option("--cache-dir", opts->cache_dir, "The download cache NVIDIA's manifests are kept in (default: stackpin's)");
   add_json_flag(cmd, ctx);
   cmd->callback([opts, &ctx] { ctx.action = [opts, &ctx] { return run_check(*opts, ctx); }; });

@@ -59,6 +59,32 @@ struct Generated {
 };
 Outcome finish(Context& ctx, Generated g);
 
+// The knowledge an image of `m` for `platform` is planned by: with NVIDIA's manifest of a cuDNN
+// release the knowledge base lacks when the manifest (or its lock) pins no archive for the
+// platform: from the download cache, or from NVIDIA with --from-url (the image downloads from
+// NVIDIA then anyway). Why it could not be had goes to `why`, for the error that follows.
+const knowledge::KnowledgeBase& image_knowledge(const model::Manifest& m, model::Platform platform, Context& ctx, const std::string& cache,
+                                                bool online, std::optional<knowledge::KnowledgeBase>& own,
+                                                std::optional<util::Error>& why) {
+  if (m.archive_for(platform)) return knowledge::KnowledgeBase::embedded();
+  return knowledge_with_nvidia_cudnn(m, ctx, cache, online, own, why);
+}
+
+// A planning error, with why NVIDIA's manifest of the release was not read when that is the cause.
+// `online_flag`: the subcommand's flag that reads it from NVIDIA ("" when it has none).
+util::Error with_release_hint(util::Error e, const std::optional<util::Error>& why, const model::Manifest& m, bool online,
+                              const std::string& online_flag) {
+  if (!why || !m.cudnn) return e;
+  const std::string release = m.cudnn->version.value.prefix(3);
+  if (why->code == util::ErrorCode::not_found && !online)
+    e.hints.push_back("cuDNN " + release + " is not in the knowledge base and the download cache has no NVIDIA manifest of it: " +
+                      "`stackpin lock` reads it (then generate with --locked)" +
+                      (online_flag.empty() ? std::string() : ", or " + online_flag + " reads it from NVIDIA"));
+  else
+    e.hints.push_back("NVIDIA's manifest of cuDNN " + release + " could not be read: " + why->message);
+  return e;
+}
+
 // The files under a folder a kind filled (a build context, .devcontainer/), sorted.
 std::vector<std::string> context_files(const std::filesystem::path& dir) {
   std::vector<std::string> out;
@@ -97,9 +123,12 @@ Outcome run_dockerfile(const DockerCli& c, Context& ctx) {
   o.include_dev = c.dev;
   o.manifest_file = std::filesystem::path(c.manifest).filename().string();
   o.manifest_sha256 = m->sha256;
-  const auto& kb = knowledge::KnowledgeBase::embedded();
+  std::optional<knowledge::KnowledgeBase> own;
+  std::optional<util::Error> why;
+  const auto& kb = image_knowledge(*m, o.platform, ctx, c.cache_dir, c.from_url, own, why);
+  if (own) *m = core::resolve_archives(*m, kb);  // the archives of NVIDIA's manifest, as the knowledge base's are
   auto plan = core::plan_dockerfile(*m, kb, o);
-  if (!plan) return plan.error();
+  if (!plan) return with_release_hint(std::move(plan).error(), why, *m, c.from_url, "--from-url");
   bool needs_archive = gen::copies_archives(plan->spec);
   auto made = context_files_for(ctx, c.archives, c.cache_dir);
   if (!made) return made.error();
@@ -148,13 +177,16 @@ Outcome run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   auto platform = model::parse_platform(c.platform);
   if (!platform) return util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa");
   o.platform = *platform;
-  const auto* pin = m->archive_for(o.platform);
-  o.from_url = pin && pin->url && (pin->url->value.rfind("https://", 0) == 0 || pin->url->value.rfind("http://", 0) == 0);
   o.manifest_file = std::filesystem::path(c.manifest).filename().string();
   o.manifest_sha256 = m->sha256;
-  const auto& kb = knowledge::KnowledgeBase::embedded();
+  std::optional<knowledge::KnowledgeBase> own;
+  std::optional<util::Error> why;
+  const auto& kb = image_knowledge(*m, o.platform, ctx, c.cache_dir, false, own, why);
+  if (own) *m = core::resolve_archives(*m, kb);
+  const auto* pin = m->archive_for(o.platform);
+  o.from_url = pin && pin->url && (pin->url->value.rfind("https://", 0) == 0 || pin->url->value.rfind("http://", 0) == 0);
   auto plan = core::plan_dockerfile(*m, kb, o);
-  if (!plan) return plan.error();
+  if (!plan) return with_release_hint(std::move(plan).error(), why, *m, false, "");
   plan->spec.test_stage = false;  // the dev container builds `runtime`
   bool needs_archive = gen::copies_archives(plan->spec);
   plan->spec.sbom = needs_archive;

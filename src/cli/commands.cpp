@@ -75,6 +75,35 @@ util::Result<core::NvidiaManifestOptions> nvidia_options(Context& ctx, const std
   return n;
 }
 
+const knowledge::KnowledgeBase& knowledge_with_nvidia_cudnn(const model::Manifest& m, Context& ctx, const std::string& cache_flag,
+                                                            bool online, std::optional<knowledge::KnowledgeBase>& own,
+                                                            std::optional<util::Error>& why, const model::Lock* lock) {
+  const auto& kb = knowledge::KnowledgeBase::embedded();
+  core::LockOptions pinned;
+  pinned.previous = lock;
+  auto release = core::cudnn_manifest_needed(m, kb, pinned);
+  if (!release) return kb;
+  auto n = nvidia_options(ctx, cache_flag, !online);
+  auto got = n ? core::nvidia_cudnn_manifest(*release, *n) : util::Result<core::FetchedCudnnManifest>(n.error());
+  if (!got) {
+    why = std::move(got).error();
+    return kb;
+  }
+  // every build of the release: a manifest pinning one NVIDIA did not publish is then told which did
+  auto facts = core::cudnn_facts_of(*got, kb.facts().cudnn_base_url);
+  if (!facts) {
+    why = std::move(facts).error();
+    return kb;
+  }
+  auto with = kb.with_cudnn_archives(std::move(facts).value());
+  if (!with) {
+    why = std::move(with).error();
+    return kb;
+  }
+  own = std::move(with).value();
+  return *own;
+}
+
 std::function<void(int)> fault_hook(Context& ctx) {
   auto at = ctx.io.env.get("STACKPIN_TEST_FAULT_AT");
   if (!at) return {};

@@ -81,6 +81,14 @@ util::Result<std::optional<format::UserConfig>> user_config(Context& ctx);
 // base) and kept (the download cache, `cache_flag` or the default). Errors: those of reading the
 // settings file.
 util::Result<core::NvidiaManifestOptions> nvidia_options(Context& ctx, const std::string& cache_flag, bool offline);
+// The knowledge to judge or generate `m` by: the embedded, and where it lacks the pinned cuDNN
+// build (or its sizes) NVIDIA's manifest of its release, from the download cache or, when
+// `online`, from NVIDIA (then kept in the cache); the knowledge with it is kept in `own`. Why the
+// manifest could not be had goes to `why` (not_found: offline with nothing cached).
+// Nothing is read when `lock` already pins the manifest's build.
+const knowledge::KnowledgeBase& knowledge_with_nvidia_cudnn(const model::Manifest& m, Context& ctx, const std::string& cache_flag,
+                                                            bool online, std::optional<knowledge::KnowledgeBase>& own,
+                                                            std::optional<util::Error>& why, const model::Lock* lock = nullptr);
 // Calls the fault hook of STACKPIN_TEST_FAULT_AT (tests kill a run at a chosen journal record).
 std::function<void(int)> fault_hook(Context& ctx);
 // SOURCE_DATE_EPOCH, when set: the time reproducible outputs carry. Errors: usage (not a number of

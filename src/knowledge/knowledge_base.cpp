@@ -41,6 +41,28 @@ util::Result<KnowledgeBase> KnowledgeBase::from_files(const std::vector<std::pai
   return KnowledgeBase(std::move(facts));
 }
 
+util::Result<KnowledgeBase> KnowledgeBase::with_cudnn_archives(std::vector<model::CudnnArchiveFact> archives) const {
+  model::Facts facts = m_facts;
+  for (auto& a : archives) {
+    auto same = std::find_if(facts.cudnn_archives.begin(), facts.cudnn_archives.end(), [&](const model::CudnnArchiveFact& f) {
+      return f.version == a.version && f.cuda == a.cuda && f.platform == a.platform;
+    });
+    if (same == facts.cudnn_archives.end()) {
+      facts.cudnn_archives.push_back(std::move(a));
+      continue;
+    }
+    if (same->sha256 != a.sha256)
+      return util::Error(util::ErrorCode::mismatch, "the " + std::string(model::to_string(a.platform)) + " archive of cuDNN " +
+                                                        a.version.text() + ": " + first_source(a.source) + " gives sha256 " + a.sha256 +
+                                                        ", the knowledge base " + same->sha256 + " (" + first_source(same->source) + ")")
+          .with_hint("a copy of NVIDIA's tree that serves another file than NVIDIA's: check STACKPIN_NVIDIA_BASE or [nvidia] base");
+    if (!same->size) same->size = a.size;
+    if (same->md5.empty()) same->md5 = a.md5;
+    for (auto& s : a.source) same->source.push_back(std::move(s));
+  }
+  return KnowledgeBase(std::move(facts));
+}
+
 // --- drivers -------------------------------------------------------------------------------
 
 const model::DriverFamily* KnowledgeBase::driver_family(int cuda_major) const {

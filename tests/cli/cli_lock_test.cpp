@@ -10,6 +10,7 @@
 #include "http_server.hpp"
 #include "test_support.hpp"
 #include "util/fs.hpp"
+#include "windows_tree.hpp"
 
 namespace cli_lock_test {
 
@@ -341,6 +342,133 @@ TEST(CliLock, CheckReadsNvidiasManifestOnlineOrFromTheCache) {
   server.fault(path, {testing_support::Fault::Kind::not_found});
   const json cached = json::parse(stackpin({"check", m.string(), "--json"}, env).out);
   EXPECT_EQ(finding(cached, "cuda.components")["severity"], "ok") << cached.dump(2);
+  EXPECT_EQ(server.requests_for(path).size(), 1u);
+}
+
+// check judges a cuDNN release the knowledge base cannot know by NVIDIA's manifest of it: with
+// --online read from the copy of NVIDIA's tree (and kept in the cache), later from the cache; with
+// neither it says how, and reads nothing. A manifest whose pool path leaves the host is not used.
+TEST(CliLock, CheckReadsNvidiasCudnnManifestOnlineOrFromTheCache) {
+  ScratchDir dir;
+  testing_support::HttpServer server;
+  const std::string body = made_cudnn_manifest(), path = "/mirror/cudnn/redist/redistrib_9.98.0.json";
+  server.serve(path, body);
+  fs::path m = dir.path() / "stack.toml";
+  write(m, "schema = 1\nname = \"new-cudnn\"\n[cuda]\nversion = \"13.0.2\"\n[cudnn]\nversion = \"9.98.0.12\"\ncuda = 13\n");
+  const std::vector<std::string> env = {"STACKPIN_NVIDIA_BASE=" + server.url("/mirror"),
+                                        "STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string(), "no_proxy=127.0.0.1",
+                                        "NO_PROXY=127.0.0.1"};
+  auto finding = [](const json& doc, const std::string& rule) {
+    for (const auto& f : doc["findings"])
+      if (f["rule"] == rule) return f;
+    return json();
+  };
+
+  auto plain = stackpin({"check", m.string(), "--json"}, env);
+  const json p = json::parse(plain.out);
+  EXPECT_NE(finding(p, "cudnn.release").dump().find("--online"), std::string::npos) << plain.out;
+  EXPECT_EQ(finding(p, "archive.none")["severity"], "note") << plain.out;
+  EXPECT_TRUE(server.requests_for(path).empty());
+
+  auto online = stackpin({"check", m.string(), "--online", "--json"}, env);
+  const json o = json::parse(online.out);
+  EXPECT_TRUE(finding(o, "cudnn.release").is_null()) << online.out;
+  const json none = finding(o, "archive.none");
+  EXPECT_EQ(none["severity"], "ok") << none.dump(2);
+  EXPECT_NE(none["seen"].get<std::string>().find("linux-sbsa, linux-x86_64, windows-x86_64 come from NVIDIA's manifest"), std::string::npos)
+      << none.dump(2);
+  EXPECT_NE(none["source"].get<std::string>().find("read from " + server.url(path)), std::string::npos) << none.dump(2);
+  EXPECT_EQ(server.requests_for(path).size(), 1u);
+
+  // kept in the cache: the next check reads it there, without --online and without the network
+  server.fault(path, {testing_support::Fault::Kind::not_found});
+  const json cached = json::parse(stackpin({"check", m.string(), "--json"}, env).out);
+  EXPECT_EQ(finding(cached, "archive.none")["severity"], "ok") << cached.dump(2);
+  EXPECT_EQ(server.requests_for(path).size(), 1u);
+
+  // a manifest whose archive climbs above the host's root is not used: said, and not cached
+  std::string renamed = body;
+  for (auto at = renamed.find("9.98.0"); at != std::string::npos; at = renamed.find("9.98.0", at)) renamed.replace(at, 6, "9.97.0");
+  json hostile = json::parse(renamed);
+  hostile["cudnn"]["linux-x86_64"]["cuda13"]["relative_path"] = "../../../../../../etc/cudnn-linux-x86_64-9.97.0.12_cuda13-archive.tar.xz";
+  const std::string hostile_path = "/mirror/cudnn/redist/redistrib_9.97.0.json";
+  server.serve(hostile_path, hostile.dump());
+  std::string text = read(m);
+  text.replace(text.find("9.98.0.12"), 9, "9.97.0.12");
+  write(m, text);
+  auto refused = stackpin({"check", m.string(), "--online", "--json"}, env);
+  const json r = json::parse(refused.out);
+  EXPECT_NE(finding(r, "cudnn.release").dump().find("climbs above the root"), std::string::npos) << refused.out;
+  EXPECT_EQ(finding(r, "archive.none")["severity"], "note") << refused.out;
+  EXPECT_FALSE(fs::exists(dir.path() / "cache/nvidia/cudnn/redistrib_9.97.0.json"));
+}
+
+// capture pins a cuDNN whose release the knowledge base cannot know at its build, with NVIDIA's
+// archive, from NVIDIA's manifest of the release: with --online read from the copy of NVIDIA's
+// tree, without it from the cache only (and said when there is none).
+TEST(CliLock, CaptureReadsNvidiasCudnnManifestOfAReleaseTheKnowledgeBaseLacks) {
+  ScratchDir dir;
+  testing_support::HttpServer server;
+  const std::string body = made_cudnn_manifest(), path = "/mirror/cudnn/redist/redistrib_9.98.0.json";
+  server.serve(path, body);
+  const std::vector<std::string> env = {"STACKPIN_NVIDIA_BASE=" + server.url("/mirror"),
+                                        "STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string(), "no_proxy=127.0.0.1",
+                                        "NO_PROXY=127.0.0.1"};
+  testing_support::WindowsTree w(dir.path() / "c");
+  w.windows();
+  const std::string cuda = w.cuda("13.0", true);
+  w.file("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v13.0\\version.json", "{\"cuda\": {\"version\": \"13.0.2\"}}");
+  const std::string bin = w.cudnn("C:\\tools\\cudnn\\v9.98", "9.98.0", {"cudnn64_9.dll"}, "bin\\x64");
+  const std::vector<std::string> args = {"capture", "--windows-root", w.root().string(), "--path", bin + ";" + cuda};
+
+  auto cached_only = stackpin(args, env);
+  EXPECT_EQ(cached_only.exit_code, 1) << cached_only.out << cached_only.err;
+  EXPECT_NE(cached_only.err.find("not in the knowledge base"), std::string::npos) << cached_only.err;
+  EXPECT_NE(cached_only.err.find("capture --online"), std::string::npos) << cached_only.err;
+  EXPECT_TRUE(server.requests_for(path).empty());
+
+  auto args_online = args;
+  args_online.push_back("--online");
+  auto online = stackpin(args_online, env);
+  ASSERT_EQ(online.exit_code, 0) << online.err;
+  EXPECT_NE(online.out.find("[cudnn]\nversion = \"9.98.0.12\"\ncuda = 13\n"), std::string::npos) << online.out;
+  EXPECT_NE(online.out.find("sha256 = \"" + std::string(63, '1') + "f\""), std::string::npos) << online.out;  // windows-x86_64, cuda13
+  EXPECT_NE(online.out.find("NVIDIA's manifest of the release: " + server.url(path)), std::string::npos) << online.out;
+  EXPECT_EQ(server.requests_for(path).size(), 1u);
+  // now in the cache: without --online, and without the network
+  server.fault(path, {testing_support::Fault::Kind::not_found});
+  auto again = stackpin(args, env);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, online.out);
+}
+
+// generate dockerfile for a cuDNN release the knowledge base cannot know: the archive from NVIDIA's
+// manifest of it, read from NVIDIA with --from-url (the image downloads from there anyway) and
+// from the cache after that; with neither, the error says how to get it.
+TEST(CliLock, GenerateTakesTheArchiveOfAReleaseTheKnowledgeBaseLacksFromNvidiasManifest) {
+  ScratchDir dir;
+  testing_support::HttpServer server;
+  const std::string body = made_cudnn_manifest(), path = "/mirror/cudnn/redist/redistrib_9.98.0.json";
+  server.serve(path, body);
+  const std::vector<std::string> env = {"STACKPIN_NVIDIA_BASE=" + server.url("/mirror"),
+                                        "STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string(), "no_proxy=127.0.0.1",
+                                        "NO_PROXY=127.0.0.1"};
+  fs::path m = dir.path() / "image.toml";
+  write(m,
+        "schema = 1\nname = \"image\"\n[cuda]\nversion = \"13.0.2\"\n[cudnn]\nversion = \"9.98.0.12\"\ncuda = 13\n"
+        "[targets.docker]\nbase_image = \"nvidia/cuda:13.0.2-runtime-ubuntu24.04\"\n");
+  auto none = stackpin({"generate", "dockerfile", m.string()}, env);
+  EXPECT_EQ(none.exit_code, 1) << none.out << none.err;
+  EXPECT_NE(none.err.find("the download cache has no NVIDIA manifest of it"), std::string::npos) << none.err;
+  EXPECT_TRUE(server.requests_for(path).empty());
+
+  auto online = stackpin({"generate", "dockerfile", m.string(), "--from-url"}, env);
+  ASSERT_EQ(online.exit_code, 0) << online.err;
+  EXPECT_NE(online.out.find("cudnn/linux-x86_64/cudnn-linux-x86_64-9.98.0.12_cuda13-archive.tar.xz"), std::string::npos) << online.out;
+  EXPECT_NE(online.out.find(std::string(63, '1') + "b"), std::string::npos) << online.out;
+  EXPECT_EQ(server.requests_for(path).size(), 1u);
+  auto cached = stackpin({"generate", "dockerfile", m.string(), "--from-url"}, env);
+  EXPECT_EQ(cached.out, online.out);
   EXPECT_EQ(server.requests_for(path).size(), 1u);
 }
 

@@ -95,6 +95,35 @@ TEST(Knowledge, TwoBuildsOf895AreDifferentArchives) {
   EXPECT_NE(a->sha256, b->sha256);
 }
 
+// NVIDIA's manifest read at run time adds the archives the knowledge lacks and completes the ones
+// without a size; one whose SHA-256 disagrees with the knowledge base is refused, not taken.
+TEST(Knowledge, ArchivesReadFromNvidiasManifestMustAgreeWithTheKnowledge) {
+  const auto* known = kb().cudnn_archive(v("9.1.0.70"), 12, model::Platform::linux_x86_64);
+  ASSERT_NE(known, nullptr);
+  model::CudnnArchiveFact same = *known, added = *known, other = *known;
+  same.size.reset();
+  same.source = {"NVIDIA redistrib_9.1.0.json, read from https://mirror.example/compute/cudnn/redist/redistrib_9.1.0.json (sha256 0)"};
+  added.version = v("9.98.0.12");
+  added.file = "cudnn-linux-x86_64-9.98.0.12_cuda12-archive.tar.xz";
+  added.sha256 = std::string(64, 'a');
+  auto with = kb().with_cudnn_archives({same, added});
+  ASSERT_TRUE(with.ok()) << with.error().message;
+  const auto* kept = with->cudnn_archive(v("9.1.0.70"), 12, model::Platform::linux_x86_64);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(kept->size, known->size);  // the knowledge's own, kept
+  EXPECT_EQ(kept->source.back(), same.source.front());
+  ASSERT_NE(with->cudnn_archive(v("9.98.0.12"), 12, model::Platform::linux_x86_64), nullptr);
+  EXPECT_EQ(kb().cudnn_archive(v("9.98.0.12"), 12, model::Platform::linux_x86_64), nullptr);  // the embedded one is unchanged
+  other.sha256 = std::string(64, 'b');
+  other.source = same.source;
+  auto refused = kb().with_cudnn_archives({other});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, util::ErrorCode::mismatch);
+  EXPECT_NE(refused.error().message.find("gives sha256 " + std::string(64, 'b') + ", the knowledge base " + known->sha256),
+            std::string::npos)
+      << refused.error().message;
+}
+
 TEST(Knowledge, ArchiveLayoutsByVersion) {
   // 8.8.0's import library lives in lib\x64 (the first seed says lib)
   const auto x64 = model::Platform::windows_x86_64, arm = model::Platform::windows_arm64;

@@ -2,6 +2,7 @@
 // copy of (nvidia_manifests.hpp): the cache first, then one download, validated before it is kept.
 #include "core/archives/nvidia_manifests.hpp"
 
+#include <regex>
 #include <system_error>
 
 #include "archives/fetch_transfer.hpp"
@@ -142,6 +143,35 @@ util::Result<FetchedCudnnManifest> nvidia_cudnn_manifest(const model::Version& r
   return read_manifest<format::RedistribRelease>(
       "cudnn", "cuDNN", release.text(), o,
       [&](const std::string& text, const std::string& where) { return accept_cudnn(text, release, where); });
+}
+
+util::Result<std::vector<model::CudnnArchiveFact>> cudnn_facts_of(const FetchedCudnnManifest& got, const std::string& official_base,
+                                                                  const model::Version* only) {
+  std::vector<model::CudnnArchiveFact> out;
+  static const std::regex k_build(R"(-(\d{1,4}\.\d{1,4}\.\d{1,4}\.\d{1,6})_cuda)");
+  for (const auto& a : got.release.archives) {
+    std::smatch m;
+    const std::string file = a.relative_path.substr(a.relative_path.rfind('/') + 1);
+    auto named = std::regex_search(file, m, k_build) ? model::Version::parse(m[1].str()) : std::nullopt;
+    // the build the file names when it is one of this release's, else the manifest's version
+    const model::Version version = named && named->prefix(3) == got.release.version.prefix(3) ? *named : got.release.version;
+    if (only && version != *only) continue;
+    auto url = format::archive_url(got.url, a.relative_path, official_base);
+    if (!url) return std::move(url).error().with_context(got.url);
+    model::CudnnArchiveFact f;
+    f.version = version;
+    f.cuda = a.cuda;
+    f.platform = a.platform;
+    f.file = file;
+    f.url = *url;
+    f.sha256 = a.sha256;
+    f.md5 = a.md5;
+    f.size = a.size;
+    f.released = got.release.release_date;
+    f.source = {"NVIDIA redistrib_" + got.release.version.prefix(3) + ".json, read from " + got.url + " (sha256 " + got.sha256 + ")"};
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 }  // namespace core

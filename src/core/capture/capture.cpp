@@ -189,8 +189,10 @@ void capture_gpus(const model::MachineReport& m, Capture& cap) {
 }
 }  // namespace
 
-util::Result<Capture> capture(const model::MachineReport& m, const knowledge::KnowledgeBase& kb, const CaptureOptions& o) {
+util::Result<Capture> capture(const model::MachineReport& m, const knowledge::KnowledgeBase& embedded, const CaptureOptions& o) {
   Capture cap;
+  std::optional<knowledge::KnowledgeBase> own;  // the knowledge with NVIDIA's manifest of a release it lacks
+  const knowledge::KnowledgeBase* known = &embedded;
   auto& s = cap.spec;
   std::string via;
   const model::CudnnCopy* copy = loader_cudnn(m, via);
@@ -207,8 +209,9 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
     cudnn = v;
     cudnn_from = copy->package_source;
   } else if (auto t = model::Version::parse(three)) {
-    SP_TRY_ASSIGN(cudnn, detail::only_build(kb, *t, platform, 0, copy->dir));
-    cudnn_from = "the only build of cuDNN " + three + " NVIDIA published (knowledge base)";
+    known = &detail::knowledge_for(embedded, *t, platform, 0, o, own, cap);
+    SP_TRY_ASSIGN(cudnn, detail::with_notes(detail::only_build(*known, *t, platform, 0, copy->dir), cap));
+    cudnn_from = "the only build of cuDNN " + three + " NVIDIA published (" + detail::facts_from(*known, *t) + ")";
   } else {
     return Error(ErrorCode::invalid, "the version of the cuDNN in " + copy->dir + " cannot be told (no versioned file, header or metadata)")
         .with_hint("run `stackpin doctor` for what is there");
@@ -268,7 +271,7 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
   s.cudnn_comment = "the cuDNN the loader resolves: " + via + "; build from " + cudnn_from + code_of(*copy);
 
   // The archive that reproduces it.
-  detail::add_archive_pin(cap, kb, receipt, *cudnn, cuda_major, platform, copy->package_source);
+  detail::add_archive_pin(cap, *known, receipt, *cudnn, cuda_major, platform, copy->package_source);
 
   // Frameworks from package metadata.
   static const std::vector<std::string> k_frameworks = {"torch", "torchvision", "torchaudio", "tensorflow", "onnxruntime-gpu"};

@@ -14,6 +14,47 @@ std::string safe_name(std::string s) {
   return s;
 }
 
+const knowledge::KnowledgeBase& knowledge_for(const knowledge::KnowledgeBase& kb, const model::Version& three, model::Platform platform,
+                                              int cuda_major, const CaptureOptions& o, std::optional<knowledge::KnowledgeBase>& own,
+                                              Capture& cap) {
+  for (const auto& a : kb.facts().cudnn_archives)
+    if (model::compare_prefix(a.version, three, 3) == 0 && a.platform == platform && (!cuda_major || a.cuda == cuda_major) && a.size)
+      return kb;
+  if (!o.read_release) return kb;
+  auto not_read = [&](const util::Error& e) {
+    cap.notes.push_back("NVIDIA's manifest of cuDNN " + three.text() + " (a release the knowledge base lacks) was not read: " + e.message +
+                        (e.hints.empty() ? std::string() : " (" + e.hints.front() + ")"));
+  };
+  auto read = o.read_release(three);
+  if (!read) {
+    not_read(read.error());
+    return kb;
+  }
+  auto with = kb.with_cudnn_archives(std::move(read).value());
+  if (!with) {
+    not_read(with.error());
+    return kb;
+  }
+  own = std::move(with).value();
+  return *own;
+}
+
+util::Result<model::Version> with_notes(util::Result<model::Version> r, const Capture& cap) {
+  if (r) return r;
+  auto e = std::move(r).error();
+  for (const auto& n : cap.notes) e.hints.push_back(n);
+  return e;
+}
+
+std::string facts_from(const knowledge::KnowledgeBase& kb, const model::Version& three) {
+  for (const auto& a : kb.facts().cudnn_archives)
+    if (model::compare_prefix(a.version, three, 3) == 0 && !a.source.empty() && a.source.front().rfind("NVIDIA redistrib_", 0) == 0) {
+      const auto at = a.source.front().find("read from ");
+      return "NVIDIA's manifest of the release: " + (at == std::string::npos ? a.source.front() : a.source.front().substr(at + 10));
+    }
+  return "knowledge base";
+}
+
 util::Result<model::Version> only_build(const knowledge::KnowledgeBase& kb, const model::Version& three, model::Platform platform,
                                         int cuda_major, const std::string& where) {
   std::set<std::string> builds;

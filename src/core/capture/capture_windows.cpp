@@ -188,8 +188,9 @@ std::vector<std::pair<std::string, std::string>> frameworks_beside(const Windows
 
 }  // namespace
 
-util::Result<Capture> capture_windows(const WindowsDoctorOptions& o, const knowledge::KnowledgeBase& kb, const CaptureOptions& co) {
+util::Result<Capture> capture_windows(const WindowsDoctorOptions& o, const knowledge::KnowledgeBase& embedded, const CaptureOptions& co) {
   Capture cap;
+  std::optional<knowledge::KnowledgeBase> own;  // the knowledge with NVIDIA's manifest of a release it lacks
   auto& s = cap.spec;
   SP_TRY_ASSIGN(auto machine, open_machine(o));
   SP_TRY_ASSIGN(auto winner, running_cudnn(machine, o, cap));
@@ -201,6 +202,8 @@ util::Result<Capture> capture_windows(const WindowsDoctorOptions& o, const knowl
 
   // the archive's platform: the machine the winning DLL was built for (Windows on Arm: arm64)
   const model::Platform platform = winner.machine == "arm64" ? model::Platform::windows_arm64 : model::Platform::windows_x86_64;
+  const knowledge::KnowledgeBase& kb =
+      tree.receipt ? embedded : detail::knowledge_for(embedded, tree.three, platform, cuda_major, co, own, cap);
   model::Version cudnn = tree.three;
   std::string cudnn_from;
   if (tree.receipt) {
@@ -208,9 +211,10 @@ util::Result<Capture> capture_windows(const WindowsDoctorOptions& o, const knowl
     cudnn_from = "stackpin's receipt in " + tree.root + "\\.stackpin";
   } else {
     // 8.9.5.29 is the CUDA 11 build of 8.9.5, 8.9.5.30 the CUDA 12 one: the toolkit's major chooses
-    SP_TRY_ASSIGN(cudnn, detail::only_build(kb, tree.three, platform, cuda_major, tree.root));
+    SP_TRY_ASSIGN(cudnn, detail::with_notes(detail::only_build(kb, tree.three, platform, cuda_major, tree.root), cap));
     cudnn_from = "the only " + std::string(model::to_string(platform)) + " build of cuDNN " + tree.three.text() +
-                 (cuda_major ? " for CUDA " + std::to_string(cuda_major) : "") + " NVIDIA published (knowledge base)";
+                 (cuda_major ? " for CUDA " + std::to_string(cuda_major) : "") + " NVIDIA published (" +
+                 detail::facts_from(kb, tree.three) + ")";
   }
 
   s.name = co.name.empty() ? detail::safe_name("captured-windows-cudnn" + tree.three.text()) : co.name;

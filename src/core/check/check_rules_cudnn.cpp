@@ -257,7 +257,9 @@ void archives(Ctx& c) {
       }
     if (!known.empty()) {
       auto& f = c.add("archive.none", Severity::ok, cudnn_subject(c), pin.pos);
-      f.seen = "no [[cudnn.archives]] written: NVIDIA's archives for " + util::join(known, ", ") + " come from the knowledge base";
+      const bool read = source.rfind("NVIDIA redistrib_", 0) == 0;  // read from NVIDIA's manifest (check --online, the cache)
+      f.seen = "no [[cudnn.archives]] written: NVIDIA's archives for " + util::join(known, ", ") + " come from " +
+               (read ? "NVIDIA's manifest of the release" : "the knowledge base");
       f.fix = "`stackpin lock` writes their URLs, hashes and sizes into the lock file beside the manifest";
       f.source = source;
       return;
@@ -272,12 +274,13 @@ void archives(Ctx& c) {
     if (!sizeless.empty()) {
       f.seen = "no [[cudnn.archives]] pinned; the knowledge base has NVIDIA's SHA-256 for " + util::join(sizeless, ", ") +
                " but not the sizes (NVIDIA's " + redistrib + " is not among the manifests stackpin carries)";
-      f.fix = "download " + c.kb.facts().cudnn_base_url + redistrib + " and run `stackpin lock MANIFEST --redistrib " + redistrib +
-              "`: NVIDIA's manifest completes the pins (verify and stage need the sizes)";
+      f.fix = "run `stackpin check --online` or `stackpin lock`, which read NVIDIA's " + redistrib + " (from " +
+              c.kb.facts().cudnn_base_url +
+              ", or the copy STACKPIN_NVIDIA_BASE names): it completes the pins (verify and stage need the sizes)";
     } else {
       f.seen = "no [[cudnn.archives]] pinned, and the knowledge base has no archive of this release";
-      f.fix = "add one [[cudnn.archives]] per platform you provision, or lock NVIDIA's with `stackpin lock --redistrib " + redistrib +
-              "` (verify and stage need them)";
+      f.fix = "run `stackpin check --online` or `stackpin lock`, which read NVIDIA's " + redistrib +
+              ", or add one [[cudnn.archives]] per platform you provision (verify and stage need them)";
     }
     return;
   }

@@ -28,6 +28,11 @@ class KnowledgeBase {
   static std::vector<std::pair<std::string_view, std::string_view>> embedded_files();
 
   const model::Facts& facts() const { return m_facts; }
+  // This knowledge with NVIDIA's archives of a release read from its own manifest (a release or
+  // sizes the embedded data lack): an archive the knowledge has (same version, CUDA major and
+  // platform) must have its SHA-256, and only gains the size and MD5 it lacked; the others are
+  // added. Errors: mismatch (a SHA-256 that disagrees: the knowledge is kept as it is).
+  util::Result<KnowledgeBase> with_cudnn_archives(std::vector<model::CudnnArchiveFact> archives) const;
 
   // --- drivers ---------------------------------------------------------------------------
   const model::DriverFamily* driver_family(int cuda_major) const;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "format/redistrib.hpp"
+#include "model/facts.hpp"
 #include "model/version.hpp"
 #include "util/env.hpp"
 #include "util/result.hpp"
@@ -47,5 +48,12 @@ using FetchedCudnnManifest = Fetched<format::RedistribRelease>;
 // invalid (not NVIDIA's manifest of that release, or larger than a manifest can be).
 util::Result<FetchedManifest> nvidia_cuda_manifest(const model::Version& release, const NvidiaManifestOptions& o);
 util::Result<FetchedCudnnManifest> nvidia_cudnn_manifest(const model::Version& release, const NvidiaManifestOptions& o);
+
+// The archives in a cuDNN manifest read from `got.url`, as knowledge: each at the build its file
+// name gives (9.15.0's file holds .57 for CUDA 12 and .58 for CUDA 13), its URL resolved where the
+// manifest lies (pool paths included), its source naming the manifest's URL and SHA-256; with
+// `only`, the archives of that build alone. Errors: invalid (a path that leaves the host).
+util::Result<std::vector<model::CudnnArchiveFact>> cudnn_facts_of(const FetchedCudnnManifest& got, const std::string& official_base,
+                                                                  const model::Version* only = nullptr);
 
 }  // namespace core

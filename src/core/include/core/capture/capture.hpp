@@ -3,6 +3,7 @@
 // (capture.cpp) or from a mounted Windows tree (capture_windows.cpp).
 //
 // `stackpin capture`: this machine's stack as a manifest a teammate can reproduce.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ namespace core {
 
 struct CaptureOptions {
   std::string name;  // the manifest's name; "" = derived from the OS and the stack
+  // NVIDIA's archives of a cuDNN release (X.Y.Z) the knowledge base has none of, from NVIDIA's
+  // manifest of it (the download cache, or NVIDIA with `capture --online`); unset: none is read.
+  std::function<util::Result<std::vector<model::CudnnArchiveFact>>(const model::Version& three)> read_release;
 };
 
 struct Capture {
