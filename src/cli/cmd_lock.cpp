@@ -1,4 +1,5 @@
 // stackpin lock MANIFEST [-o FILE] [--redistrib FILE.json ...] [--archives DIR] [--cache-dir DIR] [--offline] [--check] [--json]
+// stackpin lock MANIFEST --upgrade [--cache-dir DIR] [--offline] [--json]
 #include <map>
 #include <optional>
 #include <ostream>
@@ -6,6 +7,8 @@
 #include "commands.hpp"
 #include "core/archives/lock.hpp"
 #include "core/archives/nvidia_manifests.hpp"
+#include "core/archives/upgrade.hpp"
+#include "format/json.hpp"
 #include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/quote.hpp"
@@ -20,8 +23,105 @@ struct LockCli {
   std::string manifest, output;
   std::vector<std::string> redistribs;
   std::string archives, cache_dir;
-  bool check = false, offline = false;
+  bool check = false, offline = false, upgrade = false;
 };
+
+// How many releases newer than stackpin's own lock --upgrade reads NVIDIA's manifests of, per product.
+constexpr std::size_t k_newest_read = 3;
+
+// The newest `k_newest_read` of `listed` that are newer than `known`.
+std::vector<model::Version> newer_than(const std::vector<model::Version>& listed, const std::optional<model::Version>& known) {
+  std::vector<model::Version> out;
+  for (const auto& v : listed)
+    if (!known || *known < v) out.push_back(v);
+  if (out.size() > k_newest_read) out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(k_newest_read));
+  return out;
+}
+
+// lock --upgrade: newer releases and whether they fit, written nowhere. Online, NVIDIA's listings
+// name releases newer than stackpin's own, whose manifests (the cache first) are judged too.
+Outcome run_upgrade(const LockCli& c, Context& ctx, const model::Manifest& m) {
+  const auto& embedded = knowledge::KnowledgeBase::embedded();
+  std::vector<std::string> notes;
+  std::vector<std::pair<format::CudaRedistribRelease, std::string>> read_cuda;
+  std::optional<knowledge::KnowledgeBase> own;
+  if (c.offline) {
+    notes.push_back("--offline: the releases stackpin knows, without NVIDIA's lists of newer ones");
+  } else {
+    SP_TRY_ASSIGN(auto n, nvidia_options(ctx, c.cache_dir, false));
+    auto not_read = [&](const std::string& what, const util::Error& e) { notes.push_back(what + " was not read: " + e.message); };
+    const auto cuda_known = knowledge::CudaCatalog::embedded().releases();
+    if (auto listed = core::nvidia_releases("cuda", n); !listed) {
+      not_read("NVIDIA's list of CUDA releases", listed.error());
+    } else {
+      for (const auto& v : newer_than(*listed, cuda_known.empty() ? std::nullopt : std::optional<model::Version>(cuda_known.back()))) {
+        auto got = core::nvidia_cuda_manifest(v, n);
+        if (!got) {
+          not_read("NVIDIA's manifest of CUDA " + v.text(), got.error());
+          continue;
+        }
+        got->release.path = got->url;
+        read_cuda.emplace_back(std::move(got->release),
+                               "NVIDIA redistrib_" + v.text() + ".json, read from " + got->url + " (sha256 " + got->sha256 + ")");
+      }
+    }
+    std::optional<model::Version> cudnn_known;
+    for (const auto& a : embedded.facts().cudnn_archives)
+      if (auto three = model::Version::parse(a.version.prefix(3)); three && (!cudnn_known || *cudnn_known < *three)) cudnn_known = three;
+    if (auto listed = core::nvidia_releases("cudnn", n); !listed) {
+      not_read("NVIDIA's list of cuDNN releases", listed.error());
+    } else {
+      std::vector<model::CudnnArchiveFact> facts;
+      for (const auto& v : newer_than(*listed, cudnn_known)) {
+        auto got = core::nvidia_cudnn_manifest(v, n);
+        auto these = got ? core::cudnn_facts_of(*got, embedded.facts().cudnn_base_url)
+                         : util::Result<std::vector<model::CudnnArchiveFact>>(got.error());
+        if (!these) {
+          not_read("NVIDIA's manifest of cuDNN " + v.text(), these.error());
+          continue;
+        }
+        for (auto& f : *these) facts.push_back(std::move(f));
+      }
+      if (!facts.empty()) {
+        auto with = embedded.with_cudnn_archives(std::move(facts));
+        if (with)
+          own = std::move(with).value();
+        else
+          not_read("NVIDIA's manifests of newer cuDNN releases", with.error());
+      }
+    }
+  }
+  const auto catalog = knowledge::CudaCatalog::embedded_with(std::move(read_cuda));
+  SP_TRY_ASSIGN(auto report, core::upgrades(m, own ? *own : embedded, catalog));
+  report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
+  if (ctx.json) {
+    std::vector<model::Finding> findings;
+    for (const auto& n : report.notes) {
+      auto& f = model::add_finding(findings, "upgrade.note", model::Severity::note, m.path);
+      f.seen = n;
+    }
+    ctx.io.out << format::envelope("lock", true, findings, format::to_json(report), nullptr);
+    return k_exit_ok;
+  }
+  auto& os = ctx.io.out;
+  const auto& st = ctx.out_style;
+  os << st.bold("newer releases for " + m.path) << " (nothing written)\n";
+  if (report.candidates.empty()) os << "  none: the manifest pins the newest releases stackpin knows of\n";
+  for (const auto& cand : report.candidates) {
+    auto pad = [](std::string text, std::size_t width) {
+      if (text.size() < width) text.append(width - text.size(), ' ');
+      return text;
+    };
+    os << "  " << pad(cand.product, 6) << " " << pad(cand.from + " -> " + cand.to, 24) << " "
+       << (cand.fits ? st.green("fits") : st.red("does not fit"));
+    for (const auto& ch : cand.changes) os << "  (with " << ch << ")";
+    os << "\n";
+    for (const auto& w : cand.why_not) os << "           " << w << "\n";
+    if (!cand.source.empty() && cand.source.rfind("NVIDIA redistrib_", 0) == 0) os << "           " << st.dim(cand.source) << "\n";
+  }
+  for (const auto& n : report.notes) os << "  note: " << n << "\n";
+  return k_exit_ok;
+}
 
 // How the lock names NVIDIA's manifest of `release` read from NVIDIA (or the cache): its file, release date, URL and
 // SHA-256, under the URL it now carries as its path.
@@ -110,8 +210,12 @@ void print_lock(std::ostream& os, const model::Lock& l, const std::string& path,
 Outcome run_lock(const LockCli& c, Context& ctx) {
   if (c.output == "-" && (c.check || ctx.json))
     return util::Error(util::ErrorCode::usage, "-o - prints the lock itself: it cannot be combined with --check or --json");
+  if (c.upgrade && (c.check || !c.output.empty() || !c.redistribs.empty() || !c.archives.empty()))
+    return util::Error(util::ErrorCode::usage,
+                       "--upgrade writes nothing and reads no archive: it takes neither -o, --check, --redistrib nor --archives");
   auto m = format::load_manifest(c.manifest);
   if (!m) return m.error();
+  if (c.upgrade) return run_upgrade(c, ctx, *m);
   fs::path out = c.output.empty() || c.output == "-" ? core::default_lock_path(c.manifest) : fs::path(c.output);
   core::LockOptions o;
   o.generated_by = std::string("stackpin ") + STACKPIN_VERSION;
@@ -200,6 +304,9 @@ void add_lock(Command& app, Context& ctx) {
                   "The download cache: NVIDIA's manifests for releases newer than stackpin's, and archives `stackpin fetch` put there");
   cmd->add_flag("--offline", c->offline, "Read no NVIDIA manifest from the network: stackpin's own, --redistrib files and the cache only");
   cmd->add_flag("--check", c->check, "Write nothing; fail (exit 1) when the lock is missing or would pin anything differently");
+  cmd->add_flag("--upgrade", c->upgrade,
+                "Write nothing; list the newer CUDA, cuDNN and torch releases and which still fit the manifest (its GPUs, its driver "
+                "floor); online, NVIDIA's lists name releases newer than stackpin's own");
   add_json_flag(cmd, ctx);
   cmd->callback([c, &ctx] { ctx.action = [c, &ctx] { return run_lock(*c, ctx); }; });
 }

@@ -1,4 +1,4 @@
-// The JSON form of an inspect report.
+// The JSON forms of an inspect report and of `lock --upgrade`'s report.
 #include <nlohmann/json.hpp>
 
 #include "format/json.hpp"
@@ -82,6 +82,21 @@ JsonDoc to_json(const model::InspectReport& r) {
   for (const auto& g : r.gpus) gpus.push_back(g.text());
   JsonDoc d;
   d.impl().value = json{{"gpus", gpus}, {"files_seen", r.files_seen}, {"archives", archives}, {"libraries", libs}};
+  return d;
+}
+
+JsonDoc to_json(const model::UpgradeReport& r) {
+  json candidates = json::array();
+  for (const auto& c : r.candidates)
+    candidates.push_back(json{{"product", c.product},
+                              {"from", c.from},
+                              {"to", c.to},
+                              {"fits", c.fits},
+                              {"why_not", c.why_not},
+                              {"changes", c.changes},
+                              {"source", c.source}});
+  JsonDoc d;
+  d.impl().value = json{{"manifest", r.manifest}, {"candidates", std::move(candidates)}, {"notes", r.notes}};
   return d;
 }
 

@@ -472,6 +472,71 @@ TEST(CliLock, GenerateTakesTheArchiveOfAReleaseTheKnowledgeBaseLacksFromNvidiasM
   EXPECT_EQ(server.requests_for(path).size(), 1u);
 }
 
+// lock --upgrade lists newer releases and whether each still fits (here the pinned driver floor
+// rules out CUDA 13.1 and later), writes nothing, and online reads NVIDIA's lists for releases
+// newer than stackpin's own, judging them by their manifests.
+TEST(CliLock, UpgradeTellsWhichNewerReleasesStillFitTheManifest) {
+  ScratchDir dir;
+  testing_support::HttpServer server;
+  const std::string cuda_body = newer_cuda_manifest();
+  ASSERT_FALSE(cuda_body.empty());
+  server.serve("/mirror/cuda/redist/",
+               "<html><a href=\"redistrib_13.4.2.json\">redistrib_13.4.2.json</a>\n"
+               "<a href=\"redistrib_13.9.0.json\">redistrib_13.9.0.json</a></html>\n");
+  server.serve("/mirror/cuda/redist/redistrib_13.9.0.json", cuda_body);
+  server.serve("/mirror/cudnn/redist/", "<a href=\"redistrib_9.27.0.json\">x</a> <a href=\"redistrib_9.98.0.json\">y</a>\n");
+  server.serve("/mirror/cudnn/redist/redistrib_9.98.0.json", made_cudnn_manifest());
+  const std::vector<std::string> env = {"STACKPIN_NVIDIA_BASE=" + server.url("/mirror"),
+                                        "STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string(), "no_proxy=127.0.0.1",
+                                        "NO_PROXY=127.0.0.1"};
+  fs::path m = dir.path() / "up.toml";
+  const std::string text =
+      "schema = 1\nname = \"up\"\n[cuda]\nversion = \"13.0.2\"\n[driver]\nlinux = \"580.95.05\"\n[cudnn]\nversion = \"9.13.0.50\"\n"
+      "cuda = 13\n[frameworks]\ntorch = \"2.9.0\"\n[gpus]\narch = [\"8.6\"]\n[targets.linux]\nprefix = \"/opt/cudnn\"\n";
+  write(m, text);
+  auto candidate = [](const json& report, const std::string& product, const std::string& to) {
+    for (const auto& c : report["candidates"])
+      if (c["product"] == product && c["to"] == to) return c;
+    return json();
+  };
+
+  auto offline = stackpin({"lock", m.string(), "--upgrade", "--offline", "--json"}, env);
+  ASSERT_EQ(offline.exit_code, 0) << offline.out << offline.err;
+  const json o = json::parse(offline.out)["report"];
+  EXPECT_TRUE(candidate(o, "cuda", "13.0.3")["fits"].get<bool>()) << o.dump(2);
+  const json too_new = candidate(o, "cuda", "13.4.2");
+  ASSERT_FALSE(too_new.is_null()) << o.dump(2);
+  EXPECT_FALSE(too_new["fits"].get<bool>());
+  EXPECT_NE(too_new["why_not"].dump().find("expected >= 615 (NVIDIA's minimum for CUDA 13.4.2)"), std::string::npos) << too_new.dump(2);
+  EXPECT_TRUE(candidate(o, "cudnn", "9.27.0.42")["fits"].get<bool>()) << o.dump(2);
+  EXPECT_FALSE(candidate(o, "torch", "2.14.0").is_null()) << o.dump(2);
+  EXPECT_TRUE(candidate(o, "cuda", "13.9.0").is_null()) << o.dump(2);  // not without NVIDIA's lists
+  EXPECT_TRUE(server.requests_for("/mirror/cuda/redist/").empty());
+  EXPECT_FALSE(fs::exists(dir.path() / "up.lock"));
+  EXPECT_EQ(read(m), text);
+
+  auto online = stackpin({"lock", m.string(), "--upgrade", "--json"}, env);
+  ASSERT_EQ(online.exit_code, 0) << online.out << online.err;
+  const json n = json::parse(online.out)["report"];
+  const json cuda139 = candidate(n, "cuda", "13.9.0");
+  ASSERT_FALSE(cuda139.is_null()) << n.dump(2);
+  EXPECT_NE(cuda139["source"].get<std::string>().find("read from " + server.url("/mirror/cuda/redist/redistrib_13.9.0.json")),
+            std::string::npos)
+      << cuda139.dump(2);
+  const json cudnn998 = candidate(n, "cudnn", "9.98.0.12");
+  ASSERT_FALSE(cudnn998.is_null()) << n.dump(2);
+  EXPECT_TRUE(cudnn998["fits"].get<bool>()) << cudnn998.dump(2);
+  EXPECT_TRUE(server.requests_for("/mirror/cuda/redist/redistrib_13.4.2.json").empty());  // stackpin's own: not read
+  EXPECT_FALSE(fs::exists(dir.path() / "up.lock"));
+
+  // the text form, and what --upgrade does not take
+  auto plain = stackpin({"lock", m.string(), "--upgrade", "--offline"}, env);
+  EXPECT_NE(plain.out.find("13.0.2 -> 13.4.2"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("does not fit"), std::string::npos) << plain.out;
+  auto usage = stackpin({"lock", m.string(), "--upgrade", "--check"}, env);
+  EXPECT_EQ(usage.exit_code, 2) << usage.err;
+}
+
 // A cuDNN release the knowledge base cannot know is locked from NVIDIA's manifest of it, read from
 // the copy of NVIDIA's tree the settings file names ([nvidia] base), kept in the cache and named
 // in the lock with its URL and SHA-256; re-locking and --offline read nothing more.

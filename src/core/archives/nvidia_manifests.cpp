@@ -3,6 +3,7 @@
 #include "core/archives/nvidia_manifests.hpp"
 
 #include <regex>
+#include <set>
 #include <system_error>
 
 #include "archives/fetch_transfer.hpp"
@@ -172,6 +173,38 @@ util::Result<std::vector<model::CudnnArchiveFact>> cudnn_facts_of(const FetchedC
     out.push_back(std::move(f));
   }
   return out;
+}
+
+util::Result<std::vector<model::Version>> nvidia_releases(const std::string& product, const NvidiaManifestOptions& o) {
+  const std::string url = nvidia_base(o.env, o.base) + product + "/redist/";
+  if (o.offline) return Error(ErrorCode::not_found, "NVIDIA's list of " + product + " releases (" + url + ") is not read offline");
+  constexpr std::uint64_t k_max_listing_bytes = 4u << 20;
+  std::string body;
+  bool too_large = false;
+  net::Sink sink;
+  sink.start = [&](const net::Response& head) {
+    too_large = head.length && *head.length > k_max_listing_bytes;
+    return !too_large;
+  };
+  sink.data = [&](const char* data, std::size_t size) {
+    if (body.size() + size > k_max_listing_bytes) {
+      too_large = true;
+      return false;
+    }
+    body.append(data, size);
+    return true;
+  };
+  auto got = net::download(detail::request_through_env(url, o.env), sink);
+  if (too_large) return Error(ErrorCode::invalid, url + " is larger than 4 MiB: not the listing of NVIDIA's redist folder");
+  if (!got) return std::move(got).error().with_context("reading NVIDIA's list of " + product + " releases");
+  static const std::regex k_name(R"(redistrib_(\d{1,3}\.\d{1,3}\.\d{1,3})\.json)");
+  std::set<model::Version> found;
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), k_name); it != std::sregex_iterator(); ++it)
+    if (auto v = model::Version::parse((*it)[1].str())) found.insert(*v);
+  if (found.empty())
+    return Error(ErrorCode::invalid, url + " names no redistrib_<release>.json: not the listing of NVIDIA's redist folder")
+        .with_hint(std::string(k_base_hint) + " (" + k_nvidia_base + ")");
+  return std::vector<model::Version>(found.begin(), found.end());
 }
 
 }  // namespace core

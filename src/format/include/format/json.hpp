@@ -17,6 +17,7 @@
 #include "model/finding.hpp"
 #include "model/kernels.hpp"
 #include "model/machine.hpp"
+#include "model/upgrade.hpp"
 #include "util/result.hpp"
 
 namespace format {
@@ -59,6 +60,8 @@ JsonDoc to_json(const model::FetchReport& r);
 // variant, images, stored_bytes, uncompressed_bytes, compressed, ptx_isa}], gpus: [{gpu, fit, via,
 // ptx_isa, jit_cuda, jit_cuda_at_least, jit_driver, ptx_bytes}]}]} (inspect_json.cpp).
 JsonDoc to_json(const model::InspectReport& r);
+// {"manifest", "candidates": [{product, from, to, fits, why_not, changes, source}], "notes"}
+JsonDoc to_json(const model::UpgradeReport& r);
 JsonDoc empty_object();
 
 // One file `generate` wrote: its path ("-" for stdout), size, and its text when it went to stdout

@@ -8,6 +8,7 @@
 //   CACHE/nvidia/cudnn/redistrib_<release>.json   (each with a .url file: where it was read from)
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "format/redistrib.hpp"
 #include "model/facts.hpp"
@@ -48,6 +49,12 @@ using FetchedCudnnManifest = Fetched<format::RedistribRelease>;
 // invalid (not NVIDIA's manifest of that release, or larger than a manifest can be).
 util::Result<FetchedManifest> nvidia_cuda_manifest(const model::Version& release, const NvidiaManifestOptions& o);
 util::Result<FetchedCudnnManifest> nvidia_cudnn_manifest(const model::Version& release, const NvidiaManifestOptions& o);
+
+// The releases NVIDIA lists in BASE/<product>/redist/ (product "cuda" or "cudnn"), read from the
+// folder's listing (its redistrib_<X.Y.Z>.json names; at most 4 MiB), ascending. Nothing is cached:
+// the listing is what grows. Errors: not_found (offline), io (the network), invalid (a listing
+// that names no release).
+util::Result<std::vector<model::Version>> nvidia_releases(const std::string& product, const NvidiaManifestOptions& o);
 
 // The archives in a cuDNN manifest read from `got.url`, as knowledge: each at the build its file
 // name gives (9.15.0's file holds .57 for CUDA 12 and .58 for CUDA 13), its URL resolved where the
