@@ -400,6 +400,50 @@ TEST(WindowsExe, StageStatusUnstageOnTheCDrive) {
   EXPECT_FALSE(fs::exists(tree / "bin" / "cudnn64_9.dll")) << show(un);
 }
 
+// Windows on Arm: stackpin.exe (an x64 program) stages NVIDIA's windows-arm64 layout (bin\arm64,
+// lib\arm64) as the Linux build does, and its doctor, asking Wine's x64 machine, says that no
+// program there can load the Arm64 DLLs.
+TEST(WindowsExe, StagesAWindowsOnArmTreeAndItsDoctorJudgesItForThisMachine) {
+  SKIP_WITHOUT_WINE();
+  ScratchDir d;
+  fs::create_directories(d.path() / "archives");
+  auto arm = fixtures::make_cudnn_windows(d.path() / "archives", "9.27.0.42", 13, {}, "windows-arm64");
+  WinDir dest("woa");
+  const std::string into = dest.win + "\\cudnn";
+  testing_support::write_file(
+      d.path() / "stack.toml",
+      fixtures::local_manifest("9.27.0.42", 13, "13.4.2", {{"windows-arm64", arm}},
+                               "[targets.windows]\narch = \"arm64\"\nlayout = \"isolated\"\nprefix = '" + into + "'\n"));
+  auto s = stackpin_exe(
+      {"stage", z_path(d.path() / "stack.toml"), "--archives", z_path(d.path() / "archives"), "--target", "windows", "--dest", into});
+  ASSERT_EQ(s.exit_code, 0) << show(s);
+  fs::path tree = dest.unix / "cudnn";
+  EXPECT_TRUE(fs::is_regular_file(tree / "bin" / "arm64" / "cudnn64_9.dll")) << show(s);
+  EXPECT_TRUE(fs::is_regular_file(tree / "lib" / "arm64" / "cudnn.lib")) << show(s);
+  ScratchDir linux_dest;
+  auto ls = testing_support::stackpin({"stage", (d.path() / "stack.toml").string(), "--archives", (d.path() / "archives").string(),
+                                       "--target", "windows", "--dest", (linux_dest.path() / "t").string()});
+  ASSERT_EQ(ls.exit_code, 0) << show(ls);
+  std::vector<std::string> wf, lf;
+  for (auto [root, out] : {std::pair{tree, &wf}, std::pair{linux_dest.path() / "t", &lf}})
+    for (const auto& e : fs::recursive_directory_iterator(root))
+      if (e.is_regular_file() && e.path().string().find(".stackpin") == std::string::npos)
+        out->push_back(fs::relative(e.path(), root).generic_string() + " " + fixtures::info(e.path()).sha256);
+  std::sort(wf.begin(), wf.end());
+  std::sort(lf.begin(), lf.end());
+  EXPECT_EQ(wf, lf);
+
+  auto doc = stackpin_exe({"doctor", "--manifest", z_path(d.path() / "stack.toml"), "--path", into + "\\bin\\arm64", "--json"});
+  auto j = json::parse(doc.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << show(doc);
+  EXPECT_EQ(j["report"]["windows"]["machine"], "x64") << show(doc);
+  EXPECT_EQ(doc.exit_code, 1) << show(doc);
+  int errors = 0;
+  for (const auto& f : j["findings"])
+    if (f["rule"] == "windows.architecture" && f["severity"] == "error") ++errors;
+  EXPECT_EQ(errors, 2) << j.dump(2);  // the manifest's arch, and the winning DLL
+}
+
 TEST(WindowsExe, StagesNamesOutsideTheAnsiCodePageAndTheBmp) {
   SKIP_WITHOUT_WINE();
   // a user folder in Chinese with a space, as the seeds' users have, and one with an emoji (a
