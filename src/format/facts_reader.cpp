@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 
 #include "toml_schema.hpp"
 #include "util/strings.hpp"
@@ -531,6 +532,24 @@ void read_torch_wheels(TableReader& top, model::Facts& f) {
         }
         first[std::string(k.str())] = *parsed;
       }
+    auto pins = [&](const char* key) {
+      std::map<std::string, Version> out;
+      if (const toml::table* t = r.subtable(key))
+        for (auto&& [k, v] : *t) {
+          auto parsed = v.is_string() ? Version::parse(v.as_string()->get()) : std::nullopt;
+          if (!parsed || !std::regex_match(std::string(k.str()), std::regex(R"(cu\d{3})"))) {
+            r.diag().error(v.source(),
+                           "`" + r.qualified(key) + "." + std::string(k.str()) + "` must be a CUDA variant (cu130) with a version string");
+            continue;
+          }
+          out[std::string(k.str())] = *parsed;
+        }
+      return out;
+    };
+    auto wheel_cudnn = pins("wheel_cudnn");
+    auto wheel_cuda = pins("wheel_cuda");
+    std::string pins_note = str(r, "wheel_pins_note");
+    model::Sources pins_source = strings(r, "wheel_pins_source");
     std::string note = str(r, "note");
     auto src = sources(r);
     if (row == f.torch.end()) {
@@ -544,6 +563,14 @@ void read_torch_wheels(TableReader& top, model::Facts& f) {
     row->first_patch = first;
     row->wheels_note = note;
     row->wheels_source = src;
+    row->wheel_cudnn = std::move(wheel_cudnn);
+    row->wheel_cuda = std::move(wheel_cuda);
+    row->wheel_pins_note = pins_note;
+    row->wheel_pins_source = std::move(pins_source);
+    if ((!row->wheel_cudnn.empty() || !row->wheel_cuda.empty()) && row->wheel_pins_source.empty()) {
+      auto p = detail::pos_of(r.table());
+      r.diag().error_at(p.line, p.column, "torch " + release.text() + "'s wheel pins have no wheel_pins_source");
+    }
   });
 }
 

@@ -208,17 +208,39 @@ void judge_torch(Ctx& c, const model::Located<Version>& v) {
   w.index_url = c.kb.torch_index_url(variant);
   w.source = knowledge::first_source(rel->source);
   c.examined("framework.bundled-cudnn");
-  auto it = rel->cudnn.find(variant);
-  if (it != rel->cudnn.end()) {
-    w.bundled_cudnn = it->second.text();
-    if (it->second != c.cudnn) {
+  // what the wheel's METADATA pins wins over RELEASE.md's row (2.11's wheels pin a newer cuDNN)
+  const auto pinned = rel->wheel_cudnn.find(variant);
+  const bool by_wheel = pinned != rel->wheel_cudnn.end();
+  const auto listed = rel->cudnn.find(variant);
+  const Version* bundled = by_wheel ? &pinned->second : listed != rel->cudnn.end() ? &listed->second : nullptr;
+  if (bundled) {
+    w.bundled_cudnn = bundled->text();
+    const std::string source = knowledge::first_source(by_wheel ? rel->wheel_pins_source : rel->source);
+    if (by_wheel) w.source = source;
+    if (*bundled != c.cudnn) {
       auto& f = c.add("framework.bundled-cudnn", Severity::warning, subject + "+" + variant, v.pos);
-      f.seen = "torch " + v.value.text() + "+" + variant + " brings its own cuDNN " + it->second.text();
+      f.seen =
+          "torch " + v.value.text() + "+" + variant +
+          (by_wheel ? "'s wheel pins nvidia-cudnn-cu" + variant.substr(2, variant.size() - 3) + "==" + bundled->text() + " (its own cuDNN)"
+                    : " brings its own cuDNN " + bundled->text());
       f.expected = "the pinned cuDNN " + c.cudnn.text();
-      f.fix = "torch loads the cuDNN it bundles (torch.backends.cudnn.version() will report " + it->second.prefix(3) +
-              "), not the pinned one; the pinned cuDNN serves other programs. Pin cuDNN " + it->second.text() +
+      f.fix = "torch loads the cuDNN it bundles (torch.backends.cudnn.version() will report " + bundled->prefix(3) +
+              "), not the pinned one; the pinned cuDNN serves other programs. Pin cuDNN " + bundled->text() +
               " to have one cuDNN in the stack";
-      f.source = knowledge::first_source(rel->source);
+      f.source = source;
+    }
+  }
+  // from 2.11 the wheel's CUDA libraries come from one cuda-toolkit release
+  if (auto t = rel->wheel_cuda.find(variant); t != rel->wheel_cuda.end() && c.cuda.size() == 3) {
+    c.examined("framework.wheel-cuda");
+    if (t->second != c.cuda) {
+      auto& f = c.add("framework.wheel-cuda", Severity::note, subject + "+" + variant, v.pos);
+      f.seen = "torch " + v.value.text() + "+" + variant + "'s wheel pins cuda-toolkit==" + t->second.text() +
+               ": its CUDA runtime and libraries are that release's wheels";
+      f.expected = "CUDA " + c.cuda.text() + " (the manifest's [cuda])";
+      f.fix = "the wheels' libraries serve torch, the pinned toolkit everything else; pin [cuda] version = \"" + t->second.text() +
+              "\" to have one CUDA release in the stack";
+      f.source = knowledge::first_source(rel->wheel_pins_source);
     }
   }
   c.report.wheels.push_back(std::move(w));

@@ -78,6 +78,12 @@ struct TorchRelease {
   std::map<std::string, Version> first_patch;
   std::string wheels_note;
   Sources wheels_source;
+  // What the published wheels' METADATA pins, per variant, where it is known: nvidia-cudnn-cuNN's
+  // version (it wins over RELEASE.md's `cudnn`, which lagged behind 2.11's wheels) and, from
+  // 2.11, the cuda-toolkit metapackage's release the CUDA libraries come from.
+  std::map<std::string, Version> wheel_cudnn, wheel_cuda;
+  std::string wheel_pins_note;
+  Sources wheel_pins_source;
 };
 
 struct TensorflowBuild {
