@@ -227,6 +227,16 @@ std::string util_lower(const json& v) {
   return s;
 }
 
+// Every file of a staged tree but stackpin's own, as "relative/path sha256", sorted.
+std::vector<std::string> staged_files(const fs::path& root) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.is_regular_file() && e.path().string().find(".stackpin") == std::string::npos)
+      out.push_back(fs::relative(e.path(), root).generic_string() + " " + fixtures::info(e.path()).sha256);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // Stages `w`'s archive into DEST\cudnn on Wine's C: drive; returns that Windows path.
 std::string stage_cudnn(const CudnnWorld& w, const WinDir& dest) {
   std::string into = dest.win + "\\cudnn";
@@ -379,14 +389,7 @@ TEST(WindowsExe, StageStatusUnstageOnTheCDrive) {
   auto ls = testing_support::stackpin({"stage", w.manifest().string(), "--archives", w.archives().string(), "--target", "windows", "--dest",
                                        (linux_dest.path() / "t").string()});
   ASSERT_EQ(ls.exit_code, 0) << show(ls);
-  std::vector<std::string> wf, lf;
-  for (auto [root, out] : {std::pair{tree, &wf}, std::pair{linux_dest.path() / "t", &lf}})
-    for (const auto& e : fs::recursive_directory_iterator(root))
-      if (e.is_regular_file() && e.path().string().find(".stackpin") == std::string::npos)
-        out->push_back(fs::relative(e.path(), root).generic_string() + " " + fixtures::info(e.path()).sha256);
-  std::sort(wf.begin(), wf.end());
-  std::sort(lf.begin(), lf.end());
-  EXPECT_EQ(wf, lf);
+  EXPECT_EQ(staged_files(tree), staged_files(linux_dest.path() / "t"));
 
   auto st = stackpin_exe({"status", "--dest", into});
   EXPECT_EQ(st.exit_code, 0) << show(st);
@@ -424,14 +427,7 @@ TEST(WindowsExe, StagesAWindowsOnArmTreeAndItsDoctorJudgesItForThisMachine) {
   auto ls = testing_support::stackpin({"stage", (d.path() / "stack.toml").string(), "--archives", (d.path() / "archives").string(),
                                        "--target", "windows", "--dest", (linux_dest.path() / "t").string()});
   ASSERT_EQ(ls.exit_code, 0) << show(ls);
-  std::vector<std::string> wf, lf;
-  for (auto [root, out] : {std::pair{tree, &wf}, std::pair{linux_dest.path() / "t", &lf}})
-    for (const auto& e : fs::recursive_directory_iterator(root))
-      if (e.is_regular_file() && e.path().string().find(".stackpin") == std::string::npos)
-        out->push_back(fs::relative(e.path(), root).generic_string() + " " + fixtures::info(e.path()).sha256);
-  std::sort(wf.begin(), wf.end());
-  std::sort(lf.begin(), lf.end());
-  EXPECT_EQ(wf, lf);
+  EXPECT_EQ(staged_files(tree), staged_files(linux_dest.path() / "t"));
 
   auto doc = stackpin_exe({"doctor", "--manifest", z_path(d.path() / "stack.toml"), "--path", into + "\\bin\\arm64", "--json"});
   auto j = json::parse(doc.out, nullptr, false);

@@ -64,6 +64,27 @@ util::Status stays_on_host(const std::string& url, const format::CudaRedistribRe
   return {};
 }
 
+// The body at `url`, at most `limit` bytes (`too_large` says when it was longer).
+util::Result<std::string> download_text(const std::string& url, std::uint64_t limit, const util::Env* env, bool& too_large) {
+  std::string body;
+  net::Sink sink;
+  sink.start = [&](const net::Response& head) {
+    too_large = head.length && *head.length > limit;
+    return !too_large;
+  };
+  sink.data = [&](const char* data, std::size_t size) {
+    if (body.size() + size > limit) {
+      too_large = true;
+      return false;
+    }
+    body.append(data, size);
+    return true;
+  };
+  auto got = net::download(detail::request_through_env(url, env), sink);
+  if (!got) return std::move(got).error();
+  return body;
+}
+
 // PRODUCT's redistrib_RELEASE.json, from the cache or downloaded; `accept(text, where)` parses and
 // validates it before it is used or kept.
 template <typename Release, typename Accept>
@@ -86,22 +107,8 @@ util::Result<Fetched<Release>> read_manifest(const std::string& product, const s
     return Error(ErrorCode::not_found, "stackpin has no NVIDIA manifest of " + label + " " + release + " and runs offline")
         .with_hint("run once without --offline to keep " + url + " in the cache, or pass that file with --redistrib");
 
-  std::string body;
   bool too_large = false;
-  net::Sink sink;
-  sink.start = [&](const net::Response& head) {
-    too_large = head.length && *head.length > k_max_manifest_bytes;
-    return !too_large;
-  };
-  sink.data = [&](const char* data, std::size_t size) {
-    if (body.size() + size > k_max_manifest_bytes) {
-      too_large = true;
-      return false;
-    }
-    body.append(data, size);
-    return true;
-  };
-  auto got = net::download(detail::request_through_env(url, o.env), sink);
+  auto got = download_text(url, k_max_manifest_bytes, o.env, too_large);
   if (too_large)
     return Error(ErrorCode::invalid,
                  url + " is larger than " + std::to_string(k_max_manifest_bytes >> 20) + " MiB: not one of NVIDIA's manifests")
@@ -112,16 +119,16 @@ util::Result<Fetched<Release>> read_manifest(const std::string& product, const s
         .with_context("reading NVIDIA's manifest of " + label + " " + release)
         .with_hint("pass " + name + " with --redistrib, or point STACKPIN_NVIDIA_BASE or [nvidia] base at a copy of " +
                    std::string(k_nvidia_base));
-  auto parsed = accept(body, url);
+  auto parsed = accept(*got, url);
   if (!parsed) return parsed.error();
   SP_TRY(stays_on_host(url, *parsed));
   if (!cached.empty()) {
     fs::create_directories(cached.parent_path(), ec);
     if (ec) return Error(ErrorCode::io, "cannot create " + cached.parent_path().string() + ": " + ec.message());
     if (auto st = util::write_file_atomic(fs::path(cached.string() + ".url"), url); !st) return st.error();
-    if (auto st = util::write_file_atomic(cached, body); !st) return st.error();
+    if (auto st = util::write_file_atomic(cached, *got); !st) return st.error();
   }
-  return Fetched<Release>{std::move(*parsed), url, crypto::to_hex(crypto::sha256_of(body))};
+  return Fetched<Release>{std::move(*parsed), url, crypto::to_hex(crypto::sha256_of(*got))};
 }
 
 }  // namespace
@@ -178,25 +185,11 @@ util::Result<std::vector<model::CudnnArchiveFact>> cudnn_facts_of(const FetchedC
 util::Result<std::vector<model::Version>> nvidia_releases(const std::string& product, const NvidiaManifestOptions& o) {
   const std::string url = nvidia_base(o.env, o.base) + product + "/redist/";
   if (o.offline) return Error(ErrorCode::not_found, "NVIDIA's list of " + product + " releases (" + url + ") is not read offline");
-  constexpr std::uint64_t k_max_listing_bytes = 4u << 20;
-  std::string body;
   bool too_large = false;
-  net::Sink sink;
-  sink.start = [&](const net::Response& head) {
-    too_large = head.length && *head.length > k_max_listing_bytes;
-    return !too_large;
-  };
-  sink.data = [&](const char* data, std::size_t size) {
-    if (body.size() + size > k_max_listing_bytes) {
-      too_large = true;
-      return false;
-    }
-    body.append(data, size);
-    return true;
-  };
-  auto got = net::download(detail::request_through_env(url, o.env), sink);
+  auto got = download_text(url, 4u << 20, o.env, too_large);
   if (too_large) return Error(ErrorCode::invalid, url + " is larger than 4 MiB: not the listing of NVIDIA's redist folder");
   if (!got) return std::move(got).error().with_context("reading NVIDIA's list of " + product + " releases");
+  const std::string& body = *got;
   static const std::regex k_name(R"(redistrib_(\d{1,3}\.\d{1,3}\.\d{1,3})\.json)");
   std::set<model::Version> found;
   for (auto it = std::sregex_iterator(body.begin(), body.end(), k_name); it != std::sregex_iterator(); ++it)
