@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 #include <ostream>
+#include <set>
 
 #include "commands.hpp"
 #include "core/archives/lock.hpp"
@@ -26,15 +27,20 @@ struct LockCli {
   bool check = false, offline = false, upgrade = false;
 };
 
-// How many releases newer than stackpin's own lock --upgrade reads NVIDIA's manifests of, per product.
+// How many releases stackpin lacks lock --upgrade reads NVIDIA's manifests of, per product and major.
 constexpr std::size_t k_newest_read = 3;
 
-// The newest `k_newest_read` of `listed` that are newer than `known`.
-std::vector<model::Version> newer_than(const std::vector<model::Version>& listed, const std::optional<model::Version>& known) {
-  std::vector<model::Version> out;
+// Of the releases NVIDIA lists (ascending), the newest `k_newest_read` of each major that
+// stackpin has no manifest of (`known`), oldest first.
+std::vector<model::Version> unknown_releases(const std::vector<model::Version>& listed, const std::set<model::Version>& known) {
+  std::map<long, std::vector<model::Version>> by_major;
   for (const auto& v : listed)
-    if (!known || *known < v) out.push_back(v);
-  if (out.size() > k_newest_read) out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(k_newest_read));
+    if (!known.count(v)) by_major[static_cast<long>(v.major())].push_back(v);
+  std::vector<model::Version> out;
+  for (auto& [major, list] : by_major) {
+    if (list.size() > k_newest_read) list.erase(list.begin(), list.end() - static_cast<std::ptrdiff_t>(k_newest_read));
+    out.insert(out.end(), list.begin(), list.end());
+  }
   return out;
 }
 
@@ -50,11 +56,12 @@ Outcome run_upgrade(const LockCli& c, Context& ctx, const model::Manifest& m) {
   } else {
     SP_TRY_ASSIGN(auto n, nvidia_options(ctx, c.cache_dir, false));
     auto not_read = [&](const std::string& what, const util::Error& e) { notes.push_back(what + " was not read: " + e.message); };
-    const auto cuda_known = knowledge::CudaCatalog::embedded().releases();
+    const auto catalog_releases = knowledge::CudaCatalog::embedded().releases();
+    const std::set<model::Version> cuda_known(catalog_releases.begin(), catalog_releases.end());
     if (auto listed = core::nvidia_releases("cuda", n); !listed) {
       not_read("NVIDIA's list of CUDA releases", listed.error());
     } else {
-      for (const auto& v : newer_than(*listed, cuda_known.empty() ? std::nullopt : std::optional<model::Version>(cuda_known.back()))) {
+      for (const auto& v : unknown_releases(*listed, cuda_known)) {
         auto got = core::nvidia_cuda_manifest(v, n);
         if (!got) {
           not_read("NVIDIA's manifest of CUDA " + v.text(), got.error());
@@ -65,14 +72,16 @@ Outcome run_upgrade(const LockCli& c, Context& ctx, const model::Manifest& m) {
                                "NVIDIA redistrib_" + v.text() + ".json, read from " + got->url + " (sha256 " + got->sha256 + ")");
       }
     }
-    std::optional<model::Version> cudnn_known;
+    // a release the knowledge base has with every size needs no manifest
+    std::set<model::Version> cudnn_known, sizeless;
     for (const auto& a : embedded.facts().cudnn_archives)
-      if (auto three = model::Version::parse(a.version.prefix(3)); three && (!cudnn_known || *cudnn_known < *three)) cudnn_known = three;
+      if (auto three = model::Version::parse(a.version.prefix(3))) (a.size ? cudnn_known : sizeless).insert(*three);
+    for (const auto& v : sizeless) cudnn_known.erase(v);
     if (auto listed = core::nvidia_releases("cudnn", n); !listed) {
       not_read("NVIDIA's list of cuDNN releases", listed.error());
     } else {
       std::vector<model::CudnnArchiveFact> facts;
-      for (const auto& v : newer_than(*listed, cudnn_known)) {
+      for (const auto& v : unknown_releases(*listed, cudnn_known)) {
         auto got = core::nvidia_cudnn_manifest(v, n);
         auto these = got ? core::cudnn_facts_of(*got, embedded.facts().cudnn_base_url)
                          : util::Result<std::vector<model::CudnnArchiveFact>>(got.error());

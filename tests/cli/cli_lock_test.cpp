@@ -523,11 +523,30 @@ TEST(CliLock, UpgradeTellsWhichNewerReleasesStillFitTheManifest) {
   EXPECT_NE(cuda139["source"].get<std::string>().find("read from " + server.url("/mirror/cuda/redist/redistrib_13.9.0.json")),
             std::string::npos)
       << cuda139.dump(2);
+  // a release NVIDIA's driver table (as stackpin has it) does not know cannot be said to fit the floor
+  EXPECT_FALSE(cuda139["fits"].get<bool>()) << cuda139.dump(2);
+  EXPECT_NE(cuda139["why_not"].dump().find("no row of NVIDIA's driver table for CUDA 13.9"), std::string::npos) << cuda139.dump(2);
   const json cudnn998 = candidate(n, "cudnn", "9.98.0.12");
   ASSERT_FALSE(cudnn998.is_null()) << n.dump(2);
   EXPECT_TRUE(cudnn998["fits"].get<bool>()) << cudnn998.dump(2);
   EXPECT_TRUE(server.requests_for("/mirror/cuda/redist/redistrib_13.4.2.json").empty());  // stackpin's own: not read
   EXPECT_FALSE(fs::exists(dir.path() / "up.lock"));
+
+  // a platform the manifest pins decides too: Jetson's linux-aarch64 builds end with cuDNN 9.21
+  fs::path jetson = dir.path() / "jetson.toml";
+  write(jetson,
+        "schema = 1\nname = \"jetson\"\n[cuda]\nversion = \"12.8.1\"\n[cudnn]\nversion = \"9.13.0.50\"\ncuda = 12\n"
+        "[[cudnn.archives]]\nplatform = \"linux-aarch64\"\nurl = \"https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/"
+        "linux-aarch64/cudnn-linux-aarch64-9.13.0.50_cuda12-archive.tar.xz\"\n"
+        "sha256 = \"c4b47fe8b1f936aa5cbc312f2d0707990fe5f55693fb5640c7141d301aa7db4c\"\nsize = 940699120\n");
+  auto j = stackpin({"lock", jetson.string(), "--upgrade", "--offline", "--json"}, env);
+  ASSERT_EQ(j.exit_code, 0) << j.out << j.err;
+  const json jr = json::parse(j.out)["report"];
+  EXPECT_TRUE(candidate(jr, "cudnn", "9.20.0.48")["fits"].get<bool>()) << jr.dump(2);
+  const json gone = candidate(jr, "cudnn", "9.27.0.42");
+  ASSERT_FALSE(gone.is_null()) << jr.dump(2);
+  EXPECT_FALSE(gone["fits"].get<bool>()) << gone.dump(2);
+  EXPECT_NE(gone["why_not"].dump().find("no build for CUDA 12 on linux-aarch64"), std::string::npos) << gone.dump(2);
 
   // the text form, and what --upgrade does not take
   auto plain = stackpin({"lock", m.string(), "--upgrade", "--offline"}, env);

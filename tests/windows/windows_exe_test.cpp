@@ -231,8 +231,8 @@ std::string util_lower(const json& v) {
 std::vector<std::string> staged_files(const fs::path& root) {
   std::vector<std::string> out;
   for (const auto& e : fs::recursive_directory_iterator(root))
-    if (e.is_regular_file() && e.path().string().find(".stackpin") == std::string::npos)
-      out.push_back(fs::relative(e.path(), root).generic_string() + " " + fixtures::info(e.path()).sha256);
+    if (const std::string rel = fs::relative(e.path(), root).generic_string(); e.is_regular_file() && rel.rfind(".stackpin/", 0) != 0)
+      out.push_back(rel + " " + fixtures::info(e.path()).sha256);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -16,11 +16,11 @@
 namespace core {
 
 // The candidates: for CUDA, the newest patch release of each newer minor in `cuda` (and of the
-// manifest's own minor); for cuDNN, the newest build of each newer minor the knowledge base has
-// for the build's CUDA major (on every platform the manifest pins); for torch, each newer release
-// row of the knowledge base. A CUDA candidate of another major also takes the cuDNN build of that
-// major when there is one. Errors: invalid (the manifest as it is cannot be checked: check's own
-// error).
+// manifest's own minor when it pins X.Y.Z); for cuDNN, the newest build of each newer minor the
+// knowledge base has for the build's CUDA major; for torch, each newer release row of the knowledge
+// base (its first patch with the manifest's variant). Each is judged on the platforms the manifest
+// pins archives for; a CUDA candidate of another major also takes the cuDNN build of that major
+// when there is one. Errors: invalid (the manifest as it is cannot be checked: check's own error).
 util::Result<model::UpgradeReport> upgrades(const model::Manifest& m, const knowledge::KnowledgeBase& kb,
                                             const knowledge::CudaCatalog& cuda);
 
