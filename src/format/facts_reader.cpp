@@ -503,6 +503,13 @@ void read_gpu_support(TableReader& top, model::Facts& f) {
     a.sass_a = ccs(r, "sass_a");
     a.ptx_a = ccs(r, "ptx_a");
     a.inferred = boolean(r, "inferred", false);
+    a.jit_fails = ccs(r, "jit_fails");
+    a.jit_fails_note = str(r, "jit_fails_note");
+    a.jit_fails_source = strings(r, "jit_fails_source");
+    if (!a.jit_fails.empty() && (a.jit_fails_source.empty() || a.jit_fails_note.empty())) {
+      auto p = detail::pos_of(r.table());
+      r.diag().error_at(p.line, p.column, "`jit_fails` needs `jit_fails_note` and `jit_fails_source` (the report of the failure)");
+    }
     a.note = str(r, "note");
     a.source = sources(r);
     f.framework_archs.push_back(std::move(a));
@@ -537,7 +544,8 @@ void read_torch_wheels(TableReader& top, model::Facts& f) {
       if (const toml::table* t = r.subtable(key))
         for (auto&& [k, v] : *t) {
           auto parsed = v.is_string() ? Version::parse(v.as_string()->get()) : std::nullopt;
-          if (!parsed || !std::regex_match(std::string(k.str()), std::regex(R"(cu\d{3})"))) {
+          static const std::regex k_variant(R"(cu\d{3})");
+          if (!parsed || !std::regex_match(std::string(k.str()), k_variant)) {
             r.diag().error(v.source(),
                            "`" + r.qualified(key) + "." + std::string(k.str()) + "` must be a CUDA variant (cu130) with a version string");
             continue;

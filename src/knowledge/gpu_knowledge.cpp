@@ -186,6 +186,7 @@ KernelMatch kernels_for(const Version& gpu, const model::FrameworkArchs& build) 
   if (has(build.sass_a)) return {KernelFit::native, gpu};
   KernelMatch m = kernels_for(gpu, build.sass, build.ptx);
   if (m.fit == KernelFit::native || m.fit == KernelFit::compatible) return m;
+  if (has(build.jit_fails)) return {};                 // its PTX is known not to JIT there: nothing runs
   if (has(build.ptx_a)) return {KernelFit::ptx, gpu};  // its own PTX: no older one is nearer
   return m;
 }

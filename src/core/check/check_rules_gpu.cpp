@@ -442,11 +442,24 @@ void judge_framework(Ctx& c, const Gpu& g, const model::WheelMatch& w, model::Gp
       verdicts.push_back("unknown");
       continue;
     }
+    const auto* newer = framework_with_kernels(c, w.framework, g.cc, p);
+    const auto kernels = knowledge::kernels_for(g.cc, *a);
+    if (kernels.fit == knowledge::KernelFit::none && std::find(a->jit_fails.begin(), a->jit_fails.end(), g.cc) != a->jit_fails.end()) {
+      auto& f = c.add("gpu.framework-kernels", Severity::error, subject_of(c, g), g.pos);
+      f.seen = build + " carries no SASS for " + sm(g.cc) + ", and its PTX does not JIT there: " + a->jit_fails_note;
+      f.expected = "kernels that run on " + sm(g.cc);
+      f.fix = newer ? "use " + w.framework + " " + newer->from.text() + " for CUDA " + std::to_string(newer->cuda_major) +
+                          ", which has kernels for it, or run on a GPU this build has kernels for"
+                    : "run " + w.framework + " on a GPU it has kernels for, or build it yourself with " + sm(g.cc) +
+                          " in its CUDA capabilities (no published build the knowledge base knows has them)";
+      f.source = knowledge::first_source(a->jit_fails_source);
+      verdicts.push_back("none");
+      continue;
+    }
     KernelJudgement j;
     j.build = build;
-    j.k = knowledge::kernels_for(g.cc, *a);
+    j.k = kernels;
     j.list = arch_list({{&a->sass, ""}, {&a->sass_a, "a"}, {&a->ptx, "+PTX"}, {&a->ptx_a, "a+PTX"}});
-    const auto* newer = framework_with_kernels(c, w.framework, g.cc, p);
     j.newer = newer ? w.framework + " " + newer->from.text() + " for CUDA " + std::to_string(newer->cuda_major) + " has " +
                           carries(knowledge::kernels_for(g.cc, *newer)) + " for it"
                     : "no " + w.framework + " build the knowledge base knows has SASS for it";

@@ -216,7 +216,6 @@ void judge_torch(Ctx& c, const model::Located<Version>& v) {
   if (bundled) {
     w.bundled_cudnn = bundled->text();
     const std::string source = knowledge::first_source(by_wheel ? rel->wheel_pins_source : rel->source);
-    if (by_wheel) w.source = source;
     if (*bundled != c.cudnn) {
       auto& f = c.add("framework.bundled-cudnn", Severity::warning, subject + "+" + variant, v.pos);
       f.seen =

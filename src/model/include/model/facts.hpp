@@ -219,6 +219,11 @@ struct FrameworkArchs {
   // the architecture-specific targets (sm_90a, compute_90a): they run on that architecture only
   std::vector<Version> sass_a, ptx_a;
   bool inferred = false;  // tied to these releases by the build pipeline's history, not by a release
+  // GPUs on which the PTX is known not to JIT (a bug report's failure, with its source): no kernel
+  // runs there although the PTX is older than the GPU
+  std::vector<Version> jit_fails;
+  std::string jit_fails_note;
+  Sources jit_fails_source;
   std::string note;
   Sources source;
 };
