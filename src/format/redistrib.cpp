@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <regex>
+#include <set>
 
 #include "util/strings.hpp"
 
@@ -61,43 +62,53 @@ util::Result<Pin> read_pin(const json& j, const std::string& path, const std::st
   return p;
 }
 
-// NVIDIA's name for a cuDNN archive: cudnn-<platform>-<X.Y.Z.B>_cuda<M>[.<m>]-archive.<zip|tar.xz>,
-// of the manifest's own release X.Y.Z and platform key, .zip on Windows.
-util::Status check_file_name(const std::string& relative_path, const std::string& path, const std::string& where, const std::string& key,
-                             model::Platform platform, const model::Version& release) {
+// What NVIDIA's name for a cuDNN archive says:
+// cudnn-<platform>-<X.Y.Z.B>_cuda<M>[.<m>]-archive.<zip|tar.xz>.
+struct ArchiveName {
+  model::Version build;      // X.Y.Z.B
+  int cuda = 0;              // M
+  std::string cuda_release;  // "M.m" for a build of one CUDA release, else ""
+};
+
+// The archive's file name, which must be NVIDIA's for a `key` archive of the manifest's own
+// release X.Y.Z (.zip on Windows).
+util::Result<ArchiveName> read_file_name(const std::string& relative_path, const std::string& path, const std::string& where,
+                                         const std::string& key, model::Platform platform, const model::Version& release) {
   const std::string file = relative_path.substr(relative_path.rfind('/') + 1);
   static const std::regex k_name(
-      R"(cudnn-([a-z0-9_-]{1,32})-(\d{1,4}\.\d{1,4}\.\d{1,4}\.\d{1,6})_cuda\d{1,3}(\.\d{1,3})?-archive\.(zip|tar\.xz))");
+      R"(cudnn-([a-z0-9_-]{1,32})-(\d{1,4}\.\d{1,4}\.\d{1,4}\.\d{1,6})_cuda(\d{1,3})(\.\d{1,3})?-archive\.(zip|tar\.xz))");
   std::smatch m;
   const std::string ext = model::archive_extension(platform);
-  if (!std::regex_match(file, m, k_name) || m[1].str() != key || m[4].str() != ext ||
-      model::Version::parse(m[2].str())->prefix(3) != release.prefix(3))
+  auto build = std::regex_match(file, m, k_name) ? model::Version::parse(m[2].str()) : std::nullopt;
+  if (!build || m[1].str() != key || m[5].str() != ext || build->prefix(3) != release.prefix(3))
     return invalid(path, where + ".relative_path",
                    "(" + util::printable(file, 120) + ") is not NVIDIA's name for a " + key + " archive of cuDNN " + release.prefix(3) +
                        " (cudnn-" + key + "-" + release.prefix(3) + ".<build>_cuda<M>-archive." + ext + ")");
-  return {};
+  ArchiveName n;
+  n.build = *build;
+  n.cuda = std::stoi(m[3].str());
+  if (m[4].matched) n.cuda_release = m[3].str() + m[4].str();
+  return n;
 }
 
 util::Result<RedistribArchive> read_archive(const json& j, const std::string& path, const std::string& where, model::Platform platform,
                                             int cuda_from_key, const std::string& key, const model::Version& release) {
   SP_TRY_ASSIGN(auto pin, read_pin(j, path, where, "cuDNN"));
-  SP_TRY(check_file_name(pin.relative_path, path, where, key, platform, release));
+  SP_TRY_ASSIGN(auto name, read_file_name(pin.relative_path, path, where, key, platform, release));
   RedistribArchive a;
   a.platform = platform;
   a.relative_path = pin.relative_path;
   a.sha256 = pin.sha256;
   a.md5 = pin.md5;
   a.size = pin.size;
-  static const std::regex k_variant(R"(_cuda(\d{1,3})(\.\d+)?-archive\.)");
-  std::smatch m;
-  int from_name = std::regex_search(a.relative_path, m, k_variant) ? std::stoi(m[1].str()) : 0;
-  if (from_name && m[2].matched) a.cuda_release = m[1].str() + m[2].str();
-  a.cuda = cuda_from_key ? cuda_from_key : from_name;
+  a.build = name.build;
+  a.cuda_release = name.cuda_release;
+  a.cuda = cuda_from_key ? cuda_from_key : name.cuda;
   if (a.cuda == 0) return invalid(path, where, "does not say which CUDA major the archive is built for");
-  if (cuda_from_key && from_name && from_name != cuda_from_key)
+  if (cuda_from_key && name.cuda && name.cuda != cuda_from_key)
     return invalid(
         path, where,
-        "is listed under cuda" + std::to_string(cuda_from_key) + " but its file is a cuda" + std::to_string(from_name) + " build");
+        "is listed under cuda" + std::to_string(cuda_from_key) + " but its file is a cuda" + std::to_string(name.cuda) + " build");
   return a;
 }
 
@@ -275,6 +286,14 @@ util::Result<std::string> archive_url(const std::string& manifest, std::string_v
             "let stackpin read the manifest from its host: point STACKPIN_NVIDIA_BASE or [nvidia] base at it and run "
             "`stackpin lock` without --redistrib");
   return redist_url(manifest.substr(0, manifest.rfind('/') + 1), relative);
+}
+
+std::vector<model::Version> listed_releases(std::string_view listing) {
+  static const std::regex k_name(R"(redistrib_(\d{1,3}\.\d{1,3}\.\d{1,3})\.json)");
+  std::set<model::Version> found;
+  for (auto it = std::cregex_iterator(listing.data(), listing.data() + listing.size(), k_name); it != std::cregex_iterator(); ++it)
+    if (auto v = model::Version::parse((*it)[1].str())) found.insert(*v);
+  return {found.begin(), found.end()};
 }
 
 util::Result<RedistribRelease> parse_redistrib(std::string_view text, const std::string& path) {

@@ -346,6 +346,25 @@ TEST(Redistrib, NvidiasMixedEntryKeepsTheMajorsArchiveAndNamesTheReleaseBuild) {
   EXPECT_NE(refused.error().message.find("cudnn.windows-x86_64"), std::string::npos) << refused.error().message;
 }
 
+// The listing of NVIDIA's redist folder gives the releases it names, once each and ascending;
+// anything else in it (other files, names with four parts or too many digits, text) is no release.
+TEST(Redistrib, AFolderListingNamesItsReleasesAndNothingElse) {
+  auto texts = [](const std::vector<model::Version>& vs) {
+    std::vector<std::string> out;
+    for (const auto& v : vs) out.push_back(v.text());
+    return out;
+  };
+  EXPECT_EQ(
+      texts(format::listed_releases("<a href=\"redistrib_9.27.0.json\">redistrib_9.27.0.json</a> <a href=\"redistrib_9.3.0.json\">x</a>\n"
+                                    "<a href=\"redistrib_9.27.0.json\">again</a> redistrib_10.0.0.json")),
+      (std::vector<std::string>{"9.3.0", "9.27.0", "10.0.0"}));
+  EXPECT_TRUE(format::listed_releases("").empty());
+  EXPECT_TRUE(format::listed_releases("<html>Index of /compute/cudnn/redist/ cudnn/ redistrib_.json</html>").empty());
+  EXPECT_TRUE(format::listed_releases("redistrib_9.27.json redistrib_1234.0.0.json redistrib_9.27.0.json.sig").size() == 1u);
+  EXPECT_TRUE(format::listed_releases(std::string(1 << 20, 'r') + "redistrib_9").empty());  // long and unfinished
+  EXPECT_TRUE(format::listed_releases(std::string("redistrib_9.2\0.0.json", 21)).empty());
+}
+
 // A build for one CUDA release alone (_cuda13.4, no _cuda13 beside it) is not taken for the CUDA 13
 // archive; a file name that is not NVIDIA's for the entry (another release, platform or extension)
 // is refused, naming the entry.

@@ -439,8 +439,7 @@ util::Result<LockOutcome> pin_stack(const model::Manifest& m, const knowledge::K
   for (const auto& r : o.redistribs) {
     // one file may hold two builds of its release (9.15.0: .57 for CUDA 12, .58 for CUDA 13): an
     // archive's file name says its build
-    const std::string build = "-" + version.text() + "_cuda";
-    auto of_build = [&](const format::RedistribArchive& a) { return a.relative_path.find(build) != std::string::npos; };
+    auto of_build = [&](const format::RedistribArchive& a) { return a.build == version; };
     const bool has_build = std::any_of(r.archives.begin(), r.archives.end(), of_build);
     if (r.version != version && !(r.version.prefix(3) == version.prefix(3) && has_build))
       return Error(ErrorCode::invalid,

@@ -2,8 +2,6 @@
 // copy of (nvidia_manifests.hpp): the cache first, then one download, validated before it is kept.
 #include "core/archives/nvidia_manifests.hpp"
 
-#include <regex>
-#include <set>
 #include <system_error>
 
 #include "archives/fetch_transfer.hpp"
@@ -153,24 +151,16 @@ util::Result<FetchedCudnnManifest> nvidia_cudnn_manifest(const model::Version& r
       [&](const std::string& text, const std::string& where) { return accept_cudnn(text, release, where); });
 }
 
-util::Result<std::vector<model::CudnnArchiveFact>> cudnn_facts_of(const FetchedCudnnManifest& got, const std::string& official_base,
-                                                                  const model::Version* only) {
+util::Result<std::vector<model::CudnnArchiveFact>> cudnn_facts_of(const FetchedCudnnManifest& got, const std::string& official_base) {
   std::vector<model::CudnnArchiveFact> out;
-  static const std::regex k_build(R"(-(\d{1,4}\.\d{1,4}\.\d{1,4}\.\d{1,6})_cuda)");
   for (const auto& a : got.release.archives) {
-    std::smatch m;
-    const std::string file = a.relative_path.substr(a.relative_path.rfind('/') + 1);
-    auto named = std::regex_search(file, m, k_build) ? model::Version::parse(m[1].str()) : std::nullopt;
-    // the build the file names when it is one of this release's, else the manifest's version
-    const model::Version version = named && named->prefix(3) == got.release.version.prefix(3) ? *named : got.release.version;
-    if (only && version != *only) continue;
     auto url = format::archive_url(got.url, a.relative_path, official_base);
     if (!url) return std::move(url).error().with_context(got.url);
     model::CudnnArchiveFact f;
-    f.version = version;
+    f.version = a.build;  // the parser holds it to the release
     f.cuda = a.cuda;
     f.platform = a.platform;
-    f.file = file;
+    f.file = a.relative_path.substr(a.relative_path.rfind('/') + 1);
     f.url = *url;
     f.sha256 = a.sha256;
     f.md5 = a.md5;
@@ -189,15 +179,11 @@ util::Result<std::vector<model::Version>> nvidia_releases(const std::string& pro
   auto got = download_text(url, 4u << 20, o.env, too_large);
   if (too_large) return Error(ErrorCode::invalid, url + " is larger than 4 MiB: not the listing of NVIDIA's redist folder");
   if (!got) return std::move(got).error().with_context("reading NVIDIA's list of " + product + " releases");
-  const std::string& body = *got;
-  static const std::regex k_name(R"(redistrib_(\d{1,3}\.\d{1,3}\.\d{1,3})\.json)");
-  std::set<model::Version> found;
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), k_name); it != std::sregex_iterator(); ++it)
-    if (auto v = model::Version::parse((*it)[1].str())) found.insert(*v);
+  auto found = format::listed_releases(*got);
   if (found.empty())
     return Error(ErrorCode::invalid, url + " names no redistrib_<release>.json: not the listing of NVIDIA's redist folder")
         .with_hint(std::string(k_base_hint) + " (" + k_nvidia_base + ")");
-  return std::vector<model::Version>(found.begin(), found.end());
+  return found;
 }
 
 }  // namespace core

@@ -24,6 +24,7 @@ namespace format {
 
 struct RedistribArchive {
   model::Platform platform = model::Platform::linux_x86_64;
+  model::Version build;       // the build its file name gives ("9.15.0.58": one file may hold two builds of its release)
   int cuda = 0;               // CUDA major of the build
   std::string cuda_release;   // "13.4" when the file is built for one CUDA release only (_cuda13.4-archive), else ""
   std::string relative_path;  // relative to NVIDIA's cudnn/redist/ base URL
@@ -61,6 +62,10 @@ util::Result<std::string> redist_url(const std::string& base, std::string_view r
 // from) from the manifest's own directory. Errors: invalid (such a path in a local file, whose
 // host stackpin cannot know; a path that climbs above the host's root).
 util::Result<std::string> archive_url(const std::string& manifest, std::string_view relative, const std::string& official);
+
+// The releases an HTML listing of NVIDIA's redist folder names: every "redistrib_<X.Y.Z>.json"
+// in it (one to three digits a part; any other text is ignored), ascending and each once.
+std::vector<model::Version> listed_releases(std::string_view listing);
 
 // Parses a redistrib JSON document. Errors: parse (not JSON, with line:col), invalid (no "cudnn"
 // component, a version that is not four parts, an archive without relative_path / a 64-digit

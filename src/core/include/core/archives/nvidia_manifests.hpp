@@ -58,9 +58,8 @@ util::Result<std::vector<model::Version>> nvidia_releases(const std::string& pro
 
 // The archives in a cuDNN manifest read from `got.url`, as knowledge: each at the build its file
 // name gives (9.15.0's file holds .57 for CUDA 12 and .58 for CUDA 13), its URL resolved where the
-// manifest lies (pool paths included), its source naming the manifest's URL and SHA-256; with
-// `only`, the archives of that build alone. Errors: invalid (a path that leaves the host).
-util::Result<std::vector<model::CudnnArchiveFact>> cudnn_facts_of(const FetchedCudnnManifest& got, const std::string& official_base,
-                                                                  const model::Version* only = nullptr);
+// manifest lies (pool paths included), its source naming the manifest's URL and SHA-256.
+// Errors: invalid (a path that leaves the host).
+util::Result<std::vector<model::CudnnArchiveFact>> cudnn_facts_of(const FetchedCudnnManifest& got, const std::string& official_base);
 
 }  // namespace core
