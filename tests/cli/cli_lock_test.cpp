@@ -153,6 +153,20 @@ std::string newer_cuda_manifest() {
   return body.replace(at, label.size(), "\"release_label\": \"13.9.0\"");
 }
 
+// The environment of a run that reads NVIDIA's tree from `server`'s /mirror and keeps what it reads
+// in DIR/cache.
+std::vector<std::string> mirror_env(const testing_support::HttpServer& server, const ScratchDir& dir) {
+  return {"STACKPIN_NVIDIA_BASE=" + server.url("/mirror"), "STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string(), "no_proxy=127.0.0.1",
+          "NO_PROXY=127.0.0.1"};
+}
+
+// The first finding of `rule` in a --json document; null when there is none.
+json finding(const json& doc, const std::string& rule) {
+  for (const auto& f : doc["findings"])
+    if (f["rule"] == rule) return f;
+  return json();
+}
+
 std::string made_cudnn_manifest() {
   json doc = {{"release_date", "2027-03-02"}, {"release_label", "9.98.0"}, {"release_product", "cudnn"}};
   doc["cudnn"] = {{"name", "NVIDIA CUDA Deep Neural Network library"}, {"version", "9.98.0.12"}, {"cuda_variant", {"12", "13"}}};
@@ -315,13 +329,7 @@ TEST(CliLock, CheckReadsNvidiasManifestOnlineOrFromTheCache) {
   server.serve(path, body);
   fs::path m = dir.path() / "new.toml";
   write(m, "schema = 1\nname = \"new\"\n\n[cuda]\nversion = \"13.9.0\"\ncomponents = [\"runtime\"]\n");
-  const std::vector<std::string> env = {"STACKPIN_NVIDIA_BASE=" + server.url("/mirror"),
-                                        "STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string()};
-  auto finding = [](const json& doc, const std::string& rule) {
-    for (const auto& f : doc["findings"])
-      if (f["rule"] == rule) return f;
-    return json();
-  };
+  const auto env = mirror_env(server, dir);
 
   auto plain = stackpin({"check", m.string(), "--json"}, env);
   const json p = json::parse(plain.out);
@@ -355,14 +363,7 @@ TEST(CliLock, CheckReadsNvidiasCudnnManifestOnlineOrFromTheCache) {
   server.serve(path, body);
   fs::path m = dir.path() / "stack.toml";
   write(m, "schema = 1\nname = \"new-cudnn\"\n[cuda]\nversion = \"13.0.2\"\n[cudnn]\nversion = \"9.98.0.12\"\ncuda = 13\n");
-  const std::vector<std::string> env = {"STACKPIN_NVIDIA_BASE=" + server.url("/mirror"),
-                                        "STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string(), "no_proxy=127.0.0.1",
-                                        "NO_PROXY=127.0.0.1"};
-  auto finding = [](const json& doc, const std::string& rule) {
-    for (const auto& f : doc["findings"])
-      if (f["rule"] == rule) return f;
-    return json();
-  };
+  const auto env = mirror_env(server, dir);
 
   auto plain = stackpin({"check", m.string(), "--json"}, env);
   const json p = json::parse(plain.out);
@@ -411,9 +412,7 @@ TEST(CliLock, CaptureReadsNvidiasCudnnManifestOfAReleaseTheKnowledgeBaseLacks) {
   testing_support::HttpServer server;
   const std::string body = made_cudnn_manifest(), path = "/mirror/cudnn/redist/redistrib_9.98.0.json";
   server.serve(path, body);
-  const std::vector<std::string> env = {"STACKPIN_NVIDIA_BASE=" + server.url("/mirror"),
-                                        "STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string(), "no_proxy=127.0.0.1",
-                                        "NO_PROXY=127.0.0.1"};
+  const auto env = mirror_env(server, dir);
   testing_support::WindowsTree w(dir.path() / "c");
   w.windows();
   const std::string cuda = w.cuda("13.0", true);
@@ -450,9 +449,7 @@ TEST(CliLock, GenerateTakesTheArchiveOfAReleaseTheKnowledgeBaseLacksFromNvidiasM
   testing_support::HttpServer server;
   const std::string body = made_cudnn_manifest(), path = "/mirror/cudnn/redist/redistrib_9.98.0.json";
   server.serve(path, body);
-  const std::vector<std::string> env = {"STACKPIN_NVIDIA_BASE=" + server.url("/mirror"),
-                                        "STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string(), "no_proxy=127.0.0.1",
-                                        "NO_PROXY=127.0.0.1"};
+  const auto env = mirror_env(server, dir);
   fs::path m = dir.path() / "image.toml";
   write(m,
         "schema = 1\nname = \"image\"\n[cuda]\nversion = \"13.0.2\"\n[cudnn]\nversion = \"9.98.0.12\"\ncuda = 13\n"
@@ -486,9 +483,7 @@ TEST(CliLock, UpgradeTellsWhichNewerReleasesStillFitTheManifest) {
   server.serve("/mirror/cuda/redist/redistrib_13.9.0.json", cuda_body);
   server.serve("/mirror/cudnn/redist/", "<a href=\"redistrib_9.27.0.json\">x</a> <a href=\"redistrib_9.98.0.json\">y</a>\n");
   server.serve("/mirror/cudnn/redist/redistrib_9.98.0.json", made_cudnn_manifest());
-  const std::vector<std::string> env = {"STACKPIN_NVIDIA_BASE=" + server.url("/mirror"),
-                                        "STACKPIN_CACHE_DIR=" + (dir.path() / "cache").string(), "no_proxy=127.0.0.1",
-                                        "NO_PROXY=127.0.0.1"};
+  const auto env = mirror_env(server, dir);
   fs::path m = dir.path() / "up.toml";
   const std::string text =
       "schema = 1\nname = \"up\"\n[cuda]\nversion = \"13.0.2\"\n[driver]\nlinux = \"580.95.05\"\n[cudnn]\nversion = \"9.13.0.50\"\n"
@@ -530,6 +525,13 @@ TEST(CliLock, UpgradeTellsWhichNewerReleasesStillFitTheManifest) {
   ASSERT_FALSE(cudnn998.is_null()) << n.dump(2);
   EXPECT_TRUE(cudnn998["fits"].get<bool>()) << cudnn998.dump(2);
   EXPECT_TRUE(server.requests_for("/mirror/cuda/redist/redistrib_13.4.2.json").empty());  // stackpin's own: not read
+  // a listing that names no release is said in a note, and the rest is still judged
+  server.serve("/mirror/cudnn/redist/", "<html>Moved: see the new host</html>\n");
+  auto unlisted = stackpin({"lock", m.string(), "--upgrade", "--json"}, env);
+  ASSERT_EQ(unlisted.exit_code, 0) << unlisted.out << unlisted.err;
+  EXPECT_NE(unlisted.out.find("NVIDIA's list of cuDNN releases was not read"), std::string::npos) << unlisted.out;
+  EXPECT_NE(unlisted.out.find("names no redistrib_<release>.json"), std::string::npos) << unlisted.out;
+  EXPECT_TRUE(candidate(json::parse(unlisted.out)["report"], "cudnn", "9.98.0.12").is_null()) << unlisted.out;
   EXPECT_FALSE(fs::exists(dir.path() / "up.lock"));
 
   // a platform the manifest pins decides too: Jetson's linux-aarch64 builds end with cuDNN 9.21
