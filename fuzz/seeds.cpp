@@ -173,6 +173,16 @@ void text_inputs(const fs::path& source, const fs::path& shared) {
   copy_matching("manifest", source / "manifests", ".toml");
   copy_matching("manifest", source / "tests" / "data" / "check", ".toml");
   copy_matching("lock", source / "manifests", ".lock");
+  // the Python target reads its first byte as the reader to use: 0 a Python lock, 1 an index page, 2 pip's report
+  for (const auto& e : fs::directory_iterator(source / "tests" / "data" / "check"))
+    if (e.path().extension() == ".pylock") put("python", e.path().filename().string(), std::string(1, '\0') + slurp(e.path()));
+  put("python", "index-page",
+      "\x01<html><body><a href=\"../../files/torch-2.9.0%2Bcu130-py3-none-any.whl#sha256=" + std::string(64, 'a') +
+          "\">torch</a><a href='/x/y.whl'>y</a><a href=https://h.example/z.whl#md5=1>z</a></body></html>");
+  put("python", "pip-report",
+      "\x02{\"version\": \"1\", \"install\": [{\"download_info\": {\"url\": \"https://h.example/Torch-2.9.0-py3-none-any.whl\", "
+      "\"archive_info\": {\"hashes\": {\"sha256\": \"" +
+          std::string(64, 'b') + "\"}}}, \"metadata\": {\"name\": \"Torch\", \"version\": \"2.9.0\"}}]}");
   copy_matching("redistrib", source / "tests" / "data" / "redistrib", ".json");
   copy_matching("redistrib", shared / "data" / "redist" / "cudnn", ".json");
   copy_matching("redistrib", shared / "data" / "redist" / "cuda", ".json");
