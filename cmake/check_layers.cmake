@@ -35,7 +35,7 @@ set(_sp_owner_winhttp.h net)
 # stand on floors: an area includes the public headers (core/<area>/...) of areas on lower floors
 # only, and no other area's private headers (<area>/..., from src/core). docs/architecture.md draws
 # the order; a new area needs its floor here. Files directly in src/core (verdict) are floor 0.
-set(_sp_core_areas windows check convtest diff inspect layout archives provision doctor package capture apply)
+set(_sp_core_areas windows check convtest diff inspect layout archives provision doctor python package capture apply)
 set(_sp_core_floor_windows 1)
 set(_sp_core_floor_check 1)
 set(_sp_core_floor_convtest 1)
@@ -45,6 +45,7 @@ set(_sp_core_floor_layout 2)
 set(_sp_core_floor_archives 2)
 set(_sp_core_floor_provision 3)
 set(_sp_core_floor_doctor 3)
+set(_sp_core_floor_python 3)
 set(_sp_core_floor_package 4)
 set(_sp_core_floor_capture 4)
 set(_sp_core_floor_apply 5)

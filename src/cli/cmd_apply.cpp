@@ -1,21 +1,26 @@
-// stackpin apply MANIFEST --target windows|linux [--dest DIR] [--archives DIR] [--platform P]
+// stackpin apply MANIFEST [--target windows|linux] [--venv DIR] [--dest DIR] [--archives DIR] [--platform P]
 //                [--locked] [--dry-run] [--no-doctor] [--no-convtest] [fetch options] [--json]
 #include <ostream>
 
 #include "commands.hpp"
 #include "core/apply/apply.hpp"
+#include "core/archives/lock.hpp"
 #include "core/layout/dest.hpp"
 #include "core/verdict.hpp"
+#include "crypto/sha256.hpp"
 #include "format/json.hpp"
+#include "format/lock_file.hpp"
 #include "format/receipt.hpp"
 #include "util/env.hpp"
+#include "util/fs.hpp"
 #include "util/strings.hpp"
 
 namespace cli {
 namespace {
+namespace fs = std::filesystem;
 
 struct ApplyCli {
-  std::string manifest, target, dest, archives, platform, out_dir;
+  std::string manifest, target, dest, archives, platform, out_dir, venv;
   FetchFlags fetch;
   bool dry_run = false, no_doctor = false, no_convtest = false, strict = false, force = false, remove_stale = false;
   std::optional<std::uint64_t> max_unpacked;
@@ -56,12 +61,43 @@ void print_apply(std::ostream& os, const model::ApplyReport& r, const Style& st)
   }
 }
 
+// The Python lock apply installs: the one the lock --locked chose records, else the one the lock
+// beside the manifest records (verified against it either way); nullopt when there is none.
+util::Result<std::optional<model::PyLock>> python_lock_for(Context& ctx, const std::string& manifest) {
+  const fs::path lock_path = !ctx.lock.file.empty() ? fs::path(ctx.lock.file) : core::default_lock_path(manifest);
+  std::error_code ec;
+  if (!fs::exists(lock_path, ec)) return std::optional<model::PyLock>();
+  SP_TRY_ASSIGN(auto lock, format::load_lock(lock_path));
+  return core::load_python_lock(lock, lock_path);
+}
+
 Outcome run_apply(const ApplyCli& c, Context& ctx) {
   core::ApplyOptions o;
-  auto target = model::parse_target(c.target);
+  auto m = load_manifest_for(ctx, c.manifest);
+  if (!m) return m.error();
+  const bool system_half = m->cudnn || (m->cuda && !m->cuda->components.empty());
+  auto target = model::parse_target(c.target.empty() && !system_half ? "linux" : c.target);
+  if (c.target.empty() && system_half)
+    return util::Error(util::ErrorCode::usage, "--target windows|linux is required: " + c.manifest + " pins a system half to provision");
   if (!target || (*target != model::Target::windows && *target != model::Target::linux))
     return util::Error(util::ErrorCode::usage, "--target must be windows or linux");
   o.target = *target;
+  if (!c.venv.empty()) {
+    o.venv = fs::path(c.venv);
+  } else if (m->python_venv) {
+    fs::path v = m->python_venv->value;
+    o.venv = v.is_relative() ? fs::path(c.manifest).parent_path() / v : v;
+  }
+  std::optional<model::PyLock> pylock;
+  if (o.venv) {
+    SP_TRY_ASSIGN(pylock, python_lock_for(ctx, c.manifest));
+    if (pylock) {
+      o.pylock = &*pylock;
+      auto text = util::read_file(pylock->path);
+      if (!text) return std::move(text).error();
+      o.pylock_sha256 = crypto::to_hex(crypto::sha256_of(*text));
+    }
+  }
   if (!c.platform.empty()) {
     auto p = parse_platform_option(c.platform);
     if (!p) return p.error();
@@ -70,8 +106,6 @@ Outcome run_apply(const ApplyCli& c, Context& ctx) {
   auto fetch = fetch_options_for(ctx, c.fetch);
   if (!fetch) return fetch.error();
   o.fetch = std::move(*fetch);
-  auto m = load_manifest_for(ctx, c.manifest);
-  if (!m) return m.error();
   if (!c.dest.empty()) o.dest = c.dest;
   if (o.target == model::Target::windows && util::host_is_windows()) {
     // on the Windows machine itself: the tree goes where the manifest says it lives, and doctor and
@@ -125,7 +159,9 @@ void add_apply(Command& app, Context& ctx) {
                                  "Provision this machine (or a Windows tree) from a manifest: fetch, verify, stage or install, "
                                  "activation scripts, doctor, conv test; idempotent");
   cmd->add_option("MANIFEST", c->manifest, "The manifest")->required();
-  cmd->add_option("--target", c->target, "windows or linux")->required();
+  cmd->add_option("--target", c->target, "windows or linux (required unless the manifest pins the Python environment alone)");
+  cmd->add_option("--venv", c->venv,
+                  "The Python environment to provision from the Python lock (default: [python] venv, relative to the manifest)");
   cmd->add_option("--dest", c->dest,
                   "DEST: the local folder that becomes the prefix (linux default: [targets.linux] prefix; windows: required, "
                   "except on Windows, where it defaults to [targets.windows] prefix, or cuda_path for cuda-merge)");

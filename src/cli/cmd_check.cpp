@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "core/archives/lock.hpp"
 #include "core/check/check.hpp"
+#include "core/check/python_rules.hpp"
 #include "core/verdict.hpp"
 #include "format/json.hpp"
 #include "format/lock_file.hpp"
@@ -105,6 +106,24 @@ void render_explain(std::ostream& os, const model::CheckReport& r, const Style& 
   }
 }
 
+// The Python lock the manifest's lock records: the wheels' libraries held against the system half
+// (core::check_python_lock). One that is missing or not the recorded file is an error finding.
+void python_half(const model::Manifest& m, const model::Lock& lock, const std::string& manifest, const CheckOptions& o,
+                 const knowledge::KnowledgeBase& kb, const knowledge::CudaCatalog& catalog, model::CheckReport& report) {
+  if (lock.python_lock.empty()) return;
+  const std::filesystem::path path = o.lock.empty() ? core::default_lock_path(manifest) : std::filesystem::path(o.lock);
+  auto py = core::load_python_lock(lock, path);
+  report.examined.insert("python.lock");
+  if (!py) {
+    auto& f = model::add_finding(report.findings, "python.lock", model::Severity::error, lock.python_lock);
+    f.seen = py.error().message;
+    f.where = py.error().where;
+    f.fix = "run `stackpin lock " + manifest + "` to write both locks again, and commit them together";
+    return;
+  }
+  if (*py) core::check_python_lock(m, **py, kb, catalog, report);
+}
+
 // The manifest's lock, for the GPU code `stackpin lock` read from its archives: --lock FILE, else
 // the lock beside the manifest when there is one. A lock that cannot be read is said as a warning
 // and [gpus] is judged by NVIDIA's documents.
@@ -199,6 +218,7 @@ Outcome run_check(const CheckOptions& o, Context& ctx) {
                                               : manifest ? util::Result<model::CheckReport>(catalog.error())
                                                          : util::Result<model::CheckReport>(manifest.error());
     if (report) report->findings.insert(report->findings.begin(), lock_notes.begin(), lock_notes.end());
+    if (report && lock) python_half(*manifest, *lock, path, o, judged_by, *catalog, *report);
     if (!report) {
       failed = true;
       if (!first_error) first_error = report.error();

@@ -105,6 +105,15 @@ Outcome emit(Context& ctx, const std::string& kind, const std::string& output, s
   return finish(ctx, std::move(g));
 }
 
+// With --locked, the Python lock the lock records (read and verified against it); nullopt without
+// --locked or when the lock records none.
+util::Result<std::optional<model::PyLock>> locked_python(Context& ctx, const std::string& manifest,
+                                                         const std::optional<model::Lock>& lock) {
+  if (!lock) return std::optional<model::PyLock>();
+  const std::filesystem::path path = ctx.lock.file.empty() ? core::default_lock_path(manifest) : std::filesystem::path(ctx.lock.file);
+  return core::load_python_lock(*lock, path);
+}
+
 struct DockerCli {
   std::string manifest, output, context, archives, cache_dir, platform = "linux-x86_64", convtest;
   bool from_url = false, dev = false;
@@ -116,6 +125,9 @@ Outcome run_dockerfile(const DockerCli& c, Context& ctx) {
   if (!m) return m.error();
   core::DockerOptions o;
   if (lock) o.lock = &*lock;
+  auto pylock = locked_python(ctx, c.manifest, lock);
+  if (!pylock) return pylock.error();
+  if (*pylock) o.pylock = &**pylock;
   auto platform = model::parse_platform(c.platform);
   if (!platform) return util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa");
   o.platform = *platform;
@@ -174,6 +186,9 @@ Outcome run_devcontainer(const DevcontainerCli& c, Context& ctx) {
   if (!m) return m.error();
   core::DockerOptions o;
   if (lock) o.lock = &*lock;
+  auto pylock = locked_python(ctx, c.manifest, lock);
+  if (!pylock) return pylock.error();
+  if (*pylock) o.pylock = &**pylock;
   auto platform = model::parse_platform(c.platform);
   if (!platform) return util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa");
   o.platform = *platform;
@@ -366,6 +381,9 @@ Outcome run_conda(const GenCli& c, Context& ctx) {
   if (!m) return m.error();
   core::CondaOptions o;
   if (lock) o.lock = &*lock;
+  auto pylock = locked_python(ctx, c.manifest, lock);
+  if (!pylock) return pylock.error();
+  if (*pylock) o.pylock = &**pylock;
   o.manifest_file = std::filesystem::path(c.manifest).filename().string();
   o.manifest_sha256 = m->sha256;
   auto plan = core::plan_conda(*m, knowledge::KnowledgeBase::embedded(), o);

@@ -9,9 +9,12 @@
 #include "core/archives/lock.hpp"
 #include "core/archives/nvidia_manifests.hpp"
 #include "core/archives/upgrade.hpp"
+#include "core/python/python_env.hpp"
+#include "crypto/sha256.hpp"
 #include "format/json.hpp"
 #include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
+#include "format/pylock.hpp"
 #include "gen/quote.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -24,7 +27,7 @@ struct LockCli {
   std::string manifest, output;
   std::vector<std::string> redistribs;
   std::string archives, cache_dir;
-  bool check = false, offline = false, upgrade = false;
+  bool check = false, offline = false, upgrade = false, no_pylock = false;
 };
 
 // How many releases stackpin lacks lock --upgrade reads NVIDIA's manifests of, per product and major.
@@ -213,7 +216,75 @@ void print_lock(std::ostream& os, const model::Lock& l, const std::string& path,
     os << "  kernels   GPU code of " << read << " of " << all << " archive" << (all == 1 ? "" : "s") << " (" << libraries << " librar"
        << (libraries == 1 ? "y" : "ies") << " with SASS or PTX)\n";
   for (const auto& f : l.frameworks) os << "  framework " << f.requirement << "  (" << f.index_url << ")\n";
+  if (!l.python_lock.empty()) os << "  python    " << l.python_lock << " (sha256 " << l.python_lock_sha256 << ")\n";
   if (!l.base_image.empty()) os << "  image     " << l.base_image << (l.base_digest.empty() ? "" : "@" + l.base_digest) << "\n";
+}
+
+// The Python lock beside the stack's lock: resolved by pip and written (when it changed) before the
+// stack's lock that records its SHA-256, so that a failure between the two leaves a pair --locked
+// refuses rather than one it accepts. --check instead re-reads each pinned wheel from its index.
+// Offline, without a local index, the previous record is kept when its file is intact.
+util::Status lock_python(const LockCli& c, Context& ctx, const model::Manifest& m, const fs::path& out, const model::Lock* previous,
+                         model::Lock& lock, std::vector<model::Finding>& findings) {
+  if (m.frameworks.empty() || c.no_pylock || c.output == "-") return {};
+  if (!m.python) {
+    auto& f = model::add_finding(findings, "lock.python", model::Severity::warning, "[frameworks]");
+    f.seen = "no [python] version: the frameworks are locked by requirement only, with no Python lock of their wheels";
+    f.fix = "add [python] version = \"3.12\" (the wheels depend on it) and lock again";
+    f.where = m.locate(m.frameworks_pos);
+    return {};
+  }
+  const std::string name = format::pylock_file_name(m.name.value);
+  const fs::path file = out.parent_path() / name;
+  core::PythonToolOptions po;
+  po.env = &ctx.io.env;
+  if (c.check) {
+    if (!previous || previous->python_lock.empty())
+      return util::Error(util::ErrorCode::mismatch, out.string() + " records no Python lock, and " + c.manifest + " pins frameworks")
+          .with_hint("run `stackpin lock " + gen::sh_quote(c.manifest) + "` and commit both locks");
+    SP_TRY_ASSIGN(auto py, core::load_python_lock(*previous, out));
+    lock.python_lock = previous->python_lock;
+    lock.python_lock_sha256 = previous->python_lock_sha256;
+    std::vector<std::string> problems;
+    for (const auto& r : core::recheck_pylock(*py, po)) {
+      if (r.state == core::WheelRecheck::State::same) continue;
+      const char* what = r.state == core::WheelRecheck::State::missing   ? "is gone"
+                         : r.state == core::WheelRecheck::State::changed ? "changed"
+                                                                         : "could not be checked";
+      auto loc = py->locate(r.pos);
+      problems.push_back(loc.file + ":" + std::to_string(loc.line) + ": " + r.package + ": " + r.wheel + " " + what + ": " + r.detail);
+    }
+    if (!problems.empty()) {
+      util::Error e(util::ErrorCode::mismatch,
+                    file.string() + " pins " + std::to_string(problems.size()) + " wheel(s) their index no longer serves as pinned");
+      e.hints = problems;
+      e.hints.push_back("lock again (`stackpin lock " + gen::sh_quote(c.manifest) +
+                        "`) to pin what the index serves now, or restore the wheels on your mirror");
+      return e;
+    }
+    return {};
+  }
+  const bool local_index = m.python_index && m.python_index->value.find("://") == std::string::npos;
+  if (c.offline && !local_index) {
+    if (previous && !previous->python_lock.empty() && core::load_python_lock(*previous, out)) {
+      lock.python_lock = previous->python_lock;
+      lock.python_lock_sha256 = previous->python_lock_sha256;
+      return {};
+    }
+    auto& f = model::add_finding(findings, "lock.python", model::Severity::warning, "[frameworks]");
+    f.seen = "--offline: no Python lock was made (pip needs the index)";
+    f.fix = "run `stackpin lock` online, or give [python] index a local directory of wheels";
+    return {};
+  }
+  SP_TRY_ASSIGN(auto py, core::resolve_pylock(m, lock, po));
+  py.path = file.string();
+  const std::string text = format::render_pylock(py);
+  auto old = util::read_file(file);
+  if (!old || *old != text)
+    if (auto st = util::write_file_atomic(file, text); !st) return st.error();
+  lock.python_lock = name;
+  lock.python_lock_sha256 = crypto::to_hex(crypto::sha256_of(text));
+  return {};
 }
 
 Outcome run_lock(const LockCli& c, Context& ctx) {
@@ -269,6 +340,7 @@ Outcome run_lock(const LockCli& c, Context& ctx) {
   o.kernels = &k;
   auto outcome = core::make_lock(*m, knowledge::KnowledgeBase::embedded(), o);
   if (!outcome) return outcome.error();
+  if (auto st = lock_python(c, ctx, *m, out, o.previous, outcome->lock, outcome->findings); !st) return st.error();
   std::string text = format::render_lock(outcome->lock);
   if (c.output == "-") {
     ctx.io.out << text;
@@ -312,6 +384,8 @@ void add_lock(Command& app, Context& ctx) {
   cmd->add_option("--cache-dir", c->cache_dir,
                   "The download cache: NVIDIA's manifests for releases newer than stackpin's, and archives `stackpin fetch` put there");
   cmd->add_flag("--offline", c->offline, "Read no NVIDIA manifest from the network: stackpin's own, --redistrib files and the cache only");
+  cmd->add_flag("--no-pylock", c->no_pylock,
+                "Lock the system half only: write no Python lock (pylock.NAME.toml) for the manifest's [frameworks]");
   cmd->add_flag("--check", c->check, "Write nothing; fail (exit 1) when the lock is missing or would pin anything differently");
   cmd->add_flag("--upgrade", c->upgrade,
                 "Write nothing; list the newer CUDA, cuDNN and torch releases and which still fit the manifest (its GPUs, its driver "

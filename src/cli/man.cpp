@@ -114,6 +114,8 @@ void write_man_page(std::ostream& out) {
   out << ".TP\n" << k_exit_nothing << "\nNothing to run on (no NVIDIA driver or GPU), when nothing else failed.\n";
   out << ".TP\n" << k_exit_internal << "\nInternal error (a bug in stackpin).\n";
   out << ".SH ENVIRONMENT\n.TP\n\\fBNO_COLOR\\fR\nWhen set, output is never coloured.\n";
+  out << ".TP\n\\fBSTACKPIN_PYTHON\\fR\nThe Python interpreter whose pip resolves the Python lock and builds the environment \\fBapply\\fR "
+         "provisions (default: python3 on PATH).\n";
   out << ".SH SEE ALSO\nThe documents under \\fIdocs/\\fR in stackpin's source tree (docs/manifest.md, docs/output.md "
          "and one page per command); \\fBstackpin\\fR \\fICOMMAND\\fR \\fB\\-\\-help\\fR.\n";
 }

@@ -67,6 +67,7 @@ const std::map<std::string, std::string>& value_names() {
       {"--stall-timeout", "SECONDS"},
       {"--target", "TARGET"},
       {"--user-path", "PATH"},
+      {"--venv", "DIR"},
       {"--windows-root", "DIR"},
   };
   return names;

@@ -292,6 +292,25 @@ util::Result<model::Lock> parse_lock(std::string_view text, const std::string& p
   }
   read_array_of_tables(top, "frameworks", diag, [&](const toml::table& t, int i, Diagnostics& d) { read_framework(t, i, d, lock); });
   read_array_of_tables(top, "gpus", diag, [&](const toml::table& t, int i, Diagnostics& d) { read_gpu(t, i, d, lock); });
+  if (const toml::table* t = top.subtable("python")) {
+    TableReader r(*t, "python", diag);
+    lock.python_lock_pos = detail::pos_of(*t);
+    auto file = r.string("lock", true);
+    auto sha = r.string("sha256", true);
+    r.finish();
+    if (file) {
+      lock.python_lock = file->value;
+      if (lock.python_lock.empty() || lock.python_lock.find_first_of("/\\") != std::string::npos || lock.python_lock == "." ||
+          lock.python_lock == "..")
+        diag.error_at(file->pos.line, file->pos.column, "`python.lock` must be a plain file name beside the lock",
+                      "regenerate the lock with `stackpin lock`");
+    }
+    if (sha) {
+      lock.python_lock_sha256 = sha->value;
+      if (!is_hex_of(sha->value, 64))
+        diag.error_at(sha->pos.line, sha->pos.column, "`python.sha256` is not 64 hex digits", "regenerate the lock with `stackpin lock`");
+    }
+  }
   if (const toml::table* t = top.subtable("docker")) {
     TableReader r(*t, "docker", diag);
     if (auto v = r.string("base_image")) lock.base_image = v->value;
@@ -383,6 +402,7 @@ std::string render_lock(const model::Lock& l) {
     if (!g.onnxruntime.empty()) o << "onnxruntime = " << q(g.onnxruntime) << "\n";
     if (!g.tensorflow.empty()) o << "tensorflow = " << q(g.tensorflow) << "\n";
   }
+  if (!l.python_lock.empty()) o << "\n[python]\nlock = " << q(l.python_lock) << "\nsha256 = " << q(l.python_lock_sha256) << "\n";
   if (!l.base_image.empty() || !l.base_digest.empty()) {
     o << "\n[docker]\n";
     if (!l.base_image.empty()) o << "base_image = " << q(l.base_image) << "\n";
@@ -446,21 +466,23 @@ JsonDoc to_json(const model::Lock& l, const std::string& written_to, bool change
                     {"onnxruntime", g.onnxruntime},
                     {"tensorflow", g.tensorflow}});
   JsonDoc doc;
-  doc.impl().value = json{{"lock", written_to},
-                          {"gpus", gpus},
-                          {"changed", changed},
-                          {"manifest", l.manifest},
-                          {"name", l.name},
-                          {"inputs", inputs},
-                          {"cuda", l.cuda},
-                          {"cuda_archives", cuda_archives},
-                          {"cudnn", l.cudnn},
-                          {"cudnn_cuda", l.cudnn_cuda},
-                          {"archives", archives},
-                          {"drivers", drivers},
-                          {"frameworks", frameworks},
-                          {"base_image", l.base_image},
-                          {"base_digest", l.base_digest}};
+  doc.impl().value =
+      json{{"lock", written_to},
+           {"gpus", gpus},
+           {"changed", changed},
+           {"manifest", l.manifest},
+           {"name", l.name},
+           {"inputs", inputs},
+           {"cuda", l.cuda},
+           {"cuda_archives", cuda_archives},
+           {"cudnn", l.cudnn},
+           {"cudnn_cuda", l.cudnn_cuda},
+           {"archives", archives},
+           {"drivers", drivers},
+           {"frameworks", frameworks},
+           {"base_image", l.base_image},
+           {"base_digest", l.base_digest},
+           {"python_lock", l.python_lock.empty() ? json(nullptr) : json{{"file", l.python_lock}, {"sha256", l.python_lock_sha256}}}};
   return doc;
 }
 

@@ -247,8 +247,19 @@ void read_python(TableReader& top, model::Manifest& m) {
   const toml::table* t = top.subtable("python");
   if (!t) return;
   TableReader r(*t, "python", top.diag());
+  m.python_pos = detail::pos_of(*t);
   m.python = r.version("version", 2, 3, "\"3.10\"", true);
+  m.python_index = r.string("index", false, "\"https://mirror.example/simple\"");
+  m.python_venv = r.string("venv", false, "\".venv\"");
   r.finish();
+  for (const auto* v : {&m.python_index, &m.python_venv}) {
+    if (!*v) continue;
+    const std::string& s = (*v)->value;
+    if (s.empty() || std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+      top.diag().error_at((*v)->pos.line, (*v)->pos.column,
+                          std::string("`python.") + (v == &m.python_index ? "index" : "venv") +
+                              "` must be a non-empty path or URL without control characters");
+  }
 }
 
 void read_gpus(TableReader& top, model::Manifest& m) {

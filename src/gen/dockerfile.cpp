@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "gen/quote.hpp"
+#include "util/strings.hpp"
 
 namespace gen {
 
@@ -274,11 +275,72 @@ util::Status validate(const DockerfileSpec& s) {
   for (const auto& f : s.frameworks)
     if (!plain_argument(f.pip_requirement) || (!f.index_url.empty() && !plain_argument(f.index_url)))
       return refuse("the framework requirement", f.pip_requirement);
+  for (const auto& r : s.python_requirements) {
+    auto words = util::split(r, ' ');
+    if (words.size() != 4 || !std::all_of(words.begin(), words.end(), plain_argument)) return refuse("the pinned wheel", r);
+  }
 
   return {};
 }
 
 }  // namespace
+
+// The frameworks' virtual environment: the Python lock's wheels by hash when the spec has them, else
+// one pip call per index with the frameworks' requirements.
+std::string frameworks_section(const DockerfileSpec& s) {
+  std::string d;
+  d += "\n# Frameworks, in a virtual environment (Ubuntu 24.04's Python refuses system-wide pip installs).\n";
+  if (!s.python.empty())
+    d += "# The manifest pins Python " + comment_safe(s.python) + "; the image uses the base image's python3, checked below.\n";
+  for (const auto& f : s.frameworks)
+    if (!f.cudnn_note.empty()) d += comment(f.cudnn_note);
+  d += "RUN apt-get update \\\n";
+  d += "    && apt-get install -y --no-install-recommends python3 python3-venv \\\n";
+  d += "    && rm -rf /var/lib/apt/lists/* \\\n";
+  d += "    && python3 -m venv /opt/stackpin-venv";
+  if (!s.python.empty())
+    d += " \\\n    && /opt/stackpin-venv/bin/python -c 'import sys; v=\"%d.%d\" % sys.version_info[:2]; print(\"python\", v, "
+         "\"(manifest: " +
+         s.python + ")\" if v == \"" + s.python + "\" else \"- WARNING: the manifest pins " + s.python + "\")'";
+  d += "\n";
+  if (!s.python_requirements.empty()) {
+    d += "# The wheels of the Python lock, each by URL and SHA-256: pip refuses any other byte (--require-hashes),\n"
+         "# installs nothing the lock does not list (--no-deps) and asks no index (--no-index).\n";
+    d += "RUN printf '%s\\n' \\\n";
+    for (const auto& r : s.python_requirements) d += "        '" + r + "' \\\n";
+    d += "        > /tmp/stackpin-pylock.txt \\\n"
+         "    && /opt/stackpin-venv/bin/pip install --no-cache-dir --require-hashes --no-deps --no-index --only-binary=:all: \\\n"
+         "        -r /tmp/stackpin-pylock.txt \\\n"
+         "    && rm /tmp/stackpin-pylock.txt\n";
+    d += "ENV PATH=/opt/stackpin-venv/bin:${PATH}\n";
+  }
+  // One pip call per index: PyTorch's wheels come from the index of their CUDA variant. Each
+  // index is a build argument declared just before its step, so that a mirror or proxy of it can
+  // be given without editing the file, and changing one invalidates that step alone.
+  std::vector<std::string> indexes;
+  for (const auto& f : s.frameworks)
+    if (s.python_requirements.empty())
+      if (std::find(indexes.begin(), indexes.end(), f.index_url) == indexes.end()) indexes.push_back(f.index_url);
+  std::vector<std::string> args;
+  for (const auto& idx : indexes) {
+    std::string reqs;
+    for (const auto& f : s.frameworks)
+      if (f.index_url == idx) reqs += " " + f.pip_requirement;
+    std::string arg = index_arg(idx, args);
+    args.push_back(arg);
+    if (idx.empty()) {
+      d += "# PyPI, or the index pip is given: --build-arg PIP_INDEX_URL=https://mirror.example/simple\n";
+      d += "ARG PIP_INDEX_URL\n";
+      d += "RUN /opt/stackpin-venv/bin/pip install --no-cache-dir" + reqs + "\n";
+    } else {
+      d += "# A mirror or proxy of " + comment_safe(idx) + ": --build-arg " + arg + "=https://mirror.example/...\n";
+      d += "ARG " + arg + "=" + idx + "\n";
+      d += "RUN /opt/stackpin-venv/bin/pip install --no-cache-dir" + reqs + " --index-url \"${" + arg + "}\"\n";
+    }
+  }
+  if (s.python_requirements.empty()) d += "ENV PATH=/opt/stackpin-venv/bin:${PATH}\n";
+  return d;
+}
 
 util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
   SP_TRY(validate(s));
@@ -375,46 +437,7 @@ util::Result<std::string> render_dockerfile(const DockerfileSpec& s) {
     d += "\n";
   }
 
-  if (!s.frameworks.empty()) {
-    d += "\n# Frameworks, in a virtual environment (Ubuntu 24.04's Python refuses system-wide pip installs).\n";
-    if (!s.python.empty())
-      d += "# The manifest pins Python " + comment_safe(s.python) + "; the image uses the base image's python3, checked below.\n";
-    for (const auto& f : s.frameworks)
-      if (!f.cudnn_note.empty()) d += comment(f.cudnn_note);
-    d += "RUN apt-get update \\\n";
-    d += "    && apt-get install -y --no-install-recommends python3 python3-venv \\\n";
-    d += "    && rm -rf /var/lib/apt/lists/* \\\n";
-    d += "    && python3 -m venv /opt/stackpin-venv";
-    if (!s.python.empty())
-      d += " \\\n    && /opt/stackpin-venv/bin/python -c 'import sys; v=\"%d.%d\" % sys.version_info[:2]; print(\"python\", v, "
-           "\"(manifest: " +
-           s.python + ")\" if v == \"" + s.python + "\" else \"- WARNING: the manifest pins " + s.python + "\")'";
-    d += "\n";
-    // One pip call per index: PyTorch's wheels come from the index of their CUDA variant. Each
-    // index is a build argument declared just before its step, so that a mirror or proxy of it can
-    // be given without editing the file, and changing one invalidates that step alone.
-    std::vector<std::string> indexes;
-    for (const auto& f : s.frameworks)
-      if (std::find(indexes.begin(), indexes.end(), f.index_url) == indexes.end()) indexes.push_back(f.index_url);
-    std::vector<std::string> args;
-    for (const auto& idx : indexes) {
-      std::string reqs;
-      for (const auto& f : s.frameworks)
-        if (f.index_url == idx) reqs += " " + f.pip_requirement;
-      std::string arg = index_arg(idx, args);
-      args.push_back(arg);
-      if (idx.empty()) {
-        d += "# PyPI, or the index pip is given: --build-arg PIP_INDEX_URL=https://mirror.example/simple\n";
-        d += "ARG PIP_INDEX_URL\n";
-        d += "RUN /opt/stackpin-venv/bin/pip install --no-cache-dir" + reqs + "\n";
-      } else {
-        d += "# A mirror or proxy of " + comment_safe(idx) + ": --build-arg " + arg + "=https://mirror.example/...\n";
-        d += "ARG " + arg + "=" + idx + "\n";
-        d += "RUN /opt/stackpin-venv/bin/pip install --no-cache-dir" + reqs + " --index-url \"${" + arg + "}\"\n";
-      }
-    }
-    d += "ENV PATH=/opt/stackpin-venv/bin:${PATH}\n";
-  }
+  if (!s.frameworks.empty()) d += frameworks_section(s);
 
   d += labels_and_devel(s);
 

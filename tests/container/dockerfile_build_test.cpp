@@ -25,6 +25,7 @@
 #include "http_server.hpp"
 #include "test_support.hpp"
 #include "tree.hpp"
+#include "wheels.hpp"
 
 namespace dockerfile_build_test {
 
@@ -502,6 +503,63 @@ TEST_F(ContainerHermetic, AFrameworkPinChangeRebuildsOnlyTheFrameworkStep) {
   EXPECT_GE(cached, 8u) << logs["2.10.0"];
   std::printf("torch 2.9.0 -> 2.10.0: %zu steps from the cache, %zu RUN step run again (the install); builds took %.1f s and %.1f s\n",
               cached, runs, seconds["2.9.0"], seconds["2.10.0"]);
+}
+
+// An image from a stack with a Python lock installs the lock's wheels for its platform and nothing
+// else: `generate dockerfile --locked` writes each wheel's URL and SHA-256 into the image's pip
+// step (--require-hashes --no-deps --no-index), the build fetches them from the index on
+// 127.0.0.1, and the image holds exactly the locked versions, torch's Linux-only NVIDIA wheels
+// included.
+TEST_F(ContainerHermetic, AnImageInstallsExactlyTheWheelsOfThePythonLock) {
+  if (auto why = testing_support::python_tools_missing(); !why.empty()) GTEST_SKIP() << why;
+  testing_support::HttpServer index;
+  const fs::path wheel_dir = scratch.path() / "wheels";
+  std::vector<fs::path> wheels;
+  for (const auto& w :
+       std::vector<fixtures::WheelSpec>{{"torch",
+                                         "2.9.0+cu130",
+                                         "py3-none-manylinux_2_28_x86_64",
+                                         {"nvidia-cudnn-cu13==9.13.0.50; sys_platform == \"linux\"", "filelock"},
+                                         {{"torch/__init__.py", fixtures::Kind::file, "__version__ = '2.9.0+cu130'\n"}}},
+                                        {"nvidia-cudnn-cu13",
+                                         "9.13.0.50",
+                                         "py3-none-manylinux_2_27_x86_64",
+                                         {},
+                                         {{"nvidia/cudnn/lib/libcudnn.so.9", fixtures::Kind::file, "x"}}},
+                                        {"filelock", "3.20.0", "py3-none-any", {}, {{"filelock/__init__.py", fixtures::Kind::file, ""}}},
+                                        {"filelock", "3.99.0", "py3-none-any", {}, {{"filelock/__init__.py", fixtures::Kind::file, ""}}}})
+    wheels.push_back(fixtures::make_wheel(wheel_dir, w).path);
+  testing_support::serve_wheel_index(index, wheels);
+  fs::path m = manifest("stack-pylock", "frameworks from the Python lock");
+  testing_support::write_file(m, testing_support::read_text(m) +
+                                     "\n[frameworks]\ntorch = \"2.9.0\"\n\n[python]\nversion = \"3.11\"\nindex = \"" +
+                                     index.url("/simple") + "\"\n");
+  auto lock = testing_support::stackpin({"lock", m.string()});
+  ASSERT_EQ(lock.exit_code, 0) << lock.out << lock.err;
+  // the index serves two filelock releases: the image gets the one the lock chose (the newest, 3.99.0)
+  fs::path convtest = testing_support::binary().parent_path() / "stackpin-convtest";
+  fs::path context = scratch.path() / "context-pylock";
+  auto gen = testing_support::stackpin({"generate", "dockerfile", m.string(), "--locked", "--context", context.string(), "--archives",
+                                        archives.string(), "--convtest", convtest.string()});
+  ASSERT_EQ(gen.exit_code, 0) << gen.out << gen.err;
+  std::string dockerfile = testing_support::read_text(context / "Dockerfile");
+  EXPECT_NE(dockerfile.find("--require-hashes --no-deps --no-index"), std::string::npos) << dockerfile;
+  EXPECT_NE(dockerfile.find("nvidia-cudnn-cu13 @ " + index.url("/files/")), std::string::npos) << dockerfile;
+  EXPECT_NE(dockerfile.find("--hash=sha256:" + fixtures::info(wheels[0]).sha256), std::string::npos) << dockerfile;
+  std::string tag = "stackpin-test/pylock:" + std::to_string(::getpid());
+  Images images;
+  images.tags.push_back(tag);
+  auto build = ct::docker({"build", "--network", "host", "--build-arg", std::string("BASE_IMAGE=") + ct::k_debian_image, "--target",
+                           "runtime", "-t", tag, context.string()},
+                          900);
+  ASSERT_EQ(build.exit_code, 0) << ct::describe(build);
+  ct::Options o;
+  o.image = tag;
+  auto listed = ct::run(o, {"python", "-m", "pip", "list", "--format=freeze", "--disable-pip-version-check"});
+  EXPECT_EQ(listed.exit_code, 0) << ct::describe(listed);
+  for (const char* want : {"torch==2.9.0+cu130", "nvidia-cudnn-cu13==9.13.0.50", "filelock==3.99.0"})
+    EXPECT_NE(listed.out.find(want), std::string::npos) << want << "\n" << listed.out;
+  EXPECT_EQ(listed.out.find("3.20.0"), std::string::npos) << listed.out;
 }
 
 // An image whose archives the build downloads (--from-url) from a machine that does not have

@@ -1,6 +1,7 @@
 // Every check rule has a passing and a failing manifest under tests/data/check/. Each file's first
 // line states what `check` must find: "# expect: <error|warning|note> <rule> [line N]" or
-// "# expect: clean <rule>". The real example manifests must pass.
+// "# expect: clean <rule>". The real example manifests must pass. A case of the Python rules has its
+// Python lock beside it (the same name, .pylock).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +10,9 @@
 #include <set>
 
 #include "core/check/check.hpp"
+#include "core/check/python_rules.hpp"
 #include "format/manifest_reader.hpp"
+#include "format/pylock.hpp"
 #include "test_support.hpp"
 
 namespace check_rules_test {
@@ -54,6 +57,14 @@ model::CheckReport check_file(const fs::path& p) {
   if (!m.ok()) return {};
   auto r = core::check_manifest(*m, knowledge::KnowledgeBase::embedded());
   EXPECT_TRUE(r.ok()) << p << ": " << (r.ok() ? "" : r.error().message);
+  // a case of the Python rules brings its Python lock beside it: NAME.pylock
+  fs::path pylock = p;
+  pylock.replace_extension(".pylock");
+  if (r.ok() && fs::exists(pylock)) {
+    auto py = format::parse_pylock(testing_support::read_text(pylock), pylock.string());
+    EXPECT_TRUE(py.ok()) << pylock << ": " << (py.ok() ? "" : py.error().message);
+    if (py.ok()) core::check_python_lock(*m, *py, knowledge::KnowledgeBase::embedded(), knowledge::CudaCatalog::embedded(), *r);
+  }
   return r.ok() ? std::move(r).value() : model::CheckReport{};
 }
 

@@ -246,6 +246,35 @@ TEST(DoctorLinux, WheelStyleTreeIsNotHalfCopiedAndTorchsBundledCudnnIsJudged) {
   has(t.fix, "torch loads its own cuDNN 9.1.0.70");
 }
 
+// The environment's packages are judged as a Python lock would be, and a cuDNN wheel that lacks a
+// sub-library the system copy has is one cuDNN from two places.
+TEST(DoctorLinux, APythonEnvironmentIsJudgedByItsPackagesAndAWheelMissingASubLibraryIsSplit) {
+  Machine mc;
+  const std::string site = "/opt/venv/lib/python3.11/site-packages", lib = site + "/nvidia/cudnn/lib";
+  mc.root.cudnn_libs(lib, "9.1.0", false, {"libcudnn_engines_precompiled"});
+  mc.root.dist_info(site, "nvidia-cudnn-cu12", "9.1.0.70", {{"nvidia/cudnn/lib/libcudnn.so.9", mc.root.size_of(lib + "/libcudnn.so.9")}});
+  mc.root.dist_info(site, "nvidia-cuda-runtime-cu12", "12.8.90");
+  mc.root.dist_info(site, "torch", "2.5.1+cu124");
+  mc.root.cudnn_libs(k_multiarch, "9.3.0");
+  mc.site_packages = {site};
+  auto pinned = manifest("12.4.1", "9.1.0.70", 12);
+  auto fs = mc.doctor(&pinned);
+  auto split = one(fs, "python.cudnn-split", "cuDNN 9.1.0 in " + lib);
+  EXPECT_EQ(split.severity, Severity::error) << describe(fs);
+  has(split.seen, "lacks libcudnn_engines_precompiled.so.9");
+  has(split.seen, "the loader takes it from " + k_multiarch);
+  has(split.fix, "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH");
+  auto cudnn = one(fs, "python.cudnn", "nvidia-cudnn-cu12 9.1.0.70 (linux-x86_64)");
+  EXPECT_EQ(cudnn.severity, Severity::ok) << describe(fs);
+  auto runtime = one(fs, "python.cuda-runtime", "nvidia-cuda-runtime-cu12 12.8.90 (linux-x86_64)");
+  EXPECT_EQ(runtime.severity, Severity::warning) << describe(fs);
+  has(runtime.fix, "CUDA 12.8's runtime");
+  auto driver = one(fs, "python.driver", "nvidia-cuda-runtime-cu12 12.8.90 (linux-x86_64)");
+  EXPECT_EQ(driver.severity, Severity::warning) << describe(fs);
+  has(driver.seen, "CUDA 12.8.1's: it needs a driver >= 570.124.06");
+  has(driver.source, site);
+}
+
 TEST(DoctorLinux, CondaCudatoolkitOfAnotherMajorIsAnError) {
   Machine mc;
   const std::string prefix = "/opt/conda/envs/legacy";

@@ -15,10 +15,12 @@
 
 #include "core/archives/cache.hpp"
 #include "core/archives/verify.hpp"
+#include "core/check/python_rules.hpp"
 #include "core/convtest/convtest.hpp"
 #include "core/doctor/doctor.hpp"
 #include "core/package/deb.hpp"
 #include "core/provision/stage.hpp"
+#include "core/python/python_env.hpp"
 #include "knowledge/cuda_catalog.hpp"
 #include "model/contracts.hpp"
 #include "probe/program.hpp"
@@ -337,6 +339,44 @@ util::Result<model::DoctorReport> windows_doctor(Run& r) {
   return core::doctor(d, r.kb);
 }
 
+// The Python environment from the Python lock, then the agreement of its wheels with the manifest's
+// system half (the check rules of the Python lock): an error there fails the step.
+bool python_step(Run& r) {
+  if (!r.o.venv) return true;
+  auto& s = r.step("python");
+  if (!r.o.pylock)
+    return r.fail(s, Error(ErrorCode::not_found, "no Python lock for " + r.manifest_arg() + ": the environment is installed from pylock." +
+                                                     r.m.name.value + ".toml, which the stack's lock records")
+                         .with_hint("run `stackpin lock " + gen::sh_quote(r.manifest_arg()) + "` and commit both locks"));
+  const fs::path venv = util::io::absolute_path(*r.o.venv);
+  if (r.o.dry_run) {
+    s.status = StepStatus::planned;
+    s.detail = "make " + venv.string() + " hold exactly the packages of " + r.o.pylock->path + " (pip install --require-hashes --no-deps)";
+    return true;
+  }
+  PythonToolOptions po;
+  po.env = r.o.env;
+  auto res = provision_venv(*r.o.pylock, r.o.pylock_sha256, venv, po);
+  if (!res) return r.fail(s, res.error());
+  s.status = res->unchanged ? StepStatus::unchanged : StepStatus::done;
+  s.detail = res->unchanged ? venv.string() + " already holds exactly " + r.o.pylock->path
+                            : std::string(res->created ? "created " : "rebuilt ") + venv.string() + " (Python " + res->python_version +
+                                  ") with " + std::to_string(res->installed.size()) + " pinned wheel(s)";
+  for (const auto& i : res->installed) s.lines.push_back(i);
+  model::CheckReport agreement;
+  check_python_lock(r.m, *r.o.pylock, r.kb, knowledge::CudaCatalog::embedded(), agreement);
+  bool disagrees = false;
+  for (auto& f : agreement.findings) {
+    disagrees = disagrees || f.severity == model::Severity::error;
+    r.findings.push_back(std::move(f));
+  }
+  if (disagrees)
+    return r.fail(
+        s, Error(ErrorCode::invalid, "the Python environment's libraries disagree with the manifest's system half (python.* findings)")
+               .with_hint("fix the manifest or the frameworks it pins, lock again, and apply"));
+  return true;
+}
+
 bool doctor_step(Run& r) {
   auto& s = r.step("doctor");
   const bool windows = r.o.target == model::Target::windows;
@@ -498,10 +538,24 @@ util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge
   if (o.target != model::Target::windows && o.target != model::Target::linux)
     return Error(ErrorCode::usage, "--target must be windows or linux (images and conda environments are generated: stackpin generate)");
   const bool toolkit = m.cuda && !m.cuda->components.empty();
-  if (!m.cudnn && !toolkit)
+  if (!m.cudnn && !toolkit && !o.venv)
     return Error(ErrorCode::invalid, m.path + " pins neither [cudnn] nor [cuda] components: there is nothing to provision")
-        .with_hint("add [cudnn] version = \"...\", or [cuda] components = [\"runtime\"] to provision the toolkit");
+        .with_hint(
+            "add [cudnn] version = \"...\", or [cuda] components = [\"runtime\"] to provision the toolkit, or [python] venv for the "
+            "Python environment alone");
   if (!o.env) return Error(ErrorCode::internal, "apply needs the machine's environment (ApplyOptions::env)");
+  if (!m.cudnn && !toolkit) {
+    // the Python half alone: the system's CUDA and cuDNN are the machine's own
+    Run r{m, kb, o};
+    r.report.manifest = m.path;
+    r.report.target = "python";
+    r.report.layout = "venv";
+    r.report.platform = model::to_string(model::host_linux_platform());
+    r.report.dry_run = o.dry_run;
+    r.report.dest = util::io::absolute_path(*o.venv).string();
+    python_step(r);
+    return std::move(r.report);
+  }
   Run r{m, kb, o};
   r.platform = o.platform ? *o.platform : model::default_platform(m, o.target, model::host_linux_platform());
   if (model::is_windows(r.platform) != (o.target == model::Target::windows))
@@ -548,7 +602,7 @@ util::Result<model::ApplyReport> apply(const model::Manifest& m, const knowledge
     if (auto dest = default_dest(o.target, o.dest, m)) r.report.dest = util::io::absolute_path(*dest).string();
   }
 
-  bool ok = archive_step(r, pins) && (r.deb ? deb_steps(r) : stage_steps(r)) && doctor_step(r) && convtest_step(r);
+  bool ok = archive_step(r, pins) && (r.deb ? deb_steps(r) : stage_steps(r)) && python_step(r) && doctor_step(r) && convtest_step(r);
   if (ok) remaining_for_target(r);
   return std::move(r.report);
 }

@@ -14,6 +14,8 @@
 #include "crypto/sha256.hpp"
 #include "format/lock_file.hpp"
 #include "format/manifest_reader.hpp"
+#include "format/pylock.hpp"
+#include "util/fs.hpp"
 #include "util/strings.hpp"
 
 namespace core {
@@ -287,6 +289,7 @@ std::map<std::string, model::LockInput> lock_inputs(const model::Manifest& m) {
     if (!models.empty()) put("gpus.models", util::join(models, ", "), m.gpus->models.front().pos);
   }
   if (m.python) put("python", m.python->value.text(), m.python->pos);
+  if (m.python_index) put("python.index", m.python_index->value, m.python_index->pos);
   if (m.docker) {
     if (m.docker->base_image) put("docker.base_image", m.docker->base_image->value, m.docker->base_image->pos);
     if (m.docker->base_digest) put("docker.base_digest", m.docker->base_digest->value, m.docker->base_digest->pos);
@@ -696,6 +699,25 @@ void use_locked_builds(model::CheckReport& report, const model::Lock& lock) {
   }
 }
 
+util::Result<std::optional<model::PyLock>> load_python_lock(const model::Lock& lock, const fs::path& lock_path) {
+  if (lock.python_lock.empty()) return std::optional<model::PyLock>();
+  const fs::path file = lock_path.parent_path() / lock.python_lock;
+  auto text = util::read_file(file);
+  if (!text)
+    return std::move(text)
+        .error()
+        .with_context("reading the Python lock " + lock_path.string() + " records")
+        .with_hint("run `stackpin lock MANIFEST` to write both locks again, and commit them together");
+  const std::string sha = crypto::to_hex(crypto::sha256_of(*text));
+  if (sha != lock.python_lock_sha256)
+    return Error(ErrorCode::mismatch, file.string() + " is not the Python lock " + lock_path.string() + " records: its SHA-256 is " + sha +
+                                          ", the lock's " + lock.python_lock_sha256)
+        .at(lock.locate(lock.python_lock_pos))
+        .with_hint("it was edited by hand or written by another lock run: run `stackpin lock MANIFEST` and commit both files");
+  SP_TRY_ASSIGN(auto parsed, format::parse_pylock(*text, file.string()));
+  return std::optional<model::PyLock>(std::move(parsed));
+}
+
 util::Result<LoadedManifest> load_manifest(const std::string& path, const LockChoice& choice, const knowledge::KnowledgeBase& kb) {
   std::string bytes;
   SP_TRY_ASSIGN(auto m, format::load_manifest(path, &bytes));
@@ -704,8 +726,10 @@ util::Result<LoadedManifest> load_manifest(const std::string& path, const LockCh
   if (!choice.locked && choice.file.empty()) {
     out.manifest = resolve_archives(m, kb);
   } else {
-    SP_TRY_ASSIGN(auto lock, format::load_lock(choice.file.empty() ? default_lock_path(path) : std::filesystem::path(choice.file)));
+    const fs::path lock_path = choice.file.empty() ? default_lock_path(path) : std::filesystem::path(choice.file);
+    SP_TRY_ASSIGN(auto lock, format::load_lock(lock_path));
     SP_TRY_ASSIGN(out.manifest, apply_lock(m, lock));
+    SP_TRY_ASSIGN(out.pylock, load_python_lock(lock, lock_path));
     out.lock = std::move(lock);
   }
   out.manifest.sha256 = m.sha256;

@@ -1,6 +1,7 @@
 // NVIDIA's CUDA and cuDNN manifests read when a command needs a release stackpin has no complete
 // copy of (nvidia_manifests.hpp): the cache first, then one download, validated before it is kept.
 #include "core/archives/nvidia_manifests.hpp"
+#include "core/archives/http.hpp"
 
 #include <system_error>
 
@@ -184,6 +185,15 @@ util::Result<std::vector<model::Version>> nvidia_releases(const std::string& pro
     return Error(ErrorCode::invalid, url + " names no redistrib_<release>.json: not the listing of NVIDIA's redist folder")
         .with_hint(std::string(k_base_hint) + " (" + k_nvidia_base + ")");
   return found;
+}
+
+net::Request http_request(const std::string& url, const util::Env* env) { return detail::request_through_env(url, env); }
+
+util::Result<std::string> http_text(const std::string& url, std::uint64_t limit, const util::Env* env) {
+  bool too_large = false;
+  auto got = download_text(url, limit, env, too_large);
+  if (too_large) return Error(ErrorCode::invalid, url + " is larger than " + std::to_string(limit) + " bytes");
+  return got;
 }
 
 }  // namespace core

@@ -26,7 +26,9 @@ util::Result<model::CheckReport> check_manifest(const model::Manifest& m, const 
                                                 const knowledge::CudaCatalog& cuda, const model::Lock* lock) {
   if (!m.cuda) return missing(m, {1, 1}, "cuda.version", "[cuda] version = \"12.1.1\"");
   const bool toolkit_only = !m.cudnn && !m.cuda->components.empty();
-  if (!m.cudnn && !toolkit_only) return missing(m, {1, 1}, "cudnn.version", "[cudnn] version = \"8.9.5.30\"");
+  // the Python half alone: [cuda] is checked and the frameworks judged against it, the machine keeps its own CUDA and cuDNN
+  const bool python_only = !m.cudnn && m.cuda->components.empty() && !m.frameworks.empty();
+  if (!m.cudnn && !toolkit_only && !python_only) return missing(m, {1, 1}, "cudnn.version", "[cudnn] version = \"8.9.5.30\"");
   if (m.cudnn && !m.cudnn->cuda) return missing(m, m.cudnn->pos, "cudnn.cuda", "cuda = 12   (the _cudaNN suffix of the archive)");
 
   model::CheckReport report;
@@ -42,6 +44,12 @@ util::Result<model::CheckReport> check_manifest(const model::Manifest& m, const 
       m,    kb,  report, m.cuda->version.value, m.cudnn ? m.cudnn->version.value : model::Version(), m.cudnn ? m.cudnn->cuda->value : 0,
       cuda, lock};
   rules::cuda_components(c);
+  if (python_only) {
+    rules::driver(c);
+    rules::frameworks(c);
+    rules::gpus(c);
+    return report;
+  }
   if (toolkit_only) {
     // A toolkit alone: the cuDNN, framework and target rules judge a cuDNN it does not pin.
     rules::driver(c);

@@ -216,7 +216,7 @@ void judge_torch(Ctx& c, const model::Located<Version>& v) {
   if (bundled) {
     w.bundled_cudnn = bundled->text();
     const std::string source = knowledge::first_source(by_wheel ? rel->wheel_pins_source : rel->source);
-    if (*bundled != c.cudnn) {
+    if (c.m.cudnn && *bundled != c.cudnn) {
       auto& f = c.add("framework.bundled-cudnn", Severity::warning, subject + "+" + variant, v.pos);
       f.seen =
           "torch " + v.value.text() + "+" + variant +
@@ -277,7 +277,13 @@ void judge_tensorflow(Ctx& c, const model::Located<Version>& v) {
     f.fix = "pin CUDA " + std::to_string(b.cuda.major()) + ".x, or a TensorFlow built for CUDA " + std::to_string(c.cuda.major());
     f.source = knowledge::first_source(b.source);
   }
-  if (b.cudnn.major() != c.cudnn.major() || c.cudnn.minor() < b.cudnn.minor()) {
+  if (!c.m.cudnn) {
+    auto& f = c.add("framework.required-cudnn", Severity::note, subject, v.pos);
+    f.seen = "the manifest leaves cuDNN to the machine; TensorFlow " + b.version.text() + " needs cuDNN " + b.cudnn.text() +
+             " or a newer " + std::to_string(b.cudnn.major()) + ".x";
+    f.fix = "`stackpin doctor --manifest` judges the machine's cuDNN";
+    f.source = knowledge::first_source(b.source);
+  } else if (b.cudnn.major() != c.cudnn.major() || c.cudnn.minor() < b.cudnn.minor()) {
     auto& f = c.add("framework.required-cudnn", Severity::error, subject, v.pos);
     f.seen = "cuDNN " + c.cudnn.text();
     f.expected = "cuDNN " + b.cudnn.text() + " or a newer " + std::to_string(b.cudnn.major()) +
@@ -323,7 +329,13 @@ void judge_onnxruntime(Ctx& c, const model::Located<Version>& v) {
     return;
   }
   c.examined("framework.required-cudnn");
-  if (row->cudnn_major != static_cast<int>(c.cudnn.major())) {
+  if (!c.m.cudnn) {
+    auto& f = c.add("framework.required-cudnn", Severity::note, subject, v.pos);
+    f.seen = "the manifest leaves cuDNN to the machine; ONNX Runtime " + v.value.text() + " needs cuDNN " +
+             std::to_string(row->cudnn_major) + ".x";
+    f.fix = "`stackpin doctor --manifest` judges the machine's cuDNN";
+    f.source = knowledge::first_source(row->source);
+  } else if (row->cudnn_major != static_cast<int>(c.cudnn.major())) {
     auto& f = c.add("framework.required-cudnn", Severity::error, subject, v.pos);
     f.seen = "cuDNN " + c.cudnn.text();
     f.expected = "cuDNN " + std::to_string(row->cudnn_major) + ".x";

@@ -6,6 +6,7 @@
 // and bundled cuDNN, TensorFlow's and ONNX Runtime's CUDA major and cuDNN needs all come from the
 // same rules, so `generate conda` cannot disagree with `check`.
 #include "core/package/conda.hpp"
+#include "core/python/python_env.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -363,6 +364,19 @@ util::Result<CondaPlan> plan_conda(const model::Manifest& m, const knowledge::Kn
   plan.cudnn_version = cudnn.text();
 
   SP_TRY(choose_frameworks(m, kb, cudnn, o.lock, plan));
+  if (o.pylock) {
+    // the Python lock replaces the requirements: its wheels, each by URL and SHA-256
+    SP_TRY_ASSIGN(auto wheels, pinned_wheels(*o.pylock, model::Platform::linux_x86_64));
+    auto& pip = plan.spec.pip;
+    pip.clear();
+    gen::CondaEntry head{"--no-index", {}};
+    head.comments.push_back("The wheels of " + std::filesystem::path(o.pylock->path).filename().string() +
+                            " for linux-x86_64, each by URL and SHA-256: pip installs them in hash-checking mode, every dependency "
+                            "included, and asks no index. Lock again (`stackpin lock`) to change them.");
+    pip.push_back(std::move(head));
+    pip.push_back({"--only-binary=:all:", {}});
+    for (const auto& w : wheels) pip.push_back({w.requirement, {}});
+  }
   return plan;
 }
 

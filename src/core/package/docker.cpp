@@ -12,6 +12,7 @@
 #include "core/check/check.hpp"
 #include "core/package/deb.hpp"
 #include "core/package/sbom.hpp"
+#include "core/python/python_env.hpp"
 #include "crypto/sha256.hpp"
 #include "gen/build_config.hpp"
 #include "knowledge/cuda_catalog.hpp"
@@ -259,6 +260,10 @@ util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowled
     if (const auto* rule = kb.linux_lib_dir(m.cudnn->version.value); rule && !rule->dirs.empty()) s.archive_lib_dir = rule->dirs.front();
   }
   frameworks(m, kb, o, plan);
+  if (o.pylock) {
+    SP_TRY_ASSIGN(auto wheels, pinned_wheels(*o.pylock, plan.platform));
+    for (const auto& w : wheels) plan.spec.python_requirements.push_back(w.requirement);
+  }
   return plan;
 }
 

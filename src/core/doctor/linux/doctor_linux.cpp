@@ -459,6 +459,7 @@ std::vector<model::Finding> doctor_linux(const model::MachineReport& report, con
   doctor_rules::ld_library_path(c);
   doctor_rules::conda(c);
   doctor_rules::frameworks(c);
+  doctor_rules::python_environment(c);
   return out;
 }
 

@@ -4,6 +4,12 @@
 #include "doctor/linux/doctor_linux_rules.hpp"
 #include "model/contracts.hpp"
 
+#include <algorithm>
+
+#include "core/check/python_rules.hpp"
+#include "knowledge/cuda_catalog.hpp"
+#include "model/pylock.hpp"
+
 namespace core::doctor_rules {
 
 using model::Severity;
@@ -127,6 +133,57 @@ void frameworks(Ctx& c) {
                 " serves other programs. Install the torch build that bundles the pinned cuDNN, or pin the cuDNN torch bundles";
       }
     }
+  }
+}
+
+// The Python environment read (site-packages) as a Python lock of what is installed, judged by the
+// same agreement rules as the lock (core::check_python_lock) against the manifest; and a cuDNN
+// wheel missing a sub-library that a system copy has: the loader takes it from there, and cuDNN
+// refuses the mix with CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH.
+void python_environment(Ctx& c) {
+  if (c.r.python.site_packages.empty()) return;
+  const std::string where = join_lines(c.r.python.site_packages, ", ");
+  if (c.m && c.m->cuda && !c.r.python.frameworks.empty()) {
+    model::PyLock installed;
+    installed.path = where;
+    const model::Platform platform = model::host_linux_platform();
+    installed.environments.push_back(model::python_marker(platform));
+    for (const auto& p : c.r.python.frameworks) {
+      model::PyPackage pkg;
+      pkg.name = model::normalize_python_name(p.name);
+      pkg.version = p.version;
+      installed.packages.push_back(std::move(pkg));
+    }
+    model::CheckReport judged;
+    check_python_lock(*c.m, installed, c.kb, knowledge::CudaCatalog::embedded(), judged);
+    for (auto& f : judged.findings) {
+      f.source = "the packages installed in " + where;
+      c.out.push_back(std::move(f));
+    }
+  }
+  for (const auto& wheel : c.r.cudnn) {
+    if (wheel.kind != model::CudnnKind::pip_wheel) continue;
+    for (const auto& w : wheel.whole)
+      for (const auto& lib : w.missing) {
+        const model::CudnnCopy* filler = nullptr;
+        for (const auto& other : c.r.cudnn)
+          if (&other != &wheel && other.kind != model::CudnnKind::pip_wheel)
+            for (const auto& ow : other.whole)
+              if (ow.major == w.major && std::find(ow.present.begin(), ow.present.end(), lib) != ow.present.end()) filler = &other;
+        auto& f = c.add("python.cudnn-split", Severity::error,
+                        "cuDNN " + (w.release ? w.release->text() : std::to_string(w.major)) + " in " + wheel.dir);
+        f.seen = wheel.kind_detail + " lacks " + lib +
+                 (filler ? "; the loader takes it from " + filler->dir + " (cuDNN " + copy_version(*filler) + ")"
+                         : "; no other copy has it, so cuDNN cannot load it");
+        f.expected = "every sub-library of the wheel's cuDNN in " + wheel.dir;
+        f.fix =
+            filler
+                ? "one cuDNN from two places: the first convolution fails with CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH. Reinstall the "
+                  "wheel (pip install --force-reinstall --no-deps), or install the environment again from its Python lock (stackpin apply)"
+                : "the first convolution fails with CUDNN_STATUS_NOT_INITIALIZED: reinstall the wheel, or install the environment again "
+                  "from "
+                  "its Python lock (stackpin apply)";
+      }
   }
 }
 

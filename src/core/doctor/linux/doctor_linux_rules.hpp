@@ -40,6 +40,7 @@ void nvcc(Ctx& c);
 // doctor_linux_python.cpp
 void conda(Ctx& c);
 void frameworks(Ctx& c);
+void python_environment(Ctx& c);
 // doctor_linux_gpu.cpp
 void gpus(Ctx& c);
 // doctor_linux_cudnn.cpp

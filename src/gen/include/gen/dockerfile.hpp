@@ -51,7 +51,10 @@ struct DockerfileSpec {
   std::vector<std::string> version_json;  // the lines of the toolkit's version.json
   std::string require_cuda;               // NVIDIA_REQUIRE_CUDA: cuda>=13.0,driver>=580.65.06
   std::vector<DockerFramework> frameworks;
-  std::string python;                 // the manifest's pin ("3.12"), "" when none
+  std::string python;  // the manifest's pin ("3.12"), "" when none
+  // --locked with a Python lock: each package of the image's platform as "name @ URL --hash=sha256:HEX".
+  // The frameworks are then installed from these alone (pip --require-hashes --no-deps --no-index).
+  std::vector<std::string> python_requirements;
   std::string convtest_expect_cudnn;  // 9.1.0 (three parts, as libraries report)
   // The `test` stage (stackpin-convtest). A dev container builds `runtime` only, and Docker's
   // classic builder builds every stage before the target it is asked for (the Dev Containers CLI

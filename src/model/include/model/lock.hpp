@@ -85,6 +85,10 @@ struct Lock {
   std::vector<LockedFramework> frameworks;
   std::vector<LockedGpu> gpus;
   std::string base_image, base_digest;
+  // The Python lock (PEP 751) written beside this one, and its SHA-256: --locked refuses a Python
+  // lock that is not the one `lock` wrote. Both "" when the stack has none.
+  std::string python_lock, python_lock_sha256;
+  Pos python_lock_pos;
 
   util::SourceLocation locate(Pos pos) const;
   const LockedArchive* archive_for(Platform p) const;

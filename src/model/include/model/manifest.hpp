@@ -134,6 +134,11 @@ struct Manifest {
   std::map<std::string, Located<Version>> frameworks;  // torch, torchvision, torchaudio, tensorflow, onnxruntime-gpu
   Pos frameworks_pos;
   std::optional<Located<Version>> python;
+  // [python] index: the PEP 503 index (a URL, or a local directory of wheels) the Python lock is
+  // resolved against instead of the CUDA variant's index and PyPI; venv: the environment `apply`
+  // provisions from the Python lock.
+  std::optional<Located<std::string>> python_index, python_venv;
+  Pos python_pos;
   std::optional<WindowsTarget> windows;
   std::optional<LinuxTarget> linux;
   std::optional<DockerTarget> docker;

@@ -20,6 +20,7 @@
 #include "model/contracts.hpp"
 #include "model/finding.hpp"
 #include "model/manifest.hpp"
+#include "model/pylock.hpp"
 #include "util/env.hpp"
 #include "util/result.hpp"
 
@@ -47,6 +48,12 @@ struct ApplyOptions {
   // Windows tree staged where it lives (DEST is the prefix) is then judged here by the doctor and
   // conv test steps, as a Linux tree is, instead of leaving them to the Windows machine.
   std::optional<WindowsDoctorOptions> windows_machine;
+  // The Python environment (a venv) the "python" step makes hold exactly the Python lock's packages
+  // (core::provision_venv); nothing when unset. A manifest that pins no system half ([cudnn], [cuda]
+  // components) provisions this alone, whatever `target` says.
+  std::optional<std::filesystem::path> venv;
+  const model::PyLock* pylock = nullptr;  // read and verified against the stack's lock (core::load_python_lock)
+  std::string pylock_sha256;
   std::function<void(const std::string& step)> on_step;  // called as each step starts
   std::function<void(const archive_io::Progress&)> progress;
 };
@@ -54,6 +61,7 @@ struct ApplyOptions {
 // Runs the steps in order; the first failing step stops the run (the report says which and why,
 // and the later steps are not in it). Doctor findings about the cuDNN apply put in place fail the
 // run; its other findings (toolkit, driver, nvcc) go to `findings` and to report.remaining.
+// With a venv, the "python" step follows activation (alone, for a manifest without a system half).
 // Errors (nothing done): usage (a target other than windows/linux, no DEST for windows, no DEST
 // and no prefix for linux, a Windows platform for linux or the reverse), invalid (nothing pinned
 // for the platform, located in the manifest).

@@ -14,6 +14,7 @@
 #include "model/finding.hpp"
 #include "model/lock.hpp"
 #include "model/manifest.hpp"
+#include "model/pylock.hpp"
 #include "util/result.hpp"
 
 namespace core {
@@ -117,10 +118,16 @@ struct LockChoice {
 };
 struct LoadedManifest {
   model::Manifest manifest;
-  std::optional<model::Lock> lock;  // the lock it was taken with
+  std::optional<model::Lock> lock;      // the lock it was taken with
+  std::optional<model::PyLock> pylock;  // the Python lock the lock records, read and verified
 };
 // Reads the manifest (its sha256 taken of the bytes parsed) and applies the choice. Errors: those of format::load_manifest,
-// format::load_lock and apply_lock.
+// format::load_lock and apply_lock; with a lock that records a Python lock, those of load_python_lock.
+// The Python lock `lock` (read from `lock_path`) records, beside it: read, its SHA-256 compared with
+// the recorded one, then parsed. nullopt when the lock records none. Errors: not_found (missing),
+// mismatch (another SHA-256: edited by hand, or written by another lock run), those of parse_pylock.
+util::Result<std::optional<model::PyLock>> load_python_lock(const model::Lock& lock, const std::filesystem::path& lock_path);
+
 util::Result<LoadedManifest> load_manifest(const std::string& path, const LockChoice& choice, const knowledge::KnowledgeBase& kb);
 
 }  // namespace core

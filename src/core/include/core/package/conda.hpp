@@ -8,6 +8,7 @@
 #include "knowledge/knowledge_base.hpp"
 #include "model/lock.hpp"
 #include "model/manifest.hpp"
+#include "model/pylock.hpp"
 #include "util/result.hpp"
 
 namespace core {
@@ -15,7 +16,8 @@ namespace core {
 struct CondaOptions {
   std::string manifest_file;  // the name the header carries
   std::string manifest_sha256;
-  const model::Lock* lock = nullptr;  // --locked: the framework builds come from it
+  const model::Lock* lock = nullptr;      // --locked: the framework builds come from it
+  const model::PyLock* pylock = nullptr;  // --locked with a Python lock: pip installs its linux-x86_64 wheels, by hash
 };
 
 struct CondaPlan {

@@ -11,6 +11,7 @@
 #include "knowledge/knowledge_base.hpp"
 #include "model/lock.hpp"
 #include "model/manifest.hpp"
+#include "model/pylock.hpp"
 #include "util/result.hpp"
 
 namespace core {
@@ -21,7 +22,8 @@ struct DockerOptions {
   bool include_dev = false;                                  // headers and static libraries in the image too
   std::string manifest_file;                                 // the name the labels carry
   std::string manifest_sha256;
-  const model::Lock* lock = nullptr;  // --locked: the framework builds come from it
+  const model::Lock* lock = nullptr;      // --locked: the framework builds come from it
+  const model::PyLock* pylock = nullptr;  // --locked with a Python lock: the image installs its wheels for `platform`
 };
 
 struct DockerPlan {
