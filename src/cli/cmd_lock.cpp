@@ -226,7 +226,7 @@ void print_lock(std::ostream& os, const model::Lock& l, const std::string& path,
 // Offline, without a local index, the previous record is kept when its file is intact.
 util::Status lock_python(const LockCli& c, Context& ctx, const model::Manifest& m, const fs::path& out, const model::Lock* previous,
                          model::Lock& lock, std::vector<model::Finding>& findings) {
-  if (m.frameworks.empty() || c.no_pylock || c.output == "-") return {};
+  if ((m.frameworks.empty() && m.python_packages.empty()) || c.no_pylock || c.output == "-") return {};
   if (!m.python) {
     auto& f = model::add_finding(findings, "lock.python", model::Severity::warning, "[frameworks]");
     f.seen = "no [python] version: the frameworks are locked by requirement only, with no Python lock of their wheels";

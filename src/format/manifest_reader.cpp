@@ -5,6 +5,7 @@
 #include <map>
 #include <regex>
 
+#include "model/pylock.hpp"
 #include "toml_schema.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -251,6 +252,28 @@ void read_python(TableReader& top, model::Manifest& m) {
   m.python = r.version("version", 2, 3, "\"3.10\"", true);
   m.python_index = r.string("index", false, "\"https://mirror.example/simple\"");
   m.python_venv = r.string("venv", false, "\".venv\"");
+  if (const toml::array* packages = r.array("packages")) {
+    static const std::regex k_pin(R"(^([A-Za-z0-9]([A-Za-z0-9._-]{0,98}[A-Za-z0-9])?)==([A-Za-z0-9][A-Za-z0-9.+!_-]{0,63})$)");
+    for (const auto& el : *packages) {
+      const auto* s = el.as_string();
+      std::smatch match;
+      std::string text = s ? s->get() : std::string();
+      if (!s || !std::regex_match(text, match, k_pin)) {
+        top.diag().error(el.source(),
+                         "`python.packages` lists " +
+                             (s ? "\"" + util::printable(text, 60) + "\"" : std::string("a value that is not a string")) +
+                             ", which is not an exact pin NAME==VERSION",
+                         "write each package as \"nvidia-cudnn-cu13==9.13.0.50\"");
+        continue;
+      }
+      const std::string pin = model::normalize_python_name(match[1].str()) + "==" + match[3].str();
+      for (const auto& other : m.python_packages)
+        if (other.value.substr(0, other.value.find("==")) == pin.substr(0, pin.find("==")))
+          top.diag().error(el.source(), "`python.packages` pins " + pin.substr(0, pin.find("==")) + " twice",
+                           "keep one pin of each package");
+      m.python_packages.push_back({pin, detail::pos_of(el)});
+    }
+  }
   r.finish();
   for (const auto* v : {&m.python_index, &m.python_venv}) {
     if (!*v) continue;

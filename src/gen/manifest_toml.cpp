@@ -66,7 +66,17 @@ std::string render_manifest(const ManifestSpec& s) {
     t += "[frameworks]\n";
     for (const auto& [name, version] : s.frameworks) t += name + " = " + toml_quote(version) + "\n";
   }
-  if (!s.python.empty()) t += "\n[python]\nversion = " + toml_quote(s.python) + "\n";
+  if (!s.python.empty() || !s.python_packages.empty()) {
+    t += "\n";
+    for (const auto& c : s.python_comments) comment(c);
+    t += "[python]\n";
+    if (!s.python.empty()) t += "version = " + toml_quote(s.python) + "\n";
+    if (!s.python_packages.empty()) {
+      t += "packages = [\n";
+      for (const auto& p : s.python_packages) t += "  " + toml_quote(p) + ",\n";
+      t += "]\n";
+    }
+  }
   if (!s.gpu_arch.empty()) {
     t += "\n";
     comment(s.gpus_comment);

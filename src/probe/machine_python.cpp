@@ -122,6 +122,15 @@ void inspect_python(MachineCtx& c) {
         if (h.count("Name")) p.name = normalize_package_name(h["Name"]);
         if (h.count("Version")) p.version = h["Version"];
       }
+      if (!egg) {
+        if (c.fs.is_file(join(join(*real, name), "RECORD"))) p.record_path = c.fs.host(join(join(*real, name), "RECORD")).string();
+        if (auto direct = c.fs.read(join(join(*real, name), "direct_url.json"), 1 << 20)) {
+          if (auto url = format::json_string_at(*direct, {"url"}); url.ok() && *url) p.url = util::printable(**url, 400);
+          if (auto sha = format::json_string_at(*direct, {"archive_info", "hashes", "sha256"});
+              sha.ok() && *sha && (*sha)->size() == 64 && util::is_hex(**sha))
+            p.wheel_sha256 = util::to_lower(**sha);
+        }
+      }
       py.frameworks.push_back(std::move(p));
     }
   }

@@ -163,11 +163,14 @@ TEST(CliPython, AWheelWhoseIndexGivesNoHashIsHashedFromItsBytes) {
   ScratchDir dir;
   WheelSet wheels(dir.path() / "wheels");
   HttpServer server;
-  testing_support::serve_wheel_index(server, wheels.paths, false);
+  // a newer filelock on the index: [python] packages keeps the one the manifest pins
+  auto paths = wheels.paths;
+  paths.push_back(fixtures::make_wheel(dir.path() / "wheels", {"filelock", "3.99.0", "py3-none-any", {}, {}}).path);
+  testing_support::serve_wheel_index(server, paths, false);
   const fs::path m = dir.path() / "m.toml";
-  write(m,
-        manifest(server.url("/simple"), testing_support::python_minor_version(),
-                 "[targets.linux]\nprefix = \"/opt/cudnn\"\n[targets.docker]\nbase_image = \"nvidia/cuda:13.0.2-runtime-ubuntu24.04\"\n"));
+  write(m, manifest(server.url("/simple"), testing_support::python_minor_version(),
+                    "packages = [\"filelock==3.20.0\"]\n[targets.linux]\nprefix = \"/opt/cudnn\"\n[targets.docker]\nbase_image = "
+                    "\"nvidia/cuda:13.0.2-runtime-ubuntu24.04\"\n"));
   auto lock = stackpin({"lock", m.string()});
   ASSERT_EQ(lock.exit_code, 0) << testing_support::show(lock);
   auto pl = format::load_pylock(dir.path() / "pylock.py-stack.toml");
@@ -178,6 +181,8 @@ TEST(CliPython, AWheelWhoseIndexGivesNoHashIsHashedFromItsBytes) {
   ASSERT_EQ(cudnn->wheels.size(), 1u);
   EXPECT_TRUE(cudnn->marker.empty());
   EXPECT_EQ(cudnn->wheels[0].sha256, fixtures::info(dir.path() / "wheels" / cudnn->wheels[0].name).sha256);
+  ASSERT_NE(package(*pl, "filelock"), nullptr);
+  EXPECT_EQ(package(*pl, "filelock")->version, "3.20.0");
   // only the Linux wheel of torch: the manifest has no Windows target
   ASSERT_NE(package(*pl, "torch"), nullptr);
   EXPECT_EQ(package(*pl, "torch")->wheels.size(), 1u);

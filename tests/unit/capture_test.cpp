@@ -6,6 +6,7 @@
 
 #include "core/capture/capture.hpp"
 #include "core/check/check.hpp"
+#include "fixtures.hpp"
 #include "format/manifest_reader.hpp"
 #include "gen/manifest_toml.hpp"
 #include "test_support.hpp"
@@ -223,6 +224,38 @@ TEST(Capture, TheCapturedCudnnsGpuCodeIsRecorded) {
       << cap->spec.cudnn_comment;
   auto back = format::parse_manifest(gen::render_manifest(cap->spec), "captured.toml");
   EXPECT_TRUE(back.ok()) << back.error().message;
+}
+
+// The Python environment: its NVIDIA wheels pinned exactly in [python] packages (the frameworks'
+// builds follow from [cuda]), where each came from and the digest of its RECORD said in comments, and
+// [python] version read from the site-packages path; the manifest reads back.
+TEST(Capture, ThePythonEnvironmentsWheelsArePinnedWithWhereTheyCameFrom) {
+  testing_support::ScratchDir dir;
+  auto m = machine_with("/usr/lib/x86_64-linux-gnu", "8.9.7", "8.9.7.29");
+  const std::string site = "/opt/venv/lib/python3.12/site-packages";
+  m.python.site_packages = {site};
+  model::PythonPackage torch{"torch", "2.9.0+cu130", site};
+  model::PythonPackage cudnn{"nvidia-cudnn-cu13", "9.13.0.50", site};
+  cudnn.url = "https://pypi.example/nvidia_cudnn_cu13-9.13.0.50-py3-none-manylinux_2_27_x86_64.whl";
+  cudnn.wheel_sha256 = std::string(64, 'e');
+  cudnn.record_path = dir.write("RECORD", "nvidia/cudnn/lib/libcudnn.so.9,sha256=abc,3\n").string();
+  m.python.frameworks = {torch, cudnn};
+  auto cap = core::capture(m, kb(), {});
+  ASSERT_TRUE(cap) << cap.error().message;
+  EXPECT_EQ(cap->spec.python, "3.12");
+  EXPECT_EQ(cap->spec.python_packages, std::vector<std::string>{"nvidia-cudnn-cu13==9.13.0.50"});
+  std::string comments;
+  for (const auto& c : cap->spec.python_comments) comments += c + "\n";
+  EXPECT_NE(comments.find("nvidia-cudnn-cu13 9.13.0.50: " + cudnn.url + ", wheel sha256 " + cudnn.wheel_sha256 + ", RECORD sha256 " +
+                          fixtures::info(cudnn.record_path).sha256),
+            std::string::npos)
+      << comments;
+  EXPECT_NE(comments.find("torch 2.9.0+cu130: an index (no direct_url.json)"), std::string::npos) << comments;
+  auto path = dir.write("m.toml", gen::render_manifest(cap->spec));
+  auto back = format::load_manifest(path.string());
+  ASSERT_TRUE(back) << back.error().message << "\n" << testing_support::read_text(path);
+  ASSERT_EQ(back->python_packages.size(), 1u);
+  EXPECT_EQ(back->python_packages[0].value, "nvidia-cudnn-cu13==9.13.0.50");
 }
 
 }  // namespace capture_test

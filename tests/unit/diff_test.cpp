@@ -186,6 +186,21 @@ TEST(Diff, CudnnMajorMinorPatchAndBuild) {
   EXPECT_NE(find_row(nine, "cudnn.version")->reason.find("90100"), std::string::npos) << find_row(nine, "cudnn.version")->reason;
 }
 
+// A capture's NVIDIA wheels: another cuDNN inside torch is breaking, whatever the release distance;
+// another CUDA library wheel of the same major is likely breaking; a wheel on one side only too.
+TEST(Diff, AnotherCudnnWheelInsideTheFrameworksIsBreaking) {
+  const std::string pins = "[python]\nversion = \"3.10\"\npackages = [\"nvidia-cudnn-cu12==8.9.2.26\", \"nvidia-cublas-cu12==12.1.3.1\"]\n";
+  const std::string a = with("[python]\nversion = \"3.10\"\n", pins);
+  expect_weight(diff(a, a), "python.packages.nvidia-cudnn-cu12", DiffWeight::same);
+  auto cudnn = diff(a, with("8.9.2.26", "8.9.2.27", a));
+  expect_weight(cudnn, "python.packages.nvidia-cudnn-cu12", DiffWeight::breaking);
+  EXPECT_EQ(cudnn.findings.at(0).rule, "diff.python-package");
+  EXPECT_NE(find_row(cudnn, "python.packages.nvidia-cudnn-cu12")->reason.find("another cuDNN inside the frameworks"), std::string::npos);
+  expect_weight(diff(a, with("12.1.3.1", "12.4.5.8", a)), "python.packages.nvidia-cublas-cu12", DiffWeight::likely_breaking);
+  expect_weight(diff(a, with(", \"nvidia-cublas-cu12==12.1.3.1\"", "", a)), "python.packages.nvidia-cublas-cu12",
+                DiffWeight::likely_breaking);
+}
+
 TEST(Diff, CudnnBuildForAnotherCudaMajorIsBreaking) {
   auto r = diff(k_base, with("cuda = 12", "cuda = 11"));
   expect_weight(r, "cudnn.cuda", DiffWeight::breaking);

@@ -134,6 +134,27 @@ TEST(ManifestReader, WindowsArchChoosesTheWindowsPlatform) {
   EXPECT_STREQ(model::archive_extension(model::Platform::windows_arm64), "zip");
 }
 
+TEST(ManifestReader, PythonIndexVenvAndExactPackagePins) {
+  auto m = format::parse_manifest(base() +
+                                      "[python]\nversion = \"3.12\"\nindex = \"https://mirror.example/simple\"\nvenv = \".venv\"\n"
+                                      "packages = [\"Nvidia_CUDNN.cu13==9.13.0.50\", \"filelock==3.20.0\"]\n",
+                                  "m.toml");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->python_index->value, "https://mirror.example/simple");
+  EXPECT_EQ(m->python_venv->value, ".venv");
+  ASSERT_EQ(m->python_packages.size(), 2u);
+  EXPECT_EQ(m->python_packages[0].value, "nvidia-cudnn-cu13==9.13.0.50");  // the PEP 503 name
+  EXPECT_EQ(m->python_packages[1].pos.line, 7);
+  for (const std::string bad : {"torch>=2.9", "torch", "torch==2.9 ; sys_platform == 'linux'", "a==b==c", "-e==1"}) {
+    auto e = parse_error(base() + "[python]\nversion = \"3.12\"\npackages = [\"" + bad + "\"]\n");
+    EXPECT_NE(e.message.find("not an exact pin NAME==VERSION"), std::string::npos) << bad << ": " << e.message;
+    ASSERT_TRUE(e.where);
+    EXPECT_EQ(e.where->line, 5);
+  }
+  auto twice = parse_error(base() + "[python]\nversion = \"3.12\"\npackages = [\"filelock==1.0\", \"FileLock==2.0\"]\n");
+  EXPECT_NE(twice.message.find("pins filelock twice"), std::string::npos) << twice.message;
+}
+
 TEST(ManifestReader, SyntaxErrorHasLocationAndQuotingHint) {
   auto e = parse_error(base() + "[targets.windows]\nprefix = \"C:\\tools\\cudnn\"\n");
   EXPECT_EQ(e.code, util::ErrorCode::invalid);

@@ -290,6 +290,11 @@ std::map<std::string, model::LockInput> lock_inputs(const model::Manifest& m) {
   }
   if (m.python) put("python", m.python->value.text(), m.python->pos);
   if (m.python_index) put("python.index", m.python_index->value, m.python_index->pos);
+  if (!m.python_packages.empty()) {
+    std::vector<std::string> pins;
+    for (const auto& p : m.python_packages) pins.push_back(p.value);
+    put("python.packages", util::join(pins, ", "), m.python_packages.front().pos);
+  }
   if (m.docker) {
     if (m.docker->base_image) put("docker.base_image", m.docker->base_image->value, m.docker->base_image->pos);
     if (m.docker->base_digest) put("docker.base_digest", m.docker->base_digest->value, m.docker->base_digest->pos);

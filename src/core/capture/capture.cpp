@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 #include <set>
 
 #include "capture/capture_pins.hpp"
+#include "crypto/sha256.hpp"
 #include "format/receipt.hpp"
 #include "knowledge/cuda_catalog.hpp"
 #include "model/contracts.hpp"
@@ -189,6 +191,39 @@ void capture_gpus(const model::MachineReport& m, Capture& cap) {
 }
 }  // namespace
 
+namespace {
+
+// The NVIDIA wheels of the Python environment, pinned exactly in [python] packages so that the Python
+// lock of the capture resolves the same ones (the frameworks' exact builds follow from [cuda]), with
+// where each came from (PEP 610's direct_url.json) and the SHA-256 of its RECORD (every installed
+// file's hash: equal digests are equal installs) in the comments. [python] version is the
+// environment's, from its site-packages path.
+void python_environment(const model::MachineReport& m, gen::ManifestSpec& s) {
+  for (const auto& p : m.python.frameworks) {
+    const bool nvidia = p.name.rfind("nvidia-", 0) == 0 || p.name.rfind("cuda-", 0) == 0;
+    std::string where = p.url.empty() ? "an index (no direct_url.json)" : p.url;
+    if (!p.wheel_sha256.empty()) where += ", wheel sha256 " + p.wheel_sha256;
+    if (!p.record_path.empty())
+      if (auto h = crypto::hash_file(p.record_path)) where += ", RECORD sha256 " + crypto::to_hex(h->digest);
+    if (nvidia) s.python_packages.push_back(p.name + "==" + p.version);
+    s.python_comments.push_back(p.name + " " + p.version + ": " + where);
+  }
+  if (s.python_comments.empty()) return;
+  s.python_comments.insert(s.python_comments.begin(), "the Python environment in " + util::join(m.python.site_packages, ", ") +
+                                                          ": its NVIDIA wheels pinned exactly; where each package came from:");
+  if (s.python.empty())
+    for (const auto& site : m.python.site_packages) {
+      static const std::regex k_site(R"(/python([0-9]+\.[0-9]+)/(site|dist)-packages/?$)");
+      std::smatch match;
+      if (std::regex_search(site, match, k_site)) {
+        s.python = match[1].str();
+        break;
+      }
+    }
+}
+
+}  // namespace
+
 util::Result<Capture> capture(const model::MachineReport& m, const knowledge::KnowledgeBase& embedded, const CaptureOptions& o) {
   Capture cap;
   std::optional<knowledge::KnowledgeBase> own;  // the knowledge with NVIDIA's manifest of a release it lacks
@@ -281,6 +316,7 @@ util::Result<Capture> capture(const model::MachineReport& m, const knowledge::Kn
     if (model::Version::parse(v)) s.frameworks.emplace_back(p.name, v);
   }
   if (!s.frameworks.empty()) s.frameworks_comment = "installed in " + util::join(m.python.site_packages, ", ") + " (package metadata)";
+  python_environment(m, s);
 
   if (copy->kind == model::CudnnKind::staged || copy->kind == model::CudnnKind::cudnn_path || copy->kind == model::CudnnKind::other) {
     fs::path dir = copy->dir;

@@ -357,6 +357,55 @@ void diff_python(Differ& d) {
   return d.add(rule, group, comp, sa, sb, DiffWeight::compatible, "a patch release of Python " + va.prefix(2) + ": same ABI, same wheels");
 }
 
+// [python] packages (a capture's NVIDIA wheels): a different cuDNN wheel is another cuDNN inside the
+// frameworks, whatever the distance between the releases; another CUDA library wheel is another
+// library under every kernel; anything else weighs by its version.
+void diff_python_packages(Differ& d) {
+  auto pins = [](const model::Manifest& m) {
+    std::map<std::string, std::pair<std::string, model::Pos>> out;
+    for (const auto& p : m.python_packages) {
+      auto eq = p.value.find("==");
+      out[p.value.substr(0, eq)] = {p.value.substr(eq + 2), p.pos};
+    }
+    return out;
+  };
+  const auto a = pins(d.a), b = pins(d.b);
+  std::set<std::string> names;
+  for (const auto& [n, v] : a) names.insert(n);
+  for (const auto& [n, v] : b) names.insert(n);
+  for (const auto& name : names) {
+    auto ia = a.find(name), ib = b.find(name);
+    Side sa = ia != a.end() ? Side{ia->second.first, ia->second.second} : Side{};
+    Side sb = ib != b.end() ? Side{ib->second.first, ib->second.second} : Side{};
+    const std::string rule = "diff.python-package", group = "Python packages", comp = "python.packages." + name;
+    const bool cudnn = name.rfind("nvidia-cudnn", 0) == 0;
+    const bool nvidia = name.rfind("nvidia-", 0) == 0 || name.rfind("cuda-", 0) == 0;
+    if (ia == a.end() || ib == b.end()) {
+      d.add(rule, group, comp, sa, sb, nvidia ? DiffWeight::likely_breaking : DiffWeight::compatible,
+            "only one side has " + name + (nvidia ? ": the other side's frameworks load that library from elsewhere (the system's)" : ""));
+      continue;
+    }
+    if (sa.value == sb.value) {
+      d.add(rule, group, comp, sa, sb, DiffWeight::same, "");
+      continue;
+    }
+    auto va = Version::parse(sa.value->substr(0, sa.value->find_first_not_of("0123456789.")));
+    auto vb = Version::parse(sb.value->substr(0, sb.value->find_first_not_of("0123456789.")));
+    const bool other_major = !va || !vb || va->major() != vb->major();
+    if (cudnn)
+      d.add(rule, group, comp, sa, sb, DiffWeight::breaking,
+            "another cuDNN inside the frameworks (" + *sa.value + " vs " + *sb.value +
+                "): torch loads this wheel's cuDNN, so convolutions choose other algorithms and give other results and speeds");
+    else if (nvidia)
+      d.add(
+          rule, group, comp, sa, sb, other_major ? DiffWeight::breaking : DiffWeight::likely_breaking,
+          "another " + name + " under the frameworks' kernels" + (other_major ? ": another CUDA major" : ": results and speed may differ"));
+    else
+      d.add(rule, group, comp, sa, sb, other_major ? DiffWeight::likely_breaking : DiffWeight::compatible,
+            other_major ? "another major of " + name + ": its API may differ" : "another release of " + name + " of the same major");
+  }
+}
+
 // Whether a manifest's cuDNN build supports a compute capability: true, false, or nullopt (unknown).
 std::optional<bool> cudnn_supports(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const Version& cc) {
   if (!m.cudnn || !m.cudnn->cuda) return std::nullopt;
@@ -462,6 +511,7 @@ model::DiffReport diff_manifests(const model::Manifest& a, const model::Manifest
   diff_driver(d, model::Os::linux);
   diff_driver(d, model::Os::windows);
   diff_frameworks(d);
+  diff_python_packages(d);
   diff_python(d);
   diff_gpus(d);
   diff_gpu_code(d, lock_a, lock_b);

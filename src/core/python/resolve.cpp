@@ -208,7 +208,8 @@ util::Result<model::PyLock> resolve_pylock(const model::Manifest& m, const model
     return Error(ErrorCode::usage, "the manifest has [frameworks] but no [python] version: the wheels depend on it")
         .at(m.locate(m.frameworks_pos))
         .with_hint("add [python] version = \"3.12\"");
-  if (lock.frameworks.empty()) return Error(ErrorCode::usage, "the manifest pins no framework: there is no Python environment to lock");
+  if (lock.frameworks.empty() && m.python_packages.empty())
+    return Error(ErrorCode::usage, "the manifest pins no framework and no [python] packages: there is no Python environment to lock");
   SP_TRY_ASSIGN(PythonIndexes ix, python_indexes(m, lock));
   SP_TRY_ASSIGN(std::string python, detail::python_interpreter(o));
   SP_TRY(detail::require_pip(python, o));
@@ -250,6 +251,7 @@ util::Result<model::PyLock> resolve_pylock(const model::Manifest& m, const model
       for (const auto& e : ix.extra_index_urls) argv.insert(argv.end(), {"--extra-index-url", e});
     }
     for (const auto& f : lock.frameworks) argv.push_back(f.requirement);
+    for (const auto& p : m.python_packages) argv.push_back(p.value);
     auto run = detail::run_python_tool(argv, o);
     const std::string where = std::string("for ") + model::to_string(p) + " (Python " + py + ")";
     if (!run.started) return Error(ErrorCode::not_found, "pip could not be started: " + run.error);

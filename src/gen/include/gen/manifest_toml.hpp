@@ -33,7 +33,9 @@ struct ManifestSpec {
   std::vector<std::pair<std::string, std::string>> frameworks;  // name, version
   std::string frameworks_comment;
   std::string python;
-  std::vector<std::string> gpu_arch;  // [gpus] arch; empty = no [gpus]
+  std::vector<std::string> python_packages;  // [python] packages ("name==version")
+  std::vector<std::string> python_comments;  // one comment line each
+  std::vector<std::string> gpu_arch;         // [gpus] arch; empty = no [gpus]
   std::string gpus_comment;
   std::string linux_layout, linux_prefix;  // "" = no [targets.linux]
   std::string linux_comment;

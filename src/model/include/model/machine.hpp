@@ -161,6 +161,11 @@ struct PythonPackage {
   std::string name;      // normalized: lower case, '-' separated ("onnxruntime-gpu")
   std::string version;   // "2.1.0+cu121"
   std::string location;  // the site-packages directory
+  // Where it came from and what was installed: the URL of its direct_url.json (PEP 610: installed
+  // from a URL, as stackpin apply installs), with the archive's SHA-256 when pip recorded it; the
+  // path of its RECORD on this machine (every installed file with its hash: capture takes its SHA-256,
+  // so that equal digests are equal installs).
+  std::string url, wheel_sha256, record_path;
 };
 
 struct PythonEnv {

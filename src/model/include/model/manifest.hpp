@@ -138,6 +138,10 @@ struct Manifest {
   // resolved against instead of the CUDA variant's index and PyPI; venv: the environment `apply`
   // provisions from the Python lock.
   std::optional<Located<std::string>> python_index, python_venv;
+  // [python] packages: exact pins of other packages of the environment ("nvidia-cudnn-cu13==9.13.0.50"),
+  // normalized name == version; `capture` writes the NVIDIA wheels and frameworks it finds, and the
+  // Python lock resolves them with the frameworks.
+  std::vector<Located<std::string>> python_packages;
   Pos python_pos;
   std::optional<WindowsTarget> windows;
   std::optional<LinuxTarget> linux;
