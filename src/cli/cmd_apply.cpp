@@ -7,7 +7,6 @@
 #include "core/archives/lock.hpp"
 #include "core/layout/dest.hpp"
 #include "core/verdict.hpp"
-#include "crypto/sha256.hpp"
 #include "format/json.hpp"
 #include "format/lock_file.hpp"
 #include "format/receipt.hpp"
@@ -61,14 +60,21 @@ void print_apply(std::ostream& os, const model::ApplyReport& r, const Style& st)
   }
 }
 
-// The Python lock apply installs: the one the lock --locked chose records, else the one the lock
-// beside the manifest records (verified against it either way); nullopt when there is none.
-util::Result<std::optional<model::PyLock>> python_lock_for(Context& ctx, const std::string& manifest) {
+// The Python lock apply installs, with its SHA-256: the one the lock --locked chose records, else the
+// one the lock beside the manifest records; either lock must agree with the manifest of the day (a
+// lock of other frameworks is refused, as --locked refuses it), and the Python lock with the lock.
+// nullopt when there is none.
+util::Result<std::optional<std::pair<model::PyLock, std::string>>> python_lock_for(Context& ctx, const model::Manifest& m,
+                                                                                   const std::string& manifest) {
+  using Found = std::optional<std::pair<model::PyLock, std::string>>;
   const fs::path lock_path = !ctx.lock.file.empty() ? fs::path(ctx.lock.file) : core::default_lock_path(manifest);
   std::error_code ec;
-  if (!fs::exists(lock_path, ec)) return std::optional<model::PyLock>();
+  if (!fs::exists(lock_path, ec)) return Found();
   SP_TRY_ASSIGN(auto lock, format::load_lock(lock_path));
-  return core::load_python_lock(lock, lock_path);
+  if (auto drift = core::apply_lock(m, lock); !drift) return drift.error();
+  SP_TRY_ASSIGN(auto py, core::load_python_lock(lock, lock_path));
+  if (!py) return Found();
+  return Found(std::make_pair(std::move(*py), lock.python_lock_sha256));
 }
 
 Outcome run_apply(const ApplyCli& c, Context& ctx) {
@@ -88,14 +94,12 @@ Outcome run_apply(const ApplyCli& c, Context& ctx) {
     fs::path v = m->python_venv->value;
     o.venv = v.is_relative() ? fs::path(c.manifest).parent_path() / v : v;
   }
-  std::optional<model::PyLock> pylock;
+  std::optional<std::pair<model::PyLock, std::string>> pylock;
   if (o.venv) {
-    SP_TRY_ASSIGN(pylock, python_lock_for(ctx, c.manifest));
+    SP_TRY_ASSIGN(pylock, python_lock_for(ctx, *m, c.manifest));
     if (pylock) {
-      o.pylock = &*pylock;
-      auto text = util::read_file(pylock->path);
-      if (!text) return std::move(text).error();
-      o.pylock_sha256 = crypto::to_hex(crypto::sha256_of(*text));
+      o.pylock = &pylock->first;
+      o.pylock_sha256 = pylock->second;
     }
   }
   if (!c.platform.empty()) {

@@ -220,6 +220,17 @@ void print_lock(std::ostream& os, const model::Lock& l, const std::string& path,
   if (!l.base_image.empty()) os << "  image     " << l.base_image << (l.base_digest.empty() ? "" : "@" + l.base_digest) << "\n";
 }
 
+// Whether two locks were made from the same Python half: the frameworks and every [python] input.
+bool same_python_inputs(const model::Lock& a, const model::Lock& b) {
+  auto python_half = [](const model::Lock& l) {
+    std::map<std::string, std::string> out;
+    for (const auto& [k, v] : l.inputs)
+      if (k.rfind("frameworks.", 0) == 0 || k == "python" || k.rfind("python.", 0) == 0) out[k] = v.value;
+    return out;
+  };
+  return python_half(a) == python_half(b);
+}
+
 // The Python lock beside the stack's lock: resolved by pip and written (when it changed) before the
 // stack's lock that records its SHA-256, so that a failure between the two leaves a pair --locked
 // refuses rather than one it accepts. --check instead re-reads each pinned wheel from its index.
@@ -239,6 +250,15 @@ util::Status lock_python(const LockCli& c, Context& ctx, const model::Manifest& 
   core::PythonToolOptions po;
   po.env = &ctx.io.env;
   if (c.check) {
+    if (c.offline) {
+      auto& f = model::add_finding(findings, "lock.python", model::Severity::note, file.filename().string());
+      f.seen = "--offline: the wheels of the Python lock were not looked up on their indexes";
+      if (previous) {
+        lock.python_lock = previous->python_lock;
+        lock.python_lock_sha256 = previous->python_lock_sha256;
+      }
+      return {};
+    }
     if (!previous || previous->python_lock.empty())
       return util::Error(util::ErrorCode::mismatch, out.string() + " records no Python lock, and " + c.manifest + " pins frameworks")
           .with_hint("run `stackpin lock " + gen::sh_quote(c.manifest) + "` and commit both locks");
@@ -255,8 +275,8 @@ util::Status lock_python(const LockCli& c, Context& ctx, const model::Manifest& 
       problems.push_back(loc.file + ":" + std::to_string(loc.line) + ": " + r.package + ": " + r.wheel + " " + what + ": " + r.detail);
     }
     if (!problems.empty()) {
-      util::Error e(util::ErrorCode::mismatch,
-                    file.string() + " pins " + std::to_string(problems.size()) + " wheel(s) their index no longer serves as pinned");
+      util::Error e(util::ErrorCode::mismatch, file.string() + " pins " + std::to_string(problems.size()) +
+                                                   " wheel(s) that their index no longer serves as pinned, or that could not be checked");
       e.hints = problems;
       e.hints.push_back("lock again (`stackpin lock " + gen::sh_quote(c.manifest) +
                         "`) to pin what the index serves now, or restore the wheels on your mirror");
@@ -266,19 +286,23 @@ util::Status lock_python(const LockCli& c, Context& ctx, const model::Manifest& 
   }
   const bool local_index = m.python_index && m.python_index->value.find("://") == std::string::npos;
   if (c.offline && !local_index) {
-    if (previous && !previous->python_lock.empty() && core::load_python_lock(*previous, out)) {
+    if (previous && !previous->python_lock.empty() && same_python_inputs(*previous, lock) && core::load_python_lock(*previous, out)) {
       lock.python_lock = previous->python_lock;
       lock.python_lock_sha256 = previous->python_lock_sha256;
       return {};
     }
     auto& f = model::add_finding(findings, "lock.python", model::Severity::warning, "[frameworks]");
-    f.seen = "--offline: no Python lock was made (pip needs the index)";
+    f.seen = "--offline: no Python lock was made (pip needs the index), and the previous one, if any, is not of these frameworks";
     f.fix = "run `stackpin lock` online, or give [python] index a local directory of wheels";
     return {};
   }
   SP_TRY_ASSIGN(auto py, core::resolve_pylock(m, lock, po));
   py.path = file.string();
   const std::string text = format::render_pylock(py);
+  // what every later command reads: a lock its own reader refuses is not written
+  if (auto back = format::parse_pylock(text, file.string()); !back)
+    return util::Error(util::ErrorCode::invalid, "pip's resolution cannot be written as a Python lock: " + back.error().message)
+        .with_hint("pip reported a package stackpin cannot pin (its name, version or wheel URL); lock from another index");
   auto old = util::read_file(file);
   if (!old || *old != text)
     if (auto st = util::write_file_atomic(file, text); !st) return st.error();

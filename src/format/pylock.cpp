@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -24,6 +25,29 @@ using detail::TableReader;
 const char* const k_fix = "regenerate it with `stackpin lock MANIFEST`";
 
 std::string q(const std::string& s) { return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+// The targets a marker names, when it is one stackpin writes: one target's marker, or several
+// parenthesized and joined by " or ". nullopt for any other marker, which stackpin cannot evaluate
+// exactly and does not guess at.
+std::optional<std::set<std::string>> marker_targets(const std::string& marker) {
+  static const std::vector<model::Platform> k_all = {model::Platform::linux_x86_64, model::Platform::linux_sbsa,
+                                                     model::Platform::windows_x86_64, model::Platform::windows_arm64};
+  std::set<std::string> known;
+  for (auto p : k_all) known.insert(model::python_marker(p));
+  if (known.count(marker)) return std::set<std::string>{marker};
+  std::set<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    auto end = marker.find(") or (", start);
+    std::string term = marker.substr(start, end == std::string::npos ? std::string::npos : end + 1 - start);
+    if (term.size() < 2 || term.front() != '(' || term.back() != ')') return std::nullopt;
+    term = term.substr(1, term.size() - 2);
+    if (!known.count(term) || !out.insert(term).second) return std::nullopt;
+    if (end == std::string::npos) break;
+    start = end + 5;
+  }
+  return out;
+}
 
 bool printable_text(const std::string& s) {
   return std::none_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
@@ -56,6 +80,10 @@ void read_wheel(const toml::table& t, const std::string& name, Diagnostics& diag
     return;
   }
   const std::string file = model::url_file_name(w.url);
+  if (!printable_text(file) || !printable_text(model::file_url_path(w.url))) {
+    diag.error_at(url->pos.line, url->pos.column, "`" + r.qualified("url") + "` hides control characters in its %-escapes", k_fix);
+    return;
+  }
   w.name = wname ? wname->value : file;
   if (wname && wname->value != file)
     diag.error_at(wname->pos.line, wname->pos.column,
@@ -129,7 +157,18 @@ void read_package(const toml::table& t, int index, Diagnostics& diag, model::PyL
       diag.error_at(version->pos.line, version->pos.column, "`" + r.qualified("version") + "` is not an exact version", k_fix);
   }
   if (index_url) p.index = index_url->value;
-  if (marker) p.marker = marker->value;
+  std::set<std::string> targets;  // empty: every target of the lock
+  if (marker) {
+    p.marker = marker->value;
+    if (auto t = marker_targets(p.marker))
+      targets = *t;
+    else
+      diag.error_at(marker->pos.line, marker->pos.column,
+                    "`" + r.qualified("marker") + "` = \"" + util::printable(p.marker, 120) +
+                        "\" is not a marker stackpin writes: one target's (sys_platform == 'linux' and platform_machine == 'x86_64'), "
+                        "or several in parentheses joined by \" or \"",
+                    k_fix);
+  }
   const toml::array* wheels = r.array("wheels");
   r.finish();
   if (!wheels || wheels->empty()) {
@@ -144,9 +183,13 @@ void read_package(const toml::table& t, int index, Diagnostics& diag, model::PyL
       ++i;
     }
   }
-  for (const auto& other : lock.packages)
-    if (other.name == p.name && (other.marker.empty() || p.marker.empty() || other.marker == p.marker))
-      diag.error_at(p.pos.line, p.pos.column, "the package " + p.name + " is listed twice for the same environments", k_fix);
+  for (const auto& other : lock.packages) {
+    if (other.name != p.name) continue;
+    bool overlap = other.marker.empty() || p.marker.empty();
+    if (auto theirs = marker_targets(other.marker))
+      for (const auto& t : targets) overlap = overlap || theirs->count(t) > 0;
+    if (overlap) diag.error_at(p.pos.line, p.pos.column, "the package " + p.name + " is listed twice for the same environments", k_fix);
+  }
   lock.packages.push_back(std::move(p));
 }
 

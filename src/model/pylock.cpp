@@ -2,6 +2,7 @@
 #include "model/pylock.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace model {
 
@@ -78,7 +79,12 @@ std::string url_file_name(const std::string& url) {
 
 std::string file_url_path(const std::string& url) {
   if (url.rfind("file://", 0) != 0) return {};
-  return percent_decode(url.substr(7, url.find_first_of("?#") == std::string::npos ? std::string::npos : url.find_first_of("?#") - 7));
+  std::string path =
+      percent_decode(url.substr(7, url.find_first_of("?#") == std::string::npos ? std::string::npos : url.find_first_of("?#") - 7));
+  // file:///C:/wheels/x.whl is C:/wheels/x.whl
+  if (path.size() > 3 && path[0] == '/' && std::isalpha(static_cast<unsigned char>(path[1])) && path[2] == ':' && path[3] == '/')
+    path.erase(0, 1);
+  return path;
 }
 
 std::optional<WheelName> parse_wheel_name(const std::string& file) {

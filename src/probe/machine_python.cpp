@@ -25,7 +25,9 @@ bool framework_name(const std::string& n) {
                                           "tensorflow-cpu", "tf-nightly",      "onnxruntime", "onnxruntime-gpu", "jax",
                                           "jaxlib",         "paddlepaddle-gpu"};
   if (k.count(n)) return true;
-  for (const char* prefix : {"nvidia-cudnn", "nvidia-cuda-runtime", "cupy-cuda", "jax-cuda"})
+  // NVIDIA's library wheels (cuDNN, cuBLAS, the runtime, ...) and the cuda-toolkit release they pin
+  if (n == "cuda-toolkit") return true;
+  for (const char* prefix : {"nvidia-", "cupy-cuda", "jax-cuda"})
     if (n.rfind(prefix, 0) == 0) return true;
   return false;
 }

@@ -349,6 +349,19 @@ bool python_step(Run& r) {
                                                      r.m.name.value + ".toml, which the stack's lock records")
                          .with_hint("run `stackpin lock " + gen::sh_quote(r.manifest_arg()) + "` and commit both locks"));
   const fs::path venv = util::io::absolute_path(*r.o.venv);
+  // the agreement of the two halves first: an environment that disagrees with the manifest is not installed
+  model::CheckReport agreement;
+  check_python_lock(r.m, *r.o.pylock, r.kb, knowledge::CudaCatalog::embedded(), agreement);
+  bool disagrees = false;
+  for (auto& f : agreement.findings) {
+    disagrees = disagrees || f.severity == model::Severity::error;
+    r.findings.push_back(std::move(f));
+  }
+  if (disagrees)
+    return r.fail(s,
+                  Error(ErrorCode::invalid,
+                        "the Python lock's libraries disagree with the manifest's system half (python.* findings): nothing was installed")
+                      .with_hint("fix the manifest or the frameworks it pins, lock again, and apply"));
   if (r.o.dry_run) {
     s.status = StepStatus::planned;
     s.detail = "make " + venv.string() + " hold exactly the packages of " + r.o.pylock->path + " (pip install --require-hashes --no-deps)";
@@ -363,17 +376,6 @@ bool python_step(Run& r) {
                             : std::string(res->created ? "created " : "rebuilt ") + venv.string() + " (Python " + res->python_version +
                                   ") with " + std::to_string(res->installed.size()) + " pinned wheel(s)";
   for (const auto& i : res->installed) s.lines.push_back(i);
-  model::CheckReport agreement;
-  check_python_lock(r.m, *r.o.pylock, r.kb, knowledge::CudaCatalog::embedded(), agreement);
-  bool disagrees = false;
-  for (auto& f : agreement.findings) {
-    disagrees = disagrees || f.severity == model::Severity::error;
-    r.findings.push_back(std::move(f));
-  }
-  if (disagrees)
-    return r.fail(
-        s, Error(ErrorCode::invalid, "the Python environment's libraries disagree with the manifest's system half (python.* findings)")
-               .with_hint("fix the manifest or the frameworks it pins, lock again, and apply"));
   return true;
 }
 

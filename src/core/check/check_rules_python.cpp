@@ -195,8 +195,6 @@ void check_python_lock(const model::Manifest& m, const model::PyLock& py, const 
   }
   for (auto p : linux_targets) {
     Ctx c{m, py, kb, catalog, report, p};
-    for (const char* rule : {"python.cudnn", "python.cuda-runtime", "python.cublas", "python.cuda-toolkit", "python.driver"})
-      report.examined.insert(rule);
     cudnn(c);
     const model::PyPackage* runtime = nullptr;
     cuda_runtime(c, runtime);

@@ -262,7 +262,14 @@ util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowled
   frameworks(m, kb, o, plan);
   if (o.pylock) {
     SP_TRY_ASSIGN(auto wheels, pinned_wheels(*o.pylock, plan.platform));
-    for (const auto& w : wheels) plan.spec.python_requirements.push_back(w.requirement);
+    for (const auto& w : wheels) {
+      if (w.wheel->url.rfind("file:", 0) == 0)
+        return Error(ErrorCode::invalid, "the Python lock pins " + w.name + " " + w.version + " at " + w.wheel->url +
+                                             ", a file of this machine that an image build cannot fetch")
+            .at(o.pylock->locate(w.wheel->pos))
+            .with_hint("lock from an http(s) index ([python] index = \"https://...\") to build images from the Python lock");
+      plan.spec.python_requirements.push_back(w.requirement);
+    }
   }
   return plan;
 }

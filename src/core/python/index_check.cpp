@@ -14,6 +14,33 @@ namespace {
 
 constexpr std::uint64_t k_max_page = 64u << 20;
 
+// The wheel's bytes from its URL, hashed: missing (404), unreadable (any other failure), changed
+// (another size or SHA-256).
+void check_bytes(const model::PyWheel& w, const PythonToolOptions& o, WheelRecheck& r) {
+  crypto::Sha256 h;
+  std::uint64_t got = 0;
+  net::Sink sink;
+  sink.start = [](const net::Response&) { return true; };
+  sink.data = [&](const char* data, std::size_t size) {
+    got += size;
+    if (got > w.size) return false;  // more than the pin: changed, whatever follows
+    h.update(data, size);
+    return true;
+  };
+  auto a = net::attempt(http_request(w.url, o.env), sink);
+  if (a.error && !(a.aborted_by_sink && got > w.size)) {
+    r.state = a.error->code == util::ErrorCode::not_found ? WheelRecheck::State::missing : WheelRecheck::State::unreadable;
+    r.detail = w.url + ": " + a.error->message;
+    return;
+  }
+  const std::string hex = got == w.size ? crypto::to_hex(h.finish()) : std::string();
+  if (got != w.size || hex != w.sha256) {
+    r.state = WheelRecheck::State::changed;
+    r.detail = w.url + " now sends " +
+               (got > w.size ? "more than " + std::to_string(w.size) + " bytes" : std::to_string(got) + " bytes, SHA-256 " + hex);
+  }
+}
+
 }  // namespace
 
 std::vector<WheelRecheck> recheck_pylock(const model::PyLock& lock, const PythonToolOptions& o) {
@@ -21,6 +48,7 @@ std::vector<WheelRecheck> recheck_pylock(const model::PyLock& lock, const Python
   struct Page {
     std::vector<format::IndexFile> files;
     std::string error;
+    bool gone = false;  // the index answered that the project has no page (404)
   };
   std::map<std::string, Page> pages;
   for (const auto& p : lock.packages) {
@@ -43,22 +71,8 @@ std::vector<WheelRecheck> recheck_pylock(const model::PyLock& lock, const Python
         continue;
       }
       if (p.index.empty()) {
-        // no index to ask: the wheel's own server, by its size
-        std::optional<std::uint64_t> length;
-        net::Sink sink;
-        sink.start = [&](const net::Response& head) {
-          length = head.length;
-          return false;
-        };
-        sink.data = [](const char*, std::size_t) { return false; };
-        auto a = net::attempt(http_request(w.url, o.env), sink);
-        if (a.error && !a.aborted_by_sink) {
-          r.state = a.error->code == util::ErrorCode::not_found ? WheelRecheck::State::missing : WheelRecheck::State::unreadable;
-          r.detail = a.error->message;
-        } else if (length && *length != w.size) {
-          r.state = WheelRecheck::State::changed;
-          r.detail = w.url + " now has " + std::to_string(*length) + " bytes";
-        }
+        // no index to ask: the wheel's own bytes, from its URL
+        check_bytes(w, o, r);
         out.push_back(std::move(r));
         continue;
       }
@@ -70,17 +84,17 @@ std::vector<WheelRecheck> recheck_pylock(const model::PyLock& lock, const Python
         Page page;
         // pip reads a local PEP 503 tree's directories through their index.html
         auto got = http_text(page_url.rfind("file://", 0) == 0 ? page_url + "index.html" : page_url, k_max_page, o.env);
-        if (got)
+        if (got) {
           page.files = format::parse_simple_index(*got, page_url);
-        else
+        } else {
           page.error = got.error().message;
+          page.gone = got.error().code == util::ErrorCode::not_found;
+        }
         it = pages.emplace(page_url, std::move(page)).first;
       }
       const Page& page = it->second;
       if (!page.error.empty()) {
-        r.state = page.error.find("404") != std::string::npos || page.error.find("not found") != std::string::npos
-                      ? WheelRecheck::State::missing
-                      : WheelRecheck::State::unreadable;
+        r.state = page.gone ? WheelRecheck::State::missing : WheelRecheck::State::unreadable;
         r.detail = page_url + ": " + page.error;
         out.push_back(std::move(r));
         continue;
@@ -94,6 +108,11 @@ std::vector<WheelRecheck> recheck_pylock(const model::PyLock& lock, const Python
       } else if (!listed->sha256.empty() && listed->sha256 != w.sha256) {
         r.state = WheelRecheck::State::changed;
         r.detail = page_url + " lists it with SHA-256 " + listed->sha256;
+      } else if (listed->url != w.url) {
+        r.state = WheelRecheck::State::changed;
+        r.detail = page_url + " lists it at another URL, " + listed->url + ": the pinned one may no longer serve it";
+      } else if (listed->sha256.empty()) {
+        check_bytes(w, o, r);  // the page gives no hash: the bytes do
       }
       out.push_back(std::move(r));
     }

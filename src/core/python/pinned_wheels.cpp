@@ -43,6 +43,11 @@ bool wheel_runs_on(const std::string& file, model::Platform p) {
   return false;
 }
 
+bool is_pure(const std::string& file) {
+  auto w = model::parse_wheel_name(file);
+  return w && w->platform == "any";
+}
+
 }  // namespace
 
 util::Result<std::vector<PinnedWheel>> pinned_wheels(const model::PyLock& lock, model::Platform p) {
@@ -53,9 +58,10 @@ util::Result<std::vector<PinnedWheel>> pinned_wheels(const model::PyLock& lock, 
   std::vector<PinnedWheel> out;
   for (const auto& pkg : lock.packages) {
     if (!pkg.marker.empty() && pkg.marker.find(marker) == std::string::npos) continue;
+    // a wheel built for the platform before a pure one ("any"), as pip ranks them
     const model::PyWheel* pick = nullptr;
     for (const auto& w : pkg.wheels)
-      if (!pick && wheel_runs_on(w.name, p)) pick = &w;
+      if (wheel_runs_on(w.name, p) && (!pick || (is_pure(pick->name) && !is_pure(w.name)))) pick = &w;
     if (!pick)
       return Error(ErrorCode::unsupported, pkg.name + " " + pkg.version + " has no wheel for " + model::to_string(p) + " in " + lock.path)
           .at(lock.locate(pkg.pos))

@@ -104,7 +104,7 @@ util::Status measure_wheel(model::PyWheel& w, const PythonToolOptions& o, bool h
   };
   net::Request req = http_request(w.url, o.env);
   auto a = net::attempt(req, sink);
-  if (a.error && !(a.aborted_by_sink && !read_body && length))
+  if (a.error && !(a.aborted_by_sink && !read_body))
     return Error(a.error->code == ErrorCode::not_found ? ErrorCode::not_found : ErrorCode::io,
                  "the wheel " + w.name + " could not be read from " + w.url + ": " + a.error->message)
         .with_hint("check the index is reachable (a proxy: https_proxy), then lock again");
@@ -183,7 +183,7 @@ util::Result<PythonIndexes> python_indexes(const model::Manifest& m, const model
     if (wheels_here)
       ix.find_links = dir.string();
     else
-      ix.index_url = "file://" + dir.generic_string();
+      ix.index_url = (dir.generic_string().rfind('/', 0) == 0 ? "file://" : "file:///") + dir.generic_string();
     return ix;
   }
   bool pypi = false;
@@ -224,25 +224,12 @@ util::Result<model::PyLock> resolve_pylock(const model::Manifest& m, const model
   std::map<std::pair<std::string, std::string>, Merged> merged;
   for (model::Platform p : platforms) {
     const fs::path report = tmp.path() / (std::string("report-") + model::to_string(p) + ".json");
-    std::vector<std::string> argv{python,
-                                  "-c",
-                                  k_pip_for_target,
-                                  marker_environment(p, py, m.python->value.size() >= 3 ? m.python->value.text() : py + ".0"),
-                                  "install",
-                                  "--dry-run",
-                                  "--ignore-installed",
-                                  "--quiet",
-                                  "--report",
-                                  report.string(),
-                                  "--disable-pip-version-check",
-                                  "--no-input",
-                                  "--only-binary=:all:",
-                                  "--python-version",
-                                  py,
-                                  "--implementation",
-                                  "cp",
-                                  "--target",
-                                  (tmp.path() / "target").string()};
+    std::vector<std::string> argv{
+        python, "-c", k_pip_for_target, marker_environment(p, py, m.python->value.size() >= 3 ? m.python->value.text() : py + ".0"),
+        "install", "--dry-run", "--ignore-installed", "--quiet", "--report", report.string(), "--disable-pip-version-check", "--no-input",
+        "--only-binary=:all:", "--python-version", py, "--implementation", "cp", "--target", (tmp.path() / "target").string(),
+        // no pip.conf or PIP_* variable of the user adds an index or changes the resolution
+        "--isolated"};
     for (const auto& tag : pip_platform_tags(p)) argv.insert(argv.end(), {"--platform", tag});
     if (!ix.find_links.empty()) {
       argv.insert(argv.end(), {"--no-index", "--find-links", ix.find_links});

@@ -11,6 +11,7 @@
 #include "core/python/python_env.hpp"
 #include "format/pip_report.hpp"
 #include "python/python_tool.hpp"
+#include "util/file_lock.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -68,21 +69,12 @@ util::Status rename_dir(const fs::path& from, const fs::path& to) {
 util::Result<VenvResult> provision_venv(const model::PyLock& lock, const std::string& lock_sha256, const fs::path& venv_in,
                                         const PythonToolOptions& o) {
   std::error_code ec;
-  const fs::path venv = fs::absolute(venv_in, ec).lexically_normal();
+  fs::path venv = fs::absolute(venv_in, ec).lexically_normal();
+  if (venv.filename().empty()) venv = venv.parent_path();  // "env/" is env
   const fs::path previous = venv.string() + ".stackpin-previous";
   VenvResult res;
   res.venv = venv;
   SP_TRY_ASSIGN(auto want, pinned_wheels(lock, venv_platform()));
-
-  // a run killed half-way left the previous environment aside: it comes back before anything else
-  if (fs::exists(previous, ec)) {
-    if (fs::exists(venv, ec)) {
-      fs::remove_all(venv, ec);
-      if (ec) return Error(ErrorCode::io, "cannot remove the half-built environment " + venv.string() + ": " + ec.message());
-    }
-    SP_TRY(rename_dir(previous, venv));
-  }
-
   SP_TRY_ASSIGN(std::string python, detail::python_interpreter(o));
   SP_TRY_ASSIGN(std::string version, interpreter_version(python, o));
   res.python_version = version;
@@ -95,9 +87,32 @@ util::Result<VenvResult> provision_venv(const model::PyLock& lock, const std::st
           .with_hint("set STACKPIN_PYTHON to a Python " + want_py + " interpreter, or change [python] version and lock again");
   }
 
+  // one run at a time on an environment
+  if (!venv.parent_path().empty()) fs::create_directories(venv.parent_path(), ec);
+  SP_TRY_ASSIGN(auto held, util::FileLock::acquire(venv.string() + ".stackpin-lock"));
+  (void)held;
+
+  // A run killed half-way: with the new environment's record (written last) in place it finished,
+  // and only the previous one's deletion was cut short; otherwise the previous one comes back.
+  if (fs::exists(previous, ec)) {
+    if (fs::exists(venv / k_record, ec)) {
+      fs::remove_all(previous, ec);
+      if (ec) return Error(ErrorCode::io, "cannot remove " + previous.string() + ", left by an earlier run: " + ec.message());
+    } else {
+      fs::remove_all(venv, ec);
+      if (ec) return Error(ErrorCode::io, "cannot remove the half-built environment " + venv.string() + ": " + ec.message());
+      SP_TRY(rename_dir(previous, venv));
+    }
+  }
+
   const bool existed = fs::exists(venv, ec);
   res.created = !existed;
   if (existed) {
+    // only a virtual environment (or an empty directory) is ever moved aside and replaced
+    const bool empty_dir = fs::is_directory(venv, ec) && fs::directory_iterator(venv, ec) == fs::directory_iterator();
+    if (!empty_dir && !fs::is_regular_file(venv / "pyvenv.cfg", ec))
+      return Error(ErrorCode::usage, venv.string() + " exists and is not a virtual environment (no pyvenv.cfg): stackpin replaces only one")
+          .with_hint("give --venv (or [python] venv) a new directory or an existing venv");
     auto recorded = util::read_file(venv / k_record);
     if (recorded && util::trim(*recorded) == lock_sha256)
       if (auto have = installed(venv, o); have && matches(*have, want)) {
@@ -106,17 +121,23 @@ util::Result<VenvResult> provision_venv(const model::PyLock& lock, const std::st
       }
     SP_TRY(rename_dir(venv, previous));
   }
+  // back to how it was: the half-built environment goes, the previous one comes back
+  std::string restored;
   auto restore = [&]() {
     std::error_code e2;
     fs::remove_all(venv, e2);
-    if (existed) fs::rename(previous, venv, e2);
+    if (!existed) return;
+    fs::rename(previous, venv, e2);
+    restored = e2 ? " (the previous environment could not be moved back from " + previous.string() + ": " + e2.message() +
+                        "; the next run moves it back)"
+                  : " (the previous environment is back)";
   };
 
   auto made = detail::run_python_tool({python, "-m", "venv", venv.string()}, o);
   if (!made.started || made.timed_out || made.exit_code != 0) {
     restore();
-    return Error(ErrorCode::not_found,
-                 "python -m venv " + venv.string() + " failed:\n" + detail::tail_lines(made.output.empty() ? made.error : made.output, 8))
+    return Error(ErrorCode::not_found, "python -m venv " + venv.string() + " failed" + restored + ":\n" +
+                                           detail::tail_lines(made.output.empty() ? made.error : made.output, 8))
         .with_hint("apt-get install python3-venv");
   }
   std::string requirements;
@@ -131,14 +152,16 @@ util::Result<VenvResult> provision_venv(const model::PyLock& lock, const std::st
     restore();
     return st.error();
   }
-  auto pip = detail::run_python_tool({venv_python(venv).string(), "-m", "pip", "install", "--require-hashes", "--no-deps", "--no-index",
-                                      "--only-binary=:all:", "--disable-pip-version-check", "--no-input", "--quiet", "-r", req.string()},
-                                     o);
+  // --isolated: no pip.conf or PIP_* variable of the user adds an index or changes what is installed
+  auto pip = detail::run_python_tool(
+      {venv_python(venv).string(), "-m", "pip", "install", "--isolated", "--require-hashes", "--no-deps", "--no-index",
+       "--only-binary=:all:", "--disable-pip-version-check", "--no-input", "--quiet", "-r", req.string()},
+      o);
   if (!pip.started || pip.timed_out || pip.exit_code != 0) {
     restore();
     const bool hash = pip.output.find("HASHES") != std::string::npos || pip.output.find("hash") != std::string::npos;
-    return Error(hash ? ErrorCode::mismatch : ErrorCode::io, "pip could not install " + lock.path + " into " + venv.string() +
-                                                                 (existed ? " (the previous environment is back)" : "") + ":\n" +
+    return Error(hash ? ErrorCode::mismatch : ErrorCode::io, "pip could not install " + lock.path + " into " + venv.string() + restored +
+                                                                 ":\n" +
                                                                  detail::tail_lines(pip.output.empty() ? pip.error : pip.output, 20))
         .with_hint(hash ? "a wheel is not the one the lock pins: `stackpin lock MANIFEST --check` names it"
                         : "check that the wheels' URLs are reachable (a proxy: https_proxy)");
@@ -147,7 +170,13 @@ util::Result<VenvResult> provision_venv(const model::PyLock& lock, const std::st
     restore();
     return st.error();
   }
-  if (existed) fs::remove_all(previous, ec);
+  if (existed) {
+    // out of the way first, so that a run killed while it is deleted finds no ".stackpin-previous"
+    const fs::path discard = venv.string() + ".stackpin-discard";
+    fs::remove_all(discard, ec);
+    fs::rename(previous, discard, ec);
+    fs::remove_all(ec ? previous : discard, ec);
+  }
   res.changed = true;
   for (const auto& w : want) res.installed.push_back(w.name + " " + w.version);
   return res;

@@ -57,8 +57,10 @@ struct WheelRecheck {
 };
 
 // Re-reads each package's page of its index (PEP 503) and compares every pinned wheel with what the
-// page lists: missing (no longer listed), changed (another SHA-256), unreadable (the page could not
-// be read; `detail` says why). Wheels with a file:// URL are hashed where they are.
+// page lists: missing (no longer listed, or the project's page is gone), changed (another SHA-256,
+// or listed at another URL), unreadable (the page could not be read; `detail` says why). A wheel the
+// page lists without a hash, or of a package that names no index, is downloaded and hashed; one
+// with a file:// URL is hashed where it is.
 std::vector<WheelRecheck> recheck_pylock(const model::PyLock& lock, const PythonToolOptions& o);
 
 // One package of a Python lock as a platform installs it: its wheel for that platform, and the pip
