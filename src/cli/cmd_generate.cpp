@@ -264,6 +264,7 @@ util::Result<core::BakeMatrix> plan_matrix(const BakeCli& c, Context& ctx) {
   o.load = [&ctx](const std::string& path) -> util::Result<core::BakeManifest> {
     core::BakeManifest b;
     SP_TRY_ASSIGN(b.manifest, load_manifest_for(ctx, path, &b.lock));
+    SP_TRY_ASSIGN(b.pylock, locked_python(ctx, path, b.lock));
     return b;
   };
   return core::plan_bake_matrix(o, knowledge::KnowledgeBase::embedded());

@@ -560,6 +560,33 @@ TEST_F(ContainerHermetic, AnImageInstallsExactlyTheWheelsOfThePythonLock) {
   for (const char* want : {"torch==2.9.0+cu130", "nvidia-cudnn-cu13==9.13.0.50", "filelock==3.99.0"})
     EXPECT_NE(listed.out.find(want), std::string::npos) << want << "\n" << listed.out;
   EXPECT_EQ(listed.out.find("3.20.0"), std::string::npos) << listed.out;
+
+  // the image's SBOM lists each wheel with its URL and SHA-256
+  auto sbom = json::parse(testing_support::read_text(context / "sbom.spdx.json"));
+  bool listed_torch = false;
+  for (const auto& p : sbom["packages"])
+    if (p["name"] == "torch") {
+      listed_torch = true;
+      EXPECT_EQ(p["versionInfo"], "2.9.0+cu130") << p.dump(1);
+      EXPECT_NE(p["downloadLocation"].get<std::string>().find(index.url("/files/torch-2.9.0")), std::string::npos) << p.dump(1);
+      EXPECT_NE(p.dump().find(fixtures::info(wheels[0]).sha256), std::string::npos) << p.dump(1);
+    }
+  EXPECT_TRUE(listed_torch) << sbom.dump(1);
+
+  // a bake matrix of the same stack installs the same wheels
+  const fs::path matrix = scratch.path() / "matrix-pylock";
+  fs::create_directories(matrix);
+  auto bake = testing_support::stackpin({"generate", "bake", m.string(), "--locked", "-o", (matrix / "docker-bake.json").string(),
+                                         "--archives", archives.string(), "--platform", "linux-x86_64"});
+  ASSERT_EQ(bake.exit_code, 0) << bake.out << bake.err;
+  bool found = false;
+  for (const auto& e : fs::recursive_directory_iterator(matrix))
+    if (e.path().filename() == "Dockerfile") {
+      found = true;
+      std::string text = testing_support::read_text(e.path());
+      EXPECT_NE(text.find("--hash=sha256:" + fixtures::info(wheels[0]).sha256), std::string::npos) << text;
+    }
+  EXPECT_TRUE(found);
 }
 
 // An image whose archives the build downloads (--from-url) from a machine that does not have

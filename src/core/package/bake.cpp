@@ -82,6 +82,7 @@ util::Result<BakeMatrix> plan_bake_matrix(const BakeMatrixOptions& o, const know
     for (auto platform : platforms) {
       DockerOptions d;
       if (loaded.lock) d.lock = &*loaded.lock;
+      if (loaded.pylock) d.pylock = &*loaded.pylock;
       d.platform = platform;
       d.from_url = o.from_url;
       d.manifest_file = fs::path(path).filename().string();

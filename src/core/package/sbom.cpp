@@ -1,4 +1,5 @@
 #include "core/package/sbom.hpp"
+#include "model/pylock.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +16,7 @@
 #include "knowledge/cuda_catalog.hpp"
 #include "util/file_io.hpp"
 #include "util/fs.hpp"
+#include "util/strings.hpp"
 
 namespace core {
 namespace fs = std::filesystem;
@@ -103,6 +105,25 @@ Frame frame_of(const model::Receipt& r, const knowledge::KnowledgeBase& kb, cons
   return f;
 }
 
+// The wheels of the Python lock an image installs ("name @ URL --hash=sha256:HEX"), one package
+// each: its version from the wheel's name, its URL and SHA-256; no files (the environment's files
+// are pip's to list) and no licence asserted (a wheel's METADATA names it, unverified).
+void add_wheels(Frame& f, const std::vector<std::string>& requirements) {
+  for (const auto& req : requirements) {
+    auto words = util::split(req, ' ');
+    if (words.size() != 4 || words[3].rfind("--hash=sha256:", 0) != 0) continue;
+    format::SpdxPackage p;
+    p.name = words[0];
+    p.id = "SPDXRef-Package-python-" + format::spdx_id_part(p.name);
+    p.download_location = words[2];
+    p.file_name = model::url_file_name(words[2]);
+    if (auto w = model::parse_wheel_name(p.file_name)) p.version = w->version;
+    p.sha256 = words[3].substr(std::string("--hash=sha256:").size());
+    p.license_id = "NOASSERTION";
+    f.doc.packages.push_back(std::move(p));
+  }
+}
+
 // One LicenseRef- per licence NVIDIA names, in the order of the packages that name them, each
 // package declaring its own; returns, per licence, the package whose archive's text it carries
 // (the first to name it). The texts are left for the caller (the text used when the archive
@@ -148,9 +169,11 @@ std::string namespace_prefix(const model::Receipt& r) {
 // The document of the files of a staging (receipt `r`, staged in `dest`) that `where` keeps, under
 // the paths it gives them, in byte order of those paths.
 util::Result<SbomResult> sbom_of(const model::Receipt& r, const fs::path& dest, const knowledge::KnowledgeBase& kb, const SbomOptions& o,
-                                 const PathMap& where, const std::string& name, const std::string& comment) {
+                                 const PathMap& where, const std::string& name, const std::string& comment,
+                                 const std::vector<std::string>& wheels = {}) {
   SbomResult out;
   Frame frame = frame_of(r, kb, o, name, comment);
+  add_wheels(frame, wheels);
   format::SpdxDocument& doc = frame.doc;
 
   std::vector<std::pair<std::string, const model::StagedFile*>> kept;
@@ -252,6 +275,7 @@ util::Result<std::string> sbom_plan_for_image(const model::Manifest& m, const kn
     }
   }
   Frame frame = frame_of(r, kb, o, image_name(m), image_comment(m, spec));
+  add_wheels(frame, spec.python_requirements);
   format::SpdxPlan plan;
   for (const auto& p : frame.doc.packages) plan.package_keys.push_back(p.name);
   // where the image's stages put each archive's licence (sbom_for_image's paths)
@@ -322,7 +346,7 @@ util::Result<SbomResult> sbom_for_image(const model::Manifest& m, const knowledg
     bool kept = runtime_library(f) || f.path.rfind("share/doc/", 0) == 0;
     return kept ? spec.cuda_prefix.substr(1) + "/" + f.path : std::string();
   };
-  return sbom_of(r, *so.dest, kb, o, where, image_name(m), image_comment(m, spec));
+  return sbom_of(r, *so.dest, kb, o, where, image_name(m), image_comment(m, spec), spec.python_requirements);
 }
 
 }  // namespace core

@@ -22,6 +22,7 @@ namespace core {
 struct BakeManifest {
   model::Manifest manifest;
   std::optional<model::Lock> lock;
+  std::optional<model::PyLock> pylock;  // --locked with a Python lock: every image installs its wheels
 };
 
 struct BakeMatrixOptions {
