@@ -74,7 +74,9 @@ std::string marker_environment(model::Platform p, const std::string& py, const s
 }
 
 // Fills the wheel's size (the server's Content-Length) and, when missing or `hash_always`, its
-// SHA-256 by reading the bytes. Errors: io, not_found, invalid (larger than k_max_wheel).
+// SHA-256 by reading the bytes; a file:// wheel is always hashed where it is (and must agree with a
+// hash pip gave). Errors: io, not_found, mismatch (a local file of another hash), invalid (larger
+// than k_max_wheel).
 util::Status measure_wheel(model::PyWheel& w, const PythonToolOptions& o, bool hash_always) {
   if (auto local = model::file_url_path(w.url); !local.empty()) {
     auto hashed = crypto::hash_file(local);
@@ -84,7 +86,6 @@ util::Status measure_wheel(model::PyWheel& w, const PythonToolOptions& o, bool h
     if (!w.sha256.empty() && w.sha256 != hex)
       return Error(ErrorCode::mismatch, "the wheel " + local + " has SHA-256 " + hex + ", not the index's " + w.sha256);
     w.sha256 = hex;
-    (void)hash_always;
     return {};
   }
   const bool read_body = w.sha256.empty() || hash_always;
@@ -113,8 +114,12 @@ util::Status measure_wheel(model::PyWheel& w, const PythonToolOptions& o, bool h
   if (read_body) {
     if (length && *length != got)
       return Error(ErrorCode::io, w.url + " announced " + std::to_string(*length) + " bytes and sent " + std::to_string(got));
+    const std::string hex = crypto::to_hex(h.finish());
+    if (!w.sha256.empty() && w.sha256 != hex)
+      return Error(ErrorCode::mismatch, w.url + " sends bytes of SHA-256 " + hex + ", not the index's " + w.sha256)
+          .with_hint("the index and the file it links disagree: lock from another index or mirror");
     w.size = got;
-    w.sha256 = crypto::to_hex(h.finish());
+    w.sha256 = hex;
   } else if (length) {
     w.size = *length;
   } else {

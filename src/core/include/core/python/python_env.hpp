@@ -43,9 +43,10 @@ struct PythonToolOptions {
 // python_platforms: `pip install --dry-run --ignore-installed --report` with that platform's tags,
 // the manifest's Python version and binary wheels only. Each wheel's size comes from its server and
 // its SHA-256 from the index; a wheel whose index gives no hash or size is downloaded and hashed.
-// Errors: usage (no [python] version, no framework), not_found (no python3 or pip), failed (pip
-// could not resolve: its message is kept), invalid (pip's report is not what pip writes, a wheel URL
-// that is not http(s) or file), io (a wheel's size or bytes could not be read).
+// Errors: usage (no [python] version, neither frameworks nor [python] packages), not_found (no
+// python3 or pip), invalid (pip could not resolve, its message kept; pip's report is not what pip
+// writes; a wheel URL that is not http(s) or file), io (a wheel's size or bytes could not be read),
+// mismatch (a local wheel whose bytes are not the index's hash).
 util::Result<model::PyLock> resolve_pylock(const model::Manifest& m, const model::Lock& lock, const PythonToolOptions& o);
 
 // One wheel of a Python lock as its index serves it now (lock --check).
@@ -93,8 +94,9 @@ struct VenvResult {
 // `.stackpin-previous` a killed run left is moved back first. An environment that already matches the
 // lock (stackpin's record of the lock's SHA-256 in it, and pip's list of what is installed) is left
 // alone.
-// Errors: usage (the interpreter is not the lock's Python), not_found (no python3, no venv module),
-// failed (pip refused: a hash mismatch, a wheel not found), io.
+// Errors: usage (the interpreter is not the lock's Python; the directory exists and is not a venv),
+// unsupported (no wheels for this machine), not_found (no python3, no venv module), mismatch (pip
+// refused a wheel's hash), io (pip failed otherwise: a wheel not reachable; moving directories).
 util::Result<VenvResult> provision_venv(const model::PyLock& lock, const std::string& lock_sha256, const std::filesystem::path& venv,
                                         const PythonToolOptions& o);
 
