@@ -229,11 +229,12 @@ TEST(CliPython, ApplyInstallsExactlyTheLockIntoAVenvAllOrNothing) {
         "schema = 1\nname = \"py-only\"\n[cuda]\nversion = \"13.0.2\"\n[driver]\nlinux = \"580.95.05\"\n[frameworks]\ntorch = \"2.9.0\"\n"
         "[python]\nversion = \"" +
             py + "\"\nindex = \"" + server.url("/simple") + "\"\nvenv = \"env\"\n");
-  const std::vector<std::string> no_pip_cache{"PIP_NO_CACHE_DIR=1"};
-  auto lock = stackpin({"lock", m.string()}, no_pip_cache);
+  // the user's pip settings change nothing: pip runs --isolated (were PIP_NO_INDEX honoured, nothing would resolve)
+  const std::vector<std::string> user_pip_settings{"PIP_NO_INDEX=1", "PIP_EXTRA_INDEX_URL=http://127.0.0.1:9/not-an-index"};
+  auto lock = stackpin({"lock", m.string()}, user_pip_settings);
   ASSERT_EQ(lock.exit_code, 0) << testing_support::show(lock);
 
-  auto apply = stackpin({"apply", m.string()}, no_pip_cache);
+  auto apply = stackpin({"apply", m.string()}, user_pip_settings);
   ASSERT_EQ(apply.exit_code, 0) << testing_support::show(apply);
   EXPECT_TRUE(contains(apply.out, "created ")) << apply.out;
   const fs::path env = dir.path() / "env";
@@ -248,7 +249,7 @@ TEST(CliPython, ApplyInstallsExactlyTheLockIntoAVenvAllOrNothing) {
   // a second run changes nothing: the environment is the same directory, untouched (the same
   // directory named with a trailing slash too)
   write(env / "kept-by-a-second-run", "x");
-  auto again = stackpin({"apply", m.string(), "--venv", env.string() + "/"}, no_pip_cache);
+  auto again = stackpin({"apply", m.string(), "--venv", env.string() + "/"}, user_pip_settings);
   ASSERT_EQ(again.exit_code, 0) << testing_support::show(again);
   EXPECT_TRUE(contains(again.out, "nothing to do")) << again.out;
   EXPECT_TRUE(fs::exists(env / "kept-by-a-second-run"));
@@ -264,7 +265,7 @@ TEST(CliPython, ApplyInstallsExactlyTheLockIntoAVenvAllOrNothing) {
   encoded.replace(encoded.find('+'), 1, "%2B");
   server.serve("/files/" + torch_file, tampered);
   server.serve("/files/" + encoded, tampered);
-  auto refused = stackpin({"apply", m.string()}, no_pip_cache);
+  auto refused = stackpin({"apply", m.string()}, user_pip_settings);
   EXPECT_EQ(refused.exit_code, 1) << testing_support::show(refused);
   EXPECT_TRUE(contains(refused.out + refused.err, "the previous environment is back")) << testing_support::show(refused);
   EXPECT_TRUE(contains(refused.out + refused.err, "HASH")) << testing_support::show(refused);
@@ -274,7 +275,7 @@ TEST(CliPython, ApplyInstallsExactlyTheLockIntoAVenvAllOrNothing) {
 
   // with the right bytes again, the rebuilt environment holds the lock exactly
   testing_support::serve_wheel_index(server, wheels.paths);
-  auto rebuilt = stackpin({"apply", m.string()}, no_pip_cache);
+  auto rebuilt = stackpin({"apply", m.string()}, user_pip_settings);
   ASSERT_EQ(rebuilt.exit_code, 0) << testing_support::show(rebuilt);
   EXPECT_TRUE(contains(rebuilt.out, "rebuilt ")) << rebuilt.out;
   EXPECT_FALSE(fs::exists(env / "kept-by-a-second-run"));
@@ -284,7 +285,7 @@ TEST(CliPython, ApplyInstallsExactlyTheLockIntoAVenvAllOrNothing) {
   const fs::path project = dir.path() / "project";
   fs::create_directories(project);
   write(project / "notes.txt", "mine");
-  auto refused_dir = stackpin({"apply", m.string(), "--venv", project.string()}, no_pip_cache);
+  auto refused_dir = stackpin({"apply", m.string(), "--venv", project.string()}, user_pip_settings);
   EXPECT_EQ(refused_dir.exit_code, 2) << testing_support::show(refused_dir);
   EXPECT_TRUE(contains(refused_dir.out + refused_dir.err, "is not a virtual environment")) << testing_support::show(refused_dir);
   EXPECT_EQ(testing_support::read_text(project / "notes.txt"), "mine");
@@ -292,7 +293,7 @@ TEST(CliPython, ApplyInstallsExactlyTheLockIntoAVenvAllOrNothing) {
 
   // without the Python lock there is nothing to install from
   fs::remove(dir.path() / "m.lock");
-  auto unlocked = stackpin({"apply", m.string(), "--venv", (dir.path() / "other").string()}, no_pip_cache);
+  auto unlocked = stackpin({"apply", m.string(), "--venv", (dir.path() / "other").string()}, user_pip_settings);
   EXPECT_EQ(unlocked.exit_code, 1) << testing_support::show(unlocked);
   EXPECT_TRUE(contains(unlocked.out + unlocked.err, "no Python lock")) << testing_support::show(unlocked);
   EXPECT_FALSE(fs::exists(dir.path() / "other"));

@@ -33,7 +33,8 @@ model::Platform venv_platform() {
 
 // The packages pip lists in the environment: normalized name -> version. nullopt when pip cannot say.
 std::optional<std::map<std::string, std::string>> installed(const fs::path& venv, const PythonToolOptions& o) {
-  auto run = detail::run_python_tool({venv_python(venv).string(), "-m", "pip", "list", "--format=json", "--disable-pip-version-check"}, o);
+  auto run = detail::run_python_tool(
+      {venv_python(venv).string(), "-m", "pip", "list", "--isolated", "--format=json", "--disable-pip-version-check"}, o);
   if (!run.started || run.exit_code != 0) return std::nullopt;
   return format::parse_pip_list(run.output);
 }
