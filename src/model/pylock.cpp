@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "util/url.hpp"
+
 namespace model {
 
 util::SourceLocation PyLock::locate(Pos pos) const { return locate_in(path, lines, pos); }
@@ -52,35 +54,16 @@ std::vector<Platform> platforms_of_marker(const std::string& marker, const std::
   return out;
 }
 
-std::string percent_decode(const std::string& s) {
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 std::string url_file_name(const std::string& url) {
   std::string path = url.substr(0, url.find_first_of("?#"));
   auto slash = path.rfind('/');
-  return percent_decode(slash == std::string::npos ? path : path.substr(slash + 1));
+  return util::percent_decode(slash == std::string::npos ? path : path.substr(slash + 1));
 }
 
 std::string file_url_path(const std::string& url) {
   if (url.rfind("file://", 0) != 0) return {};
   std::string path =
-      percent_decode(url.substr(7, url.find_first_of("?#") == std::string::npos ? std::string::npos : url.find_first_of("?#") - 7));
+      util::percent_decode(url.substr(7, url.find_first_of("?#") == std::string::npos ? std::string::npos : url.find_first_of("?#") - 7));
   // file:///C:/wheels/x.whl is C:/wheels/x.whl
   if (path.size() > 3 && path[0] == '/' && std::isalpha(static_cast<unsigned char>(path[1])) && path[2] == ':' && path[3] == '/')
     path.erase(0, 1);

@@ -31,6 +31,7 @@
 #include "net/download.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
+#include "util/url.hpp"
 
 namespace net {
 
@@ -69,23 +70,6 @@ std::string win_text(DWORD code) {
   return (out.empty() ? std::string("WinHTTP error") : out) + " (" + std::to_string(code) + ")";
 }
 
-// "%20" and the like in a file:// URL's path
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    auto hex = [](char c) {
-      return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-    };
-    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 // Hands the response head to the sink; false (the attempt recorded as aborted) when it refuses.
 bool start_sink(Attempt& a, const Sink& sink, const std::string& what) {
   if (!sink.start || sink.start(a.response)) return true;
@@ -118,10 +102,10 @@ Attempt file_attempt(const Request& req, const Sink& sink, const Progress& progr
   std::string rest = req.url.substr(7);
   std::string path;
   if (rest.rfind('/', 0) == 0) {
-    path = percent_decode(rest.substr(1));
+    path = util::percent_decode(rest.substr(1));
     if (path.size() < 2 || path[1] != ':') path = "/" + path;  // no drive letter: a path on the current drive
   } else {
-    path = "//" + percent_decode(rest);  // a UNC host
+    path = "//" + util::percent_decode(rest);  // a UNC host
   }
   std::unique_ptr<FILE, int (*)(FILE*)> f(util::open_file(std::filesystem::path(wide(path)), "rb"), &std::fclose);
   const std::string what = "download of " + req.url + " failed: ";

@@ -9,6 +9,7 @@
 #include "format/pylock.hpp"
 #include "format/simple_index.hpp"
 #include "model/pylock.hpp"
+#include "util/url.hpp"
 
 namespace pylock_test {
 
@@ -173,7 +174,7 @@ TEST(PyLock, AUrlHidingControlCharactersIsRefused) {
 TEST(PyLock, UrlsAsWheelsAreNamedByThem) {
   EXPECT_EQ(model::url_file_name("https://h.example/whl/cu130/torch-2.9.0%2Bcu130-cp312-cp312-win_amd64.whl#sha256=ab"),
             "torch-2.9.0+cu130-cp312-cp312-win_amd64.whl");
-  EXPECT_EQ(model::percent_decode("a%2b%2Bb%zz%4"), "a++b%zz%4");
+  EXPECT_EQ(util::percent_decode("a%2b%2Bb%zz%4"), "a++b%zz%4");
   EXPECT_EQ(model::file_url_path("file:///srv/wheels/a%20b.whl"), "/srv/wheels/a b.whl");
   EXPECT_EQ(model::file_url_path("file:///C:/wheels/x.whl"), "C:/wheels/x.whl");
   EXPECT_EQ(model::file_url_path("https://h.example/x.whl"), "");

@@ -53,10 +53,9 @@ std::string python_marker(Platform p);
 // The targets a package's marker names (every target of `all` when the marker is empty).
 std::vector<Platform> platforms_of_marker(const std::string& marker, const std::vector<Platform>& all);
 
-// URLs as wheels are named by them: %XX escapes undone; the last path component of a URL (no query
-// or fragment), decoded ("torch-2.9.0%2Bcu130-...whl" -> "torch-2.9.0+cu130-...whl"); a file:// URL's
-// local path, decoded ("" for another scheme).
-std::string percent_decode(const std::string& s);
+// URLs as wheels are named by them (util::percent_decode undoes the %XX escapes): the last path
+// component of a URL (no query or fragment), decoded ("torch-2.9.0%2Bcu130-...whl" ->
+// "torch-2.9.0+cu130-...whl"); a file:// URL's local path, decoded ("" for another scheme).
 std::string url_file_name(const std::string& url);
 std::string file_url_path(const std::string& url);
 
