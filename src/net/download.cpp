@@ -24,6 +24,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +50,9 @@ struct Transfer {
   const Sink* sink = nullptr;
   const Progress* progress = nullptr;
   Response response;
+  Headers headers;             // of the response being received (a redirect's are dropped at its successor's status line)
+  std::uint64_t uploaded = 0;  // body bytes handed to libcurl
+  bool body_failed = false;    // the body function gave too few or too many bytes
   bool started = false;
   bool aborted = false;
   Limit limit = Limit::none;  // which limit on_progress aborted the transfer for
@@ -73,7 +77,8 @@ std::uint64_t bytes_due(std::uint64_t min_rate, long window_s) {
 // head. It aborts when the deadline has passed, when no byte arrived for stall_timeout_s, and when a
 // rate window (which begins at the first body byte, so a slow head is the stall timeout's business)
 // ended with fewer than min_rate * rate_window_s bytes: a drip, which the stall check never sees.
-int on_progress(void* user, curl_off_t, curl_off_t now, curl_off_t, curl_off_t) {
+int on_progress(void* user, curl_off_t, curl_off_t down, curl_off_t, curl_off_t up) {
+  const curl_off_t now = down + up;  // an upload is progress too
   auto& t = *static_cast<Transfer*>(user);
   const Request& req = *t.req;
   auto clock = std::chrono::steady_clock::now();
@@ -124,6 +129,7 @@ bool start(Transfer& t) {
   t.response.status = status;
   if (length >= 0) t.response.length = static_cast<std::uint64_t>(length);
   if (url) t.response.effective_url = url;
+  t.response.headers = t.headers;
   // Over HTTP(S) only a 206 honours the range (a 200 is the whole file); file:// and ftp:// honour
   // it by seeking (REST), whatever their response code says.
   char* scheme = nullptr;
@@ -156,6 +162,52 @@ size_t on_write(char* data, size_t size, size_t n, void* user) {
     return 0;
   }
   return bytes;
+}
+
+// One header line of a response: a status line starts a new response (after a redirect, or a
+// 100 Continue), so the headers kept are always those of the last one.
+size_t on_header(char* data, size_t size, size_t n, void* user) {
+  auto& t = *static_cast<Transfer*>(user);
+  size_t bytes = size * n;
+  try {
+    std::string_view line(data, bytes);
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+    if (line.rfind("HTTP/", 0) == 0) {
+      t.headers.clear();
+      return bytes;
+    }
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0) return bytes;
+    std::string name(line.substr(0, colon));
+    for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+    if (t.headers.size() < 256) t.headers.emplace_back(std::move(name), std::string(value));
+  } catch (...) {
+    return 0;
+  }
+  return bytes;
+}
+
+// libcurl asks for the next piece of the body.
+size_t on_read(char* buffer, size_t size, size_t n, void* user) {
+  auto& t = *static_cast<Transfer*>(user);
+  const std::uint64_t left = t.req->body_length - t.uploaded;
+  size_t room = static_cast<size_t>(std::min<std::uint64_t>(size * n, left));
+  if (room == 0) return 0;
+  size_t got = 0;
+  try {
+    got = t.req->body ? t.req->body(buffer, room) : 0;
+  } catch (...) {
+    got = 0;
+  }
+  if (got == 0 || got > room) {
+    t.body_failed = true;
+    return CURL_READFUNC_ABORT;
+  }
+  t.uploaded += got;
+  return got;
 }
 
 bool tls_failure(CURLcode c) {
@@ -207,6 +259,10 @@ void classify(Attempt& a, CURLcode c, const std::string& detail, const Request& 
   }
   if (a.aborted_by_sink) {
     a.error = util::Error(ErrorCode::io, what + "aborted by stackpin");
+    return;
+  }
+  if (c == CURLE_TOO_MANY_REDIRECTS) {
+    a.error = util::Error(ErrorCode::io, what + "too many redirects (" + detail + ")");
     return;
   }
   if (tls_failure(c)) {
@@ -281,11 +337,34 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
   curl_easy_setopt(curl, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+  // A custom Authorization header stays with the host and port it was meant for: libcurl (7.83
+  // and later) drops it on a redirect elsewhere, as long as CURLOPT_UNRESTRICTED_AUTH stays off.
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, req.follow_redirects ? 1L : 0L);
+  curl_easy_setopt(curl, CURLOPT_UNRESTRICTED_AUTH, 0L);
   curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 10L);
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https,ftp,ftps,file");
   curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https,ftp,ftps");
-  curl_easy_setopt(curl, CURLOPT_FAILONERROR, 1L);
+  if (req.fail_on_error) curl_easy_setopt(curl, CURLOPT_FAILONERROR, 1L);
+  if (!req.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, req.ca_file.c_str());
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+  // the method and the body: an upload is libcurl's PUT, renamed for PATCH and POST
+  const bool has_body = req.method == "PUT" || req.method == "PATCH" || req.method == "POST";
+  if (req.method == "HEAD") {
+    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  } else if (has_body) {
+    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(req.body_length));
+    curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
+    curl_easy_setopt(curl, CURLOPT_READDATA, &t);
+    if (req.method != "PUT") curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+  } else if (req.method != "GET") {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+  }
+  struct curl_slist* header_list = nullptr;
+  for (const auto& [name, value] : req.headers) header_list = curl_slist_append(header_list, (name + ": " + value).c_str());
+  if (has_body) header_list = curl_slist_append(header_list, "Expect:");  // no 100-continue round trip
+  if (header_list) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, header_list);
   curl_easy_setopt(curl, CURLOPT_USERAGENT, req.user_agent.c_str());
   curl_easy_setopt(curl, CURLOPT_PROXY, req.proxy.c_str());  // "" also keeps libcurl from reading *_proxy itself
   if (!req.no_proxy.empty()) curl_easy_setopt(curl, CURLOPT_NOPROXY, req.no_proxy.c_str());
@@ -309,8 +388,16 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
   if (!t.started) {  // an error before any body: still report the status
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &t.response.status);
   }
+  if (!t.started) t.response.headers = t.headers;
   a.response = t.response;
   a.aborted_by_sink = t.aborted;
+  if (t.body_failed && c != CURLE_OK) {
+    a.error = util::Error(util::ErrorCode::io, "upload to " + req.url + " failed: the body could not be read to its " +
+                                                   std::to_string(req.body_length) + " bytes");
+    curl_easy_cleanup(curl);
+    curl_slist_free_all(header_list);
+    return a;
+  }
   if (c == CURLE_OPERATION_TIMEDOUT && t.limit == Limit::none && req.deadline && std::chrono::steady_clock::now() >= *req.deadline)
     t.limit = Limit::deadline;  // CURLOPT_TIMEOUT_MS came first
   if (c != CURLE_OK && t.limit != Limit::none) {
@@ -319,6 +406,7 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
     classify(a, c, errbuf[0] ? errbuf : curl_easy_strerror(c), req);
   }
   curl_easy_cleanup(curl);
+  curl_slist_free_all(header_list);
   return a;
 }
 

@@ -6,7 +6,9 @@
 // resumption by a plain "Range: bytes=N-" request, so a server that ignores the range answers 200
 // and the sink starts over; error statuses never reach the sink. The proxy is the one the caller
 // resolved ("" connects directly), so WinHTTP never reads another setting of its own. WinHTTP
-// follows redirects itself (at most 10, never from https to http). file:// URLs are read here
+// follows redirects itself (at most 10, never from https to http), except for a request with an
+// Authorization header, whose redirects are followed here so that the header stays with its host
+// (WinHTTP would send it on to a registry's blob storage). file:// URLs are read here
 // directly; ftp:// is not offered by WinHTTP and is refused with what to use instead.
 //
 // Slow servers are cut as download.cpp cuts them: WinHTTP's receive timeout catches silence only,
@@ -278,9 +280,67 @@ void past_deadline(Attempt& a, const std::string& what) {
       Error(ErrorCode::io, what + "not finished by its deadline (" + std::to_string(a.response.bytes) + " bytes received in this attempt)");
 }
 
+// The response's headers, names in lower case (WinHTTP's raw head, one "Name: value" a line).
+Headers response_headers(HINTERNET request) {
+  Headers out;
+  DWORD len = 0;
+  WinHttpQueryHeaders(request, WINHTTP_QUERY_RAW_HEADERS_CRLF, WINHTTP_HEADER_NAME_BY_INDEX, WINHTTP_NO_OUTPUT_BUFFER, &len,
+                      WINHTTP_NO_HEADER_INDEX);
+  if (len == 0) return out;
+  std::wstring buf(len / sizeof(wchar_t) + 1, L'\0');
+  if (!WinHttpQueryHeaders(request, WINHTTP_QUERY_RAW_HEADERS_CRLF, WINHTTP_HEADER_NAME_BY_INDEX, buf.data(), &len,
+                           WINHTTP_NO_HEADER_INDEX))
+    return out;
+  buf.resize(len / sizeof(wchar_t));
+  for (const auto& raw : util::split(narrow(buf), '\n')) {
+    std::string_view line = raw;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    auto colon = line.find(':');
+    if (line.rfind("HTTP/", 0) == 0 || colon == std::string_view::npos || colon == 0) continue;
+    std::string name = util::to_lower(std::string(line.substr(0, colon)));
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    if (out.size() < 256) out.emplace_back(std::move(name), std::string(value));
+  }
+  return out;
+}
+
+// scheme://host:port of an absolute URL, in lower case, with the scheme's default port written out
+std::string origin_of(const std::string& url) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return {};
+  std::string scheme = util::to_lower(url.substr(0, scheme_end));
+  auto rest = url.substr(scheme_end + 3);
+  std::string authority = util::to_lower(rest.substr(0, rest.find_first_of("/?#")));
+  if (auto at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
+  if (authority.find(':', authority.rfind(']') == std::string::npos ? 0 : authority.rfind(']')) == std::string::npos)
+    authority += scheme == "https" ? ":443" : ":80";
+  return scheme + "://" + authority;
+}
+
+// Location resolved against the URL it answered: absolute, "//host/...", or "/path"
+std::string resolve_location(const std::string& base, const std::string& location) {
+  if (location.find("://") != std::string::npos) return location;
+  auto scheme_end = base.find("://");
+  if (location.rfind("//", 0) == 0) return base.substr(0, scheme_end + 1) + location;
+  auto path_start = base.find('/', scheme_end + 3);
+  std::string root = path_start == std::string::npos ? base : base.substr(0, path_start);
+  if (!location.empty() && location.front() == '/') return root + location;
+  auto last = base.rfind('/');
+  return (last == std::string::npos || last < scheme_end + 3 ? root + "/" : base.substr(0, last + 1)) + location;
+}
+
+bool is_authorization(const std::string& name) { return util::to_lower(name) == "authorization"; }
+
+Attempt attempt_once(const Request& req, const Sink& sink, const Progress& progress, int hops);
+
 }  // namespace
 
-Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) {
+Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) { return attempt_once(req, sink, progress, 0); }
+
+namespace {
+
+Attempt attempt_once(const Request& req, const Sink& sink, const Progress& progress, int hops) {
   if (req.url.rfind("file://", 0) == 0) return file_attempt(req, sink, progress);
   Attempt a;
   const std::string what = "download of " + req.url + " failed: ";
@@ -331,17 +391,47 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
     classify(a, GetLastError(), req);
     return a;
   }
-  Handle request(WinHttpOpenRequest(connection.h, L"GET", path.c_str(), nullptr, WINHTTP_NO_REFERER, WINHTTP_DEFAULT_ACCEPT_TYPES,
-                                    parts.nScheme == INTERNET_SCHEME_HTTPS ? WINHTTP_FLAG_SECURE : 0));
+  Handle request(WinHttpOpenRequest(connection.h, wide(req.method).c_str(), path.c_str(), nullptr, WINHTTP_NO_REFERER,
+                                    WINHTTP_DEFAULT_ACCEPT_TYPES, parts.nScheme == INTERNET_SCHEME_HTTPS ? WINHTTP_FLAG_SECURE : 0));
   if (!request.h) {
     classify(a, GetLastError(), req);
     return a;
   }
+  // WinHTTP would send every header on to wherever a redirect points: with an Authorization
+  // header (or when the caller follows redirects itself) they are followed here instead.
+  const bool has_auth = std::any_of(req.headers.begin(), req.headers.end(), [](const auto& h) { return is_authorization(h.first); });
+  if (has_auth || !req.follow_redirects) {
+    DWORD off = WINHTTP_DISABLE_REDIRECTS;
+    WinHttpSetOption(request.h, WINHTTP_OPTION_DISABLE_FEATURE, &off, sizeof off);
+  }
   std::wstring headers;
   if (req.offset > 0) headers = L"Range: bytes=" + std::to_wstring(req.offset) + L"-\r\n";
-  if (!WinHttpSendRequest(request.h, headers.empty() ? WINHTTP_NO_ADDITIONAL_HEADERS : headers.c_str(),
-                          headers.empty() ? 0 : static_cast<DWORD>(-1L), WINHTTP_NO_REQUEST_DATA, 0, 0, 0) ||
-      !WinHttpReceiveResponse(request.h, nullptr)) {
+  for (const auto& [name, value] : req.headers) headers += wide(name) + L": " + wide(value) + L"\r\n";
+  const bool has_body = req.method == "PUT" || req.method == "PATCH" || req.method == "POST";
+  const DWORD body_total = has_body ? static_cast<DWORD>(std::min<std::uint64_t>(req.body_length, 0xFFFFFFFFu)) : 0;
+  if (has_body && req.body_length > 0xFFFFFFFEu) {
+    a.error = Error(ErrorCode::invalid, what + "a request body of " + std::to_string(req.body_length) + " bytes is above WinHTTP's 4 GiB");
+    return a;
+  }
+  bool sent = WinHttpSendRequest(request.h, headers.empty() ? WINHTTP_NO_ADDITIONAL_HEADERS : headers.c_str(),
+                                 headers.empty() ? 0 : static_cast<DWORD>(-1L), WINHTTP_NO_REQUEST_DATA, 0, body_total, 0);
+  if (sent && has_body) {  // the body, piece by piece from the caller
+    std::vector<char> up(256 * 1024);
+    std::uint64_t put = 0;
+    while (sent && put < req.body_length) {
+      std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(up.size(), req.body_length - put));
+      std::size_t got = req.body ? req.body(up.data(), want) : 0;
+      if (got == 0 || got > want) {
+        a.error = Error(ErrorCode::io, "upload to " + req.url + " failed: the body could not be read to its " +
+                                           std::to_string(req.body_length) + " bytes");
+        return a;
+      }
+      DWORD wrote = 0;
+      sent = WinHttpWriteData(request.h, up.data(), static_cast<DWORD>(got), &wrote) && wrote == got;
+      put += got;
+    }
+  }
+  if (!sent || !WinHttpReceiveResponse(request.h, nullptr)) {
     DWORD e = GetLastError();
     if (e == ERROR_WINHTTP_TIMEOUT && req.deadline && (head_by_deadline || connect_by_deadline || Clock::now() >= *req.deadline)) {
       past_deadline(a, what);
@@ -357,7 +447,34 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
                       WINHTTP_NO_HEADER_INDEX);
   a.response.status = static_cast<long>(status);
   a.response.effective_url = effective_url(request.h, req.url);
-  if (status >= 400) {  // the error page never reaches the sink
+  a.response.headers = response_headers(request.h);
+  if (req.follow_redirects && (status == 301 || status == 302 || status == 303 || status == 307 || status == 308)) {
+    auto location = a.response.header("location");
+    if (!location) {
+      a.error = Error(ErrorCode::io, what + "HTTP " + std::to_string(status) + " without a Location");
+      return a;
+    }
+    if (hops >= 10) {
+      a.error = Error(ErrorCode::io, what + "too many redirects");
+      return a;
+    }
+    Request next = req;
+    next.url = resolve_location(req.url, *location);
+    if (origin_of(next.url).rfind("http://", 0) == 0 && origin_of(req.url).rfind("https://", 0) == 0) {
+      a.error = Error(ErrorCode::io, what + "redirected from https to plain http (" + next.url + "); not followed");
+      return a;
+    }
+    if (origin_of(next.url) != origin_of(req.url))
+      next.headers.erase(std::remove_if(next.headers.begin(), next.headers.end(), [](const auto& h) { return is_authorization(h.first); }),
+                         next.headers.end());
+    if (status == 303) {
+      next.method = "GET";
+      next.body = nullptr;
+      next.body_length = 0;
+    }
+    return attempt_once(next, sink, progress, hops + 1);
+  }
+  if (status >= 400 && req.fail_on_error) {  // the error page never reaches the sink
     long s = a.response.status;
     a.transient = s == 408 || s == 429 || s >= 500;
     ErrorCode code = (s == 404 || s == 410) ? ErrorCode::not_found : ErrorCode::io;
@@ -367,6 +484,10 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
     return a;
   }
   a.response.length = content_length(request.h);
+  if (req.method == "HEAD" || status == 204 || status == 304) {  // no body follows, whatever the length says
+    if (!start_sink(a, sink, what)) return a;
+    return a;
+  }
   a.response.range_honoured = req.offset > 0 && status == 206;
   if (!start_sink(a, sink, what)) return a;
   std::vector<char> buf(512 * 1024);
@@ -422,13 +543,16 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
       return a;
     }
   }
-  if (a.response.length && a.response.bytes < *a.response.length) {
+  const bool no_body = req.method == "HEAD" || status == 204 || status == 304;
+  if (!no_body && a.response.length && a.response.bytes < *a.response.length) {
     a.transient = true;
     a.error = Error(ErrorCode::io, what + "connection cut after " + std::to_string(a.response.bytes) + " of " +
                                        std::to_string(*a.response.length) + " bytes (transient)");
   }
   return a;
 }
+
+}  // namespace
 
 util::Result<Response> download(const Request& req, const Sink& sink, const Progress& progress) {
   auto a = attempt(req, sink, progress);

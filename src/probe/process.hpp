@@ -14,9 +14,12 @@ struct Captured {
   std::string error;  // why it did not start or finish
 };
 
-// argv[0] is a path (no PATH search). stdin is /dev/null, stderr too unless `merge_stderr` (then it
-// joins stdout); the process environment is inherited. Killed (SIGKILL) after `timeout_ms`; at
-// most `max_output` bytes are kept.
-Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_output = 1 << 20, bool merge_stderr = false);
+// argv[0] is a path (no PATH search). stdin is /dev/null, or a pipe that holds `input` (at most
+// k_max_input bytes, written before the program starts, so it never blocks); stderr is /dev/null
+// too unless `merge_stderr` (then it joins stdout); the process environment is inherited. Killed
+// (SIGKILL) after `timeout_ms`; at most `max_output` bytes are kept.
+constexpr std::size_t k_max_input = 4096;
+Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_output = 1 << 20, bool merge_stderr = false,
+                      const std::string& input = {});
 
 }  // namespace probe::detail

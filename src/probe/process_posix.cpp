@@ -20,20 +20,44 @@ extern char** environ;
 
 namespace probe::detail {
 
-Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_output, bool merge_stderr) {
+Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_output, bool merge_stderr,
+                      const std::string& input) {
   Captured c;
   if (argv.empty()) {
     c.error = "nothing to run";
     return c;
   }
+  if (input.size() > k_max_input) {
+    c.error = "the input for " + argv[0] + " is longer than " + std::to_string(k_max_input) + " bytes";
+    return c;
+  }
+  // the input waits in a pipe (far below its capacity), so writing it before the start never blocks
+  int in[2] = {-1, -1};
+  if (!input.empty()) {
+    if (pipe2(in, O_CLOEXEC) != 0) {
+      c.error = std::string("pipe: ") + std::strerror(errno);
+      return c;
+    }
+    ssize_t w = write(in[1], input.data(), input.size());
+    close(in[1]);
+    if (w != static_cast<ssize_t>(input.size())) {
+      close(in[0]);
+      c.error = std::string("cannot write the input of ") + argv[0];
+      return c;
+    }
+  }
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     c.error = std::string("pipe: ") + std::strerror(errno);
+    if (in[0] >= 0) close(in[0]);
     return c;
   }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (in[0] >= 0)
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+  else
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
   if (merge_stderr)
     posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
@@ -46,6 +70,7 @@ Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std:
   int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   close(fds[1]);
+  if (in[0] >= 0) close(in[0]);
   if (rc != 0) {
     close(fds[0]);
     c.error = argv[0] + ": " + std::strerror(rc);

@@ -70,10 +70,15 @@ bool drain(HANDLE pipe, Captured& c, std::size_t max_output) {
 
 }  // namespace
 
-Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_output, bool merge_stderr) {
+Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std::size_t max_output, bool merge_stderr,
+                      const std::string& input) {
   Captured c;
   if (argv.empty()) {
     c.error = "nothing to run";
+    return c;
+  }
+  if (input.size() > k_max_input) {
+    c.error = "the input for " + argv[0] + " is longer than " + std::to_string(k_max_input) + " bytes";
     return c;
   }
   SECURITY_ATTRIBUTES inherit{sizeof(SECURITY_ATTRIBUTES), nullptr, TRUE};
@@ -84,14 +89,32 @@ Captured run_captured(const std::vector<std::string>& argv, int timeout_ms, std:
   }
   windows::Handle read_end(rd), write_end(wr);
   SetHandleInformation(rd, HANDLE_FLAG_INHERIT, 0);
-  windows::Handle null_in(CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &inherit, OPEN_EXISTING, 0, nullptr));
+  // stdin: NUL, or a pipe that already holds the input (far below its capacity: writing never blocks)
+  windows::Handle stdin_read;
+  if (!input.empty()) {
+    HANDLE in_rd = nullptr, in_wr = nullptr;
+    if (!CreatePipe(&in_rd, &in_wr, &inherit, 0)) {
+      c.error = "pipe: " + os_error(GetLastError());
+      return c;
+    }
+    stdin_read.h = in_rd;
+    windows::Handle in_write(in_wr);
+    SetHandleInformation(in_wr, HANDLE_FLAG_INHERIT, 0);
+    DWORD put = 0;
+    if (!WriteFile(in_wr, input.data(), static_cast<DWORD>(input.size()), &put, nullptr) || put != input.size()) {
+      c.error = "cannot write the input of " + argv[0];
+      return c;
+    }
+  }
+  windows::Handle null_in(
+      input.empty() ? CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &inherit, OPEN_EXISTING, 0, nullptr) : nullptr);
   windows::Handle null_err(
       merge_stderr ? nullptr : CreateFileW(L"NUL", GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, &inherit, OPEN_EXISTING, 0, nullptr));
 
   STARTUPINFOW si{};
   si.cb = sizeof si;
   si.dwFlags = STARTF_USESTDHANDLES;
-  si.hStdInput = null_in.h;
+  si.hStdInput = input.empty() ? null_in.h : stdin_read.h;
   si.hStdOutput = wr;
   si.hStdError = merge_stderr ? wr : null_err.h;
   std::wstring line;

@@ -33,6 +33,14 @@ std::FILE* open_file(const fs::path& path, const char* mode) {
 #endif
 }
 
+int seek_file(std::FILE* f, std::uint64_t offset) {
+#ifdef _WIN32
+  return ::_fseeki64(f, static_cast<__int64>(offset), SEEK_SET);
+#else
+  return ::fseeko(f, static_cast<off_t>(offset), SEEK_SET);
+#endif
+}
+
 Result<std::string> read_file(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return Error(ErrorCode::not_found, "no such file: " + path.string());

@@ -3,16 +3,24 @@
 // includes <curl/curl.h>) and WinHTTP on Windows (download_winhttp.cpp). One call is one transfer attempt: retries, resumption policy and
 // where the bytes go are the caller's decisions, and so is the proxy: libcurl is told it (or told there is none), so that it never reads
 // the process environment itself.
+//
+// The same call makes the other requests of an HTTP API (an OCI registry's): another method, extra
+// headers, a body read from the caller, the response's headers, and (fail_on_error = false) every
+// status handed to the sink so that the caller reads the error body and WWW-Authenticate itself.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "util/result.hpp"
 
 namespace net {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
 
 struct Request {
   std::string url;
@@ -31,6 +39,22 @@ struct Request {
   std::string user_agent = "stackpin";
   std::string proxy;     // "scheme://host:port" for this URL; "" = connect directly
   std::string no_proxy;  // hosts that bypass the proxy (the no_proxy syntax)
+  // The request itself: GET unless told, with these headers as given. An "Authorization" header is
+  // never sent on to another host or port when the server redirects (a registry's blob storage).
+  std::string method = "GET";  // GET, HEAD, POST, PUT, PATCH, DELETE
+  Headers headers;
+  // A body (PUT, PATCH, POST): `body_length` bytes pulled from `body` (returns the bytes it put in
+  // the buffer, at most `size`; 0 before body_length bytes, or more than asked, aborts the
+  // request). No body function: an empty body.
+  std::function<std::size_t(char* buffer, std::size_t size)> body;
+  std::uint64_t body_length = 0;
+  // false: every status reaches the sink with its body and headers, and only a failure to get an
+  // answer is an error; true: HTTP errors (>= 400) are errors and their bodies never reach the sink
+  bool fail_on_error = true;
+  bool follow_redirects = true;  // false: a 3xx reaches the sink (with fail_on_error = false) or is an error
+  // A PEM bundle that replaces the system's CA certificates (SSL_CERT_FILE); "" = the system's.
+  // libcurl only: WinHTTP trusts the Windows certificate store.
+  std::string ca_file;
 };
 
 // What the server answered, known before the first body byte is delivered.
@@ -40,7 +64,14 @@ struct Response {
   std::optional<std::uint64_t> length;  // body length the server announced, if any
   std::uint64_t bytes = 0;              // body bytes delivered to the sink in this attempt
   std::string effective_url;
+  Headers headers;  // the last response's headers (after redirects), names in lower case, values trimmed
+  // The value of header `name` (lower case), the first if it is repeated.
+  std::optional<std::string> header(const std::string& name) const;
 };
+
+// Seconds to wait that a Retry-After value asks for (delay-seconds, or an HTTP-date measured from
+// `now_unix`); nullopt when it is neither.
+std::optional<long> retry_after_seconds(const std::string& value, long long now_unix);
 
 // Receives the body. `start` is called once, before the first byte (or at the end of an empty
 // body), with the response head: a receiver that asked for a range must restart from zero when

@@ -1,5 +1,6 @@
 #pragma once
 // File helpers shared by every layer: whole-file reads, atomic writes, temporary directories.
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -49,6 +50,9 @@ class TempDir {
 // std::fopen for a path, with the path's own encoding (UTF-16 on Windows, so that names outside the
 // ANSI code page open too). Returns null with errno set, like std::fopen.
 std::FILE* open_file(const std::filesystem::path& path, const char* mode);
+
+// Moves `f` to byte `offset` from its start (beyond 2 GiB too); 0 on success, like fseek.
+int seek_file(std::FILE* f, std::uint64_t offset);
 
 // Text of the OS error `errno_value` ("No space left on device").
 std::string os_error_text(int errno_value);
