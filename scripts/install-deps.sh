@@ -15,7 +15,9 @@
 #                                      CLI) and
 #                                      the container tests' engine (docker.io, cgroupfs-mount,
 #                                      debootstrap: see scripts/container-engine.sh) and Wine
-#                                      (wine, wine64) for the windows tests; the mingw-w64 cross
+#                                      (wine, wine64) for the windows tests, and the registry
+#                                      tests' docker-registry, skopeo and htpasswd
+#                                      (apache2-utils); the mingw-w64 cross
 #                                      compiler comes with scripts/build-windows.sh
 set -euo pipefail
 
@@ -26,7 +28,8 @@ build_pkgs=(
   libcurl4-openssl-dev libgtest-dev libgmock-dev libisal-dev
   dpkg-dev  # dpkg-source, for apt-get source (scripts/build-liblzma.sh)
 )
-tool_pkgs=(shellcheck groff-base xz-utils unzip zip python3 python3-yaml nodejs node-ajv node-js-yaml lintian fakeroot docker.io cgroupfs-mount debootstrap wine wine64)
+tool_pkgs=(shellcheck groff-base xz-utils unzip zip python3 python3-yaml nodejs node-ajv node-js-yaml lintian fakeroot docker.io cgroupfs-mount debootstrap wine wine64
+  docker-registry skopeo apache2-utils)  # the registry tests: the reference registry, an independent client, htpasswd
 # the sanitizer build the tests and fuzz targets run on (scripts/test.sh, scripts/fuzz.sh): clang
 # with its runtime libraries (ASan, UBSan, LSan, libFuzzer)
 sanitize_pkgs=(clang libclang-rt-dev)

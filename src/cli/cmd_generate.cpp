@@ -115,7 +115,7 @@ util::Result<std::optional<model::PyLock>> locked_python(Context& ctx, const std
 }
 
 struct DockerCli {
-  std::string manifest, output, context, archives, cache_dir, platform = "linux-x86_64", convtest;
+  std::string manifest, output, context, archives, cache_dir, platform = "linux-x86_64", convtest, from_registry;
   bool from_url = false, dev = false;
 };
 
@@ -131,16 +131,17 @@ Outcome run_dockerfile(const DockerCli& c, Context& ctx) {
   auto platform = model::parse_platform(c.platform);
   if (!platform) return util::Error(util::ErrorCode::usage, "--platform must be linux-x86_64 or linux-sbsa");
   o.platform = *platform;
-  o.from_url = c.from_url;
+  o.from_url = c.from_url || !c.from_registry.empty();
+  o.archive_registry = c.from_registry;
   o.include_dev = c.dev;
   o.manifest_file = std::filesystem::path(c.manifest).filename().string();
   o.manifest_sha256 = m->sha256;
   std::optional<knowledge::KnowledgeBase> own;
   std::optional<util::Error> why;
-  const auto& kb = image_knowledge(*m, o.platform, ctx, c.cache_dir, c.from_url, own, why);
+  const auto& kb = image_knowledge(*m, o.platform, ctx, c.cache_dir, o.from_url, own, why);
   if (own) *m = core::resolve_archives(*m, kb);  // the archives of NVIDIA's manifest, as the knowledge base's are
   auto plan = core::plan_dockerfile(*m, kb, o);
-  if (!plan) return with_release_hint(std::move(plan).error(), why, *m, c.from_url, "--from-url");
+  if (!plan) return with_release_hint(std::move(plan).error(), why, *m, o.from_url, "--from-url");
   bool needs_archive = gen::copies_archives(plan->spec);
   auto made = context_files_for(ctx, c.archives, c.cache_dir);
   if (!made) return made.error();
@@ -495,6 +496,9 @@ void add_generate(Command& app, Context& ctx) {
   df->add_option("--cache-dir", d->cache_dir, "With --context: the download cache `stackpin fetch` fills (default: the usual one)");
   df->add_option("--platform", d->platform, "The image's architecture: linux-x86_64 (default) or linux-sbsa");
   df->add_flag("--from-url", d->from_url, "Download the archive from its URL during the build instead of the build context");
+  df->add_option("--from-registry", d->from_registry,
+                 "Download the archives during the build from this registry repository (oci://HOST/REPO, filled by `stackpin mirror "
+                 "push`; oci+http:// for plain HTTP), by digest, instead of their URLs; it must allow anonymous pulls");
   df->add_flag("--dev", d->dev, "Also put cuDNN's headers and static libraries into the image");
   df->add_option("--convtest", d->convtest, "With --context: the stackpin-convtest to copy (default: the one next to stackpin)");
   df->callback([d, &ctx] { ctx.action = [d, &ctx] { return run_dockerfile(*d, ctx); }; });

@@ -62,6 +62,7 @@ void add_lock(Command& app, Context& ctx);
 void add_fetch(Command& app, Context& ctx);
 void add_apply(Command& app, Context& ctx);
 void add_activate(Command& app, Context& ctx);
+void add_mirror(Command& app, Context& ctx);
 
 // Helpers shared by the commands (commands.cpp).
 // Renders `e` (text on stderr, or the --json envelope on stdout) and returns its exit code; run()

@@ -21,6 +21,7 @@ const std::map<std::string, std::string>& value_names() {
       {"--app-dir", "DIR"},
       {"--archives", "DIR"},
       {"--cache-dir", "DIR"},
+      {"--chunk-size", "BYTES"},
       {"--compression", "KIND"},
       {"--bake", "FILE"},
       {"--context", "DIR"},
@@ -30,6 +31,7 @@ const std::map<std::string, std::string>& value_names() {
       {"--cwd", "DIR"},
       {"--deadline", "SECONDS"},
       {"--dest", "DIR"},
+      {"--from-registry", "URL"},
       {"--device", "INDEX"},
       {"--dll-dir", "DIR"},
       {"--drive", "D=DIR"},
@@ -65,6 +67,7 @@ const std::map<std::string, std::string>& value_names() {
       {"--site-packages", "DIR"},
       {"--size", "BYTES"},
       {"--stall-timeout", "SECONDS"},
+      {"--tag", "TAG"},
       {"--target", "TARGET"},
       {"--user-path", "PATH"},
       {"--venv", "DIR"},
@@ -114,6 +117,7 @@ void define_commands(CLI::App& app, Context& ctx) {
   add_fetch(root, ctx);
   add_apply(root, ctx);
   add_activate(root, ctx);
+  add_mirror(root, ctx);
   name_option_values(app);
 }
 

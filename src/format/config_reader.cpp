@@ -12,7 +12,10 @@ using detail::Diagnostics;
 using detail::TableReader;
 
 namespace {
-bool has_scheme(const std::string& url) {
+bool has_scheme(const std::string& url, bool registry = false) {
+  if (registry)
+    for (const char* s : {"oci://", "oci+http://"})
+      if (url.rfind(s, 0) == 0 && url.size() > std::string(s).size()) return true;
   for (const char* s : {"http://", "https://", "ftp://", "ftps://", "file://"})
     if (url.rfind(s, 0) == 0 && url.size() > std::string(s).size()) return true;
   return false;
@@ -31,11 +34,12 @@ util::Result<UserConfig> parse_user_config(std::string_view text, const std::str
     TableReader f(*t, "fetch", diag);
     if (const toml::array* arr = f.array("mirrors")) {
       for (const auto& el : *arr) {
-        if (!el.is_string() || !has_scheme(el.as_string()->get())) {
+        if (!el.is_string() || !has_scheme(el.as_string()->get(), true)) {
           diag.error(el.source(),
-                     "`fetch.mirrors` must list URLs such as \"https://mirror.example.org/cudnn/redist/\" or "
-                     "\"file:///srv/mirror/cudnn/redist/\"",
-                     "a mirror is a copy of NVIDIA's https://developer.download.nvidia.com/compute/cudnn/redist/ tree");
+                     "`fetch.mirrors` must list URLs such as \"https://mirror.example.org/cudnn/redist/\", "
+                     "\"file:///srv/mirror/cudnn/redist/\" or \"oci://registry.example/team/cuda-mirror\"",
+                     "a mirror is a copy of NVIDIA's https://developer.download.nvidia.com/compute/cudnn/redist/ tree, or a "
+                     "registry repository that `stackpin mirror push` filled");
           continue;
         }
         c.mirrors.push_back(el.as_string()->get());

@@ -23,6 +23,7 @@
 #include "container.hpp"
 #include "fixtures.hpp"
 #include "http_server.hpp"
+#include "registry.hpp"
 #include "test_support.hpp"
 #include "tree.hpp"
 #include "wheels.hpp"
@@ -647,6 +648,39 @@ TEST_F(ContainerHermetic, AnImageDownloadingItsArchivesWritesTheSameSbomInItsBui
   EXPECT_EQ(json::parse(inspect.out)["io.stackpin.sbom"], "/usr/share/doc/stackpin/sbom.spdx.json") << inspect.out;
   std::printf("the build wrote the SBOM of %zu files, %zu packages, byte for byte stackpin's\n", doc["files"].size(),
               doc["packages"].size());
+}
+
+// An image whose archives come from the fleet's registry: `mirror push` puts the stack into the
+// reference registry on 127.0.0.1, and the Dockerfile made with --from-registry downloads each
+// archive by its digest (the engine's ADD, from the registry's blob API), checks it and builds,
+// on a machine whose cache is empty.
+TEST_F(ContainerHermetic, AnImageTakesItsArchivesFromARegistryMirror) {
+  if (auto why = testing_support::registry_tools_missing(); !why.empty()) GTEST_SKIP() << why;
+  testing_support::Registry registry(scratch.path() / "registry");
+  fs::path m = manifest("stack-registry", "archives from the registry");
+  const std::string repo = "oci+http://" + registry.host() + "/fleet/stack";
+  const std::vector<std::string> env = {"STACKPIN_CACHE_DIR=" + (scratch.path() / "cache").string(), "no_proxy=127.0.0.1"};
+  auto push = testing_support::stackpin({"mirror", "push", m.string(), repo, "--archives", archives.string()}, env);
+  ASSERT_EQ(push.exit_code, 0) << push.out << push.err;
+  fs::path there = scratch.path() / "context";
+  const std::string convtest = (testing_support::binary().parent_path() / "stackpin-convtest").string();
+  auto gen = testing_support::stackpin({"generate", "dockerfile", m.string(), "--context", there.string(), "--from-registry", repo,
+                                        "--cache-dir", (scratch.path() / "empty-cache").string(), "--convtest", convtest},
+                                       env);
+  ASSERT_EQ(gen.exit_code, 0) << gen.out << gen.err;
+  const std::string dockerfile = testing_support::read_text(there / "Dockerfile");
+  EXPECT_NE(dockerfile.find("ADD http://" + registry.host() + "/v2/fleet/stack/blobs/sha256:" + cudnn.sha256), std::string::npos)
+      << dockerfile;
+  ASSERT_FALSE(fs::exists(there / "archives"));
+  Images images;
+  const std::string tag = "stackpin-test/from-registry:" + std::to_string(::getpid());
+  images.tags = {tag};
+  auto build = ct::docker({"build", "--target", "runtime", "-t", tag, there.string()}, 900);
+  ASSERT_EQ(build.exit_code, 0) << ct::describe(build);
+  ct::Options o;
+  o.image = tag;
+  auto ldcache = ct::run(o, {"sh", "-c", "ldconfig -p | grep 'libcudnn.so.9 ' && test -f /usr/local/cuda/version.json"});
+  EXPECT_NE(ldcache.out.find("/opt/cudnn-" + k_version + "/lib64/libcudnn.so.9"), std::string::npos) << ct::describe(ldcache);
 }
 
 // An archive swapped in the context after stackpin verified it (same size, one byte changed)

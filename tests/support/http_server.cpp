@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace testing_support {
@@ -36,7 +37,12 @@ std::string lower(std::string s) {
 const char* reason(int status) {
   switch (status) {
     case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
     case 206: return "Partial Content";
+    case 307: return "Temporary Redirect";
+    case 401: return "Unauthorized";
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 416: return "Range Not Satisfiable";
@@ -151,6 +157,7 @@ void HttpServer::handle(int fd) {
     }
   }
   RecordedRequest r;
+  std::uint64_t content_length = 0;
   std::size_t eol = head.find("\r\n");
   if (eol != std::string::npos) {
     std::string line = head.substr(0, eol);
@@ -172,7 +179,21 @@ void HttpServer::handle(int fd) {
       if (name == "range") r.range = value;
       if (name == "host") r.host = value;
       if (name == "user-agent") r.user_agent = value;
+      if (name == "authorization") r.authorization = value;
+      if (name == "content-length") content_length = std::strtoull(value.c_str(), nullptr, 10);
     }
+  }
+  // the body: what came with the head, then the rest of Content-Length
+  if (std::size_t end = head.find("\r\n\r\n"); end != std::string::npos && content_length > 0 && content_length <= (64u << 20)) {
+    r.body = head.substr(end + 4);
+    while (r.body.size() < content_length) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 5000) <= 0) break;
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      r.body.append(buf, static_cast<std::size_t>(n));
+    }
+    if (r.body.size() > content_length) r.body.resize(content_length);
   }
   r.path = r.target;
   if (r.target.rfind("http://", 0) == 0) {
@@ -185,7 +206,38 @@ void HttpServer::handle(int fd) {
   ::close(fd);
 }
 
+void HttpServer::handle_with(Handler h) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_handler = std::move(h);
+}
+
+std::string HttpServer::response(int status, const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body,
+                                 bool head_only) {
+  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + reason(status) + "\r\n";
+  for (const auto& [n, v] : headers) out += n + ": " + v + "\r\n";
+  out += "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
+  if (!head_only) out += body;
+  return out;
+}
+
 void HttpServer::respond(int fd, RecordedRequest& r) {
+  Handler handler;
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    handler = m_handler;
+  }
+  if (handler) {
+    if (auto answer = handler(r)) {
+      std::size_t sp = answer->find(' ');
+      r.status = sp == std::string::npos ? 0 : std::atoi(answer->c_str() + sp + 1);
+      {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_log.push_back(r);
+      }
+      send_all(fd, *answer);
+      return;
+    }
+  }
   std::string body;
   bool exists = false;
   Fault f;

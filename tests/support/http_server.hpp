@@ -6,10 +6,13 @@
 // served as text/html (a wheel index's pages), every other as application/octet-stream.
 //
 // One thread accepts; each connection gets its own thread and is closed after one response.
+// A test may also answer requests itself (handle_with): a registry's API, say.
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,11 +38,13 @@ struct Fault {
 
 struct RecordedRequest {
   std::string method;
-  std::string target;      // as sent: "/a/b" or, through a proxy, "http://host/a/b"
-  std::string path;        // "/a/b"
-  std::string range;       // the Range header's value, "" if none
-  std::string host;        // the Host header
-  std::string user_agent;  // the User-Agent header
+  std::string target;         // as sent: "/a/b" or, through a proxy, "http://host/a/b"
+  std::string path;           // "/a/b"
+  std::string range;          // the Range header's value, "" if none
+  std::string host;           // the Host header
+  std::string user_agent;     // the User-Agent header
+  std::string authorization;  // the Authorization header, "" if none
+  std::string body;           // the request's body (Content-Length bytes, at most 64 MiB)
   bool absolute_uri = false;
   int status = 0;  // what the server answered
 };
@@ -61,6 +66,16 @@ class HttpServer {
   // The first `k` requests for `path` get `status`.
   void fail_first(const std::string& path, int k, int status = 503);
 
+  // A handler asked first for every request: it returns the whole response to send (status line,
+  // headers, body), or nullopt to let the files and faults above answer. Called on the
+  // connection's thread: it must guard what it shares.
+  using Handler = std::function<std::optional<std::string>(const RecordedRequest&)>;
+  void handle_with(Handler h);
+  // "HTTP/1.1 STATUS REASON" with these headers, Content-Length and the body (none for HEAD-like
+  // answers when `head_only`).
+  static std::string response(int status, const std::vector<std::pair<std::string, std::string>>& headers, const std::string& body,
+                              bool head_only = false);
+
   std::vector<RecordedRequest> requests() const;
   std::vector<RecordedRequest> requests_for(const std::string& path) const;
 
@@ -79,6 +94,7 @@ class HttpServer {
   std::map<std::string, std::map<int, Fault>> m_faults;
   std::map<std::string, int> m_counts;
   std::vector<RecordedRequest> m_log;
+  Handler m_handler;
   std::thread m_acceptor;
   std::vector<std::thread> m_handlers;
 };

@@ -513,10 +513,10 @@ TEST_F(Fetch, RefusesAPinWithoutSizeAtItsLocation) {
 
 TEST(FetchPieces, CandidateUrls) {
   std::string u = k_nvidia + "cudnn/linux-x86_64/" + k_file;
-  EXPECT_EQ(core::candidate_urls(u, {}, k_nvidia), std::vector<std::string>{u});
-  EXPECT_EQ(core::candidate_urls(u, {"http://m/a", "file:///srv/m/"}, k_nvidia),
+  EXPECT_EQ(core::candidate_urls(u, "", {}, k_nvidia), std::vector<std::string>{u});
+  EXPECT_EQ(core::candidate_urls(u, "", {"http://m/a", "file:///srv/m/"}, k_nvidia),
             (std::vector<std::string>{"http://m/a/cudnn/linux-x86_64/" + k_file, "file:///srv/m/cudnn/linux-x86_64/" + k_file}));
-  EXPECT_EQ(core::candidate_urls("https://example.org/x.tar.xz", {"http://m/"}, k_nvidia),
+  EXPECT_EQ(core::candidate_urls("https://example.org/x.tar.xz", "", {"http://m/"}, k_nvidia),
             std::vector<std::string>{"https://example.org/x.tar.xz"});
 }
 

@@ -27,8 +27,10 @@
 
 #include "fixtures.hpp"
 #include "http_server.hpp"
+#include "registry.hpp"
 #include "test_support.hpp"
 #include "tree.hpp"
+#include "util/url.hpp"
 
 namespace windows_exe_test {
 
@@ -1028,6 +1030,47 @@ TEST(WindowsExe, FetchDownloadsThroughWinHttpIntoLocalAppData) {
   EXPECT_TRUE(testing_support::contains(missing.err, "404")) << show(missing);
   EXPECT_FALSE(fs::exists(w.dir.path() / "c" / "sha256" / w.info.sha256 / w.info.path.filename())) << show(missing);
   EXPECT_FALSE(fs::exists(w.dir.path() / "c" / "partial" / (w.info.sha256 + ".part"))) << show(missing);
+}
+
+// stackpin.exe pulls from a registry through WinHTTP: the reference registry with Basic
+// authentication, filled by the Linux build; and a registry that speaks the token flow, rate-limits
+// and redirects to blob storage, where the token must not follow (WinHTTP would send it on: stackpin
+// follows such redirects itself).
+TEST(WindowsExe, PullsFromARegistryThroughWinHttp) {
+  SKIP_WITHOUT_WINE();
+  if (auto why = testing_support::registry_tools_missing(); !why.empty()) GTEST_SKIP() << why;
+  CudnnWorld w;
+  testing_support::Registry reg(w.dir.path() / "registry", {false, "fleet", "s3cret"});
+  const std::vector<std::string> creds = {"STACKPIN_REGISTRY_USERNAME=fleet", "STACKPIN_REGISTRY_PASSWORD=s3cret", "no_proxy=127.0.0.1"};
+  const std::string repo = "oci://" + reg.host() + "/team/cuda";
+  auto push = testing_support::run_process({testing_support::binary().string(), "mirror", "push", w.manifest().string(), repo, "--archives",
+                                            w.archives().string(), "--cache-dir", (w.dir.path() / "linux-cache").string()},
+                                           creds);
+  ASSERT_EQ(push.exit_code, 0) << show(push);
+  // the pin has no URL of its own: the registry serves it by its digest
+  auto f = stackpin_exe({"fetch", z_path(w.manifest()), "--mirror", repo, "--cache-dir", z_path(w.dir.path() / "c1")}, creds);
+  ASSERT_EQ(f.exit_code, 0) << show(f);
+  EXPECT_EQ(fixtures::info(w.dir.path() / "c1" / "sha256" / w.info.sha256 / w.info.path.filename()).sha256, w.info.sha256);
+  auto refused = stackpin_exe({"fetch", z_path(w.manifest()), "--mirror", repo, "--cache-dir", z_path(w.dir.path() / "c2")},
+                              {"STACKPIN_REGISTRY_USERNAME=fleet", "STACKPIN_REGISTRY_PASSWORD=wrong"});
+  EXPECT_EQ(refused.exit_code, 1) << show(refused);
+  EXPECT_TRUE(testing_support::contains(refused.err, "refused the credentials from STACKPIN_REGISTRY_USERNAME")) << show(refused);
+  EXPECT_FALSE(fs::exists(w.dir.path() / "c2" / "sha256" / w.info.sha256 / w.info.path.filename()));
+
+  testing_support::FakeRegistry fake(w.info.path, w.info.sha256);
+  fs::create_directories(w.dir.path() / "docker");
+  testing_support::write_file(
+      w.dir.path() / "docker" / "config.json",
+      R"({"auths":{"127.0.0.1:)" + std::to_string(fake.api.port()) + R"(":{"auth":")" + util::base64_encode("fleet:s3cret") + R"("}}})");
+  auto g =
+      stackpin_exe({"fetch", z_path(w.manifest()), "--mirror", "oci+http://127.0.0.1:" + std::to_string(fake.api.port()) + "/team/cuda",
+                    "--cache-dir", z_path(w.dir.path() / "c3"), "--retry-delay-ms", "10"},
+                   {"DOCKER_CONFIG=" + z_path(w.dir.path() / "docker")});
+  ASSERT_EQ(g.exit_code, 0) << show(g);
+  EXPECT_EQ(fixtures::info(w.dir.path() / "c3" / "sha256" / w.info.sha256 / w.info.path.filename()).sha256, w.info.sha256);
+  auto at_storage = fake.storage.requests_for(fake.blob_path);
+  ASSERT_FALSE(at_storage.empty());
+  for (const auto& q : at_storage) EXPECT_EQ(q.authorization, "") << "the registry's token went to the blob storage";
 }
 
 TEST(WindowsExe, ConvtestLoadsTheDllDoublesThroughTheWindowsLoader) {

@@ -10,6 +10,7 @@
 #include "archives/fetch_transfer.hpp"
 #include "core/archives/cache.hpp"
 #include "core/archives/nvidia_manifests.hpp"
+#include "core/archives/registry.hpp"
 #include "core/archives/verify.hpp"
 #include "crypto/sha256.hpp"
 #include "knowledge/cuda_catalog.hpp"
@@ -20,24 +21,39 @@ namespace fs = std::filesystem;
 using util::Error;
 using util::ErrorCode;
 
-std::vector<std::string> candidate_urls(const std::string& url, const std::vector<std::string>& mirrors, const std::string& base) {
-  if (mirrors.empty() || base.empty() || url.rfind(base, 0) != 0) return {url};
+std::vector<std::string> candidate_urls(const std::string& url, const std::string& sha256, const std::vector<std::string>& mirrors,
+                                        const std::string& base) {
+  const bool under_base = !base.empty() && url.rfind(base, 0) == 0;
   std::vector<std::string> out;
   for (std::string m : mirrors) {
     if (m.empty()) continue;
+    if (is_oci_url(m)) {
+      if (auto ref = parse_oci_reference(m); ref && !sha256.empty()) out.push_back(oci_blob_url(*ref, sha256));
+      continue;
+    }
+    if (!under_base) continue;
     if (m.back() != '/') m += '/';
     out.push_back(m + url.substr(base.size()));
   }
-  return out.empty() ? std::vector<std::string>{url} : out;
+  // NVIDIA's server is not asked when a mirror serves its archive; another URL always is
+  if (!url.empty() && (out.empty() || !under_base)) out.push_back(url);
+  return out;
+}
+
+util::Status check_mirrors(const std::vector<std::string>& mirrors) {
+  for (const auto& m : mirrors)
+    if (is_oci_url(m)) SP_TRY(parse_oci_reference(m));
+  return {};
 }
 
 namespace {
 
 // Where an archive of NVIDIA's is read: the mirrors of its redist folder `base`, else `tree` (where
 // NVIDIA's whole tree is read from, core::nvidia_base). Other URLs as they are.
-std::vector<std::string> urls_for(const std::string& url, const FetchOptions& o, const std::string& base, const std::string& tree) {
-  if (!o.mirrors.empty()) return candidate_urls(url, o.mirrors, base);
-  return candidate_urls(url, {tree}, k_nvidia_base);
+std::vector<std::string> urls_for(const std::string& url, const std::string& sha256, const FetchOptions& o, const std::string& base,
+                                  const std::string& tree) {
+  if (!o.mirrors.empty()) return candidate_urls(url, sha256, o.mirrors, base);
+  return candidate_urls(url, sha256, {tree}, k_nvidia_base);
 }
 
 // The URL of a pin: its own, else (origin = "nvidia") NVIDIA's from the knowledge base.
@@ -87,7 +103,9 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
     return Error(ErrorCode::invalid, m.path + " pins no [[cudnn.archives]] and no CUDA component archive to fetch")
         .with_hint("add one [[cudnn.archives]] entry per platform, or [cuda] components to fetch the toolkit's archives");
   if (o.cache_dir.empty()) return Error(ErrorCode::usage, "no cache directory given").with_hint("give one with --cache-dir DIR");
+  SP_TRY(check_mirrors(o.mirrors));
   const std::string tree = nvidia_base(o.env, o.nvidia_base);
+  const bool has_registry = std::any_of(o.mirrors.begin(), o.mirrors.end(), [](const std::string& mi) { return is_oci_url(mi); });
 
   // Everything is checked before the first byte moves.
   struct Job {
@@ -123,12 +141,14 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
       SP_TRY_ASSIGN(auto p, pinned_cuda_archive(m, pin));
       if (!wanted_hash(p.expect.sha256)) continue;
       Job j = job_for(pin, p);
-      if (!pin.url || j.transfer.file.find_first_of("/\\") != std::string::npos || j.transfer.file == "." || j.transfer.file == "..")
+      // a registry mirror serves any archive by its digest: a URL of its own is then not needed
+      if ((!pin.url && !has_registry) || j.transfer.file.find_first_of("/\\") != std::string::npos || j.transfer.file == "." ||
+          j.transfer.file == "..")
         return Error(ErrorCode::invalid, "no URL to fetch the " + std::string(model::to_string(pin.platform.value)) + " archive of " +
                                              pin.component->value + " from")
             .at(m.locate(pin.pos))
             .with_hint("add url = \"...\" to this [[cuda.archives]] entry");
-      j.transfer.urls = urls_for(pin.url->value, o, knowledge::CudaCatalog::k_base_url, tree);
+      j.transfer.urls = urls_for(pin.url ? pin.url->value : "", j.transfer.sha256, o, knowledge::CudaCatalog::k_base_url, tree);
       jobs.push_back(std::move(j));
     }
   }
@@ -139,7 +159,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
     if (!wanted_hash(p.expect.sha256)) continue;
     Job j = job_for(pin, p);
     std::string url = url_of(m, pin, kb);
-    if (url.empty())
+    if (url.empty() && !has_registry)
       return Error(ErrorCode::invalid, std::string("no URL to fetch the ") + model::to_string(pin.platform.value) + " archive from")
           .at(m.locate(pin.pos))
           .with_hint("add url = \"...\" to this [[cudnn.archives]] entry");
@@ -148,7 +168,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
       return Error(ErrorCode::invalid, "the archive's file name '" + j.transfer.file + "' cannot name a file in the cache")
           .at(m.locate(pin.pos))
           .with_hint("set file = \"NAME\" in this [[cudnn.archives]] entry");
-    j.transfer.urls = urls_for(url, o, kb.facts().cudnn_base_url, tree);
+    j.transfer.urls = urls_for(url, j.transfer.sha256, o, kb.facts().cudnn_base_url, tree);
     jobs.push_back(std::move(j));
   }
   if (jobs.empty()) {
@@ -166,6 +186,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
   }
 
   model::FetchReport report;
+  detail::RegistryClients registries;  // one connection (and token) per oci:// mirror, for all the archives
   report.cache_dir = o.cache_dir.string();
   report.offline = o.offline;
   report.mirrors = o.mirrors;
@@ -190,7 +211,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
                         "run `stackpin fetch` without --offline where the network (or a --mirror) is reachable, "
                         "or copy the file into " +
                         cache_entry_dir(o.cache_dir, t.sha256).string());
-    } else if (auto s = detail::transfer_archive(t, o, a); !s) {
+    } else if (auto s = detail::transfer_archive(t, o, a, registries); !s) {
       a.status = model::FetchStatus::failed;
       a.error = std::move(s).error();
       a.path.clear();

@@ -250,10 +250,11 @@ namespace {
 // with retries, resuming), then the hash decides and the file is committed into the cache.
 class Transfer {
  public:
-  Transfer(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out)
+  Transfer(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out, RegistryClients& registries)
       : m_job(job),
         m_o(o),
         m_out(out),
+        m_registries(registries),
         m_cache(o.cache_dir),
         m_part(partial_path(m_cache, job.sha256)),
         m_sidecar(partial_url_path(m_cache, job.sha256)),
@@ -370,8 +371,17 @@ class Transfer {
     return e;
   }
 
-  net::Request request_for(const std::string& url, const UrlDeadline& deadline) const {
-    net::Request req = request_through_env(url, m_o.env);
+  // The request for `url`: a registry's blob (oci://HOST/REPO@sha256:HEX) through that registry's
+  // client, which connects and authenticates the first time; any other URL as it is.
+  util::Result<net::Request> request_for(const std::string& url, const UrlDeadline& deadline) const {
+    net::Request req;
+    if (is_oci_url(url)) {
+      SP_TRY_ASSIGN(OciReference blob, parse_oci_reference(url));
+      SP_TRY_ASSIGN(auto client, registry_for(blob));
+      SP_TRY_ASSIGN(req, client->blob_request(blob.digest));
+    } else {
+      req = request_through_env(url, m_o.env);
+    }
     req.offset = m_file.size();
     req.connect_timeout_s = m_o.connect_timeout_s;
     req.stall_timeout_s = m_o.stall_timeout_s;
@@ -380,6 +390,19 @@ class Transfer {
     req.deadline = deadline.at;
     req.user_agent = m_o.user_agent;
     return req;
+  }
+
+  // The client of the blob's repository: connected (and authenticated) the first time.
+  util::Result<std::shared_ptr<RegistryClient>> registry_for(const OciReference& blob) const {
+    const std::string key = blob.repository_url();
+    auto it = m_registries.find(key);
+    if (it == m_registries.end()) {
+      RegistryOptions ro = registry_options(m_o);
+      ro.sleep = m_sleep;
+      SP_TRY_ASSIGN(auto client, RegistryClient::connect(blob, ro, false));
+      it = m_registries.emplace(key, std::move(client)).first;
+    }
+    return it->second;
   }
 
   // Attempts on one URL until every pinned byte is in the partial (true), or the URL is given up
@@ -401,7 +424,12 @@ class Transfer {
       enum class Stop { none, too_many, write_failed } stop = Stop::none;
       int write_errno = 0;
       std::optional<Error> sink_error;
-      net::Request req = request_for(url, deadline);
+      auto made = request_for(url, deadline);
+      if (!made) {  // a registry that cannot be reached or refuses the credentials: the next URL
+        m_last = std::move(made).error();
+        return false;
+      }
+      net::Request req = std::move(*made);
       net::Sink sink;
       sink.start = [&](const net::Response& head) {
         if (req.offset > 0 && !head.range_honoured) {  // the whole file again: start over
@@ -452,6 +480,11 @@ class Transfer {
         return false;
       }
       m_last = failed_here = *a.error;
+      if (a.response.status == 401 && is_oci_url(url) && !m_reauthorized) {  // a token expired: ask for a new one, once
+        m_reauthorized = true;
+        if (auto client = registry_for(*parse_oci_reference(url))) (*client)->authorization_refused();
+        continue;
+      }
       if (!a.transient && req.offset > 0 && !m_fresh_done && a.error->code != ErrorCode::not_found) {
         // a range the server refuses (416: the partial is longer than its file, or another file
         // now): the partial cannot be completed, so drop it and ask for the whole file once
@@ -471,9 +504,18 @@ class Transfer {
         m_last = deadline_passed(url, deadline, attempts, failed_here);
         return false;
       }
-      m_sleep(delay);
+      m_sleep(std::max(delay, retry_after(a.response)));
       delay = std::min<std::chrono::milliseconds>(delay * 2, std::chrono::seconds(30));
     }
+  }
+
+  // What a 429 or 503's Retry-After asks for, at most a minute (0 when it says nothing).
+  static std::chrono::milliseconds retry_after(const net::Response& r) {
+    auto v = r.header("retry-after");
+    if (!v) return std::chrono::milliseconds(0);
+    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto s = net::retry_after_seconds(*v, now);
+    return std::chrono::seconds(s ? std::min(*s, 60L) : 0L);
   }
 
   // All bytes are here: the hash decides. A mismatch after resuming kept bytes is fetched once
@@ -523,6 +565,8 @@ class Transfer {
   const TransferJob& m_job;
   const FetchOptions& m_o;
   model::FetchedArchive& m_out;
+  RegistryClients& m_registries;
+  bool m_reauthorized = false;  // a 401 from a registry was answered with a new token once
   const fs::path m_cache, m_part, m_sidecar, m_final;
   Partial m_file;
   std::function<void(std::chrono::milliseconds)> m_sleep;
@@ -533,6 +577,18 @@ class Transfer {
 
 }  // namespace
 
+RegistryOptions registry_options(const FetchOptions& o) {
+  RegistryOptions ro;
+  ro.env = o.env;
+  ro.user_agent = o.user_agent;
+  ro.retries = o.retries;
+  ro.retry_delay = o.retry_delay;
+  ro.connect_timeout_s = o.connect_timeout_s;
+  ro.stall_timeout_s = o.stall_timeout_s;
+  ro.sleep = o.sleep;
+  return ro;
+}
+
 net::Request request_through_env(const std::string& url, const util::Env* env) {
   net::Request req;
   req.url = url;
@@ -541,8 +597,8 @@ net::Request request_through_env(const std::string& url, const util::Env* env) {
   return req;
 }
 
-util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out) {
-  return Transfer(job, o, out).run();
+util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out, RegistryClients& registries) {
+  return Transfer(job, o, out, registries).run();
 }
 
 }  // namespace core::detail

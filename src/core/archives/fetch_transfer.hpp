@@ -1,10 +1,13 @@
 #pragma once
 // One archive's download into the cache (fetch.cpp decides which archives and URLs).
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/archives/fetch.hpp"
+#include "core/archives/registry.hpp"
 #include "net/download.hpp"
 
 namespace core::detail {
@@ -14,15 +17,22 @@ struct TransferJob {
   std::string file;               // NVIDIA's file name, kept in the cache
   std::string sha256;             // pinned, lowercase hex
   std::uint64_t size = 0;         // pinned
-  std::vector<std::string> urls;  // tried in order
+  std::vector<std::string> urls;  // tried in order; oci://HOST/REPO@sha256:HEX is a registry's blob
 };
+
+// The registries reached while fetching, by repository (oci://HOST/REPO): connected and
+// authenticated once, for every archive pulled from them.
+using RegistryClients = std::map<std::string, std::shared_ptr<RegistryClient>>;
+
+// A registry client's options from a fetch's: its environment, retries, timeouts and sleep.
+RegistryOptions registry_options(const FetchOptions& o);
 
 // Downloads `job` into CACHE/sha256/<hex>/<file> through CACHE/partial/<hex>.part, filling
 // `out` (url, tried, attempts, bytes_downloaded, status downloaded|resumed, path).
 // Errors: mismatch (more bytes than pinned, fewer, another SHA-256: the partial is deleted), not_found
 // (HTTP 404/410 or a missing file:// on every URL), io (network failures after the retries, TLS,
 // not enough free space — checked before anything is written — or a write failing: disk full).
-util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out);
+util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out, RegistryClients& registries);
 
 // A request for `url` through the proxy the environment names for it (proxy_for), with its
 // no_proxy (else NO_PROXY) list; no environment, no proxy.

@@ -8,6 +8,7 @@
 
 #include "archive/extract.hpp"
 #include "core/archives/lock.hpp"
+#include "core/archives/registry.hpp"
 #include "core/archives/verify.hpp"
 #include "core/check/check.hpp"
 #include "core/package/deb.hpp"
@@ -177,7 +178,9 @@ util::Status hermetic_cuda(const model::Manifest& m, const knowledge::KnowledgeB
     a.file = p.expect.file;
     a.sha256 = p.expect.sha256;
     a.size = *p.expect.size;
-    if (o.from_url) {
+    if (o.from_url && !o.archive_registry.empty()) {
+      SP_TRY_ASSIGN(a.url, oci_blob_http_url(o.archive_registry, a.sha256));
+    } else if (o.from_url) {
       if (!p.pin->url || (p.pin->url->value.rfind("http://", 0) != 0 && p.pin->url->value.rfind("https://", 0) != 0))
         return Error(ErrorCode::invalid, "--from-url needs an http(s) URL for the " + a.component + " archive")
             .at(m.locate(p.pin->url ? p.pin->url->pos : p.pin->pos))
@@ -246,7 +249,9 @@ util::Result<DockerPlan> plan_dockerfile(const model::Manifest& m, const knowled
     s.archive_sha256 = expect->sha256;
     s.archive_size = *expect->size;
     s.from_url = o.from_url;
-    if (o.from_url) {
+    if (o.from_url && !o.archive_registry.empty()) {
+      SP_TRY_ASSIGN(s.archive_url, oci_blob_http_url(o.archive_registry, s.archive_sha256));
+    } else if (o.from_url) {
       if (pin->url && pin->url->value.rfind("http://", 0) != 0 && pin->url->value.rfind("https://", 0) != 0)
         return Error(ErrorCode::invalid, "--from-url needs an http(s) URL; Docker cannot download " + pin->url->value)
             .at(m.locate(pin->url->pos))

@@ -1,8 +1,8 @@
 #pragma once
 // Area core/archives: NVIDIA's archives as files: the content-addressed download cache
 // (cache.hpp), downloads into it (fetch.hpp, fetch_transfer.cpp over net/), verifying a file
-// against its pin (verify.hpp) and the lock that pins archives, drivers and framework builds
-// (lock.hpp).
+// against its pin (verify.hpp), the lock that pins archives, drivers and framework builds
+// (lock.hpp), and OCI registries as mirrors (registry.hpp; mirror.hpp pushes and pulls a stack).
 //
 // `stackpin fetch`: downloads the archives a manifest pins into the content-addressed cache
 // (core/cache.hpp), resuming partial downloads, retrying transient failures, cutting transfers
@@ -37,7 +37,8 @@ struct FetchOptions {
   std::optional<model::Platform> platform;  // only this platform's archive; all when unset
   // Replace NVIDIA's cuDNN base URL (KnowledgeBase facts().cudnn_base_url) by each of these, in
   // order; when set, NVIDIA's server is not contacted for URLs under that base. Other URLs are
-  // fetched as they are.
+  // fetched as they are. An oci:// (or oci+http://) mirror is a registry repository: every
+  // archive is pulled from it by its SHA-256 (the blob's digest), whatever its URL.
   std::vector<std::string> mirrors;
   // Without mirrors: the settings file's [nvidia] base, a copy of NVIDIA's whole
   // https://developer.download.nvidia.com/compute/ tree that NVIDIA's URLs of CUDA and cuDNN
@@ -81,12 +82,19 @@ struct FetchOptions {
 // cannot be created).
 util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge::KnowledgeBase& kb, const FetchOptions& o);
 
-// The URLs to try for `url`: each mirror in place of `base` when `url` is under `base` and mirrors
-// are given (a '/' is added to a mirror that lacks it), else `url` itself.
 // The proxy for `url` from the environment, as curl chooses it: <scheme>_proxy (http_proxy only in
 // lower case, as curl insists), then ALL_PROXY / all_proxy; "" when none applies.
 std::string proxy_for(const std::string& url, const util::Env* env);
 
-std::vector<std::string> candidate_urls(const std::string& url, const std::vector<std::string>& mirrors, const std::string& base);
+// The URLs to try for the archive at `url` whose SHA-256 is `sha256`, mirrors in order: an
+// oci:// mirror gives its blob (oci://HOST/REPO@sha256:HEX) for any archive; another mirror takes
+// the place of `base` when `url` is under `base` (a '/' is added to a mirror that lacks it).
+// Without a mirror that applies, `url` itself; with only oci:// mirrors, `url` follows them when
+// it is not under `base` (an archive that is not NVIDIA's).
+std::vector<std::string> candidate_urls(const std::string& url, const std::string& sha256, const std::vector<std::string>& mirrors,
+                                        const std::string& base);
+
+// Errors: usage for a mirror that is an oci:// reference stackpin cannot use (parse_oci_reference).
+util::Status check_mirrors(const std::vector<std::string>& mirrors);
 
 }  // namespace core

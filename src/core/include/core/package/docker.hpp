@@ -19,8 +19,12 @@ namespace core {
 struct DockerOptions {
   model::Platform platform = model::Platform::linux_x86_64;  // the image's architecture
   bool from_url = false;                                     // ADD the archive from its URL instead of the build context
-  bool include_dev = false;                                  // headers and static libraries in the image too
-  std::string manifest_file;                                 // the name the labels carry
+  // With from_url: ADD each archive from this registry repository (oci://HOST/REPO, filled by
+  // `stackpin mirror push`) by its digest, over HTTPS (HTTP for oci+http://), instead of its URL.
+  // Docker's ADD sends no credentials: the repository must allow anonymous pulls.
+  std::string archive_registry;
+  bool include_dev = false;   // headers and static libraries in the image too
+  std::string manifest_file;  // the name the labels carry
   std::string manifest_sha256;
   const model::Lock* lock = nullptr;      // --locked: the framework builds come from it
   const model::PyLock* pylock = nullptr;  // --locked with a Python lock: the image installs its wheels for `platform`
