@@ -239,7 +239,7 @@ Outcome run_devcontainer(const DevcontainerCli& c, Context& ctx) {
 
 struct BakeCli {
   std::vector<std::string> manifests, platforms;
-  std::string output = "docker-bake.json", context_dir, registry, archives, cache_dir, convtest;
+  std::string output = "docker-bake.json", context_dir, registry, archives, cache_dir, convtest, from_registry;
   bool from_url = false;
 };
 
@@ -257,7 +257,8 @@ util::Result<core::BakeMatrix> plan_matrix(const BakeCli& c, Context& ctx) {
   o.output = c.output;
   o.context_dir = c.context_dir;
   o.registry = c.registry;
-  o.from_url = c.from_url;
+  o.from_url = c.from_url || !c.from_registry.empty();
+  o.archive_registry = c.from_registry;
   o.convtest = c.convtest;
   if (o.convtest.empty())
     if (auto self = util::executable_path()) o.convtest = self->parent_path() / "stackpin-convtest";
@@ -516,6 +517,9 @@ void add_generate(Command& app, Context& ctx) {
   bake->add_option("--archives", bk->archives, "The folder holding the pinned archives (searched before the cache)");
   bake->add_option("--cache-dir", bk->cache_dir, "The download cache `stackpin fetch` fills (default: the usual one)");
   bake->add_flag("--from-url", bk->from_url, "Download the archives from their URLs during the builds instead of the contexts");
+  bake->add_option("--from-registry", bk->from_registry,
+                   "Download the archives during the builds from this registry repository (oci://HOST/REPO, filled by `stackpin "
+                   "mirror push`), by digest; it must allow anonymous pulls");
   bake->add_option("--convtest", bk->convtest, "The stackpin-convtest for the -test targets (default: the one next to stackpin)");
   bake->callback([bk, &ctx] { ctx.action = [bk, &ctx] { return run_bake(*bk, ctx); }; });
 

@@ -7,6 +7,7 @@
 // tampered, truncated or overlong blobs (a test server that answers the registry API itself).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -244,6 +245,22 @@ TEST(CliMirror, TheTokenFlowRedirectsAndBadBlobsOfARegistry) {
   auto at_storage = reg.storage.requests_for(reg.blob_path);
   ASSERT_FALSE(at_storage.empty());
   for (const auto& q : at_storage) EXPECT_EQ(q.authorization, "") << "the registry's token went to the blob storage";
+
+  // the same from a credential helper (credsStore), asked for this registry's host on its stdin
+  fs::create_directories(s.dir.path() / "helper" / "bin");
+  const fs::path helper = s.dir.path() / "helper" / "bin" / "docker-credential-stackpin-test";
+  s.dir.write("helper/bin/docker-credential-stackpin-test",
+              "#!/bin/sh\nread host\necho \"$1 $host\" >> \"$(dirname \"$0\")/asked\"\n"
+              "printf '{\"ServerURL\":\"%s\",\"Username\":\"fleet\",\"Secret\":\"s3cret\"}' \"$host\"\n");
+  fs::permissions(helper, fs::perms::owner_all);
+  s.dir.write("helper/config.json", R"({"credsStore":"stackpin-test"})");
+  const char* path = std::getenv("PATH");
+  auto via_helper =
+      stackpin(args, s.env("c5", {"DOCKER_CONFIG=" + (s.dir.path() / "helper").string(),
+                                  "PATH=" + (s.dir.path() / "helper" / "bin").string() + ":" + (path ? path : "/usr/bin:/bin")}));
+  ASSERT_EQ(via_helper.exit_code, 0) << show(via_helper);
+  EXPECT_EQ(testing_support::read_text(s.dir.path() / "helper" / "bin" / "asked"),
+            "get 127.0.0.1:" + std::to_string(reg.api.port()) + "\n");
 
   // wrong credentials: the token service refuses, and the message says whose
   s.dir.write("docker/config.json", R"({"auths":{"127.0.0.1:)" + std::to_string(reg.api.port()) + R"(":{"auth":")" +

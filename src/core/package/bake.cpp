@@ -85,6 +85,7 @@ util::Result<BakeMatrix> plan_bake_matrix(const BakeMatrixOptions& o, const know
       if (loaded.pylock) d.pylock = &*loaded.pylock;
       d.platform = platform;
       d.from_url = o.from_url;
+      d.archive_registry = o.archive_registry;
       d.manifest_file = fs::path(path).filename().string();
       d.manifest_sha256 = m.sha256;
       auto plan = plan_dockerfile(m, kb, d);

@@ -32,6 +32,7 @@ struct BakeMatrixOptions {
   std::filesystem::path context_dir;                  // "" = contexts/ beside the bake file
   std::string registry;                               // "" = local image names, no shared cache
   bool from_url = false;                              // the images' builds download their archives
+  std::string archive_registry;                       // with from_url: from this registry (DockerOptions::archive_registry)
   std::filesystem::path convtest;                     // stackpin-convtest for the -test targets ("" = none)
   ContextFiles files;                                 // where the archives are, for the contexts' SBOMs
   // Reads one manifest; called once per path, in order. Its errors are plan_bake_matrix's.
