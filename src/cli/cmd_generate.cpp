@@ -499,7 +499,8 @@ void add_generate(Command& app, Context& ctx) {
   df->add_flag("--from-url", d->from_url, "Download the archive from its URL during the build instead of the build context");
   df->add_option("--from-registry", d->from_registry,
                  "Download the archives during the build from this registry repository (oci://HOST/REPO, filled by `stackpin mirror "
-                 "push`; oci+http:// for plain HTTP), by digest, instead of their URLs; it must allow anonymous pulls");
+                 "push`; oci+http:// for plain HTTP), by digest, instead of their URLs; Docker's ADD sends neither credentials nor a "
+                 "token, so the repository must serve its blobs to anyone");
   df->add_flag("--dev", d->dev, "Also put cuDNN's headers and static libraries into the image");
   df->add_option("--convtest", d->convtest, "With --context: the stackpin-convtest to copy (default: the one next to stackpin)");
   df->callback([d, &ctx] { ctx.action = [d, &ctx] { return run_dockerfile(*d, ctx); }; });
@@ -519,7 +520,8 @@ void add_generate(Command& app, Context& ctx) {
   bake->add_flag("--from-url", bk->from_url, "Download the archives from their URLs during the builds instead of the contexts");
   bake->add_option("--from-registry", bk->from_registry,
                    "Download the archives during the builds from this registry repository (oci://HOST/REPO, filled by `stackpin "
-                   "mirror push`), by digest; it must allow anonymous pulls");
+                   "mirror push`), by digest; Docker's ADD sends neither credentials nor a token, so the repository must serve "
+                   "its blobs to anyone");
   bake->add_option("--convtest", bk->convtest, "The stackpin-convtest for the -test targets (default: the one next to stackpin)");
   bake->callback([bk, &ctx] { ctx.action = [bk, &ctx] { return run_bake(*bk, ctx); }; });
 

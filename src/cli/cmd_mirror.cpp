@@ -114,7 +114,8 @@ void add_mirror(Command& app, Context& ctx) {
   add_json_flag(p, ctx);
   add_lock_options(p, ctx);
   p->footer(
-      "Registries: credentials from STACKPIN_REGISTRY_USERNAME/STACKPIN_REGISTRY_PASSWORD, REGISTRY_AUTH_FILE, or "
+      "Registries: credentials from STACKPIN_REGISTRY_USERNAME/STACKPIN_REGISTRY_PASSWORD (only for STACKPIN_REGISTRY_HOST when set), "
+      "REGISTRY_AUTH_FILE, or "
       "$DOCKER_CONFIG/config.json (~/.docker/config.json: auths, credHelpers, credsStore); CA certificates from the system or "
       "SSL_CERT_FILE.");
   p->callback([push, &ctx] { ctx.action = [push, &ctx] { return run_push(*push, ctx); }; });

@@ -460,6 +460,11 @@ Attempt attempt_once(const Request& req, const Sink& sink, const Progress& progr
     }
     Request next = req;
     next.url = resolve_location(req.url, *location);
+    if (origin_of(next.url).rfind("http://", 0) != 0 && origin_of(next.url).rfind("https://", 0) != 0) {
+      // never file:// (a UNC path would hand the user's credentials to another machine) nor anything else
+      a.error = Error(ErrorCode::io, what + "redirected to " + next.url + ", which is not an http(s) URL; not followed");
+      return a;
+    }
     if (origin_of(next.url).rfind("http://", 0) == 0 && origin_of(req.url).rfind("https://", 0) == 0) {
       a.error = Error(ErrorCode::io, what + "redirected from https to plain http (" + next.url + "); not followed");
       return a;

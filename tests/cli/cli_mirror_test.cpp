@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -200,6 +202,18 @@ TEST(CliMirror, ACutPushResumesAndAFailedOneLeavesNoTag) {
     ASSERT_EQ(r.exit_code, 0) << show(r);
     EXPECT_TRUE(relay.cut());
     EXPECT_TRUE(exists("t1"));
+    // the registry was asked what it held (GET on the upload); distribution 2.8 cancels a session
+    // whose chunk was cut midway ("upload resumed at wrong offset"), so that archive's upload is
+    // started once more (CliMirror.ARegistryThatKeepsWhatItReceivedIsResumed shows the resume)
+    std::size_t asked = 0, started = 0;
+    std::string lines;
+    for (const auto& l : relay.request_lines()) {
+      lines += l + "\n";
+      asked += l.rfind("GET /v2/team/cuda/blobs/uploads/", 0) == 0 ? 1 : 0;
+      started += l.rfind("POST /v2/team/cuda/blobs/uploads/", 0) == 0 ? 1 : 0;
+    }
+    EXPECT_GE(asked, 1u) << lines;
+    EXPECT_EQ(started, 3u) << lines;
   }
   // what the registry holds is the archives: a fleet of machines provisions from it at once (each
   // its own cache and tree), every archive verified
@@ -224,6 +238,75 @@ TEST(CliMirror, ACutPushResumesAndAFailedOneLeavesNoTag) {
     EXPECT_EQ(testing_support::read_text(s.cached("fleet" + n, s.windows_archive)), testing_support::read_text(s.windows_archive.path));
     EXPECT_TRUE(fs::exists(s.dir.path() / ("tree" + n) / "bin")) << show(r);
   }
+}
+
+// A registry that keeps the bytes of a cut chunk (as the distribution spec lets it) and says so
+// in the upload's Range: the push asks, and goes on from the next byte, starting no upload twice.
+TEST(CliMirror, ARegistryThatKeepsWhatItReceivedIsResumed) {
+  Stack s;
+  HttpServer api;
+  std::mutex mutex;
+  std::map<std::string, std::string> uploads, blobs;  // uploads by id, blobs by digest
+  int next_id = 0;
+  api.handle_with([&](const testing_support::RecordedRequest& r) -> std::optional<std::string> {
+    std::lock_guard<std::mutex> l(mutex);
+    const std::string repo = "/v2/team/cuda";
+    auto range_of = [](const std::string& data) { return "0-" + std::to_string(data.empty() ? 0 : data.size() - 1); };
+    std::string path = r.path.substr(0, r.path.find('?'));
+    if (path == "/v2/") return HttpServer::response(200, {}, "{}");
+    if (path.rfind(repo + "/blobs/sha256:", 0) == 0) {
+      auto it = blobs.find(path.substr(repo.size() + 7));
+      if (it == blobs.end()) return HttpServer::response(404, {}, "", r.method == "HEAD");
+      return HttpServer::response(200, {}, it->second, r.method == "HEAD");
+    }
+    if (r.method == "POST" && path == repo + "/blobs/uploads/") {
+      std::string id = std::to_string(++next_id);
+      uploads[id] = "";
+      return HttpServer::response(202, {{"Location", repo + "/blobs/uploads/" + id}, {"Range", "0-0"}}, "");
+    }
+    if (path.rfind(repo + "/blobs/uploads/", 0) == 0) {
+      std::string id = path.substr(repo.size() + 15);
+      auto it = uploads.find(id);
+      if (it == uploads.end()) return HttpServer::response(404, {}, "");
+      std::string& data = it->second;
+      const std::vector<std::pair<std::string, std::string>> where = {{"Location", repo + "/blobs/uploads/" + id},
+                                                                      {"Range", range_of(data)}};
+      if (r.method == "GET") return HttpServer::response(204, where, "");
+      if (r.method == "PATCH") {
+        data += r.body;  // what arrived, also of a cut request
+        return HttpServer::response(202, {{"Location", repo + "/blobs/uploads/" + id}, {"Range", range_of(data)}}, "");
+      }
+      if (r.method == "PUT") {
+        std::string digest = r.path.substr(r.path.find("digest=") + 7);
+        digest.replace(0, digest.find("%3A") + 3, "sha256:");
+        data += r.body;
+        if ("sha256:" + sha256_hex(data) != digest) return HttpServer::response(400, {}, R"({"errors":[{"code":"DIGEST_INVALID"}]})");
+        blobs[digest] = data;
+        uploads.erase(it);
+        return HttpServer::response(201, {{"Docker-Content-Digest", digest}}, "");
+      }
+    }
+    if (r.method == "PUT" && path.rfind(repo + "/manifests/", 0) == 0) return HttpServer::response(201, {}, "");
+    return HttpServer::response(404, {}, "");
+  });
+  testing_support::CuttingRelay relay(api.port(), s.linux_archive.size / 2 + 4096);
+  auto r = stackpin({"mirror", "push", s.manifest().string(), "oci+http://127.0.0.1:" + std::to_string(relay.port()) + "/team/cuda",
+                     "--archives", s.made.string(), "--chunk-size", "32768", "--retry-delay-ms", "10", "--tag", "t1"},
+                    s.env("c1"));
+  ASSERT_EQ(r.exit_code, 0) << show(r);
+  EXPECT_TRUE(relay.cut());
+  std::size_t asked = 0, started = 0;
+  std::string lines;
+  for (const auto& l : relay.request_lines()) {
+    lines += l + "\n";
+    asked += l.rfind("GET /v2/team/cuda/blobs/uploads/", 0) == 0 ? 1 : 0;
+    started += l.rfind("POST /v2/team/cuda/blobs/uploads/", 0) == 0 ? 1 : 0;
+  }
+  EXPECT_GE(asked, 1u) << lines;
+  EXPECT_EQ(started, 3u) << lines;  // the config and the two archives, each once
+  std::lock_guard<std::mutex> l(mutex);
+  EXPECT_EQ(blobs["sha256:" + s.linux_archive.sha256], testing_support::read_text(s.linux_archive.path));
+  EXPECT_EQ(blobs["sha256:" + s.windows_archive.sha256], testing_support::read_text(s.windows_archive.path));
 }
 
 TEST(CliMirror, TheTokenFlowRedirectsAndBadBlobsOfARegistry) {

@@ -126,6 +126,11 @@ CuttingRelay::~CuttingRelay() {
   ::close(m_listen);
 }
 
+std::vector<std::string> CuttingRelay::request_lines() const {
+  std::lock_guard<std::mutex> l(m_mutex);
+  return m_lines;
+}
+
 void CuttingRelay::accept_loop() {
   while (!m_stop) {
     pollfd p{m_listen, POLLIN, 0};
@@ -148,7 +153,7 @@ void CuttingRelay::relay(int client) {
     return;
   }
   char buf[16384];
-  bool open = true;
+  bool open = true, first = true;
   while (open && !m_stop) {
     pollfd p[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
     if (::poll(p, 2, 100) <= 0) continue;
@@ -161,6 +166,13 @@ void CuttingRelay::relay(int client) {
         break;
       }
       std::size_t take = static_cast<std::size_t>(n);
+      if (i == 0 && first) {
+        first = false;
+        std::string line(buf, take);
+        line = line.substr(0, line.find("\r\n"));
+        std::lock_guard<std::mutex> l(m_mutex);
+        m_lines.push_back(line);
+      }
       if (i == 0 && !m_cut) {
         std::uint64_t before = m_sent.fetch_add(take);
         if (before + take >= m_cut_after) {  // forward up to the cut, then drop the connection

@@ -59,6 +59,9 @@ class CuttingRelay {
   CuttingRelay& operator=(const CuttingRelay&) = delete;
   int port() const { return m_port; }
   bool cut() const { return m_cut.load(); }
+  // The request line of each connection's first request ("PATCH /v2/... HTTP/1.1"), in order:
+  // stackpin's client opens a connection per request.
+  std::vector<std::string> request_lines() const;
 
  private:
   void accept_loop();
@@ -67,6 +70,8 @@ class CuttingRelay {
   std::uint64_t m_cut_after = 0;
   std::atomic<std::uint64_t> m_sent{0};
   std::atomic<bool> m_cut{false}, m_stop{false};
+  mutable std::mutex m_mutex;
+  std::vector<std::string> m_lines;
   std::thread m_acceptor;
   std::vector<std::thread> m_threads;
 };

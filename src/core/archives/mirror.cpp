@@ -2,6 +2,7 @@
 #include "core/archives/mirror.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <system_error>
 
 #include "archives/fetch_transfer.hpp"
@@ -44,11 +45,19 @@ std::string sha256_of(std::string_view bytes) {
   return crypto::to_hex(h.finish());
 }
 
-// A file name a manifest may give: one plain component, no control characters.
+// A file name a manifest may give: one plain component that every file system holds (no
+// separators, control characters or characters Windows refuses, no trailing dot or blank, not a
+// reserved device name such as NUL or COM1).
 bool plain_file_name(const std::string& name) {
-  if (name.empty() || name.size() > 255 || name == "." || name == "..") return false;
-  return std::none_of(name.begin(), name.end(),
-                      [](char c) { return c == '/' || c == '\\' || c == ':' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  if (name.empty() || name.size() > 255 || name == "." || name == ".." || name.back() == '.' || name.back() == ' ') return false;
+  if (std::any_of(name.begin(), name.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || std::string_view("/\\:*?\"<>|").find(c) != std::string_view::npos;
+      }))
+    return false;
+  std::string stem = util::to_lower(name.substr(0, name.find('.')));
+  static const char* const k_devices[] = {"con",  "prn",  "aux",  "nul",  "com1", "com2", "com3", "com4", "com5", "com6", "com7",
+                                          "com8", "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9"};
+  return std::none_of(std::begin(k_devices), std::end(k_devices), [&](const char* d) { return stem == d; });
 }
 
 oci::ImageManifest manifest_for(const MirrorItem& it) {
@@ -292,6 +301,12 @@ util::Result<MirrorPullReport> mirror_pull(const OciReference& reference, const 
     return Error(ErrorCode::invalid, what + " is a " + util::printable(top.media_type, 120) + ", not a stack's OCI index; nothing written")
         .with_hint("`stackpin mirror push` tags an index of the stack's archives: pull that tag");
   SP_TRY_ASSIGN(auto index, format::read_oci_index(top.bytes, what));
+  // (a copy by a tool of image-spec 1.0, skopeo 1.9, drops the index's artifactType: absent is accepted,
+  // another is not; each manifest is judged below)
+  if ((!index.artifact_type.empty() && index.artifact_type != oci::k_stack_artifact) || index.manifests.empty())
+    return Error(ErrorCode::invalid,
+                 what + " is not a stack's index (artifactType " + oci::k_stack_artifact + ", at least one archive); nothing written")
+        .with_hint("`stackpin mirror push` tags such an index: pull the tag it printed");
 
   MirrorPullReport report;
   report.reference = what;
@@ -328,8 +343,9 @@ util::Result<MirrorPullReport> mirror_pull(const OciReference& reference, const 
     if (!rel)
       return Error(ErrorCode::unsafe, mwhat + " gives the URL " + util::printable(it.url, 200) + ", whose path is not a plain copy of " +
                                           k_nvidia_base + "; nothing written");
+    // two archives for one file (also by case: Windows and macOS fold it): refused
     for (const auto& [other, other_rel] : plan)
-      if (other_rel == *rel && other.sha256 != it.sha256)
+      if (util::to_lower(other_rel.generic_string()) == util::to_lower(rel->generic_string()) && other.sha256 != it.sha256)
         return Error(ErrorCode::invalid, what + " lists two archives for " + rel->generic_string() + "; nothing written");
     plan.emplace_back(std::move(it), *rel);
   }

@@ -81,9 +81,30 @@ std::string host_name(const std::string& host) {
   return colon == std::string::npos ? host : host.substr(0, colon);
 }
 
+// This machine by its name: exactly "localhost", "::1", or an IPv4 literal in 127.0.0.0/8 (not a
+// name that merely starts with "127.").
 bool loopback(const std::string& host) {
-  std::string h = host_name(host);
-  return h == "localhost" || h == "::1" || h.rfind("127.", 0) == 0;
+  std::string h = util::to_lower(host_name(host));
+  if (h == "localhost" || h == "::1") return true;
+  auto parts = util::split(h, '.');
+  if (parts.size() != 4 || parts[0] != "127") return false;
+  return std::all_of(parts.begin(), parts.end(), [](const std::string& p) {
+    return !p.empty() && p.size() <= 3 && std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+           std::stoi(p) <= 255;
+  });
+}
+
+// "scheme://host:port" of an absolute http(s) URL, lower case, the scheme's port written out; "" otherwise.
+std::string origin_of(const std::string& url) {
+  auto end = url.find("://");
+  if (end == std::string::npos) return {};
+  std::string scheme = util::to_lower(url.substr(0, end));
+  if (scheme != "http" && scheme != "https") return {};
+  std::string authority = util::to_lower(url.substr(end + 3, url.find_first_of("/?#", end + 3) - (end + 3)));
+  if (authority.find('@') != std::string::npos) return {};  // userinfo: not a registry's URL
+  auto bracket = authority.rfind(']');
+  if (authority.find(':', bracket == std::string::npos ? 0 : bracket) == std::string::npos) authority += scheme == "https" ? ":443" : ":80";
+  return scheme + "://" + authority;
 }
 
 // One challenge of WWW-Authenticate: `Bearer realm="...",service="...",scope="..."` or `Basic realm="..."`.
@@ -176,7 +197,8 @@ util::Result<std::optional<Credentials>> credentials_for(const std::string& host
   if (!env) return std::optional<Credentials>();
   auto user = env->get("STACKPIN_REGISTRY_USERNAME");
   auto pass = env->get("STACKPIN_REGISTRY_PASSWORD");
-  if (user && pass && !user->empty())
+  auto only = env->get("STACKPIN_REGISTRY_HOST");  // when set, the variables are for that registry alone
+  if (user && pass && !user->empty() && (!only || only->empty() || util::to_lower(*only) == host))
     return std::optional<Credentials>(Credentials{*user, *pass, "", "STACKPIN_REGISTRY_USERNAME and STACKPIN_REGISTRY_PASSWORD"});
   if (auto file = env->get("REGISTRY_AUTH_FILE"); file && !file->empty()) {
     SP_TRY_ASSIGN(auto c, from_auth_file(*file, host, *env));
@@ -294,6 +316,11 @@ class Client final : public RegistryClient {
     std::uint64_t hashed = 0;
     int restarts = 0;
     SP_TRY_ASSIGN(std::string location, start_upload(digest));
+    // a session the push gives up on is cancelled (best effort: the registry expires it anyway)
+    auto abandon = [&](Error e) {
+      (void)call("DELETE", location, "cancel the upload of " + digest, k_answer_limit, nullptr, {});
+      return e;
+    };
     std::uint64_t offset = 0;  // what the registry holds
     int failures = 0;
     std::chrono::milliseconds delay = m_o.retry_delay;
@@ -301,11 +328,16 @@ class Client final : public RegistryClient {
       const std::uint64_t n = std::min(chunk, size - offset);
       std::uint64_t pos = offset;
       bool read_failed = false;
-      net::Request req = request("PATCH", absolute(location));
+      net::Request req;
+      {
+        std::lock_guard<std::mutex> l(m_mutex);  // a token near its end is renewed before the chunk, not refused after it
+        SP_TRY(fresh_authorization());
+        req = request("PATCH", location);
+      }
       req.headers.emplace_back("Content-Type", "application/octet-stream");
       req.headers.emplace_back("Content-Range", std::to_string(offset) + "-" + std::to_string(offset + n - 1));
       req.body_length = n;
-      if (util::seek_file(in.get(), offset) != 0) return Error(ErrorCode::io, "cannot read " + file.string());
+      if (util::seek_file(in.get(), offset) != 0) return abandon(Error(ErrorCode::io, "cannot read " + file.string()));
       req.body = [&](char* buf, std::size_t max) -> std::size_t {
         std::size_t got = std::fread(buf, 1, max, in.get());
         if (got == 0) {
@@ -321,36 +353,53 @@ class Client final : public RegistryClient {
         return got;
       };
       auto a = exchange(req, k_answer_limit, nullptr);
-      if (read_failed) return Error(ErrorCode::io, "cannot read " + file.string() + " (it changed or shrank while being pushed)");
+      if (read_failed) return abandon(Error(ErrorCode::io, "cannot read " + file.string() + " (it changed or shrank while being pushed)"));
       if (!a.attempt.error && a.status() == 202) {
-        if (auto loc = a.attempt.response.header("location")) location = *loc;
-        offset = held(a, offset + n);
-        failures = 0;
-        delay = m_o.retry_delay;
-        if (progress) progress(offset);
-        continue;
+        if (auto loc = a.attempt.response.header("location")) {
+          SP_TRY_ASSIGN(location, absolute(*loc));
+        }
+        auto now = held(a, offset + n);
+        if (!now)
+          return abandon(Error(ErrorCode::invalid, "the registry " + m_ref.host + " answered a chunk of " + digest +
+                                                       " with a Range that does not start at 0: " +
+                                                       util::printable(a.attempt.response.header("range").value_or(""), 60)));
+        if (*now > offset) {
+          offset = std::min(*now, size);
+          failures = 0;
+          delay = m_o.retry_delay;
+          if (progress) progress(offset);
+          continue;
+        }
+        // accepted, and nothing more held: counted as a failure, so that a registry that never moves on ends the push
       }
       // a cut connection, a busy registry, an expired token: ask what it holds, and go on from there
-      bool transient = a.attempt.error ? a.attempt.transient : (a.status() == 401 || a.status() == 429 || a.status() >= 500);
+      bool transient =
+          a.attempt.error ? a.attempt.transient : (a.status() == 202 || a.status() == 401 || a.status() == 429 || a.status() >= 500);
       if (a.status() == 401) authorization_refused();
       if (!transient && a.status() != 416 && a.status() != 404) {
         if (a.attempt.error)
-          return Error(a.attempt.error->code, "pushing blob " + digest + " to " + m_ref.host + ": " + a.attempt.error->message);
-        return unexpected(a, "upload a chunk of blob " + digest);
+          return abandon(Error(a.attempt.error->code, "pushing blob " + digest + " to " + m_ref.host + ": " + a.attempt.error->message));
+        return abandon(unexpected(a, "upload a chunk of blob " + digest));
       }
       if (++failures > m_o.retries)
-        return Error(ErrorCode::io, "pushing blob " + digest + " to " + m_ref.host + " failed after " + std::to_string(failures) +
-                                        " attempts at byte " + std::to_string(offset) + ": " + what_failed(a))
-            .with_hint("run `stackpin mirror push` again: blobs the registry already holds are not sent again");
+        return abandon(Error(ErrorCode::io, "pushing blob " + digest + " to " + m_ref.host + " failed after " + std::to_string(failures) +
+                                                " attempts at byte " + std::to_string(offset) + ": " + what_failed(a))
+                           .with_hint("run `stackpin mirror push` again: blobs the registry already holds are not sent again"));
       if (transient) {
         m_o.sleep(wait_for(a, delay));
         delay = std::min<std::chrono::milliseconds>(delay * 2, std::chrono::seconds(30));
       }
       SP_TRY(fresh_authorization_locked());
-      SP_TRY_ASSIGN(auto st, call("GET", absolute(location), "ask about the upload of " + digest, k_answer_limit, nullptr, {}));
+      SP_TRY_ASSIGN(auto st, call("GET", location, "ask about the upload of " + digest, k_answer_limit, nullptr, {}));
       if (st.status() == 204) {
-        if (auto loc = st.attempt.response.header("location")) location = *loc;
-        offset = held(st, 0);
+        if (auto loc = st.attempt.response.header("location")) {
+          SP_TRY_ASSIGN(location, absolute(*loc));
+        }
+        auto now = held(st, 0);
+        if (!now)
+          return abandon(Error(ErrorCode::invalid, "the registry " + m_ref.host + " reports the upload of " + digest +
+                                                       " with a Range that does not start at 0"));
+        offset = std::min(*now, size);
         continue;
       }
       // the upload is gone (expired, or the registry lost it): start over, a few times at most
@@ -358,29 +407,32 @@ class Client final : public RegistryClient {
       SP_TRY_ASSIGN(location, start_upload(digest));
       offset = 0;
     }
-    if (hashed != size) {  // every byte read: hash what was never read in order (a zero-size blob)
-      if (util::seek_file(in.get(), hashed) != 0) return Error(ErrorCode::io, "cannot read " + file.string());
+    if (hashed != size) {  // bytes never read in order (a zero-size blob, a registry that said it held more): hash them now
+      if (util::seek_file(in.get(), hashed) != 0) return abandon(Error(ErrorCode::io, "cannot read " + file.string()));
       std::vector<char> buf(1 << 20);
       while (hashed < size) {
         std::size_t got = std::fread(buf.data(), 1, static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size - hashed)), in.get());
-        if (got == 0) return Error(ErrorCode::io, "cannot read " + file.string());
+        if (got == 0) return abandon(Error(ErrorCode::io, "cannot read " + file.string()));
         hash.update(buf.data(), got);
         hashed += got;
       }
     }
     std::string actual = "sha256:" + crypto::to_hex(hash.finish());
-    if (actual != digest) {
-      (void)call("DELETE", absolute(location), "cancel the upload of " + digest, k_answer_limit, nullptr,
-                 {});  // best effort: it expires anyway
-      return Error(ErrorCode::mismatch,
-                   file.string() + " is not " + digest + " (its bytes hash to " + actual + "); nothing was committed to " + m_ref.host)
-          .with_hint("the file changed after it was verified: fetch it again with `stackpin fetch --verify-cached`");
-    }
+    if (actual != digest)
+      return abandon(Error(ErrorCode::mismatch, file.string() + " is not " + digest + " (its bytes hash to " + actual +
+                                                    "); nothing was committed to " + m_ref.host)
+                         .with_hint("the file changed after it was verified: fetch it again with `stackpin fetch --verify-cached`"));
     static const std::string k_empty;
-    SP_TRY_ASSIGN(auto done, call("PUT", with_query(absolute(location), "digest=" + util::percent_encode(digest)), "commit blob " + digest,
-                                  k_answer_limit, &k_empty, {}));
-    if (done.status() != 201) return unexpected(done, "commit blob " + digest);
-    if (auto d = done.attempt.response.header("docker-content-digest"); d && *d != digest)
+    // the registry may move and hash a large blob before it answers: give the commit time
+    auto done = call("PUT", with_query(location, "digest=" + util::percent_encode(digest)), "commit blob " + digest, k_answer_limit,
+                     &k_empty, {}, std::max<long>(m_o.stall_timeout_s, 600));
+    if (!done || done->status() != 201) {
+      // a commit whose answer was lost (or retried after it succeeded) may still have landed
+      if (auto there = blob_size(digest); there && *there && **there == size) return {};
+      if (!done) return abandon(std::move(done).error());
+      return abandon(unexpected(*done, "commit blob " + digest));
+    }
+    if (auto d = done->attempt.response.header("docker-content-digest"); d && *d != digest)
       return Error(ErrorCode::mismatch, "the registry " + m_ref.host + " committed " + digest + " as " + util::printable(*d, 100));
     return {};
   }
@@ -420,10 +472,19 @@ class Client final : public RegistryClient {
  private:
   std::string repo_url(const std::string& rest) const { return base_url() + "/v2/" + m_ref.repository + rest; }
 
-  // A Location as the registry gives it: a path on the registry, or an absolute URL
-  std::string absolute(const std::string& location) const {
-    if (location.find("://") != std::string::npos) return location;
-    return base_url() + (location.rfind('/', 0) == 0 ? "" : "/") + location;
+  // A Location as the registry gives it: a path on the registry, or an absolute http(s) URL (not
+  // plain HTTP when the registry is reached over HTTPS: the archive would travel in clear).
+  util::Result<std::string> absolute(const std::string& location) const {
+    if (location.find("://") == std::string::npos) return base_url() + (location.rfind('/', 0) == 0 ? "" : "/") + location;
+    std::string origin = origin_of(location);
+    if (origin.empty())
+      return Error(ErrorCode::invalid,
+                   "the registry " + m_ref.host + " sent an upload to " + util::printable(location, 200) + ", which is not an http(s) URL");
+    if (m_scheme == "https" && origin.rfind("http://", 0) == 0)
+      return Error(ErrorCode::invalid, "the registry " + m_ref.host + " sent an upload from https to plain http (" +
+                                           util::printable(location, 200) + "); not followed")
+          .with_hint("a registry behind a TLS proxy must know its scheme (X-Forwarded-Proto): fix its configuration");
+    return location;
   }
 
   static std::string with_query(const std::string& url, const std::string& query) {
@@ -436,7 +497,9 @@ class Client final : public RegistryClient {
     req.user_agent = m_o.user_agent;
     req.connect_timeout_s = m_o.connect_timeout_s;
     req.stall_timeout_s = m_o.stall_timeout_s;
-    if (!m_authorization.empty()) req.headers.emplace_back("Authorization", m_authorization);
+    // the registry's credentials go to the registry's own scheme, host and port, nowhere else (an
+    // upload's Location may name another)
+    if (!m_authorization.empty() && origin_of(url) == origin_of(base_url())) req.headers.emplace_back("Authorization", m_authorization);
     if (m_o.env)
       if (auto ca = m_o.env->get("SSL_CERT_FILE"); ca && !ca->empty()) req.ca_file = *ca;
     return req;
@@ -462,19 +525,24 @@ class Client final : public RegistryClient {
     return e;
   }
 
-  // The bytes the registry says it holds, from a Range of "0-LAST"; `otherwise` without one.
-  static std::uint64_t held(const Answer& a, std::uint64_t otherwise) {
+  // The bytes the registry says it holds, from a Range of "0-LAST"; `expected` without a Range.
+  // Distribution writes "0-0" both for nothing and for one byte: it is read as one byte only when
+  // one byte is what the registry should hold (`expected`). nullopt for a Range that does not
+  // start at 0.
+  static std::optional<std::uint64_t> held(const Answer& a, std::uint64_t expected) {
     auto range = a.attempt.response.header("range");
-    if (!range) return otherwise;
-    auto dash = range->find('-');
-    if (dash == std::string::npos) return otherwise;
+    if (!range) return expected;
+    std::string r = *range;
+    if (r.rfind("bytes=", 0) == 0) r = r.substr(6);
+    if (r.rfind("0-", 0) != 0) return std::nullopt;
     std::uint64_t last = 0;
-    for (std::size_t i = dash + 1; i < range->size(); ++i) {
-      if (!std::isdigit(static_cast<unsigned char>((*range)[i])) || last > (UINT64_MAX - 9) / 10) return otherwise;
-      last = last * 10 + static_cast<std::uint64_t>((*range)[i] - '0');
+    for (std::size_t i = 2; i < r.size(); ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(r[i])) || last > (UINT64_MAX - 9) / 10) return std::nullopt;
+      last = last * 10 + static_cast<std::uint64_t>(r[i] - '0');
     }
-    // "0-0" is what distribution says both for nothing and for one byte: nothing is the safe reading
-    return last == 0 ? 0 : last + 1;
+    if (r.size() == 2) return std::nullopt;
+    if (last == 0) return expected == 1 ? 1 : 0;
+    return last + 1;
   }
 
   // The wait before the next attempt: Retry-After when the registry gave one (at most a minute),
@@ -524,7 +592,7 @@ class Client final : public RegistryClient {
   // An exchange with the registry's rules applied: authentication (once more after a 401), waits
   // on 429 and, for everything but a body that cannot be sent twice, retries of transient failures.
   util::Result<Answer> call(const std::string& method, const std::string& url, const std::string& what, std::uint64_t limit,
-                            const std::string* body, const net::Headers& headers) {
+                            const std::string* body, const net::Headers& headers, long stall_timeout_s = 0) {
     std::chrono::milliseconds delay = m_o.retry_delay;
     bool reauthenticated = false;
     for (int attempt = 0;; ++attempt) {
@@ -534,6 +602,7 @@ class Client final : public RegistryClient {
         SP_TRY(fresh_authorization());
         req = request(method, url);
       }
+      if (stall_timeout_s > 0) req.stall_timeout_s = stall_timeout_s;
       for (const auto& h : headers) req.headers.push_back(h);
       Answer a = exchange(req, limit, body);
       bool retry = false;
@@ -623,8 +692,9 @@ class Client final : public RegistryClient {
     if (*creds) {
       if (realm_plain && !loopback(host_of_realm) && !m_ref.plain_http)
         return Error(ErrorCode::io, "stackpin does not send credentials to the token service " + realm_url + " over plain HTTP");
-      if (!(*creds)->identity_token.empty()) {  // OAuth2: the identity token is a refresh token
-        req = http_request(realm_url, m_o.env);
+      if (!(*creds)->identity_token.empty()) {  // OAuth2: the identity token is a refresh token, posted to the realm itself
+        req.url = realm_url;
+        req.proxy = http_request(realm_url, m_o.env).proxy;
         req.method = "POST";
         req.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
         form = "grant_type=refresh_token&client_id=stackpin&refresh_token=" + util::percent_encode((*creds)->identity_token) + "&" + query;
@@ -657,7 +727,7 @@ class Client final : public RegistryClient {
     if (a.status() != 202) return unexpected(a, "start the upload of " + digest);
     auto loc = a.attempt.response.header("location");
     if (!loc || loc->empty()) return Error(ErrorCode::invalid, "the registry " + m_ref.host + " started an upload without a Location");
-    return absolute(*loc);
+    return absolute(*loc);  // checked: an http(s) URL, not a downgrade from https
   }
 
   OciReference m_ref;

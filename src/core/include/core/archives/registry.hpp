@@ -5,13 +5,16 @@
 //
 // Transport: HTTPS with the system's CAs, or the PEM bundle SSL_CERT_FILE names (libcurl; WinHTTP
 // uses the Windows store). Plain HTTP only for `oci+http://` (asked for explicitly) and, after an
-// HTTPS attempt that fails, for a loopback host (127.0.0.0/8, ::1, localhost), as Docker does.
+// HTTPS attempt that fails, for a loopback host (an IPv4 literal in 127.0.0.0/8, ::1, localhost)
+// whose plain answer is a registry's, as Docker does. The Authorization header goes to the
+// registry's own scheme, host and port only.
 //
 // Authentication, as a registry asks for it in its 401's WWW-Authenticate: Basic (the credentials
 // are sent to that host only), or Bearer (the Docker token flow: a token for
 // "repository:REPO:pull[,push]" from the realm, asked with the credentials when there are some, or
 // with an identity token as OAuth2's refresh token; renewed before it expires). Credentials, first
-// found wins: STACKPIN_REGISTRY_USERNAME and STACKPIN_REGISTRY_PASSWORD; the auth file
+// found wins: STACKPIN_REGISTRY_USERNAME and STACKPIN_REGISTRY_PASSWORD (for the registry
+// STACKPIN_REGISTRY_HOST names, or every one when it is unset); the auth file
 // REGISTRY_AUTH_FILE names; DOCKER_CONFIG/config.json (else ~/.docker/config.json): its
 // credHelpers entry for the host (docker-credential-NAME get), its auths entry, its credsStore.
 //
