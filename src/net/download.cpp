@@ -398,8 +398,11 @@ Attempt attempt(const Request& req, const Sink& sink, const Progress& progress) 
     curl_slist_free_all(header_list);
     return a;
   }
-  if (c == CURLE_OPERATION_TIMEDOUT && t.limit == Limit::none && req.deadline && std::chrono::steady_clock::now() >= *req.deadline)
-    t.limit = Limit::deadline;  // CURLOPT_TIMEOUT_MS came first
+  // CURLOPT_TIMEOUT_MS came first: libcurl's timer and this clock may disagree by a few
+  // milliseconds, so a timeout that close to the deadline is the deadline's
+  if (c == CURLE_OPERATION_TIMEDOUT && t.limit == Limit::none && req.deadline &&
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(50) >= *req.deadline)
+    t.limit = Limit::deadline;
   if (c != CURLE_OK && t.limit != Limit::none) {
     limit_error(a, t, req);
   } else if (c != CURLE_OK) {

@@ -187,12 +187,19 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
 
   model::FetchReport report;
   detail::RegistryClients registries;  // one connection (and token) per oci:// mirror, for all the archives
+  detail::Committer committer;         // each download is made durable while the next one arrives
   report.cache_dir = o.cache_dir.string();
   report.offline = o.offline;
   report.mirrors = o.mirrors;
-  for (const auto& j : jobs) {
-    const auto& t = j.transfer;
-    model::FetchedArchive a;
+  // The largest first: each one's fsync runs while the next downloads, so the one left to wait for
+  // at the end is the smallest. The report keeps the manifest's order.
+  std::vector<std::size_t> order(jobs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return jobs[x].transfer.size > jobs[y].transfer.size; });
+  report.archives.resize(jobs.size());
+  for (std::size_t index : order) {
+    const auto& t = jobs[index].transfer;
+    model::FetchedArchive& a = report.archives[index];
     a.platform = t.platform;
     a.file = t.file;
     a.sha256 = t.sha256;
@@ -211,14 +218,20 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
                         "run `stackpin fetch` without --offline where the network (or a --mirror) is reachable, "
                         "or copy the file into " +
                         cache_entry_dir(o.cache_dir, t.sha256).string());
-    } else if (auto s = detail::transfer_archive(t, o, a, registries); !s) {
+    } else if (auto s = detail::transfer_archive(t, o, a, registries, &committer, index); !s) {
       a.status = model::FetchStatus::failed;
       a.error = std::move(s).error();
       a.path.clear();
     }
-    add_fetch_finding(report.findings, a, m, *j.pin);
-    report.archives.push_back(std::move(a));
   }
+  // every archive in the cache (or not, and why) before the report is made
+  for (auto& [index, error] : committer.finish()) {
+    auto& a = report.archives[index];
+    a.status = model::FetchStatus::failed;
+    a.error = std::move(error);
+    a.path.clear();
+  }
+  for (std::size_t i = 0; i < jobs.size(); ++i) add_fetch_finding(report.findings, report.archives[i], m, *jobs[i].pin);
   return report;
 }
 

@@ -12,8 +12,8 @@
 // once (a mirror serving another file must not fill the disk), and free space is checked before
 // the first byte is written. Transient failures (see net::Attempt) are retried with exponential
 // backoff, each retry resuming from the bytes already received; permanent ones move on to the
-// next URL (mirror). Hashing and writing run on a second thread, so that they overlap with
-// receiving: on a fast link they cost as much as the transfer itself.
+// next URL (mirror). Hashing and writing run on two more threads, so that they overlap with
+// receiving and with each other: on a fast link each costs as much as the transfer itself.
 //
 // Retries alone cannot bound a download: a server that drips a byte every two seconds never
 // stalls, and each retry resumes it. net cuts an attempt whose rate window falls below min_rate,
@@ -25,6 +25,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <system_error>
@@ -46,7 +47,9 @@ using util::ErrorCode;
 namespace {
 
 // The partial file being written, with the hash of the bytes it holds. Appended bytes are
-// gathered into 1 MiB blocks that a worker thread hashes and writes, at most four blocks behind.
+// gathered into 1 MiB blocks that two worker threads take in turn, one hashing and one writing
+// (each at most four blocks behind), so that on a fast link receiving, hashing and writing each
+// have a core: one thread doing both was the slowest of the three.
 class Partial {
  public:
   explicit Partial(fs::path path) : m_path(std::move(path)) {}
@@ -90,11 +93,13 @@ class Partial {
     std::setvbuf(m_file, nullptr, _IOFBF, 1 << 20);
     m_stop = false;
     try {
-      m_worker = std::thread([this] { work(); });
+      m_writer = std::thread([this] { work(m_to_write, true); });
+      m_hasher = std::thread([this] { work(m_to_hash, false); });
     } catch (const std::system_error& e) {
+      stop_workers();
       std::fclose(m_file);
       m_file = nullptr;
-      return Error(ErrorCode::io, std::string("cannot start the download's writer thread: ") + e.what());
+      return Error(ErrorCode::io, std::string("cannot start the download's writer threads: ") + e.what());
     }
     return {};
   }
@@ -104,13 +109,16 @@ class Partial {
     if (int e = error()) return e;
     try {  // runs inside libcurl's callback: nothing may be thrown through it
       while (n > 0) {
-        if (m_block.capacity() < k_block) m_block.reserve(k_block);
-        std::size_t take = std::min(n, k_block - m_block.size());
-        m_block.insert(m_block.end(), data, data + take);
+        if (!m_block) {
+          m_block = std::make_shared<std::vector<char>>();
+          m_block->reserve(k_block);
+        }
+        std::size_t take = std::min(n, k_block - m_block->size());
+        m_block->insert(m_block->end(), data, data + take);
         m_size += take;
         data += take;
         n -= take;
-        if (m_block.size() == k_block) hand_over();
+        if (m_block->size() == k_block) hand_over();
       }
     } catch (const std::bad_alloc&) {
       return ENOMEM;
@@ -122,13 +130,8 @@ class Partial {
   // on success.
   int close() {
     if (!m_file) return 0;
-    if (!m_block.empty()) hand_over();
-    {
-      std::lock_guard<std::mutex> l(m_mutex);
-      m_stop = true;
-    }
-    m_wake.notify_all();
-    if (m_worker.joinable()) m_worker.join();
+    if (m_block && !m_block->empty()) hand_over();
+    stop_workers();
     int rc = std::fclose(m_file);
     int err = errno;
     m_file = nullptr;
@@ -144,48 +147,65 @@ class Partial {
   static constexpr std::size_t k_block = 1u << 20;
   static constexpr std::size_t k_queue = 4;
 
+  using Block = std::shared_ptr<const std::vector<char>>;
+
   int error() noexcept {
     std::lock_guard<std::mutex> l(m_mutex);
     return m_error;
   }
 
-  void hand_over() {
-    std::unique_lock<std::mutex> l(m_mutex);
-    m_room.wait(l, [this] { return m_queue.size() < k_queue || m_error; });
-    if (m_error) {
-      m_block.clear();
-      return;
+  void stop_workers() {
+    {
+      std::lock_guard<std::mutex> l(m_mutex);
+      m_stop = true;
     }
-    m_queue.push_back(std::move(m_block));
-    m_block = std::vector<char>();
-    l.unlock();
-    m_wake.notify_one();
+    m_wake.notify_all();
+    if (m_writer.joinable()) m_writer.join();
+    if (m_hasher.joinable()) m_hasher.join();
   }
 
-  void work() {
+  // The block goes to both workers, once each has room for it.
+  void hand_over() {
+    Block block = std::move(m_block);
+    m_block.reset();
+    std::unique_lock<std::mutex> l(m_mutex);
+    m_room.wait(l, [this] { return (m_to_write.size() < k_queue && m_to_hash.size() < k_queue) || m_error; });
+    if (m_error) return;
+    m_to_write.push_back(block);
+    m_to_hash.push_back(std::move(block));
+    l.unlock();
+    m_wake.notify_all();
+  }
+
+  // One worker: writes (`writes`) or hashes the blocks of its queue, in order, until stopped with
+  // its queue empty.
+  void work(std::deque<Block>& queue, bool writes) {
     for (;;) {
-      std::vector<char> block;
+      Block block;
       {
         std::unique_lock<std::mutex> l(m_mutex);
-        m_wake.wait(l, [this] { return !m_queue.empty() || m_stop; });
-        if (m_queue.empty()) return;  // stopped, and everything written
-        block = std::move(m_queue.front());
-        m_queue.pop_front();
+        m_wake.wait(l, [&] { return !queue.empty() || m_stop; });
+        if (queue.empty()) return;  // stopped, and everything done
+        block = std::move(queue.front());
+        queue.pop_front();
       }
-      m_room.notify_one();
+      m_room.notify_all();
+      if (!writes) {
+        m_hash.update(block->data(), block->size());
+        continue;
+      }
       int e = 0;
       errno = 0;
-      if (std::fwrite(block.data(), 1, block.size(), m_file) != block.size()) e = errno ? errno : EIO;
-      m_hash.update(block.data(), block.size());
+      if (std::fwrite(block->data(), 1, block->size(), m_file) != block->size()) e = errno ? errno : EIO;
       // every 32 MiB, start writing to disk: the fsync before the rename then has little left
-      if (!e && (m_unsynced += block.size()) >= (32u << 20)) {
+      if (!e && (m_unsynced += block->size()) >= (32u << 20)) {
         m_unsynced = 0;
         e = util::start_writeback(m_file);
       }
       if (e) {
         std::lock_guard<std::mutex> l(m_mutex);
         if (!m_error) m_error = e;
-        m_queue.clear();
+        m_to_write.clear();
         m_room.notify_all();
       }
     }
@@ -193,16 +213,16 @@ class Partial {
 
   fs::path m_path;
   std::FILE* m_file = nullptr;
-  crypto::Sha256 m_hash;     // the worker's while the file is open
+  crypto::Sha256 m_hash;     // the hasher's while the file is open
   std::uint64_t m_size = 0;  // bytes appended (written or queued)
   std::uint64_t m_unsynced = 0;
-  std::vector<char> m_block;  // being filled
-  std::deque<std::vector<char>> m_queue;
+  std::shared_ptr<std::vector<char>> m_block;  // being filled
+  std::deque<Block> m_to_write, m_to_hash;
   std::mutex m_mutex;
   std::condition_variable m_wake, m_room;
   bool m_stop = false;
   int m_error = 0;
-  std::thread m_worker;
+  std::thread m_writer, m_hasher;
 };
 
 std::optional<std::uint64_t> free_space(const fs::path& dir) {
@@ -250,11 +270,14 @@ namespace {
 // with retries, resuming), then the hash decides and the file is committed into the cache.
 class Transfer {
  public:
-  Transfer(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out, RegistryClients& registries)
+  Transfer(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out, RegistryClients& registries, Committer* committer,
+           std::size_t index)
       : m_job(job),
         m_o(o),
         m_out(out),
         m_registries(registries),
+        m_committer(committer),
+        m_index(index),
         m_cache(o.cache_dir),
         m_part(partial_path(m_cache, job.sha256)),
         m_sidecar(partial_url_path(m_cache, job.sha256)),
@@ -267,6 +290,7 @@ class Transfer {
     SP_TRY(make_room());
     // Two runs fetching the same archive into one cache take turns.
     SP_TRY_ASSIGN(auto lock, util::FileLock::acquire(m_cache / "partial" / (m_job.sha256 + ".lock")));
+    m_lock = std::make_shared<util::FileLock>(std::move(lock));  // until the file is in the cache
     if (auto done = find_in_cache(m_cache, ArchiveExpectation{m_job.platform, m_job.file, m_job.sha256, m_job.size})) {
       m_out.status = model::FetchStatus::cached;
       m_out.path = done->string();
@@ -320,7 +344,13 @@ class Transfer {
     if (m_out.tried.empty() || m_out.tried.back() != url) m_out.tried.push_back(url);
     SP_TRY(m_file.open(fs::is_regular_file(m_part, ec)));
     if (m_file.size() > m_job.size) SP_TRY(m_file.open(false));
-    SP_TRY(util::write_file_atomic(m_sidecar, url + "\n"));
+    // which URL the partial's bytes came from, for the reader of the cache: a note, not a commit, so
+    // it is not fsynced (while the last archive is written back, an fsync here waits for it)
+    {
+      std::unique_ptr<std::FILE, int (*)(std::FILE*)> note(util::open_file(m_sidecar, "wb"), &std::fclose);
+      if (!note || std::fputs((url + "\n").c_str(), note.get()) < 0)
+        return Error(ErrorCode::io, "cannot write " + m_sidecar.string() + ": " + util::os_error_text(errno));
+    }
     m_resumed = m_file.size() > 0;
     return m_resumed;
   }
@@ -536,12 +566,20 @@ class Transfer {
       m_last = mismatch(url, m_job, "expected sha256 " + m_job.sha256 + ", got " + actual);
       return Verdict::mismatch;
     }
-    SP_TRY(util::sync_file(m_part));
-    std::error_code ec;
-    fs::rename(m_part, m_final, ec);
-    if (ec) return Error(ErrorCode::io, "cannot move " + m_part.string() + " to " + m_final.string() + ": " + ec.message());
-    util::sync_directory(m_final.parent_path());
-    fs::remove(m_sidecar, ec);
+    // durable, then renamed: a crash leaves no entry or a complete one (with the lock held until then)
+    auto commit = [part = m_part, final = m_final, sidecar = m_sidecar, lock = m_lock]() -> util::Status {
+      SP_TRY(util::sync_file(part));
+      std::error_code ec;
+      fs::rename(part, final, ec);
+      if (ec) return Error(ErrorCode::io, "cannot move " + part.string() + " to " + final.string() + ": " + ec.message());
+      util::sync_directory(final.parent_path());
+      fs::remove(sidecar, ec);
+      return {};
+    };
+    if (m_committer)
+      m_committer->add(m_index, std::move(commit));
+    else
+      SP_TRY(commit());
     m_out.status = m_resumed ? model::FetchStatus::resumed : model::FetchStatus::downloaded;
     m_out.path = m_final.string();
     return Verdict::committed;
@@ -566,6 +604,9 @@ class Transfer {
   const FetchOptions& m_o;
   model::FetchedArchive& m_out;
   RegistryClients& m_registries;
+  Committer* m_committer = nullptr;
+  std::size_t m_index = 0;
+  std::shared_ptr<util::FileLock> m_lock;
   bool m_reauthorized = false;  // a 401 from a registry was answered with a new token once
   const fs::path m_cache, m_part, m_sidecar, m_final;
   Partial m_file;
@@ -597,8 +638,64 @@ net::Request request_through_env(const std::string& url, const util::Env* env) {
   return req;
 }
 
-util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out, RegistryClients& registries) {
-  return Transfer(job, o, out, registries).run();
+util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out, RegistryClients& registries,
+                              Committer* committer, std::size_t index) {
+  return Transfer(job, o, out, registries, committer, index).run();
+}
+
+struct Committer::State {
+  std::mutex mutex;
+  std::condition_variable wake, idle;
+  std::deque<std::pair<std::size_t, std::function<util::Status()>>> queue;
+  std::vector<std::pair<std::size_t, util::Error>> failures;
+  bool busy = false, stop = false;
+  std::thread worker;
+};
+
+Committer::Committer() : m_state(std::make_unique<State>()) {
+  State& st = *m_state;
+  st.worker = std::thread([&st] {
+    for (;;) {
+      std::pair<std::size_t, std::function<util::Status()>> job;
+      {
+        std::unique_lock<std::mutex> l(st.mutex);
+        st.wake.wait(l, [&] { return !st.queue.empty() || st.stop; });
+        if (st.queue.empty()) return;
+        job = std::move(st.queue.front());
+        st.queue.pop_front();
+        st.busy = true;
+      }
+      util::Status done = job.second();
+      job.second = nullptr;  // the partial's lock goes with it
+      std::lock_guard<std::mutex> l(st.mutex);
+      if (!done) st.failures.emplace_back(job.first, std::move(done).error());
+      st.busy = false;
+      st.idle.notify_all();
+    }
+  });
+}
+
+Committer::~Committer() {
+  {
+    std::lock_guard<std::mutex> l(m_state->mutex);
+    m_state->stop = true;
+  }
+  m_state->wake.notify_all();
+  if (m_state->worker.joinable()) m_state->worker.join();
+}
+
+void Committer::add(std::size_t index, std::function<util::Status()> commit) {
+  {
+    std::lock_guard<std::mutex> l(m_state->mutex);
+    m_state->queue.emplace_back(index, std::move(commit));
+  }
+  m_state->wake.notify_all();
+}
+
+std::vector<std::pair<std::size_t, util::Error>> Committer::finish() {
+  std::unique_lock<std::mutex> l(m_state->mutex);
+  m_state->idle.wait(l, [&] { return m_state->queue.empty() && !m_state->busy; });
+  return std::move(m_state->failures);
 }
 
 }  // namespace core::detail
