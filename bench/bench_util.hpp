@@ -2,8 +2,11 @@
 // Shared by the benchmarks in bench/: running a command with its wall time and peak RSS, medians,
 // the fixture lookup and a warm page cache. Benchmarks are programs, not tests (README
 // "Performance").
+#include <netinet/in.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,12 +20,71 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern char** environ;
 
 namespace bench {
 namespace fs = std::filesystem;
+
+// A free TCP port on 127.0.0.1 (bound and released).
+inline int free_port() {
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    std::perror("socket");
+    std::exit(2);
+  }
+  int port = ntohs(a.sin_port);
+  ::close(s);
+  return port;
+}
+
+// Whether something accepts connections on 127.0.0.1:port.
+inline bool answers(int port) {
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = s >= 0 && ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  if (s >= 0) ::close(s);
+  return ok;
+}
+
+// Starts a server (argv, found on PATH, its output to /dev/null) and waits up to 10 s for it to
+// accept on `port`. Returns its pid, or 0 when it did not start (a message is printed).
+inline pid_t start_server(std::vector<std::string> argv, int port) {
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    std::fprintf(stderr, "cannot start %s\n", argv[0].c_str());
+    return 0;
+  }
+  for (int i = 0; i < 200 && !answers(port); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (answers(port)) return pid;
+  std::fprintf(stderr, "%s did not start on port %d\n", argv[0].c_str(), port);
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, nullptr, 0);
+  return 0;
+}
+
+inline void stop_server(pid_t pid) {
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, nullptr, 0);
+}
 
 struct Run {
   double seconds = 0;

@@ -12,9 +12,6 @@
 // The server is Python's http.server over the fixtures folder (../shared/bench/make-cudnn-fixtures.sh
 // builds it); every tool downloads from it, so its cost is the same for all. Rounds are
 // interleaved (each tool once per round) and the median of N rounds is reported.
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
 
 #include <cstring>
 #include <regex>
@@ -23,36 +20,6 @@
 #include "bench_util.hpp"
 
 namespace fs = std::filesystem;
-
-namespace {
-
-int free_port() {
-  int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    std::perror("socket");
-    std::exit(2);
-  }
-  int port = ntohs(a.sin_port);
-  ::close(s);
-  return port;
-}
-
-bool answers(int port) {
-  int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  bool ok = s >= 0 && ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  if (s >= 0) ::close(s);
-  return ok;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   auto opts = bench::parse_options(argc, argv, "stackpin-fetch-bench", ".", false, true,
@@ -72,34 +39,14 @@ int main(int argc, char** argv) {
     }
   fs::remove_all(work);
   fs::create_directories(work);
-  if (port == 0) port = free_port();
+  if (port == 0) port = bench::free_port();
   bench::warm(*txz);
 
-  pid_t server = 0;
   std::string port_text = std::to_string(port);
-  std::vector<std::string> server_argv{"python3", "-m", "http.server", port_text, "--bind", "127.0.0.1", "--directory", fixtures.string()};
-  std::vector<char*> sargs;
-  for (auto& s : server_argv) sargs.push_back(s.data());
-  sargs.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  if (posix_spawnp(&server, "python3", &fa, nullptr, sargs.data(), environ) != 0) {
-    std::perror("python3 -m http.server");
-    return 2;
-  }
-  posix_spawn_file_actions_destroy(&fa);
-  for (int i = 0; i < 100 && !answers(port); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  auto stop_server = [&] {
-    ::kill(server, SIGTERM);
-    ::waitpid(server, nullptr, 0);
-  };
-  if (!answers(port)) {
-    std::fprintf(stderr, "the HTTP server did not start on port %d\n", port);
-    stop_server();
-    return 2;
-  }
+  pid_t server =
+      bench::start_server({"python3", "-m", "http.server", port_text, "--bind", "127.0.0.1", "--directory", fixtures.string()}, port);
+  if (!server) return 2;
+  auto stop_server = [&] { bench::stop_server(server); };
 
   std::string url = "http://127.0.0.1:" + port_text + "/" + txz->filename().string();
   std::string sha = bench::sha256_of(*txz);

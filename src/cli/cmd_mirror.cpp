@@ -17,7 +17,7 @@ namespace {
 struct PushCli {
   std::string manifest, reference, archives, tag;
   std::vector<std::string> platforms;
-  std::uint64_t chunk_size = 64u << 20;
+  std::uint64_t chunk_size = 512u << 20;
   FetchFlags fetch;
 };
 

@@ -14,6 +14,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -307,13 +308,16 @@ class Client final : public RegistryClient {
 
   util::Status upload_blob(const std::string& digest, std::uint64_t size, const fs::path& file, std::uint64_t chunk,
                            const std::function<void(std::uint64_t)>& progress) override {
-    if (chunk == 0) chunk = 64u << 20;
+    if (chunk == 0) chunk = 512u << 20;
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(util::open_file(file, "rb"), &std::fclose);
     if (!in) return Error(ErrorCode::io, "cannot read " + file.string() + ": " + util::os_error_text(errno));
-    // the bytes are hashed once, in order, as they are first read; a resumed chunk re-reads bytes
-    // already hashed
-    crypto::Sha256 hash;
-    std::uint64_t hashed = 0;
+    // The file is hashed on a thread of its own, reading it a second time (from the page cache),
+    // while the chunks go out: the hash costs the upload nothing, and the upload is committed only
+    // when the file is `digest` (the registry checks the bytes it received against it as well).
+    std::future<util::Result<std::string>> file_digest = std::async(std::launch::async, [&file]() -> util::Result<std::string> {
+      SP_TRY_ASSIGN(auto h, crypto::hash_file(file));
+      return "sha256:" + crypto::to_hex(h.digest);
+    });
     int restarts = 0;
     SP_TRY_ASSIGN(std::string location, start_upload(digest));
     // a session the push gives up on is cancelled (best effort: the registry expires it anyway)
@@ -326,7 +330,6 @@ class Client final : public RegistryClient {
     std::chrono::milliseconds delay = m_o.retry_delay;
     while (offset < size) {
       const std::uint64_t n = std::min(chunk, size - offset);
-      std::uint64_t pos = offset;
       bool read_failed = false;
       net::Request req;
       {
@@ -340,16 +343,7 @@ class Client final : public RegistryClient {
       if (util::seek_file(in.get(), offset) != 0) return abandon(Error(ErrorCode::io, "cannot read " + file.string()));
       req.body = [&](char* buf, std::size_t max) -> std::size_t {
         std::size_t got = std::fread(buf, 1, max, in.get());
-        if (got == 0) {
-          read_failed = true;
-          return 0;
-        }
-        if (pos + got > hashed && pos <= hashed) {
-          std::uint64_t skip = hashed - pos;
-          hash.update(buf + skip, got - skip);
-          hashed = pos + got;
-        }
-        pos += got;
+        if (got == 0) read_failed = true;
         return got;
       };
       auto a = exchange(req, k_answer_limit, nullptr);
@@ -407,17 +401,9 @@ class Client final : public RegistryClient {
       SP_TRY_ASSIGN(location, start_upload(digest));
       offset = 0;
     }
-    if (hashed != size) {  // bytes never read in order (a zero-size blob, a registry that said it held more): hash them now
-      if (util::seek_file(in.get(), hashed) != 0) return abandon(Error(ErrorCode::io, "cannot read " + file.string()));
-      std::vector<char> buf(1 << 20);
-      while (hashed < size) {
-        std::size_t got = std::fread(buf.data(), 1, static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size - hashed)), in.get());
-        if (got == 0) return abandon(Error(ErrorCode::io, "cannot read " + file.string()));
-        hash.update(buf.data(), got);
-        hashed += got;
-      }
-    }
-    std::string actual = "sha256:" + crypto::to_hex(hash.finish());
+    auto hashed = file_digest.get();
+    if (!hashed) return abandon(std::move(hashed).error());
+    const std::string& actual = *hashed;
     if (actual != digest)
       return abandon(Error(ErrorCode::mismatch, file.string() + " is not " + digest + " (its bytes hash to " + actual +
                                                     "); nothing was committed to " + m_ref.host)

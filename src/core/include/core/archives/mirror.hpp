@@ -39,7 +39,7 @@ using model::MirrorPushReport;
 struct MirrorPushOptions {
   FetchOptions fetch;                  // the cache (read, and filled with what is missing unless fetch.offline), retries, env
   std::filesystem::path archives_dir;  // searched before the cache (as stage's --archives)
-  std::uint64_t chunk_size = 64u << 20;
+  std::uint64_t chunk_size = 512u << 20;
   std::string tag;  // "" = made from the stack's name and its lock's SHA-256
   // Only these platforms' archives; empty: those the manifest writes, and of those its lock or the
   // knowledge base imply, its targets' platforms (as fetch chooses)
