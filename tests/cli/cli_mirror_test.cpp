@@ -84,6 +84,23 @@ std::string sha256_hex(const std::string& bytes) {
   return crypto::to_hex(h.finish());
 }
 
+// What went through a relay to team/cuda's uploads: how often the registry was asked what an
+// upload holds (GET), how many uploads were started (POST), and every request line.
+struct Uploads {
+  std::size_t asked = 0, started = 0;
+  std::string lines;
+};
+
+Uploads uploads_through(const testing_support::CuttingRelay& relay) {
+  Uploads u;
+  for (const auto& l : relay.request_lines()) {
+    u.lines += l + "\n";
+    u.asked += l.rfind("GET /v2/team/cuda/blobs/uploads/", 0) == 0 ? 1 : 0;
+    u.started += l.rfind("POST /v2/team/cuda/blobs/uploads/", 0) == 0 ? 1 : 0;
+  }
+  return u;
+}
+
 }  // namespace
 
 TEST(CliMirror, APushToAnAuthenticatedTlsRegistryIsReadBackBySkopeoAndPulledByDigest) {
@@ -205,15 +222,9 @@ TEST(CliMirror, ACutPushResumesAndAFailedOneLeavesNoTag) {
     // the registry was asked what it held (GET on the upload); distribution 2.8 cancels a session
     // whose chunk was cut midway ("upload resumed at wrong offset"), so that archive's upload is
     // started once more (CliMirror.ARegistryThatKeepsWhatItReceivedIsResumed shows the resume)
-    std::size_t asked = 0, started = 0;
-    std::string lines;
-    for (const auto& l : relay.request_lines()) {
-      lines += l + "\n";
-      asked += l.rfind("GET /v2/team/cuda/blobs/uploads/", 0) == 0 ? 1 : 0;
-      started += l.rfind("POST /v2/team/cuda/blobs/uploads/", 0) == 0 ? 1 : 0;
-    }
-    EXPECT_GE(asked, 1u) << lines;
-    EXPECT_EQ(started, 3u) << lines;
+    auto u = uploads_through(relay);
+    EXPECT_GE(u.asked, 1u) << u.lines;
+    EXPECT_EQ(u.started, 3u) << u.lines;
   }
   // what the registry holds is the archives: a fleet of machines provisions from it at once (each
   // its own cache and tree), every archive verified
@@ -295,15 +306,9 @@ TEST(CliMirror, ARegistryThatKeepsWhatItReceivedIsResumed) {
                     s.env("c1"));
   ASSERT_EQ(r.exit_code, 0) << show(r);
   EXPECT_TRUE(relay.cut());
-  std::size_t asked = 0, started = 0;
-  std::string lines;
-  for (const auto& l : relay.request_lines()) {
-    lines += l + "\n";
-    asked += l.rfind("GET /v2/team/cuda/blobs/uploads/", 0) == 0 ? 1 : 0;
-    started += l.rfind("POST /v2/team/cuda/blobs/uploads/", 0) == 0 ? 1 : 0;
-  }
-  EXPECT_GE(asked, 1u) << lines;
-  EXPECT_EQ(started, 3u) << lines;  // the config and the two archives, each once
+  auto u = uploads_through(relay);
+  EXPECT_GE(u.asked, 1u) << u.lines;
+  EXPECT_EQ(u.started, 3u) << u.lines;  // the config and the two archives, each once
   std::lock_guard<std::mutex> l(mutex);
   EXPECT_EQ(blobs["sha256:" + s.linux_archive.sha256], testing_support::read_text(s.linux_archive.path));
   EXPECT_EQ(blobs["sha256:" + s.windows_archive.sha256], testing_support::read_text(s.windows_archive.path));
