@@ -78,11 +78,7 @@ json data_of(const RunResult& r) {
   return j.is_discarded() ? json::object() : j["report"];
 }
 
-std::string sha256_hex(const std::string& bytes) {
-  crypto::Sha256 h;
-  h.update(bytes);
-  return crypto::to_hex(h.finish());
-}
+std::string sha256_hex(const std::string& bytes) { return crypto::to_hex(crypto::sha256_of(bytes)); }
 
 // What went through a relay to team/cuda's uploads: how often the registry was asked what an
 // upload holds (GET), how many uploads were started (POST), and every request line.

@@ -18,15 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The program's path on PATH ("" when none): the process helpers take a path, not a name.
-std::string which(const std::string& name) {
-  auto r = run_process({"/bin/sh", "-c", "command -v " + name});
-  std::string p = r.exit_code == 0 ? r.out : "";
-  while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.pop_back();
-  return p;
-}
-
-bool on_path(const std::string& name) { return !which(name).empty(); }
+bool on_path(const std::string& name) { return !tool_path(name).empty(); }
 
 void must(const RunResult& r, const std::string& what) {
   if (r.exit_code != 0) throw std::runtime_error(what + " failed: " + show(r));
@@ -45,7 +37,7 @@ bool connects(int port) {
 
 }  // namespace
 
-std::string skopeo() { return which("skopeo"); }
+std::string skopeo() { return tool_path("skopeo"); }
 
 std::string registry_tools_missing() {
   for (const char* tool : {"docker-registry", "skopeo", "htpasswd", "openssl"})
@@ -71,7 +63,7 @@ Registry::Registry(const fs::path& dir, const RegistryOptions& o) : m_dir(dir) {
       "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: " +
       (dir / "data").string() + "\n  delete:\n    enabled: true\n";
   if (!o.user.empty()) {
-    auto h = run_process({which("htpasswd"), "-Bbn", o.user, o.password});
+    auto h = run_process({tool_path("htpasswd"), "-Bbn", o.user, o.password});
     must(h, "htpasswd");
     if (!util::write_file_atomic(dir / "htpasswd", h.out).ok()) throw std::runtime_error("cannot write htpasswd");
     config += "auth:\n  htpasswd:\n    realm: stackpin-test\n    path: " + (dir / "htpasswd").string() + "\n";
@@ -92,7 +84,7 @@ Registry::Registry(const fs::path& dir, const RegistryOptions& o) : m_dir(dir) {
     config += "  tls:\n    certificate: " + (t / "server.crt").string() + "\n    key: " + (t / "server.key").string() + "\n";
   }
   if (!util::write_file_atomic(dir / "config.yml", config).ok()) throw std::runtime_error("cannot write the registry's config");
-  m_process = std::make_unique<Process>(std::vector<std::string>{which("docker-registry"), "serve", (dir / "config.yml").string()});
+  m_process = std::make_unique<Process>(std::vector<std::string>{tool_path("docker-registry"), "serve", (dir / "config.yml").string()});
   for (int i = 0; i < 200; ++i) {
     if (connects(m_port)) return;
     if (!m_process->running()) throw std::runtime_error("docker-registry exited: " + show(m_process->wait()));

@@ -39,11 +39,7 @@ std::string media_type_of(const std::string& file) {
   return "application/octet-stream";
 }
 
-std::string sha256_of(std::string_view bytes) {
-  crypto::Sha256 h;
-  h.update(bytes);
-  return crypto::to_hex(h.finish());
-}
+std::string sha256_hex(std::string_view bytes) { return crypto::to_hex(crypto::sha256_of(bytes)); }
 
 // A file name a manifest may give: one plain component that every file system holds (no
 // separators, control characters or characters Windows refuses, no trailing dot or blank, not a
@@ -196,7 +192,7 @@ util::Result<MirrorPushReport> mirror_push(const model::Manifest& m, const model
   {
     std::string source = lock ? lock->path : m.path;
     SP_TRY_ASSIGN(std::string bytes, util::read_file(source));
-    report.lock_sha256 = sha256_of(bytes);
+    report.lock_sha256 = sha256_hex(bytes);
     std::string name = m.name.value.empty() ? "stack" : m.name.value;
     report.tag =
         repository.tag.empty() ? (o.tag.empty() ? oci_tag_from(name + "-" + report.lock_sha256.substr(0, 16)) : o.tag) : repository.tag;
@@ -267,7 +263,7 @@ util::Result<MirrorPushReport> mirror_push(const model::Manifest& m, const model
       report.bytes_sent += it.size;
     }
     std::string bytes = format::write_oci_manifest(manifest_for(it));
-    it.manifest_digest = "sha256:" + sha256_of(bytes);
+    it.manifest_digest = "sha256:" + sha256_hex(bytes);
     SP_TRY(client->put_manifest(it.manifest_digest, oci::k_manifest_type, bytes));
     oci::Descriptor d;
     d.media_type = oci::k_manifest_type;
@@ -281,7 +277,7 @@ util::Result<MirrorPushReport> mirror_push(const model::Manifest& m, const model
   }
   // last: the tag, once everything it names is in the registry
   std::string bytes = format::write_oci_index(index);
-  report.index_digest = "sha256:" + sha256_of(bytes);
+  report.index_digest = "sha256:" + sha256_hex(bytes);
   SP_TRY(client->put_manifest(report.tag, oci::k_index_type, bytes));
   report.items = std::move(items);
   return report;

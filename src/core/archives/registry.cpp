@@ -216,11 +216,8 @@ util::Result<std::optional<Credentials>> credentials_for(const std::string& host
   return from_auth_file(dir / "config.json", host, *env);
 }
 
-std::string sha256_digest(std::string_view bytes) {
-  crypto::Sha256 h;
-  h.update(bytes);
-  return "sha256:" + crypto::to_hex(h.finish());
-}
+// "sha256:<hex>" of `bytes`: a manifest's digest.
+std::string sha256_digest(std::string_view bytes) { return "sha256:" + crypto::to_hex(crypto::sha256_of(bytes)); }
 
 // What came back from one exchange: the attempt (status, headers, error) and the body, kept up to
 // the limit the request set.
@@ -477,17 +474,24 @@ class Client final : public RegistryClient {
     return url + (url.find('?') == std::string::npos ? "?" : "&") + query;
   }
 
-  net::Request request(const std::string& method, const std::string& url) const {
+  // A request as every one of this client's goes out: the proxy, user agent, timeouts and CA bundle
+  // of its options, without credentials.
+  net::Request plain_request(const std::string& method, const std::string& url) const {
     net::Request req = http_request(url, m_o.env);
     req.method = method;
     req.user_agent = m_o.user_agent;
     req.connect_timeout_s = m_o.connect_timeout_s;
     req.stall_timeout_s = m_o.stall_timeout_s;
+    if (m_o.env)
+      if (auto ca = m_o.env->get("SSL_CERT_FILE"); ca && !ca->empty()) req.ca_file = *ca;
+    return req;
+  }
+
+  net::Request request(const std::string& method, const std::string& url) const {
+    net::Request req = plain_request(method, url);
     // the registry's credentials go to the registry's own scheme, host and port, nowhere else (an
     // upload's Location may name another)
     if (!m_authorization.empty() && origin_of(url) == origin_of(base_url())) req.headers.emplace_back("Authorization", m_authorization);
-    if (m_o.env)
-      if (auto ca = m_o.env->get("SSL_CERT_FILE"); ca && !ca->empty()) req.ca_file = *ca;
     return req;
   }
 
@@ -668,20 +672,13 @@ class Client final : public RegistryClient {
     std::string scope = "repository:" + m_ref.repository + (m_push ? ":pull,push" : ":pull");
     std::string query = "scope=" + util::percent_encode(scope);
     if (auto svc = c.params.find("service"); svc != c.params.end()) query = "service=" + util::percent_encode(svc->second) + "&" + query;
-    net::Request req = http_request(with_query(realm_url, query), m_o.env);
-    req.user_agent = m_o.user_agent;
-    req.connect_timeout_s = m_o.connect_timeout_s;
-    req.stall_timeout_s = m_o.stall_timeout_s;
-    if (m_o.env)
-      if (auto ca = m_o.env->get("SSL_CERT_FILE"); ca && !ca->empty()) req.ca_file = *ca;
+    net::Request req = plain_request("GET", with_query(realm_url, query));
     std::string form;
     if (*creds) {
       if (realm_plain && !loopback(host_of_realm) && !m_ref.plain_http)
         return Error(ErrorCode::io, "stackpin does not send credentials to the token service " + realm_url + " over plain HTTP");
       if (!(*creds)->identity_token.empty()) {  // OAuth2: the identity token is a refresh token, posted to the realm itself
-        req.url = realm_url;
-        req.proxy = http_request(realm_url, m_o.env).proxy;
-        req.method = "POST";
+        req = plain_request("POST", realm_url);
         req.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
         form = "grant_type=refresh_token&client_id=stackpin&refresh_token=" + util::percent_encode((*creds)->identity_token) + "&" + query;
       } else {
