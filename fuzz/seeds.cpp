@@ -183,6 +183,25 @@ void text_inputs(const fs::path& source, const fs::path& shared) {
       "\x02{\"version\": \"1\", \"install\": [{\"download_info\": {\"url\": \"https://h.example/Torch-2.9.0-py3-none-any.whl\", "
       "\"archive_info\": {\"hashes\": {\"sha256\": \"" +
           std::string(64, 'b') + "\"}}}, \"metadata\": {\"name\": \"Torch\", \"version\": \"2.9.0\"}}]}");
+  // the OCI target reads its first byte as the reader to use: 0 a manifest, 1 an index, 2 a token,
+  // 3 Docker's config.json or a credential helper's answer, 4 a registry's error body
+  {
+    const std::string blob = "sha256:" + std::string(64, 'a');
+    const std::string empty = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
+    put("oci", "manifest",
+        std::string(1, '\0') + R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",)" +
+            R"("artifactType":"application/vnd.stackpin.archive.v1","config":{"mediaType":"application/vnd.oci.empty.v1+json","digest":")" +
+            empty + R"(","size":2,"data":"e30="},"layers":[{"mediaType":"application/x-xz","digest":")" + blob +
+            R"(","size":42,"annotations":{"org.opencontainers.image.title":"a.tar.xz"}}],"annotations":{"dev.stackpin.archive.url":"https://x/a.tar.xz"}})");
+    put("oci", "index",
+        std::string(1, '\1') + R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":)" +
+            R"("application/vnd.oci.image.manifest.v1+json","digest":")" + blob +
+            R"(","size":876,"platform":{"os":"linux","architecture":"amd64"}}]})");
+    put("oci", "token", "\x02{\"token\":\"abc.def\",\"access_token\":\"x\",\"expires_in\":300}");
+    put("oci", "config",
+        "\x03{\"auths\":{\"r.example\":{\"auth\":\"bWU6czNjcmV0\"}},\"credHelpers\":{\"e\":\"ecr-login\"},\"credsStore\":\"pass\"}");
+    put("oci", "errors", "\x04{\"errors\":[{\"code\":\"DENIED\",\"message\":\"no\"}]}");
+  }
   copy_matching("redistrib", source / "tests" / "data" / "redistrib", ".json");
   copy_matching("redistrib", shared / "data" / "redist" / "cudnn", ".json");
   copy_matching("redistrib", shared / "data" / "redist" / "cuda", ".json");

@@ -30,7 +30,7 @@ while (($#)); do
   esac
   shift
 done
-all=(manifest lock receipt journal redistrib settings ld_cache elf fatbin library_identity pe windows_paths version extract tar_scan zip_directory stage quote)
+all=(manifest lock python oci receipt journal redistrib settings ld_cache elf fatbin library_identity pe windows_paths version extract tar_scan zip_directory stage quote)
 if ((list)); then printf '%s\n' "${all[@]}"; exit 0; fi
 if ((${#targets[@]} == 0)); then targets=("${all[@]}"); fi
 for t in "${targets[@]}"; do
