@@ -2,6 +2,7 @@
 #include "util/file_lock.hpp"
 
 #include <cerrno>
+#include <cstdio>
 
 #include "util/fs.hpp"
 
@@ -195,15 +196,21 @@ Status DurableAppender::append_line(std::string_view line) {
 }
 
 Status sync_file(const std::filesystem::path& file) {
-#ifndef _WIN32
+#ifdef _WIN32
+  // _commit is FlushFileBuffers, which needs a handle open for writing
+  int fd = _wopen(file.c_str(), _O_RDWR | _O_BINARY | _O_NOINHERIT);
+  if (fd < 0) return Error(ErrorCode::io, "cannot open " + file.string() + ": " + os_error_text(errno));
+  int r = _commit(fd);
+  int err = errno;
+  _close(fd);
+  if (r != 0) return Error(ErrorCode::io, "cannot flush " + file.string() + " to disk: " + os_error_text(err));
+#else
   int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Error(ErrorCode::io, "cannot open " + file.string() + ": " + os_error_text(errno));
   int r = ::fsync(fd);
   int err = errno;
   ::close(fd);
   if (r != 0) return Error(ErrorCode::io, "cannot flush " + file.string() + " to disk: " + os_error_text(err));
-#else
-  (void)file;
 #endif
   return {};
 }
@@ -218,6 +225,34 @@ void sync_directory(const std::filesystem::path& dir) {
 #else
   (void)dir;
 #endif
+}
+
+std::optional<std::string> parse_boot_id(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+  // a UUID in lower case: 8-4-4-4-12 hex digits, nothing else (it becomes a folder's name)
+  if (text.size() != 36) return std::nullopt;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    char c = text[i];
+    if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return std::nullopt;
+  }
+  return std::string(text);
+}
+
+std::optional<std::string> boot_identity() {
+  static const std::optional<std::string> k_boot = []() -> std::optional<std::string> {
+#ifdef __linux__
+    std::FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "rb");
+    if (!f) return std::nullopt;
+    char buf[64] = {};
+    std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    return parse_boot_id(std::string_view(buf, n));
+#else
+    return std::nullopt;
+#endif
+  }();
+  return k_boot;
 }
 
 int start_writeback(std::FILE* file) {

@@ -90,7 +90,7 @@ TEST(CliApply, ProvisionsFromALoopbackServerAndASecondRunChangesNothing) {
   // staged, with the activation script, and the archive kept in the cache under its hash
   EXPECT_TRUE(fs::is_symlink(w.prefix / "lib64" / "libcudnn.so.9"));
   EXPECT_TRUE(fs::exists(w.prefix / ".stackpin" / "activate.sh"));
-  EXPECT_TRUE(fs::exists(w.cache() / "sha256" / w.archive.sha256 / fs::path(k_path).filename()));
+  EXPECT_TRUE(fs::exists(testing_support::cached_archive(w.cache(), w.archive.sha256, fs::path(k_path).filename().string())));
   // doctor saw the staged library first on the loader path
   for (const auto& step : r["steps"]) {
     if (step["name"] == "doctor") {
@@ -147,7 +147,7 @@ TEST(CliApply, WrongBytesStopTheRunBeforeAnythingIsStaged) {
   EXPECT_NE(r.out.find("apply failed"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("stage "), std::string::npos) << r.out;  // later steps did not run
   EXPECT_FALSE(fs::exists(w.prefix));
-  EXPECT_FALSE(fs::exists(w.cache() / "sha256" / w.archive.sha256 / fs::path(k_path).filename()));
+  EXPECT_FALSE(fs::exists(testing_support::cached_archive(w.cache(), w.archive.sha256, fs::path(k_path).filename().string())));
   EXPECT_FALSE(fs::exists(w.cache() / "partial" / (w.archive.sha256 + ".part")));
 }
 

@@ -88,7 +88,7 @@ TEST(CliFetch, FetchThenStageFromTheCache) {
   auto r = stackpin({"fetch", m, "--retry-delay-ms", "1"}, w.env());
   ASSERT_EQ(r.exit_code, 0) << show(r);
   EXPECT_NE(r.out.find("downloaded"), std::string::npos) << show(r);
-  fs::path cached = w.cache() / "sha256" / w.info.sha256 / w.info.path.filename();
+  fs::path cached = testing_support::cached_archive(w.cache(), w.info.sha256, w.info.path.filename().string());
   EXPECT_TRUE(fs::is_regular_file(cached)) << show(r);
 
   auto s = stackpin(
@@ -158,7 +158,7 @@ TEST(CliFetch, MismatchExitsOne) {
   auto j = json::parse(stackpin({"fetch", m, "--json"}, w.env()).out);
   EXPECT_EQ(j["error"]["code"], "mismatch");
   EXPECT_EQ(j["report"]["archives"][0]["status"], "failed");
-  EXPECT_FALSE(fs::exists(w.cache() / "sha256" / w.info.sha256 / w.info.path.filename()));
+  EXPECT_FALSE(fs::exists(testing_support::cached_archive(w.cache(), w.info.sha256, w.info.path.filename().string())));
 }
 
 TEST(CliFetch, OfflineListsWhatIsMissing) {
@@ -247,7 +247,8 @@ TEST(CliFetch, FetchesEveryToolkitComponentThenStagesAndVerifiesFromTheCache) {
   auto r = stackpin({"fetch", m, "--mirror", w.server.url("/mirror/"), "--retry-delay-ms", "1"}, w.env());
   ASSERT_EQ(r.exit_code, 0) << show(r);
   for (const auto& [c, info] : archives)
-    EXPECT_TRUE(fs::is_regular_file(w.cache() / "sha256" / info.sha256 / info.path.filename())) << c << "\n" << show(r);
+    EXPECT_TRUE(fs::is_regular_file(testing_support::cached_archive(w.cache(), info.sha256, info.path.filename().string()))) << c << "\n"
+                                                                                                                             << show(r);
   auto again = stackpin({"fetch", m, "--offline"}, w.env());
   EXPECT_EQ(again.exit_code, 0) << show(again);
   auto v = stackpin({"verify", m}, w.env());
@@ -257,7 +258,7 @@ TEST(CliFetch, FetchesEveryToolkitComponentThenStagesAndVerifiesFromTheCache) {
   ASSERT_EQ(s.exit_code, 0) << show(s);
   EXPECT_TRUE(fs::is_regular_file(dest / "lib64" / "libcufft.so.11.2.1.3"));
   // a corrupt copy in the cache is found by verify, naming the component
-  auto cached = w.cache() / "sha256" / archives[1].second.sha256 / archives[1].second.path.filename();
+  auto cached = testing_support::cached_archive(w.cache(), archives[1].second.sha256, archives[1].second.path.filename().string());
   fixtures::corrupt_copy(cached, w.dir.path() / "bad", 100);
   fs::remove(cached);
   fs::rename(w.dir.path() / "bad", cached);

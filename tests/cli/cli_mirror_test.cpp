@@ -68,7 +68,7 @@ struct Stack {
     return extra;
   }
   fs::path cached(const std::string& cache, const fixtures::Info& a) const {
-    return dir.path() / cache / "sha256" / a.sha256 / a.path.filename();
+    return testing_support::cached_archive(dir.path() / cache, a.sha256, a.path.filename().string());
   }
 };
 

@@ -3,6 +3,8 @@
 // platform_windows.cpp).
 #include "test_support.hpp"
 
+#include "util/file_lock.hpp"
+
 #include <gtest/gtest.h>
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +21,14 @@ std::string read_text(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+fs::path cached_archive(const fs::path& cache, const std::string& sha256, const std::string& file) {
+  fs::path plain = cache / "sha256" / sha256 / file;
+  std::error_code ec;
+  auto boot = util::boot_identity();
+  if (fs::exists(plain, ec) || !boot) return plain;
+  return cache / "sha256" / sha256 / ".unsynced" / *boot / file;
 }
 
 bool have_tool(const std::string& name) { return !tool_path(name).empty(); }

@@ -81,6 +81,11 @@ class ScratchDir {
 
 std::string read_text(const std::filesystem::path& p);
 
+// Where a download cache holds the archive `file` with `sha256`: CACHE/sha256/<hex>/<file> when it
+// is there, else this boot's unsynced entry (CACHE/sha256/<hex>/.unsynced/<boot>/<file>), the one
+// fetch writes where the kernel names its boot.
+std::filesystem::path cached_archive(const std::filesystem::path& cache, const std::string& sha256, const std::string& file);
+
 // The findings a command's report carries, none when it failed as a whole.
 template <class Report>
 std::vector<model::Finding> findings_of(const util::Result<Report>& r) {

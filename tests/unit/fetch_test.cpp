@@ -19,6 +19,7 @@
 #include "format/manifest_reader.hpp"
 #include "http_server.hpp"
 #include "test_support.hpp"
+#include "util/file_lock.hpp"
 
 namespace fetch_test {
 
@@ -93,7 +94,7 @@ class Fetch : public ::testing::Test {
     return r->archives.front();
   }
 
-  fs::path cached_path() const { return core::cache_entry_path(cache, hex(body), k_file); }
+  fs::path cached_path() const { return testing_support::cached_archive(cache, hex(body), k_file); }
   bool nothing_left() const {
     std::error_code ec;
     for (fs::recursive_directory_iterator it(cache, ec), end; !ec && it != end; it.increment(ec))
@@ -113,7 +114,7 @@ TEST_F(Fetch, DownloadsIntoTheContentAddressedCache) {
   auto a = run(manifest(server.url(k_path), body), options());
   ASSERT_FALSE(a.error) << a.error->message;
   EXPECT_EQ(a.status, model::FetchStatus::downloaded);
-  EXPECT_EQ(a.path, (cache / "sha256" / hex(body) / k_file).string());
+  EXPECT_EQ(a.path, cached_path().string());
   EXPECT_EQ(testing_support::read_text(a.path), body);
   EXPECT_EQ(a.attempts, 1);
   EXPECT_EQ(a.bytes_downloaded, body.size());
@@ -493,6 +494,103 @@ TEST_F(Fetch, VerifyCachedReplacesACorruptCachedArchive) {
   ASSERT_FALSE(checked.error) << checked.error->message;
   EXPECT_EQ(checked.status, model::FetchStatus::downloaded);
   EXPECT_EQ(testing_support::read_text(cached_path()), body);
+}
+
+// Where the kernel names its boot, a verified download is not fsynced: it is named by the boot it
+// was written in, and used as it is for as long as that boot lasts.
+TEST_F(Fetch, ADownloadIsNamedByTheBootItWasWrittenIn) {
+  auto boot = util::boot_identity();
+  if (!boot) GTEST_SKIP() << "the kernel names no boot here (no /proc/sys/kernel/random/boot_id): downloads are fsynced";
+  auto a = run(manifest(server.url(k_path), body), options());
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(fs::path(a.path), core::unsynced_entry_path(cache, hex(body), *boot, k_file));
+  EXPECT_FALSE(fs::exists(core::cache_entry_path(cache, hex(body), k_file)));
+  auto again = run(manifest(server.url(k_path), body), options());
+  EXPECT_EQ(again.status, model::FetchStatus::cached);
+  EXPECT_EQ(again.path, a.path);
+  EXPECT_EQ(server.requests_for(k_path).size(), 1u);
+  core::ArchiveExpectation e{model::Platform::linux_x86_64, k_file, hex(body), body.size()};
+  EXPECT_EQ(core::find_in_cache(cache, e), fs::path(a.path));
+}
+
+// A crash of the machine is a new boot: what the old boot left unsynced may be torn, so it is
+// re-hashed before any use, kept under the plain name when it is the pin and removed when not.
+TEST_F(Fetch, WhatAnotherBootLeftUnsyncedIsReHashedBeforeUse) {
+  auto boot = util::boot_identity();
+  if (!boot) GTEST_SKIP() << "the kernel names no boot here (no /proc/sys/kernel/random/boot_id): downloads are fsynced";
+  const std::string before = "00000000-0000-4000-8000-000000000000";
+  const fs::path unsynced = core::cache_entry_dir(cache, hex(body)) / ".unsynced";
+  const fs::path plain = core::cache_entry_path(cache, hex(body), k_file);
+  const core::ArchiveExpectation e{model::Platform::linux_x86_64, k_file, hex(body), body.size()};
+  auto reboot = [&] {
+    ASSERT_TRUE(fs::is_directory(unsynced / *boot));
+    fs::rename(unsynced / *boot, unsynced / before);
+  };
+
+  // intact: an offline fetch finds it, and it moves to the plain name
+  ASSERT_FALSE(run(manifest(server.url(k_path), body), options()).error);
+  reboot();
+  auto o = options();
+  o.offline = true;
+  auto intact = run(manifest(server.url(k_path), body), o);
+  ASSERT_FALSE(intact.error) << intact.error->message;
+  EXPECT_EQ(intact.status, model::FetchStatus::cached);
+  EXPECT_EQ(fs::path(intact.path), plain);
+  EXPECT_EQ(testing_support::read_text(plain), body);
+  EXPECT_FALSE(fs::exists(unsynced));
+  EXPECT_EQ(server.requests_for(k_path).size(), 1u);
+
+  // torn (the pinned size, other bytes): never returned, removed, downloaded again
+  fs::remove_all(core::cache_entry_dir(cache, hex(body)));
+  ASSERT_FALSE(run(manifest(server.url(k_path), body), options()).error);
+  reboot();
+  fs::path torn = unsynced / before / k_file;
+  {
+    std::fstream f(torn, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(4096);
+    f.put('\0');
+  }
+  {
+    // while another process holds the archive's lock, the lookup neither settles nor uses it
+    auto held = util::FileLock::acquire(core::archive_lock_path(cache, hex(body)));
+    ASSERT_TRUE(held);
+    EXPECT_FALSE(core::find_in_cache(cache, e));
+    EXPECT_TRUE(fs::exists(torn));
+  }
+  bool by_content = false;
+  auto m = manifest(server.url(k_path), body);  // the pin refers into it
+  auto p = core::pinned_archive(m, model::Platform::linux_x86_64, knowledge::KnowledgeBase::embedded());
+  ASSERT_TRUE(p);
+  auto found = core::find_pinned_archive(*p, {}, by_content, cache);  // what stage asks
+  ASSERT_FALSE(found);
+  EXPECT_EQ(found.error().code, ErrorCode::not_found);
+  EXPECT_FALSE(fs::exists(unsynced / before)) << "the torn entry stays";
+  auto again = run(manifest(server.url(k_path), body), options());
+  ASSERT_FALSE(again.error) << again.error->message;
+  EXPECT_EQ(again.status, model::FetchStatus::downloaded);
+  EXPECT_EQ(testing_support::read_text(again.path), body);
+  EXPECT_EQ(server.requests_for(k_path).size(), 3u);
+}
+
+// Once the kernel has written this boot's entry back, a later lookup flushes it (cheap by then) and
+// links it under the plain name, so that the next boot need not re-hash it; readers holding the
+// unsynced name keep it.
+TEST_F(Fetch, AWrittenBackEntryGainsThePlainName) {
+  auto boot = util::boot_identity();
+  if (!boot) GTEST_SKIP() << "the kernel names no boot here (no /proc/sys/kernel/random/boot_id): downloads are fsynced";
+  auto a = run(manifest(server.url(k_path), body), options());
+  ASSERT_FALSE(a.error) << a.error->message;
+  const fs::path plain = core::cache_entry_path(cache, hex(body), k_file);
+  const core::ArchiveExpectation e{model::Platform::linux_x86_64, k_file, hex(body), body.size()};
+  EXPECT_EQ(core::find_in_cache(cache, e), fs::path(a.path));  // young: left as it is
+  EXPECT_FALSE(fs::exists(plain));
+  fs::last_write_time(a.path, fs::file_time_type::clock::now() - core::k_settle_after - std::chrono::minutes(1));
+  EXPECT_EQ(core::find_in_cache(cache, e), plain);
+  EXPECT_EQ(fs::hard_link_count(plain), 2u);
+  EXPECT_TRUE(fs::equivalent(plain, a.path));
+  auto again = run(manifest(server.url(k_path), body), options());
+  EXPECT_EQ(again.status, model::FetchStatus::cached);
+  EXPECT_EQ(fs::path(again.path), plain);
 }
 
 TEST_F(Fetch, RefusesAPinWithoutSizeAtItsLocation) {

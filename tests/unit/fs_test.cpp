@@ -1,11 +1,26 @@
-// Tests of util's file helpers: atomic writes, capped reads.
+// Tests of util's file helpers: atomic writes, capped reads, the boot's name.
 #include <gtest/gtest.h>
 
 #include "test_support.hpp"
 #include "util/file_io.hpp"
+#include "util/file_lock.hpp"
 #include "util/fs.hpp"
 
 namespace fs_test {
+
+// The boot's name becomes a folder in the download cache: a UUID as the kernel writes it, or none.
+TEST(Fs, ABootIsNamedByTheKernelsUuidOnly) {
+  EXPECT_EQ(util::parse_boot_id("f20eed3a-481e-4d09-a7f8-0704b61e9c2d\n"), "f20eed3a-481e-4d09-a7f8-0704b61e9c2d");
+  EXPECT_EQ(util::parse_boot_id("f20eed3a-481e-4d09-a7f8-0704b61e9c2d"), "f20eed3a-481e-4d09-a7f8-0704b61e9c2d");
+  for (const char* bad :
+       {"", "\n", "F20EED3A-481E-4D09-A7F8-0704B61E9C2D", "f20eed3a-481e-4d09-a7f8-0704b61e9c2", "f20eed3a-481e-4d09-a7f8-0704b61e9c2d0",
+        "f20eed3a_481e-4d09-a7f8-0704b61e9c2d", "../../../../../../../../../../../tmp", "f20eed3a-481e-4d09-a7f8-0704b61e9c/d",
+        "f20eed3a-481e-4d09-a7f8-0704b61e9c2d\nx"})
+    EXPECT_FALSE(util::parse_boot_id(bad)) << bad;
+  if (auto b = util::boot_identity()) {
+    EXPECT_EQ(util::parse_boot_id(*b), *b);
+  }
+}
 
 TEST(Fs, AtomicWriteReplacesWholeFile) {
   testing_support::ScratchDir dir;

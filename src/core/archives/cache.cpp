@@ -1,12 +1,21 @@
-// Where the archive cache lives (--cache-dir, STACKPIN_CACHE_DIR, XDG_CACHE_HOME, ~/.cache) and its content-addressed paths.
+// Where the archive cache lives (--cache-dir, STACKPIN_CACHE_DIR, XDG_CACHE_HOME, ~/.cache), its content-addressed paths, and
+// the settling of entries a crash may have torn (see cache.hpp).
 #include "core/archives/cache.hpp"
 
+#include <cstdio>
 #include <system_error>
+#include <vector>
+
+#include "crypto/sha256.hpp"
+#include "util/file_lock.hpp"
+#include "util/fs.hpp"
 
 namespace core {
 namespace fs = std::filesystem;
 
 namespace {
+constexpr const char* k_unsynced = ".unsynced";
+
 // A variable's value when it is set and not empty.
 std::optional<std::string> non_empty(const util::Env& env, const char* name) {
   auto v = env.get(name);
@@ -46,14 +55,21 @@ fs::path cache_entry_path(const fs::path& cache, const std::string& sha256, cons
   return cache_entry_dir(cache, sha256) / file;
 }
 
+fs::path unsynced_entry_path(const fs::path& cache, const std::string& sha256, const std::string& boot, const std::string& file) {
+  return cache_entry_dir(cache, sha256) / k_unsynced / boot / file;
+}
+
+fs::path archive_lock_path(const fs::path& cache, const std::string& sha256) { return cache / "partial" / (sha256 + ".lock"); }
+
 fs::path partial_path(const fs::path& cache, const std::string& sha256) { return cache / "partial" / (sha256 + ".part"); }
 
 fs::path partial_url_path(const fs::path& cache, const std::string& sha256) { return cache / "partial" / (sha256 + ".url"); }
 
-std::optional<fs::path> find_in_cache(const fs::path& cache, const ArchiveExpectation& e) {
-  if (cache.empty() || e.sha256.empty() || !e.size) return std::nullopt;
+namespace {
+
+// The archive in one folder: `file` when it has the pinned size, else the one file of that size.
+std::optional<fs::path> find_in(const fs::path& dir, const ArchiveExpectation& e) {
   std::error_code ec;
-  fs::path dir = cache_entry_dir(cache, e.sha256);
   if (!e.file.empty()) {
     fs::path p = dir / e.file;
     if (fs::is_regular_file(p, ec) && fs::file_size(p, ec) == *e.size && !ec) return p;
@@ -66,6 +82,90 @@ std::optional<fs::path> find_in_cache(const fs::path& cache, const ArchiveExpect
     found = it->path();
   }
   return found;
+}
+
+bool usable(const fs::path& cache, const ArchiveExpectation& e) { return !cache.empty() && !e.sha256.empty() && e.size; }
+
+// Whether the entry's unsynced folder holds anything to settle: another boot's folder, or this
+// boot's archive written long enough ago while no plain entry exists.
+bool needs_settling(const fs::path& cache, const ArchiveExpectation& e) {
+  std::error_code ec;
+  fs::path unsynced = cache_entry_dir(cache, e.sha256) / k_unsynced;
+  if (!fs::is_directory(unsynced, ec)) return false;
+  auto boot = util::boot_identity();
+  if (!boot) return false;  // a system that names no boot neither uses nor settles them (a cache shared with WSL)
+  for (fs::directory_iterator it(unsynced, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename() != *boot) return true;
+    if (auto p = find_in(it->path(), e)) {
+      auto written = fs::last_write_time(*p, ec);
+      if (!ec && fs::file_time_type::clock::now() - written >= k_settle_after && !find_in(cache_entry_dir(cache, e.sha256), e)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void settle_cache_entry(const fs::path& cache, const ArchiveExpectation& e) {
+  if (!usable(cache, e)) return;
+  std::error_code ec;
+  const fs::path dir = cache_entry_dir(cache, e.sha256);
+  const fs::path unsynced = dir / k_unsynced;
+  if (!fs::is_directory(unsynced, ec)) return;
+  const auto boot = util::boot_identity();
+  if (!boot) return;  // see needs_settling
+  bool plain = find_in(dir, e).has_value();
+  std::vector<fs::path> folders;
+  for (fs::directory_iterator it(unsynced, ec), end; !ec && it != end; it.increment(ec)) folders.push_back(it->path());
+  for (const fs::path& folder : folders) {
+    auto p = find_in(folder, e);
+    if (folder.filename() == *boot) {
+      // this boot's: readers may hold its path, so it stays; once written back, a plain name too
+      if (plain || !p) continue;
+      auto written = fs::last_write_time(*p, ec);
+      if (ec || fs::file_time_type::clock::now() - written < k_settle_after) continue;
+      if (!util::sync_file(*p)) continue;
+      fs::create_hard_link(*p, dir / p->filename(), ec);
+      if (ec) continue;  // a file system without hard links: the next boot re-hashes it
+      util::sync_directory(dir);
+      plain = true;
+      continue;
+    }
+    // another boot's (no reader of this boot uses it): what the disk holds decides
+    if (!plain && p) {
+      auto h = crypto::hash_file(*p);
+      if (h && crypto::to_hex(h->digest) == e.sha256 && util::sync_file(*p)) {
+        fs::rename(*p, dir / p->filename(), ec);
+        if (!ec) {
+          util::sync_directory(dir);
+          plain = true;
+        }
+      }
+    }
+    fs::remove_all(folder, ec);
+  }
+  fs::remove(unsynced, ec);  // only when empty
+}
+
+std::optional<fs::path> find_settled(const fs::path& cache, const ArchiveExpectation& e) {
+  if (!usable(cache, e)) return std::nullopt;
+  fs::path dir = cache_entry_dir(cache, e.sha256);
+  if (auto p = find_in(dir, e)) return p;
+  if (auto boot = util::boot_identity()) return find_in(dir / k_unsynced / *boot, e);
+  return std::nullopt;
+}
+
+std::optional<fs::path> find_in_cache(const fs::path& cache, const ArchiveExpectation& e) {
+  if (!usable(cache, e)) return std::nullopt;
+  if (needs_settling(cache, e)) {
+    // a lock held (a download, or this process's own) means its holder settles it
+    fs::path lock_path = archive_lock_path(cache, e.sha256);
+    std::error_code ec;
+    fs::create_directories(lock_path.parent_path(), ec);
+    if (std::FILE* f = util::open_file(lock_path, "ab")) std::fclose(f);
+    if (auto lock = util::FileLock::try_acquire(lock_path); lock && *lock) settle_cache_entry(cache, e);
+  }
+  return find_settled(cache, e);
 }
 
 }  // namespace core

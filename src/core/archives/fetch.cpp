@@ -187,12 +187,13 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
 
   model::FetchReport report;
   detail::RegistryClients registries;  // one connection (and token) per oci:// mirror, for all the archives
-  detail::Committer committer;         // each download is made durable while the next one arrives
+  detail::Committer committer;         // each download is named in the cache while the next one arrives
   report.cache_dir = o.cache_dir.string();
   report.offline = o.offline;
   report.mirrors = o.mirrors;
-  // The largest first: each one's fsync runs while the next downloads, so the one left to wait for
-  // at the end is the smallest. The report keeps the manifest's order.
+  // The largest first: where downloads are fsynced (no boot named), each one's fsync runs while the
+  // next downloads, so the one left to wait for at the end is the smallest. The report keeps the
+  // manifest's order.
   std::vector<std::size_t> order(jobs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return jobs[x].transfer.size > jobs[y].transfer.size; });

@@ -3,8 +3,11 @@
 // Why it works this way: the cache must never hold a file that is not the pinned one, and an
 // interrupted download should cost only the bytes not yet received. So bytes go to
 // CACHE/partial/<sha256>.part and are hashed as they arrive; the file is renamed into
-// CACHE/sha256/<sha256>/ only after its size and SHA-256 matched, and after fsync, so a crash
-// leaves either no entry or a complete one. A partial is resumed (its bytes re-hashed, the rest
+// CACHE/sha256/<sha256>/ only after its size and SHA-256 matched. Where the kernel names its boot
+// (Linux), the name is this boot's unsynced folder and nothing is fsynced: a crash of the machine
+// is a new boot, whose first lookup re-hashes the entry (see cache.hpp); elsewhere the file is
+// fsynced first. Either way a crash leaves no entry, a complete one, or one that is re-hashed
+// before any use, and a fetch costs what writing to the page cache costs. A partial is resumed (its bytes re-hashed, the rest
 // requested with a Range header) from whichever URL comes next: the pinned hash decides, and bytes
 // that do not hash right, or a range the server refuses, are fetched once more from byte zero
 // before the server is blamed. A server that answers a range request with the whole file (200
@@ -52,7 +55,8 @@ namespace {
 // have a core: one thread doing both was the slowest of the three.
 class Partial {
  public:
-  explicit Partial(fs::path path) : m_path(std::move(path)) {}
+  // `writeback`: start writing to disk every 32 MiB, for a download that is fsynced once complete.
+  Partial(fs::path path, bool writeback) : m_path(std::move(path)), m_writeback(writeback) {}
   ~Partial() { close(); }
   Partial(const Partial&) = delete;
   Partial& operator=(const Partial&) = delete;
@@ -198,7 +202,7 @@ class Partial {
       errno = 0;
       if (std::fwrite(block->data(), 1, block->size(), m_file) != block->size()) e = errno ? errno : EIO;
       // every 32 MiB, start writing to disk: the fsync before the rename then has little left
-      if (!e && (m_unsynced += block->size()) >= (32u << 20)) {
+      if (!e && m_writeback && (m_unsynced += block->size()) >= (32u << 20)) {
         m_unsynced = 0;
         e = util::start_writeback(m_file);
       }
@@ -215,6 +219,7 @@ class Partial {
   std::FILE* m_file = nullptr;
   crypto::Sha256 m_hash;     // the hasher's while the file is open
   std::uint64_t m_size = 0;  // bytes appended (written or queued)
+  bool m_writeback = true;
   std::uint64_t m_unsynced = 0;
   std::shared_ptr<std::vector<char>> m_block;  // being filled
   std::deque<Block> m_to_write, m_to_hash;
@@ -281,17 +286,20 @@ class Transfer {
         m_cache(o.cache_dir),
         m_part(partial_path(m_cache, job.sha256)),
         m_sidecar(partial_url_path(m_cache, job.sha256)),
-        m_final(cache_entry_path(m_cache, job.sha256, job.file)),
-        m_file(m_part) {
+        m_boot(util::boot_identity()),
+        m_final(m_boot ? unsynced_entry_path(m_cache, job.sha256, *m_boot, job.file) : cache_entry_path(m_cache, job.sha256, job.file)),
+        m_file(m_part, !m_boot) {
     m_sleep = o.sleep ? o.sleep : [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
   }
 
   util::Status run() {
     SP_TRY(make_room());
     // Two runs fetching the same archive into one cache take turns.
-    SP_TRY_ASSIGN(auto lock, util::FileLock::acquire(m_cache / "partial" / (m_job.sha256 + ".lock")));
+    SP_TRY_ASSIGN(auto lock, util::FileLock::acquire(archive_lock_path(m_cache, m_job.sha256)));
     m_lock = std::make_shared<util::FileLock>(std::move(lock));  // until the file is in the cache
-    if (auto done = find_in_cache(m_cache, ArchiveExpectation{m_job.platform, m_job.file, m_job.sha256, m_job.size})) {
+    const ArchiveExpectation expect{m_job.platform, m_job.file, m_job.sha256, m_job.size};
+    settle_cache_entry(m_cache, expect);
+    if (auto done = find_settled(m_cache, expect)) {
       m_out.status = model::FetchStatus::cached;
       m_out.path = done->string();
       return {};
@@ -566,13 +574,14 @@ class Transfer {
       m_last = mismatch(url, m_job, "expected sha256 " + m_job.sha256 + ", got " + actual);
       return Verdict::mismatch;
     }
-    // durable, then renamed: a crash leaves no entry or a complete one (with the lock held until then)
-    auto commit = [part = m_part, final = m_final, sidecar = m_sidecar, lock = m_lock]() -> util::Status {
-      SP_TRY(util::sync_file(part));
+    // renamed into this boot's unsynced folder, or made durable first where no boot is named: a
+    // crash leaves no entry, a complete one, or one re-hashed before use (with the lock held until then)
+    auto commit = [part = m_part, final = m_final, sidecar = m_sidecar, lock = m_lock, durable = !m_boot]() -> util::Status {
+      if (durable) SP_TRY(util::sync_file(part));
       std::error_code ec;
       fs::rename(part, final, ec);
       if (ec) return Error(ErrorCode::io, "cannot move " + part.string() + " to " + final.string() + ": " + ec.message());
-      util::sync_directory(final.parent_path());
+      if (durable) util::sync_directory(final.parent_path());
       fs::remove(sidecar, ec);
       return {};
     };
@@ -608,7 +617,9 @@ class Transfer {
   std::size_t m_index = 0;
   std::shared_ptr<util::FileLock> m_lock;
   bool m_reauthorized = false;  // a 401 from a registry was answered with a new token once
-  const fs::path m_cache, m_part, m_sidecar, m_final;
+  const fs::path m_cache, m_part, m_sidecar;
+  const std::optional<std::string> m_boot;  // this boot's name: downloads are committed unsynced
+  const fs::path m_final;
   Partial m_file;
   std::function<void(std::chrono::milliseconds)> m_sleep;
   std::optional<Error> m_last;

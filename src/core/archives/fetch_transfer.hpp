@@ -40,8 +40,9 @@ class Committer;
 util::Status transfer_archive(const TransferJob& job, const FetchOptions& o, model::FetchedArchive& out, RegistryClients& registries,
                               Committer* committer = nullptr, std::size_t index = 0);
 
-// Where verified downloads are made durable (fsync) and renamed into the cache, on a thread of its
-// own and in order, so that the next archive downloads while the disk catches up with the last.
+// Where verified downloads are renamed into the cache (made durable with fsync first where the
+// kernel names no boot, see cache.hpp), on a thread of its own and in order, so that the next
+// archive downloads while the disk catches up with the last.
 class Committer {
  public:
   Committer();

@@ -52,8 +52,20 @@ class DurableAppender {
   int m_fd = -1;
 };
 
-// Flushes a file's data to disk (before it is renamed into place). Errors: io.
+// Flushes a file's data to disk (before it is renamed into place; Windows: FlushFileBuffers).
+// Errors: io.
 Status sync_file(const std::filesystem::path& file);
+
+// The running kernel's boot, as it names it (Linux: /proc/sys/kernel/random/boot_id, a UUID
+// drawn at every boot). A file written and closed but not flushed is intact for as long as the
+// boot is the same one: only a crash of the machine (or of its kernel) loses the page cache, and
+// the machine comes back under another boot. nullopt where the kernel names no boot (Windows) or
+// its name cannot be read; read once.
+std::optional<std::string> boot_identity();
+
+// A boot's name as the kernel writes it: a lower-case UUID, a newline after it; nullopt for
+// anything else (it becomes a folder's name in the download cache).
+std::optional<std::string> parse_boot_id(std::string_view text);
 
 // Flushes `file`'s stdio buffer and asks the kernel to start writing its data to disk without
 // waiting (Linux: sync_file_range), so that a later sync_file() of a large download finds little

@@ -1,9 +1,24 @@
 #pragma once
 // The download cache: archives kept by their SHA-256, so that a file in the cache is the pinned
 // one by construction (fetch renames a download into place only after size and hash matched).
-//   CACHE/sha256/<64 hex>/<NVIDIA's file name>   complete, verified archives
+//   CACHE/sha256/<64 hex>/<NVIDIA's file name>   complete, verified archives, on disk
+//   CACHE/sha256/<64 hex>/.unsynced/<boot>/<file>
+//                                                complete, verified archives written under that
+//                                                boot and not flushed (see below)
 //   CACHE/partial/<64 hex>.part                  a download in progress (resumable)
 //   CACHE/partial/<64 hex>.url                   the URL the .part came from
+//   CACHE/partial/<64 hex>.lock                  held while the archive is downloaded or settled
+//
+// Why unsynced entries: flushing every download to disk before naming it (fsync) made a fetch wait
+// for the disk, while curl or a browser leaves its bytes in the page cache. Where the kernel names
+// its boot (util::boot_identity, Linux), fetch names a verified download by the boot it was written
+// in instead. Within that boot the page cache is the truth: a killed process loses nothing it
+// closed. Only a crash of the machine can tear the file, and the machine then comes back under
+// another boot, whose first lookup re-hashes what the old boot left: kept (flushed and moved to
+// the plain name) when it is the pin, removed when not. So no torn file is ever used.
+// Where no boot is named (Windows), downloads are flushed before they are renamed, and unsynced
+// entries (a cache shared with WSL) are neither used nor touched.
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -26,12 +41,32 @@ std::optional<std::filesystem::path> user_config_path(const util::Env& env);
 
 std::filesystem::path cache_entry_dir(const std::filesystem::path& cache, const std::string& sha256);
 std::filesystem::path cache_entry_path(const std::filesystem::path& cache, const std::string& sha256, const std::string& file);
+// CACHE/sha256/<hex>/.unsynced/<boot>/<file>
+std::filesystem::path unsynced_entry_path(const std::filesystem::path& cache, const std::string& sha256, const std::string& boot,
+                                          const std::string& file);
+std::filesystem::path archive_lock_path(const std::filesystem::path& cache, const std::string& sha256);
 std::filesystem::path partial_path(const std::filesystem::path& cache, const std::string& sha256);
 std::filesystem::path partial_url_path(const std::filesystem::path& cache, const std::string& sha256);
 
 // The cached copy of an archive: CACHE/sha256/<hex>/<file> when it has the pinned size, else
-// the one file of the pinned size in that folder (a cache filled under another file name).
-// nullopt when there is none; the content is not re-hashed (see fetch's --verify-cached).
+// the one file of the pinned size in that folder (a cache filled under another file name), else
+// the same in this boot's unsynced folder. First, when the archive's lock is free, it settles the
+// entry (settle_cache_entry). nullopt when there is none; the content is not re-hashed (see
+// fetch's --verify-cached).
 std::optional<std::filesystem::path> find_in_cache(const std::filesystem::path& cache, const ArchiveExpectation& e);
+
+// What find_in_cache finds, without settling: for a caller that holds the archive's lock and
+// settled it.
+std::optional<std::filesystem::path> find_settled(const std::filesystem::path& cache, const ArchiveExpectation& e);
+
+// With the archive's lock held (archive_lock_path): an entry that another boot left unsynced is
+// re-hashed, then flushed and moved to the plain name when it is the pin, and removed when it is
+// not (a crash tore it); the rest of that boot's folder goes too. An entry of this boot that was
+// written more than `k_settle_after` ago (the kernel has written it back by then, so the flush
+// costs little) is flushed and linked under the plain name, so that the next boot need not
+// re-hash it. Best effort: what cannot be settled stays unused.
+void settle_cache_entry(const std::filesystem::path& cache, const ArchiveExpectation& e);
+
+inline constexpr std::chrono::minutes k_settle_after{10};
 
 }  // namespace core
