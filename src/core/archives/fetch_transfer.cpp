@@ -113,10 +113,7 @@ class Partial {
     if (int e = error()) return e;
     try {  // runs inside libcurl's callback: nothing may be thrown through it
       while (n > 0) {
-        if (!m_block) {
-          m_block = std::make_shared<std::vector<char>>();
-          m_block->reserve(k_block);
-        }
+        if (!m_block) m_block = take_block();
         std::size_t take = std::min(n, k_block - m_block->size());
         m_block->insert(m_block->end(), data, data + take);
         m_size += take;
@@ -152,6 +149,32 @@ class Partial {
   static constexpr std::size_t k_queue = 4;
 
   using Block = std::shared_ptr<const std::vector<char>>;
+
+  // An empty block, one that both workers are done with when there is one: a fresh 1 MiB block for
+  // every MiB received cost a page fault per 4 KiB (over a quarter of a fetch's system time).
+  std::shared_ptr<std::vector<char>> take_block() {
+    std::unique_ptr<std::vector<char>> b;
+    {
+      std::lock_guard<std::mutex> l(m_pool_mutex);
+      if (!m_pool.empty()) {
+        b = std::move(m_pool.back());
+        m_pool.pop_back();
+      }
+    }
+    if (!b) {
+      b = std::make_unique<std::vector<char>>();
+      b->reserve(k_block);
+    }
+    b->clear();
+    return std::shared_ptr<std::vector<char>>(b.release(), [this](std::vector<char>* done) noexcept {
+      std::unique_ptr<std::vector<char>> own(done);
+      std::lock_guard<std::mutex> l(m_pool_mutex);
+      try {
+        m_pool.push_back(std::move(own));
+      } catch (const std::bad_alloc&) {  // not kept: freed
+      }
+    });
+  }
 
   int error() noexcept {
     std::lock_guard<std::mutex> l(m_mutex);
@@ -221,6 +244,8 @@ class Partial {
   std::uint64_t m_size = 0;  // bytes appended (written or queued)
   bool m_writeback = true;
   std::uint64_t m_unsynced = 0;
+  std::mutex m_pool_mutex;  // the pool outlives every block (declared before them)
+  std::vector<std::unique_ptr<std::vector<char>>> m_pool;
   std::shared_ptr<std::vector<char>> m_block;  // being filled
   std::deque<Block> m_to_write, m_to_hash;
   std::mutex m_mutex;
