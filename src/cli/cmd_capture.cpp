@@ -41,7 +41,7 @@ Outcome run_capture(const CaptureCli& c, Context& ctx) {
             .with_hint("run `stackpin capture --online` to read it from NVIDIA");
       return std::move(got).error();
     }
-    return core::cudnn_facts_of(*got, kb.facts().cudnn_base_url);
+    return core::cudnn_facts_of(*got, kb.cudnn_base_url());
   };
   util::Result<core::Capture> cap = util::Error(util::ErrorCode::internal, "not run");
   if (!c.windows_root.empty()) {

@@ -86,8 +86,8 @@ Outcome run_upgrade(const LockCli& c, Context& ctx, const model::Manifest& m) {
       std::vector<model::CudnnArchiveFact> facts;
       for (const auto& v : unknown_releases(*listed, cudnn_known)) {
         auto got = core::nvidia_cudnn_manifest(v, n);
-        auto these = got ? core::cudnn_facts_of(*got, embedded.facts().cudnn_base_url)
-                         : util::Result<std::vector<model::CudnnArchiveFact>>(got.error());
+        auto these =
+            got ? core::cudnn_facts_of(*got, embedded.cudnn_base_url()) : util::Result<std::vector<model::CudnnArchiveFact>>(got.error());
         if (!these) {
           not_read("NVIDIA's manifest of cuDNN " + v.text(), these.error());
           continue;

@@ -90,7 +90,7 @@ const knowledge::KnowledgeBase& knowledge_with_nvidia_cudnn(const model::Manifes
     return kb;
   }
   // every build of the release: a manifest pinning one NVIDIA did not publish is then told which did
-  auto facts = core::cudnn_facts_of(*got, kb.facts().cudnn_base_url);
+  auto facts = core::cudnn_facts_of(*got, kb.cudnn_base_url());
   if (!facts) {
     why = std::move(facts).error();
     return kb;

@@ -610,24 +610,31 @@ const std::vector<std::string>& facts_file_names() {
   return k_names;
 }
 
+util::Status read_facts_file(const std::string& name, std::string_view text, model::Facts& facts) {
+  const auto& all = readers();
+  auto reader = std::find_if(all.begin(), all.end(), [&](const auto& r) { return r.first == name; });
+  if (reader == all.end()) return util::Error(util::ErrorCode::not_found, "no knowledge data file is called " + name);
+  Doc doc(name, text);
+  if (doc.table) {
+    TableReader top(*doc.table, "", doc.diag);
+    check_schema(top);
+    reader->second(top, facts);
+    top.finish();
+  }
+  if (doc.diag.any()) {
+    auto e = doc.diag.first();
+    e.context = "reading stackpin's knowledge data";
+    return e;
+  }
+  return {};
+}
+
 util::Result<model::Facts> parse_facts(const std::vector<std::pair<std::string, std::string_view>>& files) {
   model::Facts facts;
-  for (const auto& [name_, reader] : readers()) {
-    const std::string& name = name_;  // (clang 14 cannot capture a structured binding)
+  for (const std::string& name : facts_file_names()) {
     auto it = std::find_if(files.begin(), files.end(), [&](const auto& p) { return p.first == name; });
     if (it == files.end()) return util::Error(util::ErrorCode::not_found, "knowledge data file " + name + " is missing");
-    Doc doc(name, it->second);
-    if (doc.table) {
-      TableReader top(*doc.table, "", doc.diag);
-      check_schema(top);
-      reader(top, facts);
-      top.finish();
-    }
-    if (doc.diag.any()) {
-      auto e = doc.diag.first();
-      e.context = "reading stackpin's knowledge data";
-      return e;
-    }
+    SP_TRY(read_facts_file(name, it->second, facts));
   }
   return facts;
 }

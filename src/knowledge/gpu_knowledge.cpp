@@ -49,7 +49,7 @@ bool within(const Version& v, const Version& from, const std::optional<Version>&
 }  // namespace
 
 const model::GpuArch* KnowledgeBase::gpu_arch(const Version& cc) const {
-  for (const auto& a : m_facts.gpu_archs)
+  for (const auto& a : all().gpu_archs)
     if (a.cc == cc) return &a;
   return nullptr;
 }
@@ -60,14 +60,14 @@ std::string KnowledgeBase::gpu_label(const Version& cc) const {
 }
 
 const model::PtxIsaRelease* KnowledgeBase::ptx_isa(const Version& isa) const {
-  for (const auto& x : m_facts.ptx_isa)
+  for (const auto& x : all().ptx_isa)
     if (x.isa == isa) return &x;
   return nullptr;
 }
 
 const model::PtxIsaRelease* KnowledgeBase::newest_ptx_isa() const {
   const model::PtxIsaRelease* best = nullptr;
-  for (const auto& x : m_facts.ptx_isa)
+  for (const auto& x : all().ptx_isa)
     if (!best || best->isa < x.isa) best = &x;
   return best;
 }
@@ -75,7 +75,7 @@ const model::PtxIsaRelease* KnowledgeBase::newest_ptx_isa() const {
 std::vector<const model::GpuModel*> KnowledgeBase::gpu_models(std::string_view name) const {
   const std::string key = gpu_key(name);
   std::vector<const model::GpuModel*> out;
-  for (const auto& g : m_facts.gpu_models) {
+  for (const auto& g : all().gpu_models) {
     bool hit = gpu_key(g.name) == key;
     for (const auto& a : g.aliases) hit = hit || gpu_key(a) == key;
     if (hit) out.push_back(&g);
@@ -93,7 +93,7 @@ std::vector<const model::GpuModel*> KnowledgeBase::gpu_models_within(std::string
   const std::string hay = words(std::string(name));
   std::vector<const model::GpuModel*> out;
   std::size_t longest = 0;
-  for (const auto& g : m_facts.gpu_models) {
+  for (const auto& g : all().gpu_models) {
     std::vector<std::string> keys{g.name};
     keys.insert(keys.end(), g.aliases.begin(), g.aliases.end());
     for (const auto& k : keys) {
@@ -124,7 +124,7 @@ std::map<Version, model::Pos> KnowledgeBase::gpu_archs(const model::Manifest& m)
 std::vector<std::string> KnowledgeBase::similar_gpu_names(std::string_view name, std::size_t n) const {
   const std::string key = gpu_key(name);
   std::vector<std::pair<std::size_t, std::string>> scored;
-  for (const auto& g : m_facts.gpu_models) {
+  for (const auto& g : all().gpu_models) {
     std::size_t best = distance(key, gpu_key(g.name));
     for (const auto& a : g.aliases) best = std::min(best, distance(key, gpu_key(a)));
     // a name that contains what was written is as good as a close spelling
@@ -142,7 +142,7 @@ std::vector<std::string> KnowledgeBase::similar_gpu_names(std::string_view name,
 
 const model::CudnnArchSupport* KnowledgeBase::cudnn_arch_support(const Version& cudnn, int cuda_major, bool* nearest) const {
   const model::CudnnArchSupport* below = nullptr;
-  for (const auto& r : m_facts.cudnn_arch) {
+  for (const auto& r : all().cudnn_arch) {
     if (r.cuda_major != cuda_major) continue;
     if (within(cudnn, r.from, r.until)) {
       if (nearest) *nearest = false;
@@ -155,20 +155,20 @@ const model::CudnnArchSupport* KnowledgeBase::cudnn_arch_support(const Version& 
 }
 
 const model::NvccArchs* KnowledgeBase::nvcc_archs(const Version& cuda) const {
-  for (const auto& n : m_facts.nvcc_archs)
+  for (const auto& n : all().nvcc_archs)
     if (compare_prefix(n.cuda, cuda, 2) == 0) return &n;
   return nullptr;
 }
 
 const model::TorchArchs* KnowledgeBase::torch_archs(const Version& release, const std::string& variant, model::Platform p) const {
-  for (const auto& t : m_facts.torch_archs)
+  for (const auto& t : all().torch_archs)
     if (compare_prefix(t.release, release, 2) == 0 && t.variant == variant && t.platform == p) return &t;
   return nullptr;
 }
 
 const model::FrameworkArchs* KnowledgeBase::framework_archs(const std::string& framework, const Version& release, int cuda_major,
                                                             model::Platform p) const {
-  for (const auto& a : m_facts.framework_archs) {
+  for (const auto& a : all().framework_archs) {
     if (a.framework == framework && a.cuda_major == cuda_major && a.platform == p && within(release, a.from, a.until)) return &a;
   }
   return nullptr;

@@ -2,9 +2,11 @@
 #include "knowledge/knowledge_base.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
 #include "format/facts_reader.hpp"
 #include "util/strings.hpp"
@@ -20,19 +22,75 @@ std::string first_source(const model::Sources& sources) { return sources.empty()
 
 std::vector<std::pair<std::string_view, std::string_view>> KnowledgeBase::embedded_files() { return embedded_data_files(); }
 
-const KnowledgeBase& KnowledgeBase::embedded() {
-  static const KnowledgeBase k_kb = [] {
-    std::vector<std::pair<std::string, std::string_view>> files;
-    for (auto [name, text] : embedded_data_files()) files.emplace_back(std::string(name), text);
-    auto kb = from_files(files);
-    if (!kb) {
-      const auto& e = kb.error();
+struct KnowledgeBase::Unread {
+  std::mutex mutex;
+  std::atomic<bool> complete{false};
+  std::vector<std::pair<std::string, std::string_view>> files;  // in format::facts_file_names() order
+  std::vector<bool> read;
+
+  // Reads file `i` into `facts` unless it was read (the mutex held). The embedded data is
+  // validated by the test suite, so a failure here is a bug (assertion).
+  void read_one(std::size_t i, model::Facts& facts) {
+    if (read[i]) return;
+    if (auto s = format::read_facts_file(files[i].first, files[i].second, facts); !s) {
+      const auto& e = s.error();
       std::fprintf(stderr, "stackpin: embedded knowledge data is invalid: %s:%d:%d: %s\n", e.where ? e.where->file.c_str() : "?",
                    e.where ? e.where->line : 0, e.where ? e.where->column : 0, e.message.c_str());
       std::abort();
     }
-    return std::move(kb).value();
-  }();
+    read[i] = true;
+  }
+};
+
+KnowledgeBase::KnowledgeBase(model::Facts facts) : m_facts(std::move(facts)) {}
+KnowledgeBase::KnowledgeBase(std::unique_ptr<Unread> unread) : m_unread(std::move(unread)) {}
+KnowledgeBase::KnowledgeBase(const KnowledgeBase& other) : m_facts(other.all()) {}
+KnowledgeBase& KnowledgeBase::operator=(const KnowledgeBase& other) {
+  if (this != &other) {
+    m_facts = other.all();
+    m_unread.reset();
+  }
+  return *this;
+}
+KnowledgeBase::KnowledgeBase(KnowledgeBase&& other) noexcept = default;
+KnowledgeBase& KnowledgeBase::operator=(KnowledgeBase&& other) noexcept = default;
+KnowledgeBase::~KnowledgeBase() = default;
+
+const model::Facts& KnowledgeBase::all() const {
+  if (!m_unread || m_unread->complete.load(std::memory_order_acquire)) return m_facts;
+  std::lock_guard<std::mutex> l(m_unread->mutex);
+  for (std::size_t i = 0; i < m_unread->files.size(); ++i) m_unread->read_one(i, m_facts);
+  m_unread->complete.store(true, std::memory_order_release);
+  return m_facts;
+}
+
+const model::Facts& KnowledgeBase::with(const char* file) const {
+  if (!m_unread || m_unread->complete.load(std::memory_order_acquire)) return m_facts;
+  std::lock_guard<std::mutex> l(m_unread->mutex);
+  for (std::size_t i = 0; i < m_unread->files.size(); ++i)
+    if (m_unread->files[i].first == file) m_unread->read_one(i, m_facts);
+  return m_facts;
+}
+
+const std::string& KnowledgeBase::cudnn_base_url() const { return archives().cudnn_base_url; }
+const std::vector<model::CudaComponentSet>& KnowledgeBase::cuda_sets() const { return with("cuda-components.toml").cuda_sets; }
+
+KnowledgeBase KnowledgeBase::read_as_needed(const std::vector<std::pair<std::string_view, std::string_view>>& files) {
+  auto unread = std::make_unique<Unread>();
+  for (const std::string& name : format::facts_file_names()) {
+    auto it = std::find_if(files.begin(), files.end(), [&](const auto& f) { return f.first == name; });
+    if (it == files.end()) {
+      std::fprintf(stderr, "stackpin: the knowledge data lacks %s\n", name.c_str());
+      std::abort();
+    }
+    unread->files.emplace_back(name, it->second);
+  }
+  unread->read.assign(unread->files.size(), false);
+  return KnowledgeBase(std::move(unread));
+}
+
+const KnowledgeBase& KnowledgeBase::embedded() {
+  static const KnowledgeBase k_kb = read_as_needed(embedded_data_files());
   return k_kb;
 }
 
@@ -42,7 +100,7 @@ util::Result<KnowledgeBase> KnowledgeBase::from_files(const std::vector<std::pai
 }
 
 util::Result<KnowledgeBase> KnowledgeBase::with_cudnn_archives(std::vector<model::CudnnArchiveFact> archives) const {
-  model::Facts facts = m_facts;
+  model::Facts facts = all();
   for (auto& a : archives) {
     auto same = std::find_if(facts.cudnn_archives.begin(), facts.cudnn_archives.end(), [&](const model::CudnnArchiveFact& f) {
       return f.version == a.version && f.cuda == a.cuda && f.platform == a.platform;
@@ -66,14 +124,14 @@ util::Result<KnowledgeBase> KnowledgeBase::with_cudnn_archives(std::vector<model
 // --- drivers -------------------------------------------------------------------------------
 
 const model::DriverFamily* KnowledgeBase::driver_family(int cuda_major) const {
-  for (const auto& f : m_facts.driver_families)
+  for (const auto& f : all().driver_families)
     if (f.cuda_major == cuda_major) return &f;
   return nullptr;
 }
 
 const model::DriverRelease* KnowledgeBase::driver_release(const Version& cuda) const {
   const model::DriverRelease* best = nullptr;
-  for (const auto& r : m_facts.driver_releases) {
+  for (const auto& r : all().driver_releases) {
     if (compare_prefix(r.cuda, cuda, 3) == 0) return &r;
     if (r.cuda.major() == cuda.major() && r.cuda.minor() == cuda.minor() && compare_prefix(r.cuda, cuda, 3) < 0)
       if (!best || best->cuda < r.cuda) best = &r;
@@ -121,34 +179,34 @@ model::DriverMinimum KnowledgeBase::required_driver(const model::Manifest& m, mo
 // --- cuDNN archives --------------------------------------------------------------------------
 
 const model::CudnnArchiveFact* KnowledgeBase::cudnn_archive(const Version& version, int cuda_major, model::Platform platform) const {
-  for (const auto& a : m_facts.cudnn_archives)
+  for (const auto& a : archives().cudnn_archives)
     if (a.version == version && a.cuda == cuda_major && a.platform == platform) return &a;
   return nullptr;
 }
 
 const model::CudnnArchiveFact* KnowledgeBase::cudnn_archive_by_file(std::string_view file_name) const {
-  for (const auto& a : m_facts.cudnn_archives)
+  for (const auto& a : archives().cudnn_archives)
     if (a.file == file_name) return &a;
   return nullptr;
 }
 
 const model::CudnnArchiveFact* KnowledgeBase::cudnn_archive_by_sha256(std::string_view sha256_hex) const {
   std::string want = util::to_lower(sha256_hex);
-  for (const auto& a : m_facts.cudnn_archives)
+  for (const auto& a : archives().cudnn_archives)
     if (a.sha256 == want) return &a;
   return nullptr;
 }
 
 std::vector<const model::CudnnArchiveFact*> KnowledgeBase::cudnn_archives(const Version& version) const {
   std::vector<const model::CudnnArchiveFact*> out;
-  for (const auto& a : m_facts.cudnn_archives)
+  for (const auto& a : archives().cudnn_archives)
     if (a.version == version) out.push_back(&a);
   return out;
 }
 
 std::vector<Version> KnowledgeBase::cudnn_versions_for(int cuda_major, std::optional<model::Platform> platform) const {
   std::vector<Version> out;
-  for (const auto& a : m_facts.cudnn_archives)
+  for (const auto& a : archives().cudnn_archives)
     if (a.cuda == cuda_major && (!platform || a.platform == *platform)) out.push_back(a.version);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -161,7 +219,7 @@ std::string KnowledgeBase::cudnn_archive_file_name(const Version& version, int c
 }
 
 std::string KnowledgeBase::cudnn_archive_url(const Version& version, int cuda_major, model::Platform platform) const {
-  return m_facts.cudnn_base_url + "cudnn/" + model::to_string(platform) + "/" + cudnn_archive_file_name(version, cuda_major, platform);
+  return archives().cudnn_base_url + "cudnn/" + model::to_string(platform) + "/" + cudnn_archive_file_name(version, cuda_major, platform);
 }
 
 // --- layouts ---------------------------------------------------------------------------------
@@ -180,37 +238,37 @@ const model::LayoutRule* find_rule(const std::vector<model::LayoutRule>& rules, 
 }  // namespace
 
 const model::LayoutRule* KnowledgeBase::windows_dll_dir(const Version& cudnn, model::Platform platform) const {
-  return find_rule(m_facts.windows_dll_dir, cudnn, platform);
+  return find_rule(all().windows_dll_dir, cudnn, platform);
 }
 const model::LayoutRule* KnowledgeBase::windows_import_lib_dir(const Version& cudnn, model::Platform platform) const {
-  return find_rule(m_facts.windows_import_lib_dir, cudnn, platform);
+  return find_rule(all().windows_import_lib_dir, cudnn, platform);
 }
 const model::LayoutRule* KnowledgeBase::linux_lib_dir(const Version& cudnn) const {
-  return find_rule(m_facts.linux_lib_dir, cudnn, model::Platform::linux_x86_64);
+  return find_rule(all().linux_lib_dir, cudnn, model::Platform::linux_x86_64);
 }
 
 const model::CudnnMajorContents* KnowledgeBase::cudnn_contents(int major) const {
-  for (const auto& c : m_facts.cudnn_majors)
+  for (const auto& c : all().cudnn_majors)
     if (c.major == major) return &c;
   return nullptr;
 }
 
 bool KnowledgeBase::zlibwapi_needed(const Version& cudnn) const {
-  if (!m_facts.zlibwapi) return false;
+  if (!all().zlibwapi) return false;
   Version v3 = *Version::parse(cudnn.prefix(3));
-  return model::in_range(v3, m_facts.zlibwapi->from, m_facts.zlibwapi->until);
+  return model::in_range(v3, all().zlibwapi->from, all().zlibwapi->until);
 }
 
 // --- frameworks ------------------------------------------------------------------------------
 
 const model::TorchRelease* KnowledgeBase::torch_release(const Version& version) const {
-  for (const auto& t : m_facts.torch)
+  for (const auto& t : all().torch)
     if (model::has_prefix(version, t.release)) return &t;
   return nullptr;
 }
 
 std::string KnowledgeBase::torch_index_url(const std::string& variant) const {
-  std::string url = m_facts.torch_index_pattern;
+  std::string url = all().torch_index_pattern;
   auto pos = url.find("{variant}");
   if (pos != std::string::npos) url.replace(pos, 9, variant);
   auto space = url.find(' ');
@@ -220,14 +278,14 @@ std::string KnowledgeBase::torch_index_url(const std::string& variant) const {
 
 std::vector<const model::TensorflowBuild*> KnowledgeBase::tensorflow_builds(const Version& version, model::Os os) const {
   std::vector<const model::TensorflowBuild*> out;
-  for (const auto& t : m_facts.tensorflow)
+  for (const auto& t : all().tensorflow)
     if (t.os == os && compare_prefix(t.version, version, 2) == 0) out.push_back(&t);
   return out;
 }
 
 std::vector<const model::OnnxRuntimeRow*> KnowledgeBase::onnxruntime_rows(const Version& version) const {
   std::vector<const model::OnnxRuntimeRow*> out;
-  for (const auto& o : m_facts.onnxruntime) {
+  for (const auto& o : all().onnxruntime) {
     bool above = compare_prefix(version, o.first, o.first.size()) >= 0;
     bool below = compare_prefix(version, o.last, o.last.size()) <= 0;
     if (above && below) out.push_back(&o);
@@ -238,20 +296,20 @@ std::vector<const model::OnnxRuntimeRow*> KnowledgeBase::onnxruntime_rows(const 
 // --- conda and containers --------------------------------------------------------------------
 
 const model::CondaCudnn* KnowledgeBase::conda_forge_cudnn(const Version& version) const {
-  for (const auto& c : m_facts.conda_forge_cudnn)
+  for (const auto& c : all().conda_forge_cudnn)
     if (c.version == version) return &c;
   return nullptr;
 }
 
 const model::DockerTag* KnowledgeBase::docker_tag(std::string_view tag) const {
-  for (const auto& d : m_facts.docker_tags)
+  for (const auto& d : all().docker_tags)
     if (d.tag == tag) return &d;
   return nullptr;
 }
 
 std::vector<const model::AptPin*> KnowledgeBase::apt_pins(const Version& cuda) const {
   std::vector<const model::AptPin*> out;
-  for (const auto& a : m_facts.apt_pins)
+  for (const auto& a : all().apt_pins)
     if (compare_prefix(a.cuda, cuda, 2) == 0) out.push_back(&a);
   return out;
 }

@@ -1,6 +1,9 @@
 // The embedded knowledge answers the questions the seeds got wrong, from data.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "knowledge/knowledge_base.hpp"
 
 namespace knowledge_test {
@@ -186,6 +189,45 @@ TEST(Knowledge, DockerTags) {
   const auto* t = kb().docker_tag("12.1.1-cudnn8-runtime-ubuntu22.04");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->cudnn.text(), "8.9.0.131");
+}
+
+// The embedded data is read a file at a time as questions need it; whatever the order of the
+// questions, and from several threads at once, the answers are those of the data read whole.
+TEST(Knowledge, DataReadAsNeededAnswersAsTheWholeData) {
+  std::vector<std::pair<std::string, std::string_view>> named;
+  for (auto [name, text] : KnowledgeBase::embedded_files()) named.emplace_back(std::string(name), text);
+  auto whole = KnowledgeBase::from_files(named);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  const auto& w = whole->facts();
+  for (int round = 0; round < 3; ++round) {
+    const KnowledgeBase lazy = KnowledgeBase::read_as_needed(KnowledgeBase::embedded_files());
+    std::vector<std::thread> threads;
+    std::vector<int> answers(4, 0);
+    threads.emplace_back([&] { answers[0] = lazy.cudnn_archive_by_file(w.cudnn_archives.front().file) != nullptr; });
+    threads.emplace_back([&] { answers[1] = lazy.cuda_sets().size() == w.cuda_sets.size(); });
+    threads.emplace_back([&] { answers[2] = lazy.driver_family(12) != nullptr; });
+    threads.emplace_back([&] { answers[3] = lazy.gpu_models("H100").size() == whole->gpu_models("H100").size(); });
+    if (round == 1) std::reverse(threads.begin(), threads.end());  // (joined in another order)
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(answers, std::vector<int>(4, 1)) << "round " << round;
+    EXPECT_EQ(lazy.cudnn_base_url(), w.cudnn_base_url);
+    const auto& f = lazy.facts();
+    EXPECT_EQ(f.cudnn_archives.size(), w.cudnn_archives.size());
+    EXPECT_EQ(f.driver_releases.size(), w.driver_releases.size());
+    EXPECT_EQ(f.torch.size(), w.torch.size());
+    EXPECT_EQ(f.gpu_models.size(), w.gpu_models.size());
+    EXPECT_EQ(f.docker_tags.size(), w.docker_tags.size());
+    EXPECT_EQ(f.apt_pins.size(), w.apt_pins.size());
+    auto from_wheels = [](const model::Facts& x) {  // what torch-wheels.toml adds to frameworks.toml's rows
+      std::size_t n = 0;
+      for (const auto& t : x.torch) n += t.extra_variants.size() + t.wheel_cudnn.size() + t.first_patch.size();
+      return n;
+    };
+    EXPECT_GT(from_wheels(w), 0u);
+    EXPECT_EQ(from_wheels(f), from_wheels(w));
+    KnowledgeBase copy = lazy;  // a copy holds everything
+    EXPECT_EQ(copy.facts().conda_forge_cudnn.size(), w.conda_forge_cudnn.size());
+  }
 }
 
 TEST(Knowledge, MalformedDataIsRefusedWithItsLocation) {

@@ -132,7 +132,7 @@ bool archive_step(Run& r, const std::vector<PinnedArchive>& pins) {
                                                          " and --offline forbids downloading it")
                              .with_hint(fetch_hint));
       std::string url = p->pin->url ? p->pin->url->value : "";
-      const std::string& base = p->pin->component ? knowledge::CudaCatalog::k_base_url : r.kb.facts().cudnn_base_url;
+      const std::string& base = p->pin->component ? knowledge::CudaCatalog::k_base_url : r.kb.cudnn_base_url();
       auto urls = candidate_urls(url, p->expect.sha256, r.o.fetch.mirrors, base);
       downloads.push_back("download " + (urls.empty() ? p->expect.file : urls.front()) + " (" + util::format_bytes(*p->expect.size) +
                           ") into the cache " + r.o.fetch.cache_dir.string() + ", verifying SHA-256 " + p->expect.sha256);

@@ -168,7 +168,7 @@ util::Result<model::FetchReport> fetch(const model::Manifest& m, const knowledge
       return Error(ErrorCode::invalid, "the archive's file name '" + j.transfer.file + "' cannot name a file in the cache")
           .at(m.locate(pin.pos))
           .with_hint("set file = \"NAME\" in this [[cudnn.archives]] entry");
-    j.transfer.urls = urls_for(url, j.transfer.sha256, o, kb.facts().cudnn_base_url, tree);
+    j.transfer.urls = urls_for(url, j.transfer.sha256, o, kb.cudnn_base_url(), tree);
     jobs.push_back(std::move(j));
   }
   if (jobs.empty()) {

@@ -171,7 +171,7 @@ util::Status lock_cuda(const model::Manifest& m, const knowledge::KnowledgeBase&
         .with_hint("`stackpin lock` reads it from NVIDIA when it is not --offline (STACKPIN_NVIDIA_BASE names a mirror); or download " +
                    std::string(knowledge::CudaCatalog::k_base_url) + "redistrib_" + v.text() + ".json and pass it with --redistrib");
   }
-  auto resolved = resolve_cuda_components(m, *release, kb.facts().cuda_sets, source);
+  auto resolved = resolve_cuda_components(m, *release, kb.cuda_sets(), source);
   std::set<model::Platform> incomplete;
   for (const auto& p : resolved.problems) {
     if (!resolved.stated) {
@@ -308,7 +308,7 @@ model::Manifest resolve_archives(const model::Manifest& m, const knowledge::Know
     auto release = cuda.release(r.cuda->version.value);
     if (release && *release) {
       // every platform the components resolve on, as for cuDNN: --platform may stage another one
-      auto resolved = resolve_cuda_components(m, **release, kb.facts().cuda_sets, cuda.source_of(r.cuda->version.value), true);
+      auto resolved = resolve_cuda_components(m, **release, kb.cuda_sets(), cuda.source_of(r.cuda->version.value), true);
       std::set<model::Platform> incomplete;
       for (const auto& p : resolved.problems) incomplete.insert(p.platform);
       for (const auto& pick : resolved.picks) {
@@ -428,7 +428,7 @@ util::Result<LockOutcome> pin_stack(const model::Manifest& m, const knowledge::K
   const int major = cudnn_cuda_major(m);
   lock.cudnn = version.text();
   lock.cudnn_cuda = major;
-  std::string base = kb.facts().cudnn_base_url;
+  const std::string& base = kb.cudnn_base_url();
 
   // Candidates per platform from each source, checked against each other as they come.
   std::map<model::Platform, Candidate> known;

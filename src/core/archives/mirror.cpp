@@ -222,7 +222,7 @@ util::Result<MirrorPushReport> mirror_push(const model::Manifest& m, const model
     job.file = it.file;
     job.sha256 = it.sha256;
     job.size = it.size;
-    const std::string base = it.product == "cudnn"  ? kb.facts().cudnn_base_url
+    const std::string base = it.product == "cudnn"  ? kb.cudnn_base_url()
                              : it.product == "cuda" ? std::string(knowledge::CudaCatalog::k_base_url)
                                                     : std::string();
     job.urls = candidate_urls(it.url, it.sha256, o.fetch.mirrors, base);

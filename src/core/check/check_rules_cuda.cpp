@@ -176,7 +176,7 @@ void cuda_components(Ctx& c) {
             ".json and pins its archives (offline: download it and pass it with --redistrib)";
     return;
   }
-  auto resolved = resolve_cuda_components(c.m, **release, c.kb.facts().cuda_sets, c.cuda_catalog.source_of(pin.version.value));
+  auto resolved = resolve_cuda_components(c.m, **release, c.kb.cuda_sets(), c.cuda_catalog.source_of(pin.version.value));
   for (const auto& p : resolved.problems) {
     const auto& entry = pin.components[p.problem.index];
     auto& f = c.add("cuda.components", resolved.stated ? Severity::error : Severity::warning,

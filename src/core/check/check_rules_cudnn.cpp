@@ -58,7 +58,7 @@ void cudnn_published(Ctx& c) {
       f.expected = "a build NVIDIA published: " + versions_text(same3);
       f.fix =
           "use the four-part version from NVIDIA's archive name (cuDNN " + c.cudnn.prefix(3) + " exists as " + versions_text(same3) + ")";
-      f.source = c.kb.facts().cudnn_base_url + " (redistrib manifests)";
+      f.source = c.kb.cudnn_base_url() + " (redistrib manifests)";
     } else {
       auto& f = c.add("cudnn.published", Severity::warning, cudnn_subject(c), pin.version.pos);
       f.seen = "cuDNN " + c.cudnn.text() + " is not in stackpin's knowledge base";
@@ -140,7 +140,7 @@ void judge_name(Ctx& c, const model::ArchivePin& a, const std::string& subject) 
       f.seen = "file name \"" + name + "\"";
       f.expected = "NVIDIA's name: " + knowledge::KnowledgeBase::cudnn_archive_file_name(c.cudnn, c.cudnn_cuda, a.platform.value);
       f.fix = "use NVIDIA's URL; a renamed or repacked archive is origin = \"local\"";
-      f.source = "NVIDIA redist naming: " + c.kb.facts().cudnn_base_url;
+      f.source = "NVIDIA redist naming: " + c.kb.cudnn_base_url();
     }
     return;
   }
@@ -158,7 +158,7 @@ void judge_name(Ctx& c, const model::ArchivePin& a, const std::string& subject) 
     f.seen = name + ": " + util::join(problems, "; ");
     f.expected = knowledge::KnowledgeBase::cudnn_archive_file_name(c.cudnn, c.cudnn_cuda, a.platform.value);
     f.fix = "make the archive, its platform and [cudnn] agree: pin the archive NVIDIA built for this version, CUDA major and platform";
-    f.source = "NVIDIA redist naming: " + c.kb.facts().cudnn_base_url;
+    f.source = "NVIDIA redist naming: " + c.kb.cudnn_base_url();
   }
 }
 
@@ -274,8 +274,7 @@ void archives(Ctx& c) {
     if (!sizeless.empty()) {
       f.seen = "no [[cudnn.archives]] pinned; the knowledge base has NVIDIA's SHA-256 for " + util::join(sizeless, ", ") +
                " but not the sizes (NVIDIA's " + redistrib + " is not among the manifests stackpin carries)";
-      f.fix = "run `stackpin check --online` or `stackpin lock`, which read NVIDIA's " + redistrib + " (from " +
-              c.kb.facts().cudnn_base_url +
+      f.fix = "run `stackpin check --online` or `stackpin lock`, which read NVIDIA's " + redistrib + " (from " + c.kb.cudnn_base_url() +
               ", or the copy STACKPIN_NVIDIA_BASE names): it completes the pins (verify and stage need the sizes)";
     } else {
       f.seen = "no [[cudnn.archives]] pinned, and the knowledge base has no archive of this release";

@@ -302,7 +302,7 @@ void toolkit_components(Ctx& c) {
     }
     std::vector<std::string> missing;
     if (pinned && c.m->cuda && !c.m->cuda->components.empty() && rel && compare_prefix(*pinned, *own, 3) == 0) {
-      auto resolved = resolve_cuda_components(*c.m, *rel, c.kb.facts().cuda_sets, catalog.source_of(*pinned), true);
+      auto resolved = resolve_cuda_components(*c.m, *rel, c.kb.cuda_sets(), catalog.source_of(*pinned), true);
       for (const auto& p : resolved.picks) {
         if (p.platform != platform) continue;
         bool present =

@@ -4,6 +4,7 @@
 // and container facts. Loaded from the TOML files under data/knowledge/, which the build embeds;
 // every fact carries its source. Adding knowledge means adding data, not code.
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,8 +27,23 @@ class KnowledgeBase {
   static util::Result<KnowledgeBase> from_files(const std::vector<std::pair<std::string, std::string_view>>& files);
   // The embedded data files, name -> text.
   static std::vector<std::pair<std::string_view, std::string_view>> embedded_files();
+  // Knowledge over data files that is read a file at a time, as questions need them (what
+  // embedded() is, over embedded_files()). The texts must outlive it, and the data must be data the
+  // test suite validated: a file that does not read is a bug (assertion).
+  static KnowledgeBase read_as_needed(const std::vector<std::pair<std::string_view, std::string_view>>& files);
 
-  const model::Facts& facts() const { return m_facts; }
+  // Every fact (reads whatever is still unread).
+  const model::Facts& facts() const { return all(); }
+  // What fetch and lock ask on every run, without reading the rest: NVIDIA's cuDNN redist base
+  // URL and the toolkit's component sets.
+  const std::string& cudnn_base_url() const;
+  const std::vector<model::CudaComponentSet>& cuda_sets() const;
+
+  KnowledgeBase(const KnowledgeBase& other);
+  KnowledgeBase& operator=(const KnowledgeBase& other);
+  KnowledgeBase(KnowledgeBase&& other) noexcept;
+  KnowledgeBase& operator=(KnowledgeBase&& other) noexcept;
+  ~KnowledgeBase();
   // This knowledge with NVIDIA's archives of a release read from its own manifest (a release or
   // sizes the embedded data lack): an archive the knowledge has (same version, CUDA major and
   // platform) must have its SHA-256, and only gains the size and MD5 it lacked; the others are
@@ -122,8 +138,17 @@ class KnowledgeBase {
   std::vector<const model::AptPin*> apt_pins(const model::Version& cuda) const;
 
  private:
-  explicit KnowledgeBase(model::Facts facts) : m_facts(std::move(facts)) {}
-  model::Facts m_facts;
+  explicit KnowledgeBase(model::Facts facts);
+  // The embedded data is read a file at a time, the first time a question needs that file: a
+  // command pays for the TOML it asks about (reading all 650 KB of it was half of what a fetch of
+  // cached archives took). Unread is what is left, null once everything is read.
+  struct Unread;
+  explicit KnowledgeBase(std::unique_ptr<Unread> unread);
+  const model::Facts& all() const;                   // every file read
+  const model::Facts& with(const char* file) const;  // that file read
+  const model::Facts& archives() const { return with("cudnn-archives.toml"); }
+  mutable model::Facts m_facts;  // filled under Unread's mutex, each file's fields by that file alone
+  std::unique_ptr<Unread> m_unread;
 };
 
 // Whether code built for some architectures runs on a GPU of compute capability `gpu`: its own

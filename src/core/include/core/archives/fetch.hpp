@@ -35,7 +35,7 @@ struct FetchProgress {
 struct FetchOptions {
   std::filesystem::path cache_dir;          // required (default_cache_dir() computes the usual one)
   std::optional<model::Platform> platform;  // only this platform's archive; all when unset
-  // Replace NVIDIA's cuDNN base URL (KnowledgeBase facts().cudnn_base_url) by each of these, in
+  // Replace NVIDIA's cuDNN base URL (KnowledgeBase cudnn_base_url()) by each of these, in
   // order; when set, NVIDIA's server is not contacted for URLs under that base. Other URLs are
   // fetched as they are. An oci:// (or oci+http://) mirror is a registry repository: every
   // archive is pulled from it by its SHA-256 (the blob's digest), whatever its URL.
