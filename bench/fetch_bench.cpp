@@ -118,9 +118,10 @@ int main(int argc, char** argv) {
     if (&t != &tools.back() && (!fastest || m < bench::median(fastest->times))) fastest = &t;
   }
   std::printf("  %-36s %7.3f s\n", "stackpin fetch again (in the cache)", bench::median(cached));
-  // stackpin alone also fsyncs the archive before renaming it into the cache (a crash must not
-  // leave a cached file of the right size and the wrong bytes). Targets: faster than the
-  // fastest peer by 15%, and well ahead of the by-hand way (download, then sha256sum).
+  // stackpin alone also makes sure that a crash cannot leave a cached file of the right size and
+  // the wrong bytes in use (an entry named by this boot, re-hashed after a reboot; see cache.hpp).
+  // Targets: faster than the fastest peer by 15%, and well ahead of the by-hand way (download,
+  // then sha256sum).
   double mine = bench::median(tools.back().times);
   double ratio = mine / bench::median(fastest->times);
   double by_hand = mine / bench::median(tools.front().times);
