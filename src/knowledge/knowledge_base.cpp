@@ -67,8 +67,14 @@ const model::Facts& KnowledgeBase::all() const {
 const model::Facts& KnowledgeBase::with(const char* file) const {
   if (!m_unread || m_unread->complete.load(std::memory_order_acquire)) return m_facts;
   std::lock_guard<std::mutex> l(m_unread->mutex);
+  bool known = false;
   for (std::size_t i = 0; i < m_unread->files.size(); ++i)
-    if (m_unread->files[i].first == file) m_unread->read_one(i, m_facts);
+    if (m_unread->files[i].first == file) {
+      m_unread->read_one(i, m_facts);
+      known = true;
+    }
+  assert(known && "a knowledge data file that format::facts_file_names() does not list");
+  (void)known;
   return m_facts;
 }
 

@@ -16,6 +16,9 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/vfs.h>
+#endif
 #endif
 
 namespace util {
@@ -227,6 +230,36 @@ void sync_directory(const std::filesystem::path& dir) {
 #endif
 }
 
+bool local_file_system(const std::filesystem::path& path) {
+#ifdef __linux__
+  std::filesystem::path p = path;
+  std::error_code ec;
+  while (!p.empty() && !std::filesystem::exists(p, ec) && p != p.parent_path()) p = p.parent_path();
+  struct statfs s {};
+  if (::statfs(p.empty() ? "." : p.c_str(), &s) != 0) return false;
+  switch (static_cast<unsigned long>(s.f_type)) {
+    case 0x6969UL:      // NFS
+    case 0x517BUL:      // SMB
+    case 0xFF534D42UL:  // CIFS
+    case 0xFE534D42UL:  // SMB2
+    case 0x65735546UL:  // FUSE (sshfs, virtiofs, Docker Desktop's shares, ...)
+    case 0x01021997UL:  // 9p (WSL's Windows drives, QEMU shares)
+    case 0x00C36400UL:  // Ceph
+    case 0x0BD00BD0UL:  // Lustre
+    case 0x47504653UL:  // GPFS
+    case 0x19830326UL:  // BeeGFS
+    case 0x5346414FUL:  // AFS
+    case 0x6B414653UL:  // kAFS
+    case 0xAAD7AAEAUL:  // PanFS
+      return false;
+    default: return true;
+  }
+#else
+  (void)path;
+  return false;
+#endif
+}
+
 std::optional<std::string> parse_boot_id(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
   // a UUID in lower case: 8-4-4-4-12 hex digits, nothing else (it becomes a folder's name)
@@ -242,7 +275,7 @@ std::optional<std::string> parse_boot_id(std::string_view text) {
 std::optional<std::string> boot_identity() {
   static const std::optional<std::string> k_boot = []() -> std::optional<std::string> {
 #ifdef __linux__
-    std::FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "rb");
+    std::FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "rbe");  // e: close-on-exec
     if (!f) return std::nullopt;
     char buf[64] = {};
     std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 
 #include "core/archives/cache.hpp"
 #include "core/archives/fetch.hpp"
@@ -19,7 +20,6 @@
 #include "format/manifest_reader.hpp"
 #include "http_server.hpp"
 #include "test_support.hpp"
-#include "util/file_lock.hpp"
 
 namespace fetch_test {
 
@@ -95,6 +95,13 @@ class Fetch : public ::testing::Test {
   }
 
   fs::path cached_path() const { return testing_support::cached_archive(cache, hex(body), k_file); }
+  core::ArchiveExpectation expect() const { return {model::Platform::linux_x86_64, k_file, hex(body), body.size()}; }
+  // Dates a cache entry back past the age at which a lookup flushes it and gives it its plain name.
+  static void written_long_ago(const fs::path& p) {
+    fs::last_write_time(p, fs::file_time_type::clock::now() - core::k_settle_after - std::chrono::minutes(1));
+  }
+  static constexpr const char* k_fsynced_here =
+      "no unsynced cache entries here (the kernel names no boot, or the cache is on a shared file system): downloads are fsynced";
   bool nothing_left() const {
     std::error_code ec;
     for (fs::recursive_directory_iterator it(cache, ec), end; !ec && it != end; it.increment(ec))
@@ -499,8 +506,8 @@ TEST_F(Fetch, VerifyCachedReplacesACorruptCachedArchive) {
 // Where the kernel names its boot, a verified download is not fsynced: it is named by the boot it
 // was written in, and used as it is for as long as that boot lasts.
 TEST_F(Fetch, ADownloadIsNamedByTheBootItWasWrittenIn) {
-  auto boot = util::boot_identity();
-  if (!boot) GTEST_SKIP() << "the kernel names no boot here (no /proc/sys/kernel/random/boot_id): downloads are fsynced";
+  auto boot = core::unsynced_boot(cache);
+  if (!boot) GTEST_SKIP() << k_fsynced_here;
   auto a = run(manifest(server.url(k_path), body), options());
   ASSERT_FALSE(a.error) << a.error->message;
   EXPECT_EQ(fs::path(a.path), core::unsynced_entry_path(cache, hex(body), *boot, k_file));
@@ -509,27 +516,30 @@ TEST_F(Fetch, ADownloadIsNamedByTheBootItWasWrittenIn) {
   EXPECT_EQ(again.status, model::FetchStatus::cached);
   EXPECT_EQ(again.path, a.path);
   EXPECT_EQ(server.requests_for(k_path).size(), 1u);
-  core::ArchiveExpectation e{model::Platform::linux_x86_64, k_file, hex(body), body.size()};
+  const core::ArchiveExpectation e = expect();
   EXPECT_EQ(core::find_in_cache(cache, e), fs::path(a.path));
 }
 
 // A crash of the machine is a new boot: what the old boot left unsynced may be torn, so it is
 // re-hashed before any use, kept under the plain name when it is the pin and removed when not.
 TEST_F(Fetch, WhatAnotherBootLeftUnsyncedIsReHashedBeforeUse) {
-  auto boot = util::boot_identity();
-  if (!boot) GTEST_SKIP() << "the kernel names no boot here (no /proc/sys/kernel/random/boot_id): downloads are fsynced";
+  auto boot = core::unsynced_boot(cache);
+  if (!boot) GTEST_SKIP() << k_fsynced_here;
   const std::string before = "00000000-0000-4000-8000-000000000000";
   const fs::path unsynced = core::cache_entry_dir(cache, hex(body)) / ".unsynced";
   const fs::path plain = core::cache_entry_path(cache, hex(body), k_file);
-  const core::ArchiveExpectation e{model::Platform::linux_x86_64, k_file, hex(body), body.size()};
+  const core::ArchiveExpectation e = expect();
   auto reboot = [&] {
     ASSERT_TRUE(fs::is_directory(unsynced / *boot));
     fs::rename(unsynced / *boot, unsynced / before);
   };
 
-  // intact: an offline fetch finds it, and it moves to the plain name
+  // intact: a dry run's lookup uses it where it is; an offline fetch finds it and moves it to the
+  // plain name
   ASSERT_FALSE(run(manifest(server.url(k_path), body), options()).error);
   reboot();
+  EXPECT_EQ(core::find_in_cache(cache, e, core::CacheLookup::read_only), unsynced / before / k_file);
+  EXPECT_FALSE(fs::exists(plain));
   auto o = options();
   o.offline = true;
   auto intact = run(manifest(server.url(k_path), body), o);
@@ -550,13 +560,9 @@ TEST_F(Fetch, WhatAnotherBootLeftUnsyncedIsReHashedBeforeUse) {
     f.seekp(4096);
     f.put('\0');
   }
-  {
-    // while another process holds the archive's lock, the lookup neither settles nor uses it
-    auto held = util::FileLock::acquire(core::archive_lock_path(cache, hex(body)));
-    ASSERT_TRUE(held);
-    EXPECT_FALSE(core::find_in_cache(cache, e));
-    EXPECT_TRUE(fs::exists(torn));
-  }
+  // a lookup that may not settle (a dry run) hashes it where it is, and neither uses nor removes it
+  EXPECT_FALSE(core::find_in_cache(cache, e, core::CacheLookup::read_only));
+  EXPECT_TRUE(fs::exists(torn));
   bool by_content = false;
   auto m = manifest(server.url(k_path), body);  // the pin refers into it
   auto p = core::pinned_archive(m, model::Platform::linux_x86_64, knowledge::KnowledgeBase::embedded());
@@ -564,7 +570,7 @@ TEST_F(Fetch, WhatAnotherBootLeftUnsyncedIsReHashedBeforeUse) {
   auto found = core::find_pinned_archive(*p, {}, by_content, cache);  // what stage asks
   ASSERT_FALSE(found);
   EXPECT_EQ(found.error().code, ErrorCode::not_found);
-  EXPECT_FALSE(fs::exists(unsynced / before)) << "the torn entry stays";
+  EXPECT_FALSE(fs::exists(unsynced / before)) << "the torn entry was not removed";
   auto again = run(manifest(server.url(k_path), body), options());
   ASSERT_FALSE(again.error) << again.error->message;
   EXPECT_EQ(again.status, model::FetchStatus::downloaded);
@@ -576,21 +582,61 @@ TEST_F(Fetch, WhatAnotherBootLeftUnsyncedIsReHashedBeforeUse) {
 // links it under the plain name, so that the next boot need not re-hash it; readers holding the
 // unsynced name keep it.
 TEST_F(Fetch, AWrittenBackEntryGainsThePlainName) {
-  auto boot = util::boot_identity();
-  if (!boot) GTEST_SKIP() << "the kernel names no boot here (no /proc/sys/kernel/random/boot_id): downloads are fsynced";
+  auto boot = core::unsynced_boot(cache);
+  if (!boot) GTEST_SKIP() << k_fsynced_here;
   auto a = run(manifest(server.url(k_path), body), options());
   ASSERT_FALSE(a.error) << a.error->message;
   const fs::path plain = core::cache_entry_path(cache, hex(body), k_file);
-  const core::ArchiveExpectation e{model::Platform::linux_x86_64, k_file, hex(body), body.size()};
+  const core::ArchiveExpectation e = expect();
   EXPECT_EQ(core::find_in_cache(cache, e), fs::path(a.path));  // young: left as it is
   EXPECT_FALSE(fs::exists(plain));
-  fs::last_write_time(a.path, fs::file_time_type::clock::now() - core::k_settle_after - std::chrono::minutes(1));
+  written_long_ago(a.path);
   EXPECT_EQ(core::find_in_cache(cache, e), plain);
   EXPECT_EQ(fs::hard_link_count(plain), 2u);
   EXPECT_TRUE(fs::equivalent(plain, a.path));
   auto again = run(manifest(server.url(k_path), body), options());
   EXPECT_EQ(again.status, model::FetchStatus::cached);
   EXPECT_EQ(fs::path(again.path), plain);
+}
+
+// A plain name linked to this boot's entry shares its bytes: --verify-cached that finds them
+// corrupt removes every name, so that the archive is downloaded again rather than linked back.
+TEST_F(Fetch, VerifyCachedRemovesEveryNameOfACorruptArchive) {
+  auto boot = core::unsynced_boot(cache);
+  if (!boot) GTEST_SKIP() << k_fsynced_here;
+  auto a = run(manifest(server.url(k_path), body), options());
+  ASSERT_FALSE(a.error) << a.error->message;
+  const core::ArchiveExpectation e = expect();
+  written_long_ago(a.path);
+  const fs::path plain = core::cache_entry_path(cache, hex(body), k_file);
+  ASSERT_EQ(core::find_in_cache(cache, e), plain);
+  {
+    std::fstream f(plain, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(1234);
+    f.put(static_cast<char>(body[1234] ^ 0x01));
+  }
+  auto o = options();
+  o.verify_cached = true;
+  auto checked = run(manifest(server.url(k_path), body), o);
+  ASSERT_FALSE(checked.error) << checked.error->message;
+  EXPECT_EQ(checked.status, model::FetchStatus::downloaded);
+  EXPECT_EQ(testing_support::read_text(checked.path), body);
+  EXPECT_FALSE(fs::exists(plain));
+  EXPECT_EQ(server.requests_for(k_path).size(), 2u);
+}
+
+// An archive of many blocks: the blocks the hashing and writing threads are done with are taken
+// again for the next bytes, and the file is the bytes sent.
+TEST_F(Fetch, ALargeDownloadIsTheBytesSent) {
+  std::string big(24u << 20, '\0');
+  std::mt19937 rng(testing_support::test_seed());
+  for (auto& c : big) c = static_cast<char>(rng());
+  server.serve("/cudnn/big/" + k_file, big);
+  auto a = run(manifest(server.url("/cudnn/big/" + k_file), big), options());
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.status, model::FetchStatus::downloaded);
+  EXPECT_EQ(fs::file_size(a.path), big.size());
+  EXPECT_TRUE(testing_support::read_text(a.path) == big) << "the cached file differs from the bytes sent";
 }
 
 TEST_F(Fetch, RefusesAPinWithoutSizeAtItsLocation) {

@@ -122,7 +122,7 @@ bool archive_step(Run& r, const std::vector<PinnedArchive>& pins) {
   if (r.o.dry_run) {
     std::vector<std::string> downloads;
     for (const auto* p : missing) {
-      if (auto cached = find_in_cache(r.o.fetch.cache_dir, p->expect)) {
+      if (auto cached = find_in_cache(r.o.fetch.cache_dir, p->expect, CacheLookup::read_only)) {  // a dry run writes nothing
         if (p->expect.sha256 == cudnn_sha) r.archive = *cached;
         s.lines.push_back(archive_name(*p) + ": in the cache: " + cached->string());
         continue;

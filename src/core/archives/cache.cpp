@@ -2,13 +2,11 @@
 // the settling of entries a crash may have torn (see cache.hpp).
 #include "core/archives/cache.hpp"
 
-#include <cstdio>
 #include <system_error>
 #include <vector>
 
 #include "crypto/sha256.hpp"
 #include "util/file_lock.hpp"
-#include "util/fs.hpp"
 
 namespace core {
 namespace fs = std::filesystem;
@@ -88,14 +86,12 @@ bool usable(const fs::path& cache, const ArchiveExpectation& e) { return !cache.
 
 // Whether the entry's unsynced folder holds anything to settle: another boot's folder, or this
 // boot's archive written long enough ago while no plain entry exists.
-bool needs_settling(const fs::path& cache, const ArchiveExpectation& e) {
+bool needs_settling(const fs::path& cache, const ArchiveExpectation& e, const std::string& boot) {
   std::error_code ec;
   fs::path unsynced = cache_entry_dir(cache, e.sha256) / k_unsynced;
   if (!fs::is_directory(unsynced, ec)) return false;
-  auto boot = util::boot_identity();
-  if (!boot) return false;  // a system that names no boot neither uses nor settles them (a cache shared with WSL)
   for (fs::directory_iterator it(unsynced, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().filename() != *boot) return true;
+    if (it->path().filename() != boot) return true;
     if (auto p = find_in(it->path(), e)) {
       auto written = fs::last_write_time(*p, ec);
       if (!ec && fs::file_time_type::clock::now() - written >= k_settle_after && !find_in(cache_entry_dir(cache, e.sha256), e)) return true;
@@ -104,7 +100,29 @@ bool needs_settling(const fs::path& cache, const ArchiveExpectation& e) {
   return false;
 }
 
+bool is_pin(const fs::path& p, const ArchiveExpectation& e) {
+  auto h = crypto::hash_file(p);
+  return h && crypto::to_hex(h->digest) == e.sha256;
+}
+
+// What another boot left, used where it is once its hash is the pin: for a lookup that may not
+// settle (a read-only cache, a lock file of another user's, a dry run).
+std::optional<fs::path> verified_in_place(const fs::path& cache, const ArchiveExpectation& e, const std::string& boot) {
+  std::error_code ec;
+  for (fs::directory_iterator it(cache_entry_dir(cache, e.sha256) / k_unsynced, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename() == boot) continue;
+    if (auto p = find_in(it->path(), e); p && is_pin(*p, e)) return p;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<std::string> unsynced_boot(const fs::path& cache) {
+  auto boot = util::boot_identity();
+  if (!boot || !util::local_file_system(cache)) return std::nullopt;
+  return boot;
+}
 
 void settle_cache_entry(const fs::path& cache, const ArchiveExpectation& e) {
   if (!usable(cache, e)) return;
@@ -112,8 +130,8 @@ void settle_cache_entry(const fs::path& cache, const ArchiveExpectation& e) {
   const fs::path dir = cache_entry_dir(cache, e.sha256);
   const fs::path unsynced = dir / k_unsynced;
   if (!fs::is_directory(unsynced, ec)) return;
-  const auto boot = util::boot_identity();
-  if (!boot) return;  // see needs_settling
+  const auto boot = unsynced_boot(cache);
+  if (!boot) return;  // neither used nor touched (see cache.hpp)
   bool plain = find_in(dir, e).has_value();
   std::vector<fs::path> folders;
   for (fs::directory_iterator it(unsynced, ec), end; !ec && it != end; it.increment(ec)) folders.push_back(it->path());
@@ -124,24 +142,33 @@ void settle_cache_entry(const fs::path& cache, const ArchiveExpectation& e) {
       if (plain || !p) continue;
       auto written = fs::last_write_time(*p, ec);
       if (ec || fs::file_time_type::clock::now() - written < k_settle_after) continue;
-      if (!util::sync_file(*p)) continue;
+      if (!util::sync_file(*p)) {  // the kernel could not write it back: what the disk holds is unknown
+        fs::remove(*p, ec);
+        continue;
+      }
       fs::create_hard_link(*p, dir / p->filename(), ec);
       if (ec) continue;  // a file system without hard links: the next boot re-hashes it
       util::sync_directory(dir);
       plain = true;
       continue;
     }
-    // another boot's (no reader of this boot uses it): what the disk holds decides
-    if (!plain && p) {
-      auto h = crypto::hash_file(*p);
-      if (h && crypto::to_hex(h->digest) == e.sha256 && util::sync_file(*p)) {
-        fs::rename(*p, dir / p->filename(), ec);
-        if (!ec) {
-          util::sync_directory(dir);
-          plain = true;
-        }
-      }
+    // another boot's (no lookup of this boot hands it out unverified): what the disk holds decides
+    if (plain) {  // a leftover of an entry that has its plain name
+      fs::remove_all(folder, ec);
+      continue;
     }
+    if (!p) continue;  // nothing of the pinned size: not this pin's to judge
+    auto h = crypto::hash_file(*p);
+    if (!h) continue;                             // unreadable now: judged by a later lookup
+    if (crypto::to_hex(h->digest) != e.sha256) {  // torn by the crash
+      fs::remove_all(folder, ec);
+      continue;
+    }
+    if (!util::sync_file(*p)) continue;
+    fs::rename(*p, dir / p->filename(), ec);
+    if (ec) continue;
+    util::sync_directory(dir);
+    plain = true;
     fs::remove_all(folder, ec);
   }
   fs::remove(unsynced, ec);  // only when empty
@@ -151,21 +178,28 @@ std::optional<fs::path> find_settled(const fs::path& cache, const ArchiveExpecta
   if (!usable(cache, e)) return std::nullopt;
   fs::path dir = cache_entry_dir(cache, e.sha256);
   if (auto p = find_in(dir, e)) return p;
-  if (auto boot = util::boot_identity()) return find_in(dir / k_unsynced / *boot, e);
+  if (auto boot = unsynced_boot(cache)) return find_in(dir / k_unsynced / *boot, e);
   return std::nullopt;
 }
 
-std::optional<fs::path> find_in_cache(const fs::path& cache, const ArchiveExpectation& e) {
+std::optional<fs::path> find_in_cache(const fs::path& cache, const ArchiveExpectation& e, CacheLookup how) {
   if (!usable(cache, e)) return std::nullopt;
-  if (needs_settling(cache, e)) {
-    // a lock held (a download, or this process's own) means its holder settles it
-    fs::path lock_path = archive_lock_path(cache, e.sha256);
-    std::error_code ec;
-    fs::create_directories(lock_path.parent_path(), ec);
-    if (std::FILE* f = util::open_file(lock_path, "ab")) std::fclose(f);
-    if (auto lock = util::FileLock::try_acquire(lock_path); lock && *lock) settle_cache_entry(cache, e);
+  const auto boot = unsynced_boot(cache);
+  if (boot && how == CacheLookup::settle && needs_settling(cache, e, *boot)) {
+    // waits for a download or a settling of the archive by another process; a cache where the
+    // lock cannot be taken (read-only, another user's) is looked up without settling
+    if (auto lock = util::FileLock::acquire(archive_lock_path(cache, e.sha256))) settle_cache_entry(cache, e);
   }
-  return find_settled(cache, e);
+  if (auto p = find_settled(cache, e)) return p;
+  if (boot) return verified_in_place(cache, e, *boot);
+  return std::nullopt;
+}
+
+void remove_cached_archive(const fs::path& cache, const ArchiveExpectation& e) {
+  if (!usable(cache, e)) return;
+  std::error_code ec;
+  auto lock = util::FileLock::acquire(archive_lock_path(cache, e.sha256));
+  fs::remove_all(cache_entry_dir(cache, e.sha256), ec);
 }
 
 }  // namespace core

@@ -89,8 +89,7 @@ std::optional<fs::path> usable_cached(const fs::path& cache, const ArchiveExpect
   if (!p || !verify) return p;
   auto h = crypto::hash_file(*p);
   if (h && crypto::to_hex(h->digest) == e.sha256) return p;
-  std::error_code ec;
-  fs::remove(*p, ec);
+  remove_cached_archive(cache, e);  // every name it has: a plain entry may share its bytes with an unsynced one
   return std::nullopt;
 }
 

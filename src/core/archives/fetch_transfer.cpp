@@ -311,7 +311,7 @@ class Transfer {
         m_cache(o.cache_dir),
         m_part(partial_path(m_cache, job.sha256)),
         m_sidecar(partial_url_path(m_cache, job.sha256)),
-        m_boot(util::boot_identity()),
+        m_boot(unsynced_boot(m_cache)),
         m_final(m_boot ? unsynced_entry_path(m_cache, job.sha256, *m_boot, job.file) : cache_entry_path(m_cache, job.sha256, job.file)),
         m_file(m_part, !m_boot) {
     m_sleep = o.sleep ? o.sleep : [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
@@ -360,12 +360,12 @@ class Transfer {
                                       util::format_bytes(needed) + " (" + std::to_string(needed) + " bytes), " +
                                       util::format_bytes(*avail) + " free")
           .with_hint("free space there, or choose another cache with --cache-dir DIR (or STACKPIN_CACHE_DIR)");
-    for (const fs::path& d : {m_part.parent_path(), m_final.parent_path()}) {
-      fs::create_directories(d, ec);
-      if (ec)
-        return Error(ErrorCode::io, "cannot create " + d.string() + ": " + ec.message())
-            .with_hint("choose another cache with --cache-dir DIR");
-    }
+    // (the entry's folder is made when the download is committed, under the archive's lock: a
+    // settling of the entry removes folders it emptied)
+    fs::create_directories(m_part.parent_path(), ec);
+    if (ec)
+      return Error(ErrorCode::io, "cannot create " + m_part.parent_path().string() + ": " + ec.message())
+          .with_hint("choose another cache with --cache-dir DIR");
     return {};
   }
 
@@ -604,6 +604,10 @@ class Transfer {
     auto commit = [part = m_part, final = m_final, sidecar = m_sidecar, lock = m_lock, durable = !m_boot]() -> util::Status {
       if (durable) SP_TRY(util::sync_file(part));
       std::error_code ec;
+      fs::create_directories(final.parent_path(), ec);
+      if (ec)
+        return Error(ErrorCode::io, "cannot create " + final.parent_path().string() + ": " + ec.message())
+            .with_hint("choose another cache with --cache-dir DIR");
       fs::rename(part, final, ec);
       if (ec) return Error(ErrorCode::io, "cannot move " + part.string() + " to " + final.string() + ": " + ec.message());
       if (durable) util::sync_directory(final.parent_path());

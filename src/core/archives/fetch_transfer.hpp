@@ -30,7 +30,8 @@ RegistryOptions registry_options(const FetchOptions& o);
 
 class Committer;
 
-// Downloads `job` into CACHE/sha256/<hex>/<file> through CACHE/partial/<hex>.part, filling
+// Downloads `job` into CACHE/sha256/<hex>/<file> (or this boot's unsynced folder there, see
+// cache.hpp) through CACHE/partial/<hex>.part, filling
 // `out` (url, tried, attempts, bytes_downloaded, status downloaded|resumed, path).
 // Errors: mismatch (more bytes than pinned, fewer, another SHA-256: the partial is deleted), not_found
 // (HTTP 404/410 or a missing file:// on every URL), io (network failures after the retries, TLS,

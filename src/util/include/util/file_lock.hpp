@@ -63,6 +63,12 @@ Status sync_file(const std::filesystem::path& file);
 // its name cannot be read; read once.
 std::optional<std::string> boot_identity();
 
+// Whether `path` (or, while it does not exist, the nearest folder above it that does) is on a file
+// system only this kernel writes back (a local disk, tmpfs, overlayfs), not one that other kernels
+// share (NFS, SMB/CIFS, FUSE and virtiofs, 9p, cluster file systems). false where unknown and
+// outside Linux.
+bool local_file_system(const std::filesystem::path& path);
+
 // A boot's name as the kernel writes it: a lower-case UUID, a newline after it; nullopt for
 // anything else (it becomes a folder's name in the download cache).
 std::optional<std::string> parse_boot_id(std::string_view text);

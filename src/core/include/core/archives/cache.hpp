@@ -11,13 +11,17 @@
 //
 // Why unsynced entries: flushing every download to disk before naming it (fsync) made a fetch wait
 // for the disk, while curl or a browser leaves its bytes in the page cache. Where the kernel names
-// its boot (util::boot_identity, Linux), fetch names a verified download by the boot it was written
-// in instead. Within that boot the page cache is the truth: a killed process loses nothing it
-// closed. Only a crash of the machine can tear the file, and the machine then comes back under
-// another boot, whose first lookup re-hashes what the old boot left: kept (flushed and moved to
-// the plain name) when it is the pin, removed when not. So no torn file is ever used.
-// Where no boot is named (Windows), downloads are flushed before they are renamed, and unsynced
-// entries (a cache shared with WSL) are neither used nor touched.
+// its boot (util::boot_identity, Linux) and the cache is on a local file system, fetch names a
+// verified download by the boot it was written in instead. Within that boot the page cache is the
+// truth: a killed process loses nothing it closed. A crash of the machine can tear the file, and
+// the machine then comes back under another boot, whose first lookup re-hashes what the old boot
+// left: kept (flushed and moved to the plain name) when it is the pin, removed when not. So no file
+// a crash tore is used. Not covered: storage that loses written data while the kernel runs (a
+// volume detached and attached again); fetch --verify-cached re-hashes what the cache holds.
+// Where no boot is named (Windows, a Linux without /proc) or the cache is on a file system that
+// other kernels share (NFS, SMB, FUSE, 9p: another machine, WSL's Windows side, a VM's host),
+// downloads are flushed before they are renamed, and unsynced entries are neither used nor
+// touched.
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -48,24 +52,39 @@ std::filesystem::path archive_lock_path(const std::filesystem::path& cache, cons
 std::filesystem::path partial_path(const std::filesystem::path& cache, const std::string& sha256);
 std::filesystem::path partial_url_path(const std::filesystem::path& cache, const std::string& sha256);
 
+// The boot whose unsynced entries this process writes, uses and settles in `cache`; nullopt where
+// the kernel names no boot or `cache` is on a file system other kernels share.
+std::optional<std::string> unsynced_boot(const std::filesystem::path& cache);
+
+// How a lookup treats what another boot left unsynced: settle it (under the archive's lock), or
+// only hash it where it is (a dry run).
+enum class CacheLookup { settle, read_only };
+
 // The cached copy of an archive: CACHE/sha256/<hex>/<file> when it has the pinned size, else
 // the one file of the pinned size in that folder (a cache filled under another file name), else
-// the same in this boot's unsynced folder. First, when the archive's lock is free, it settles the
-// entry (settle_cache_entry). nullopt when there is none; the content is not re-hashed (see
-// fetch's --verify-cached).
-std::optional<std::filesystem::path> find_in_cache(const std::filesystem::path& cache, const ArchiveExpectation& e);
+// the same in this boot's unsynced folder. With CacheLookup::settle the entry is settled first
+// (settle_cache_entry) when it needs it, waiting for the archive's lock; where the lock cannot be
+// taken (a read-only cache) and with CacheLookup::read_only, another boot's entry is returned
+// where it is once its hash is the pin. nullopt when there is none; the plain and this boot's
+// entries are not re-hashed (see fetch's --verify-cached).
+std::optional<std::filesystem::path> find_in_cache(const std::filesystem::path& cache, const ArchiveExpectation& e,
+                                                   CacheLookup how = CacheLookup::settle);
 
-// What find_in_cache finds, without settling: for a caller that holds the archive's lock and
-// settled it.
+// What find_in_cache finds without settling or hashing: for a caller that holds the archive's lock
+// and settled it.
 std::optional<std::filesystem::path> find_settled(const std::filesystem::path& cache, const ArchiveExpectation& e);
 
 // With the archive's lock held (archive_lock_path): an entry that another boot left unsynced is
-// re-hashed, then flushed and moved to the plain name when it is the pin, and removed when it is
-// not (a crash tore it); the rest of that boot's folder goes too. An entry of this boot that was
-// written more than `k_settle_after` ago (the kernel has written it back by then, so the flush
-// costs little) is flushed and linked under the plain name, so that the next boot need not
-// re-hash it. Best effort: what cannot be settled stays unused.
+// re-hashed, then flushed and moved to the plain name when it is the pin, and removed when its
+// hash is another (a crash tore it); what cannot be judged now (unreadable, not of the pinned
+// size) stays, unused. An entry of this boot that was written more than `k_settle_after` ago (the
+// kernel has written it back by then, so the flush costs little) is flushed and linked under the
+// plain name, so that the next boot need not re-hash it; one whose flush fails is removed.
 void settle_cache_entry(const std::filesystem::path& cache, const ArchiveExpectation& e);
+
+// Removes every name the cache holds for the archive (a plain entry and its unsynced links share
+// their bytes), under the archive's lock: for a cached copy whose hash is not the pin.
+void remove_cached_archive(const std::filesystem::path& cache, const ArchiveExpectation& e);
 
 inline constexpr std::chrono::minutes k_settle_after{10};
 
