@@ -96,6 +96,13 @@ class Fetch : public ::testing::Test {
 
   fs::path cached_path() const { return testing_support::cached_archive(cache, hex(body), k_file); }
   core::ArchiveExpectation expect() const { return {model::Platform::linux_x86_64, k_file, hex(body), body.size()}; }
+  // Changes one byte of a cached copy of `body` in place: the pinned size, another hash.
+  void flip_byte(const fs::path& p, std::size_t at) const {
+    std::fstream f(p, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(static_cast<std::streamoff>(at));
+    f.put(static_cast<char>(body[at] ^ 0x01));
+    ASSERT_TRUE(f.good()) << "cannot change " << p;
+  }
   // Dates a cache entry back past the age at which a lookup flushes it and gives it its plain name.
   static void written_long_ago(const fs::path& p) {
     fs::last_write_time(p, fs::file_time_type::clock::now() - core::k_settle_after - std::chrono::minutes(1));
@@ -555,11 +562,7 @@ TEST_F(Fetch, WhatAnotherBootLeftUnsyncedIsReHashedBeforeUse) {
   ASSERT_FALSE(run(manifest(server.url(k_path), body), options()).error);
   reboot();
   fs::path torn = unsynced / before / k_file;
-  {
-    std::fstream f(torn, std::ios::binary | std::ios::in | std::ios::out);
-    f.seekp(4096);
-    f.put('\0');
-  }
+  flip_byte(torn, 4096);
   // a lookup that may not settle (a dry run) hashes it where it is, and neither uses nor removes it
   EXPECT_FALSE(core::find_in_cache(cache, e, core::CacheLookup::read_only));
   EXPECT_TRUE(fs::exists(torn));
@@ -610,11 +613,7 @@ TEST_F(Fetch, VerifyCachedRemovesEveryNameOfACorruptArchive) {
   written_long_ago(a.path);
   const fs::path plain = core::cache_entry_path(cache, hex(body), k_file);
   ASSERT_EQ(core::find_in_cache(cache, e), plain);
-  {
-    std::fstream f(plain, std::ios::binary | std::ios::in | std::ios::out);
-    f.seekp(1234);
-    f.put(static_cast<char>(body[1234] ^ 0x01));
-  }
+  flip_byte(plain, 1234);
   auto o = options();
   o.verify_cached = true;
   auto checked = run(manifest(server.url(k_path), body), o);

@@ -174,12 +174,19 @@ void settle_cache_entry(const fs::path& cache, const ArchiveExpectation& e) {
   fs::remove(unsynced, ec);  // only when empty
 }
 
-std::optional<fs::path> find_settled(const fs::path& cache, const ArchiveExpectation& e) {
-  if (!usable(cache, e)) return std::nullopt;
+namespace {
+// The plain entry, else this boot's (`boot`: unsynced_boot(cache), asked once per lookup).
+std::optional<fs::path> settled_entry(const fs::path& cache, const ArchiveExpectation& e, const std::optional<std::string>& boot) {
   fs::path dir = cache_entry_dir(cache, e.sha256);
   if (auto p = find_in(dir, e)) return p;
-  if (auto boot = unsynced_boot(cache)) return find_in(dir / k_unsynced / *boot, e);
+  if (boot) return find_in(dir / k_unsynced / *boot, e);
   return std::nullopt;
+}
+}  // namespace
+
+std::optional<fs::path> find_settled(const fs::path& cache, const ArchiveExpectation& e) {
+  if (!usable(cache, e)) return std::nullopt;
+  return settled_entry(cache, e, unsynced_boot(cache));
 }
 
 std::optional<fs::path> find_in_cache(const fs::path& cache, const ArchiveExpectation& e, CacheLookup how) {
@@ -190,7 +197,7 @@ std::optional<fs::path> find_in_cache(const fs::path& cache, const ArchiveExpect
     // lock cannot be taken (read-only, another user's) is looked up without settling
     if (auto lock = util::FileLock::acquire(archive_lock_path(cache, e.sha256))) settle_cache_entry(cache, e);
   }
-  if (auto p = find_settled(cache, e)) return p;
+  if (auto p = settled_entry(cache, e, boot)) return p;
   if (boot) return verified_in_place(cache, e, *boot);
   return std::nullopt;
 }

@@ -4,11 +4,12 @@
 // interrupted download should cost only the bytes not yet received. So bytes go to
 // CACHE/partial/<sha256>.part and are hashed as they arrive; the file is renamed into
 // CACHE/sha256/<sha256>/ only after its size and SHA-256 matched. Where the kernel names its boot
-// (Linux), the name is this boot's unsynced folder and nothing is fsynced: a crash of the machine
-// is a new boot, whose first lookup re-hashes the entry (see cache.hpp); elsewhere the file is
-// fsynced first. Either way a crash leaves no entry, a complete one, or one that is re-hashed
-// before any use, and a fetch costs what writing to the page cache costs. A partial is resumed (its bytes re-hashed, the rest
-// requested with a Range header) from whichever URL comes next: the pinned hash decides, and bytes
+// and the cache is on a local file system (Linux), the name is this boot's unsynced folder and
+// nothing is fsynced: a crash of the machine is a new boot, whose first lookup re-hashes the entry
+// (see cache.hpp); elsewhere the file is fsynced first. Either way a crash leaves no entry, a
+// complete one, or one that is re-hashed before any use, and a fetch costs what writing to the
+// page cache costs. A partial is resumed (its bytes re-hashed, the rest requested with a Range
+// header) from whichever URL comes next: the pinned hash decides, and bytes
 // that do not hash right, or a range the server refuses, are fetched once more from byte zero
 // before the server is blamed. A server that answers a range request with the whole file (200
 // instead of 206) is followed from byte zero. Arriving bytes past the pinned size are refused at
@@ -267,6 +268,16 @@ std::optional<std::uint64_t> free_space(const fs::path& dir) {
   return info.available;
 }
 
+// Creates a folder of the cache. Errors: io, naming it.
+util::Status make_folder(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    return Error(ErrorCode::io, "cannot create " + dir.string() + ": " + ec.message())
+        .with_hint("choose another cache with --cache-dir DIR");
+  return {};
+}
+
 void remove_partial(const fs::path& part, const fs::path& sidecar) {
   std::error_code ec;
   fs::remove(part, ec);
@@ -362,11 +373,7 @@ class Transfer {
           .with_hint("free space there, or choose another cache with --cache-dir DIR (or STACKPIN_CACHE_DIR)");
     // (the entry's folder is made when the download is committed, under the archive's lock: a
     // settling of the entry removes folders it emptied)
-    fs::create_directories(m_part.parent_path(), ec);
-    if (ec)
-      return Error(ErrorCode::io, "cannot create " + m_part.parent_path().string() + ": " + ec.message())
-          .with_hint("choose another cache with --cache-dir DIR");
-    return {};
+    return make_folder(m_part.parent_path());
   }
 
   // Opens the partial for `url` (keeping its bytes unless it is longer than the pin) and records
@@ -603,11 +610,8 @@ class Transfer {
     // crash leaves no entry, a complete one, or one re-hashed before use (with the lock held until then)
     auto commit = [part = m_part, final = m_final, sidecar = m_sidecar, lock = m_lock, durable = !m_boot]() -> util::Status {
       if (durable) SP_TRY(util::sync_file(part));
+      SP_TRY(make_folder(final.parent_path()));
       std::error_code ec;
-      fs::create_directories(final.parent_path(), ec);
-      if (ec)
-        return Error(ErrorCode::io, "cannot create " + final.parent_path().string() + ": " + ec.message())
-            .with_hint("choose another cache with --cache-dir DIR");
       fs::rename(part, final, ec);
       if (ec) return Error(ErrorCode::io, "cannot move " + part.string() + " to " + final.string() + ": " + ec.message());
       if (durable) util::sync_directory(final.parent_path());
